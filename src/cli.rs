@@ -1,0 +1,236 @@
+//! Command-line syntax: clap derive types only. Commands turn these into
+//! checked domain values before doing any work.
+
+use std::path::PathBuf;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand};
+
+use crate::message::{MessageType, Priority};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "aea",
+    version,
+    about = "Let AI coding agents in different repositories exchange messages through files",
+    long_about = "aea implements the AEA v1.0 inter-agent protocol: agents in different git \
+repositories send each other structured messages through each repository's .aea/ folder, \
+with no server. Start with `aea init` in each repository, then `aea send` and `aea check`."
+)]
+pub struct Cli {
+    /// Act on the repository at PATH instead of the one around the current directory
+    #[arg(short = 'C', long = "repo", global = true, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
+
+    /// Print machine-readable JSON
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Print less
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Set up .aea/, the policy and the agent instructions in a repository
+    Init(InitArgs),
+    /// Send a message to another agent's repository
+    Send(SendArgs),
+    /// List unprocessed messages in processing order
+    Check(CheckArgs),
+    /// Print one message, framed as untrusted data
+    Show(ShowArgs),
+    /// Answer a message in the same conversation
+    Reply(ReplyArgs),
+    /// Mark a message processed
+    Process(ProcessArgs),
+    /// Read the audit log
+    Log(LogArgs),
+    /// List the agents in the user registry and their health
+    Agents,
+    /// Check message files against the protocol
+    Validate(ValidateArgs),
+    /// Show two repositories exchanging mail, in a temporary directory
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Repository to set up (default: the current directory)
+    pub path: Option<PathBuf>,
+
+    /// Agent id (default: the directory name, sanitised)
+    #[arg(long)]
+    pub id: Option<String>,
+
+    /// Ready-made policy to start from
+    #[arg(long, value_parser = PossibleValuesParser::new(crate::templates::POLICY_NAMES))]
+    pub policy: Option<String>,
+
+    /// Do not add the AEA section to CLAUDE.md and AGENTS.md
+    #[arg(long)]
+    pub no_agent_files: bool,
+}
+
+fn message_type_parser() -> impl TypedValueParser<Value = MessageType> {
+    PossibleValuesParser::new(MessageType::NAMES)
+        .map(|s| s.parse::<MessageType>().expect("clap checked the value"))
+}
+
+fn priority_parser() -> impl TypedValueParser<Value = Priority> {
+    PossibleValuesParser::new(Priority::NAMES)
+        .map(|s| s.parse::<Priority>().expect("clap checked the value"))
+}
+
+/// What a new message says; shared by `send` and `reply`.
+#[derive(Debug, Args)]
+pub struct ContentArgs {
+    /// Message body
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+
+    /// Read the body from a file (`-` for standard input)
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
+
+    /// Priority
+    #[arg(long, value_parser = priority_parser())]
+    pub priority: Option<Priority>,
+
+    /// Ask the recipient to answer
+    #[arg(long)]
+    pub requires_response: bool,
+
+    /// Structured context, a JSON object
+    #[arg(long, value_name = "JSON")]
+    pub context: Option<String>,
+
+    /// Tag the message (repeatable)
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+
+    /// Expiry: a duration (`30m`, `2h`, `7d`) or an RFC 3339 time
+    #[arg(long, value_name = "DURATION|TIME")]
+    pub expires: Option<String>,
+
+    /// Attach a file of this repository by path and SHA-256 (repeatable)
+    #[arg(long = "attach", value_name = "PATH")]
+    pub attach: Vec<PathBuf>,
+
+    /// Send even if the text looks like it carries a secret
+    #[arg(long)]
+    pub allow_secrets: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SendArgs {
+    /// Recipient: a path to a repository, or an agent id (repeat to broadcast, at most 10)
+    #[arg(long = "to", required = true, value_name = "AGENT|PATH")]
+    pub to: Vec<String>,
+
+    /// Message type
+    #[arg(long = "type", value_parser = message_type_parser())]
+    pub message_type: MessageType,
+
+    /// One-line subject (at most 200 characters)
+    #[arg(long)]
+    pub subject: String,
+
+    /// Id of the message this one answers
+    #[arg(long, value_name = "ID")]
+    pub reply_to: Option<String>,
+
+    /// Conversation this message belongs to
+    #[arg(long = "conversation", value_name = "ID")]
+    pub conversation: Option<String>,
+
+    #[command(flatten)]
+    pub content: ContentArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Exit with 6 when unprocessed messages wait (for scripts)
+    #[arg(long)]
+    pub exit_code: bool,
+
+    /// Print what an agent-harness hook shows the model: counts and ids only
+    #[arg(long, value_name = "HARNESS", value_parser = ["claude", "codex", "plain"])]
+    pub hook: Option<String>,
+
+    /// Hook event name for `--hook claude` (default: read from the hook input, else UserPromptSubmit)
+    #[arg(long, value_name = "NAME", requires = "hook")]
+    pub event: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Message id, file name, or a unique prefix of either
+    #[arg(value_name = "REF")]
+    pub reference: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplyArgs {
+    /// Message to answer: id, file name, or a unique prefix of either
+    #[arg(value_name = "REF")]
+    pub reference: String,
+
+    /// Subject (default: "Re: " and the original subject)
+    #[arg(long)]
+    pub subject: Option<String>,
+
+    /// Message type of the reply
+    #[arg(long = "type", value_parser = message_type_parser(), default_value = "response")]
+    pub message_type: MessageType,
+
+    #[command(flatten)]
+    pub content: ContentArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ProcessArgs {
+    /// Message id, file name, or a unique prefix of either
+    #[arg(value_name = "REF")]
+    pub reference: String,
+
+    /// How the message was handled
+    #[arg(long, default_value = "done", value_parser = ["done", "ignored", "deferred"])]
+    pub outcome: String,
+
+    /// A short note for the marker and the log
+    #[arg(long)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Only events at or after this time (RFC 3339) or this long ago (`1h`, `2d`)
+    #[arg(long, value_name = "TIME|DURATION")]
+    pub since: Option<String>,
+
+    /// Only events of this kind (e.g. sent, delivered, processed)
+    #[arg(long)]
+    pub event: Option<String>,
+
+    /// Only events about this message (id or file name)
+    #[arg(long, value_name = "REF")]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// A message file or a folder of them (default: this repository's .aea/)
+    pub path: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Keep the demo repositories in this directory instead of a temporary one
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
+}

@@ -1,0 +1,137 @@
+//! `aea demo`: two repositories exchanging mail end to end, in a temporary
+//! directory, printed as a transcript of the real commands. It uses its own
+//! registry inside that directory, so it never touches the user's.
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+
+use super::Context;
+use crate::cli::{Cli, DemoArgs};
+use crate::env::Env;
+use crate::error::{Error, ExitCode, Result};
+use crate::mailbox::Mailbox;
+
+pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
+    let temp;
+    let root: PathBuf = match &args.keep {
+        Some(dir) => {
+            let dir = ctx.cwd.join(dir);
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io("create directory", &dir, e))?;
+            dir
+        }
+        None => {
+            temp = tempfile::Builder::new()
+                .prefix("aea-demo-")
+                .tempdir()
+                .map_err(|e| Error::io("create", std::env::temp_dir(), e))?;
+            temp.path().to_path_buf()
+        }
+    };
+    let root = std::fs::canonicalize(&root).map_err(|e| Error::io("resolve", &root, e))?;
+    let env = Env {
+        registry: Some(root.join("registry.toml")),
+        user: Some(ctx.rt.user().to_string()),
+        fixed_now: None,
+        seed: None,
+    };
+    let api = root.join("api");
+    let web = root.join("web");
+    for repo in [&api, &web] {
+        std::fs::create_dir_all(repo).map_err(|e| Error::io("create directory", repo, e))?;
+    }
+    let p = &ctx.printer;
+    p.line(format_args!(
+        "Two repositories, api and web, in {} (registry {}).",
+        root.display(),
+        env.registry.as_ref().map_or(String::new(), |r| r.display().to_string())
+    ));
+
+    let step = |title: &str, repo: &Path, args: &[&str]| -> Result<()> {
+        if !title.is_empty() {
+            p.line(format_args!("\n## {title}"));
+        }
+        p.line(format_args!(
+            "[{}]$ aea {}",
+            repo.file_name().unwrap_or_default().to_string_lossy(),
+            args.iter()
+                .map(|a| if a.contains(' ') { format!("'{a}'") } else { (*a).to_string() })
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+        let repo_arg = repo.display().to_string();
+        let argv = ["aea", "--repo", repo_arg.as_str()]
+            .into_iter()
+            .chain(args.iter().copied());
+        let cli = Cli::try_parse_from(argv)
+            .map_err(|e| Error::usage(format!("demo step failed to parse: {e}"), "report this as a bug"))?;
+        match crate::run(cli, &env) {
+            ExitCode::Success | ExitCode::Attention => Ok(()),
+            code => Err(Error::usage(
+                format!("demo step `{title}` exited with {code:?}"),
+                "report this as a bug, with the transcript above",
+            )),
+        }
+    };
+
+    step("Set up both repositories", &api, &["init", "--no-agent-files"])?;
+    step("", &web, &["init", "--no-agent-files"])?;
+    step(
+        "api asks web a question (recipient by registry id)",
+        &api,
+        &[
+            "send", "--to", "web", "--type", "question", "--subject",
+            "Which port does the dev server use?", "--body",
+            "We need it for the proxy config.", "--requires-response",
+        ],
+    )?;
+    let web_path = web.display().to_string();
+    step(
+        "api reports an urgent issue (recipient by path)",
+        &api,
+        &[
+            "send", "--to", &web_path, "--type", "issue", "--priority", "urgent",
+            "--subject", "Login returns 500 since the last deploy", "--body",
+            "Stack trace in the attached log; started at 14:02.",
+        ],
+    )?;
+    step(
+        "api hands work over",
+        &api,
+        &[
+            "send", "--to", "web", "--type", "handoff", "--subject",
+            "Take over the session-cookie migration", "--body",
+            "Branch cookie-migration, steps 1-3 done.", "--context",
+            r#"{"branch": "cookie-migration"}"#,
+        ],
+    )?;
+    step(
+        "web checks its mail: processing order and the policy's decision",
+        &web,
+        &["check"],
+    )?;
+    step("What a harness hook shows the model: ids only", &web, &["check", "--hook", "plain"])?;
+
+    let question = Mailbox::at(&web)?
+        .unprocessed()?
+        .into_iter()
+        .filter_map(|e| e.message.ok())
+        .find(|m| m.message_type == crate::message::MessageType::Question)
+        .map(|m| m.message_id)
+        .ok_or_else(|| Error::usage("the demo question did not arrive", "report this as a bug"))?;
+    let short = &question[..8];
+    step("web reads the question, framed as untrusted data", &web, &["show", short])?;
+    step(
+        "web answers in the same conversation",
+        &web,
+        &["reply", short, "--body", "Port 5173; the proxy should target http://localhost:5173."],
+    )?;
+    step("web marks the question processed", &web, &["process", short, "--note", "answered"])?;
+    step("web's inbox now: the gated messages wait for a person", &web, &["check"])?;
+    step("api receives the answer", &api, &["check"])?;
+    step("The audit log of web", &web, &["log"])?;
+    if args.keep.is_none() {
+        p.line("\nThe demo directory is removed now; pass --keep DIR to look around.");
+    }
+    Ok(ExitCode::Success)
+}

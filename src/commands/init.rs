@@ -1,0 +1,277 @@
+//! `aea init`: creates the layout of SPEC §2, registers the repository and
+//! adds the agent instructions. Re-running repairs what is missing and never
+//! replaces messages, markers, the log or the config.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::Context;
+use crate::audit::{self, Event};
+use crate::cli::InitArgs;
+use crate::config::{self, AgentConfig};
+use crate::error::{Error, ExitCode, Result};
+use crate::fsutil;
+use crate::mailbox::{AEA_DIR, LAYOUT_DIRS, PROMPTS_DIR};
+use crate::message::{check_agent_id, format_time, sanitize_agent_id};
+use crate::registry::{Entry, Registry};
+use crate::runtime::Runtime;
+use crate::templates;
+
+pub const AGENT_FILES: [&str; 2] = ["CLAUDE.md", "AGENTS.md"];
+
+pub struct Options<'a> {
+    pub id: Option<&'a str>,
+    pub policy: Option<&'a str>,
+    pub agent_files: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub agent_id: String,
+    pub repo: PathBuf,
+    /// Files and folders this run created or updated, relative to the repo.
+    pub changed: Vec<String>,
+    pub registry: Option<PathBuf>,
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+}
+
+pub fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
+    let target = match (&args.path, &ctx.repo) {
+        (Some(path), _) => ctx.cwd.join(path),
+        (None, Some(repo)) => repo.clone(),
+        (None, None) => ctx.cwd.clone(),
+    };
+    if !target.is_dir() {
+        return Err(Error::usage(
+            format!("{} is not a directory", target.display()),
+            "create the repository first, or pass the path of an existing one",
+        ));
+    }
+    let repo = fs::canonicalize(&target).map_err(|e| Error::io("resolve", &target, e))?;
+    let options = Options {
+        id: args.id.as_deref(),
+        policy: args.policy.as_deref(),
+        agent_files: !args.no_agent_files,
+    };
+    let (report, registered) = init_repo(&repo, &options, &ctx.rt, ctx.registry())?;
+    for warning in &report.warnings {
+        ctx.printer.warn(warning);
+    }
+    if ctx.printer.json() {
+        ctx.printer.value(&report);
+    } else {
+        ctx.printer.line(format_args!(
+            "initialised agent {} in {}",
+            report.agent_id,
+            report.repo.display()
+        ));
+        // A new .aea/ implies its folders; list only what a reader would look at.
+        let top = format!("{AEA_DIR}/");
+        let fresh = report.changed.contains(&top);
+        for item in &report.changed {
+            match item.as_str() {
+                dir if dir == top => ctx.printer.line(format_args!("  created {top}")),
+                dir if fresh && dir.ends_with('/') => {}
+                other => ctx.printer.line(format_args!("  wrote {other}")),
+            }
+        }
+        if report.changed.is_empty() {
+            ctx.printer.line("  nothing to repair");
+        }
+        if let (Ok(()), Some(path)) = (&registered, &report.registry) {
+            ctx.printer
+                .line(format_args!("  registered in {}", path.display()));
+        }
+    }
+    registered?;
+    Ok(ExitCode::Success)
+}
+
+/// Sets up `repo` (an absolute, existing directory). The registry result is
+/// returned separately: a registry problem leaves the repository set up.
+pub fn init_repo(
+    repo: &Path,
+    options: &Options<'_>,
+    rt: &Runtime,
+    registry: Option<&Path>,
+) -> Result<(Report, Result<()>)> {
+    let aea = repo.join(AEA_DIR);
+    let mut changed = Vec::new();
+    let mut warnings = Vec::new();
+    if fsutil::ensure_dir(&aea)? {
+        changed.push(format!("{AEA_DIR}/"));
+    }
+    let config_path = aea.join(config::FILE_NAME);
+    let existing = match fsutil::read_optional(&config_path)? {
+        Some(text) => Some(AgentConfig::parse(&text, &config_path)?),
+        None => None,
+    };
+    let existing_id = existing.as_ref().and_then(|c| c.agent.id.clone());
+    let agent_id = match (options.id, existing_id) {
+        (Some(wanted), Some(current)) if wanted != current => {
+            return Err(Error::usage(
+                format!("this repository is already agent {current}"),
+                format!("to rename it, edit agent.id in {}", config_path.display()),
+            ));
+        }
+        (Some(wanted), _) => {
+            check_agent_id(wanted).map_err(|reason| Error::InvalidAgentId {
+                id: wanted.to_string(),
+                reason,
+            })?;
+            wanted.to_string()
+        }
+        (None, Some(current)) => current,
+        (None, None) => sanitize_agent_id(
+            &repo
+                .file_name()
+                .map_or_else(|| "agent".into(), |n| n.to_string_lossy()),
+        ),
+    };
+
+    for dir in LAYOUT_DIRS {
+        if fsutil::ensure_dir(&aea.join(dir))? {
+            changed.push(format!("{AEA_DIR}/{dir}/"));
+        }
+    }
+
+    let policy = options.policy.unwrap_or("default");
+    if existing.is_none() {
+        let text = templates::policy(policy, &agent_id).ok_or_else(|| {
+            Error::usage(
+                format!("unknown policy {policy:?}"),
+                format!("choose one of: {}", templates::POLICY_NAMES.join(", ")),
+            )
+        })?;
+        fsutil::create_exclusive(&config_path, text.as_bytes())?;
+        changed.push(format!("{AEA_DIR}/{} ({policy} policy)", config::FILE_NAME));
+    } else if options.policy.is_some() {
+        warnings.push(format!(
+            "kept the existing {}; --policy only applies to a new one",
+            config_path.display()
+        ));
+    }
+
+    let owned_files = [
+        (
+            format!("{PROMPTS_DIR}/check-messages.md"),
+            templates::CHECK_MESSAGES_PROMPT,
+        ),
+        (".gitignore".to_string(), templates::GITIGNORE),
+    ];
+    for (rel, text) in owned_files {
+        let path = aea.join(&rel);
+        fsutil::refuse_symlink(&path)?;
+        if fsutil::create_exclusive(&path, text.as_bytes())? {
+            changed.push(format!("{AEA_DIR}/{rel}"));
+        }
+    }
+
+    if options.agent_files {
+        let mut seen = Vec::new();
+        for name in AGENT_FILES {
+            match add_agent_section(repo, name, &mut seen)? {
+                SectionResult::Written => changed.push(name.to_string()),
+                SectionResult::Unchanged => {}
+                SectionResult::Skipped(why) => warnings.push(why),
+            }
+        }
+    }
+
+    audit::append(
+        &aea,
+        &Event::new(rt, "init")
+            .with("agent", agent_id.as_str())
+            .with("changed", changed.len()),
+    )?;
+
+    let registered = match registry {
+        Some(path) => register(path, &agent_id, repo, rt),
+        None => {
+            warnings.push("no user config directory: not registered (set AEA_REGISTRY)".into());
+            Ok(())
+        }
+    };
+    let report = Report {
+        agent_id,
+        repo: repo.to_path_buf(),
+        changed,
+        registry: registry.map(Path::to_path_buf),
+        warnings,
+    };
+    Ok((report, registered))
+}
+
+enum SectionResult {
+    Written,
+    Unchanged,
+    Skipped(String),
+}
+
+/// Adds or updates the marked AEA section of `CLAUDE.md` / `AGENTS.md`. A
+/// file that is a symlink (often `CLAUDE.md -> AGENTS.md`) is followed when
+/// it stays inside the repository, and each real file is written once.
+fn add_agent_section(repo: &Path, name: &str, seen: &mut Vec<PathBuf>) -> Result<SectionResult> {
+    let path = repo.join(name);
+    let real = match fs::canonicalize(&path) {
+        Ok(real) => real,
+        Err(_) if fs::symlink_metadata(&path).is_ok() => {
+            return Ok(SectionResult::Skipped(format!(
+                "{name} is a dangling symlink; left alone"
+            )));
+        }
+        Err(_) => path.clone(),
+    };
+    if !real.starts_with(repo) {
+        return Ok(SectionResult::Skipped(format!(
+            "{name} points outside the repository; left alone"
+        )));
+    }
+    if seen.contains(&real) {
+        return Ok(SectionResult::Unchanged);
+    }
+    seen.push(real.clone());
+    let text = match fs::read_to_string(&real) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(Error::io("read", &real, e)),
+    };
+    match templates::with_agent_section(&text) {
+        None => Ok(SectionResult::Unchanged),
+        Some(updated) => {
+            fsutil::replace_atomic(&real, updated.as_bytes())?;
+            Ok(SectionResult::Written)
+        }
+    }
+}
+
+fn register(path: &Path, id: &str, repo: &Path, rt: &Runtime) -> Result<()> {
+    Registry::update(path, |registry| {
+        if let Some(old) = registry.agents.get(id) {
+            if old.path == repo {
+                return Ok(());
+            }
+            // Another live repository with this id keeps it; a stale entry
+            // (moved or deleted repository) is replaced.
+            if Registry::health(id, old) == crate::registry::Health::Ok {
+                return Err(Error::RegistryConflict {
+                    id: id.to_string(),
+                    other: old.path.clone(),
+                });
+            }
+        }
+        registry.agents.insert(
+            id.to_string(),
+            Entry {
+                path: repo.to_path_buf(),
+                description: String::new(),
+                enabled: true,
+                registered: format_time(rt.now()),
+            },
+        );
+        Ok(())
+    })
+}

@@ -1,0 +1,123 @@
+//! One module per subcommand, each `pub fn run(args, &Context)`. This file
+//! holds the shared [`Context`] and the one exhaustive dispatch.
+
+mod agents;
+mod check;
+pub mod demo;
+mod init;
+mod log;
+mod process;
+mod reply;
+mod send;
+mod show;
+mod validate;
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::{Cli, Command};
+use crate::env::Env;
+use crate::error::{Error, ExitCode, Result};
+use crate::mailbox::Mailbox;
+use crate::printer::Printer;
+use crate::runtime::Runtime;
+
+/// What every command gets: clock and ids, output, and where things are.
+pub struct Context {
+    pub rt: Runtime,
+    pub printer: Printer,
+    pub cwd: PathBuf,
+    /// `--repo`, relative to `cwd`.
+    pub repo: Option<PathBuf>,
+    registry: Option<PathBuf>,
+}
+
+impl Context {
+    pub fn new(env: &Env, printer: Printer, repo: Option<PathBuf>) -> Result<Self> {
+        let cwd = std::env::current_dir().map_err(|e| Error::io("read", ".", e))?;
+        let registry = env.registry.clone().or_else(|| {
+            directories::ProjectDirs::from("", "", "aea")
+                .map(|dirs| dirs.config_dir().join("registry.toml"))
+        });
+        Ok(Context {
+            rt: Runtime::new(env),
+            printer,
+            repo: repo.map(|r| cwd.join(r)),
+            cwd,
+            registry,
+        })
+    }
+
+    /// The registry file, if the platform has a config directory.
+    pub fn registry(&self) -> Option<&Path> {
+        self.registry.as_deref()
+    }
+
+    /// The mailbox of `--repo`, or of the repository around the current directory.
+    pub fn mailbox(&self) -> Result<Mailbox> {
+        match &self.repo {
+            Some(repo) => Mailbox::at(repo),
+            None => Mailbox::discover(&self.cwd),
+        }
+    }
+}
+
+pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
+    let ctx = Context::new(env, Printer::new(cli.json, cli.quiet), cli.repo)?;
+    match cli.command {
+        Command::Init(args) => init::run(&args, &ctx),
+        Command::Send(args) => send::run(&args, &ctx),
+        Command::Check(args) => check::run(&args, &ctx),
+        Command::Show(args) => show::run(&args, &ctx),
+        Command::Reply(args) => reply::run(&args, &ctx),
+        Command::Process(args) => process::run(&args, &ctx),
+        Command::Log(args) => log::run(&args, &ctx),
+        Command::Agents => agents::run(&ctx),
+        Command::Validate(args) => validate::run(&args, &ctx),
+        Command::Demo(args) => demo::run(&args, &ctx),
+    }
+}
+
+/// Parses `30s`, `15m`, `2h`, `7d` or `1w`.
+pub fn parse_duration(text: &str) -> Option<chrono::Duration> {
+    let text = text.trim();
+    let unit_at = text.find(|c: char| !c.is_ascii_digit())?;
+    let (number, unit) = text.split_at(unit_at);
+    let n: i64 = number.parse().ok()?;
+    match unit {
+        "s" => chrono::Duration::try_seconds(n),
+        "m" | "min" => chrono::Duration::try_minutes(n),
+        "h" => chrono::Duration::try_hours(n),
+        "d" => chrono::Duration::try_days(n),
+        "w" => chrono::Duration::try_weeks(n),
+        _ => None,
+    }
+}
+
+/// Loads the policy of `mailbox`. An unreadable config falls back to the
+/// strictest policy, never the loosest, and says so on stderr.
+pub fn load_policy(mailbox: &Mailbox, ctx: &Context) -> crate::policy::Policy {
+    match mailbox.config() {
+        Ok(config) => crate::policy::Policy::from_config(config),
+        Err(e) => {
+            ctx.printer.warn(format_args!(
+                "{e}; every message needs approval until it is fixed"
+            ));
+            crate::policy::Policy::strictest()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90s"), chrono::Duration::try_seconds(90));
+        assert_eq!(parse_duration("2h"), chrono::Duration::try_hours(2));
+        assert_eq!(parse_duration("7d"), chrono::Duration::try_days(7));
+        assert_eq!(parse_duration("h"), None);
+        assert_eq!(parse_duration("5y"), None);
+        assert_eq!(parse_duration("2026-01-01"), None);
+    }
+}

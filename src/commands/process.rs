@@ -1,0 +1,63 @@
+//! `aea process` (SPEC §5.4): claim a message exclusively, write its
+//! processed marker, release the claim, log it.
+
+use super::Context;
+use crate::audit::{self, Event};
+use crate::cli::ProcessArgs;
+use crate::error::{Error, ExitCode, Result};
+use crate::mailbox::Marker;
+use crate::message::format_time;
+
+pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
+    let mailbox = ctx.mailbox()?;
+    let entry = mailbox.resolve(&args.reference)?;
+    if mailbox.is_processed(&entry.name) {
+        return Err(Error::AlreadyProcessed { name: entry.name });
+    }
+    let claim = mailbox.claim(&entry.name, &ctx.rt)?;
+    let id = entry
+        .valid()
+        .map_or_else(|| entry.name.clone(), |m| m.message_id.clone());
+    if let Some(previous) = &claim.took_over_from {
+        audit::append(
+            mailbox.dir(),
+            &Event::new(&ctx.rt, "claim_taken_over")
+                .with("message", id.as_str())
+                .with("file", entry.name.as_str())
+                .with("previous", previous.as_str()),
+        )?;
+    }
+    // Checked again under the claim: a process that finished just before we
+    // claimed has written its marker by now.
+    if mailbox.is_processed(&entry.name) {
+        return Err(Error::AlreadyProcessed { name: entry.name });
+    }
+    let marker = Marker {
+        processed_at: format_time(ctx.rt.now()),
+        by: ctx.rt.user().to_string(),
+        outcome: args.outcome.clone(),
+        note: args.note.clone(),
+    };
+    let path = mailbox.mark_processed(&entry.name, &marker)?;
+    let mut event = Event::new(&ctx.rt, "processed")
+        .with("message", id.as_str())
+        .with("file", entry.name.as_str())
+        .with("outcome", args.outcome.as_str());
+    if let Some(note) = &args.note {
+        event = event.with("note", note.as_str());
+    }
+    audit::append(mailbox.dir(), &event)?;
+    drop(claim);
+    if ctx.printer.json() {
+        ctx.printer.value(&serde_json::json!({
+            "file": entry.name,
+            "message_id": id,
+            "marker": path,
+            "outcome": args.outcome,
+        }));
+    } else {
+        ctx.printer
+            .line(format_args!("processed {id} ({})", args.outcome));
+    }
+    Ok(ExitCode::Success)
+}

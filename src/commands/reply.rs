@@ -1,0 +1,43 @@
+//! `aea reply` (SPEC §5.3): a new message in the same conversation, sent
+//! only to a verified return address of the original sender.
+
+use super::Context;
+use super::send::{Draft, deliver};
+use crate::cli::ReplyArgs;
+use crate::error::{Error, ExitCode, Result};
+use crate::message::MAX_SUBJECT_CHARS;
+use crate::route;
+
+pub fn run(args: &ReplyArgs, ctx: &Context) -> Result<ExitCode> {
+    let mailbox = ctx.mailbox()?;
+    let me = mailbox.agent_id()?;
+    let entry = mailbox.resolve(&args.reference)?;
+    let parent = entry.message.clone().map_err(|reason| Error::InvalidMessage {
+        path: entry.path.clone(),
+        reason,
+    })?;
+    let subject = match &args.subject {
+        Some(s) => s.clone(),
+        None => {
+            let original = parent.message.subject.trim();
+            let original = original.strip_prefix("Re: ").unwrap_or(original);
+            format!("Re: {original}")
+                .chars()
+                .take(MAX_SUBJECT_CHARS)
+                .collect()
+        }
+    };
+    let draft = Draft::new(&args.content, ctx, mailbox.repo(), args.message_type, subject)?
+        .threaded(
+            Some(parent.message_id.clone()),
+            Some(parent.conversation().to_string()),
+        );
+    let recipient = route::return_address(&parent, ctx.registry());
+    deliver(
+        &draft,
+        &mailbox,
+        &me,
+        vec![(parent.from.agent_id.clone(), recipient)],
+        ctx,
+    )
+}

@@ -1,0 +1,226 @@
+//! Typed errors of the library, their exit codes (SPEC §13) and the `hint:`
+//! that tells a user how to fix each one. Rendering happens once, in `main`.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Process exit codes, SPEC §13.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    Success = 0,
+    Failure = 1,
+    Usage = 2,
+    NotFound = 3,
+    Timeout = 4,
+    Refused = 5,
+    Attention = 6,
+}
+
+impl From<ExitCode> for std::process::ExitCode {
+    fn from(code: ExitCode) -> Self {
+        std::process::ExitCode::from(code as u8)
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot {op} {}", path.display())]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    #[error("no AEA repository found at {} or any parent directory", start.display())]
+    NoRepository { start: PathBuf },
+
+    #[error("{} has no .aea/ folder", path.display())]
+    NotInitialized { path: PathBuf },
+
+    #[error("{} is a symbolic link; aea only writes into real folders and files", path.display())]
+    Symlink { path: PathBuf },
+
+    #[error("{} exists but is not a directory", path.display())]
+    NotADirectory { path: PathBuf },
+
+    #[error("invalid agent id {id:?}: {reason}")]
+    InvalidAgentId { id: String, reason: &'static str },
+
+    #[error("no agent {target:?} found (tried: {})", tried.join("; "))]
+    RecipientNotFound { target: String, tried: Vec<String> },
+
+    #[error("agent id {target:?} is ambiguous: {}", candidates.join(", "))]
+    RecipientAmbiguous {
+        target: String,
+        candidates: Vec<String>,
+    },
+
+    #[error("refusing to send a message to this repository itself ({id})")]
+    SendToSelf { id: String },
+
+    #[error("the message looks like it carries a secret ({kind})")]
+    SecretDetected { kind: &'static str },
+
+    #[error("{message}")]
+    Usage { message: String, hint: String },
+
+    #[error("no message matches {reference:?}")]
+    MessageNotFound { reference: String },
+
+    #[error("{reference:?} matches {} messages: {}", candidates.len(), candidates.join(", "))]
+    AmbiguousReference {
+        reference: String,
+        candidates: Vec<String>,
+    },
+
+    #[error("{}: invalid message: {reason}", path.display())]
+    InvalidMessage { path: PathBuf, reason: String },
+
+    #[error("{name} is already processed")]
+    AlreadyProcessed { name: String },
+
+    #[error("{name} is being processed by {holder}")]
+    Claimed { name: String, holder: String },
+
+    #[error("cannot reply to {agent}: {reason}")]
+    NoReturnAddress { agent: String, reason: String },
+
+    #[error("registry {} is not valid TOML: {detail}", path.display())]
+    RegistryCorrupt { path: PathBuf, detail: String },
+
+    #[error("agent id {id:?} is already registered for {}", other.display())]
+    RegistryConflict { id: String, other: PathBuf },
+
+    #[error("{}: {detail}", path.display())]
+    ConfigInvalid { path: PathBuf, detail: String },
+
+    #[error("delivered to {} of {} recipients", delivered.len(), delivered.len() + failed.len())]
+    PartialDelivery {
+        delivered: Vec<String>,
+        failed: Vec<String>,
+    },
+}
+
+impl Error {
+    pub fn io(op: &'static str, path: impl AsRef<Path>, source: io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
+    }
+
+    pub fn usage(message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Error::Usage {
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            Error::Io { .. }
+            | Error::NotADirectory { .. }
+            | Error::InvalidMessage { .. }
+            | Error::AlreadyProcessed { .. }
+            | Error::Claimed { .. }
+            | Error::RegistryCorrupt { .. }
+            | Error::RegistryConflict { .. }
+            | Error::ConfigInvalid { .. }
+            | Error::PartialDelivery { .. } => ExitCode::Failure,
+            Error::InvalidAgentId { .. }
+            | Error::RecipientAmbiguous { .. }
+            | Error::Usage { .. }
+            | Error::AmbiguousReference { .. } => ExitCode::Usage,
+            Error::NoRepository { .. }
+            | Error::NotInitialized { .. }
+            | Error::RecipientNotFound { .. }
+            | Error::MessageNotFound { .. } => ExitCode::NotFound,
+            Error::Symlink { .. }
+            | Error::SendToSelf { .. }
+            | Error::SecretDetected { .. }
+            | Error::NoReturnAddress { .. } => ExitCode::Refused,
+        }
+    }
+
+    /// The line printed after `hint:`: what the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        let hint = match self {
+            Error::Io { source, .. } => match source.kind() {
+                io::ErrorKind::PermissionDenied => {
+                    "check the file's permissions and owner".to_string()
+                }
+                io::ErrorKind::NotFound => "check that the path exists".to_string(),
+                _ => return None,
+            },
+            Error::NoRepository { .. } => {
+                "run `aea init` in the repository, or pass `--repo PATH`".to_string()
+            }
+            Error::NotInitialized { path } => {
+                format!("run `aea init {}` first", path.display())
+            }
+            Error::Symlink { path } => format!(
+                "replace {} with a real directory or file inside the repository",
+                path.display()
+            ),
+            Error::NotADirectory { path } => {
+                format!("move {} aside and run `aea init` again", path.display())
+            }
+            Error::InvalidAgentId { .. } => {
+                "an agent id is 2-64 characters of letters, digits, `_` and `-`, starting with a letter or digit".to_string()
+            }
+            Error::RecipientNotFound { .. } => {
+                "pass the recipient's path (`--to ../web`), or run `aea init` there so it registers; `aea agents` lists known agents".to_string()
+            }
+            Error::RecipientAmbiguous { .. } => {
+                "pass the recipient's path instead of its id".to_string()
+            }
+            Error::SendToSelf { .. } => "pass another repository with `--to`".to_string(),
+            Error::SecretDetected { .. } => {
+                "remove the secret, or pass `--allow-secrets` if it is not one".to_string()
+            }
+            Error::Usage { hint, .. } => hint.clone(),
+            Error::MessageNotFound { .. } => {
+                "`aea check` lists unprocessed messages with their ids".to_string()
+            }
+            Error::AmbiguousReference { .. } => {
+                "give more characters of the id or file name".to_string()
+            }
+            Error::InvalidMessage { .. } => {
+                "`aea validate` lists what is wrong with each file".to_string()
+            }
+            Error::AlreadyProcessed { .. } => {
+                "nothing to do; `aea check` lists what is still waiting".to_string()
+            }
+            Error::Claimed { .. } => {
+                "wait for the other process to finish; a claim older than 30 minutes can be taken over".to_string()
+            }
+            Error::NoReturnAddress { agent, .. } => format!(
+                "register the sender with `aea init` in its repository, or send a new message with `aea send --to <path-to-{agent}>`"
+            ),
+            Error::RegistryCorrupt { path, .. } => format!(
+                "fix the file by hand, or move it aside (`mv {0} {0}.bak`) and run `aea init` in each repository again",
+                path.display()
+            ),
+            Error::RegistryConflict { .. } => {
+                "choose another id with `--id`, or remove the old repository's entry from the registry".to_string()
+            }
+            Error::ConfigInvalid { .. } => {
+                "fix the YAML at the line named, or compare with the presets in `aea init --help`".to_string()
+            }
+            Error::PartialDelivery { delivered, failed } => format!(
+                "delivered: {}; failed: {}; resend to the failed recipients only",
+                if delivered.is_empty() {
+                    "none".to_string()
+                } else {
+                    delivered.join(", ")
+                },
+                failed.join(", ")
+            ),
+        };
+        Some(hint)
+    }
+}

@@ -1,0 +1,46 @@
+//! `aea`: AI coding agents in different repositories exchange messages
+//! through files (the AEA v1.0 protocol). `run` is the whole program; the
+//! modules below hold one domain idea each.
+
+pub mod audit;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod env;
+pub mod error;
+pub mod fsutil;
+pub mod mailbox;
+pub mod message;
+pub mod policy;
+pub mod printer;
+pub mod registry;
+pub mod route;
+pub mod runtime;
+pub mod secrets;
+pub mod templates;
+
+use std::error::Error as _;
+use std::io::Write;
+
+use error::ExitCode;
+
+/// Runs one command and renders its error, if any, as `error:` / `caused
+/// by:` / `hint:` lines on stderr.
+pub fn run(cli: cli::Cli, env: &env::Env) -> ExitCode {
+    match commands::dispatch(cli, env) {
+        Ok(code) => code,
+        Err(err) => {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "error: {err}");
+            let mut source = err.source();
+            while let Some(cause) = source {
+                let _ = writeln!(stderr, "  caused by: {cause}");
+                source = cause.source();
+            }
+            if let Some(hint) = err.hint() {
+                let _ = writeln!(stderr, "hint: {hint}");
+            }
+            err.exit_code()
+        }
+    }
+}

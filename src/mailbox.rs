@@ -1,0 +1,467 @@
+//! One repository's `.aea/` folder (SPEC §2): finding it, listing and reading
+//! its messages in processing order, delivering into it, claims and
+//! processed markers (§5.4). All writes stay inside `.aea/`.
+
+use std::collections::HashSet;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::config::AgentConfig;
+use crate::error::{Error, Result};
+use crate::fsutil::{self, ReadLimited};
+use crate::message::{self, Message, format_time, parse_time};
+use crate::runtime::Runtime;
+
+pub const AEA_DIR: &str = ".aea";
+pub const PROCESSED_DIR: &str = ".processed";
+pub const CLAIMS_DIR: &str = ".claims";
+pub const APPROVALS_DIR: &str = ".approvals";
+pub const SENT_DIR: &str = "sent";
+pub const TMP_DIR: &str = ".tmp";
+pub const QUARANTINE_DIR: &str = ".quarantine";
+pub const ARCHIVE_DIR: &str = ".archive";
+pub const PROMPTS_DIR: &str = "prompts";
+/// Which message files hook output has already announced (SPEC §5.1).
+const ANNOUNCED_FILE: &str = ".announced.json";
+
+/// Every folder of the layout, created by `init` and repaired by it.
+pub const LAYOUT_DIRS: [&str; 8] = [
+    PROCESSED_DIR,
+    CLAIMS_DIR,
+    APPROVALS_DIR,
+    SENT_DIR,
+    TMP_DIR,
+    QUARANTINE_DIR,
+    ARCHIVE_DIR,
+    PROMPTS_DIR,
+];
+
+/// A claim older than this may be taken over (SPEC §5.4).
+pub const CLAIM_STALE_AFTER_MINUTES: i64 = 30;
+
+#[derive(Debug, Clone)]
+pub struct Mailbox {
+    repo: PathBuf,
+    dir: PathBuf,
+}
+
+/// A message file read from the inbox, valid or not.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub name: String,
+    pub path: PathBuf,
+    pub message: Result<Message, String>,
+}
+
+impl Entry {
+    pub fn valid(&self) -> Option<&Message> {
+        self.message.as_ref().ok()
+    }
+}
+
+/// The JSON body of `.processed/<name>` (SPEC §5.4). Older tools wrote empty
+/// files; those still count as processed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Marker {
+    pub processed_at: String,
+    pub by: String,
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ClaimBody {
+    claimed_at: String,
+    by: String,
+    pid: u32,
+}
+
+/// A held claim on a message; released (its file removed) on drop.
+#[derive(Debug)]
+pub struct Claim {
+    path: PathBuf,
+    /// Set when this claim replaced a stale one: who had held it.
+    pub took_over_from: Option<String>,
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// Approval state of a message as `check` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Approval {
+    NotNeeded,
+    Pending,
+    Approved,
+    Rejected,
+}
+
+impl Approval {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Approval::NotNeeded => "not_needed",
+            Approval::Pending => "pending",
+            Approval::Approved => "approved",
+            Approval::Rejected => "rejected",
+        }
+    }
+}
+
+impl Mailbox {
+    /// The mailbox of the repository at `repo`, which must hold a real `.aea/`.
+    pub fn at(repo: &Path) -> Result<Self> {
+        let dir = repo.join(AEA_DIR);
+        match fs::symlink_metadata(&dir) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::NotInitialized {
+                path: repo.to_path_buf(),
+            }),
+            _ => {
+                fsutil::require_real_dir(&dir)?;
+                Ok(Mailbox {
+                    repo: repo.to_path_buf(),
+                    dir,
+                })
+            }
+        }
+    }
+
+    /// The mailbox of the nearest directory at or above `start` holding `.aea/`.
+    pub fn discover(start: &Path) -> Result<Self> {
+        let mut current = Some(start);
+        while let Some(dir) = current {
+            if fs::symlink_metadata(dir.join(AEA_DIR)).is_ok() {
+                return Mailbox::at(dir);
+            }
+            current = dir.parent();
+        }
+        Err(Error::NoRepository {
+            start: start.to_path_buf(),
+        })
+    }
+
+    pub fn repo(&self) -> &Path {
+        &self.repo
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn config(&self) -> Result<AgentConfig> {
+        AgentConfig::load(&self.dir)
+    }
+
+    /// The id of the agent this mailbox belongs to.
+    pub fn agent_id(&self) -> Result<String> {
+        Ok(self.config()?.require_id(&self.dir)?.to_string())
+    }
+
+    fn sub(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Names of the message files in the inbox, unsorted.
+    pub fn message_names(&self) -> Result<Vec<String>> {
+        let entries = fs::read_dir(&self.dir).map_err(|e| Error::io("list", &self.dir, e))?;
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io("list", &self.dir, e))?;
+            if let Some(name) = entry.file_name().to_str()
+                && message::is_message_file_name(name)
+            {
+                names.push(name.to_string());
+            }
+        }
+        Ok(names)
+    }
+
+    fn names_in(&self, sub: &str) -> Result<HashSet<String>> {
+        let dir = self.sub(sub);
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(HashSet::new()),
+            Err(e) => return Err(Error::io("list", &dir, e)),
+        };
+        let mut names = HashSet::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io("list", &dir, e))?;
+            if let Ok(name) = entry.file_name().into_string() {
+                names.insert(name);
+            }
+        }
+        Ok(names)
+    }
+
+    pub fn is_processed(&self, name: &str) -> bool {
+        fs::symlink_metadata(self.sub(PROCESSED_DIR).join(name)).is_ok()
+    }
+
+    pub fn marker(&self, name: &str) -> Option<Marker> {
+        let text = fs::read_to_string(self.sub(PROCESSED_DIR).join(name)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Reads and validates one message file of the inbox.
+    pub fn read(&self, name: &str) -> Entry {
+        let path = self.dir.join(name);
+        Entry {
+            name: name.to_string(),
+            message: read_message_file(&path, name),
+            path,
+        }
+    }
+
+    /// Unprocessed messages in processing order (SPEC §5.1), then the
+    /// unprocessed files that are not valid messages, by name.
+    pub fn unprocessed(&self) -> Result<Vec<Entry>> {
+        let processed = self.names_in(PROCESSED_DIR)?;
+        let mut entries: Vec<Entry> = self
+            .message_names()?
+            .into_iter()
+            .filter(|n| !processed.contains(n))
+            .map(|n| self.read(&n))
+            .collect();
+        sort_for_processing(&mut entries);
+        Ok(entries)
+    }
+
+    /// Finds one message by id, file name, or a unique prefix of either.
+    pub fn resolve(&self, reference: &str) -> Result<Entry> {
+        let reference = reference.trim();
+        let not_found = || Error::MessageNotFound {
+            reference: reference.to_string(),
+        };
+        if reference.is_empty() || reference.contains(['/', '\\']) {
+            return Err(not_found());
+        }
+        let mut names = self.message_names()?;
+        names.sort();
+        if names.iter().any(|n| n == reference) {
+            return Ok(self.read(reference));
+        }
+        let by_name: Vec<&String> = names.iter().filter(|n| n.starts_with(reference)).collect();
+        if by_name.len() == 1 {
+            return Ok(self.read(by_name[0]));
+        }
+        // Ids live inside the files: read them all, exact matches first.
+        let entries: Vec<Entry> = names.iter().map(|n| self.read(n)).collect();
+        let id_of = |e: &Entry| e.valid().map(|m| m.message_id.clone());
+        if let Some(exact) = entries
+            .iter()
+            .find(|e| id_of(e).as_deref() == Some(reference))
+        {
+            return Ok(exact.clone());
+        }
+        let mut matches: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| {
+                e.name.starts_with(reference)
+                    || id_of(e).is_some_and(|id| id.starts_with(reference))
+            })
+            .collect();
+        matches.dedup_by(|a, b| a.name == b.name);
+        match matches.len() {
+            0 => Err(not_found()),
+            1 => Ok(matches[0].clone()),
+            _ => Err(Error::AmbiguousReference {
+                reference: reference.to_string(),
+                candidates: matches.iter().map(|e| e.name.clone()).collect(),
+            }),
+        }
+    }
+
+    /// Delivers `message` into this inbox (SPEC §4): staged in `.tmp/`,
+    /// flushed, linked to a fresh name, never replacing a file.
+    pub fn deliver(&self, message: &Message, rt: &Runtime) -> Result<PathBuf> {
+        self.write_new(&self.dir, message, rt)
+    }
+
+    /// Keeps the sender's copy in `sent/`.
+    pub fn store_sent(&self, message: &Message, rt: &Runtime) -> Result<PathBuf> {
+        let sent = self.sub(SENT_DIR);
+        fsutil::ensure_dir(&sent)?;
+        self.write_new(&sent, message, rt)
+    }
+
+    fn write_new(&self, target: &Path, message: &Message, rt: &Runtime) -> Result<PathBuf> {
+        let bytes = message.to_json();
+        if bytes.len() as u64 > message::MAX_MESSAGE_BYTES {
+            return Err(Error::usage(
+                format!(
+                    "the message is {} bytes, over the {} byte limit",
+                    bytes.len(),
+                    message::MAX_MESSAGE_BYTES
+                ),
+                "shorten the body, or attach files with `--attach` instead of inlining them",
+            ));
+        }
+        let staging = self.sub(TMP_DIR);
+        fsutil::ensure_dir(&staging)?;
+        let time = message.sent_at().unwrap_or_else(|| rt.now());
+        let sender = message.from.agent_id.clone();
+        let mut name = |_attempt: u32| message::file_name(time, &sender, &rt.rand_hex8());
+        let nonce = || rt.rand_hex8();
+        fsutil::deliver_new(&staging, target, &bytes, &mut name, &nonce)
+    }
+
+    /// Takes the exclusive claim on a message (SPEC §5.4). A claim older
+    /// than 30 minutes is taken over.
+    pub fn claim(&self, name: &str, rt: &Runtime) -> Result<Claim> {
+        let dir = self.sub(CLAIMS_DIR);
+        fsutil::ensure_dir(&dir)?;
+        let path = dir.join(name);
+        let body = serde_json::to_vec(&ClaimBody {
+            claimed_at: format_time(rt.now()),
+            by: rt.user().to_string(),
+            pid: std::process::id(),
+        })
+        .expect("a claim always serialises");
+        let mut took_over_from = None;
+        // Two rounds at most: the second follows the removal of a stale claim.
+        for _ in 0..2 {
+            if fsutil::create_exclusive(&path, &body)? {
+                return Ok(Claim {
+                    path,
+                    took_over_from,
+                });
+            }
+            let held = fs::read(&path).unwrap_or_default();
+            let holder = describe_claim(&held);
+            if !claim_is_stale(&path, &held, rt.now()) {
+                return Err(Error::Claimed {
+                    name: name.to_string(),
+                    holder,
+                });
+            }
+            // Move the stale claim aside rather than deleting it: if another
+            // process replaced it meanwhile, the moved file is not the one we
+            // judged stale and is put back.
+            let aside = dir.join(format!("{name}.stale-{}", rt.rand_hex8()));
+            if fs::rename(&path, &aside).is_err() {
+                continue;
+            }
+            let moved = fs::read(&aside).unwrap_or_default();
+            if moved == held {
+                let _ = fs::remove_file(&aside);
+                took_over_from = Some(holder);
+            } else {
+                let _ = fs::hard_link(&aside, &path);
+                let _ = fs::remove_file(&aside);
+                return Err(Error::Claimed {
+                    name: name.to_string(),
+                    holder: describe_claim(&moved),
+                });
+            }
+        }
+        Err(Error::Claimed {
+            name: name.to_string(),
+            holder: "another process".into(),
+        })
+    }
+
+    /// Writes the processed marker; fails if one exists already.
+    pub fn mark_processed(&self, name: &str, marker: &Marker) -> Result<PathBuf> {
+        let dir = self.sub(PROCESSED_DIR);
+        fsutil::ensure_dir(&dir)?;
+        let path = dir.join(name);
+        let body = serde_json::to_vec_pretty(marker).expect("a marker always serialises");
+        if !fsutil::create_exclusive(&path, &body)? {
+            return Err(Error::AlreadyProcessed {
+                name: name.to_string(),
+            });
+        }
+        fsutil::sync_dir(&dir)?;
+        Ok(path)
+    }
+
+    /// The approval state of a message whose decision is `gated` or not.
+    pub fn approval(&self, name: &str, gated: bool) -> Approval {
+        if !gated {
+            return Approval::NotNeeded;
+        }
+        let path = self.sub(APPROVALS_DIR).join(format!("{name}.json"));
+        let Ok(text) = fs::read_to_string(path) else {
+            return Approval::Pending;
+        };
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        match value.get("decision").and_then(|d| d.as_str()) {
+            Some("approved") => Approval::Approved,
+            Some("rejected") => Approval::Rejected,
+            _ => Approval::Pending,
+        }
+    }
+
+    /// The message files hook output has already told the agent about.
+    pub fn announced(&self) -> HashSet<String> {
+        fs::read_to_string(self.sub(ANNOUNCED_FILE))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    pub fn set_announced(&self, names: &HashSet<String>) -> Result<()> {
+        let mut sorted: Vec<&String> = names.iter().collect();
+        sorted.sort();
+        let bytes = serde_json::to_vec(&sorted).expect("names always serialise");
+        fsutil::replace_atomic(&self.sub(ANNOUNCED_FILE), &bytes)
+    }
+}
+
+/// Reads and validates one message file: a regular file (never a symlink)
+/// within the size limit that parses as a valid message. The error is the
+/// one-line reason `check` and `validate` show.
+pub fn read_message_file(path: &Path, name: &str) -> Result<Message, String> {
+    match fsutil::read_limited(path, message::MAX_MESSAGE_BYTES) {
+        Ok(bytes) => message::parse(&bytes, Some(name)),
+        Err(ReadLimited::Symlink) => Err("is a symbolic link; not read".into()),
+        Err(ReadLimited::NotAFile) => Err("is not a regular file".into()),
+        Err(ReadLimited::TooLarge(n)) => Err(format!(
+            "is {n} bytes, over the {} byte limit",
+            message::MAX_MESSAGE_BYTES
+        )),
+        Err(ReadLimited::Io(e)) => Err(format!("cannot be read: {e}")),
+    }
+}
+
+/// Processing order of SPEC §5.1: priority, then type, then age; invalid
+/// files after the valid ones.
+pub fn sort_for_processing(entries: &mut [Entry]) {
+    entries.sort_by(|a, b| match (&a.message, &b.message) {
+        (Ok(x), Ok(y)) => (x.priority, x.message_type, x.sent_at(), &a.name).cmp(&(
+            y.priority,
+            y.message_type,
+            y.sent_at(),
+            &b.name,
+        )),
+        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        (Err(_), Err(_)) => a.name.cmp(&b.name),
+    });
+}
+
+fn describe_claim(bytes: &[u8]) -> String {
+    match serde_json::from_slice::<ClaimBody>(bytes) {
+        Ok(c) => format!("{} (pid {}, since {})", c.by, c.pid, c.claimed_at),
+        Err(_) => "another process".into(),
+    }
+}
+
+fn claim_is_stale(path: &Path, body: &[u8], now: DateTime<Utc>) -> bool {
+    let claimed_at = serde_json::from_slice::<ClaimBody>(body)
+        .ok()
+        .and_then(|c| parse_time(&c.claimed_at))
+        .or_else(|| {
+            let modified = fs::metadata(path).ok()?.modified().ok()?;
+            Some(DateTime::<Utc>::from(modified))
+        });
+    claimed_at.is_some_and(|t| now - t > Duration::minutes(CLAIM_STALE_AFTER_MINUTES))
+}

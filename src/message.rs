@@ -1,0 +1,616 @@
+//! The AEA message: the v1.0 wire format (SPEC §3.1), validation and limits
+//! (§3.2), reading the older `0.1.0` shape (§3.3), agent ids and file names
+//! (§2). Pure data: no file-system access here.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub const PROTOCOL_VERSION: &str = "1.0";
+/// Default size limit of one message file (SPEC §3.2).
+pub const MAX_MESSAGE_BYTES: u64 = 1024 * 1024;
+pub const MAX_SUBJECT_CHARS: usize = 200;
+pub const MAX_DEPTH: usize = 32;
+
+macro_rules! word_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s {
+                    $($text => Ok($name::$variant),)+
+                    _ => Err(format!("unknown {} {s:?} (expected one of: {})",
+                        stringify!($name).to_lowercase(), Self::NAMES.join(", "))),
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+word_enum! {
+    /// Declared in processing order (SPEC §5.1): `Ord` sorts handoffs first.
+    MessageType {
+        Handoff = "handoff",
+        Request = "request",
+        Issue = "issue",
+        Question = "question",
+        Update = "update",
+        Response = "response",
+    }
+}
+
+word_enum! {
+    /// Declared in processing order: `Ord` sorts urgent first.
+    Priority {
+        Urgent = "urgent",
+        High = "high",
+        Normal = "normal",
+        Low = "low",
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub protocol_version: String,
+    pub message_id: String,
+    pub message_type: MessageType,
+    pub timestamp: String,
+    pub priority: Priority,
+    pub requires_response: bool,
+    pub from: Party,
+    pub to: Party,
+    pub message: Content,
+    pub metadata: Metadata,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Party {
+    pub agent_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Content {
+    pub subject: String,
+    #[serde(default)]
+    pub body: Body,
+    #[serde(default = "empty_object")]
+    pub context: Value,
+    #[serde(default)]
+    pub attachments: Vec<Value>,
+}
+
+/// `message.body` is text in v1.0, but older writers put structured keys there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Body {
+    Text(String),
+    Structured(Value),
+}
+
+impl Default for Body {
+    fn default() -> Self {
+        Body::Text(String::new())
+    }
+}
+
+impl Body {
+    /// The body as text; structured bodies are rendered as indented JSON.
+    pub fn to_text(&self) -> String {
+        match self {
+            Body::Text(s) => s.clone(),
+            Body::Structured(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Metadata {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broadcast: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refs: Option<Value>,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Map::new())
+}
+
+impl Message {
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec_pretty(self).expect("a message always serialises");
+        bytes.push(b'\n');
+        bytes
+    }
+
+    pub fn is_legacy(&self) -> bool {
+        self.protocol_version != PROTOCOL_VERSION
+    }
+
+    pub fn sent_at(&self) -> Option<DateTime<Utc>> {
+        parse_time(&self.timestamp)
+    }
+
+    pub fn is_expired(&self, now: DateTime<Utc>) -> bool {
+        self.expires_at
+            .as_deref()
+            .and_then(parse_time)
+            .is_some_and(|t| t <= now)
+    }
+
+    /// The conversation this message belongs to: its own id when it starts one.
+    pub fn conversation(&self) -> &str {
+        self.metadata
+            .conversation_id
+            .as_deref()
+            .unwrap_or(&self.message_id)
+    }
+}
+
+/// Formats a time the way messages carry it: `2026-11-21T22:48:14.123Z`.
+pub fn format_time(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+// ---------------------------------------------------------------------------
+// Agent ids
+
+/// Checks an agent id against `^[A-Za-z0-9][A-Za-z0-9_-]{1,63}$` (SPEC §2).
+pub fn check_agent_id(id: &str) -> Result<(), &'static str> {
+    let bytes = id.as_bytes();
+    if bytes.len() < 2 {
+        return Err("it must be at least 2 characters long");
+    }
+    if bytes.len() > 64 {
+        return Err("it must be at most 64 characters long");
+    }
+    if !bytes[0].is_ascii_alphanumeric() {
+        return Err("it must start with a letter or digit");
+    }
+    if !bytes
+        .iter()
+        .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+    {
+        return Err("only letters, digits, `_` and `-` are allowed");
+    }
+    Ok(())
+}
+
+/// Turns a directory name into a valid agent id (the default id, SPEC §2).
+pub fn sanitize_agent_id(name: &str) -> String {
+    let mapped: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let trimmed = mapped.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
+    let mut id: String = trimmed.chars().take(64).collect();
+    if id.len() < 2 {
+        id = format!("agent{id}");
+    }
+    id
+}
+
+/// Message ids are printed in hook output and used in file-system lookups:
+/// keep them to a plain alphabet.
+fn check_message_id(id: &str) -> Result<(), String> {
+    if id.is_empty() || id.len() > 128 {
+        return Err("message_id must be 1-128 characters".into());
+    }
+    if !id
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+    {
+        return Err("message_id may only hold letters, digits and `-_.:`".into());
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// File names
+
+/// `message-<YYYYMMDDTHHMMSSmmmZ>-from-<sender>-<rand>.json`
+pub fn file_name(ts: DateTime<Utc>, sender: &str, rand: &str) -> String {
+    format!(
+        "message-{}-from-{sender}-{rand}.json",
+        ts.format("%Y%m%dT%H%M%S%3fZ")
+    )
+}
+
+/// Whether a directory entry is a message file at all (SPEC §2: only
+/// `message-*.json` directly inside `.aea/`).
+pub fn is_message_file_name(name: &str) -> bool {
+    name.starts_with("message-") && name.ends_with(".json")
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameParts<'a> {
+    pub time: DateTime<Utc>,
+    pub sender: &'a str,
+    pub rand: Option<&'a str>,
+}
+
+/// Parses a message file name, accepting the seconds-only form and names
+/// without `<rand>` written by older tools.
+pub fn parse_file_name(name: &str) -> Option<NameParts<'_>> {
+    let inner = name.strip_prefix("message-")?.strip_suffix(".json")?;
+    let (ts, rest) = inner.split_once("-from-")?;
+    let time = match ts.len() {
+        16 => NaiveDateTime::parse_from_str(ts, "%Y%m%dT%H%M%SZ").ok()?,
+        19 => {
+            let (secs, millis) = ts.split_at(15);
+            let millis = millis.strip_suffix('Z')?;
+            if !millis.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let base = NaiveDateTime::parse_from_str(secs, "%Y%m%dT%H%M%S").ok()?;
+            base + chrono::Duration::milliseconds(millis.parse().ok()?)
+        }
+        _ => return None,
+    }
+    .and_utc();
+    let (sender, rand) = match rest.rsplit_once('-') {
+        Some((sender, rand))
+            if rand.len() == 8
+                && rand.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+                && check_agent_id(sender).is_ok() =>
+        {
+            (sender, Some(rand))
+        }
+        _ => (rest, None),
+    };
+    check_agent_id(sender).ok()?;
+    Some(NameParts { time, sender, rand })
+}
+
+// ---------------------------------------------------------------------------
+// Parsing and validation
+
+const REQUIRED_V1: [&str; 10] = [
+    "protocol_version",
+    "message_id",
+    "message_type",
+    "timestamp",
+    "priority",
+    "requires_response",
+    "from",
+    "to",
+    "message",
+    "metadata",
+];
+
+/// Parses and validates a message file's bytes. `name` (the file name) fills
+/// gaps in the older shape. The error is a one-line reason for `check`.
+pub fn parse(bytes: &[u8], name: Option<&str>) -> Result<Message, String> {
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| format!("not valid JSON: {e}"))?;
+    if depth(&value) > MAX_DEPTH {
+        return Err(format!("JSON nested deeper than {MAX_DEPTH} levels"));
+    }
+    let Value::Object(object) = value else {
+        return Err("not a JSON object".into());
+    };
+    let message = match object.get("protocol_version").and_then(Value::as_str) {
+        Some(v) if v == "1" || v.starts_with("1.") => from_v1(object)?,
+        _ if is_legacy_shape(&object) => from_legacy(&object, name)?,
+        Some(v) => return Err(format!("unsupported protocol_version {v:?}")),
+        None => return Err("missing required field `protocol_version`".into()),
+    };
+    validate(&message)?;
+    Ok(message)
+}
+
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn from_v1(object: Map<String, Value>) -> Result<Message, String> {
+    if let Some(missing) = REQUIRED_V1.iter().find(|k| !object.contains_key(**k)) {
+        return Err(format!("missing required field `{missing}`"));
+    }
+    serde_json::from_value(Value::Object(object)).map_err(|e| e.to_string())
+}
+
+fn is_legacy_shape(object: &Map<String, Value>) -> bool {
+    object.get("protocol_version").and_then(Value::as_str) == Some("0.1.0")
+        || (object.contains_key("sender") && object.contains_key("content"))
+}
+
+/// Maps the `0.1.0` shape of the older bash tools onto the v1.0 model (SPEC §3.3).
+fn from_legacy(object: &Map<String, Value>, name: Option<&str>) -> Result<Message, String> {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    let field = |path: &[&str]| {
+        let mut v = object.get(path[0]);
+        for key in &path[1..] {
+            v = v.and_then(|x| x.get(key));
+        }
+        v
+    };
+    let party = |key: &str| -> Result<Party, String> {
+        match object.get(key) {
+            Some(Value::String(id)) => Ok(Party {
+                agent_id: id.clone(),
+                repo_path: None,
+                user: None,
+            }),
+            Some(Value::Object(p)) => Ok(Party {
+                agent_id: text(p.get("agent_id").or_else(|| p.get("id")).or_else(|| p.get("name")))
+                    .ok_or_else(|| format!("`{key}` has no agent_id"))?,
+                repo_path: text(p.get("repo_path").or_else(|| p.get("path"))),
+                user: text(p.get("user")),
+            }),
+            _ => Err(format!("missing required field `{key}`")),
+        }
+    };
+    let parts = name.and_then(parse_file_name);
+    let message_id = text(object.get("message_id").or_else(|| object.get("id")))
+        .or_else(|| name.map(|n| n.trim_end_matches(".json").to_string()))
+        .ok_or("missing required field `message_id`")?;
+    let message_type = text(object.get("message_type").or_else(|| object.get("type")))
+        .ok_or("missing required field `message_type`")?
+        .parse::<MessageType>()?;
+    let priority = match text(field(&["routing", "priority"]).or_else(|| object.get("priority"))) {
+        Some(p) => p.parse::<Priority>()?,
+        None => Priority::Normal,
+    };
+    let timestamp = text(object.get("timestamp"))
+        .or_else(|| parts.as_ref().map(|p| format_time(p.time)))
+        .ok_or("missing required field `timestamp`")?;
+    let body = match field(&["content", "body"]) {
+        Some(Value::String(s)) => Body::Text(s.clone()),
+        Some(v @ Value::Object(_)) => Body::Structured(v.clone()),
+        _ => Body::default(),
+    };
+    Ok(Message {
+        protocol_version: text(object.get("protocol_version")).unwrap_or_else(|| "0.1.0".into()),
+        message_id,
+        message_type,
+        timestamp,
+        priority,
+        requires_response: field(&["routing", "requires_response"])
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        from: party("sender")?,
+        to: party("recipient")?,
+        message: Content {
+            subject: text(field(&["content", "subject"]))
+                .ok_or("missing required field `content.subject`")?,
+            body,
+            context: field(&["content", "context"]).cloned().unwrap_or_else(empty_object),
+            attachments: Vec::new(),
+        },
+        metadata: Metadata {
+            conversation_id: text(field(&["metadata", "conversation_id"])),
+            reply_to: text(field(&["metadata", "in_reply_to"])),
+            tags: field(&["metadata", "tags"])
+                .and_then(Value::as_array)
+                .map(|tags| tags.iter().filter_map(|t| text(Some(t))).collect())
+                .unwrap_or_default(),
+            broadcast: None,
+            refs: None,
+        },
+        expires_at: None,
+    })
+}
+
+/// The checks of SPEC §3.2 that the type system does not already make.
+pub fn validate(message: &Message) -> Result<(), String> {
+    check_message_id(&message.message_id)?;
+    check_agent_id(&message.from.agent_id)
+        .map_err(|e| format!("from.agent_id {:?}: {e}", message.from.agent_id))?;
+    check_agent_id(&message.to.agent_id)
+        .map_err(|e| format!("to.agent_id {:?}: {e}", message.to.agent_id))?;
+    check_subject(&message.message.subject)?;
+    if message.sent_at().is_none() {
+        return Err(format!(
+            "timestamp {:?} is not an ISO 8601 time",
+            message.timestamp
+        ));
+    }
+    if let Some(expires) = &message.expires_at
+        && parse_time(expires).is_none()
+    {
+        return Err(format!("expires_at {expires:?} is not an ISO 8601 time"));
+    }
+    Ok(())
+}
+
+pub fn check_subject(subject: &str) -> Result<(), String> {
+    if subject.trim().is_empty() {
+        return Err("message.subject is empty".into());
+    }
+    if subject.contains(['\n', '\r']) {
+        return Err("message.subject must be one line".into());
+    }
+    let chars = subject.chars().count();
+    if chars > MAX_SUBJECT_CHARS {
+        return Err(format!(
+            "message.subject is {chars} characters (at most {MAX_SUBJECT_CHARS})"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn v1() -> Value {
+        serde_json::json!({
+            "protocol_version": "1.0",
+            "message_id": "5b0e8e8e-1111-4222-8333-444455556666",
+            "message_type": "question",
+            "timestamp": "2026-11-21T22:48:14.123Z",
+            "priority": "normal",
+            "requires_response": true,
+            "from": {"agent_id": "api", "repo_path": "/r/api"},
+            "to": {"agent_id": "web"},
+            "message": {"subject": "Which port?", "body": "text", "context": {}, "attachments": []},
+            "metadata": {"conversation_id": "c1", "tags": []}
+        })
+    }
+
+    #[test]
+    fn round_trips_v1() {
+        let bytes = serde_json::to_vec(&v1()).unwrap();
+        let m = parse(&bytes, None).unwrap();
+        assert_eq!(m.message_type, MessageType::Question);
+        assert_eq!(m.from.agent_id, "api");
+        assert_eq!(parse(&m.to_json(), None).unwrap(), m);
+    }
+
+    #[test]
+    fn accepts_structured_body() {
+        let mut v = v1();
+        v["message"]["body"] = serde_json::json!({"steps": ["a", "b"]});
+        let m = parse(&serde_json::to_vec(&v).unwrap(), None).unwrap();
+        assert!(matches!(m.message.body, Body::Structured(_)));
+        assert!(m.message.body.to_text().contains("steps"));
+    }
+
+    #[test]
+    fn rejects_missing_fields_and_bad_values() {
+        for (pointer, value, reason) in [
+            ("/metadata", Value::Null, "missing required field `metadata`"),
+            ("/priority", "critical".into(), "unknown variant"),
+            ("/from/agent_id", "../etc".into(), "from.agent_id"),
+            ("/message/subject", "two\nlines".into(), "one line"),
+            ("/message/subject", "x".repeat(201).into(), "at most 200"),
+            ("/timestamp", "yesterday".into(), "ISO 8601"),
+            ("/message_id", "a b".into(), "message_id"),
+        ] {
+            let mut v = v1();
+            if value.is_null() {
+                v.as_object_mut().unwrap().remove(&pointer[1..]);
+            } else {
+                *v.pointer_mut(pointer).unwrap() = value;
+            }
+            let err = parse(&serde_json::to_vec(&v).unwrap(), None).unwrap_err();
+            assert!(err.contains(reason), "{pointer}: {err}");
+        }
+    }
+
+    #[test]
+    fn rejects_deep_nesting_and_bad_json() {
+        let mut v = v1();
+        let mut deep = Value::Null;
+        for _ in 0..40 {
+            deep = Value::Array(vec![deep]);
+        }
+        v["message"]["context"] = serde_json::json!({ "x": deep });
+        let err = parse(&serde_json::to_vec(&v).unwrap(), None).unwrap_err();
+        assert!(err.contains("nested deeper"), "{err}");
+        assert!(parse(b"{\"protocol_version\": ", None).unwrap_err().starts_with("not valid JSON"));
+        assert_eq!(parse(b"[]", None).unwrap_err(), "not a JSON object");
+    }
+
+    #[test]
+    fn reads_legacy_shape() {
+        let legacy = serde_json::json!({
+            "protocol_version": "0.1.0",
+            "message_id": "legacy-1",
+            "message_type": "issue",
+            "timestamp": "2025-10-14T10:00:00Z",
+            "sender": {"agent_id": "claude-backend", "repo_path": "/r/b"},
+            "recipient": {"agent_id": "web"},
+            "routing": {"priority": "high", "requires_response": true},
+            "content": {"subject": "Build broken", "body": "details"},
+            "metadata": {"in_reply_to": "parent-1"}
+        });
+        let m = parse(&serde_json::to_vec(&legacy).unwrap(), None).unwrap();
+        assert_eq!(m.message_type, MessageType::Issue);
+        assert_eq!(m.priority, Priority::High);
+        assert_eq!(m.from.agent_id, "claude-backend");
+        assert_eq!(m.message.subject, "Build broken");
+        assert_eq!(m.metadata.reply_to.as_deref(), Some("parent-1"));
+        assert!(m.requires_response);
+        assert!(m.is_legacy());
+    }
+
+    #[test]
+    fn file_names_round_trip() {
+        let t = Utc.with_ymd_and_hms(2026, 11, 21, 22, 48, 14).unwrap()
+            + chrono::Duration::milliseconds(123);
+        let name = file_name(t, "my-api", "0a1b2c3d");
+        assert_eq!(name, "message-20261121T224814123Z-from-my-api-0a1b2c3d.json");
+        let parts = parse_file_name(&name).unwrap();
+        assert_eq!(parts.time, t);
+        assert_eq!(parts.sender, "my-api");
+        assert_eq!(parts.rand, Some("0a1b2c3d"));
+        let old = parse_file_name("message-20251014T100000Z-from-claude-backend.json").unwrap();
+        assert_eq!(old.sender, "claude-backend");
+        assert_eq!(old.rand, None);
+        assert!(parse_file_name("message-garbage.json").is_none());
+        assert!(parse_file_name("message-20251014T100000Z-from-../x.json").is_none());
+    }
+
+    #[test]
+    fn agent_ids() {
+        assert!(check_agent_id("api").is_ok());
+        assert!(check_agent_id("web_2-x").is_ok());
+        for bad in ["a", "-api", ".hidden", "a/b", "..", "has space", &"x".repeat(65)] {
+            assert!(check_agent_id(bad).is_err(), "{bad}");
+        }
+        assert_eq!(sanitize_agent_id("My Repo.v2"), "My-Repo-v2");
+        assert_eq!(sanitize_agent_id(".x"), "agentx");
+        assert!(check_agent_id(&sanitize_agent_id("..")).is_ok());
+    }
+
+    #[test]
+    fn processing_order_is_declaration_order() {
+        assert!(Priority::Urgent < Priority::Low);
+        assert!(MessageType::Handoff < MessageType::Response);
+        assert_eq!("issue".parse::<MessageType>().unwrap(), MessageType::Issue);
+        assert!("bogus".parse::<Priority>().is_err());
+    }
+}

@@ -1,0 +1,142 @@
+//! The user registry (SPEC §8): a TOML file mapping agent ids to repository
+//! paths. Updates take a lock and replace the file atomically, so concurrent
+//! `aea init` runs never lose each other's entries.
+
+use std::collections::BTreeMap;
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config;
+use crate::error::{Error, Result};
+use crate::fsutil;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    pub path: PathBuf,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    #[serde(default)]
+    pub registered: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Registry {
+    #[serde(default)]
+    pub agents: BTreeMap<String, Entry>,
+}
+
+/// What is wrong with an entry, if anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Health {
+    Ok,
+    Disabled,
+    PathMissing,
+    NotInitialized,
+    IdMismatch,
+}
+
+impl Health {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Health::Ok => "ok",
+            Health::Disabled => "disabled",
+            Health::PathMissing => "path missing",
+            Health::NotInitialized => "no .aea/",
+            Health::IdMismatch => "id mismatch",
+        }
+    }
+}
+
+impl Registry {
+    /// Reads the registry; a missing file is an empty registry.
+    pub fn load(path: &Path) -> Result<Self> {
+        match fsutil::read_optional(path)? {
+            None => Ok(Registry::default()),
+            Some(text) => toml::from_str(&text).map_err(|e| Error::RegistryCorrupt {
+                path: path.to_path_buf(),
+                detail: e.message().to_string(),
+            }),
+        }
+    }
+
+    /// Applies `change` under the registry lock and writes the result
+    /// atomically. A corrupt registry is reported, never overwritten.
+    pub fn update<T>(path: &Path, change: impl FnOnce(&mut Registry) -> Result<T>) -> Result<T> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
+        }
+        let lock_path = path.with_extension("lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| Error::io("open", &lock_path, e))?;
+        lock.lock().map_err(|e| Error::io("lock", &lock_path, e))?;
+        let mut registry = Registry::load(path)?;
+        let result = change(&mut registry)?;
+        let text = toml::to_string_pretty(&registry).expect("the registry always serialises");
+        fsutil::replace_atomic(path, text.as_bytes())?;
+        Ok(result)
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Entry> {
+        self.agents.get(id)
+    }
+
+    pub fn health(id: &str, entry: &Entry) -> Health {
+        if !entry.enabled {
+            return Health::Disabled;
+        }
+        if !entry.path.is_dir() {
+            return Health::PathMissing;
+        }
+        let aea = entry.path.join(".aea");
+        if !aea.is_dir() {
+            return Health::NotInitialized;
+        }
+        match config::peek_id(&aea) {
+            Some(actual) if actual == id => Health::Ok,
+            _ => Health::IdMismatch,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn update_round_trips_and_refuses_to_overwrite_corruption() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("reg").join("registry.toml");
+        Registry::update(&path, |r| {
+            r.agents.insert(
+                "api".into(),
+                Entry {
+                    path: "/x/api".into(),
+                    description: String::new(),
+                    enabled: true,
+                    registered: "t".into(),
+                },
+            );
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(Registry::load(&path).unwrap().get("api").unwrap().path, Path::new("/x/api"));
+
+        std::fs::write(&path, "agents = [oops").unwrap();
+        let err = Registry::update(&path, |_| Ok(())).unwrap_err();
+        assert!(matches!(err, Error::RegistryCorrupt { .. }));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "agents = [oops");
+    }
+}

@@ -1,0 +1,147 @@
+//! Where mail for an agent goes: resolving `--to` (SPEC §4) and the return
+//! address of a reply (§5.3).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::config;
+use crate::error::{Error, Result};
+use crate::mailbox::{AEA_DIR, Mailbox};
+use crate::message::{Message, check_agent_id};
+use crate::registry::Registry;
+
+/// A resolved recipient: its mailbox and its configured id.
+#[derive(Debug, Clone)]
+pub struct Recipient {
+    pub id: String,
+    pub mailbox: Mailbox,
+}
+
+impl Recipient {
+    fn open(repo: &Path) -> Result<Self> {
+        let repo = fs::canonicalize(repo).map_err(|e| Error::io("resolve", repo, e))?;
+        let mailbox = Mailbox::at(&repo)?;
+        let id = mailbox.agent_id()?;
+        Ok(Recipient { id, mailbox })
+    }
+}
+
+/// Whether `--to` names a path rather than an id.
+fn looks_like_path(target: &str) -> bool {
+    target.contains(['/', '\\']) || target.starts_with('.') || target == "~"
+}
+
+/// Resolves `--to` in the order of SPEC §4: a path holding `.aea/`, an id in
+/// the registry, an id among the sibling repositories of `own_repo`.
+/// Relative paths are taken from `cwd`.
+pub fn resolve(
+    target: &str,
+    cwd: &Path,
+    own_repo: &Path,
+    registry: Option<&Path>,
+) -> Result<Recipient> {
+    if looks_like_path(target) {
+        let path = cwd.join(target);
+        if !path.is_dir() {
+            return Err(Error::RecipientNotFound {
+                target: target.to_string(),
+                tried: vec![format!("{} is not a directory", path.display())],
+            });
+        }
+        return Recipient::open(&path);
+    }
+    check_agent_id(target).map_err(|reason| Error::InvalidAgentId {
+        id: target.to_string(),
+        reason,
+    })?;
+    let mut tried = Vec::new();
+    match registry {
+        Some(path) => {
+            let registry = Registry::load(path)?;
+            match registry.get(target) {
+                Some(entry) if entry.enabled => return Recipient::open(&entry.path),
+                Some(_) => tried.push(format!("registry {} (entry disabled)", path.display())),
+                None => tried.push(format!("registry {}", path.display())),
+            }
+        }
+        None => tried.push("registry (no config directory)".into()),
+    }
+    let siblings = sibling_repos(own_repo, target);
+    match siblings.len() {
+        0 => {
+            let parent = own_repo.parent().unwrap_or(own_repo);
+            tried.push(format!("sibling repositories in {}", parent.display()));
+            Err(Error::RecipientNotFound {
+                target: target.to_string(),
+                tried,
+            })
+        }
+        1 => Recipient::open(&siblings[0]),
+        _ => Err(Error::RecipientAmbiguous {
+            target: target.to_string(),
+            candidates: siblings.iter().map(|p| p.display().to_string()).collect(),
+        }),
+    }
+}
+
+/// Directories next to `own_repo` whose `.aea/agent-config.yaml` names `id`.
+fn sibling_repos(own_repo: &Path, id: &str) -> Vec<PathBuf> {
+    let Some(parent) = own_repo.parent() else {
+        return Vec::new();
+    };
+    let Ok(entries) = fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(std::result::Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p != own_repo && p.join(AEA_DIR).is_dir())
+        .filter(|p| config::peek_id(&p.join(AEA_DIR)).as_deref() == Some(id))
+        .collect();
+    found.sort();
+    found
+}
+
+/// The return address of `message` (SPEC §5.3): the registry entry of
+/// `from.agent_id`, else `from.repo_path` if it holds an AEA repository
+/// configured with that id. Anything else is refused.
+pub fn return_address(message: &Message, registry: Option<&Path>) -> Result<Recipient> {
+    let agent = &message.from.agent_id;
+    let refuse = |reason: String| Error::NoReturnAddress {
+        agent: agent.clone(),
+        reason,
+    };
+    if let Some(path) = registry
+        && let Some(entry) = Registry::load(path)?.get(agent)
+        && entry.enabled
+    {
+        let recipient = Recipient::open(&entry.path)?;
+        if &recipient.id != agent {
+            return Err(refuse(format!(
+                "the registry points at {}, whose id is {}",
+                entry.path.display(),
+                recipient.id
+            )));
+        }
+        return Ok(recipient);
+    }
+    let Some(repo_path) = &message.from.repo_path else {
+        return Err(refuse(
+            "it is not in the registry and the message has no from.repo_path".into(),
+        ));
+    };
+    let repo = Path::new(repo_path);
+    if !repo.is_absolute() || !repo.join(AEA_DIR).is_dir() {
+        return Err(refuse(format!(
+            "it is not in the registry and {repo_path} holds no AEA repository"
+        )));
+    }
+    let recipient = Recipient::open(repo)?;
+    if &recipient.id != agent {
+        return Err(refuse(format!(
+            "{repo_path} belongs to agent {}, not {agent}",
+            recipient.id
+        )));
+    }
+    Ok(recipient)
+}

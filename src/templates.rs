@@ -1,0 +1,71 @@
+//! Files that `init` writes, compiled in so the binary alone is enough.
+
+pub const AGENT_SECTION: &str = include_str!("../templates/agent-section.md");
+pub const SECTION_BEGIN: &str = "<!-- aea:begin";
+pub const SECTION_END: &str = "<!-- aea:end -->";
+pub const CHECK_MESSAGES_PROMPT: &str = include_str!("../templates/check-messages.md");
+pub const GITIGNORE: &str = include_str!("../templates/gitignore");
+
+pub const POLICY_NAMES: [&str; 3] = ["default", "strict", "autonomous"];
+
+/// The ready-made policy `name`, with the agent id filled in.
+pub fn policy(name: &str, agent_id: &str) -> Option<String> {
+    let text = match name {
+        "default" => include_str!("../policies/default.yaml"),
+        "strict" => include_str!("../policies/strict.yaml"),
+        "autonomous" => include_str!("../policies/autonomous.yaml"),
+        _ => return None,
+    };
+    Some(text.replace("{{AGENT_ID}}", agent_id))
+}
+
+/// `text` with the AEA section added or brought up to date; `None` when it
+/// already holds the current section.
+pub fn with_agent_section(text: &str) -> Option<String> {
+    let section = AGENT_SECTION.trim_end();
+    if let Some(begin) = text.find(SECTION_BEGIN)
+        && let Some(end_rel) = text[begin..].find(SECTION_END)
+    {
+        let end = begin + end_rel + SECTION_END.len();
+        if &text[begin..end] == section {
+            return None;
+        }
+        return Some(format!("{}{section}{}", &text[..begin], &text[end..]));
+    }
+    let mut out = text.to_string();
+    if !out.is_empty() {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    out.push_str(section);
+    out.push('\n');
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn section_is_added_once_and_kept_around_user_text() {
+        let first = with_agent_section("# Project\n\nOwn notes.").unwrap();
+        assert!(first.starts_with("# Project\n\nOwn notes.\n\n<!-- aea:begin"));
+        assert_eq!(with_agent_section(&first), None);
+        let edited = first.replace("run `aea check`", "run aea check please");
+        let repaired = with_agent_section(&format!("{edited}\nMore notes.\n")).unwrap();
+        assert_eq!(repaired.matches(SECTION_BEGIN).count(), 1);
+        assert!(repaired.ends_with("<!-- aea:end -->\n\nMore notes.\n"));
+    }
+
+    #[test]
+    fn policies_parse_with_their_id() {
+        for name in POLICY_NAMES {
+            let text = policy(name, "web").unwrap();
+            let config =
+                crate::config::AgentConfig::parse(&text, std::path::Path::new(name)).unwrap();
+            assert_eq!(config.agent.id.as_deref(), Some("web"), "{name}");
+        }
+    }
+}
