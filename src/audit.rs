@@ -105,9 +105,18 @@ mod tests {
     fn appends_rotates_and_skips_plain_text() {
         let dir = tempfile::tempdir().unwrap();
         let rt = Runtime::new(&Env::default());
-        fs::write(dir.path().join(LOG_FILE), "2025-10-14 legacy plain text line\n").unwrap();
+        fs::write(
+            dir.path().join(LOG_FILE),
+            "2025-10-14 legacy plain text line\n",
+        )
+        .unwrap();
         append_with_limit(dir.path(), &Event::new(&rt, "init"), 1024).unwrap();
-        append_with_limit(dir.path(), &Event::new(&rt, "sent").with("message", "m1"), 1024).unwrap();
+        append_with_limit(
+            dir.path(),
+            &Event::new(&rt, "sent").with("message", "m1"),
+            1024,
+        )
+        .unwrap();
         let events = read(dir.path()).unwrap();
         assert_eq!(events.len(), 2);
         assert_eq!(events[1]["message"], "m1");
@@ -115,7 +124,10 @@ mod tests {
         append_with_limit(dir.path(), &Event::new(&rt, "big"), 10).unwrap();
         assert!(dir.path().join(ROTATED_FILE).exists());
         let events = read(dir.path()).unwrap();
-        let names: Vec<_> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+        let names: Vec<_> = events
+            .iter()
+            .map(|e| e["event"].as_str().unwrap())
+            .collect();
         assert_eq!(names, ["init", "sent", "big"]);
     }
 }

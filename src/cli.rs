@@ -90,7 +90,7 @@ fn priority_parser() -> impl TypedValueParser<Value = Priority> {
 #[derive(Debug, Args)]
 pub struct ContentArgs {
     /// Message body
-    #[arg(long, conflicts_with = "body_file")]
+    #[arg(long, conflicts_with = "body_file", allow_hyphen_values = true)]
     pub body: Option<String>,
 
     /// Read the body from a file (`-` for standard input)
@@ -137,7 +137,7 @@ pub struct SendArgs {
     pub message_type: MessageType,
 
     /// One-line subject (at most 200 characters)
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub subject: String,
 
     /// Id of the message this one answers
@@ -162,7 +162,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "HARNESS", value_parser = ["claude", "codex", "plain"])]
     pub hook: Option<String>,
 
-    /// Hook event name for `--hook claude` (default: read from the hook input, else UserPromptSubmit)
+    /// Hook event name for `--hook claude` (default: read from the hook input, else `UserPromptSubmit`)
     #[arg(long, value_name = "NAME", requires = "hook")]
     pub event: Option<String>,
 }
@@ -181,7 +181,7 @@ pub struct ReplyArgs {
     pub reference: String,
 
     /// Subject (default: "Re: " and the original subject)
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub subject: Option<String>,
 
     /// Message type of the reply

@@ -114,7 +114,10 @@ mod tests {
         assert_eq!(config.agent.id.as_deref(), Some("web"));
         let question = &config.response_policy["question"];
         assert_eq!(question.base.auto_respond, Some(true));
-        assert_eq!(question.base.actions.as_deref(), Some(&["answer".to_string()][..]));
+        assert_eq!(
+            question.base.actions.as_deref(),
+            Some(&["answer".to_string()][..])
+        );
         let issue = &config.response_policy["issue"];
         assert_eq!(issue.urgent.as_ref().unwrap().approval_required, Some(true));
     }

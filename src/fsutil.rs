@@ -221,7 +221,11 @@ mod tests {
         assert_eq!(path, dir.path().join("b"));
         assert_eq!(fs::read(dir.path().join("a")).unwrap(), b"old");
         assert_eq!(fs::read(dir.path().join("b")).unwrap(), b"new");
-        assert_eq!(fs::read_dir(&staging).unwrap().count(), 0, "staging is cleaned");
+        assert_eq!(
+            fs::read_dir(&staging).unwrap().count(),
+            0,
+            "staging is cleaned"
+        );
     }
 
     #[test]
@@ -229,13 +233,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let big = dir.path().join("big");
         fs::write(&big, vec![b'x'; 11]).unwrap();
-        assert!(matches!(read_limited(&big, 10), Err(ReadLimited::TooLarge(11))));
+        assert!(matches!(
+            read_limited(&big, 10),
+            Err(ReadLimited::TooLarge(11))
+        ));
         assert_eq!(read_limited(&big, 11).unwrap().len(), 11);
         #[cfg(unix)]
         {
             let link = dir.path().join("link");
             std::os::unix::fs::symlink(&big, &link).unwrap();
-            assert!(matches!(read_limited(&link, 100), Err(ReadLimited::Symlink)));
+            assert!(matches!(
+                read_limited(&link, 100),
+                Err(ReadLimited::Symlink)
+            ));
         }
     }
 

@@ -263,7 +263,9 @@ pub fn file_name(ts: DateTime<Utc>, sender: &str, rand: &str) -> String {
 }
 
 /// Whether a directory entry is a message file at all (SPEC §2: only
-/// `message-*.json` directly inside `.aea/`).
+/// `message-*.json` directly inside `.aea/`). The protocol's names are
+/// lower case; `MESSAGE-x.JSON` is not a message.
+#[allow(clippy::case_sensitive_file_extension_comparisons)]
 pub fn is_message_file_name(name: &str) -> bool {
     name.starts_with("message-") && name.ends_with(".json")
 }
@@ -327,8 +329,7 @@ const REQUIRED_V1: [&str; 10] = [
 /// Parses and validates a message file's bytes. `name` (the file name) fills
 /// gaps in the older shape. The error is a one-line reason for `check`.
 pub fn parse(bytes: &[u8], name: Option<&str>) -> Result<Message, String> {
-    let value: Value =
-        serde_json::from_slice(bytes).map_err(|e| format!("not valid JSON: {e}"))?;
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("not valid JSON: {e}"))?;
     if depth(&value) > MAX_DEPTH {
         return Err(format!("JSON nested deeper than {MAX_DEPTH} levels"));
     }
@@ -383,8 +384,12 @@ fn from_legacy(object: &Map<String, Value>, name: Option<&str>) -> Result<Messag
                 user: None,
             }),
             Some(Value::Object(p)) => Ok(Party {
-                agent_id: text(p.get("agent_id").or_else(|| p.get("id")).or_else(|| p.get("name")))
-                    .ok_or_else(|| format!("`{key}` has no agent_id"))?,
+                agent_id: text(
+                    p.get("agent_id")
+                        .or_else(|| p.get("id"))
+                        .or_else(|| p.get("name")),
+                )
+                .ok_or_else(|| format!("`{key}` has no agent_id"))?,
                 repo_path: text(p.get("repo_path").or_else(|| p.get("path"))),
                 user: text(p.get("user")),
             }),
@@ -425,7 +430,9 @@ fn from_legacy(object: &Map<String, Value>, name: Option<&str>) -> Result<Messag
             subject: text(field(&["content", "subject"]))
                 .ok_or("missing required field `content.subject`")?,
             body,
-            context: field(&["content", "context"]).cloned().unwrap_or_else(empty_object),
+            context: field(&["content", "context"])
+                .cloned()
+                .unwrap_or_else(empty_object),
             attachments: Vec::new(),
         },
         metadata: Metadata {
@@ -521,7 +528,11 @@ mod tests {
     #[test]
     fn rejects_missing_fields_and_bad_values() {
         for (pointer, value, reason) in [
-            ("/metadata", Value::Null, "missing required field `metadata`"),
+            (
+                "/metadata",
+                Value::Null,
+                "missing required field `metadata`",
+            ),
             ("/priority", "critical".into(), "unknown variant"),
             ("/from/agent_id", "../etc".into(), "from.agent_id"),
             ("/message/subject", "two\nlines".into(), "one line"),
@@ -550,7 +561,11 @@ mod tests {
         v["message"]["context"] = serde_json::json!({ "x": deep });
         let err = parse(&serde_json::to_vec(&v).unwrap(), None).unwrap_err();
         assert!(err.contains("nested deeper"), "{err}");
-        assert!(parse(b"{\"protocol_version\": ", None).unwrap_err().starts_with("not valid JSON"));
+        assert!(
+            parse(b"{\"protocol_version\": ", None)
+                .unwrap_err()
+                .starts_with("not valid JSON")
+        );
         assert_eq!(parse(b"[]", None).unwrap_err(), "not a JSON object");
     }
 
@@ -582,7 +597,10 @@ mod tests {
         let t = Utc.with_ymd_and_hms(2026, 11, 21, 22, 48, 14).unwrap()
             + chrono::Duration::milliseconds(123);
         let name = file_name(t, "my-api", "0a1b2c3d");
-        assert_eq!(name, "message-20261121T224814123Z-from-my-api-0a1b2c3d.json");
+        assert_eq!(
+            name,
+            "message-20261121T224814123Z-from-my-api-0a1b2c3d.json"
+        );
         let parts = parse_file_name(&name).unwrap();
         assert_eq!(parts.time, t);
         assert_eq!(parts.sender, "my-api");
@@ -598,7 +616,15 @@ mod tests {
     fn agent_ids() {
         assert!(check_agent_id("api").is_ok());
         assert!(check_agent_id("web_2-x").is_ok());
-        for bad in ["a", "-api", ".hidden", "a/b", "..", "has space", &"x".repeat(65)] {
+        for bad in [
+            "a",
+            "-api",
+            ".hidden",
+            "a/b",
+            "..",
+            "has space",
+            &"x".repeat(65),
+        ] {
             assert!(check_agent_id(bad).is_err(), "{bad}");
         }
         assert_eq!(sanitize_agent_id("My Repo.v2"), "My-Repo-v2");

@@ -223,7 +223,11 @@ mod tests {
         ];
         let policy = Policy::from_config(AgentConfig::default());
         for (kind, priority, action) in expect {
-            assert_eq!(policy.decide(&message(kind, priority)).action, action, "{kind} {priority}");
+            assert_eq!(
+                policy.decide(&message(kind, priority)).action,
+                action,
+                "{kind} {priority}"
+            );
         }
         assert!(policy.decide(&message(Update, Urgent)).notify_user);
         assert!(!policy.decide(&message(Update, Normal)).notify_user);
@@ -235,7 +239,10 @@ mod tests {
         let config = AgentConfig::parse(yaml, Path::new("c")).unwrap();
         let policy = Policy::from_config(config);
         let q = policy.decide(&message(MessageType::Question, Priority::Low));
-        assert_eq!((q.action, q.rule.as_str()), (Action::RequireApproval, "response_policy.question"));
+        assert_eq!(
+            (q.action, q.rule.as_str()),
+            (Action::RequireApproval, "response_policy.question")
+        );
         let urgent = policy.decide(&message(MessageType::Issue, Priority::Urgent));
         assert_eq!(urgent.action, Action::RequireApproval);
         assert_eq!(urgent.operations, vec!["page_oncall".to_string()]);

@@ -132,7 +132,10 @@ mod tests {
             Ok(())
         })
         .unwrap();
-        assert_eq!(Registry::load(&path).unwrap().get("api").unwrap().path, Path::new("/x/api"));
+        assert_eq!(
+            Registry::load(&path).unwrap().get("api").unwrap().path,
+            Path::new("/x/api")
+        );
 
         std::fs::write(&path, "agents = [oops").unwrap();
         let err = Registry::update(&path, |_| Ok(())).unwrap_err();

@@ -23,7 +23,10 @@ pub fn find(text: &str) -> Option<&'static str> {
 
 fn classify(token: &str) -> Option<&'static str> {
     let alnum = |s: &str| s.bytes().all(|b| b.is_ascii_alphanumeric());
-    let upper_alnum = |s: &str| s.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+    let upper_alnum = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+    };
     let token_chars = |s: &str| {
         s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
@@ -91,11 +94,20 @@ mod tests {
     #[test]
     fn finds_common_secrets() {
         let cases = [
-            ("key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nabc", "private key block"),
+            (
+                "key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nabc",
+                "private key block",
+            ),
             ("aws AKIAIOSFODNN7EXAMPLE here", "AWS access key id"),
-            ("token=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "GitHub token"),
+            (
+                "token=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+                "GitHub token",
+            ),
             ("xoxb-123456789012-abcdef", "Slack token"),
-            ("use sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345", "API secret key"),
+            (
+                "use sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345",
+                "API secret key",
+            ),
             ("AIzaSyA1234567890abcdefghijklmnopqrstuv", "Google API key"),
         ];
         for (text, kind) in cases {

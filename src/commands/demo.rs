@@ -44,7 +44,9 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
     p.line(format_args!(
         "Two repositories, api and web, in {} (registry {}).",
         root.display(),
-        env.registry.as_ref().map_or(String::new(), |r| r.display().to_string())
+        env.registry
+            .as_ref()
+            .map_or(String::new(), |r| r.display().to_string())
     ));
 
     let step = |title: &str, repo: &Path, args: &[&str]| -> Result<()> {
@@ -55,7 +57,11 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
             "[{}]$ aea {}",
             repo.file_name().unwrap_or_default().to_string_lossy(),
             args.iter()
-                .map(|a| if a.contains(' ') { format!("'{a}'") } else { (*a).to_string() })
+                .map(|a| if a.contains(' ') {
+                    format!("'{a}'")
+                } else {
+                    (*a).to_string()
+                })
                 .collect::<Vec<_>>()
                 .join(" ")
         ));
@@ -63,8 +69,12 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         let argv = ["aea", "--repo", repo_arg.as_str()]
             .into_iter()
             .chain(args.iter().copied());
-        let cli = Cli::try_parse_from(argv)
-            .map_err(|e| Error::usage(format!("demo step failed to parse: {e}"), "report this as a bug"))?;
+        let cli = Cli::try_parse_from(argv).map_err(|e| {
+            Error::usage(
+                format!("demo step failed to parse: {e}"),
+                "report this as a bug",
+            )
+        })?;
         match crate::run(cli, &env) {
             ExitCode::Success | ExitCode::Attention => Ok(()),
             code => Err(Error::usage(
@@ -74,15 +84,26 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         }
     };
 
-    step("Set up both repositories", &api, &["init", "--no-agent-files"])?;
+    step(
+        "Set up both repositories",
+        &api,
+        &["init", "--no-agent-files"],
+    )?;
     step("", &web, &["init", "--no-agent-files"])?;
     step(
         "api asks web a question (recipient by registry id)",
         &api,
         &[
-            "send", "--to", "web", "--type", "question", "--subject",
-            "Which port does the dev server use?", "--body",
-            "We need it for the proxy config.", "--requires-response",
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "question",
+            "--subject",
+            "Which port does the dev server use?",
+            "--body",
+            "We need it for the proxy config.",
+            "--requires-response",
         ],
     )?;
     let web_path = web.display().to_string();
@@ -90,8 +111,16 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         "api reports an urgent issue (recipient by path)",
         &api,
         &[
-            "send", "--to", &web_path, "--type", "issue", "--priority", "urgent",
-            "--subject", "Login returns 500 since the last deploy", "--body",
+            "send",
+            "--to",
+            &web_path,
+            "--type",
+            "issue",
+            "--priority",
+            "urgent",
+            "--subject",
+            "Login returns 500 since the last deploy",
+            "--body",
             "Stack trace in the attached log; started at 14:02.",
         ],
     )?;
@@ -99,9 +128,16 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         "api hands work over",
         &api,
         &[
-            "send", "--to", "web", "--type", "handoff", "--subject",
-            "Take over the session-cookie migration", "--body",
-            "Branch cookie-migration, steps 1-3 done.", "--context",
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "handoff",
+            "--subject",
+            "Take over the session-cookie migration",
+            "--body",
+            "Branch cookie-migration, steps 1-3 done.",
+            "--context",
             r#"{"branch": "cookie-migration"}"#,
         ],
     )?;
@@ -110,7 +146,11 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         &web,
         &["check"],
     )?;
-    step("What a harness hook shows the model: ids only", &web, &["check", "--hook", "plain"])?;
+    step(
+        "What a harness hook shows the model: ids only",
+        &web,
+        &["check", "--hook", "plain"],
+    )?;
 
     let question = Mailbox::at(&web)?
         .unprocessed()?
@@ -120,14 +160,31 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         .map(|m| m.message_id)
         .ok_or_else(|| Error::usage("the demo question did not arrive", "report this as a bug"))?;
     let short = &question[..8];
-    step("web reads the question, framed as untrusted data", &web, &["show", short])?;
+    step(
+        "web reads the question, framed as untrusted data",
+        &web,
+        &["show", short],
+    )?;
     step(
         "web answers in the same conversation",
         &web,
-        &["reply", short, "--body", "Port 5173; the proxy should target http://localhost:5173."],
+        &[
+            "reply",
+            short,
+            "--body",
+            "Port 5173; the proxy should target http://localhost:5173.",
+        ],
     )?;
-    step("web marks the question processed", &web, &["process", short, "--note", "answered"])?;
-    step("web's inbox now: the gated messages wait for a person", &web, &["check"])?;
+    step(
+        "web marks the question processed",
+        &web,
+        &["process", short, "--note", "answered"],
+    )?;
+    step(
+        "web's inbox now: the gated messages wait for a person",
+        &web,
+        &["check"],
+    )?;
     step("api receives the answer", &api, &["check"])?;
     step("The audit log of web", &web, &["log"])?;
     if args.keep.is_none() {

@@ -15,7 +15,7 @@ use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
 use crate::mailbox::{AEA_DIR, LAYOUT_DIRS, PROMPTS_DIR};
 use crate::message::{check_agent_id, format_time, sanitize_agent_id};
-use crate::registry::{Entry, Registry};
+use crate::registry::{Entry, Health, Registry};
 use crate::runtime::Runtime;
 use crate::templates;
 
@@ -101,9 +101,7 @@ pub fn init_repo(
     let aea = repo.join(AEA_DIR);
     let mut changed = Vec::new();
     let mut warnings = Vec::new();
-    if fsutil::ensure_dir(&aea)? {
-        changed.push(format!("{AEA_DIR}/"));
-    }
+    fsutil::refuse_symlink(&aea)?;
     let config_path = aea.join(config::FILE_NAME);
     let existing = match fsutil::read_optional(&config_path)? {
         Some(text) => Some(AgentConfig::parse(&text, &config_path)?),
@@ -132,6 +130,23 @@ pub fn init_repo(
         ),
     };
 
+    // Refuse an id that another live repository holds before writing
+    // anything; `register` checks again under the lock.
+    if let Some(path) = registry
+        && let Ok(known) = Registry::load(path)
+        && let Some(old) = known.get(&agent_id)
+        && old.path != repo
+        && Registry::health(&agent_id, old) == Health::Ok
+    {
+        return Err(Error::RegistryConflict {
+            id: agent_id,
+            other: old.path.clone(),
+        });
+    }
+
+    if fsutil::ensure_dir(&aea)? {
+        changed.push(format!("{AEA_DIR}/"));
+    }
     for dir in LAYOUT_DIRS {
         if fsutil::ensure_dir(&aea.join(dir))? {
             changed.push(format!("{AEA_DIR}/{dir}/"));
@@ -256,7 +271,7 @@ fn register(path: &Path, id: &str, repo: &Path, rt: &Runtime) -> Result<()> {
             }
             // Another live repository with this id keeps it; a stale entry
             // (moved or deleted repository) is replaced.
-            if Registry::health(id, old) == crate::registry::Health::Ok {
+            if Registry::health(id, old) == Health::Ok {
                 return Err(Error::RegistryConflict {
                     id: id.to_string(),
                     other: old.path.clone(),

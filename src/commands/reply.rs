@@ -12,10 +12,13 @@ pub fn run(args: &ReplyArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let me = mailbox.agent_id()?;
     let entry = mailbox.resolve(&args.reference)?;
-    let parent = entry.message.clone().map_err(|reason| Error::InvalidMessage {
-        path: entry.path.clone(),
-        reason,
-    })?;
+    let parent = entry
+        .message
+        .clone()
+        .map_err(|reason| Error::InvalidMessage {
+            path: entry.path.clone(),
+            reason,
+        })?;
     let subject = match &args.subject {
         Some(s) => s.clone(),
         None => {
@@ -27,11 +30,17 @@ pub fn run(args: &ReplyArgs, ctx: &Context) -> Result<ExitCode> {
                 .collect()
         }
     };
-    let draft = Draft::new(&args.content, ctx, mailbox.repo(), args.message_type, subject)?
-        .threaded(
-            Some(parent.message_id.clone()),
-            Some(parent.conversation().to_string()),
-        );
+    let draft = Draft::new(
+        &args.content,
+        ctx,
+        mailbox.repo(),
+        args.message_type,
+        subject,
+    )?
+    .threaded(
+        Some(parent.message_id.clone()),
+        Some(parent.conversation().to_string()),
+    );
     let recipient = route::return_address(&parent, ctx.registry());
     deliver(
         &draft,

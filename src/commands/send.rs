@@ -145,7 +145,11 @@ impl Draft {
         })
     }
 
-    pub(super) fn threaded(mut self, reply_to: Option<String>, conversation: Option<String>) -> Self {
+    pub(super) fn threaded(
+        mut self,
+        reply_to: Option<String>,
+        conversation: Option<String>,
+    ) -> Self {
         self.reply_to = reply_to;
         self.conversation = conversation;
         self

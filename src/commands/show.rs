@@ -1,6 +1,8 @@
 //! `aea show` (SPEC §5.2): one message, framed as untrusted data, with the
 //! decision and what the agent may do.
 
+use std::fmt::Write as _;
+
 use super::{Context, load_policy};
 use crate::cli::ShowArgs;
 use crate::error::{Error, ExitCode, Result};
@@ -9,10 +11,13 @@ use crate::printer::{untrusted, untrusted_short};
 pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let entry = mailbox.resolve(&args.reference)?;
-    let message = entry.message.clone().map_err(|reason| Error::InvalidMessage {
-        path: entry.path.clone(),
-        reason,
-    })?;
+    let message = entry
+        .message
+        .clone()
+        .map_err(|reason| Error::InvalidMessage {
+            path: entry.path.clone(),
+            reason,
+        })?;
     let decision = load_policy(&mailbox, ctx).decide(&message);
     let approval = mailbox.approval(&entry.name, decision.action.is_gated());
     let processed = mailbox.is_processed(&entry.name);
@@ -36,20 +41,30 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let one = |s: &str| untrusted_short(s, 200);
     let mut out = String::new();
     let mut field = |name: &str, value: String| {
-        out.push_str(&format!("{name:<13} {value}\n"));
+        let _ = writeln!(out, "{name:<13} {value}");
     };
     field("file:", entry.name.clone());
     field("id:", m.message_id.clone());
     field(
         "type:",
-        format!("{}, priority {}{}", m.message_type, m.priority, if m.requires_response {
-            ", answer wanted"
-        } else {
-            ""
-        }),
+        format!(
+            "{}, priority {}{}",
+            m.message_type,
+            m.priority,
+            if m.requires_response {
+                ", answer wanted"
+            } else {
+                ""
+            }
+        ),
     );
     let from_path = m.from.repo_path.as_deref().map(one).unwrap_or_default();
-    field("from:", format!("{} {from_path}", m.from.agent_id).trim_end().to_string());
+    field(
+        "from:",
+        format!("{} {from_path}", m.from.agent_id)
+            .trim_end()
+            .to_string(),
+    );
     if let Some(user) = &m.from.user {
         field("from user:", one(user));
     }
@@ -60,7 +75,11 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
         field("reply to:", one(parent));
     }
     if let Some(expires) = &m.expires_at {
-        let state = if m.is_expired(ctx.rt.now()) { " (EXPIRED)" } else { "" };
+        let state = if m.is_expired(ctx.rt.now()) {
+            " (EXPIRED)"
+        } else {
+            ""
+        };
         field("expires:", format!("{}{state}", one(expires)));
     }
     if !m.metadata.tags.is_empty() {
@@ -99,12 +118,20 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
             state => format!("; approval {state}"),
         }
     ));
-    p.raw(&format!("you may:      {}\n", decision.operations.join(", ")));
+    p.raw(&format!(
+        "you may:      {}\n",
+        decision.operations.join(", ")
+    ));
     if decision.notify_user {
         p.raw("tell the user: yes\n");
     }
     let state = match (&marker, processed) {
-        (Some(mk), _) => format!("yes ({} by {} at {})", mk.outcome, one(&mk.by), one(&mk.processed_at)),
+        (Some(mk), _) => format!(
+            "yes ({} by {} at {})",
+            mk.outcome,
+            one(&mk.by),
+            one(&mk.processed_at)
+        ),
         (None, true) => "yes".into(),
         (None, false) => format!("no (`aea process {}` when done)", m.message_id),
     };

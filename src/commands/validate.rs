@@ -68,12 +68,18 @@ pub fn run(args: &ValidateArgs, ctx: &Context) -> Result<ExitCode> {
         ctx.printer.value(&report);
     } else {
         for f in &report.problems {
-            ctx.printer
-                .line(format_args!("problem  {}: {}", f.file, untrusted_short(&f.problem, 200)));
+            ctx.printer.line(format_args!(
+                "problem  {}: {}",
+                f.file,
+                untrusted_short(&f.problem, 200)
+            ));
         }
         for f in &report.warnings {
-            ctx.printer
-                .line(format_args!("warning  {}: {}", f.file, untrusted_short(&f.problem, 200)));
+            ctx.printer.line(format_args!(
+                "warning  {}: {}",
+                f.file,
+                untrusted_short(&f.problem, 200)
+            ));
         }
         ctx.printer.line(format_args!(
             "checked {} file{}: {} problem{}, {} warning{}",
@@ -106,7 +112,10 @@ fn check_file(path: &Path, report: &mut Report) {
     };
     let parts = parse_file_name(&name);
     if parts.is_none() {
-        problem("file name does not follow message-<YYYYMMDDTHHMMSSmmmZ>-from-<sender>-<rand>.json".into());
+        problem(
+            "file name does not follow message-<YYYYMMDDTHHMMSSmmmZ>-from-<sender>-<rand>.json"
+                .into(),
+        );
     }
     let parsed = read_message_file(path, &name);
     match parsed {

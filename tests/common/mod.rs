@@ -1,0 +1,142 @@
+//! A sealed environment for driving the real `aea` binary: its own HOME,
+//! registry and git config, a fixed user, and helpers to run commands.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_aea");
+
+pub struct TestEnv {
+    pub root: TempDir,
+}
+
+impl TestEnv {
+    pub fn new() -> Self {
+        let root = tempfile::Builder::new()
+            .prefix("aea-test-")
+            .tempdir()
+            .unwrap();
+        std::fs::create_dir(root.path().join("home")).unwrap();
+        TestEnv { root }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        std::fs::canonicalize(self.root.path()).unwrap()
+    }
+
+    pub fn registry(&self) -> PathBuf {
+        self.path().join("home").join("registry.toml")
+    }
+
+    /// A command with a sealed environment, run in `dir`.
+    pub fn cmd(&self, dir: &Path) -> Command {
+        let mut cmd = Command::new(BIN);
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path().join("home"))
+            .env("USER", "tester")
+            .env("AEA_REGISTRY", self.registry())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .current_dir(dir);
+        cmd
+    }
+
+    pub fn run(&self, dir: &Path, args: &[&str]) -> Output {
+        self.cmd(dir).args(args).output().unwrap()
+    }
+
+    /// Runs and asserts success, returning stdout.
+    pub fn ok(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self.run(dir, args);
+        assert!(
+            out.status.success(),
+            "aea {args:?} failed with {:?}\nstdout: {}\nstderr: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Runs with `--json` and parses stdout.
+    pub fn json(&self, dir: &Path, args: &[&str]) -> Value {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(args);
+        let text = self.ok(dir, &full);
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+    }
+
+    /// Creates and initialises a repository `name` under the root.
+    pub fn repo(&self, name: &str) -> PathBuf {
+        let dir = self.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        self.ok(&dir, &["init", "--no-agent-files"]);
+        dir
+    }
+
+    /// Sends from `from` to `to` and returns the new message id.
+    pub fn send(&self, from: &Path, to: &str, extra: &[&str]) -> String {
+        let mut args = vec!["send", "--to", to];
+        args.extend_from_slice(extra);
+        let mut full = vec!["--json"];
+        full.extend_from_slice(&args);
+        let v: Value = serde_json::from_str(&self.ok(from, &full)).unwrap();
+        v["message_id"].as_str().unwrap().to_string()
+    }
+
+    pub fn question(&self, from: &Path, to: &str, subject: &str) -> String {
+        self.send(
+            from,
+            to,
+            &["--type", "question", "--subject", subject, "--body", "b"],
+        )
+    }
+}
+
+pub fn code(out: &Output) -> i32 {
+    out.status.code().expect("exited normally")
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Names of the message files directly in `repo/.aea/`.
+pub fn inbox_files(repo: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(repo.join(".aea"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| aea::message::is_message_file_name(n))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Every file under `dir`, with its bytes: a snapshot to prove nothing changed.
+pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path);
+            } else if meta.is_file() {
+                out.push((path.clone(), std::fs::read(&path).unwrap()));
+            } else {
+                out.push((path.clone(), Vec::new()));
+            }
+        }
+    }
+    out.sort();
+    out
+}

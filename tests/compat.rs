@@ -1,0 +1,95 @@
+//! Reading what older AEA tools wrote (SPEC §3.3, §5.4, §7).
+
+use crate::common::*;
+
+#[test]
+fn legacy_0_1_0_message_shows_up_with_type_priority_sender_subject() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let legacy = serde_json::json!({
+        "protocol_version": "0.1.0",
+        "message_id": "msg-1760436000-abc",
+        "message_type": "issue",
+        "timestamp": "2025-10-14T10:00:00Z",
+        "sender": {"agent_id": "claude-backend", "repo_path": "/nonexistent/backend"},
+        "recipient": {"agent_id": "web"},
+        "routing": {"priority": "high", "requires_response": true},
+        "content": {"subject": "Build broken on main", "body": "see CI"},
+        "metadata": {"in_reply_to": "msg-1"}
+    });
+    // Seconds-only name without <rand>, as the bash tools wrote them.
+    let name = "message-20251014T100000Z-from-claude-backend.json";
+    std::fs::write(web.join(".aea").join(name), legacy.to_string()).unwrap();
+
+    let report = env.json(&web, &["check"]);
+    let m = &report["messages"][0];
+    assert_eq!(m["file"], name);
+    assert_eq!(m["type"], "issue");
+    assert_eq!(m["priority"], "high");
+    assert_eq!(m["from"], "claude-backend");
+    assert_eq!(m["subject"], "Build broken on main");
+    assert_eq!(m["requires_response"], true);
+    assert_eq!(m["decision"]["action"], "require_approval");
+
+    let shown = env.ok(&web, &["show", "msg-1760436000"]);
+    assert!(shown.contains("older AEA 0.1.0"), "{shown}");
+    assert!(shown.contains("see CI"));
+    let out = env.run(&web, &["validate"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+}
+
+#[test]
+fn v1_message_with_structured_body_is_read() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let msg = serde_json::json!({
+        "protocol_version": "1.0",
+        "message_id": "6f1c2a7e-0000-4000-8000-000000000001",
+        "message_type": "handoff",
+        "timestamp": "2026-11-21T09:00:00.000Z",
+        "priority": "normal",
+        "requires_response": false,
+        "from": {"agent_id": "api", "repo_path": "/nonexistent/api"},
+        "to": {"agent_id": "web"},
+        "message": {"subject": "Take over", "body": {"summary": "half done", "steps": ["a", "b"]}},
+        "metadata": {"conversation_id": "c-1", "tags": ["migration"]}
+    });
+    let name = "message-20261121T090000000Z-from-api-1a2b3c4d.json";
+    std::fs::write(web.join(".aea").join(name), msg.to_string()).unwrap();
+    let shown = env.json(&web, &["show", "6f1c2a7e"]);
+    assert_eq!(shown["message"]["message"]["body"]["summary"], "half done");
+    let text = env.ok(&web, &["show", name]);
+    assert!(text.contains("\"summary\": \"half done\""), "{text}");
+}
+
+#[test]
+fn empty_marker_from_an_older_tool_counts_as_processed() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.question(&api, "web", "old");
+    let name = inbox_files(&web).remove(0);
+    std::fs::write(web.join(".aea/.processed").join(&name), "").unwrap();
+    assert_eq!(env.json(&web, &["check"])["unprocessed"], 0);
+    let out = env.run(&web, &["process", &name]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("already processed"));
+    assert_eq!(
+        std::fs::read(web.join(".aea/.processed").join(&name)).unwrap(),
+        b"",
+        "marker untouched"
+    );
+}
+
+#[test]
+fn plain_text_log_lines_are_skipped() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let log = web.join(".aea/agent.log");
+    let mut text = std::fs::read_to_string(&log).unwrap();
+    text.push_str("[2025-10-14 10:00:00] processed message-x.json\n");
+    std::fs::write(&log, text).unwrap();
+    let events = env.ok(&web, &["--json", "log"]);
+    assert_eq!(events.lines().count(), 1, "{events}");
+    assert!(events.contains("\"event\":\"init\""));
+}

@@ -1,0 +1,10 @@
+//! Integration tests: the real `aea` binary in temporary directories.
+
+mod common;
+
+mod bad_input;
+mod compat;
+mod concurrency;
+mod hooks_output;
+mod lifecycle;
+mod roundtrip;
