@@ -135,4 +135,10 @@ mod tests {
         let err = AgentConfig::parse("agent:\n  id: ../x\n", Path::new("c.yaml")).unwrap_err();
         assert!(err.to_string().contains("not a valid agent id"));
     }
+
+    #[test]
+    fn numeric_looking_ids_are_read_as_text() {
+        let config = AgentConfig::parse("agent:\n  id: 1234\n", Path::new("c")).unwrap();
+        assert_eq!(config.agent.id.as_deref(), Some("1234"));
+    }
 }
