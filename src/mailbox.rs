@@ -118,6 +118,8 @@ impl Approval {
 
 impl Mailbox {
     /// The mailbox of the repository at `repo`, which must hold a real `.aea/`.
+    /// The path is made canonical, so two spellings of one repository
+    /// compare equal (sending to oneself is refused by path).
     pub fn at(repo: &Path) -> Result<Self> {
         let dir = repo.join(AEA_DIR);
         match fs::symlink_metadata(&dir) {
@@ -126,9 +128,10 @@ impl Mailbox {
             }),
             _ => {
                 fsutil::require_real_dir(&dir)?;
+                let repo = fs::canonicalize(repo).map_err(|e| Error::io("resolve", repo, e))?;
                 Ok(Mailbox {
-                    repo: repo.to_path_buf(),
-                    dir,
+                    dir: repo.join(AEA_DIR),
+                    repo,
                 })
             }
         }

@@ -19,8 +19,7 @@ pub struct Recipient {
 
 impl Recipient {
     fn open(repo: &Path) -> Result<Self> {
-        let repo = fs::canonicalize(repo).map_err(|e| Error::io("resolve", repo, e))?;
-        let mailbox = Mailbox::at(&repo)?;
+        let mailbox = Mailbox::at(repo)?;
         let id = mailbox.agent_id()?;
         Ok(Recipient { id, mailbox })
     }

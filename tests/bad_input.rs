@@ -260,6 +260,28 @@ fn bad_context_secrets_and_self_sends_write_nothing() {
         &["send", "--to", ".", "--type", "update", "--subject", "s"],
     );
     assert_eq!(code(&out), 5);
+    assert!(inbox_files(&api).is_empty());
+
+    // Another spelling of the sender's path is made canonical before it is
+    // written into from.repo_path, which replies are checked against.
+    let parent = api.parent().unwrap();
+    let v = env.json(
+        parent,
+        &[
+            "--repo",
+            "./api/../api",
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "update",
+            "--subject",
+            "s",
+        ],
+    );
+    let delivered = v["results"][0]["path"].as_str().unwrap();
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(delivered).unwrap()).unwrap();
+    assert_eq!(m["from"]["repo_path"], api.to_str().unwrap());
 }
 
 #[test]

@@ -23,7 +23,7 @@ fn init_creates_the_layout_and_rerunning_loses_nothing() {
         assert!(repo.join(".aea").join(dir).is_dir(), "{dir}");
     }
     let config = std::fs::read_to_string(repo.join(".aea/agent-config.yaml")).unwrap();
-    assert!(config.contains("# aea policy: strict") && config.contains("id: My-Repo"));
+    assert!(config.contains("# aea policy: strict") && config.contains("id: \"My-Repo\""));
     assert!(
         std::fs::read_to_string(repo.join(".aea/.gitignore"))
             .unwrap()
