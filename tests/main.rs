@@ -8,3 +8,4 @@ mod concurrency;
 mod hooks_output;
 mod lifecycle;
 mod roundtrip;
+mod snapshots;
