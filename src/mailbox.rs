@@ -61,6 +61,16 @@ impl Entry {
     pub fn valid(&self) -> Option<&Message> {
         self.message.as_ref().ok()
     }
+
+    /// The message, or an error naming the file and why it is invalid.
+    pub fn require_valid(&self) -> Result<Message> {
+        self.message
+            .clone()
+            .map_err(|reason| Error::InvalidMessage {
+                path: self.path.clone(),
+                reason,
+            })
+    }
 }
 
 /// The JSON body of `.processed/<name>` (SPEC §5.4). Older tools wrote empty

@@ -85,18 +85,7 @@ fn symlinked_aea_tmp_or_message_file_is_refused() {
     std::fs::rename(real.join(".aea"), elsewhere.join("aea")).unwrap();
     symlink(elsewhere.join("aea"), web.join(".aea")).unwrap();
     let before = snapshot(&elsewhere);
-    let out = env.run(
-        &api,
-        &[
-            "send",
-            "--to",
-            "../web",
-            "--type",
-            "update",
-            "--subject",
-            "s",
-        ],
-    );
+    let out = env.update(&api, "../web");
     assert_eq!(code(&out), 5, "{}", stderr(&out));
     assert!(stderr(&out).contains("symbolic link"), "{}", stderr(&out));
     assert_eq!(
@@ -111,10 +100,7 @@ fn symlinked_aea_tmp_or_message_file_is_refused() {
     let outside_tmp = env.path().join("outside-tmp");
     std::fs::create_dir(&outside_tmp).unwrap();
     symlink(&outside_tmp, db.join(".aea/.tmp")).unwrap();
-    let out = env.run(
-        &api,
-        &["send", "--to", "db", "--type", "update", "--subject", "s"],
-    );
+    let out = env.update(&api, "db");
     assert_eq!(code(&out), 5, "{}", stderr(&out));
     assert_eq!(std::fs::read_dir(&outside_tmp).unwrap().count(), 0);
     assert!(inbox_files(&db).is_empty());
@@ -169,18 +155,7 @@ fn recipient_without_aea_is_not_found() {
     let env = TestEnv::new();
     let api = env.repo("api");
     std::fs::create_dir(env.path().join("plain")).unwrap();
-    let out = env.run(
-        &api,
-        &[
-            "send",
-            "--to",
-            "../plain",
-            "--type",
-            "update",
-            "--subject",
-            "s",
-        ],
-    );
+    let out = env.update(&api, "../plain");
     assert_eq!(code(&out), 3);
     let err = stderr(&out);
     assert!(err.contains("has no .aea/ folder"), "{err}");
@@ -249,16 +224,10 @@ fn bad_context_secrets_and_self_sends_write_nothing() {
     );
     assert_eq!(inbox_files(&web).len(), 1);
 
-    let out = env.run(
-        &api,
-        &["send", "--to", "api", "--type", "update", "--subject", "s"],
-    );
+    let out = env.update(&api, "api");
     assert_eq!(code(&out), 5);
     assert!(stderr(&out).contains("this repository itself"));
-    let out = env.run(
-        &api,
-        &["send", "--to", ".", "--type", "update", "--subject", "s"],
-    );
+    let out = env.update(&api, ".");
     assert_eq!(code(&out), 5);
     assert!(inbox_files(&api).is_empty());
 
@@ -290,10 +259,7 @@ fn corrupt_registry_is_reported_and_kept() {
     let api = env.repo("api");
     env.repo("web");
     std::fs::write(env.registry(), "agents = [ this is not toml").unwrap();
-    let out = env.run(
-        &api,
-        &["send", "--to", "web", "--type", "update", "--subject", "s"],
-    );
+    let out = env.update(&api, "web");
     assert_eq!(code(&out), 1);
     let err = stderr(&out);
     assert!(err.contains("registry.toml is not valid TOML"), "{err}");
@@ -374,10 +340,7 @@ fn unreadable_config_falls_back_to_the_strictest_policy() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["messages"][0]["decision"]["action"], "require_approval");
     // Sending from a repository without a readable id fails clearly.
-    let out = env.run(
-        &web,
-        &["send", "--to", "api", "--type", "update", "--subject", "s"],
-    );
+    let out = env.update(&web, "api");
     assert_eq!(code(&out), 1);
     assert!(stderr(&out).contains("agent-config.yaml"));
 }

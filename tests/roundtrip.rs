@@ -137,18 +137,7 @@ fn recipients_resolve_by_path_registry_and_sibling() {
         .collect();
     assert_eq!(subjects, ["by path", "by registry", "by sibling"]);
 
-    let out = env.run(
-        &api,
-        &[
-            "send",
-            "--to",
-            "nobody",
-            "--type",
-            "update",
-            "--subject",
-            "s",
-        ],
-    );
+    let out = env.update(&api, "nobody");
     assert_eq!(code(&out), 3);
     let err = stderr(&out);
     assert!(err.contains("no agent \"nobody\" found"), "{err}");

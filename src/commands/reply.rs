@@ -4,7 +4,7 @@
 use super::Context;
 use super::send::{Draft, deliver};
 use crate::cli::ReplyArgs;
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ExitCode, Result};
 use crate::message::MAX_SUBJECT_CHARS;
 use crate::route;
 
@@ -12,13 +12,7 @@ pub fn run(args: &ReplyArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let me = mailbox.agent_id()?;
     let entry = mailbox.resolve(&args.reference)?;
-    let parent = entry
-        .message
-        .clone()
-        .map_err(|reason| Error::InvalidMessage {
-            path: entry.path.clone(),
-            reason,
-        })?;
+    let parent = entry.require_valid()?;
     let subject = match &args.subject {
         Some(s) => s.clone(),
         None => {

@@ -5,19 +5,13 @@ use std::fmt::Write as _;
 
 use super::{Context, load_policy};
 use crate::cli::ShowArgs;
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ExitCode, Result};
 use crate::printer::{untrusted, untrusted_short};
 
 pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let entry = mailbox.resolve(&args.reference)?;
-    let message = entry
-        .message
-        .clone()
-        .map_err(|reason| Error::InvalidMessage {
-            path: entry.path.clone(),
-            reason,
-        })?;
+    let message = entry.require_valid()?;
     let decision = load_policy(&mailbox, ctx).decide(&message);
     let approval = mailbox.approval(&entry.name, decision.action.is_gated());
     let processed = mailbox.is_processed(&entry.name);

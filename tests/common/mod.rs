@@ -88,6 +88,14 @@ impl TestEnv {
         v["message_id"].as_str().unwrap().to_string()
     }
 
+    /// Runs a minimal `send` of an update from `from` to `to`.
+    pub fn update(&self, from: &Path, to: &str) -> Output {
+        self.run(
+            from,
+            &["send", "--to", to, "--type", "update", "--subject", "s"],
+        )
+    }
+
     pub fn question(&self, from: &Path, to: &str, subject: &str) -> String {
         self.send(
             from,
