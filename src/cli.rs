@@ -97,8 +97,8 @@ pub struct ContentArgs {
     #[arg(long, value_name = "FILE")]
     pub body_file: Option<PathBuf>,
 
-    /// Priority
-    #[arg(long, value_parser = priority_parser())]
+    /// Priority (default: normal)
+    #[arg(long, value_name = "PRIORITY", value_parser = priority_parser())]
     pub priority: Option<Priority>,
 
     /// Ask the recipient to answer
@@ -133,7 +133,7 @@ pub struct SendArgs {
     pub to: Vec<String>,
 
     /// Message type
-    #[arg(long = "type", value_parser = message_type_parser())]
+    #[arg(long = "type", value_name = "TYPE", value_parser = message_type_parser())]
     pub message_type: MessageType,
 
     /// One-line subject (at most 200 characters)
@@ -185,7 +185,7 @@ pub struct ReplyArgs {
     pub subject: Option<String>,
 
     /// Message type of the reply
-    #[arg(long = "type", value_parser = message_type_parser(), default_value = "response")]
+    #[arg(long = "type", value_name = "TYPE", value_parser = message_type_parser(), default_value = "response")]
     pub message_type: MessageType,
 
     #[command(flatten)]
