@@ -53,8 +53,8 @@ pub fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
     if let Some(harness) = &args.hook {
         return hook(&mailbox, &entries, harness, args.event.as_deref(), ctx);
     }
-    let policy = load_policy(&mailbox, ctx);
-    let report = build_report(&mailbox, &entries, &policy, ctx);
+    let (policy, agent_id) = load_policy(&mailbox, ctx);
+    let report = build_report(&mailbox, agent_id, &entries, &policy, ctx);
     if ctx.printer.json() {
         ctx.printer.value(&report);
     } else {
@@ -70,6 +70,7 @@ pub fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
 
 pub fn build_report(
     mailbox: &Mailbox,
+    agent_id: Option<String>,
     entries: &[Entry],
     policy: &Policy,
     ctx: &Context,
@@ -103,7 +104,7 @@ pub fn build_report(
         }
     }
     Report {
-        agent_id: mailbox.agent_id().ok(),
+        agent_id,
         repo: mailbox.repo().display().to_string(),
         unprocessed: messages.len(),
         needs_approval: messages

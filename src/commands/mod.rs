@@ -93,16 +93,20 @@ pub fn parse_duration(text: &str) -> Option<chrono::Duration> {
     }
 }
 
-/// Loads the policy of `mailbox`. An unreadable config falls back to the
-/// strictest policy, never the loosest, and says so on stderr.
-pub fn load_policy(mailbox: &Mailbox, ctx: &Context) -> crate::policy::Policy {
+/// Loads the policy of `mailbox`, and its agent id when the config names
+/// one. An unreadable config falls back to the strictest policy, never the
+/// loosest, and says so on stderr.
+pub fn load_policy(mailbox: &Mailbox, ctx: &Context) -> (crate::policy::Policy, Option<String>) {
     match mailbox.config() {
-        Ok(config) => crate::policy::Policy::from_config(config),
+        Ok(config) => {
+            let id = config.agent.id.clone();
+            (crate::policy::Policy::from_config(config), id)
+        }
         Err(e) => {
             ctx.printer.warn(format_args!(
                 "{e}; every message needs approval until it is fixed"
             ));
-            crate::policy::Policy::strictest()
+            (crate::policy::Policy::strictest(), None)
         }
     }
 }

@@ -12,7 +12,7 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let entry = mailbox.resolve(&args.reference)?;
     let message = entry.require_valid()?;
-    let decision = load_policy(&mailbox, ctx).decide(&message);
+    let decision = load_policy(&mailbox, ctx).0.decide(&message);
     let approval = mailbox.approval(&entry.name, decision.action.is_gated());
     let processed = mailbox.is_processed(&entry.name);
     let marker = mailbox.marker(&entry.name);
