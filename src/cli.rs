@@ -48,6 +48,17 @@ pub enum Command {
     Reply(ReplyArgs),
     /// Mark a message processed
     Process(ProcessArgs),
+    /// List the messages waiting for a person's approval
+    Pending,
+    /// Approve a gated message, as a person
+    Approve(ApproveArgs),
+    /// Reject a gated message, as a person
+    Reject(RejectArgs),
+    /// Walk through pending messages on a terminal: show, approve, reject, skip
+    Review,
+    /// Show the effective policy, or explain the decision on a message
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Read the audit log
     Log(LogArgs),
     /// List the agents in the user registry and their health
@@ -205,6 +216,36 @@ pub struct ProcessArgs {
     /// A short note for the marker and the log
     #[arg(long)]
     pub note: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Print the effective policy after defaults
+    Show,
+    /// Print which rules were considered for a message and why the winner matched
+    Explain(ShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// Message id, file name, or a unique prefix of either
+    #[arg(value_name = "REF")]
+    pub reference: String,
+
+    /// Why, or on what terms, for the record
+    #[arg(long)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RejectArgs {
+    /// Message id, file name, or a unique prefix of either
+    #[arg(value_name = "REF")]
+    pub reference: String,
+
+    /// Why, for the record and the agent
+    #[arg(long, required = true)]
+    pub reason: String,
 }
 
 #[derive(Debug, Args)]

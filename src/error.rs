@@ -85,6 +85,27 @@ pub enum Error {
     #[error("{name} is being processed by {holder}")]
     Claimed { name: String, holder: String },
 
+    #[error("{name} needs a person's approval first: {reason}")]
+    Gated { name: String, reason: String },
+
+    #[error("{name} does not need approval (decision {action}, rule {rule})")]
+    NotGated {
+        name: String,
+        action: &'static str,
+        rule: String,
+    },
+
+    #[error("{name} was already {decision} by {by} at {at}")]
+    AlreadyDecided {
+        name: String,
+        decision: String,
+        by: String,
+        at: String,
+    },
+
+    #[error("`aea review` needs an interactive terminal")]
+    NeedsTerminal,
+
     #[error("cannot reply to {agent}: {reason}")]
     NoReturnAddress { agent: String, reason: String },
 
@@ -130,11 +151,14 @@ impl Error {
             | Error::RegistryCorrupt { .. }
             | Error::RegistryConflict { .. }
             | Error::ConfigInvalid { .. }
-            | Error::PartialDelivery { .. } => ExitCode::Failure,
+            | Error::PartialDelivery { .. }
+            | Error::NotGated { .. }
+            | Error::AlreadyDecided { .. } => ExitCode::Failure,
             Error::InvalidAgentId { .. }
             | Error::RecipientAmbiguous { .. }
             | Error::Usage { .. }
-            | Error::AmbiguousReference { .. } => ExitCode::Usage,
+            | Error::AmbiguousReference { .. }
+            | Error::NeedsTerminal => ExitCode::Usage,
             Error::NoRepository { .. }
             | Error::NotInitialized { .. }
             | Error::RecipientNotFound { .. }
@@ -142,7 +166,8 @@ impl Error {
             Error::Symlink { .. }
             | Error::SendToSelf { .. }
             | Error::SecretDetected { .. }
-            | Error::NoReturnAddress { .. } => ExitCode::Refused,
+            | Error::NoReturnAddress { .. }
+            | Error::Gated { .. } => ExitCode::Refused,
         }
     }
 
@@ -197,6 +222,18 @@ impl Error {
             }
             Error::Claimed { .. } => {
                 "wait for the other process to finish; a claim older than 30 minutes can be taken over".to_string()
+            }
+            Error::Gated { name, .. } => format!(
+                "a person approves it with `aea approve {name}` (or `aea review`); or process it with --outcome ignored or deferred"
+            ),
+            Error::NotGated { .. } => {
+                "process it as usual with `aea process`; `aea pending` lists what waits for a person".to_string()
+            }
+            Error::AlreadyDecided { .. } => {
+                "decisions are kept as an audit trail and not changed; `aea log --message <ref>` shows the history".to_string()
+            }
+            Error::NeedsTerminal => {
+                "run it in a terminal, or use `aea pending`, `aea approve` and `aea reject` from scripts".to_string()
             }
             Error::NoReturnAddress { agent, .. } => format!(
                 "register the sender with `aea init` in its repository, or send a new message with `aea send --to <path-to-{agent}>`"

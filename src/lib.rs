@@ -14,6 +14,7 @@ pub mod message;
 pub mod policy;
 pub mod printer;
 pub mod registry;
+pub mod repo;
 pub mod route;
 pub mod runtime;
 pub mod secrets;

@@ -47,6 +47,8 @@ pub const CLAIM_STALE_AFTER_MINUTES: i64 = 30;
 pub struct Mailbox {
     repo: PathBuf,
     dir: PathBuf,
+    /// Largest message file read or written (the receiver's `limits`).
+    message_limit: u64,
 }
 
 /// A message file read from the inbox, valid or not.
@@ -105,6 +107,28 @@ impl Drop for Claim {
     }
 }
 
+/// A person's decision on a gated message: `.approvals/<name>.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ApprovalRecord {
+    pub message_id: String,
+    pub file: String,
+    /// `approved` or `rejected`.
+    pub decision: String,
+    /// Git `user.name`, else the OS user.
+    pub by: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    /// The OS user who ran the command.
+    pub user: String,
+    pub at: String,
+    /// The rule that gated the message.
+    pub rule: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
 /// Approval state of a message as `check` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -142,6 +166,7 @@ impl Mailbox {
                 Ok(Mailbox {
                     dir: repo.join(AEA_DIR),
                     repo,
+                    message_limit: message::MAX_MESSAGE_BYTES,
                 })
             }
         }
@@ -159,6 +184,13 @@ impl Mailbox {
         Err(Error::NoRepository {
             start: start.to_path_buf(),
         })
+    }
+
+    /// Uses the receiver's configured size limit instead of the default.
+    #[must_use]
+    pub fn with_message_limit(mut self, bytes: u64) -> Self {
+        self.message_limit = bytes;
+        self
     }
 
     pub fn repo(&self) -> &Path {
@@ -228,7 +260,7 @@ impl Mailbox {
         let path = self.dir.join(name);
         Entry {
             name: name.to_string(),
-            message: read_message_file(&path, name),
+            message: read_message_file(&path, name, self.message_limit),
             path,
         }
     }
@@ -307,12 +339,13 @@ impl Mailbox {
 
     fn write_new(&self, target: &Path, message: &Message, rt: &Runtime) -> Result<PathBuf> {
         let bytes = message.to_json();
-        if bytes.len() as u64 > message::MAX_MESSAGE_BYTES {
+        if bytes.len() as u64 > self.message_limit {
             return Err(Error::usage(
                 format!(
-                    "the message is {} bytes, over the {} byte limit",
+                    "the message is {} bytes, over the {} byte limit of {}",
                     bytes.len(),
-                    message::MAX_MESSAGE_BYTES
+                    self.message_limit,
+                    self.repo.display()
                 ),
                 "shorten the body, or attach files with `--attach` instead of inlining them",
             ));
@@ -413,6 +446,33 @@ impl Mailbox {
         }
     }
 
+    pub fn approval_record(&self, name: &str) -> Option<ApprovalRecord> {
+        let path = self.sub(APPROVALS_DIR).join(format!("{name}.json"));
+        serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
+    }
+
+    /// Records a person's decision. Decisions are never replaced: a second
+    /// one fails and names the first.
+    pub fn record_approval(&self, record: &ApprovalRecord) -> Result<PathBuf> {
+        let dir = self.sub(APPROVALS_DIR);
+        fsutil::ensure_dir(&dir)?;
+        let path = dir.join(format!("{}.json", record.file));
+        let body = serde_json::to_vec_pretty(record).expect("a record always serialises");
+        if !fsutil::create_exclusive(&path, &body)? {
+            let existing = self.approval_record(&record.file);
+            return Err(Error::AlreadyDecided {
+                name: record.file.clone(),
+                decision: existing
+                    .as_ref()
+                    .map_or("decided".into(), |r| r.decision.clone()),
+                by: existing.as_ref().map_or("someone".into(), |r| r.by.clone()),
+                at: existing.map_or("an earlier time".into(), |r| r.at),
+            });
+        }
+        fsutil::sync_dir(&dir)?;
+        Ok(path)
+    }
+
     /// The message files hook output has already told the agent about.
     pub fn announced(&self) -> HashSet<String> {
         fs::read_to_string(self.sub(ANNOUNCED_FILE))
@@ -432,15 +492,12 @@ impl Mailbox {
 /// Reads and validates one message file: a regular file (never a symlink)
 /// within the size limit that parses as a valid message. The error is the
 /// one-line reason `check` and `validate` show.
-pub fn read_message_file(path: &Path, name: &str) -> Result<Message, String> {
-    match fsutil::read_limited(path, message::MAX_MESSAGE_BYTES) {
+pub fn read_message_file(path: &Path, name: &str, limit: u64) -> Result<Message, String> {
+    match fsutil::read_limited(path, limit) {
         Ok(bytes) => message::parse(&bytes, Some(name)),
         Err(ReadLimited::Symlink) => Err("is a symbolic link; not read".into()),
         Err(ReadLimited::NotAFile) => Err("is not a regular file".into()),
-        Err(ReadLimited::TooLarge(n)) => Err(format!(
-            "is {n} bytes, over the {} byte limit",
-            message::MAX_MESSAGE_BYTES
-        )),
+        Err(ReadLimited::TooLarge(n)) => Err(format!("is {n} bytes, over the {limit} byte limit")),
         Err(ReadLimited::Io(e)) => Err(format!("cannot be read: {e}")),
     }
 }

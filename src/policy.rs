@@ -1,19 +1,53 @@
 //! What the receiving agent may do with a message on its own (SPEC §6).
 //!
-//! A [`Policy`] is built from the repository's config and turns a message
+//! A [`Policy`] is compiled from the repository's config and turns a message
 //! into a [`Decision`]: an action, the operations allowed unasked, and the id
-//! of the rule that decided. The receiver decides: nothing in the message
-//! itself lowers what the receiver's policy asks for.
+//! of the rule that decided. [`Policy::explain`] records every step.
 //!
-//! Today the decision comes from `response_policy` in `agent-config.yaml`,
-//! falling back to the default table. Ordered `rules`, `trust` and
-//! `hard_stops` slot in as further steps of [`Policy::decide`].
+//! The order of evaluation, and why:
+//! 1. `trust.deny_senders` rejects outright: a denied sender's mail is never
+//!    offered for handling, whatever else matches.
+//! 2. The first matching entry of `rules` decides; without one, the
+//!    `response_policy` entry for the type and priority; without that, the
+//!    default table.
+//! 3. Trust raises: a sender outside `allow_senders`, or one neither
+//!    registered nor allowed, needs approval (or is rejected, per
+//!    `unknown_senders`).
+//! 4. `hard_stops` raise: a pattern anywhere in the subject, body or context
+//!    (code blocks included) forces approval whatever a rule said.
+//!
+//! Steps 3 and 4 only ever make a decision stricter. The receiver decides:
+//! no field of the message is read as an approval or a trust signal, so a
+//! message saying it is "pre-approved" changes nothing.
 
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 
-use crate::config::{AgentConfig, PolicyEntry};
+use crate::config::{AgentConfig, OneOrMany, PolicyEntry, RuleConfig};
 use crate::message::{Message, MessageType, Priority};
 
+/// Patterns that force approval when a config has no `hard_stops` key.
+pub const DEFAULT_HARD_STOPS: &[&str] = &[
+    "rm -rf",
+    "--force",
+    "push -f",
+    "--no-verify",
+    "drop table",
+    "drop database",
+    "truncate table",
+    "chmod 777",
+    "chmod -r 777",
+    "| sh",
+    "| bash",
+    "sudo ",
+    "private key",
+    "credentials",
+    "api key",
+    "access token",
+    "secret key",
+];
+
+/// Declared from least to most restrictive: `max` is "the stricter one".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
@@ -24,6 +58,9 @@ pub enum Action {
 }
 
 impl Action {
+    pub const NAMES: [&'static str; 4] =
+        ["auto_respond", "acknowledge", "require_approval", "reject"];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Action::AutoRespond => "auto_respond",
@@ -33,7 +70,18 @@ impl Action {
         }
     }
 
-    /// Whether a person must approve before the message is acted on.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "auto_respond" => Some(Action::AutoRespond),
+            "acknowledge" => Some(Action::Acknowledge),
+            "require_approval" => Some(Action::RequireApproval),
+            "reject" => Some(Action::Reject),
+            _ => None,
+        }
+    }
+
+    /// Whether the message may not be acted on (processed as `done`) until
+    /// a person approved it.
     pub fn is_gated(self) -> bool {
         matches!(self, Action::RequireApproval | Action::Reject)
     }
@@ -44,64 +92,385 @@ pub struct Decision {
     pub action: Action,
     /// What the agent may do without asking.
     pub operations: Vec<String>,
-    /// Which rule decided, e.g. `default.issue.high` or `response_policy.question`.
+    /// Which rule decided, e.g. `rules[0]`, `default.issue.high`, `hard_stop:rm -rf`.
     pub rule: String,
     /// Whether the user should be told about the message.
     pub notify_user: bool,
 }
 
+/// What the policy knows about a message beyond its content.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Facts {
+    /// The sender's id is in the user registry.
+    pub sender_registered: bool,
+}
+
+/// One step of an evaluation, for `aea policy explain`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub rule: String,
+    pub matched: bool,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Explanation {
+    pub steps: Vec<Step>,
+    pub decision: Decision,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownSenders {
+    RequireApproval,
+    Reject,
+    Allow,
+}
+
+#[derive(Debug, Clone)]
+struct Globs {
+    patterns: Vec<String>,
+    set: GlobSet,
+}
+
+impl Globs {
+    fn new(patterns: Vec<String>, case_insensitive: bool, what: &str) -> Result<Self, String> {
+        let mut builder = GlobSetBuilder::new();
+        for p in &patterns {
+            let glob = GlobBuilder::new(p)
+                .case_insensitive(case_insensitive)
+                .build()
+                .map_err(|e| format!("{what}: invalid glob {p:?}: {e}"))?;
+            builder.add(glob);
+        }
+        let set = builder.build().map_err(|e| format!("{what}: {e}"))?;
+        Ok(Globs { patterns, set })
+    }
+
+    fn matches(&self, text: &str) -> bool {
+        self.set.is_match(text)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Rule {
+    id: String,
+    types: Option<Vec<MessageType>>,
+    priorities: Option<Vec<Priority>>,
+    min_priority: Option<Priority>,
+    from: Option<Globs>,
+    subject: Option<Globs>,
+    tags: Option<Vec<String>>,
+    action: Action,
+    operations: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone)]
+struct Trust {
+    allow: Option<Globs>,
+    deny: Globs,
+    unknown: UnknownSenders,
+}
+
 #[derive(Debug, Clone)]
 pub struct Policy {
     config: AgentConfig,
-    /// Set when the config could not be read: every message then needs approval.
+    rules: Vec<Rule>,
+    trust: Trust,
+    /// Lower-cased.
+    hard_stops: Vec<String>,
+    /// Set when the config could not be read: every message needs approval.
     strictest: bool,
 }
 
+fn parse_list<T>(
+    list: Option<&OneOrMany>,
+    what: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Option<Vec<T>>, String> {
+    list.map(|l| {
+        l.items()
+            .iter()
+            .map(|s| parse(s).map_err(|e| format!("{what}: {e}")))
+            .collect()
+    })
+    .transpose()
+}
+
+fn compile_rule(index: usize, rule: &RuleConfig) -> Result<Rule, String> {
+    let id = rule.id.clone().unwrap_or_else(|| format!("rules[{index}]"));
+    let at = |field: &str| format!("rules[{index}].{field}");
+    let action_text = rule.action.as_deref().ok_or_else(|| {
+        format!(
+            "{}: missing (one of {})",
+            at("action"),
+            Action::NAMES.join(", ")
+        )
+    })?;
+    let action = Action::parse(action_text).ok_or_else(|| {
+        format!(
+            "{}: unknown action {action_text:?} (one of {})",
+            at("action"),
+            Action::NAMES.join(", ")
+        )
+    })?;
+    let globs = |list: Option<&OneOrMany>, field: &str, ci: bool| {
+        list.map(|l| Globs::new(l.items(), ci, &at(field)))
+            .transpose()
+    };
+    Ok(Rule {
+        types: parse_list(rule.message_type.as_ref(), &at("type"), str::parse)?,
+        priorities: parse_list(rule.priority.as_ref(), &at("priority"), str::parse)?,
+        min_priority: rule
+            .min_priority
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(|e| format!("{}: {e}", at("min_priority")))?,
+        from: globs(rule.from.as_ref(), "from", false)?,
+        subject: globs(rule.subject.as_ref(), "subject", true)?,
+        tags: rule.tags.as_ref().map(OneOrMany::items),
+        action,
+        operations: rule.operations.clone(),
+        id,
+    })
+}
+
 impl Policy {
-    pub fn from_config(config: AgentConfig) -> Self {
-        Policy {
-            config,
-            strictest: false,
+    /// Compiles the policy; an error names the offending key.
+    pub fn from_config(config: AgentConfig) -> Result<Self, String> {
+        let rules = config
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| compile_rule(i, r))
+            .collect::<Result<Vec<_>, _>>()?;
+        let unknown = match config.trust.unknown_senders.as_deref() {
+            None | Some("require_approval") => UnknownSenders::RequireApproval,
+            Some("reject") => UnknownSenders::Reject,
+            Some("allow") => UnknownSenders::Allow,
+            Some(other) => {
+                return Err(format!(
+                    "trust.unknown_senders: unknown value {other:?} (require_approval, reject or allow)"
+                ));
+            }
+        };
+        let trust = Trust {
+            allow: config
+                .trust
+                .allow_senders
+                .clone()
+                .map(|p| Globs::new(p, false, "trust.allow_senders"))
+                .transpose()?,
+            deny: Globs::new(
+                config.trust.deny_senders.clone(),
+                false,
+                "trust.deny_senders",
+            )?,
+            unknown,
+        };
+        for kind in config.response_policy.keys() {
+            kind.parse::<MessageType>()
+                .map_err(|e| format!("response_policy.{kind}: {e}"))?;
         }
+        let hard_stops = match &config.hard_stops {
+            Some(list) => list.iter().map(|s| s.to_lowercase()).collect(),
+            None => DEFAULT_HARD_STOPS
+                .iter()
+                .map(|s| (*s).to_string())
+                .collect(),
+        };
+        Ok(Policy {
+            config,
+            rules,
+            trust,
+            hard_stops,
+            strictest: false,
+        })
     }
 
     /// The policy used when the configured one cannot be read: fail closed.
     pub fn strictest() -> Self {
         Policy {
             config: AgentConfig::default(),
+            rules: Vec::new(),
+            trust: Trust {
+                allow: None,
+                deny: Globs::new(Vec::new(), false, "").expect("an empty set compiles"),
+                unknown: UnknownSenders::RequireApproval,
+            },
+            hard_stops: Vec::new(),
             strictest: true,
         }
     }
 
-    pub fn decide(&self, message: &Message) -> Decision {
+    pub fn decide(&self, message: &Message, facts: Facts) -> Decision {
+        self.explain(message, facts).decision
+    }
+
+    pub fn explain(&self, message: &Message, facts: Facts) -> Explanation {
+        let mut steps = Vec::new();
         if self.strictest {
-            return Decision {
+            let rule = "fallback.unreadable-config".to_string();
+            steps.push(Step {
+                rule: rule.clone(),
+                matched: true,
+                detail: "the config could not be read, so every message needs approval".into(),
+            });
+            let decision = Decision {
                 action: Action::RequireApproval,
                 operations: vec!["read".into()],
-                rule: "fallback.unreadable-config".into(),
+                rule,
                 notify_user: true,
             };
+            return Explanation { steps, decision };
         }
+        let sender = message.from.agent_id.as_str();
+
+        if self.trust.deny.matches(sender) {
+            steps.push(Step {
+                rule: "trust.deny_senders".into(),
+                matched: true,
+                detail: format!(
+                    "sender {sender} matches {}",
+                    self.trust.deny.patterns.join(", ")
+                ),
+            });
+            let decision = Decision {
+                action: Action::Reject,
+                operations: Vec::new(),
+                rule: "trust.deny_senders".into(),
+                notify_user: true,
+            };
+            return Explanation { steps, decision };
+        }
+
+        let mut decision = self.base_decision(message, &mut steps);
+
+        let allowed = self.trust.allow.as_ref().map(|a| a.matches(sender));
+        match allowed {
+            Some(false) => raise(
+                &mut decision,
+                &mut steps,
+                Action::RequireApproval,
+                "trust.allow_senders",
+                &format!("sender {sender} is not in allow_senders"),
+            ),
+            Some(true) => steps.push(Step {
+                rule: "trust.allow_senders".into(),
+                matched: false,
+                detail: format!("sender {sender} is allowed"),
+            }),
+            None if facts.sender_registered => steps.push(Step {
+                rule: "trust.unknown_senders".into(),
+                matched: false,
+                detail: format!("sender {sender} is registered"),
+            }),
+            None => match self.trust.unknown {
+                UnknownSenders::Allow => steps.push(Step {
+                    rule: "trust.unknown_senders".into(),
+                    matched: false,
+                    detail: format!(
+                        "sender {sender} is not registered; unknown senders are allowed"
+                    ),
+                }),
+                UnknownSenders::RequireApproval | UnknownSenders::Reject => {
+                    let action = if self.trust.unknown == UnknownSenders::Reject {
+                        Action::Reject
+                    } else {
+                        Action::RequireApproval
+                    };
+                    raise(
+                        &mut decision,
+                        &mut steps,
+                        action,
+                        "trust.unknown_senders",
+                        &format!("sender {sender} is neither registered nor in allow_senders"),
+                    );
+                }
+            },
+        }
+
+        if let Some(pattern) = self.hard_stop_in(message) {
+            raise(
+                &mut decision,
+                &mut steps,
+                Action::RequireApproval,
+                &format!("hard_stop:{pattern}"),
+                &format!("the message contains {pattern:?}"),
+            );
+        } else if !self.hard_stops.is_empty() {
+            steps.push(Step {
+                rule: "hard_stops".into(),
+                matched: false,
+                detail: "no hard-stop pattern in subject, body or context".into(),
+            });
+        }
+
+        let forbidden = &self.config.approval_required_operations;
+        decision.operations.retain(|op| !forbidden.contains(op));
+        if decision.action == Action::Reject {
+            decision.operations.clear();
+        }
+        Explanation { steps, decision }
+    }
+
+    /// Step 2: the first matching rule, else `response_policy`, else the table.
+    fn base_decision(&self, message: &Message, steps: &mut Vec<Step>) -> Decision {
         let default = default_decision(message.message_type, message.priority);
-        let Some(configured) = self.configured(message) else {
-            return default;
-        };
-        let (entry, rule) = configured;
-        let action = if entry.approval_required == Some(true) {
-            Action::RequireApproval
-        } else if entry.auto_respond == Some(true) {
-            Action::AutoRespond
-        } else if entry.auto_respond == Some(false) {
-            Action::Acknowledge
-        } else {
-            default.action
-        };
-        Decision {
-            action,
-            operations: entry.actions.unwrap_or(default.operations),
-            rule,
-            notify_user: entry.notify_user.unwrap_or(default.notify_user),
+        for rule in &self.rules {
+            match rule_mismatch(rule, message) {
+                Some(why) => steps.push(Step {
+                    rule: rule.id.clone(),
+                    matched: false,
+                    detail: why,
+                }),
+                None => {
+                    steps.push(Step {
+                        rule: rule.id.clone(),
+                        matched: true,
+                        detail: format!("all conditions hold; action {}", rule.action.as_str()),
+                    });
+                    return Decision {
+                        action: rule.action,
+                        operations: rule.operations.clone().unwrap_or(default.operations),
+                        rule: rule.id.clone(),
+                        notify_user: default.notify_user || rule.action.is_gated(),
+                    };
+                }
+            }
         }
+        let decision = match self.configured(message) {
+            Some((entry, rule)) => {
+                let action = if entry.approval_required == Some(true) {
+                    Action::RequireApproval
+                } else if entry.auto_respond == Some(true) {
+                    Action::AutoRespond
+                } else if entry.auto_respond == Some(false) {
+                    Action::Acknowledge
+                } else {
+                    default.action
+                };
+                Decision {
+                    action,
+                    operations: entry.actions.unwrap_or(default.operations),
+                    rule,
+                    notify_user: entry.notify_user.unwrap_or(default.notify_user),
+                }
+            }
+            None => default,
+        };
+        steps.push(Step {
+            rule: decision.rule.clone(),
+            matched: true,
+            detail: format!(
+                "{} {} -> {}",
+                message.message_type,
+                message.priority,
+                decision.action.as_str()
+            ),
+        });
+        decision
     }
 
     /// The `response_policy` entry for the message's type and priority, with
@@ -129,6 +498,232 @@ impl Policy {
             None => (base, format!("response_policy.{kind}")),
         })
     }
+
+    /// The first hard-stop pattern found in the subject, body or context.
+    fn hard_stop_in(&self, message: &Message) -> Option<&str> {
+        if self.hard_stops.is_empty() {
+            return None;
+        }
+        let text = format!(
+            "{}\n{}\n{}",
+            message.message.subject,
+            message.message.body.to_text(),
+            message.message.context
+        )
+        .to_lowercase();
+        self.hard_stops
+            .iter()
+            .find(|p| !p.is_empty() && text.contains(p.as_str()))
+            .map(String::as_str)
+    }
+
+    /// A description of the effective policy, for `aea policy show`.
+    pub fn summary(&self) -> Summary {
+        let mut table = Vec::new();
+        for &kind in MessageType::ALL {
+            for &priority in Priority::ALL {
+                let probe = probe_message(kind, priority);
+                let mut steps = Vec::new();
+                let d = if self.strictest {
+                    self.explain(&probe, Facts::default()).decision
+                } else {
+                    Policy {
+                        rules: Vec::new(),
+                        ..self.clone()
+                    }
+                    .base_decision(&probe, &mut steps)
+                };
+                table.push(TableRow {
+                    message_type: kind,
+                    priority,
+                    action: d.action,
+                    rule: d.rule,
+                    operations: d.operations,
+                });
+            }
+        }
+        Summary {
+            fallback: self.strictest,
+            table,
+            rules: self
+                .config
+                .rules
+                .iter()
+                .enumerate()
+                .map(|(i, r)| RuleSummary {
+                    id: r.id.clone().unwrap_or_else(|| format!("rules[{i}]")),
+                    when: describe_rule(r),
+                    action: r.action.clone().unwrap_or_default(),
+                    operations: r.operations.clone(),
+                })
+                .collect(),
+            allow_senders: self.trust.allow.as_ref().map(|a| a.patterns.clone()),
+            deny_senders: self.trust.deny.patterns.clone(),
+            unknown_senders: self.trust.unknown,
+            hard_stops: self.hard_stops.clone(),
+            auto_safe_operations: self.config.auto_safe_operations.clone(),
+            approval_required_operations: self.config.approval_required_operations.clone(),
+            max_message_bytes: self.config.limits.message_bytes(),
+            max_recipients: self.config.limits.recipients(),
+        }
+    }
+}
+
+/// Why `rule` does not match `message`, or `None` when it does.
+fn rule_mismatch(rule: &Rule, m: &Message) -> Option<String> {
+    if let Some(types) = &rule.types
+        && !types.contains(&m.message_type)
+    {
+        return Some(format!("type {} is not {}", m.message_type, join(types)));
+    }
+    if let Some(priorities) = &rule.priorities
+        && !priorities.contains(&m.priority)
+    {
+        return Some(format!(
+            "priority {} is not {}",
+            m.priority,
+            join(priorities)
+        ));
+    }
+    // Priorities are declared urgent-first, so "at least" is "<=".
+    if let Some(min) = rule.min_priority
+        && m.priority > min
+    {
+        return Some(format!("priority {} is below {min}", m.priority));
+    }
+    if let Some(from) = &rule.from
+        && !from.matches(&m.from.agent_id)
+    {
+        return Some(format!(
+            "sender {} does not match {}",
+            m.from.agent_id,
+            from.patterns.join(", ")
+        ));
+    }
+    if let Some(subject) = &rule.subject
+        && !subject.matches(&m.message.subject)
+    {
+        return Some(format!(
+            "subject does not match {}",
+            subject.patterns.join(", ")
+        ));
+    }
+    if let Some(tags) = &rule.tags
+        && !tags.iter().any(|t| m.metadata.tags.contains(t))
+    {
+        return Some(format!("no tag among {}", tags.join(", ")));
+    }
+    None
+}
+
+fn join<T: std::fmt::Display>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+/// Makes `decision` at least `action`, recording why.
+fn raise(decision: &mut Decision, steps: &mut Vec<Step>, action: Action, rule: &str, why: &str) {
+    if action > decision.action {
+        decision.action = action;
+        decision.rule = rule.to_string();
+        decision.notify_user = true;
+        steps.push(Step {
+            rule: rule.to_string(),
+            matched: true,
+            detail: format!("{why}: raised to {}", action.as_str()),
+        });
+    } else {
+        steps.push(Step {
+            rule: rule.to_string(),
+            matched: true,
+            detail: format!("{why}: already {}", decision.action.as_str()),
+        });
+    }
+}
+
+fn describe_rule(r: &RuleConfig) -> String {
+    let mut parts = Vec::new();
+    let mut add = |name: &str, v: &Option<OneOrMany>| {
+        if let Some(v) = v {
+            parts.push(format!("{name} {}", v.items().join("|")));
+        }
+    };
+    add("type", &r.message_type);
+    add("priority", &r.priority);
+    add("from", &r.from);
+    add("subject", &r.subject);
+    add("tags", &r.tags);
+    if let Some(min) = &r.min_priority {
+        parts.push(format!("priority >= {min}"));
+    }
+    if parts.is_empty() {
+        "any message".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn probe_message(kind: MessageType, priority: Priority) -> Message {
+    use crate::message::{Body, Content, Metadata, Party};
+    let party = |id: &str| Party {
+        agent_id: id.into(),
+        repo_path: None,
+        user: None,
+    };
+    Message {
+        protocol_version: crate::message::PROTOCOL_VERSION.into(),
+        message_id: "probe".into(),
+        message_type: kind,
+        timestamp: "1970-01-01T00:00:00.000Z".into(),
+        priority,
+        requires_response: false,
+        from: party("probe"),
+        to: party("probe"),
+        message: Content {
+            subject: "probe".into(),
+            body: Body::default(),
+            context: serde_json::Value::Object(serde_json::Map::new()),
+            attachments: Vec::new(),
+        },
+        metadata: Metadata::default(),
+        expires_at: None,
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct TableRow {
+    #[serde(rename = "type")]
+    pub message_type: MessageType,
+    pub priority: Priority,
+    pub action: Action,
+    pub rule: String,
+    pub operations: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RuleSummary {
+    pub id: String,
+    pub when: String,
+    pub action: String,
+    pub operations: Option<Vec<String>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    pub fallback: bool,
+    pub table: Vec<TableRow>,
+    pub rules: Vec<RuleSummary>,
+    pub allow_senders: Option<Vec<String>>,
+    pub deny_senders: Vec<String>,
+    pub unknown_senders: UnknownSenders,
+    pub hard_stops: Vec<String>,
+    pub auto_safe_operations: Vec<String>,
+    pub approval_required_operations: Vec<String>,
+    pub max_message_bytes: u64,
+    pub max_recipients: usize,
 }
 
 /// The default table of SPEC §6 (AEA v1.0 with its gaps filled).
@@ -197,13 +792,17 @@ mod tests {
     use std::path::Path;
 
     fn message(kind: MessageType, priority: Priority) -> Message {
-        let json = serde_json::json!({
-            "protocol_version": "1.0", "message_id": "m1", "message_type": kind,
-            "timestamp": "2026-11-21T22:48:14.123Z", "priority": priority,
-            "requires_response": false, "from": {"agent_id": "api"}, "to": {"agent_id": "web"},
-            "message": {"subject": "s"}, "metadata": {}
-        });
-        serde_json::from_value(json).unwrap()
+        probe_message(kind, priority)
+    }
+
+    fn known() -> Facts {
+        Facts {
+            sender_registered: true,
+        }
+    }
+
+    fn policy(yaml: &str) -> Policy {
+        Policy::from_config(AgentConfig::parse(yaml, Path::new("c")).unwrap()).unwrap()
     }
 
     #[test]
@@ -221,39 +820,93 @@ mod tests {
             (Request, High, AutoRespond),
             (Response, Normal, Acknowledge),
         ];
-        let policy = Policy::from_config(AgentConfig::default());
+        let policy = policy("{}");
         for (kind, priority, action) in expect {
-            assert_eq!(
-                policy.decide(&message(kind, priority)).action,
-                action,
-                "{kind} {priority}"
-            );
+            let d = policy.decide(&message(kind, priority), known());
+            assert_eq!(d.action, action, "{kind} {priority}");
         }
-        assert!(policy.decide(&message(Update, Urgent)).notify_user);
-        assert!(!policy.decide(&message(Update, Normal)).notify_user);
+        assert!(policy.decide(&message(Update, Urgent), known()).notify_user);
+        assert!(!policy.decide(&message(Update, Normal), known()).notify_user);
     }
 
     #[test]
     fn response_policy_overrides_per_priority() {
-        let yaml = "response_policy:\n  question:\n    approval_required: true\n  issue:\n    auto_respond: true\n    urgent:\n      approval_required: true\n      actions: [page_oncall]\n";
-        let config = AgentConfig::parse(yaml, Path::new("c")).unwrap();
-        let policy = Policy::from_config(config);
-        let q = policy.decide(&message(MessageType::Question, Priority::Low));
+        let policy = policy(
+            "response_policy:\n  question:\n    approval_required: true\n  issue:\n    auto_respond: true\n    urgent:\n      approval_required: true\n      actions: [page_oncall]\n",
+        );
+        let q = policy.decide(&message(MessageType::Question, Priority::Low), known());
         assert_eq!(
             (q.action, q.rule.as_str()),
             (Action::RequireApproval, "response_policy.question")
         );
-        let urgent = policy.decide(&message(MessageType::Issue, Priority::Urgent));
-        assert_eq!(urgent.action, Action::RequireApproval);
+        let urgent = policy.decide(&message(MessageType::Issue, Priority::Urgent), known());
         assert_eq!(urgent.operations, vec!["page_oncall".to_string()]);
         assert_eq!(urgent.rule, "response_policy.issue.urgent");
-        let high = policy.decide(&message(MessageType::Issue, Priority::High));
+        let high = policy.decide(&message(MessageType::Issue, Priority::High), known());
         assert_eq!(high.action, Action::AutoRespond);
     }
 
     #[test]
+    fn first_matching_rule_wins_and_hard_stops_raise() {
+        let policy = policy(
+            "rules:\n  - id: ci\n    from: ci-*\n    action: auto_respond\n  - id: all-issues\n    type: issue\n    action: require_approval\n",
+        );
+        let mut m = message(MessageType::Issue, Priority::Low);
+        m.from.agent_id = "ci-bot".into();
+        assert_eq!(policy.decide(&m, known()).rule, "ci");
+        m.from.agent_id = "web".into();
+        assert_eq!(policy.decide(&m, known()).rule, "all-issues");
+        m.from.agent_id = "ci-bot".into();
+        m.message.body = crate::message::Body::Text("then `git push --force`".into());
+        let d = policy.decide(&m, known());
+        assert_eq!(
+            (d.action, d.rule.as_str()),
+            (Action::RequireApproval, "hard_stop:--force")
+        );
+    }
+
+    #[test]
+    fn trust_rejects_denied_and_gates_unknown_senders() {
+        let policy = policy("trust:\n  deny_senders: [evil*]\n");
+        let mut m = message(MessageType::Question, Priority::Low);
+        m.from.agent_id = "evil-twin".into();
+        let d = policy.decide(&m, known());
+        assert_eq!((d.action, d.operations.len()), (Action::Reject, 0));
+        m.from.agent_id = "stranger".into();
+        let d = policy.decide(&m, Facts::default());
+        assert_eq!(
+            (d.action, d.rule.as_str()),
+            (Action::RequireApproval, "trust.unknown_senders")
+        );
+    }
+
+    #[test]
+    fn bad_rules_are_config_errors() {
+        for (yaml, text) in [
+            ("rules:\n  - type: issue\n", "rules[0].action: missing"),
+            ("rules:\n  - action: maybe\n", "unknown action"),
+            (
+                "rules:\n  - type: bogus\n    action: reject\n",
+                "rules[0].type",
+            ),
+            (
+                "rules:\n  - from: '[x'\n    action: reject\n",
+                "invalid glob",
+            ),
+            (
+                "trust:\n  unknown_senders: sometimes\n",
+                "trust.unknown_senders",
+            ),
+        ] {
+            let config = AgentConfig::parse(yaml, Path::new("c")).unwrap();
+            let err = Policy::from_config(config).unwrap_err();
+            assert!(err.contains(text), "{yaml}: {err}");
+        }
+    }
+
+    #[test]
     fn unreadable_config_fails_closed() {
-        let d = Policy::strictest().decide(&message(MessageType::Question, Priority::Low));
+        let d = Policy::strictest().decide(&message(MessageType::Question, Priority::Low), known());
         assert_eq!(d.action, Action::RequireApproval);
     }
 }

@@ -20,7 +20,9 @@ pub struct Recipient {
 impl Recipient {
     fn open(repo: &Path) -> Result<Self> {
         let mailbox = Mailbox::at(repo)?;
-        let id = mailbox.agent_id()?;
+        let config = mailbox.config()?;
+        let id = config.require_id(mailbox.dir())?.to_string();
+        let mailbox = mailbox.with_message_limit(config.limits.message_bytes());
         Ok(Recipient { id, mailbox })
     }
 }

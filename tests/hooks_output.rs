@@ -46,7 +46,7 @@ fn hook_output_has_counts_and_ids_only_and_does_not_repeat() {
     );
 
     // After processing, a re-delivered state is not announced again either.
-    env.ok(&web, &["process", &first]);
+    env.ok(&web, &["process", &first, "--outcome", "ignored"]);
     assert_eq!(env.ok(&web, &["check", "--hook", "plain"]), "");
 }
 

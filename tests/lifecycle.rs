@@ -45,7 +45,7 @@ fn init_creates_the_layout_and_rerunning_loses_nothing() {
     // and the section is not added twice.
     let api = env.repo("api");
     let id = env.question(&api, "My-Repo", "keep me");
-    env.ok(&repo, &["process", &id]);
+    env.ok(&repo, &["process", &id, "--outcome", "deferred"]);
     let id2 = env.question(&api, "My-Repo", "keep me too");
     let edited = config.replace("description: \"\"", "description: \"hand edited\"");
     std::fs::write(repo.join(".aea/agent-config.yaml"), &edited).unwrap();

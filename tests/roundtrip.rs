@@ -74,9 +74,17 @@ fn every_type_and_priority_round_trips_in_processing_order() {
     );
     assert!(inbox_files(&api).is_empty());
 
+    let mut approved = 0;
     for (id, ..) in &sent {
+        let gated = env.json(&web, &["show", id])["decision"]["action"] == "require_approval";
+        if gated {
+            env.ok(&web, &["approve", id, "--note", "fine"]);
+            approved += 1;
+        }
         env.ok(&web, &["process", id]);
     }
+    // Handoffs (4) and high/urgent issues (2) wait for a person by default.
+    assert_eq!(approved, 6);
     assert_eq!(env.json(&web, &["check"])["unprocessed"], 0);
     let log = env.ok(&web, &["--json", "log", "--event", "processed"]);
     assert_eq!(log.lines().count(), 24);

@@ -8,11 +8,11 @@ use std::io::{IsTerminal, Read};
 
 use serde::Serialize;
 
-use super::{Context, load_policy};
+use super::{Context, Judge};
 use crate::cli::CheckArgs;
 use crate::error::{ExitCode, Result};
 use crate::mailbox::{Approval, Entry, Mailbox};
-use crate::policy::{Decision, Policy};
+use crate::policy::Decision;
 use crate::printer::untrusted_short;
 
 #[derive(Debug, Serialize)]
@@ -49,12 +49,15 @@ pub struct Report {
 
 pub fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
-    let entries = mailbox.unprocessed()?;
     if let Some(harness) = &args.hook {
+        // Hook output needs no decisions: skip the policy and the registry.
+        let entries = mailbox.unprocessed()?;
         return hook(&mailbox, &entries, harness, args.event.as_deref(), ctx);
     }
-    let (policy, agent_id) = load_policy(&mailbox, ctx);
-    let report = build_report(&mailbox, agent_id, &entries, &policy, ctx);
+    let judge = Judge::load(&mailbox, ctx);
+    let mailbox = mailbox.with_message_limit(judge.limits.message_bytes());
+    let entries = mailbox.unprocessed()?;
+    let report = build_report(&mailbox, &entries, &judge, ctx);
     if ctx.printer.json() {
         ctx.printer.value(&report);
     } else {
@@ -68,20 +71,14 @@ pub fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
     })
 }
 
-pub fn build_report(
-    mailbox: &Mailbox,
-    agent_id: Option<String>,
-    entries: &[Entry],
-    policy: &Policy,
-    ctx: &Context,
-) -> Report {
+pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &Context) -> Report {
     let now = ctx.rt.now();
     let mut messages = Vec::new();
     let mut invalid = Vec::new();
     for entry in entries {
         match &entry.message {
             Ok(m) => {
-                let decision = policy.decide(m);
+                let decision = judge.decide(m);
                 let approval = mailbox.approval(&entry.name, decision.action.is_gated());
                 messages.push(Item {
                     file: entry.name.clone(),
@@ -104,7 +101,7 @@ pub fn build_report(
         }
     }
     Report {
-        agent_id,
+        agent_id: judge.agent_id.clone(),
         repo: mailbox.repo().display().to_string(),
         unprocessed: messages.len(),
         needs_approval: messages
@@ -134,35 +131,7 @@ fn print_human(report: &Report, ctx: &Context) {
         ));
     }
     for (n, m) in report.messages.iter().enumerate() {
-        let mut flags = Vec::new();
-        if m.expired {
-            flags.push("EXPIRED".to_string());
-        }
-        if m.approval != Approval::NotNeeded {
-            flags.push(format!("approval {}", m.approval.as_str()));
-        }
-        if m.requires_response {
-            flags.push("answer wanted".into());
-        }
-        p.line(format_args!(
-            "{:>3}. {:<7} {:<8} from {:<16} {}",
-            n + 1,
-            m.priority,
-            m.message_type,
-            m.from,
-            untrusted_short(&m.subject, 72)
-        ));
-        p.line(format_args!(
-            "     id {}  -> {} ({}){}",
-            m.id,
-            m.decision.action.as_str(),
-            m.decision.rule,
-            if flags.is_empty() {
-                String::new()
-            } else {
-                format!("  [{}]", flags.join(", "))
-            }
-        ));
+        print_item(n + 1, m, ctx);
     }
     if !report.invalid.is_empty() {
         p.line(format_args!(
@@ -183,7 +152,39 @@ fn print_human(report: &Report, ctx: &Context) {
     }
 }
 
-fn plural(n: usize) -> &'static str {
+/// Two lines about one message: what it is, and what the policy decided.
+pub(super) fn print_item(n: usize, m: &Item, ctx: &Context) {
+    let mut flags = Vec::new();
+    if m.expired {
+        flags.push("EXPIRED".to_string());
+    }
+    if m.approval != Approval::NotNeeded {
+        flags.push(format!("approval {}", m.approval.as_str()));
+    }
+    if m.requires_response {
+        flags.push("answer wanted".into());
+    }
+    ctx.printer.line(format_args!(
+        "{n:>3}. {:<7} {:<8} from {:<16} {}",
+        m.priority,
+        m.message_type,
+        m.from,
+        untrusted_short(&m.subject, 72)
+    ));
+    ctx.printer.line(format_args!(
+        "     id {}  -> {} ({}){}",
+        m.id,
+        m.decision.action.as_str(),
+        m.decision.rule,
+        if flags.is_empty() {
+            String::new()
+        } else {
+            format!("  [{}]", flags.join(", "))
+        }
+    ));
+}
+
+pub(super) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 

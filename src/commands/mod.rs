@@ -2,23 +2,33 @@
 //! holds the shared [`Context`] and the one exhaustive dispatch.
 
 mod agents;
+mod approve;
 mod check;
 pub mod demo;
 mod init;
 mod log;
+mod pending;
+mod policy;
 mod process;
+mod reject;
 mod reply;
+mod review;
 mod send;
 mod show;
 mod validate;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{Cli, Command};
+use crate::config::LimitsConfig;
 use crate::env::Env;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::Mailbox;
+use crate::message::Message;
+use crate::policy::{Decision, Explanation, Facts, Policy};
 use crate::printer::Printer;
+use crate::registry::Registry;
 use crate::runtime::Runtime;
 
 /// What every command gets: clock and ids, output, and where things are.
@@ -70,6 +80,11 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Show(args) => show::run(&args, &ctx),
         Command::Reply(args) => reply::run(&args, &ctx),
         Command::Process(args) => process::run(&args, &ctx),
+        Command::Pending => pending::run(&ctx),
+        Command::Approve(args) => approve::run(&args, &ctx),
+        Command::Reject(args) => reject::run(&args, &ctx),
+        Command::Review => review::run(&ctx),
+        Command::Policy(command) => policy::run(&command, &ctx),
         Command::Log(args) => log::run(&args, &ctx),
         Command::Agents => agents::run(&ctx),
         Command::Validate(args) => validate::run(&args, &ctx),
@@ -93,21 +108,73 @@ pub fn parse_duration(text: &str) -> Option<chrono::Duration> {
     }
 }
 
-/// Loads the policy of `mailbox`, and its agent id when the config names
-/// one. An unreadable config falls back to the strictest policy, never the
-/// loosest, and says so on stderr.
-pub fn load_policy(mailbox: &Mailbox, ctx: &Context) -> (crate::policy::Policy, Option<String>) {
-    match mailbox.config() {
-        Ok(config) => {
+/// The receiver's policy plus what it needs to know beyond a message: which
+/// senders are registered. Loaded once per command.
+pub struct Judge {
+    pub policy: Policy,
+    pub agent_id: Option<String>,
+    pub limits: LimitsConfig,
+    registered: HashSet<String>,
+}
+
+impl Judge {
+    /// Loads the policy of `mailbox`. A config that cannot be read or
+    /// compiled falls back to the strictest policy, never the loosest; an
+    /// unreadable registry makes every sender unknown. Both say so on stderr.
+    pub fn load(mailbox: &Mailbox, ctx: &Context) -> Self {
+        let path = mailbox.dir().join(crate::config::FILE_NAME);
+        let compiled = mailbox.config().and_then(|config| {
             let id = config.agent.id.clone();
-            (crate::policy::Policy::from_config(config), id)
-        }
-        Err(e) => {
+            let limits = config.limits.clone();
+            Policy::from_config(config)
+                .map(|policy| (policy, id, limits))
+                .map_err(|detail| Error::ConfigInvalid {
+                    path: path.clone(),
+                    detail,
+                })
+        });
+        let (policy, agent_id, limits) = compiled.unwrap_or_else(|e| {
             ctx.printer.warn(format_args!(
                 "{e}; every message needs approval until it is fixed"
             ));
-            (crate::policy::Policy::strictest(), None)
+            (Policy::strictest(), None, LimitsConfig::default())
+        });
+        let registered = match ctx.registry().map(Registry::load).transpose() {
+            Ok(registry) => registry
+                .map(|r| {
+                    r.agents
+                        .into_iter()
+                        .filter(|(_, e)| e.enabled)
+                        .map(|(id, _)| id)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            Err(e) => {
+                ctx.printer
+                    .warn(format_args!("{e}; every sender counts as unknown"));
+                HashSet::new()
+            }
+        };
+        Judge {
+            policy,
+            agent_id,
+            limits,
+            registered,
         }
+    }
+
+    fn facts(&self, message: &Message) -> Facts {
+        Facts {
+            sender_registered: self.registered.contains(&message.from.agent_id),
+        }
+    }
+
+    pub fn decide(&self, message: &Message) -> Decision {
+        self.policy.decide(message, self.facts(message))
+    }
+
+    pub fn explain(&self, message: &Message) -> Explanation {
+        self.policy.explain(message, self.facts(message))
     }
 }
 

@@ -1,18 +1,52 @@
 //! `aea process` (SPEC §5.4): claim a message exclusively, write its
 //! processed marker, release the claim, log it.
 
-use super::Context;
+use super::{Context, Judge};
 use crate::audit::{self, Event};
 use crate::cli::ProcessArgs;
 use crate::error::{Error, ExitCode, Result};
-use crate::mailbox::Marker;
+use crate::mailbox::{Approval, Marker};
 use crate::message::format_time;
+use crate::policy::Action;
 
 pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
+    let judge = Judge::load(&mailbox, ctx);
     let entry = mailbox.resolve(&args.reference)?;
     if mailbox.is_processed(&entry.name) {
         return Err(Error::AlreadyProcessed { name: entry.name });
+    }
+    // Invalid files are never acted on, but may be marked ignored.
+    let decision = entry.valid().map(|m| judge.decide(m));
+    if args.outcome == "done" {
+        match &decision {
+            None => {
+                return Err(Error::Gated {
+                    name: entry.name.clone(),
+                    reason: "it is not a valid message, so it can only be ignored".into(),
+                });
+            }
+            Some(d) if d.action == Action::Reject => {
+                return Err(Error::Gated {
+                    name: entry.name.clone(),
+                    reason: format!("the policy rejects it (rule {})", d.rule),
+                });
+            }
+            Some(d) if d.action == Action::RequireApproval => {
+                let state = mailbox.approval(&entry.name, true);
+                if state != Approval::Approved {
+                    return Err(Error::Gated {
+                        name: entry.name.clone(),
+                        reason: format!(
+                            "rule {} requires approval, which is {}",
+                            d.rule,
+                            state.as_str()
+                        ),
+                    });
+                }
+            }
+            Some(_) => {}
+        }
     }
     let claim = mailbox.claim(&entry.name, &ctx.rt)?;
     let id = entry
@@ -43,6 +77,11 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
         .with("message", id.as_str())
         .with("file", entry.name.as_str())
         .with("outcome", args.outcome.as_str());
+    if let Some(d) = &decision {
+        event = event
+            .with("rule", d.rule.as_str())
+            .with("action", d.action.as_str());
+    }
     if let Some(note) = &args.note {
         event = event.with("note", note.as_str());
     }

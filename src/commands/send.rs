@@ -21,19 +21,18 @@ use crate::message::{
 use crate::route::{self, Recipient};
 use crate::secrets;
 
-/// At most this many recipients per broadcast (SPEC §4).
-pub const MAX_RECIPIENTS: usize = 10;
-
 pub fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
     let sender = ctx.mailbox()?;
-    let sender_id = sender.agent_id()?;
-    if args.to.len() > MAX_RECIPIENTS {
+    let config = sender.config()?;
+    let sender_id = config.require_id(sender.dir())?.to_string();
+    let max = config.limits.recipients();
+    if args.to.len() > max {
         return Err(Error::usage(
             format!(
-                "{} recipients given; a broadcast reaches at most {MAX_RECIPIENTS}",
+                "{} recipients given; a broadcast reaches at most {max}",
                 args.to.len()
             ),
-            "split the recipients over several sends",
+            "split the recipients over several sends, or raise limits.max_recipients",
         ));
     }
     let draft = Draft::new(

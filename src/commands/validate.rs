@@ -13,6 +13,7 @@ use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
 use crate::mailbox::read_message_file;
 use crate::message::{self, parse_file_name};
+use crate::policy::Policy;
 use crate::printer::untrusted_short;
 
 #[derive(Debug, Serialize)]
@@ -39,10 +40,25 @@ pub fn run(args: &ValidateArgs, ctx: &Context) -> Result<ExitCode> {
         let config_path = target.join(config::FILE_NAME);
         if let Some(text) = fsutil::read_optional(&config_path)? {
             report.checked += 1;
-            if let Err(e) = AgentConfig::parse(&text, &config_path) {
-                report.problems.push(Finding {
-                    file: config::FILE_NAME.into(),
+            let file = || config::FILE_NAME.to_string();
+            match AgentConfig::parse(&text, &config_path) {
+                Err(e) => report.problems.push(Finding {
+                    file: file(),
                     problem: e.to_string(),
+                }),
+                Ok(config) => {
+                    if let Err(problem) = Policy::from_config(config) {
+                        report.problems.push(Finding {
+                            file: file(),
+                            problem,
+                        });
+                    }
+                }
+            }
+            for key in config::unknown_keys(&text) {
+                report.warnings.push(Finding {
+                    file: file(),
+                    problem: format!("unknown key `{key}` is ignored (a typo?)"),
                 });
             }
         }
@@ -117,7 +133,7 @@ fn check_file(path: &Path, report: &mut Report) {
                 .into(),
         );
     }
-    let parsed = read_message_file(path, &name);
+    let parsed = read_message_file(path, &name, message::MAX_MESSAGE_BYTES);
     match parsed {
         Err(reason) => problem(reason),
         Ok(m) => {

@@ -1,0 +1,125 @@
+//! `aea approve` (SPEC §6): a person's go-ahead for a gated message, kept in
+//! `.approvals/` and the log. Also the shared recording used by `reject` and
+//! `review`.
+
+use std::path::PathBuf;
+
+use super::{Context, Judge};
+use crate::audit::{self, Event};
+use crate::cli::ApproveArgs;
+use crate::error::{Error, ExitCode, Result};
+use crate::mailbox::{ApprovalRecord, Entry, Mailbox};
+use crate::message::format_time;
+use crate::policy::Action;
+use crate::repo;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Verdict {
+    Approve,
+    Reject,
+}
+
+pub fn run(args: &ApproveArgs, ctx: &Context) -> Result<ExitCode> {
+    let mailbox = ctx.mailbox()?;
+    let judge = Judge::load(&mailbox, ctx);
+    let entry = mailbox.resolve(&args.reference)?;
+    let (record, path) = record(
+        ctx,
+        &mailbox,
+        &judge,
+        &entry,
+        Verdict::Approve,
+        args.note.clone(),
+    )?;
+    print(ctx, &record, &path);
+    Ok(ExitCode::Success)
+}
+
+pub(super) fn print(ctx: &Context, record: &ApprovalRecord, path: &PathBuf) {
+    if ctx.printer.json() {
+        ctx.printer
+            .value(&serde_json::json!({ "record": path, "approval": record }));
+    } else {
+        ctx.printer.line(format_args!(
+            "{} {} (rule {}) as {}",
+            record.decision, record.message_id, record.rule, record.by
+        ));
+    }
+}
+
+/// Checks that `entry` waits for a person and records `verdict` with who
+/// and when, in `.approvals/` and the log.
+pub(super) fn record(
+    ctx: &Context,
+    mailbox: &Mailbox,
+    judge: &Judge,
+    entry: &Entry,
+    verdict: Verdict,
+    text: Option<String>,
+) -> Result<(ApprovalRecord, PathBuf)> {
+    let message = entry.require_valid()?;
+    if mailbox.is_processed(&entry.name) {
+        return Err(Error::AlreadyProcessed {
+            name: entry.name.clone(),
+        });
+    }
+    let decision = judge.decide(&message);
+    match (decision.action, verdict) {
+        (Action::RequireApproval, _) | (Action::Reject, Verdict::Reject) => {}
+        (Action::Reject, Verdict::Approve) => {
+            return Err(Error::Gated {
+                name: entry.name.clone(),
+                reason: format!(
+                    "the policy rejects it (rule {}); change the policy rather than approving it",
+                    decision.rule
+                ),
+            });
+        }
+        (action, _) => {
+            return Err(Error::NotGated {
+                name: entry.name.clone(),
+                action: action.as_str(),
+                rule: decision.rule,
+            });
+        }
+    }
+    let identity = repo::identity(mailbox.repo());
+    let user = ctx.rt.user().to_string();
+    let (word, note, reason) = match verdict {
+        Verdict::Approve => ("approved", text, None),
+        Verdict::Reject => ("rejected", None, text),
+    };
+    let record = ApprovalRecord {
+        message_id: message.message_id.clone(),
+        file: entry.name.clone(),
+        decision: word.into(),
+        by: identity.name.unwrap_or_else(|| user.clone()),
+        email: identity.email,
+        user,
+        at: format_time(ctx.rt.now()),
+        rule: decision.rule,
+        note,
+        reason,
+    };
+    let path = mailbox.record_approval(&record)?;
+    let mut event = Event::new(&ctx.rt, word)
+        .with("message", record.message_id.as_str())
+        .with("file", record.file.as_str())
+        .with("rule", record.rule.as_str())
+        .with("by", record.by.as_str());
+    if let Some(email) = &record.email {
+        event = event.with("email", email.as_str());
+    }
+    if let Some(text) = record.note.as_ref().or(record.reason.as_ref()) {
+        event = event.with(
+            if verdict == Verdict::Approve {
+                "note"
+            } else {
+                "reason"
+            },
+            text.as_str(),
+        );
+    }
+    audit::append(mailbox.dir(), &event)?;
+    Ok((record, path))
+}

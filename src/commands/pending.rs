@@ -1,0 +1,41 @@
+//! `aea pending` (SPEC §6): the messages that wait for a person.
+
+use super::check::{build_report, plural, print_item};
+use super::{Context, Judge};
+use crate::error::{ExitCode, Result};
+use crate::mailbox::Approval;
+
+pub fn run(ctx: &Context) -> Result<ExitCode> {
+    let mailbox = ctx.mailbox()?;
+    let judge = Judge::load(&mailbox, ctx);
+    let mailbox = mailbox.with_message_limit(judge.limits.message_bytes());
+    let entries = mailbox.unprocessed()?;
+    let report = build_report(&mailbox, &entries, &judge, ctx);
+    let pending: Vec<_> = report
+        .messages
+        .iter()
+        .filter(|m| {
+            m.approval == Approval::Pending && !m.decision.action.eq(&crate::policy::Action::Reject)
+        })
+        .collect();
+    if ctx.printer.json() {
+        ctx.printer
+            .value(&serde_json::json!({ "pending": pending }));
+        return Ok(ExitCode::Success);
+    }
+    if pending.is_empty() {
+        ctx.printer.line("nothing waits for approval");
+        return Ok(ExitCode::Success);
+    }
+    ctx.printer.line(format_args!(
+        "{} message{} waiting for a person's approval:",
+        pending.len(),
+        plural(pending.len())
+    ));
+    for (n, m) in pending.iter().enumerate() {
+        print_item(n + 1, m, ctx);
+    }
+    ctx.printer
+        .line("decide with `aea approve <id> [--note ...]` or `aea reject <id> --reason ...`, or walk through them with `aea review`");
+    Ok(ExitCode::Success)
+}

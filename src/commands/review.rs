@@ -1,0 +1,93 @@
+//! `aea review` (SPEC §6): walks a person through the messages waiting for
+//! approval on a terminal — show each, then approve, reject or skip.
+
+use std::io::{self, BufRead, IsTerminal};
+
+use super::approve::{Verdict, record};
+use super::{Context, Judge};
+use crate::error::{Error, ExitCode, Result};
+use crate::mailbox::Approval;
+use crate::policy::Action;
+
+pub fn run(ctx: &Context) -> Result<ExitCode> {
+    // Approval is a person's act: never take answers from a pipe or a script.
+    if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
+        return Err(Error::NeedsTerminal);
+    }
+    let mailbox = ctx.mailbox()?;
+    let judge = Judge::load(&mailbox, ctx);
+    let mailbox = mailbox.with_message_limit(judge.limits.message_bytes());
+    let waiting: Vec<_> = mailbox
+        .unprocessed()?
+        .into_iter()
+        .filter_map(|e| {
+            let message = e.message.clone().ok()?;
+            let decision = judge.decide(&message);
+            (decision.action == Action::RequireApproval
+                && mailbox.approval(&e.name, true) == Approval::Pending)
+                .then_some((e, message))
+        })
+        .collect();
+    if waiting.is_empty() {
+        ctx.printer.line("nothing waits for approval");
+        return Ok(ExitCode::Success);
+    }
+    let stdin = io::stdin();
+    let mut lines = stdin.lock().lines();
+    let mut ask = |prompt: &str| -> Option<String> {
+        ctx.printer.raw(prompt);
+        lines.next()?.ok().map(|l| l.trim().to_string())
+    };
+    let (mut approved, mut rejected, mut skipped) = (0, 0, 0);
+    let total = waiting.len();
+    'messages: for (n, (entry, message)) in waiting.iter().enumerate() {
+        ctx.printer.raw(&format!("\n[{} of {total}]\n", n + 1));
+        ctx.printer.raw(&super::show::render(
+            &mailbox,
+            &judge,
+            &entry.name,
+            message,
+            ctx,
+        ));
+        loop {
+            let Some(answer) = ask("[a]pprove, [r]eject, [s]kip, [q]uit? ") else {
+                break 'messages;
+            };
+            let (verdict, text) = match answer.as_str() {
+                "a" | "approve" => {
+                    let note = ask("note (optional): ").unwrap_or_default();
+                    (Verdict::Approve, (!note.is_empty()).then_some(note))
+                }
+                "r" | "reject" => {
+                    let reason = loop {
+                        match ask("reason (required): ") {
+                            None => break 'messages,
+                            Some(r) if r.is_empty() => {}
+                            Some(r) => break r,
+                        }
+                    };
+                    (Verdict::Reject, Some(reason))
+                }
+                "s" | "skip" | "" => {
+                    skipped += 1;
+                    continue 'messages;
+                }
+                "q" | "quit" => break 'messages,
+                _ => continue,
+            };
+            let (saved, _) = record(ctx, &mailbox, &judge, entry, verdict, text)?;
+            ctx.printer
+                .line(format_args!("{} {}", saved.decision, saved.message_id));
+            match verdict {
+                Verdict::Approve => approved += 1,
+                Verdict::Reject => rejected += 1,
+            }
+            continue 'messages;
+        }
+    }
+    ctx.printer.line(format_args!(
+        "\nreviewed: {approved} approved, {rejected} rejected, {skipped} skipped, {} left",
+        total - approved - rejected - skipped
+    ));
+    Ok(ExitCode::Success)
+}
