@@ -7,5 +7,6 @@ mod compat;
 mod concurrency;
 mod hooks_output;
 mod lifecycle;
+mod policy_corpus;
 mod roundtrip;
 mod snapshots;

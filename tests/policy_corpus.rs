@@ -1,0 +1,62 @@
+//! The policy conformance corpus: `tests/policy-corpus/<case>/` holds a
+//! `message.json`, a `config.yaml` (or names a preset in `expected.json`)
+//! and the expected decision. One test runs them all.
+
+use std::path::Path;
+
+use aea::config::AgentConfig;
+use aea::policy::{Facts, Policy};
+use serde_json::Value;
+
+fn decide(dir: &Path, expected: &Value) -> aea::policy::Decision {
+    let config_text = match expected.get("preset").and_then(Value::as_str) {
+        Some(preset) => aea::templates::policy(preset, "web").expect("a known preset"),
+        None => std::fs::read_to_string(dir.join("config.yaml")).expect("config.yaml or a preset"),
+    };
+    let policy = AgentConfig::parse(&config_text, &dir.join("config.yaml"))
+        .map_err(|e| e.to_string())
+        .and_then(Policy::from_config)
+        .unwrap_or_else(|_| Policy::strictest());
+    let bytes = std::fs::read(dir.join("message.json")).unwrap();
+    let message = aea::message::parse(&bytes, None)
+        .unwrap_or_else(|e| panic!("{}: message.json is invalid: {e}", dir.display()));
+    let facts = Facts {
+        sender_registered: expected.get("registered").and_then(Value::as_bool).unwrap_or(true),
+    };
+    policy.decide(&message, facts)
+}
+
+#[test]
+fn every_corpus_case_gets_its_expected_decision() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/policy-corpus");
+    let mut cases: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 40, "the corpus has {} cases", cases.len());
+    let mut failures = Vec::new();
+    for dir in &cases {
+        let expected: Value =
+            serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
+        let decision = decide(dir, &expected);
+        let name = dir.file_name().unwrap().to_string_lossy();
+        if decision.action.as_str() != expected["action"] || decision.rule != expected["rule"] {
+            failures.push(format!(
+                "{name}: got {} by {}, expected {} by {}",
+                decision.action.as_str(),
+                decision.rule,
+                expected["action"],
+                expected["rule"]
+            ));
+        }
+        if let Some(ops) = expected.get("operations") {
+            let want: Vec<&str> = ops.as_array().unwrap().iter().map(|o| o.as_str().unwrap()).collect();
+            if decision.operations != want {
+                failures.push(format!("{name}: operations {:?}, expected {want:?}", decision.operations));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+}
