@@ -2,6 +2,7 @@
 
 mod common;
 
+mod approvals;
 mod bad_input;
 mod compat;
 mod concurrency;

@@ -21,7 +21,10 @@ fn decide(dir: &Path, expected: &Value) -> aea::policy::Decision {
     let message = aea::message::parse(&bytes, None)
         .unwrap_or_else(|e| panic!("{}: message.json is invalid: {e}", dir.display()));
     let facts = Facts {
-        sender_registered: expected.get("registered").and_then(Value::as_bool).unwrap_or(true),
+        sender_registered: expected
+            .get("registered")
+            .and_then(Value::as_bool)
+            .unwrap_or(true),
     };
     policy.decide(&message, facts)
 }
@@ -52,11 +55,25 @@ fn every_corpus_case_gets_its_expected_decision() {
             ));
         }
         if let Some(ops) = expected.get("operations") {
-            let want: Vec<&str> = ops.as_array().unwrap().iter().map(|o| o.as_str().unwrap()).collect();
+            let want: Vec<&str> = ops
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o.as_str().unwrap())
+                .collect();
             if decision.operations != want {
-                failures.push(format!("{name}: operations {:?}, expected {want:?}", decision.operations));
+                failures.push(format!(
+                    "{name}: operations {:?}, expected {want:?}",
+                    decision.operations
+                ));
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }

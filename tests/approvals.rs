@@ -1,0 +1,418 @@
+//! Approval-gated review: pending, approve, reject, review, and the gate on
+//! `process --outcome done`; policy show/explain; config warnings; limits.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use crate::common::*;
+
+fn git_identity(repo: &std::path::Path, name: &str, email: &str) {
+    for args in [
+        vec!["init", "-q"],
+        vec!["config", "user.name", name],
+        vec!["config", "user.email", email],
+    ] {
+        let status = Command::new("git")
+            .args(&args)
+            .current_dir(repo)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+}
+
+fn urgent_issue(env: &TestEnv, from: &std::path::Path) -> String {
+    env.send(
+        from,
+        "web",
+        &[
+            "--type",
+            "issue",
+            "--priority",
+            "urgent",
+            "--subject",
+            "Login is down",
+        ],
+    )
+}
+
+#[test]
+fn gated_mail_waits_for_approval_and_records_who() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    git_identity(&web, "Ana Reviewer", "ana@example.com");
+    let id = urgent_issue(&env, &api);
+
+    let out = env.run(&web, &["process", &id]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("requires approval, which is pending"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("hint: a person approves it with `aea approve"));
+
+    let pending = env.json(&web, &["pending"]);
+    assert_eq!(pending["pending"][0]["id"], id.as_str());
+    assert_eq!(
+        pending["pending"][0]["decision"]["rule"],
+        "response_policy.issue.urgent"
+    );
+
+    let approved = env.json(&web, &["approve", &id, "--note", "go ahead"]);
+    let record = &approved["approval"];
+    assert_eq!(record["decision"], "approved");
+    assert_eq!(record["by"], "Ana Reviewer");
+    assert_eq!(record["email"], "ana@example.com");
+    assert_eq!(record["user"], "tester");
+    assert_eq!(record["rule"], "response_policy.issue.urgent");
+    assert_eq!(record["note"], "go ahead");
+    let file = approved["record"].as_str().unwrap();
+    assert!(file.contains("/.aea/.approvals/message-"), "{file}");
+
+    assert_eq!(
+        env.json(&web, &["check"])["messages"][0]["approval"],
+        "approved"
+    );
+    assert_eq!(
+        env.json(&web, &["pending"])["pending"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    let shown = env.ok(&web, &["show", &id]);
+    assert!(
+        shown.contains("person:       approved by Ana Reviewer"),
+        "{shown}"
+    );
+
+    // A decision is never replaced.
+    let out = env.run(&web, &["reject", &id, "--reason", "changed my mind"]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        stderr(&out).contains("already approved by Ana Reviewer"),
+        "{}",
+        stderr(&out)
+    );
+
+    env.ok(&web, &["process", &id]);
+    let log = env.ok(&web, &["--json", "log", "--message", &id]);
+    let events: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["delivered", "approved", "processed"]);
+    assert_eq!(events[1]["rule"], "response_policy.issue.urgent");
+    assert_eq!(events[1]["by"], "Ana Reviewer");
+    assert_eq!(events[2]["rule"], "response_policy.issue.urgent");
+}
+
+#[test]
+fn rejected_and_denied_mail_can_only_be_ignored() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = urgent_issue(&env, &api);
+    let out = env.run(&web, &["reject", &id, "--reason", ""]);
+    assert_eq!(code(&out), 2, "an empty reason is refused");
+    assert_eq!(
+        code(&env.run(&web, &["reject", &id])),
+        2,
+        "--reason is required"
+    );
+    let rejected = env.json(&web, &["reject", &id, "--reason", "not our bug"]);
+    assert_eq!(
+        rejected["approval"]["by"], "tester",
+        "no git identity: the OS user"
+    );
+    assert_eq!(rejected["approval"]["reason"], "not our bug");
+    let out = env.run(&web, &["process", &id]);
+    assert_eq!(code(&out), 5);
+    assert!(
+        stderr(&out).contains("which is rejected"),
+        "{}",
+        stderr(&out)
+    );
+    env.ok(&web, &["process", &id, "--outcome", "ignored"]);
+
+    // Nothing to approve on ordinary mail.
+    let q = env.question(&api, "web", "plain question");
+    let out = env.run(&web, &["approve", &q]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("does not need approval"));
+
+    // A denied sender's mail is rejected, never pending, never approvable.
+    let config = web.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("deny_senders: []", "deny_senders: [api]");
+    std::fs::write(&config, text).unwrap();
+    let d = env.question(&api, "web", "let me in");
+    let check = env.json(&web, &["check"]);
+    let item = check["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == d.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(item["decision"]["action"], "reject");
+    assert_eq!(item["decision"]["rule"], "trust.deny_senders");
+    assert_eq!(item["decision"]["operations"], serde_json::json!([]));
+    assert!(
+        env.json(&web, &["pending"])["pending"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(code(&env.run(&web, &["approve", &d])), 5);
+    assert_eq!(code(&env.run(&web, &["process", &d])), 5);
+    env.ok(&web, &["process", &d, "--outcome", "ignored"]);
+}
+
+#[test]
+fn review_needs_a_terminal() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    urgent_issue(&env, &api);
+    let out = env.run(&web, &["review"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("interactive terminal"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        std::fs::read_dir(web.join(".aea/.approvals"))
+            .unwrap()
+            .next()
+            .is_none()
+    );
+}
+
+#[test]
+fn review_walks_through_pending_mail_on_a_terminal() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipping: util-linux `script` is not installed");
+        return;
+    }
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let first = urgent_issue(&env, &api);
+    let second = env.send(
+        &api,
+        "web",
+        &["--type", "handoff", "--subject", "Take over"],
+    );
+    let third = env.send(&api, "web", &["--type", "handoff", "--subject", "And this"]);
+    // `script` gives the command a real terminal and feeds it our input.
+    let mut child = Command::new("script")
+        .args(["-qec", &format!("{BIN} review"), "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.path().join("home"))
+        .env("USER", "tester")
+        .env("AEA_REGISTRY", env.registry())
+        .env("SHELL", "/bin/sh")
+        .env("TERM", "dumb")
+        .current_dir(&web)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Approve the first with a note, reject the second (an empty reason is
+    // asked again), skip the third.
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"a\nlooks right\nr\n\nnot ours\ns\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.contains("BEGIN UNTRUSTED MESSAGE"), "{text}");
+    assert!(
+        text.contains("reviewed: 1 approved, 1 rejected, 1 skipped, 0 left"),
+        "{text}"
+    );
+    let state = |id: &str| {
+        env.json(&web, &["show", id])["approval"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(state(&first), "approved");
+    assert_eq!(state(&second), "rejected");
+    assert_eq!(state(&third), "pending");
+    let record = env.json(&web, &["show", &second])["approval_record"].clone();
+    assert_eq!(record["reason"], "not ours");
+}
+
+#[test]
+fn policy_explain_and_show() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let config = web.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap().replacen(
+        "rules: []",
+        "rules:\n  - id: only-ci\n    from: \"ci-*\"\n    action: reject\n  - id: questions-need-me\n    type: question\n    action: require_approval",
+        1,
+    );
+    std::fs::write(&config, text).unwrap();
+    let id = env.question(&api, "web", "Which port?");
+    let out = env.ok(&web, &["policy", "explain", &id]);
+    assert!(out.contains("- only-ci"), "{out}");
+    assert!(out.contains("sender api does not match ci-*"), "{out}");
+    assert!(out.contains("* questions-need-me"), "{out}");
+    assert!(
+        out.contains("decision: require_approval by questions-need-me"),
+        "{out}"
+    );
+    let v = env.json(&web, &["policy", "explain", &id]);
+    assert_eq!(v["decision"]["rule"], "questions-need-me");
+    assert_eq!(v["steps"][0]["matched"], false);
+
+    let show = env.json(&web, &["policy", "show"]);
+    assert_eq!(show["rules"][1]["id"], "questions-need-me");
+    assert_eq!(show["table"].as_array().unwrap().len(), 24);
+    assert!(
+        show["hard_stops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h == "rm -rf")
+    );
+    let text = env.ok(&web, &["policy", "show"]);
+    assert!(
+        text.contains("handoff   low     require_approval"),
+        "{text}"
+    );
+}
+
+#[test]
+fn validate_warns_about_unknown_keys_and_fails_on_bad_rules() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let config = web.join(".aea/agent-config.yaml");
+    let original = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{original}\nhard_stop: [\"oops\"]\n")).unwrap();
+    let out = env.run(&web, &["validate"]);
+    assert_eq!(code(&out), 0, "warnings only");
+    assert!(
+        stdout(&out).contains("unknown key `hard_stop`"),
+        "{}",
+        stdout(&out)
+    );
+
+    std::fs::write(
+        &config,
+        original.replacen("rules: []", "rules:\n  - action: perhaps", 1),
+    )
+    .unwrap();
+    let out = env.run(&web, &["validate"]);
+    assert_eq!(code(&out), 6);
+    assert!(stdout(&out).contains("rules[0].action"), "{}", stdout(&out));
+    // check still works, with the strictest policy and a warning.
+    let out = env.run(&web, &["check"]);
+    assert!(out.status.success());
+    assert!(stderr(&out).contains("every message needs approval"));
+}
+
+#[test]
+fn limits_bound_broadcasts_and_message_size() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.repo("db");
+    let set = |repo: &std::path::Path, from: &str, to: &str| {
+        let config = repo.join(".aea/agent-config.yaml");
+        let text = std::fs::read_to_string(&config).unwrap().replace(from, to);
+        std::fs::write(&config, text).unwrap();
+    };
+    set(&api, "max_recipients: 10", "max_recipients: 1");
+    let out = env.run(
+        &api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--to",
+            "db",
+            "--type",
+            "update",
+            "--subject",
+            "s",
+        ],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("at most 1"), "{}", stderr(&out));
+
+    set(
+        &web,
+        "max_message_bytes: 1048576",
+        "max_message_bytes: 2000",
+    );
+    let big = "x".repeat(3000);
+    let out = env.run(
+        &api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "update",
+            "--subject",
+            "s",
+            "--body",
+            &big,
+        ],
+    );
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("over the 2000 byte limit"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(inbox_files(&web).is_empty());
+    // A file over the receiver's limit that arrives anyway is listed invalid.
+    env.ok(
+        &api,
+        &[
+            "send",
+            "--to",
+            "db",
+            "--type",
+            "update",
+            "--subject",
+            "s",
+            "--body",
+            &big,
+        ],
+    );
+    let file = inbox_files(&env.path().join("db")).remove(0);
+    std::fs::copy(
+        env.path().join("db/.aea").join(&file),
+        web.join(".aea").join(&file),
+    )
+    .unwrap();
+    let report = env.json(&web, &["check"]);
+    assert!(
+        report["invalid"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("over the 2000 byte limit")
+    );
+}
