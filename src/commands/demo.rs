@@ -11,6 +11,7 @@ use crate::cli::{Cli, DemoArgs};
 use crate::env::Env;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::Mailbox;
+use crate::message::MessageType;
 
 pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
     let temp;
@@ -152,14 +153,24 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         &["check", "--hook", "plain"],
     )?;
 
-    let question = Mailbox::at(&web)?
+    let inbox: Vec<_> = Mailbox::at(&web)?
         .unprocessed()?
         .into_iter()
         .filter_map(|e| e.message.ok())
-        .find(|m| m.message_type == crate::message::MessageType::Question)
-        .map(|m| m.message_id)
-        .ok_or_else(|| Error::usage("the demo question did not arrive", "report this as a bug"))?;
-    let short = &question[..8];
+        .collect();
+    let id_of = |kind: MessageType| {
+        inbox
+            .iter()
+            .find(|m| m.message_type == kind)
+            .map(|m| m.message_id[..8].to_string())
+            .ok_or_else(|| Error::usage("a demo message did not arrive", "report this as a bug"))
+    };
+    let (question, issue, handoff) = (
+        id_of(MessageType::Question)?,
+        id_of(MessageType::Issue)?,
+        id_of(MessageType::Handoff)?,
+    );
+    let short = question.as_str();
     step(
         "web reads the question, framed as untrusted data",
         &web,
@@ -183,8 +194,19 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
     step(
         "web's inbox now: the gated messages wait for a person",
         &web,
-        &["check"],
+        &["pending"],
     )?;
+    step(
+        "Why the urgent issue waits",
+        &web,
+        &["policy", "explain", &issue],
+    )?;
+    step(
+        "A person approves the handoff; now the agent may act on it",
+        &web,
+        &["approve", &handoff, "--note", "yes, take it over"],
+    )?;
+    step("", &web, &["process", &handoff])?;
     step("api receives the answer", &api, &["check"])?;
     step("The audit log of web", &web, &["log"])?;
     if args.keep.is_none() {

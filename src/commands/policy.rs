@@ -30,7 +30,7 @@ pub fn run(command: &PolicyCommand, ctx: &Context) -> Result<ExitCode> {
             ));
             for step in &explanation.steps {
                 p.line(format_args!(
-                    "  {} {:<28} {}",
+                    "  {} {:<30} {}",
                     if step.matched { "*" } else { "-" },
                     step.rule,
                     crate::printer::untrusted_short(&step.detail, 160)
