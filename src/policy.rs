@@ -80,10 +80,16 @@ impl Action {
         }
     }
 
-    /// Whether the message may not be acted on (processed as `done`) until
-    /// a person approved it.
+    /// Whether the message may not be acted on (processed as `done`)
+    /// without a person: it needs approval, or the policy rejects it.
     pub fn is_gated(self) -> bool {
         matches!(self, Action::RequireApproval | Action::Reject)
+    }
+
+    /// Whether a person's approval can release the message. Rejected mail
+    /// cannot be approved: the policy has to change.
+    pub fn awaits_approval(self) -> bool {
+        self == Action::RequireApproval
     }
 }
 

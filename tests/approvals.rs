@@ -167,6 +167,10 @@ fn rejected_and_denied_mail_can_only_be_ignored() {
     assert_eq!(item["decision"]["action"], "reject");
     assert_eq!(item["decision"]["rule"], "trust.deny_senders");
     assert_eq!(item["decision"]["operations"], serde_json::json!([]));
+    assert_eq!(
+        item["approval"], "not_needed",
+        "nothing a person can approve"
+    );
     assert!(
         env.json(&web, &["pending"])["pending"]
             .as_array()

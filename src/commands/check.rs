@@ -79,7 +79,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
         match &entry.message {
             Ok(m) => {
                 let decision = judge.decide(m);
-                let approval = mailbox.approval(&entry.name, decision.action.is_gated());
+                let approval = mailbox.approval(&entry.name, decision.action.awaits_approval());
                 messages.push(Item {
                     file: entry.name.clone(),
                     id: m.message_id.clone(),

@@ -21,7 +21,7 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
             "file": entry.name,
             "processed": mailbox.is_processed(&entry.name),
             "marker": mailbox.marker(&entry.name),
-            "approval": mailbox.approval(&entry.name, decision.action.is_gated()),
+            "approval": mailbox.approval(&entry.name, decision.action.awaits_approval()),
             "approval_record": mailbox.approval_record(&entry.name),
             "decision": decision,
             "expired": message.is_expired(ctx.rt.now()),
@@ -43,7 +43,7 @@ pub(super) fn render(
     ctx: &Context,
 ) -> String {
     let decision = judge.decide(message);
-    let approval = mailbox.approval(name, decision.action.is_gated());
+    let approval = mailbox.approval(name, decision.action.awaits_approval());
     let processed = mailbox.is_processed(name);
     let marker = mailbox.marker(name);
     // The frame carries a random tag, so a body cannot fake its end.
