@@ -20,22 +20,25 @@ pub(super) enum Verdict {
 }
 
 pub fn run(args: &ApproveArgs, ctx: &Context) -> Result<ExitCode> {
+    decide(ctx, &args.reference, Verdict::Approve, args.note.clone())
+}
+
+/// `approve` and `reject` from the command line: resolve, record, print.
+pub(super) fn decide(
+    ctx: &Context,
+    reference: &str,
+    verdict: Verdict,
+    text: Option<String>,
+) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = Judge::load(&mailbox, ctx);
-    let entry = mailbox.resolve(&args.reference)?;
-    let (record, path) = record(
-        ctx,
-        &mailbox,
-        &judge,
-        &entry,
-        Verdict::Approve,
-        args.note.clone(),
-    )?;
+    let entry = mailbox.resolve(reference)?;
+    let (record, path) = record(ctx, &mailbox, &judge, &entry, verdict, text)?;
     print(ctx, &record, &path);
     Ok(ExitCode::Success)
 }
 
-pub(super) fn print(ctx: &Context, record: &ApprovalRecord, path: &PathBuf) {
+fn print(ctx: &Context, record: &ApprovalRecord, path: &PathBuf) {
     if ctx.printer.json() {
         ctx.printer
             .value(&serde_json::json!({ "record": path, "approval": record }));

@@ -1,7 +1,7 @@
 //! `aea reject` (SPEC §6): a person's refusal of a gated message, with a reason.
 
-use super::approve::{Verdict, print, record};
-use super::{Context, Judge};
+use super::Context;
+use super::approve::{Verdict, decide};
 use crate::cli::RejectArgs;
 use crate::error::{Error, ExitCode, Result};
 
@@ -12,17 +12,10 @@ pub fn run(args: &RejectArgs, ctx: &Context) -> Result<ExitCode> {
             "say why, for the record and for the agent",
         ));
     }
-    let mailbox = ctx.mailbox()?;
-    let judge = Judge::load(&mailbox, ctx);
-    let entry = mailbox.resolve(&args.reference)?;
-    let (record, path) = record(
+    decide(
         ctx,
-        &mailbox,
-        &judge,
-        &entry,
+        &args.reference,
         Verdict::Reject,
         Some(args.reason.clone()),
-    )?;
-    print(ctx, &record, &path);
-    Ok(ExitCode::Success)
+    )
 }
