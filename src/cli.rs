@@ -59,6 +59,13 @@ pub enum Command {
     /// Show the effective policy, or explain the decision on a message
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Install, remove or inspect the git hooks that surface new mail
+    #[command(subcommand)]
+    Hooks(HooksCommand),
+    /// Revert everything `aea init` did, keeping a backup of messages and log
+    Uninstall(UninstallArgs),
+    /// Check the whole installation and print the fix for each problem
+    Doctor,
     /// Read the audit log
     Log(LogArgs),
     /// List the agents in the user registry and their health
@@ -82,9 +89,13 @@ pub struct InitArgs {
     #[arg(long, value_parser = PossibleValuesParser::new(crate::templates::POLICY_NAMES))]
     pub policy: Option<String>,
 
-    /// Do not add the AEA section to CLAUDE.md and AGENTS.md
+    /// Do not touch CLAUDE.md, AGENTS.md or .claude/
     #[arg(long)]
     pub no_agent_files: bool,
+
+    /// Do not install git hooks
+    #[arg(long)]
+    pub no_git_hooks: bool,
 }
 
 fn message_type_parser() -> impl TypedValueParser<Value = MessageType> {
@@ -224,6 +235,55 @@ pub enum PolicyCommand {
     Show,
     /// Print which rules were considered for a message and why the winner matched
     Explain(ShowArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Install the git hooks (and with --agents the Claude Code hooks)
+    Install(HooksInstallArgs),
+    /// Remove aea's git hooks, putting back any hook they replaced
+    Uninstall(HooksUninstallArgs),
+    /// Show whether each hook is installed, outdated or bypassed
+    Status,
+    /// Run by the installed hooks themselves
+    #[command(hide = true)]
+    Run(HooksRunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HooksInstallArgs {
+    /// Install even into a core.hooksPath set in the global or system git config
+    #[arg(long)]
+    pub force: bool,
+
+    /// Also add the Claude Code hooks, the /aea command and the CLAUDE.md/AGENTS.md section
+    #[arg(long)]
+    pub agents: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HooksUninstallArgs {
+    /// Also remove what --agents installed
+    #[arg(long)]
+    pub agents: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HooksRunArgs {
+    /// Which hook is running
+    #[arg(value_parser = PossibleValuesParser::new(crate::hooks::HOOK_NAMES))]
+    pub hook: String,
+
+    /// What git passed to the hook
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    /// Delete .aea/ with its messages and log instead of keeping a backup
+    #[arg(long)]
+    pub purge: bool,
 }
 
 #[derive(Debug, Args)]

@@ -401,8 +401,8 @@ mod tests {
             [
                 "agent.colour",
                 "hard_stop",
-                "response_policy.issue.urgent.aproval_required",
                 "response_policy.questoin",
+                "response_policy.issue.urgent.aproval_required",
                 "rules[0].sender",
             ]
         );

@@ -19,6 +19,8 @@ pub struct Env {
     pub user: Option<String>,
     pub fixed_now: Option<DateTime<Utc>>,
     pub seed: Option<u64>,
+    /// This binary, for the hooks to call back.
+    pub exe: Option<PathBuf>,
 }
 
 impl Env {
@@ -35,6 +37,7 @@ impl Env {
                 .and_then(|v| DateTime::parse_from_rfc3339(&v).ok())
                 .map(|t| t.with_timezone(&Utc)),
             seed: var(AEA_TEST_SEED).and_then(|v| v.parse().ok()),
+            exe: std::env::current_exe().ok(),
         }
     }
 }

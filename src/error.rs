@@ -103,6 +103,18 @@ pub enum Error {
         at: String,
     },
 
+    #[error("{} is not in a git repository: {detail}", path.display())]
+    NotAGitRepository { path: PathBuf, detail: String },
+
+    #[error("git runs this repository's hooks from {}, set in your global or system git config; installing there would affect every repository", path.display())]
+    HooksPathInherited { path: PathBuf },
+
+    #[error("{} exists and is not aea's; it was kept", path.display())]
+    HookConflict { path: PathBuf },
+
+    #[error("{}: {detail}", path.display())]
+    SettingsInvalid { path: PathBuf, detail: String },
+
     #[error("`aea review` needs an interactive terminal")]
     NeedsTerminal,
 
@@ -153,7 +165,9 @@ impl Error {
             | Error::ConfigInvalid { .. }
             | Error::PartialDelivery { .. }
             | Error::NotGated { .. }
-            | Error::AlreadyDecided { .. } => ExitCode::Failure,
+            | Error::AlreadyDecided { .. }
+            | Error::HookConflict { .. }
+            | Error::SettingsInvalid { .. } => ExitCode::Failure,
             Error::InvalidAgentId { .. }
             | Error::RecipientAmbiguous { .. }
             | Error::Usage { .. }
@@ -162,12 +176,14 @@ impl Error {
             Error::NoRepository { .. }
             | Error::NotInitialized { .. }
             | Error::RecipientNotFound { .. }
-            | Error::MessageNotFound { .. } => ExitCode::NotFound,
+            | Error::MessageNotFound { .. }
+            | Error::NotAGitRepository { .. } => ExitCode::NotFound,
             Error::Symlink { .. }
             | Error::SendToSelf { .. }
             | Error::SecretDetected { .. }
             | Error::NoReturnAddress { .. }
-            | Error::Gated { .. } => ExitCode::Refused,
+            | Error::Gated { .. }
+            | Error::HooksPathInherited { .. } => ExitCode::Refused,
         }
     }
 
@@ -231,6 +247,22 @@ impl Error {
             }
             Error::AlreadyDecided { .. } => {
                 "decisions are kept as an audit trail and not changed; `aea log --message <ref>` shows the history".to_string()
+            }
+            Error::NotAGitRepository { .. } => {
+                "run `git init` first, or pass `--repo` with the path of a git repository".to_string()
+            }
+            Error::HooksPathInherited { path } => format!(
+                "either give this repository its own hooks directory (`git config core.hooksPath .git/hooks`, then `aea hooks install`), \
+or remove the global setting (`git config --global --unset core.hooksPath`), \
+or install into {} for every repository with `aea hooks install --force`",
+                path.display()
+            ),
+            Error::HookConflict { path } => format!(
+                "move {} (or its `.aea-orig` copy) aside by hand, then run `aea hooks install` again",
+                path.display()
+            ),
+            Error::SettingsInvalid { .. } => {
+                "fix the JSON by hand (aea leaves it untouched), then run the command again".to_string()
             }
             Error::NeedsTerminal => {
                 "run it in a terminal, or use `aea pending`, `aea approve` and `aea reject` from scripts".to_string()

@@ -9,6 +9,8 @@ pub mod config;
 pub mod env;
 pub mod error;
 pub mod fsutil;
+pub mod harness;
+pub mod hooks;
 pub mod mailbox;
 pub mod message;
 pub mod policy;

@@ -25,8 +25,11 @@ pub const TMP_DIR: &str = ".tmp";
 pub const QUARANTINE_DIR: &str = ".quarantine";
 pub const ARCHIVE_DIR: &str = ".archive";
 pub const PROMPTS_DIR: &str = "prompts";
-/// Which message files hook output has already announced (SPEC §5.1).
-const ANNOUNCED_FILE: &str = ".announced.json";
+/// Which message files a channel (agent-harness hooks, git hooks) has
+/// already announced (SPEC §5.1): `.announced-<channel>.json`.
+fn announced_file(channel: &str) -> String {
+    format!(".announced-{channel}.json")
+}
 
 /// Every folder of the layout, created by `init` and repaired by it.
 pub const LAYOUT_DIRS: [&str; 8] = [
@@ -473,19 +476,19 @@ impl Mailbox {
         Ok(path)
     }
 
-    /// The message files hook output has already told the agent about.
-    pub fn announced(&self) -> HashSet<String> {
-        fs::read_to_string(self.sub(ANNOUNCED_FILE))
+    /// The message files `channel` has already told about.
+    pub fn announced(&self, channel: &str) -> HashSet<String> {
+        fs::read_to_string(self.sub(&announced_file(channel)))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or_default()
     }
 
-    pub fn set_announced(&self, names: &HashSet<String>) -> Result<()> {
+    pub fn set_announced(&self, channel: &str, names: &HashSet<String>) -> Result<()> {
         let mut sorted: Vec<&String> = names.iter().collect();
         sorted.sort();
         let bytes = serde_json::to_vec(&sorted).expect("names always serialise");
-        fsutil::replace_atomic(&self.sub(ANNOUNCED_FILE), &bytes)
+        fsutil::replace_atomic(&self.sub(&announced_file(channel)), &bytes)
     }
 }
 

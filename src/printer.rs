@@ -48,6 +48,11 @@ impl Printer {
         write_out(&text);
     }
 
+    /// A line on stderr, where git shows what its hooks print.
+    pub fn err_line(&self, text: impl Display) {
+        let _ = writeln!(io::stderr(), "{text}");
+    }
+
     pub fn warn(&self, text: impl Display) {
         let _ = writeln!(io::stderr(), "warning: {text}");
     }

@@ -44,6 +44,21 @@ pub fn with_agent_section(text: &str) -> Option<String> {
     Some(out)
 }
 
+/// `text` without the AEA section and the blank line `with_agent_section`
+/// put before it; `None` when it has no section.
+pub fn without_agent_section(text: &str) -> Option<String> {
+    let begin = text.find(SECTION_BEGIN)?;
+    let end = begin + text[begin..].find(SECTION_END)? + SECTION_END.len();
+    let before = &text[..begin];
+    let after = text[end..].strip_prefix('\n').unwrap_or(&text[end..]);
+    // Undo the blank line that separated the section from the text above.
+    let before = match before.strip_suffix('\n') {
+        Some(trimmed) if after.is_empty() && trimmed.ends_with('\n') => trimmed,
+        _ => before,
+    };
+    Some(format!("{before}{after}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,6 +72,21 @@ mod tests {
         let repaired = with_agent_section(&format!("{edited}\nMore notes.\n")).unwrap();
         assert_eq!(repaired.matches(SECTION_BEGIN).count(), 1);
         assert!(repaired.ends_with("<!-- aea:end -->\n\nMore notes.\n"));
+    }
+
+    #[test]
+    fn section_removal_restores_the_text_around_it() {
+        for original in ["", "# Project\n\nOwn notes.", "# Project\n\nOwn notes.\n"] {
+            let with = with_agent_section(original).unwrap();
+            let without = without_agent_section(&with).unwrap();
+            let expected = if original.is_empty() || original.ends_with('\n') {
+                original.to_string()
+            } else {
+                format!("{original}\n")
+            };
+            assert_eq!(without, expected, "{original:?}");
+        }
+        assert_eq!(without_agent_section("no section"), None);
     }
 
     #[test]

@@ -199,14 +199,14 @@ fn hook(
     ctx: &Context,
 ) -> Result<ExitCode> {
     let current: HashSet<String> = entries.iter().map(|e| e.name.clone()).collect();
-    let announced = mailbox.announced();
+    let announced = mailbox.announced("agent");
     let new: Vec<&Entry> = entries
         .iter()
         .filter(|e| !announced.contains(&e.name))
         .collect();
     if current != announced {
         // Forget processed mail so the state file stays as small as the inbox.
-        mailbox.set_announced(&current)?;
+        mailbox.set_announced("agent", &current)?;
     }
     if new.is_empty() {
         return Ok(ExitCode::Success);

@@ -35,6 +35,7 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         user: Some(ctx.rt.user().to_string()),
         fixed_now: None,
         seed: None,
+        exe: None,
     };
     let api = root.join("api");
     let web = root.join("web");
@@ -88,9 +89,9 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
     step(
         "Set up both repositories",
         &api,
-        &["init", "--no-agent-files"],
+        &["init", "--no-agent-files", "--no-git-hooks"],
     )?;
-    step("", &web, &["init", "--no-agent-files"])?;
+    step("", &web, &["init", "--no-agent-files", "--no-git-hooks"])?;
     step(
         "api asks web a question (recipient by registry id)",
         &api,

@@ -16,15 +16,17 @@ use crate::fsutil;
 use crate::mailbox::{AEA_DIR, LAYOUT_DIRS, PROMPTS_DIR};
 use crate::message::{check_agent_id, format_time, sanitize_agent_id};
 use crate::registry::{Entry, Health, Registry};
+use crate::repo::{self, HooksPathSource};
 use crate::runtime::Runtime;
 use crate::templates;
-
-pub const AGENT_FILES: [&str; 2] = ["CLAUDE.md", "AGENTS.md"];
+use crate::{harness, hooks};
 
 pub struct Options<'a> {
     pub id: Option<&'a str>,
     pub policy: Option<&'a str>,
     pub agent_files: bool,
+    /// The binary git hooks call; `None` installs no git hooks.
+    pub git_hooks: Option<&'a Path>,
 }
 
 #[derive(Debug, Serialize)]
@@ -55,6 +57,11 @@ pub fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
         id: args.id.as_deref(),
         policy: args.policy.as_deref(),
         agent_files: !args.no_agent_files,
+        git_hooks: if args.no_git_hooks {
+            None
+        } else {
+            ctx.exe.as_deref()
+        },
     };
     let (report, registered) = init_repo(&repo, &options, &ctx.rt, ctx.registry())?;
     for warning in &report.warnings {
@@ -186,14 +193,12 @@ pub fn init_repo(
     }
 
     if options.agent_files {
-        let mut seen = Vec::new();
-        for name in AGENT_FILES {
-            match add_agent_section(repo, name, &mut seen)? {
-                SectionResult::Written => changed.push(name.to_string()),
-                SectionResult::Unchanged => {}
-                SectionResult::Skipped(why) => warnings.push(why),
-            }
-        }
+        let (files, notes) = harness::install(repo, &aea)?;
+        changed.extend(files);
+        warnings.extend(notes);
+    }
+    if let Some(binary) = options.git_hooks {
+        install_git_hooks(repo, &aea, binary, rt, &mut changed, &mut warnings)?;
     }
 
     audit::append(
@@ -220,47 +225,43 @@ pub fn init_repo(
     Ok((report, registered))
 }
 
-enum SectionResult {
-    Written,
-    Unchanged,
-    Skipped(String),
-}
-
-/// Adds or updates the marked AEA section of `CLAUDE.md` / `AGENTS.md`. A
-/// file that is a symlink (often `CLAUDE.md -> AGENTS.md`) is followed when
-/// it stays inside the repository, and each real file is written once.
-fn add_agent_section(repo: &Path, name: &str, seen: &mut Vec<PathBuf>) -> Result<SectionResult> {
-    let path = repo.join(name);
-    let real = match fs::canonicalize(&path) {
-        Ok(real) => real,
-        Err(_) if fs::symlink_metadata(&path).is_ok() => {
-            return Ok(SectionResult::Skipped(format!(
-                "{name} is a dangling symlink; left alone"
-            )));
+/// Installs the git hooks where git runs them; a repository that is not a
+/// git repository, or whose hooks path is global, gets a warning instead.
+fn install_git_hooks(
+    repo: &Path,
+    aea: &Path,
+    binary: &Path,
+    rt: &Runtime,
+    changed: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    let dirs = match repo::hook_dirs(repo) {
+        Ok(dirs) => dirs,
+        Err(Error::NotAGitRepository { .. }) => {
+            warnings.push(
+                "not a git repository: no git hooks installed (run `aea hooks install` after `git init`)".into(),
+            );
+            return Ok(());
         }
-        Err(_) => path.clone(),
+        Err(e) => return Err(e),
     };
-    if !real.starts_with(repo) {
-        return Ok(SectionResult::Skipped(format!(
-            "{name} points outside the repository; left alone"
-        )));
+    if dirs.source == HooksPathSource::Inherited {
+        warnings.push(format!(
+            "git hooks not installed: core.hooksPath is set globally to {} (see `aea hooks install`)",
+            dirs.active.display()
+        ));
+        return Ok(());
     }
-    if seen.contains(&real) {
-        return Ok(SectionResult::Unchanged);
-    }
-    seen.push(real.clone());
-    let text = match fs::read_to_string(&real) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(Error::io("read", &real, e)),
-    };
-    match templates::with_agent_section(&text) {
-        None => Ok(SectionResult::Unchanged),
-        Some(updated) => {
-            fsutil::replace_atomic(&real, updated.as_bytes())?;
-            Ok(SectionResult::Written)
+    for change in hooks::install(&dirs.active, binary)? {
+        if change.change != hooks::Change::Unchanged {
+            changed.push(format!("git hook {}", change.path.display()));
+            audit::append(
+                aea,
+                &Event::new(rt, "hook_installed").with("hook", change.hook),
+            )?;
         }
     }
+    Ok(())
 }
 
 fn register(path: &Path, id: &str, repo: &Path, rt: &Runtime) -> Result<()> {

@@ -5,6 +5,8 @@ mod agents;
 mod approve;
 mod check;
 pub mod demo;
+mod doctor;
+mod hooks;
 mod init;
 mod log;
 mod pending;
@@ -15,6 +17,7 @@ mod reply;
 mod review;
 mod send;
 mod show;
+mod uninstall;
 mod validate;
 
 use std::collections::HashSet;
@@ -39,6 +42,8 @@ pub struct Context {
     /// `--repo`, relative to `cwd`.
     pub repo: Option<PathBuf>,
     registry: Option<PathBuf>,
+    /// This binary, which installed hooks call.
+    pub exe: Option<PathBuf>,
 }
 
 impl Context {
@@ -54,6 +59,7 @@ impl Context {
             repo: repo.map(|r| cwd.join(r)),
             cwd,
             registry,
+            exe: env.exe.clone(),
         })
     }
 
@@ -85,6 +91,9 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Reject(args) => reject::run(&args, &ctx),
         Command::Review => review::run(&ctx),
         Command::Policy(command) => policy::run(&command, &ctx),
+        Command::Hooks(command) => hooks::run(&command, &ctx),
+        Command::Uninstall(args) => uninstall::run(&args, &ctx),
+        Command::Doctor => doctor::run(&ctx),
         Command::Log(args) => log::run(&args, &ctx),
         Command::Agents => agents::run(&ctx),
         Command::Validate(args) => validate::run(&args, &ctx),

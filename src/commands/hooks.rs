@@ -1,0 +1,305 @@
+//! `aea hooks install|uninstall|status` (SPEC §9) and `aea hooks run`, the
+//! command the installed hook scripts call.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use super::{Context, Judge};
+use crate::audit::{self, Event};
+use crate::cli::{HooksCommand, HooksInstallArgs, HooksRunArgs, HooksUninstallArgs};
+use crate::error::{Error, ExitCode, Result};
+use crate::hooks::{self, Change, HOOK_NAMES, State};
+use crate::mailbox::{Approval, Mailbox};
+use crate::message::Priority;
+use crate::repo::{self, HookDirs, HooksPathSource};
+use crate::{harness, mailbox};
+
+pub fn run(command: &HooksCommand, ctx: &Context) -> Result<ExitCode> {
+    match command {
+        HooksCommand::Install(args) => install(args, ctx),
+        HooksCommand::Uninstall(args) => uninstall(args, ctx),
+        HooksCommand::Status => status(ctx),
+        HooksCommand::Run(args) => run_hook(args, ctx),
+    }
+}
+
+fn binary(ctx: &Context) -> Result<&std::path::Path> {
+    ctx.exe.as_deref().ok_or_else(|| {
+        Error::usage(
+            "cannot tell where the aea binary is",
+            "run aea by its full path",
+        )
+    })
+}
+
+fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
+    let mailbox = ctx.mailbox()?;
+    let dirs = repo::hook_dirs(mailbox.repo())?;
+    if dirs.source == HooksPathSource::Inherited && !args.force {
+        return Err(Error::HooksPathInherited { path: dirs.active });
+    }
+    let changes = hooks::install(&dirs.active, binary(ctx)?)?;
+    for c in changes.iter().filter(|c| c.change != Change::Unchanged) {
+        audit::append(
+            mailbox.dir(),
+            &Event::new(&ctx.rt, "hook_installed")
+                .with("hook", c.hook)
+                .with("path", c.path.display().to_string()),
+        )?;
+    }
+    let agent_files = if args.agents {
+        let (files, warnings) = harness::install(mailbox.repo(), mailbox.dir())?;
+        for w in warnings {
+            ctx.printer.warn(w);
+        }
+        files
+    } else {
+        Vec::new()
+    };
+    if ctx.printer.json() {
+        ctx.printer.value(&serde_json::json!({
+            "hooks_dir": dirs.active,
+            "hooks": changes,
+            "agent_files": agent_files,
+        }));
+    } else {
+        for c in &changes {
+            let kept = if c.foreign && c.change == Change::Installed {
+                format!(
+                    " (kept the existing hook as {}.aea-orig; it still runs first)",
+                    c.hook
+                )
+            } else {
+                String::new()
+            };
+            ctx.printer.line(format_args!(
+                "{:<14} {}{kept}",
+                c.hook,
+                match c.change {
+                    Change::Installed => "installed",
+                    Change::Updated => "updated",
+                    _ => "already installed",
+                }
+            ));
+        }
+        ctx.printer
+            .line(format_args!("in {}", dirs.active.display()));
+        for f in &agent_files {
+            ctx.printer.line(format_args!("wrote {f}"));
+        }
+    }
+    Ok(ExitCode::Success)
+}
+
+/// Every place aea's hooks may sit: where git runs hooks now, and the common
+/// dir's hooks folder when `core.hooksPath` points elsewhere.
+fn hook_places(dirs: &HookDirs) -> Vec<std::path::PathBuf> {
+    let mut places = vec![dirs.active.clone()];
+    if dirs.default != dirs.active {
+        places.push(dirs.default.clone());
+    }
+    places
+}
+
+fn uninstall(args: &HooksUninstallArgs, ctx: &Context) -> Result<ExitCode> {
+    let mailbox = ctx.mailbox()?;
+    let removed = remove_git_hooks(&mailbox, ctx)?;
+    let agent_files = if args.agents {
+        harness::uninstall(mailbox.repo(), mailbox.dir())?
+    } else {
+        Vec::new()
+    };
+    if ctx.printer.json() {
+        ctx.printer
+            .value(&serde_json::json!({ "hooks": removed, "agent_files": agent_files }));
+    } else {
+        if removed.is_empty() {
+            ctx.printer.line("no aea hooks were installed");
+        }
+        for c in &removed {
+            let restored = if c.foreign {
+                " (restored the hook it had replaced)"
+            } else {
+                ""
+            };
+            ctx.printer
+                .line(format_args!("removed {}{restored}", c.path.display()));
+        }
+        for f in &agent_files {
+            ctx.printer.line(format_args!("reverted {f}"));
+        }
+    }
+    Ok(ExitCode::Success)
+}
+
+/// Removes aea's git hooks wherever they are; shared with `aea uninstall`.
+pub(super) fn remove_git_hooks(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<hooks::HookChange>> {
+    let dirs = match repo::hook_dirs(mailbox.repo()) {
+        Ok(dirs) => dirs,
+        Err(Error::NotAGitRepository { .. }) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut removed = Vec::new();
+    for place in hook_places(&dirs) {
+        for c in hooks::uninstall(&place)? {
+            if c.change == Change::Removed {
+                audit::append(
+                    mailbox.dir(),
+                    &Event::new(&ctx.rt, "hook_removed")
+                        .with("hook", c.hook)
+                        .with("path", c.path.display().to_string()),
+                )?;
+                removed.push(c);
+            }
+        }
+        if place != dirs.default {
+            hooks::remove_if_empty(&place);
+        }
+    }
+    Ok(removed)
+}
+
+#[derive(Serialize)]
+struct HookStatus {
+    hook: &'static str,
+    state: State,
+}
+
+fn status(ctx: &Context) -> Result<ExitCode> {
+    let mailbox = ctx.mailbox()?;
+    let dirs = repo::hook_dirs(mailbox.repo())?;
+    let bin = binary(ctx)?;
+    let rows: Vec<HookStatus> = HOOK_NAMES
+        .iter()
+        .map(|&hook| HookStatus {
+            hook,
+            state: hooks::state(hook, &dirs.active, &dirs.default, bin),
+        })
+        .collect();
+    let claude = harness::claude_hooks_present(mailbox.repo());
+    let source = match dirs.source {
+        HooksPathSource::Default => "the repository's hooks folder",
+        HooksPathSource::Local => "core.hooksPath in this repository's config",
+        HooksPathSource::Inherited => "core.hooksPath in your global or system git config",
+    };
+    if ctx.printer.json() {
+        ctx.printer.value(&serde_json::json!({
+            "hooks_dir": dirs.active,
+            "hooks": rows,
+            "claude_hooks": claude,
+        }));
+        return Ok(ExitCode::Success);
+    }
+    ctx.printer.line(format_args!(
+        "git runs hooks from {} ({source})",
+        dirs.active.display()
+    ));
+    for row in &rows {
+        ctx.printer
+            .line(format_args!("  {:<14} {}", row.hook, row.state.as_str()));
+    }
+    ctx.printer.line(format_args!(
+        "Claude Code hooks in {}: {}",
+        harness::CLAUDE_SETTINGS,
+        if claude { "installed" } else { "not installed" }
+    ));
+    if rows.iter().any(|r| r.state != State::Installed) {
+        ctx.printer
+            .line("run `aea hooks install` to install or update them");
+    }
+    Ok(ExitCode::Success)
+}
+
+/// What a hook does (SPEC §9): pre-commit summarises waiting mail and blocks
+/// where the policy says; post-* hooks report mail that arrived since their
+/// last report and never fail. Counts and ids only, never message text.
+fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
+    let Ok(mailbox) = Mailbox::discover(&ctx.cwd) else {
+        return Ok(ExitCode::Success);
+    };
+    let entries = mailbox.unprocessed()?;
+    if entries.is_empty() {
+        return Ok(ExitCode::Success);
+    }
+    let settings = mailbox.config().map(|c| c.hooks).unwrap_or_default();
+    let setting = match args.hook.as_str() {
+        "pre-commit" => settings.pre_commit,
+        "post-merge" => settings.post_merge,
+        "post-checkout" => settings.post_checkout,
+        _ => settings.post_rewrite,
+    }
+    .unwrap_or_default();
+    if setting.enabled == Some(false) {
+        return Ok(ExitCode::Success);
+    }
+    let p = &ctx.printer;
+    if args.hook != "pre-commit" {
+        let current: HashSet<String> = entries.iter().map(|e| e.name.clone()).collect();
+        let announced = mailbox.announced("git");
+        let new: Vec<&str> = entries
+            .iter()
+            .filter(|e| !announced.contains(&e.name))
+            .map(|e| {
+                e.valid()
+                    .map_or("(invalid file)", |m| m.message_id.as_str())
+            })
+            .collect();
+        // A post-* hook must never fail the git command: state is best effort.
+        let _ = mailbox.set_announced("git", &current);
+        if !new.is_empty() {
+            p.err_line(format_args!(
+                "aea: {} new message{} ({}); {} unprocessed in all. Run `aea check`.",
+                new.len(),
+                if new.len() == 1 { "" } else { "s" },
+                new.join(", "),
+                entries.len()
+            ));
+        }
+        return Ok(ExitCode::Success);
+    }
+
+    let judge = Judge::load(&mailbox, ctx);
+    let waiting: Vec<(&mailbox::Entry, Priority)> = entries
+        .iter()
+        .filter_map(|e| {
+            let m = e.valid()?;
+            (judge.decide(m).action.awaits_approval()
+                && mailbox.approval(&e.name, true) == Approval::Pending)
+                .then_some((e, m.priority))
+        })
+        .collect();
+    p.err_line(format_args!(
+        "aea: {} unprocessed message{}{}. Run `aea check`.",
+        entries.len(),
+        if entries.len() == 1 { "" } else { "s" },
+        if waiting.is_empty() {
+            String::new()
+        } else {
+            format!(", {} waiting for a person's approval", waiting.len())
+        }
+    ));
+    let blocking: Vec<&str> = match setting.block_on.as_deref().unwrap_or("never") {
+        "gated_pending" => waiting.iter().collect(),
+        "urgent_pending" => waiting.iter().filter(|(_, p)| *p == Priority::Urgent).collect(),
+        "never" => Vec::new(),
+        other => {
+            p.warn(format_args!(
+                "hooks.pre_commit.block_on {other:?} is not never, urgent_pending or gated_pending; not blocking"
+            ));
+            Vec::new()
+        }
+    }
+    .into_iter()
+    .filter_map(|(e, _)| e.valid().map(|m| m.message_id.as_str()))
+    .collect();
+    if blocking.is_empty() {
+        return Ok(ExitCode::Success);
+    }
+    p.err_line(format_args!(
+        "aea: commit blocked: {} waiting for a person's approval (`aea pending`, then `aea approve` or `aea reject`).",
+        blocking.join(", ")
+    ));
+    p.err_line("aea: to commit anyway: `git commit --no-verify`, or `AEA_SKIP_HOOKS=1 git commit` to skip only aea's check.");
+    Ok(ExitCode::Refused)
+}

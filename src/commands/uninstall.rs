@@ -1,0 +1,78 @@
+//! `aea uninstall` (SPEC §9): reverts everything `aea init` did — git hooks,
+//! agent-harness files, the registry entry — and keeps `.aea/` as a backup
+//! unless `--purge`.
+
+use std::fs;
+
+use super::Context;
+use super::hooks::remove_git_hooks;
+use crate::cli::UninstallArgs;
+use crate::error::{Error, ExitCode, Result};
+use crate::harness;
+use crate::registry::Registry;
+
+pub fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
+    let mailbox = ctx.mailbox()?;
+    let repo = mailbox.repo().to_path_buf();
+    let id = mailbox.agent_id().ok();
+    let hooks = remove_git_hooks(&mailbox, ctx)?;
+    let files = harness::uninstall(&repo, mailbox.dir())?;
+    let mut unregistered = false;
+    if let (Some(id), Some(path)) = (&id, ctx.registry())
+        && Registry::load(path)?
+            .get(id)
+            .is_some_and(|e| e.path == repo)
+    {
+        Registry::update(path, |r| {
+            r.agents.remove(id);
+            Ok(())
+        })?;
+        unregistered = true;
+    }
+    let aea = mailbox.dir().to_path_buf();
+    let backup = if args.purge {
+        fs::remove_dir_all(&aea).map_err(|e| Error::io("remove", &aea, e))?;
+        None
+    } else {
+        let stamp = ctx.rt.now().format("%Y%m%dT%H%M%SZ");
+        let target = repo.join(format!(".aea-backup-{stamp}"));
+        if fs::symlink_metadata(&target).is_ok() {
+            return Err(Error::usage(
+                format!("{} already exists", target.display()),
+                "wait a second and run it again, or move the old backup away",
+            ));
+        }
+        fs::rename(&aea, &target).map_err(|e| Error::io("move", &aea, e))?;
+        Some(target)
+    };
+    if ctx.printer.json() {
+        ctx.printer.value(&serde_json::json!({
+            "hooks_removed": hooks.iter().map(|h| &h.path).collect::<Vec<_>>(),
+            "files_reverted": files,
+            "unregistered": unregistered,
+            "backup": backup,
+        }));
+        return Ok(ExitCode::Success);
+    }
+    let p = &ctx.printer;
+    for h in &hooks {
+        p.line(format_args!("removed git hook {}", h.path.display()));
+    }
+    for f in &files {
+        p.line(format_args!("reverted {f}"));
+    }
+    if unregistered {
+        p.line(format_args!(
+            "removed {} from the registry",
+            id.as_deref().unwrap_or_default()
+        ));
+    }
+    match &backup {
+        Some(path) => p.line(format_args!(
+            "kept messages, markers and the log in {}",
+            path.display()
+        )),
+        None => p.line("deleted .aea/ with its messages and log"),
+    }
+    Ok(ExitCode::Success)
+}

@@ -1,0 +1,652 @@
+//! Git hooks with real git: what fires when, composition with foreign
+//! hooks, where hooks go (worktrees, submodules, core.hooksPath), and
+//! installing/uninstalling without leaving a trace. Also the Claude Code
+//! settings merge and `aea uninstall` / `aea doctor`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::common::*;
+
+/// git with the same sealed environment as aea, plus a fixed author.
+fn git(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new("git");
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.path().join("home"))
+        .env("USER", "tester")
+        .env("AEA_REGISTRY", env.registry())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Tester")
+        .env("GIT_AUTHOR_EMAIL", "tester@example.com")
+        .env("GIT_COMMITTER_NAME", "Tester")
+        .env("GIT_COMMITTER_EMAIL", "tester@example.com")
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "protocol.file.allow=always",
+        ])
+        .args(args)
+        .current_dir(dir);
+    cmd.output().unwrap()
+}
+
+fn git_ok(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
+    let out = git(env, dir, args);
+    assert!(
+        out.status.success(),
+        "git {args:?} failed\nstdout: {}\nstderr: {}",
+        stdout(&out),
+        stderr(&out)
+    );
+    out
+}
+
+/// A git repository named `name` with aea initialised (hooks and agent files).
+fn git_repo(env: &TestEnv, name: &str) -> PathBuf {
+    let dir = env.path().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    git_ok(env, &dir, &["init", "-q"]);
+    env.ok(&dir, &["init"]);
+    dir
+}
+
+fn commit(env: &TestEnv, dir: &Path, file: &str) -> Output {
+    std::fs::write(dir.join(file), file).unwrap();
+    git_ok(env, dir, &["add", file]);
+    git(env, dir, &["commit", "-q", "-m", file])
+}
+
+fn set_config(repo: &Path, from: &str, to: &str) {
+    let path = repo.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{from}");
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+#[test]
+fn commit_checkout_and_merge_fire_their_hooks() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = git_repo(&env, "web");
+    let out = commit(&env, &web, "a.txt");
+    assert!(out.status.success());
+    assert!(
+        !stderr(&out).contains("aea:"),
+        "quiet without mail: {}",
+        stderr(&out)
+    );
+
+    let first = env.question(&api, "web", "q1");
+    let out = commit(&env, &web, "b.txt");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("aea: 1 unprocessed message. Run `aea check`."),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = git_ok(&env, &web, &["checkout", "-q", "-b", "feature"]);
+    assert!(
+        stderr(&out).contains(&format!("aea: 1 new message ({first})")),
+        "{}",
+        stderr(&out)
+    );
+    let out = git_ok(&env, &web, &["checkout", "-q", "main"]);
+    assert!(
+        !stderr(&out).contains("aea:"),
+        "announced once: {}",
+        stderr(&out)
+    );
+
+    git_ok(&env, &web, &["checkout", "-q", "feature"]);
+    assert!(commit(&env, &web, "c.txt").status.success());
+    git_ok(&env, &web, &["checkout", "-q", "main"]);
+    let second = env.question(&api, "web", "q2");
+    let out = git_ok(
+        &env,
+        &web,
+        &["merge", "-q", "--no-ff", "-m", "merge", "feature"],
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains(&second) && !err.contains(&first),
+        "post-merge reports only the new one: {err}"
+    );
+    assert!(err.contains("2 unprocessed in all"), "{err}");
+}
+
+#[test]
+fn pull_rebase_fires_post_rewrite() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let remote = env.path().join("remote.git");
+    git_ok(
+        &env,
+        &env.path(),
+        &["init", "-q", "--bare", remote.to_str().unwrap()],
+    );
+    let web = git_repo(&env, "web");
+    // Only post-rewrite may speak, so what is printed is its doing.
+    set_config(
+        &web,
+        "post_checkout:\n    enabled: true",
+        "post_checkout:\n    enabled: false",
+    );
+    assert!(commit(&env, &web, "base.txt").status.success());
+    git_ok(
+        &env,
+        &web,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
+    git_ok(&env, &web, &["push", "-q", "origin", "main"]);
+    let other = env.path().join("other");
+    git_ok(
+        &env,
+        &env.path(),
+        &[
+            "clone",
+            "-q",
+            remote.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    assert!(commit(&env, &other, "theirs.txt").status.success());
+    git_ok(&env, &other, &["push", "-q", "origin", "main"]);
+
+    assert!(commit(&env, &web, "mine.txt").status.success());
+    let id = env.question(&api, "web", "arrived during the rebase");
+    let out = git_ok(&env, &web, &["pull", "-q", "--rebase", "origin", "main"]);
+    assert!(
+        stderr(&out).contains(&format!("aea: 1 new message ({id})")),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_foreign_hook_still_runs_first_and_its_failure_still_blocks() {
+    let env = TestEnv::new();
+    let web = env.path().join("web");
+    std::fs::create_dir(&web).unwrap();
+    git_ok(&env, &web, &["init", "-q"]);
+    let hook = web.join(".git/hooks/pre-commit");
+    let marker = env.path().join("foreign-ran");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\necho ran >> '{}'\nexit \"${{FOREIGN_EXIT:-0}}\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    make_executable(&hook);
+    env.ok(&web, &["init", "--no-agent-files"]);
+    assert!(web.join(".git/hooks/pre-commit.aea-orig").exists());
+
+    assert!(commit(&env, &web, "a.txt").status.success());
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ran\n");
+
+    std::fs::write(web.join("b.txt"), "b").unwrap();
+    git_ok(&env, &web, &["add", "b.txt"]);
+    let mut cmd = Command::new("git");
+    let out = cmd
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env("FOREIGN_EXIT", "3")
+        .args(["commit", "-q", "-m", "b"])
+        .current_dir(&web)
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "the foreign hook's failure blocks the commit"
+    );
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ran\nran\n");
+}
+
+#[test]
+fn pre_commit_blocks_only_where_the_policy_says_and_names_the_bypass() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = git_repo(&env, "web");
+    env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "issue",
+            "--priority",
+            "urgent",
+            "--subject",
+            "down",
+        ],
+    );
+    let out = commit(&env, &web, "a.txt");
+    assert!(
+        !out.status.success(),
+        "the default preset blocks on urgent mail awaiting approval"
+    );
+    let err = stderr(&out);
+    assert!(err.contains("commit blocked"), "{err}");
+    assert!(
+        err.contains("--no-verify") && err.contains("AEA_SKIP_HOOKS=1"),
+        "{err}"
+    );
+
+    let out = git(&env, &web, &["commit", "-q", "--no-verify", "-m", "a"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::write(web.join("b.txt"), "b").unwrap();
+    git_ok(&env, &web, &["add", "b.txt"]);
+    let out = git_env_commit(&env, &web, "b", &[("AEA_SKIP_HOOKS", "1")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("aea:"));
+
+    set_config(&web, "block_on: urgent_pending", "block_on: never");
+    let out = commit(&env, &web, "c.txt");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("waiting for a person's approval"),
+        "still reported"
+    );
+}
+
+fn git_env_commit(env: &TestEnv, dir: &Path, msg: &str, vars: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new("git");
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.path().join("home"))
+        .env("AEA_REGISTRY", env.registry())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com");
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    cmd.args(["commit", "-q", "-m", msg])
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_missing_binary_prints_one_line_and_lets_git_go_on() {
+    let env = TestEnv::new();
+    let web = env.path().join("web");
+    std::fs::create_dir(&web).unwrap();
+    git_ok(&env, &web, &["init", "-q"]);
+    let copy = env.path().join("bin-copy").join("aea");
+    std::fs::create_dir(copy.parent().unwrap()).unwrap();
+    std::fs::copy(BIN, &copy).unwrap();
+    let out = Command::new(&copy)
+        .env_clear()
+        .env("HOME", env.path().join("home"))
+        .env("AEA_REGISTRY", env.registry())
+        .args(["init", "--no-agent-files"])
+        .current_dir(&web)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::remove_file(&copy).unwrap();
+    // PATH without any aea.
+    let out = Command::new("git")
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin:/usr/local/bin")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .args(["commit", "-q", "--allow-empty", "-m", "x"])
+        .current_dir(&web)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines: Vec<String> = stderr(&out).lines().map(str::to_string).collect();
+    assert_eq!(
+        lines,
+        ["aea: binary not found, mail not checked (run `aea hooks install` again)"]
+    );
+}
+
+#[test]
+fn hooks_go_to_the_common_dir_for_worktrees_and_submodules() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = git_repo(&env, "web");
+    // The shared part of .aea/ is committed, so a linked worktree has it too.
+    git_ok(&env, &web, &["add", ".aea"]);
+    git_ok(&env, &web, &["commit", "-q", "-m", "aea"]);
+    let wt = env.path().join("web-wt");
+    git_ok(&env, &web, &["worktree", "add", "-q", wt.to_str().unwrap()]);
+    assert!(wt.join(".aea/agent-config.yaml").exists());
+    let status = env.json(&wt, &["hooks", "status"]);
+    assert_eq!(
+        PathBuf::from(status["hooks_dir"].as_str().unwrap()),
+        std::fs::canonicalize(web.join(".git/hooks")).unwrap()
+    );
+    assert!(
+        status["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["state"] == "installed")
+    );
+    for dir in [".processed", ".tmp"] {
+        std::fs::create_dir_all(wt.join(".aea").join(dir)).unwrap();
+    }
+    env.send(
+        &api,
+        "../web-wt",
+        &["--type", "update", "--subject", "to the worktree"],
+    );
+    let out = commit(&env, &wt, "wt.txt");
+    assert!(out.status.success());
+    assert!(
+        stderr(&out).contains("aea: 1 unprocessed message"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A submodule's hooks live in the superproject's .git/modules/<name>/hooks.
+    let lib = env.path().join("lib");
+    std::fs::create_dir(&lib).unwrap();
+    git_ok(&env, &lib, &["init", "-q"]);
+    assert!(commit(&env, &lib, "lib.txt").status.success());
+    git_ok(
+        &env,
+        &web,
+        &["submodule", "add", "-q", lib.to_str().unwrap(), "lib"],
+    );
+    let sub = web.join("lib");
+    env.ok(&sub, &["init", "--no-agent-files", "--id", "web-lib"]);
+    let hook = web.join(".git/modules/lib/hooks/pre-commit");
+    assert!(
+        std::fs::read_to_string(&hook)
+            .unwrap()
+            .contains("# aea-hook: pre-commit")
+    );
+    env.send(
+        &api,
+        "web-lib",
+        &["--type", "update", "--subject", "to the submodule"],
+    );
+    let out = commit(&env, &sub, "sub.txt");
+    assert!(
+        stderr(&out).contains("aea: 1 unprocessed message"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn core_hooks_path_local_and_global() {
+    let env = TestEnv::new();
+    let web = env.path().join("web");
+    std::fs::create_dir(&web).unwrap();
+    git_ok(&env, &web, &["init", "-q"]);
+    git_ok(&env, &web, &["config", "core.hooksPath", ".githooks"]);
+    env.ok(&web, &["init", "--no-agent-files"]);
+    assert!(web.join(".githooks/pre-commit").exists());
+    assert!(!web.join(".git/hooks/pre-commit").exists());
+    let status = env.json(&web, &["hooks", "status"]);
+    assert!(
+        status["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["state"] == "installed")
+    );
+    env.ok(&web, &["hooks", "uninstall"]);
+    assert!(
+        !web.join(".githooks").exists(),
+        "the folder install created is gone"
+    );
+
+    // Bypassed: installed in .git/hooks while core.hooksPath points elsewhere.
+    git_ok(&env, &web, &["config", "--unset", "core.hooksPath"]);
+    env.ok(&web, &["hooks", "install"]);
+    git_ok(&env, &web, &["config", "core.hooksPath", "elsewhere"]);
+    let status = env.json(&web, &["hooks", "status"]);
+    assert_eq!(status["hooks"][0]["state"], "bypassed");
+    git_ok(&env, &web, &["config", "--unset", "core.hooksPath"]);
+    env.ok(&web, &["hooks", "uninstall"]);
+
+    // A global core.hooksPath is not written into without --force.
+    let global_hooks = env.path().join("global-hooks");
+    let gitconfig = env.path().join("home/.gitconfig");
+    std::fs::write(
+        &gitconfig,
+        format!("[core]\n\thooksPath = {}\n", global_hooks.display()),
+    )
+    .unwrap();
+    let out = env
+        .cmd(&web)
+        .env("GIT_CONFIG_GLOBAL", &gitconfig)
+        .args(["hooks", "install"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("global or system git config"), "{err}");
+    assert!(
+        err.contains("--force") && err.contains("git config core.hooksPath .git/hooks"),
+        "{err}"
+    );
+    assert!(!global_hooks.exists());
+    let out = env
+        .cmd(&web)
+        .env("GIT_CONFIG_GLOBAL", &gitconfig)
+        .args(["hooks", "install", "--force"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(global_hooks.join("post-merge").exists());
+}
+
+#[test]
+fn a_temporary_index_is_not_corrupted() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = git_repo(&env, "web");
+    env.question(&api, "web", "mail so the hook has work");
+    assert!(commit(&env, &web, "base.txt").status.success());
+    std::fs::write(web.join("a.txt"), "a").unwrap();
+    std::fs::write(web.join("b.txt"), "b").unwrap();
+    git_ok(&env, &web, &["add", "a.txt", "b.txt"]);
+    // A partial commit: git runs pre-commit with GIT_INDEX_FILE pointing at
+    // a temporary index that holds only a.txt.
+    let out = git(&env, &web, &["commit", "-q", "-m", "only a", "--", "a.txt"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("aea: 1 unprocessed message"),
+        "the hook ran: {}",
+        stderr(&out)
+    );
+    let files = stdout(&git_ok(
+        &env,
+        &web,
+        &["show", "--name-only", "--format=", "HEAD"],
+    ));
+    assert_eq!(files.trim(), "a.txt");
+    let status = stdout(&git_ok(
+        &env,
+        &web,
+        &["status", "--porcelain", "--", "a.txt", "b.txt"],
+    ));
+    assert_eq!(
+        status, "A  b.txt\n",
+        "b.txt is still staged, a.txt committed"
+    );
+    git_ok(&env, &web, &["fsck", "--no-progress"]);
+}
+
+#[test]
+fn install_then_uninstall_leaves_the_hooks_byte_for_byte() {
+    let env = TestEnv::new();
+    let web = env.path().join("web");
+    std::fs::create_dir(&web).unwrap();
+    git_ok(&env, &web, &["init", "-q"]);
+    let hooks = web.join(".git/hooks");
+    std::fs::write(hooks.join("post-merge"), "#!/bin/sh\necho mine\n").unwrap();
+    make_executable(&hooks.join("post-merge"));
+    env.ok(&web, &["init", "--no-agent-files", "--no-git-hooks"]);
+    let before = snapshot_with_modes(&hooks);
+    env.ok(&web, &["hooks", "install"]);
+    assert_ne!(snapshot_with_modes(&hooks), before);
+    env.ok(&web, &["hooks", "install"]);
+    env.ok(&web, &["hooks", "uninstall"]);
+    assert_eq!(snapshot_with_modes(&hooks), before);
+}
+
+#[test]
+fn claude_settings_keep_user_hooks_and_uninstall_restores_them_exactly() {
+    let env = TestEnv::new();
+    let web = env.path().join("web");
+    std::fs::create_dir_all(web.join(".claude")).unwrap();
+    let user = "{\n    \"permissions\": {\"allow\": [\"Bash(npm test)\"]},\n    \"hooks\": {\n        \"UserPromptSubmit\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./remind.sh\"}]}]\n    }\n}\n";
+    std::fs::write(web.join(".claude/settings.json"), user).unwrap();
+    std::fs::write(web.join("CLAUDE.md"), "# Rules\n").unwrap();
+    let before = snapshot(&web);
+    env.ok(&web, &["init"]);
+    let settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(web.join(".claude/settings.json")).unwrap())
+            .unwrap();
+    let submit = settings["hooks"]["UserPromptSubmit"].as_array().unwrap();
+    assert_eq!(submit[0]["hooks"][0]["command"], "./remind.sh");
+    assert_eq!(
+        submit[1]["hooks"][0]["command"],
+        "aea check --hook claude --event UserPromptSubmit"
+    );
+    assert_eq!(
+        settings["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+        "aea check --hook claude --event SessionStart"
+    );
+    assert_eq!(settings["permissions"]["allow"][0], "Bash(npm test)");
+    assert!(web.join(".claude/commands/aea.md").exists());
+    let after_first = snapshot(&web.join(".claude"));
+    env.ok(&web, &["init"]);
+    assert_eq!(
+        snapshot(&web.join(".claude")),
+        after_first,
+        "re-running changes nothing"
+    );
+
+    let out = env.ok(&web, &["uninstall", "--purge"]);
+    assert!(out.contains("reverted .claude/settings.json"), "{out}");
+    assert_eq!(
+        snapshot(&web),
+        before,
+        "the repository is as it was before init"
+    );
+    assert!(
+        !std::fs::read_to_string(env.registry())
+            .unwrap()
+            .contains("[agents.web]")
+    );
+}
+
+#[test]
+fn edited_files_lose_only_aeas_parts_and_uninstall_keeps_a_backup() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = git_repo(&env, "web");
+    env.question(&api, "web", "keep me");
+    // The user edits both files after init.
+    let claude = web.join("CLAUDE.md");
+    std::fs::write(
+        &claude,
+        format!(
+            "{}\nMy own rule.\n",
+            std::fs::read_to_string(&claude).unwrap()
+        ),
+    )
+    .unwrap();
+    let settings = web.join(".claude/settings.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    v["model"] = "sonnet".into();
+    std::fs::write(&settings, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+
+    let out = env.ok(&web, &["uninstall"]);
+    assert!(
+        out.contains("kept messages, markers and the log in"),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&claude).unwrap();
+    assert!(
+        !text.contains("aea:begin") && text.contains("My own rule."),
+        "{text}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(v, serde_json::json!({"model": "sonnet"}));
+    assert!(!web.join(".aea").exists());
+    assert!(!web.join(".git/hooks/pre-commit").exists());
+    let backup = std::fs::read_dir(&web)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".aea-backup-")
+        })
+        .expect("a backup folder");
+    let kept: Vec<_> = std::fs::read_dir(&backup)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("message-"))
+        .collect();
+    assert_eq!(kept.len(), 1);
+    assert!(backup.join("agent.log").exists());
+}
+
+#[test]
+fn doctor_names_each_problem_with_its_fix() {
+    let env = TestEnv::new();
+    let web = git_repo(&env, "web");
+    let out = env.run(&web, &["doctor"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let hook = web.join(".git/hooks/post-merge");
+    let text = std::fs::read_to_string(&hook)
+        .unwrap()
+        .replace("aea-hook-version: 1", "aea-hook-version: 0");
+    std::fs::write(&hook, text).unwrap();
+    std::fs::remove_file(web.join(".claude/settings.json")).unwrap();
+    let out = env.run(&web, &["doctor"]);
+    assert_eq!(code(&out), 6);
+    let text = stdout(&out);
+    assert!(text.contains("post-merge outdated"), "{text}");
+    assert!(text.contains("-> aea hooks install"), "{text}");
+    assert!(text.contains("-> aea hooks install --agents"), "{text}");
+    env.ok(&web, &["hooks", "install", "--agents"]);
+    assert_eq!(code(&env.run(&web, &["doctor"])), 0);
+}
+
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Files with their bytes and permission bits.
+fn snapshot_with_modes(dir: &Path) -> Vec<(PathBuf, Vec<u8>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    snapshot(dir)
+        .into_iter()
+        .map(|(p, bytes)| {
+            let mode = std::fs::symlink_metadata(&p).unwrap().permissions().mode();
+            (p, bytes, mode)
+        })
+        .collect()
+}
