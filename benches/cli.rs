@@ -30,6 +30,38 @@ impl Bench {
         cmd
     }
 
+    fn git(&self, dir: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.root.path())
+            .env("AEA_REGISTRY", self.root.path().join("registry.toml"))
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "bench")
+            .env("GIT_AUTHOR_EMAIL", "bench@example.com")
+            .env("GIT_COMMITTER_NAME", "bench")
+            .env("GIT_COMMITTER_EMAIL", "bench@example.com")
+            .current_dir(dir)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        cmd
+    }
+
+    /// A git repository with aea initialised, with or without its hooks.
+    fn git_repo(&self, name: &str, hooks: bool) -> PathBuf {
+        let dir = self.root.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(self.git(&dir, &["init", "-q"]).status().unwrap().success());
+        let mut args = vec!["init", "--no-agent-files", "--id", name];
+        if !hooks {
+            args.push("--no-git-hooks");
+        }
+        assert!(self.cmd(&dir, &args).status().unwrap().success());
+        dir
+    }
+
     fn repo(&self, name: &str) -> PathBuf {
         let dir = self.root.path().join(name);
         std::fs::create_dir_all(&dir).unwrap();
@@ -168,6 +200,24 @@ fn main() {
         )
     });
 
+    // Commits with and without aea's hooks, alternated so that drift in the
+    // machine's speed hits both sides alike.
+    let hooked = bench.git_repo("hooked", true);
+    let plain = bench.git_repo("plain", false);
+    let commit = |dir: &Path| bench.git(dir, &["commit", "-q", "--allow-empty", "-m", "bench"]);
+    for _ in 0..5 {
+        measure(commit(&hooked));
+        measure(commit(&plain));
+    }
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for _ in 0..runs.min(100) {
+        with.push(measure(commit(&hooked)).0);
+        without.push(measure(commit(&plain)).0);
+    }
+    with.sort();
+    without.sort();
+    let (with_median, without_median) = (with[with.len() / 2], without[without.len() / 2]);
+
     println!("aea benchmarks (SPEC §14), release build, {runs} runs each, whole process");
     println!(
         "{:<52} {:>10} {:>10} {:>10}  verdict",
@@ -202,5 +252,18 @@ fn main() {
         "send to a sibling, with fsync (budget 10 ms)",
         &send,
         send.median <= Duration::from_millis(10),
+    );
+    let added = with_median.saturating_sub(without_median);
+    println!(
+        "{:<52} {:>10} {:>10} {:>10}  {}",
+        "git commit, with hooks / without (budget +5 ms)",
+        ms(with_median),
+        ms(without_median),
+        format!("+{}", ms(added)),
+        verdict(added <= Duration::from_millis(5))
+    );
+    println!(
+        "  hooked / plain commit time: {:.2}",
+        with_median.as_secs_f64() / without_median.as_secs_f64()
     );
 }

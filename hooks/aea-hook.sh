@@ -16,8 +16,10 @@ if [ -z "$aea" ]; then
   exit "$status"
 fi
 # aea only reads this repository's .aea/; git's variables must not leak
-# into anything it might touch elsewhere.
-( unset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE GIT_OBJECT_DIRECTORY GIT_COMMON_DIR \
-    GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_PREFIX GIT_NAMESPACE GIT_CEILING_DIRECTORIES
-  exec "$aea" hooks run @HOOK@ ) || status=$?
+# into anything it might touch elsewhere. The foreign hook above had them.
+unset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE GIT_OBJECT_DIRECTORY GIT_COMMON_DIR \
+  GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_PREFIX GIT_NAMESPACE GIT_CEILING_DIRECTORIES
+# exec saves a process when there is no other status to report.
+[ "$status" -eq 0 ] && exec "$aea" hooks run @HOOK@
+"$aea" hooks run @HOOK@
 exit "$status"
