@@ -59,6 +59,11 @@ pub enum Command {
     /// Show the effective policy, or explain the decision on a message
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Wait until new mail arrives, then print one JSON line (for background use)
+    Watch(WatchArgs),
+    /// Start, stop or inspect the background monitor that rings the configured doorbells
+    #[command(subcommand)]
+    Monitor(MonitorCommand),
     /// Install, remove or inspect the git hooks that surface new mail
     #[command(subcommand)]
     Hooks(HooksCommand),
@@ -235,6 +240,30 @@ pub enum PolicyCommand {
     Show,
     /// Print which rules were considered for a message and why the winner matched
     Explain(ShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Give up after this long (`30s`, `10m`) and exit with 4
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+
+    /// Return at once if unprocessed mail is already waiting
+    #[arg(long)]
+    pub pending: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MonitorCommand {
+    /// Start the monitor in the background (one per repository)
+    Start,
+    /// Ask the monitor to stop, and wait until it has
+    Stop,
+    /// Say whether the monitor runs
+    Status,
+    /// The monitor itself, in the foreground
+    #[command(hide = true)]
+    Run,
 }
 
 #[derive(Debug, Subcommand)]

@@ -21,6 +21,8 @@ pub mod route;
 pub mod runtime;
 pub mod secrets;
 pub mod templates;
+pub mod transport;
+pub mod watch;
 
 use std::error::Error as _;
 use std::io::Write;

@@ -12,3 +12,4 @@ mod lifecycle;
 mod policy_corpus;
 mod roundtrip;
 mod snapshots;
+mod wake;

@@ -9,6 +9,7 @@ mod doctor;
 mod hooks;
 mod init;
 mod log;
+mod monitor;
 mod pending;
 mod policy;
 mod process;
@@ -19,6 +20,7 @@ mod send;
 mod show;
 mod uninstall;
 mod validate;
+mod watch;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -91,6 +93,8 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Reject(args) => reject::run(&args, &ctx),
         Command::Review => review::run(&ctx),
         Command::Policy(command) => policy::run(&command, &ctx),
+        Command::Watch(args) => watch::run(&args, &ctx),
+        Command::Monitor(command) => monitor::run(&command, &ctx),
         Command::Hooks(command) => hooks::run(&command, &ctx),
         Command::Uninstall(args) => uninstall::run(&args, &ctx),
         Command::Doctor => doctor::run(&ctx),
@@ -101,13 +105,26 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
     }
 }
 
-/// Parses `30s`, `15m`, `2h`, `7d` or `1w`.
+/// `--timeout`-style durations as `std::time::Duration`.
+pub fn parse_std_duration(text: &str, what: &str) -> Result<std::time::Duration> {
+    parse_duration(text)
+        .and_then(|d| d.to_std().ok())
+        .ok_or_else(|| {
+            Error::usage(
+                format!("{what} {text:?} is not a duration"),
+                "use e.g. 250ms, 30s, 10m or 2h",
+            )
+        })
+}
+
+/// Parses `250ms`, `30s`, `15m`, `2h`, `7d` or `1w`.
 pub fn parse_duration(text: &str) -> Option<chrono::Duration> {
     let text = text.trim();
     let unit_at = text.find(|c: char| !c.is_ascii_digit())?;
     let (number, unit) = text.split_at(unit_at);
     let n: i64 = number.parse().ok()?;
     match unit {
+        "ms" => chrono::Duration::try_milliseconds(n),
         "s" => chrono::Duration::try_seconds(n),
         "m" | "min" => chrono::Duration::try_minutes(n),
         "h" => chrono::Duration::try_hours(n),
@@ -194,6 +211,10 @@ mod tests {
     #[test]
     fn durations() {
         assert_eq!(parse_duration("90s"), chrono::Duration::try_seconds(90));
+        assert_eq!(
+            parse_duration("250ms"),
+            chrono::Duration::try_milliseconds(250)
+        );
         assert_eq!(parse_duration("2h"), chrono::Duration::try_hours(2));
         assert_eq!(parse_duration("7d"), chrono::Duration::try_days(7));
         assert_eq!(parse_duration("h"), None);

@@ -1,0 +1,344 @@
+//! `aea monitor start|stop|status` (SPEC §10): one background process per
+//! repository that rings the configured doorbells when mail arrives, and
+//! again with capped backoff until it is processed.
+//!
+//! Liveness is a lock, not a pid: the monitor holds an exclusive lock on
+//! `.aea/monitor.lock` for its whole life, so a stale `monitor.pid` whose
+//! number was reused by another process is recognised without ever
+//! signalling it. Stopping is a request file, `.aea/monitor.stop`, which the
+//! monitor sees through the same file watch it uses for mail.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Context, parse_std_duration};
+use crate::audit::{self, Event};
+use crate::cli::MonitorCommand;
+use crate::error::{Error, ExitCode, Result};
+use crate::fsutil;
+use crate::mailbox::Mailbox;
+use crate::message::format_time;
+use crate::transport::{MonitoringConfig, Transport};
+use crate::watch::DirWatch;
+
+const LOCK_FILE: &str = "monitor.lock";
+const PID_FILE: &str = "monitor.pid";
+const STOP_FILE: &str = "monitor.stop";
+
+#[derive(Debug, Serialize, Deserialize)]
+struct PidFile {
+    pid: u32,
+    started_at: String,
+}
+
+pub fn run(command: &MonitorCommand, ctx: &Context) -> Result<ExitCode> {
+    let mailbox = ctx.mailbox()?;
+    match command {
+        MonitorCommand::Start => start(&mailbox, ctx),
+        MonitorCommand::Stop => stop(&mailbox, ctx),
+        MonitorCommand::Status => status(&mailbox, ctx),
+        MonitorCommand::Run => monitor(&mailbox, ctx),
+    }
+}
+
+fn open_lock(mailbox: &Mailbox) -> Result<File> {
+    let path = mailbox.dir().join(LOCK_FILE);
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io("open", &path, e))
+}
+
+/// The running monitor's pid file, or `None` when no monitor holds the lock.
+fn running(mailbox: &Mailbox) -> Result<Option<PidFile>> {
+    let lock = open_lock(mailbox)?;
+    if lock.try_lock().is_ok() {
+        drop(lock);
+        return Ok(None);
+    }
+    let text = fs::read_to_string(mailbox.dir().join(PID_FILE)).unwrap_or_default();
+    Ok(Some(serde_json::from_str(&text).unwrap_or(PidFile {
+        pid: 0,
+        started_at: "just now".into(),
+    })))
+}
+
+fn stale_pid(mailbox: &Mailbox) -> Option<u32> {
+    let text = fs::read_to_string(mailbox.dir().join(PID_FILE)).ok()?;
+    serde_json::from_str::<PidFile>(&text).ok().map(|p| p.pid)
+}
+
+fn report(ctx: &Context, state: &str, pid: Option<&PidFile>, note: Option<String>) {
+    if ctx.printer.json() {
+        ctx.printer.value(&serde_json::json!({
+            "state": state,
+            "pid": pid.map(|p| p.pid),
+            "started_at": pid.map(|p| p.started_at.clone()),
+            "note": note,
+        }));
+    } else {
+        match pid {
+            Some(p) => ctx.printer.line(format_args!(
+                "monitor {state} (pid {}, since {})",
+                p.pid, p.started_at
+            )),
+            None => ctx.printer.line(format_args!("monitor {state}")),
+        }
+        if let Some(note) = note {
+            ctx.printer.line(note);
+        }
+    }
+}
+
+fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
+    if let Some(pid) = running(mailbox)? {
+        report(ctx, "already running", Some(&pid), None);
+        return Ok(ExitCode::Success);
+    }
+    let exe = ctx.exe.as_deref().ok_or_else(|| {
+        Error::usage(
+            "cannot tell where the aea binary is",
+            "run aea by its full path",
+        )
+    })?;
+    let _ = fs::remove_file(mailbox.dir().join(STOP_FILE));
+    let mut cmd = Command::new(exe);
+    cmd.arg("--repo")
+        .arg(mailbox.repo())
+        .args(["monitor", "run"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // Its own process group: a Ctrl-C in the starting terminal must not
+    // reach it.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    cmd.spawn()
+        .map_err(|e| Error::io("start the monitor from", exe, e))?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if let Some(pid) = running(mailbox)?.filter(|p| p.pid != 0) {
+            report(ctx, "started", Some(&pid), None);
+            return Ok(ExitCode::Success);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Err(Error::usage(
+        "the monitor did not come up within 5 seconds",
+        "run `aea monitor run` in a terminal to see why",
+    ))
+}
+
+fn stop(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
+    let Some(pid) = running(mailbox)? else {
+        let note = stale_pid(mailbox).map(|p| {
+            let _ = fs::remove_file(mailbox.dir().join(PID_FILE));
+            format!("removed a stale pid file (pid {p}); nothing was signalled")
+        });
+        report(ctx, "not running", None, note);
+        return Ok(ExitCode::Success);
+    };
+    fsutil::create_exclusive(&mailbox.dir().join(STOP_FILE), b"stop\n")?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if running(mailbox)?.is_none() {
+            report(ctx, "stopped", Some(&pid), None);
+            return Ok(ExitCode::Success);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = fs::remove_file(mailbox.dir().join(STOP_FILE));
+    report(ctx, "did not stop within 10 seconds", Some(&pid), None);
+    Ok(ExitCode::Timeout)
+}
+
+fn status(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
+    match running(mailbox)? {
+        Some(pid) => report(ctx, "running", Some(&pid), None),
+        None => {
+            let note = stale_pid(mailbox).map(|p| {
+                format!(
+                    "monitor.pid names pid {p}, but no monitor holds the lock: the file is stale"
+                )
+            });
+            report(ctx, "not running", None, note);
+        }
+    }
+    Ok(ExitCode::Success)
+}
+
+/// One unprocessed message the monitor has rung for.
+struct Rung {
+    id: String,
+    attempts: u32,
+    next: Instant,
+}
+
+fn duration_or(text: Option<&str>, default: Duration, what: &str) -> Result<Duration> {
+    text.map_or(Ok(default), |t| parse_std_duration(t, what))
+}
+
+/// The monitor itself.
+fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
+    let lock = open_lock(mailbox)?;
+    // A status check holds the lock for an instant: try a few times before
+    // concluding another monitor runs.
+    let mut locked = false;
+    for _ in 0..20 {
+        if lock.try_lock().is_ok() {
+            locked = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if !locked {
+        return Ok(ExitCode::Success);
+    }
+    let pid = PidFile {
+        pid: std::process::id(),
+        started_at: format_time(ctx.rt.now()),
+    };
+    fsutil::replace_atomic(
+        &mailbox.dir().join(PID_FILE),
+        &serde_json::to_vec(&pid).expect("a pid file always serialises"),
+    )?;
+    let config: MonitoringConfig = mailbox
+        .config()
+        .ok()
+        .and_then(|c| c.monitoring)
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(|e| Error::ConfigInvalid {
+            path: mailbox.dir().join(crate::config::FILE_NAME),
+            detail: format!("monitoring: {e}"),
+        })?
+        .unwrap_or_default();
+    let retry_initial = duration_or(
+        config.retry_initial.as_deref(),
+        Duration::from_secs(60),
+        "monitoring.retry_initial",
+    )?;
+    let retry_max = duration_or(
+        config.retry_max.as_deref(),
+        Duration::from_secs(1800),
+        "monitoring.retry_max",
+    )?;
+    let debounce = duration_or(
+        config.debounce.as_deref(),
+        Duration::from_millis(200),
+        "monitoring.debounce",
+    )?;
+    let log = |event: Event| {
+        let _ = audit::append(mailbox.dir(), &event);
+    };
+    log(Event::new(&ctx.rt, "monitor_started")
+        .with("pid", pid.pid)
+        .with(
+            "transports",
+            config
+                .transports
+                .iter()
+                .map(Transport::name)
+                .collect::<Vec<_>>(),
+        ));
+
+    let watch = DirWatch::new(mailbox.dir(), &[STOP_FILE]);
+    let mut rung: HashMap<String, Rung> = HashMap::new();
+    loop {
+        if mailbox.dir().join(STOP_FILE).exists() {
+            let _ = fs::remove_file(mailbox.dir().join(STOP_FILE));
+            break;
+        }
+        let now = Instant::now();
+        let waiting = waiting(mailbox);
+        rung.retain(|name, _| waiting.iter().any(|(n, _)| n == name));
+        let arrived = waiting.iter().any(|(name, _)| !rung.contains_key(name));
+        let due = rung.values().any(|r| r.next <= now);
+        if arrived || due {
+            let waiting = if arrived {
+                settle(&watch, mailbox, debounce)
+            } else {
+                waiting
+            };
+            let now = Instant::now();
+            for (name, id) in &waiting {
+                rung.entry(name.clone()).or_insert(Rung {
+                    id: id.clone(),
+                    attempts: 0,
+                    next: now,
+                });
+            }
+            let mut ids: Vec<String> = rung
+                .values()
+                .filter(|r| r.next <= now)
+                .map(|r| r.id.clone())
+                .collect();
+            ids.sort();
+            if !ids.is_empty() {
+                ring(&config.transports, &ids, mailbox, ctx, &log);
+                for r in rung.values_mut().filter(|r| r.next <= now) {
+                    r.attempts += 1;
+                    let factor = 2u32.saturating_pow(r.attempts.saturating_sub(1).min(16));
+                    r.next = now + retry_initial.saturating_mul(factor).min(retry_max);
+                }
+            }
+        }
+        let next = rung.values().map(|r| r.next).min();
+        let wait = next.map_or(Duration::from_secs(3600), |n| {
+            n.saturating_duration_since(Instant::now())
+        });
+        watch.wait(wait.max(Duration::from_millis(10)));
+    }
+    log(Event::new(&ctx.rt, "monitor_stopped").with("pid", pid.pid));
+    let _ = fs::remove_file(mailbox.dir().join(PID_FILE));
+    drop(lock);
+    Ok(ExitCode::Success)
+}
+
+/// Valid unprocessed messages as (file name, id); errors count as none.
+fn waiting(mailbox: &Mailbox) -> Vec<(String, String)> {
+    mailbox
+        .unprocessed()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|e| e.valid().map(|m| (e.name.clone(), m.message_id.clone())))
+        .collect()
+}
+
+/// Lets a burst of arrivals finish — until nothing arrived for `quiet`, or
+/// at most two seconds — so it gets one doorbell.
+fn settle(watch: &DirWatch, mailbox: &Mailbox, quiet: Duration) -> Vec<(String, String)> {
+    let until = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < until && watch.wait(quiet) {}
+    waiting(mailbox)
+}
+
+fn ring(
+    transports: &[Transport],
+    ids: &[String],
+    mailbox: &Mailbox,
+    ctx: &Context,
+    log: &dyn Fn(Event),
+) {
+    if transports.is_empty() {
+        log(Event::new(&ctx.rt, "notified")
+            .with("transport", "none")
+            .with("messages", ids.len()));
+        return;
+    }
+    for transport in transports {
+        let event = match transport.ring(ids, mailbox.repo()) {
+            Ok(()) => Event::new(&ctx.rt, "notified").with("transport", transport.name()),
+            Err(e) => Event::new(&ctx.rt, "notify_failed")
+                .with("transport", transport.name())
+                .with("error", e),
+        };
+        log(event.with("messages", ids.len()));
+    }
+}

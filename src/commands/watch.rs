@@ -1,0 +1,83 @@
+//! `aea watch` (SPEC §10): blocks until mail that was not there when it
+//! started arrives, prints one JSON line (ids and counts, never text) and
+//! exits 0; exits 4 on `--timeout`. Meant to run in the background of a
+//! harness that wakes the agent when a background command exits.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use super::{Context, parse_std_duration};
+use crate::cli::WatchArgs;
+use crate::error::{ExitCode, Result};
+use crate::mailbox::Mailbox;
+use crate::watch::DirWatch;
+
+/// Ids of the valid unprocessed messages, by file name.
+fn waiting(mailbox: &Mailbox) -> Result<Vec<(String, String)>> {
+    Ok(mailbox
+        .unprocessed()?
+        .into_iter()
+        .filter_map(|e| e.valid().map(|m| (e.name.clone(), m.message_id.clone())))
+        .collect())
+}
+
+pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
+    let mailbox = ctx.mailbox()?;
+    let timeout = args
+        .timeout
+        .as_deref()
+        .map(|t| parse_std_duration(t, "--timeout"))
+        .transpose()?;
+    // Watch first, then look: mail arriving in between is seen either way.
+    let watch = DirWatch::new(mailbox.dir(), &[]);
+    let start = waiting(&mailbox)?;
+    if args.pending && !start.is_empty() {
+        let ids: Vec<&str> = start.iter().map(|(_, id)| id.as_str()).collect();
+        ctx.printer.value_line(&serde_json::json!({
+            "event": "pending",
+            "ids": ids,
+            "new": 0,
+            "unprocessed": start.len(),
+        }));
+        return Ok(ExitCode::Success);
+    }
+    let known: HashSet<String> = start.into_iter().map(|(name, _)| name).collect();
+    let deadline = timeout.map(|t| Instant::now() + t);
+    loop {
+        let left = match deadline {
+            Some(d) => match d.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => left,
+                _ => {
+                    let now = waiting(&mailbox)?;
+                    ctx.printer.value_line(&serde_json::json!({
+                        "event": "timeout",
+                        "ids": [],
+                        "new": 0,
+                        "unprocessed": now.len(),
+                    }));
+                    return Ok(ExitCode::Timeout);
+                }
+            },
+            // Without a deadline, wake now and then to notice a lost watch.
+            None => Duration::from_secs(3600),
+        };
+        if !watch.wait(left) {
+            continue;
+        }
+        let now = waiting(&mailbox)?;
+        let new: Vec<&str> = now
+            .iter()
+            .filter(|(name, _)| !known.contains(name))
+            .map(|(_, id)| id.as_str())
+            .collect();
+        if !new.is_empty() {
+            ctx.printer.value_line(&serde_json::json!({
+                "event": "new_mail",
+                "ids": new,
+                "new": new.len(),
+                "unprocessed": now.len(),
+            }));
+            return Ok(ExitCode::Success);
+        }
+    }
+}

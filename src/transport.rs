@@ -1,0 +1,177 @@
+//! Doorbells (SPEC §10): how the monitor tells an agent that mail arrived.
+//! Every transport sends the same fixed text; message text never leaves
+//! `aea show`. Message ids (a checked, plain alphabet) are the only message
+//! data passed on, and only to the `command` transport, in environment
+//! variables — never through a shell.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+/// The one text every doorbell carries.
+pub const DOORBELL: &str = "New AEA mail is waiting: run `aea check` and handle it.";
+/// How long one transport may take before it counts as failed.
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `monitoring:` in agent-config.yaml, as far as the monitor reads it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct MonitoringConfig {
+    pub transports: Vec<Transport>,
+    /// First retry after this long (default 1m), doubling up to `retry_max` (default 30m).
+    pub retry_initial: Option<String>,
+    pub retry_max: Option<String>,
+    /// Quiet time that ends a burst of arrivals (default 200ms, at most 2s of waiting).
+    pub debounce: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Transport {
+    /// Runs `program` with `args`; the ids are in `AEA_MESSAGE_IDS`.
+    Command {
+        program: PathBuf,
+        #[serde(default)]
+        args: Vec<String>,
+    },
+    /// Types the doorbell into a tmux pane, then presses Enter.
+    Tmux {
+        target: String,
+        /// A tmux server socket name (`tmux -L`), if not the default.
+        #[serde(default)]
+        socket: Option<String>,
+    },
+    /// `POST /session/{session}/prompt_async` to a local OpenCode server.
+    Opencode { url: String, session: String },
+    /// A desktop notification through `notify-send`.
+    Desktop,
+}
+
+impl Transport {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Transport::Command { .. } => "command",
+            Transport::Tmux { .. } => "tmux",
+            Transport::Opencode { .. } => "opencode",
+            Transport::Desktop => "desktop",
+        }
+    }
+
+    /// Rings once. `ids` are message ids, `repo` the repository path.
+    pub fn ring(&self, ids: &[String], repo: &Path) -> Result<(), String> {
+        match self {
+            Transport::Command { program, args } => {
+                let mut cmd = Command::new(program);
+                cmd.args(args)
+                    .env("AEA_MESSAGE_IDS", ids.join(","))
+                    .env("AEA_MESSAGE_COUNT", ids.len().to_string())
+                    .env("AEA_REPO", repo)
+                    .env("AEA_DOORBELL", DOORBELL)
+                    .current_dir(repo);
+                run(cmd, &program.display().to_string())
+            }
+            Transport::Tmux { target, socket } => {
+                let tmux = |keys: &[&str]| {
+                    let mut cmd = Command::new("tmux");
+                    if let Some(socket) = socket {
+                        cmd.args(["-L", socket]);
+                    }
+                    cmd.args(["send-keys", "-t", target]).args(keys);
+                    run(cmd, "tmux")
+                };
+                // Text and Enter separately: `-l` sends the text literally,
+                // and some TUIs drop an Enter that arrives in the same burst.
+                tmux(&["-l", DOORBELL])?;
+                std::thread::sleep(Duration::from_millis(50));
+                tmux(&["Enter"])
+            }
+            Transport::Opencode { url, session } => post_prompt(url, session, repo),
+            Transport::Desktop => {
+                let mut cmd = Command::new("notify-send");
+                cmd.args(["aea", DOORBELL]);
+                run(cmd, "notify-send")
+            }
+        }
+    }
+}
+
+/// Runs a program without a shell, with nothing on stdin, within TIMEOUT.
+fn run(mut cmd: Command, what: &str) -> Result<(), String> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run {what}: {e}"))?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => return Err(format!("{what} exited with {status}")),
+            Ok(None) if started.elapsed() > TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{what} took longer than {}s", TIMEOUT.as_secs()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => return Err(format!("{what}: {e}")),
+        }
+    }
+}
+
+/// A minimal HTTP/1.1 POST to a local OpenCode server (plain `http://`
+/// only: the server listens on the loopback interface).
+fn post_prompt(url: &str, session: &str, repo: &Path) -> Result<(), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("opencode url {url:?} must start with http://"))?;
+    let host = rest.trim_end_matches('/');
+    if host.contains('/') {
+        return Err(format!("opencode url {url:?} must be http://host:port"));
+    }
+    if !session
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        return Err(format!(
+            "opencode session id {session:?} has unexpected characters"
+        ));
+    }
+    let body = serde_json::json!({ "parts": [{ "type": "text", "text": DOORBELL }] }).to_string();
+    let request = format!(
+        "POST /session/{session}/prompt_async HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nx-opencode-directory: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        repo.display().to_string().replace(['\r', '\n'], ""),
+        body.len()
+    );
+    let addr = host
+        .parse::<std::net::SocketAddr>()
+        .or_else(|_| {
+            use std::net::ToSocketAddrs;
+            host.to_socket_addrs()
+                .map_err(|e| e.to_string())?
+                .next()
+                .ok_or_else(|| "no address".to_string())
+        })
+        .map_err(|e| format!("opencode {host}: {e}"))?;
+    let mut stream =
+        TcpStream::connect_timeout(&addr, TIMEOUT).map_err(|e| format!("opencode {host}: {e}"))?;
+    stream
+        .set_read_timeout(Some(TIMEOUT))
+        .and_then(|()| stream.write_all(request.as_bytes()))
+        .map_err(|e| format!("opencode {host}: {e}"))?;
+    let mut head = [0u8; 64];
+    let n = stream
+        .read(&mut head)
+        .map_err(|e| format!("opencode {host}: {e}"))?;
+    let status_line = String::from_utf8_lossy(&head[..n]);
+    let code = status_line.split_whitespace().nth(1).unwrap_or_default();
+    if code.starts_with('2') {
+        Ok(())
+    } else {
+        Err(format!("opencode {host} answered {code:?}"))
+    }
+}

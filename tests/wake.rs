@@ -1,0 +1,477 @@
+//! Waking agents (SPEC §10): `aea watch`, the monitor and its transports,
+//! against real processes, a real tmux server and a real HTTP listener.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+
+fn spawn_watch(env: &TestEnv, repo: &Path, args: &[&str]) -> Child {
+    env.cmd(repo)
+        .arg("watch")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for `child` to exit, at most `limit`.
+fn wait_exit(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    None
+}
+
+fn child_stdout(child: &mut Child) -> String {
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    out
+}
+
+#[test]
+fn watch_wakes_on_delivery_and_ignores_temp_files_and_markers() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let old = env.question(&api, "web", "already here");
+    let mut watch = spawn_watch(&env, &web, &["--timeout", "20s"]);
+    std::thread::sleep(Duration::from_millis(400));
+    // Staging files, markers and log lines are not mail.
+    std::fs::write(web.join(".aea/.tmp/.deliver.x.tmp"), "{").unwrap();
+    let name = inbox_files(&web).remove(0);
+    std::fs::write(web.join(".aea/.processed").join(&name), "").unwrap();
+    std::fs::write(web.join(".aea/notes.json"), "{}").unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    assert!(
+        watch.try_wait().unwrap().is_none(),
+        "woke for something that is not new mail"
+    );
+
+    let id = env.question(&api, "web", "new one");
+    let status = wait_exit(&mut watch, Duration::from_secs(5)).expect("watch woke up");
+    assert!(status.success());
+    let line = child_stdout(&mut watch);
+    let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(v["event"], "new_mail");
+    assert_eq!(v["ids"], serde_json::json!([id]));
+    assert!(!line.contains("new one"), "no message text");
+    assert!(!line.contains(&old));
+}
+
+#[test]
+fn watch_times_out_with_4_and_pending_returns_at_once() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let out = env.run(&web, &["watch", "--timeout", "300ms"]);
+    assert_eq!(code(&out), 4);
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(v["event"], "timeout");
+    let id = env.question(&api, "web", "waiting");
+    let started = Instant::now();
+    let out = env.run(&web, &["watch", "--pending", "--timeout", "10s"]);
+    assert!(out.status.success());
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(
+        (v["event"].as_str(), v["ids"][0].as_str()),
+        (Some("pending"), Some(id.as_str()))
+    );
+    // Without --pending, mail already there does not count.
+    assert_eq!(code(&env.run(&web, &["watch", "--timeout", "300ms"])), 4);
+    assert_eq!(code(&env.run(&web, &["watch", "--timeout", "soon"])), 2);
+}
+
+fn add_monitoring(repo: &Path, yaml: &str) {
+    let path = repo.join(".aea/agent-config.yaml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("\nmonitoring:\n");
+    text.push_str(yaml);
+    std::fs::write(&path, text).unwrap();
+}
+
+/// A script that appends `<count> <ids>` per doorbell to `log`.
+fn recorder(env: &TestEnv, log: &Path) -> PathBuf {
+    let script = env.path().join("ring.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$AEA_MESSAGE_COUNT $AEA_MESSAGE_IDS\" >> '{}'\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    script
+}
+
+fn rings(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    done()
+}
+
+/// Stops the monitor when a test ends, even by panic.
+struct Monitor<'a> {
+    env: &'a TestEnv,
+    repo: PathBuf,
+}
+
+impl<'a> Monitor<'a> {
+    fn start(env: &'a TestEnv, repo: &Path) -> Self {
+        let v = env.json(repo, &["monitor", "start"]);
+        assert_eq!(v["state"], "started", "{v}");
+        Monitor {
+            env,
+            repo: repo.to_path_buf(),
+        }
+    }
+}
+
+impl Drop for Monitor<'_> {
+    fn drop(&mut self) {
+        let _ = self.env.run(&self.repo, &["monitor", "stop"]);
+    }
+}
+
+#[test]
+fn monitor_start_stop_status_and_double_start() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    assert_eq!(
+        env.json(&web, &["monitor", "status"])["state"],
+        "not running"
+    );
+    assert_eq!(
+        env.json(&web, &["monitor", "stop"])["state"],
+        "not running",
+        "harmless"
+    );
+    let monitor = Monitor::start(&env, &web);
+    let first = env.json(&web, &["monitor", "status"]);
+    assert_eq!(first["state"], "running");
+    let again = env.json(&web, &["monitor", "start"]);
+    assert_eq!(again["state"], "already running");
+    assert_eq!(again["pid"], first["pid"], "one monitor");
+    let stopped = env.json(&web, &["monitor", "stop"]);
+    assert_eq!(stopped["state"], "stopped");
+    assert_eq!(
+        env.json(&web, &["monitor", "status"])["state"],
+        "not running"
+    );
+    drop(monitor);
+    let log = env.ok(&web, &["--json", "log"]);
+    assert!(log.contains("monitor_started") && log.contains("monitor_stopped"));
+}
+
+#[test]
+fn a_stale_pid_file_is_recognised_without_signalling_the_pid() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    // A live, unrelated process whose pid the stale file names.
+    let mut bystander = Command::new("sleep").arg("30").spawn().unwrap();
+    std::fs::write(
+        web.join(".aea/monitor.pid"),
+        format!(
+            r#"{{"pid":{},"started_at":"2026-01-01T00:00:00.000Z"}}"#,
+            bystander.id()
+        ),
+    )
+    .unwrap();
+    let status = env.json(&web, &["monitor", "status"]);
+    assert_eq!(status["state"], "not running");
+    assert!(status["note"].as_str().unwrap().contains("stale"));
+    let stop = env.json(&web, &["monitor", "stop"]);
+    assert_eq!(stop["state"], "not running");
+    assert!(
+        stop["note"]
+            .as_str()
+            .unwrap()
+            .contains("nothing was signalled")
+    );
+    assert!(
+        bystander.try_wait().unwrap().is_none(),
+        "the bystander is alive"
+    );
+    let _monitor = Monitor::start(&env, &web);
+    assert_ne!(
+        env.json(&web, &["monitor", "status"])["pid"],
+        bystander.id()
+    );
+    bystander.kill().unwrap();
+    bystander.wait().unwrap();
+}
+
+#[test]
+fn command_transport_gets_ids_only_and_no_shell_sees_message_text() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let log = env.path().join("rings.txt");
+    let script = recorder(&env, &log);
+    add_monitoring(
+        &web,
+        &format!(
+            "  debounce: 50ms\n  transports:\n    - type: command\n      program: '{}'\n",
+            script.display()
+        ),
+    );
+    let _monitor = Monitor::start(&env, &web);
+    let pwned = env.path().join("pwned");
+    let hostile = format!("$(touch {0}) `touch {0}` ; touch {0}", pwned.display());
+    let id = env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "question",
+            "--subject",
+            &hostile,
+            "--body",
+            &hostile,
+        ],
+    );
+    assert!(
+        wait_for(Duration::from_secs(5), || !rings(&log).is_empty()),
+        "rang"
+    );
+    assert_eq!(rings(&log)[0], format!("1 {id}"));
+    assert!(!pwned.exists(), "nothing was interpreted by a shell");
+}
+
+#[test]
+fn a_burst_of_50_coalesces_and_retries_stop_once_processed() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let log = env.path().join("rings.txt");
+    let script = recorder(&env, &log);
+    add_monitoring(
+        &web,
+        &format!(
+            "  debounce: 300ms\n  retry_initial: 60s\n  transports:\n    - type: command\n      program: '{}'\n",
+            script.display()
+        ),
+    );
+    let monitor = Monitor::start(&env, &web);
+    let mut ids = Vec::new();
+    for i in 0..50 {
+        ids.push(env.send(
+            &api,
+            "web",
+            &["--type", "update", "--subject", &format!("burst {i}")],
+        ));
+    }
+    let all_rung = || {
+        let seen: Vec<String> = rings(&log)
+            .iter()
+            .flat_map(|l| {
+                l.split_once(' ')
+                    .map(|(_, ids)| ids.split(',').map(str::to_string).collect::<Vec<_>>())
+                    .unwrap_or_default()
+            })
+            .collect();
+        ids.iter().all(|id| seen.contains(id))
+    };
+    assert!(
+        wait_for(Duration::from_secs(10), all_rung),
+        "every message was announced"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let count = rings(&log).len();
+    assert!(count <= 5, "50 messages rang {count} doorbells");
+    drop(monitor);
+
+    // Retries: a short backoff rings again until the message is processed.
+    std::fs::remove_file(&log).unwrap();
+    for id in &ids {
+        env.ok(&web, &["process", id]);
+    }
+    let config = web.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "retry_initial: 60s",
+        "retry_initial: 300ms\n  retry_max: 300ms",
+    );
+    std::fs::write(&config, text).unwrap();
+    let _monitor = Monitor::start(&env, &web);
+    let id = env.question(&api, "web", "answer me");
+    assert!(
+        wait_for(Duration::from_secs(10), || rings(&log).len() >= 3),
+        "retried"
+    );
+    assert!(
+        rings(&log).iter().all(|l| l == &format!("1 {id}")),
+        "{:?}",
+        rings(&log)
+    );
+    env.ok(&web, &["process", &id]);
+    std::thread::sleep(Duration::from_millis(400));
+    let settled = rings(&log).len();
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(rings(&log).len(), settled, "no doorbell once processed");
+}
+
+#[test]
+fn opencode_transport_posts_the_fixed_doorbell() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut head = Vec::new();
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap();
+            }
+            if line == "\r\n" {
+                break;
+            }
+            head.push(line);
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        reader
+            .get_mut()
+            .write_all(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
+            .unwrap();
+        (head, String::from_utf8(body).unwrap())
+    });
+    add_monitoring(
+        &web,
+        &format!(
+            "  transports:\n    - type: opencode\n      url: http://127.0.0.1:{port}\n      session: ses_abc123\n"
+        ),
+    );
+    let _monitor = Monitor::start(&env, &web);
+    env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "question",
+            "--subject",
+            "secret subject",
+            "--body",
+            "secret body",
+        ],
+    );
+    let (head, body) = server.join().unwrap();
+    assert_eq!(
+        head[0],
+        "POST /session/ses_abc123/prompt_async HTTP/1.1\r\n"
+    );
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["parts"][0]["type"], "text");
+    assert_eq!(v["parts"][0]["text"], aea::transport::DOORBELL);
+    assert!(!body.contains("secret"), "no message text");
+    assert!(wait_for(Duration::from_secs(5), || env
+        .ok(&web, &["--json", "log", "--event", "notified"])
+        .contains("opencode")));
+}
+
+/// Kills the test's tmux server when the test ends.
+struct Kill<'a>(&'a dyn Fn(&[&str]) -> std::process::Output);
+
+impl Drop for Kill<'_> {
+    fn drop(&mut self) {
+        (self.0)(&["kill-server"]);
+    }
+}
+
+#[test]
+fn tmux_transport_rings_a_real_pane() {
+    assert!(
+        Command::new("tmux").arg("-V").output().is_ok(),
+        "tmux is required for this test (.ci/run installs it)"
+    );
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let socket = format!("aea-test-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        Command::new("tmux")
+            .args(["-L", &socket])
+            .args(args)
+            .env("HOME", env.path().join("home"))
+            .output()
+            .unwrap()
+    };
+    assert!(
+        tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "agent",
+            "-x",
+            "200",
+            "-y",
+            "20",
+            "cat"
+        ])
+        .status
+        .success()
+    );
+    let _kill = Kill(&tmux);
+    add_monitoring(
+        &web,
+        &format!("  transports:\n    - type: tmux\n      target: agent\n      socket: {socket}\n"),
+    );
+    let _monitor = Monitor::start(&env, &web);
+    env.send(
+        &api,
+        "web",
+        &["--type", "question", "--subject", "hidden text"],
+    );
+    let screen = || stdout(&tmux(&["capture-pane", "-p", "-t", "agent"]));
+    assert!(
+        wait_for(Duration::from_secs(5), || screen()
+            .contains(aea::transport::DOORBELL)),
+        "pane shows: {}",
+        screen()
+    );
+    // `cat` echoes the line after Enter, so the doorbell shows twice: typed and echoed.
+    assert!(
+        wait_for(Duration::from_secs(2), || screen()
+            .matches(aea::transport::DOORBELL)
+            .count()
+            == 2),
+        "{}",
+        screen()
+    );
+    assert!(!screen().contains("hidden text"));
+}
