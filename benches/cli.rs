@@ -218,6 +218,43 @@ fn main() {
     without.sort();
     let (with_median, without_median) = (with[with.len() / 2], without[without.len() / 2]);
 
+    // Wake-up latency: from the moment `send` returns to the moment the
+    // waiting `watch` process has exited.
+    let watched = bench.repo("watched");
+    let waker = bench.repo("waker");
+    let trials = if full { 60 } else { 5 };
+    let mut wakes = Vec::with_capacity(trials);
+    for _ in 0..trials {
+        let mut watch = bench
+            .cmd(&watched, &["watch", "--timeout", "10s"])
+            .spawn()
+            .unwrap();
+        // Let it set up its watch before the mail is sent.
+        std::thread::sleep(Duration::from_millis(100));
+        let status = bench
+            .cmd(
+                &waker,
+                &[
+                    "send",
+                    "--to",
+                    "../watched",
+                    "--type",
+                    "update",
+                    "--subject",
+                    "wake",
+                ],
+            )
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let sent = Instant::now();
+        assert!(watch.wait().unwrap().success(), "watch woke on mail");
+        wakes.push(sent.elapsed());
+    }
+    wakes.sort();
+    let wake_median = wakes[wakes.len() / 2];
+    let wake_p95 = wakes[(wakes.len() * 95 / 100).min(wakes.len() - 1)];
+
     println!("aea benchmarks (SPEC §14), release build, {runs} runs each, whole process");
     println!(
         "{:<52} {:>10} {:>10} {:>10}  verdict",
@@ -265,5 +302,13 @@ fn main() {
     println!(
         "  hooked / plain commit time: {:.2}",
         with_median.as_secs_f64() / without_median.as_secs_f64()
+    );
+    println!(
+        "{:<52} {:>10} {:>10} {:>10}  {}",
+        format!("watch wake-up after send, {trials} trials (p95 50 ms)"),
+        ms(wake_median),
+        ms(wake_p95),
+        "",
+        verdict(wake_p95 <= Duration::from_millis(50))
     );
 }

@@ -475,3 +475,20 @@ fn tmux_transport_rings_a_real_pane() {
     );
     assert!(!screen().contains("hidden text"));
 }
+
+#[test]
+fn nobody_is_woken_for_mail_the_policy_rejects() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let config = web.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("deny_senders: []", "deny_senders: [api]");
+    std::fs::write(&config, text).unwrap();
+    let mut watch = spawn_watch(&env, &web, &["--timeout", "1500ms"]);
+    std::thread::sleep(Duration::from_millis(300));
+    env.question(&api, "web", "from a denied sender");
+    let status = wait_exit(&mut watch, Duration::from_secs(5)).unwrap();
+    assert_eq!(status.code(), Some(4), "{}", child_stdout(&mut watch));
+}

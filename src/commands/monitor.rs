@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Context, parse_std_duration};
+use super::{Context, Judge, parse_std_duration};
 use crate::audit::{self, Event};
 use crate::cli::MonitorCommand;
 use crate::error::{Error, ExitCode, Result};
@@ -256,13 +256,13 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
             break;
         }
         let now = Instant::now();
-        let waiting = waiting(mailbox);
+        let waiting = waiting(mailbox, ctx);
         rung.retain(|name, _| waiting.iter().any(|(n, _)| n == name));
         let arrived = waiting.iter().any(|(name, _)| !rung.contains_key(name));
         let due = rung.values().any(|r| r.next <= now);
         if arrived || due {
             let waiting = if arrived {
-                settle(&watch, mailbox, debounce)
+                settle(&watch, mailbox, ctx, debounce)
             } else {
                 waiting
             };
@@ -301,22 +301,24 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
-/// Valid unprocessed messages as (file name, id); errors count as none.
-fn waiting(mailbox: &Mailbox) -> Vec<(String, String)> {
-    mailbox
-        .unprocessed()
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|e| e.valid().map(|m| (e.name.clone(), m.message_id.clone())))
-        .collect()
+/// Mail to ring for, as (file name, id), by the current policy (which may
+/// change while the monitor runs); errors count as none.
+fn waiting(mailbox: &Mailbox, ctx: &Context) -> Vec<(String, String)> {
+    let judge = Judge::load(mailbox, ctx);
+    super::watch::waiting(mailbox, &judge).unwrap_or_default()
 }
 
 /// Lets a burst of arrivals finish — until nothing arrived for `quiet`, or
 /// at most two seconds — so it gets one doorbell.
-fn settle(watch: &DirWatch, mailbox: &Mailbox, quiet: Duration) -> Vec<(String, String)> {
+fn settle(
+    watch: &DirWatch,
+    mailbox: &Mailbox,
+    ctx: &Context,
+    quiet: Duration,
+) -> Vec<(String, String)> {
     let until = Instant::now() + Duration::from_secs(2);
     while Instant::now() < until && watch.wait(quiet) {}
-    waiting(mailbox)
+    waiting(mailbox, ctx)
 }
 
 fn ring(

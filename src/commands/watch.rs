@@ -6,18 +6,24 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use super::{Context, parse_std_duration};
+use super::{Context, Judge, parse_std_duration};
 use crate::cli::WatchArgs;
 use crate::error::{ExitCode, Result};
 use crate::mailbox::Mailbox;
+use crate::policy::Action;
 use crate::watch::DirWatch;
 
-/// Ids of the valid unprocessed messages, by file name.
-fn waiting(mailbox: &Mailbox) -> Result<Vec<(String, String)>> {
+/// Ids of the valid unprocessed messages, by file name, leaving out mail
+/// the policy rejects: nobody should be woken for it.
+pub(super) fn waiting(mailbox: &Mailbox, judge: &Judge) -> Result<Vec<(String, String)>> {
     Ok(mailbox
         .unprocessed()?
         .into_iter()
-        .filter_map(|e| e.valid().map(|m| (e.name.clone(), m.message_id.clone())))
+        .filter_map(|e| {
+            let m = e.valid()?;
+            (judge.decide(m).action != Action::Reject)
+                .then(|| (e.name.clone(), m.message_id.clone()))
+        })
         .collect())
 }
 
@@ -29,8 +35,9 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
         .map(|t| parse_std_duration(t, "--timeout"))
         .transpose()?;
     // Watch first, then look: mail arriving in between is seen either way.
+    let judge = Judge::load(&mailbox, ctx);
     let watch = DirWatch::new(mailbox.dir(), &[]);
-    let start = waiting(&mailbox)?;
+    let start = waiting(&mailbox, &judge)?;
     if args.pending && !start.is_empty() {
         let ids: Vec<&str> = start.iter().map(|(_, id)| id.as_str()).collect();
         ctx.printer.value_line(&serde_json::json!({
@@ -48,7 +55,7 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
             Some(d) => match d.checked_duration_since(Instant::now()) {
                 Some(left) if !left.is_zero() => left,
                 _ => {
-                    let now = waiting(&mailbox)?;
+                    let now = waiting(&mailbox, &judge)?;
                     ctx.printer.value_line(&serde_json::json!({
                         "event": "timeout",
                         "ids": [],
@@ -64,7 +71,7 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
         if !watch.wait(left) {
             continue;
         }
-        let now = waiting(&mailbox)?;
+        let now = waiting(&mailbox, &judge)?;
         let new: Vec<&str> = now
             .iter()
             .filter(|(name, _)| !known.contains(name))
