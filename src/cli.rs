@@ -64,6 +64,10 @@ pub enum Command {
     /// Start, stop or inspect the background monitor that rings the configured doorbells
     #[command(subcommand)]
     Monitor(MonitorCommand),
+    /// Exchange mail with other machines through a git remote
+    Sync(SyncArgs),
+    /// Show how far a sent message got: queued, pushed, delivered, processed
+    Status(ShowArgs),
     /// Install, remove or inspect the git hooks that surface new mail
     #[command(subcommand)]
     Hooks(HooksCommand),
@@ -251,6 +255,17 @@ pub struct WatchArgs {
     /// Return at once if unprocessed mail is already waiting
     #[arg(long)]
     pub pending: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// The mail remote, any URL git reaches (default: sync.remote in agent-config.yaml)
+    #[arg(long, value_name = "URL")]
+    pub remote: Option<String>,
+
+    /// Keep syncing every INTERVAL (`30s`, `5m`) until interrupted
+    #[arg(long, value_name = "INTERVAL")]
+    pub watch: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -28,6 +28,15 @@ pub struct AgentConfig {
     pub hard_stops: Option<Vec<String>>,
     pub hooks: HooksConfig,
     pub limits: LimitsConfig,
+    pub sync: SyncConfig,
+}
+
+/// `sync:` — the git remote that carries mail between machines (SPEC §11).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct SyncConfig {
+    /// Any URL the user's git can reach: a bare repository path, ssh, https.
+    pub remote: Option<String>,
 }
 
 /// One entry of `rules:`. Every given condition must hold; an absent one

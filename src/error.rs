@@ -115,6 +115,12 @@ pub enum Error {
     #[error("{}: {detail}", path.display())]
     SettingsInvalid { path: PathBuf, detail: String },
 
+    #[error("sync with {remote} failed: {cause}")]
+    SyncFailed { remote: String, cause: String },
+
+    #[error("no mail remote is configured")]
+    NoMailRemote,
+
     #[error("`aea review` needs an interactive terminal")]
     NeedsTerminal,
 
@@ -167,12 +173,14 @@ impl Error {
             | Error::NotGated { .. }
             | Error::AlreadyDecided { .. }
             | Error::HookConflict { .. }
-            | Error::SettingsInvalid { .. } => ExitCode::Failure,
+            | Error::SettingsInvalid { .. }
+            | Error::SyncFailed { .. } => ExitCode::Failure,
             Error::InvalidAgentId { .. }
             | Error::RecipientAmbiguous { .. }
             | Error::Usage { .. }
             | Error::AmbiguousReference { .. }
-            | Error::NeedsTerminal => ExitCode::Usage,
+            | Error::NeedsTerminal
+            | Error::NoMailRemote => ExitCode::Usage,
             Error::NoRepository { .. }
             | Error::NotInitialized { .. }
             | Error::RecipientNotFound { .. }
@@ -263,6 +271,12 @@ or install into {} for every repository with `aea hooks install --force`",
             ),
             Error::SettingsInvalid { .. } => {
                 "fix the JSON by hand (aea leaves it untouched), then run the command again".to_string()
+            }
+            Error::SyncFailed { .. } => {
+                "nothing was lost: queued mail stays in .aea/outgoing/; check that `git ls-remote <remote>` works, then run `aea sync` again".to_string()
+            }
+            Error::NoMailRemote => {
+                "pass `--remote URL`, or add `sync:\n  remote: URL` to .aea/agent-config.yaml".to_string()
             }
             Error::NeedsTerminal => {
                 "run it in a terminal, or use `aea pending`, `aea approve` and `aea reject` from scripts".to_string()

@@ -20,6 +20,7 @@ pub mod repo;
 pub mod route;
 pub mod runtime;
 pub mod secrets;
+pub mod sync;
 pub mod templates;
 pub mod transport;
 pub mod watch;

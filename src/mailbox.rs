@@ -25,6 +25,8 @@ pub const TMP_DIR: &str = ".tmp";
 pub const QUARANTINE_DIR: &str = ".quarantine";
 pub const ARCHIVE_DIR: &str = ".archive";
 pub const PROMPTS_DIR: &str = "prompts";
+/// Mail waiting for `aea sync` to carry it to another machine.
+pub const OUTGOING_DIR: &str = "outgoing";
 /// Which message files a channel (agent-harness hooks, git hooks) has
 /// already announced (SPEC §5.1): `.announced-<channel>.json`.
 fn announced_file(channel: &str) -> String {
@@ -219,17 +221,7 @@ impl Mailbox {
 
     /// Names of the message files in the inbox, unsorted.
     pub fn message_names(&self) -> Result<Vec<String>> {
-        let entries = fs::read_dir(&self.dir).map_err(|e| Error::io("list", &self.dir, e))?;
-        let mut names = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io("list", &self.dir, e))?;
-            if let Some(name) = entry.file_name().to_str()
-                && message::is_message_file_name(name)
-            {
-                names.push(name.to_string());
-            }
-        }
-        Ok(names)
+        names_of_messages(&self.dir)
     }
 
     fn names_in(&self, sub: &str) -> Result<HashSet<String>> {
@@ -260,12 +252,7 @@ impl Mailbox {
 
     /// Reads and validates one message file of the inbox.
     pub fn read(&self, name: &str) -> Entry {
-        let path = self.dir.join(name);
-        Entry {
-            name: name.to_string(),
-            message: read_message_file(&path, name, self.message_limit),
-            path,
-        }
+        self.read_at(&self.dir, name)
     }
 
     /// Unprocessed messages in processing order (SPEC §5.1), then the
@@ -282,8 +269,39 @@ impl Mailbox {
         Ok(entries)
     }
 
-    /// Finds one message by id, file name, or a unique prefix of either.
+    /// Finds one message of the inbox by id, file name, or a unique prefix
+    /// of either.
     pub fn resolve(&self, reference: &str) -> Result<Entry> {
+        self.resolve_in(&self.dir, reference)
+    }
+
+    /// Finds one message this repository sent (in `sent/`).
+    pub fn resolve_sent(&self, reference: &str) -> Result<Entry> {
+        self.resolve_in(&self.sub(SENT_DIR), reference)
+    }
+
+    /// Message files in `sub` (e.g. `outgoing`), read and validated.
+    pub fn read_all_in(&self, sub: &str) -> Result<Vec<Entry>> {
+        let dir = self.sub(sub);
+        let mut names = match names_of_messages(&dir) {
+            Ok(names) => names,
+            Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        names.sort();
+        Ok(names.iter().map(|n| self.read_at(&dir, n)).collect())
+    }
+
+    fn read_at(&self, dir: &Path, name: &str) -> Entry {
+        let path = dir.join(name);
+        Entry {
+            name: name.to_string(),
+            message: read_message_file(&path, name, self.message_limit),
+            path,
+        }
+    }
+
+    fn resolve_in(&self, dir: &Path, reference: &str) -> Result<Entry> {
         let reference = reference.trim();
         let not_found = || Error::MessageNotFound {
             reference: reference.to_string(),
@@ -291,17 +309,17 @@ impl Mailbox {
         if reference.is_empty() || reference.contains(['/', '\\']) {
             return Err(not_found());
         }
-        let mut names = self.message_names()?;
+        let mut names = names_of_messages(dir)?;
         names.sort();
         if names.iter().any(|n| n == reference) {
-            return Ok(self.read(reference));
+            return Ok(self.read_at(dir, reference));
         }
         let by_name: Vec<&String> = names.iter().filter(|n| n.starts_with(reference)).collect();
         if by_name.len() == 1 {
-            return Ok(self.read(by_name[0]));
+            return Ok(self.read_at(dir, by_name[0]));
         }
         // Ids live inside the files: read them all, exact matches first.
-        let entries: Vec<Entry> = names.iter().map(|n| self.read(n)).collect();
+        let entries: Vec<Entry> = names.iter().map(|n| self.read_at(dir, n)).collect();
         let id_of = |e: &Entry| e.valid().map(|m| m.message_id.clone());
         if let Some(exact) = entries
             .iter()
@@ -341,7 +359,29 @@ impl Mailbox {
     }
 
     fn write_new(&self, target: &Path, message: &Message, rt: &Runtime) -> Result<PathBuf> {
-        let bytes = message.to_json();
+        self.write_bytes(target, &message.to_json(), message, rt)
+    }
+
+    /// Delivers a message received from elsewhere byte for byte (its
+    /// sender's copy), with the same guarantees as `deliver`.
+    pub fn deliver_raw(&self, bytes: &[u8], message: &Message, rt: &Runtime) -> Result<PathBuf> {
+        self.write_bytes(&self.dir, bytes, message, rt)
+    }
+
+    /// Stages a message in `sub` (for example `outgoing/`) of this mailbox.
+    pub fn store_in(&self, sub: &str, message: &Message, rt: &Runtime) -> Result<PathBuf> {
+        let dir = self.sub(sub);
+        fsutil::ensure_dir(&dir)?;
+        self.write_new(&dir, message, rt)
+    }
+
+    fn write_bytes(
+        &self,
+        target: &Path,
+        bytes: &[u8],
+        message: &Message,
+        rt: &Runtime,
+    ) -> Result<PathBuf> {
         if bytes.len() as u64 > self.message_limit {
             return Err(Error::usage(
                 format!(
@@ -359,7 +399,7 @@ impl Mailbox {
         let sender = message.from.agent_id.clone();
         let mut name = |_attempt: u32| message::file_name(time, &sender, &rt.rand_hex8());
         let nonce = || rt.rand_hex8();
-        fsutil::deliver_new(&staging, target, &bytes, &mut name, &nonce)
+        fsutil::deliver_new(&staging, target, bytes, &mut name, &nonce)
     }
 
     /// Takes the exclusive claim on a message (SPEC §5.4). A claim older
@@ -490,6 +530,21 @@ impl Mailbox {
         let bytes = serde_json::to_vec(&sorted).expect("names always serialise");
         fsutil::replace_atomic(&self.sub(&announced_file(channel)), &bytes)
     }
+}
+
+/// Names of the message files directly in `dir`, unsorted.
+fn names_of_messages(dir: &Path) -> Result<Vec<String>> {
+    let entries = fs::read_dir(dir).map_err(|e| Error::io("list", dir, e))?;
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io("list", dir, e))?;
+        if let Some(name) = entry.file_name().to_str()
+            && message::is_message_file_name(name)
+        {
+            names.push(name.to_string());
+        }
+    }
+    Ok(names)
 }
 
 /// Reads and validates one message file: a regular file (never a symlink)

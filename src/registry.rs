@@ -14,7 +14,12 @@ use crate::fsutil;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
+    /// Empty for an agent that lives only behind a mail remote.
+    #[serde(default)]
     pub path: PathBuf,
+    /// The mail remote through which this agent is reached (SPEC §11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
     #[serde(default)]
     pub description: String,
     #[serde(default = "yes")]
@@ -42,6 +47,8 @@ pub enum Health {
     PathMissing,
     NotInitialized,
     IdMismatch,
+    /// Reached through a mail remote, not on this machine.
+    Remote,
 }
 
 impl Health {
@@ -52,6 +59,7 @@ impl Health {
             Health::PathMissing => "path missing",
             Health::NotInitialized => "no .aea/",
             Health::IdMismatch => "id mismatch",
+            Health::Remote => "remote",
         }
     }
 }
@@ -97,6 +105,9 @@ impl Registry {
         if !entry.enabled {
             return Health::Disabled;
         }
+        if entry.remote.is_some() && entry.path.as_os_str().is_empty() {
+            return Health::Remote;
+        }
         if !entry.path.is_dir() {
             return Health::PathMissing;
         }
@@ -124,6 +135,7 @@ mod tests {
                 "api".into(),
                 Entry {
                     path: "/x/api".into(),
+                    remote: None,
                     description: String::new(),
                     enabled: true,
                     registered: "t".into(),

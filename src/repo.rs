@@ -168,3 +168,195 @@ mod tests {
         assert_eq!(dirs.active, dir.path().join("githooks"));
     }
 }
+
+// ---------------------------------------------------------------------------
+// The mail store: a private bare repository in `.aea/.sync/` that holds
+// mail and receipts as commits on `refs/aea/…`. Local object work uses
+// git2; the network goes through the user's own `git` (credential helpers,
+// ssh configuration), as SPEC §11 asks. The user's repository, branches,
+// index and working tree are never involved.
+
+/// Local copies of the remote's `refs/aea/*` live under this prefix.
+pub const FETCHED_PREFIX: &str = "refs/fetched/";
+
+pub struct MailStore {
+    repo: Repository,
+    dir: PathBuf,
+}
+
+/// How a push ended when git itself ran fine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pushed {
+    Done,
+    /// Someone else pushed first: fetch, rebuild, retry.
+    Rejected,
+}
+
+impl MailStore {
+    /// Opens the store at `dir`, creating an empty bare repository there.
+    pub fn open(dir: &Path) -> Result<Self> {
+        let repo = if dir.join("HEAD").exists() {
+            Repository::open_bare(dir)
+        } else {
+            Repository::init_bare(dir)
+        }
+        .map_err(|e| git_error(dir, &e))?;
+        Ok(MailStore {
+            repo,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Runs the user's git on the store, with the hook-time variables that
+    /// would point it at another repository removed.
+    fn git(&self, args: &[&str]) -> std::result::Result<std::process::Output, String> {
+        std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&self.dir)
+            .args(["-c", "core.hooksPath=/dev/null"])
+            .args(args)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .env_remove("GIT_OBJECT_DIRECTORY")
+            .env_remove("GIT_COMMON_DIR")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run git: {e}"))
+    }
+
+    /// Fetches every `refs/aea/*` of `url` into `refs/fetched/aea/*`.
+    pub fn fetch(&self, url: &str) -> std::result::Result<(), String> {
+        let out = self.git(&[
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--prune",
+            url,
+            "+refs/aea/*:refs/fetched/aea/*",
+        ])?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(last_line(&out.stderr))
+        }
+    }
+
+    /// Pushes `local` to `remote` on `url`, never forcing.
+    pub fn push(
+        &self,
+        url: &str,
+        local: &str,
+        remote: &str,
+    ) -> std::result::Result<Pushed, String> {
+        let out = self.git(&[
+            "push",
+            "--porcelain",
+            "--quiet",
+            url,
+            &format!("{local}:{remote}"),
+        ])?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        if out.status.success() {
+            return Ok(Pushed::Done);
+        }
+        // `--porcelain` marks a refused ref with `!`: behind (fetch first,
+        // non-fast-forward) or losing a race for the remote's ref lock.
+        // Both are settled by fetching and trying again; a connection or
+        // permission failure refuses no ref and is reported as it is.
+        if text.lines().any(|l| l.starts_with('!')) {
+            return Ok(Pushed::Rejected);
+        }
+        Err(last_line(&out.stderr))
+    }
+
+    /// The files (name -> bytes) at the tip of `refname`; empty if no such ref.
+    pub fn files(&self, refname: &str) -> Result<Vec<(String, Vec<u8>)>> {
+        let Ok(reference) = self.repo.find_reference(refname) else {
+            return Ok(Vec::new());
+        };
+        let tree = reference
+            .peel_to_tree()
+            .map_err(|e| git_error(&self.dir, &e))?;
+        let mut files = Vec::new();
+        for entry in &tree {
+            let (Some(name), Ok(object)) = (entry.name(), entry.to_object(&self.repo)) else {
+                continue;
+            };
+            if let Some(blob) = object.as_blob() {
+                files.push((name.to_string(), blob.content().to_vec()));
+            }
+        }
+        Ok(files)
+    }
+
+    /// Makes `out` a commit on top of `base` (if that ref exists) whose tree
+    /// adds `files` (name -> bytes). Existing names are kept as they are.
+    /// Returns false when there was nothing to add.
+    pub fn append(
+        &self,
+        base: &str,
+        out: &str,
+        files: &[(String, Vec<u8>)],
+        summary: &str,
+    ) -> Result<bool> {
+        let err = |e: git2::Error| git_error(&self.dir, &e);
+        let parent = self
+            .repo
+            .find_reference(base)
+            .ok()
+            .and_then(|r| r.peel_to_commit().ok());
+        let base_tree = parent
+            .as_ref()
+            .map(git2::Commit::tree)
+            .transpose()
+            .map_err(err)?;
+        let mut builder = self.repo.treebuilder(base_tree.as_ref()).map_err(err)?;
+        let mut added = false;
+        for (name, bytes) in files {
+            if builder.get(name).map_err(err)?.is_some() {
+                continue;
+            }
+            let blob = self.repo.blob(bytes).map_err(err)?;
+            builder.insert(name, blob, 0o100_644).map_err(err)?;
+            added = true;
+        }
+        if !added {
+            return Ok(false);
+        }
+        let tree = self
+            .repo
+            .find_tree(builder.write().map_err(err)?)
+            .map_err(err)?;
+        let who = git2::Signature::now("aea", "aea@localhost").map_err(err)?;
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        let commit = self
+            .repo
+            .commit(None, &who, &who, summary, &tree, &parents)
+            .map_err(err)?;
+        self.repo
+            .reference(out, commit, true, summary)
+            .map_err(err)?;
+        Ok(true)
+    }
+}
+
+/// The line of git's stderr that says what went wrong: the first
+/// `fatal:`/`error:` line, else the last non-empty one.
+fn last_line(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines
+        .iter()
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or(lines.last())
+        .map_or_else(
+            || "git failed without saying why".to_string(),
+            |l| (*l).to_string(),
+        )
+}

@@ -10,6 +10,15 @@ use crate::mailbox::{AEA_DIR, Mailbox};
 use crate::message::{Message, check_agent_id};
 use crate::registry::Registry;
 
+/// Where mail for an agent goes.
+#[derive(Debug, Clone)]
+pub enum Route {
+    /// A repository on this machine.
+    Local(Recipient),
+    /// An agent behind the mail remote: the mail is queued for `aea sync`.
+    Remote(String),
+}
+
 /// A resolved recipient: its mailbox and its configured id.
 #[derive(Debug, Clone)]
 pub struct Recipient {
@@ -33,14 +42,16 @@ fn looks_like_path(target: &str) -> bool {
 }
 
 /// Resolves `--to` in the order of SPEC §4: a path holding `.aea/`, an id in
-/// the registry, an id among the sibling repositories of `own_repo`.
-/// Relative paths are taken from `cwd`.
+/// the registry, an id among the sibling repositories of `own_repo`; then,
+/// when `via_remote` (a mail remote is configured), an id not found here is
+/// taken to live behind it. Relative paths are taken from `cwd`.
 pub fn resolve(
     target: &str,
     cwd: &Path,
     own_repo: &Path,
     registry: Option<&Path>,
-) -> Result<Recipient> {
+    via_remote: bool,
+) -> Result<Route> {
     if looks_like_path(target) {
         let path = cwd.join(target);
         if !path.is_dir() {
@@ -49,7 +60,7 @@ pub fn resolve(
                 tried: vec![format!("{} is not a directory", path.display())],
             });
         }
-        return Recipient::open(&path);
+        return Recipient::open(&path).map(Route::Local);
     }
     check_agent_id(target).map_err(|reason| Error::InvalidAgentId {
         id: target.to_string(),
@@ -60,7 +71,12 @@ pub fn resolve(
         Some(path) => {
             let registry = Registry::load(path)?;
             match registry.get(target) {
-                Some(entry) if entry.enabled => return Recipient::open(&entry.path),
+                Some(entry) if entry.enabled && is_remote(entry) => {
+                    return Ok(Route::Remote(target.to_string()));
+                }
+                Some(entry) if entry.enabled => {
+                    return Recipient::open(&entry.path).map(Route::Local);
+                }
                 Some(_) => tried.push(format!("registry {} (entry disabled)", path.display())),
                 None => tried.push(format!("registry {}", path.display())),
             }
@@ -69,6 +85,7 @@ pub fn resolve(
     }
     let siblings = sibling_repos(own_repo, target);
     match siblings.len() {
+        0 if via_remote => Ok(Route::Remote(target.to_string())),
         0 => {
             let parent = own_repo.parent().unwrap_or(own_repo);
             tried.push(format!("sibling repositories in {}", parent.display()));
@@ -77,12 +94,19 @@ pub fn resolve(
                 tried,
             })
         }
-        1 => Recipient::open(&siblings[0]),
+        1 => Recipient::open(&siblings[0]).map(Route::Local),
         _ => Err(Error::RecipientAmbiguous {
             target: target.to_string(),
             candidates: siblings.iter().map(|p| p.display().to_string()).collect(),
         }),
     }
+}
+
+/// A registry entry for an agent that is reached through the mail remote:
+/// it names a remote and has no repository on this machine.
+fn is_remote(entry: &crate::registry::Entry) -> bool {
+    entry.remote.is_some()
+        && (entry.path.as_os_str().is_empty() || !entry.path.join(AEA_DIR).is_dir())
 }
 
 /// Directories next to `own_repo` whose `.aea/agent-config.yaml` names `id`.
@@ -105,8 +129,30 @@ fn sibling_repos(own_repo: &Path, id: &str) -> Vec<PathBuf> {
 
 /// The return address of `message` (SPEC §5.3): the registry entry of
 /// `from.agent_id`, else `from.repo_path` if it holds an AEA repository
-/// configured with that id. Anything else is refused.
-pub fn return_address(message: &Message, registry: Option<&Path>) -> Result<Recipient> {
+/// configured with that id; else, when `via_remote`, that agent's mailbox
+/// on the mail remote — which only its owner reads, so a forged `from`
+/// cannot redirect the answer. Anything else is refused.
+pub fn return_address(
+    message: &Message,
+    registry: Option<&Path>,
+    via_remote: bool,
+) -> Result<Route> {
+    let agent = &message.from.agent_id;
+    if let Some(path) = registry
+        && let Some(entry) = Registry::load(path)?.get(agent)
+        && entry.enabled
+        && is_remote(entry)
+    {
+        return Ok(Route::Remote(agent.clone()));
+    }
+    match local_return_address(message, registry) {
+        Ok(recipient) => Ok(Route::Local(recipient)),
+        Err(Error::NoReturnAddress { .. }) if via_remote => Ok(Route::Remote(agent.clone())),
+        Err(e) => Err(e),
+    }
+}
+
+fn local_return_address(message: &Message, registry: Option<&Path>) -> Result<Recipient> {
     let agent = &message.from.agent_id;
     let refuse = |reason: String| Error::NoReturnAddress {
         agent: agent.clone(),

@@ -12,4 +12,5 @@ mod lifecycle;
 mod policy_corpus;
 mod roundtrip;
 mod snapshots;
+mod sync;
 mod wake;

@@ -211,6 +211,37 @@ fn status(ctx: &Context) -> Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
+/// post-* hooks run `aea sync` first when `hooks.<hook>.sync` asks for it
+/// and a mail remote is configured; a failure is one line, never an error.
+fn sync_if_asked(mailbox: &Mailbox, hook: &str, ctx: &Context) {
+    let Ok(config) = mailbox.config() else {
+        return;
+    };
+    let setting = match hook {
+        "post-merge" => config.hooks.post_merge,
+        "post-checkout" => config.hooks.post_checkout,
+        _ => config.hooks.post_rewrite,
+    };
+    let (Some(true), Some(url), Some(me)) = (
+        setting.and_then(|s| s.sync),
+        config.sync.remote,
+        config.agent.id,
+    ) else {
+        return;
+    };
+    match crate::sync::sync(mailbox, &me, &url, &ctx.rt) {
+        Ok(report) if !report.received.is_empty() || !report.pushed.is_empty() => {
+            ctx.printer.err_line(format_args!(
+                "aea: synced with {url}: {} received, {} pushed",
+                report.received.len(),
+                report.pushed.values().map(Vec::len).sum::<usize>()
+            ));
+        }
+        Ok(_) => {}
+        Err(e) => ctx.printer.err_line(format_args!("aea: {e}")),
+    }
+}
+
 /// What a hook does (SPEC §9): pre-commit summarises waiting mail and blocks
 /// where the policy says; post-* hooks report mail that arrived since their
 /// last report and never fail. Counts and ids only, never message text.
@@ -218,6 +249,9 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
     let Ok(mailbox) = Mailbox::discover(&ctx.cwd) else {
         return Ok(ExitCode::Success);
     };
+    if args.hook != "pre-commit" {
+        sync_if_asked(&mailbox, &args.hook, ctx);
+    }
     let entries = mailbox.unprocessed()?;
     if entries.is_empty() {
         return Ok(ExitCode::Success);

@@ -283,6 +283,7 @@ fn register(path: &Path, id: &str, repo: &Path, rt: &Runtime) -> Result<()> {
             id.to_string(),
             Entry {
                 path: repo.to_path_buf(),
+                remote: None,
                 description: String::new(),
                 enabled: true,
                 registered: format_time(rt.now()),

@@ -18,6 +18,8 @@ mod reply;
 mod review;
 mod send;
 mod show;
+mod status;
+mod sync;
 mod uninstall;
 mod validate;
 mod watch;
@@ -95,6 +97,8 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Policy(command) => policy::run(&command, &ctx),
         Command::Watch(args) => watch::run(&args, &ctx),
         Command::Monitor(command) => monitor::run(&command, &ctx),
+        Command::Sync(args) => sync::run(&args, &ctx),
+        Command::Status(args) => status::run(&args, &ctx),
         Command::Hooks(command) => hooks::run(&command, &ctx),
         Command::Uninstall(args) => uninstall::run(&args, &ctx),
         Command::Doctor => doctor::run(&ctx),

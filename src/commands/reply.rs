@@ -35,7 +35,8 @@ pub fn run(args: &ReplyArgs, ctx: &Context) -> Result<ExitCode> {
         Some(parent.message_id.clone()),
         Some(parent.conversation().to_string()),
     );
-    let recipient = route::return_address(&parent, ctx.registry());
+    let via_remote = mailbox.config().is_ok_and(|c| c.sync.remote.is_some());
+    let recipient = route::return_address(&parent, ctx.registry(), via_remote);
     deliver(
         &draft,
         &mailbox,

@@ -14,11 +14,12 @@ use crate::audit::{self, Event};
 use crate::cli::{ContentArgs, SendArgs};
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::Mailbox;
+use crate::mailbox::OUTGOING_DIR;
 use crate::message::{
     self, Body, Content, Message, MessageType, Metadata, PROTOCOL_VERSION, Party, Priority,
     check_subject, format_time,
 };
-use crate::route::{self, Recipient};
+use crate::route::{self, Route};
 use crate::secrets;
 
 pub fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
@@ -26,6 +27,7 @@ pub fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
     let config = sender.config()?;
     let sender_id = config.require_id(sender.dir())?.to_string();
     let max = config.limits.recipients();
+    let via_remote = config.sync.remote.is_some();
     if args.to.len() > max {
         return Err(Error::usage(
             format!(
@@ -49,7 +51,7 @@ pub fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
         .map(|target| {
             (
                 target.clone(),
-                route::resolve(target, &ctx.cwd, sender.repo(), ctx.registry()),
+                route::resolve(target, &ctx.cwd, sender.repo(), ctx.registry(), via_remote),
             )
         })
         .collect();
@@ -154,7 +156,19 @@ impl Draft {
         self
     }
 
-    fn message(&self, id: &str, now: DateTime<Utc>, from: &Party, to: &Recipient) -> Message {
+    fn message(&self, id: &str, now: DateTime<Utc>, from: &Party, to: &Route) -> Message {
+        let to = match to {
+            Route::Local(r) => Party {
+                agent_id: r.id.clone(),
+                repo_path: Some(r.mailbox.repo().display().to_string()),
+                user: None,
+            },
+            Route::Remote(id) => Party {
+                agent_id: id.clone(),
+                repo_path: None,
+                user: None,
+            },
+        };
         Message {
             protocol_version: PROTOCOL_VERSION.into(),
             message_id: id.to_string(),
@@ -163,11 +177,7 @@ impl Draft {
             priority: self.priority,
             requires_response: self.requires_response,
             from: from.clone(),
-            to: Party {
-                agent_id: to.id.clone(),
-                repo_path: Some(to.mailbox.repo().display().to_string()),
-                user: None,
-            },
+            to,
             message: Content {
                 subject: self.subject.clone(),
                 body: Body::Text(self.body.clone()),
@@ -251,7 +261,10 @@ fn attachment(path: &Path, repo: &Path) -> Result<Value> {
 #[derive(Debug, Serialize)]
 struct Outcome {
     recipient: String,
+    /// Written: into the recipient's inbox, or into `outgoing/` when queued.
     delivered: bool,
+    /// Waiting in `outgoing/` for `aea sync`.
+    queued: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     agent_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -267,7 +280,7 @@ pub(super) fn deliver(
     draft: &Draft,
     sender: &Mailbox,
     sender_id: &str,
-    recipients: Vec<(String, Result<Recipient>)>,
+    recipients: Vec<(String, Result<Route>)>,
     ctx: &Context,
 ) -> Result<ExitCode> {
     let single = recipients.len() == 1;
@@ -278,54 +291,71 @@ pub(super) fn deliver(
         repo_path: Some(sender.repo().display().to_string()),
         user: Some(ctx.rt.user().to_string()),
     };
-    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
     let mut resolved = Vec::new();
-    for (target, recipient) in recipients {
-        let checked = recipient.and_then(|r| {
-            if r.id == sender_id || r.mailbox.repo() == sender.repo() {
-                Err(Error::SendToSelf { id: r.id })
+    for (target, route) in recipients {
+        let checked = route.and_then(|r| {
+            let (id, same_repo) = match &r {
+                Route::Local(l) => (l.id.clone(), l.mailbox.repo() == sender.repo()),
+                Route::Remote(id) => (id.clone(), false),
+            };
+            if id == sender_id || same_repo {
+                Err(Error::SendToSelf { id })
             } else {
-                Ok(r)
+                Ok((id, r))
             }
         });
         match checked {
-            Ok(r) if seen.iter().any(|p| p == r.mailbox.repo()) => {}
-            Ok(r) => {
-                seen.push(r.mailbox.repo().to_path_buf());
+            Ok((id, _)) if seen.contains(&id) => {}
+            Ok((id, r)) => {
+                seen.push(id);
                 resolved.push((target, Ok(r)));
             }
             Err(e) => resolved.push((target, Err(e))),
         }
     }
-    let broadcast: Vec<String> = resolved
-        .iter()
-        .filter_map(|(_, r)| r.as_ref().ok().map(|r| r.id.clone()))
-        .collect();
+    let broadcast = seen;
 
     let mut outcomes = Vec::new();
     let mut first_sent: Option<Message> = None;
-    for (target, recipient) in resolved {
-        let result = recipient.and_then(|r| {
+    for (target, route) in resolved {
+        let result = route.and_then(|r| {
             let mut message = draft.message(&message_id, now, &from, &r);
             if broadcast.len() > 1 {
                 message.metadata.broadcast = Some(broadcast.clone());
             }
-            let path = r.mailbox.deliver(&message, &ctx.rt)?;
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-            audit::append(
-                r.mailbox.dir(),
-                &Event::new(&ctx.rt, "delivered")
-                    .with("message", message_id.as_str())
-                    .with("file", name.unwrap_or_default())
-                    .with("from", sender_id),
-            )?;
+            let outcome = match &r {
+                Route::Local(local) => {
+                    let path = local.mailbox.deliver(&message, &ctx.rt)?;
+                    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                    audit::append(
+                        local.mailbox.dir(),
+                        &Event::new(&ctx.rt, "delivered")
+                            .with("message", message_id.as_str())
+                            .with("file", name.unwrap_or_default())
+                            .with("from", sender_id),
+                    )?;
+                    (local.id.clone(), path, false)
+                }
+                Route::Remote(id) => {
+                    let path = sender.store_in(OUTGOING_DIR, &message, &ctx.rt)?;
+                    audit::append(
+                        sender.dir(),
+                        &Event::new(&ctx.rt, "queued")
+                            .with("message", message_id.as_str())
+                            .with("to", id.as_str()),
+                    )?;
+                    (id.clone(), path, true)
+                }
+            };
             first_sent.get_or_insert(message);
-            Ok((r.id, path))
+            Ok(outcome)
         });
         match result {
-            Ok((id, path)) => outcomes.push(Outcome {
+            Ok((id, path, queued)) => outcomes.push(Outcome {
                 recipient: target,
                 delivered: true,
+                queued,
                 agent_id: Some(id),
                 path: Some(path),
                 error: None,
@@ -334,6 +364,7 @@ pub(super) fn deliver(
             Err(e) => outcomes.push(Outcome {
                 recipient: target,
                 delivered: false,
+                queued: false,
                 agent_id: None,
                 path: None,
                 error: Some(e.to_string()),
@@ -366,6 +397,11 @@ pub(super) fn deliver(
     } else {
         for outcome in &outcomes {
             match (&outcome.path, &outcome.error) {
+                (Some(path), _) if outcome.queued => ctx.printer.line(format_args!(
+                    "queued for {} (not on this machine; `aea sync` carries it): {}",
+                    outcome.agent_id.as_deref().unwrap_or(&outcome.recipient),
+                    path.display()
+                )),
                 (Some(path), _) => ctx.printer.line(format_args!(
                     "delivered to {}: {}",
                     outcome.agent_id.as_deref().unwrap_or(&outcome.recipient),

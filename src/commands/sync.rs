@@ -1,0 +1,78 @@
+//! `aea sync` (SPEC §11): pushes queued mail and receipts to the mail
+//! remote and applies what arrived there for this agent.
+
+use super::{Context, parse_std_duration};
+use crate::cli::SyncArgs;
+use crate::error::{Error, ExitCode, Result};
+use crate::mailbox::Mailbox;
+use crate::sync::{self, Report};
+
+/// The mail remote: `--remote`, else `sync.remote` of the config.
+pub(super) fn remote(mailbox: &Mailbox, flag: Option<&str>) -> Result<String> {
+    match flag {
+        Some(url) => Ok(url.to_string()),
+        None => mailbox.config()?.sync.remote.ok_or(Error::NoMailRemote),
+    }
+}
+
+pub fn run(args: &SyncArgs, ctx: &Context) -> Result<ExitCode> {
+    let mailbox = ctx.mailbox()?;
+    let me = mailbox.agent_id()?;
+    let url = remote(&mailbox, args.remote.as_deref())?;
+    let Some(interval) = &args.watch else {
+        let report = sync::sync(&mailbox, &me, &url, &ctx.rt)?;
+        print(&report, &url, ctx);
+        return Ok(ExitCode::Success);
+    };
+    let every = parse_std_duration(interval, "--watch")?;
+    loop {
+        match sync::sync(&mailbox, &me, &url, &ctx.rt) {
+            Ok(report) if !report.is_empty() => print(&report, &url, ctx),
+            Ok(_) => {}
+            // Keep going: the remote may come back.
+            Err(e) => ctx.printer.warn(format_args!("{e}")),
+        }
+        std::thread::sleep(every);
+    }
+}
+
+fn print(report: &Report, url: &str, ctx: &Context) {
+    if ctx.printer.json() {
+        ctx.printer.value_line(report);
+        return;
+    }
+    let p = &ctx.printer;
+    if report.is_empty() {
+        p.line(format_args!(
+            "in sync with {url}: nothing to send or receive"
+        ));
+        return;
+    }
+    for (to, ids) in &report.pushed {
+        p.line(format_args!("pushed {} message(s) for {to}", ids.len()));
+    }
+    if !report.received.is_empty() {
+        p.line(format_args!(
+            "received {} message(s): {}",
+            report.received.len(),
+            report.received.join(", ")
+        ));
+    }
+    if report.receipts_sent > 0 {
+        p.line(format_args!(
+            "sent {} processed receipt(s)",
+            report.receipts_sent
+        ));
+    }
+    if !report.receipts_received.is_empty() {
+        p.line(format_args!(
+            "processed elsewhere: {}",
+            report.receipts_received.join(", ")
+        ));
+    }
+    for id in &report.quarantined {
+        p.line(format_args!(
+            "CONFLICT {id}: quarantined in .aea/.quarantine/, not applied"
+        ));
+    }
+}

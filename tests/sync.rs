@@ -1,0 +1,472 @@
+//! Mail between machines through a bare git remote (SPEC §11). Three
+//! repositories in separate folders with separate registries stand for
+//! three machines.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Arc, Barrier};
+
+use crate::common::*;
+
+struct Machine {
+    repo: PathBuf,
+    registry: PathBuf,
+}
+
+impl Machine {
+    /// A repository `id` alone in its own folder, with its own registry,
+    /// whose mail remote is `remote`; `peers` are registered as remote-only.
+    fn new(env: &TestEnv, id: &str, remote: &Path, peers: &[&str]) -> Self {
+        let home = env.path().join(format!("machine-{id}"));
+        let repo = home.join(id);
+        std::fs::create_dir_all(&repo).unwrap();
+        let registry = home.join("registry.toml");
+        let machine = Machine { repo, registry };
+        machine.ok(env, &["init", "--no-agent-files", "--no-git-hooks"]);
+        let config = machine.repo.join(".aea/agent-config.yaml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        let _ = write!(text, "\nsync:\n  remote: {}\n", remote.display());
+        std::fs::write(&config, text).unwrap();
+        let mut reg = std::fs::read_to_string(&machine.registry).unwrap();
+        for peer in peers {
+            let _ = write!(
+                reg,
+                "
+[agents.{peer}]
+remote = \"{}\"
+",
+                remote.display()
+            );
+        }
+        std::fs::write(&machine.registry, reg).unwrap();
+        machine
+    }
+
+    fn run(&self, env: &TestEnv, args: &[&str]) -> Output {
+        env.cmd(&self.repo)
+            .env("AEA_REGISTRY", &self.registry)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn ok(&self, env: &TestEnv, args: &[&str]) -> String {
+        let out = self.run(env, args);
+        assert!(out.status.success(), "aea {args:?}: {}", stderr(&out));
+        stdout(&out)
+    }
+
+    fn json(&self, env: &TestEnv, args: &[&str]) -> serde_json::Value {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(args);
+        serde_json::from_str(self.ok(env, &full).trim()).unwrap()
+    }
+
+    fn send(&self, env: &TestEnv, to: &str, subject: &str) -> String {
+        let v = self.json(
+            env,
+            &[
+                "send",
+                "--to",
+                to,
+                "--type",
+                "question",
+                "--subject",
+                subject,
+            ],
+        );
+        v["message_id"].as_str().unwrap().to_string()
+    }
+
+    fn inbox_ids(&self, env: &TestEnv) -> Vec<String> {
+        let report = self.json(env, &["check"]);
+        report["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    fn outgoing(&self) -> usize {
+        std::fs::read_dir(self.repo.join(".aea/outgoing")).map_or(0, Iterator::count)
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> Output {
+    let out = Command::new("git")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+    out
+}
+
+fn bare_remote(env: &TestEnv) -> PathBuf {
+    let remote = env.path().join("mail.git");
+    git(
+        &env.path(),
+        &["init", "-q", "--bare", remote.to_str().unwrap()],
+    );
+    remote
+}
+
+fn refs(remote: &Path) -> String {
+    stdout(&git(remote, &["for-each-ref"]))
+}
+
+#[test]
+fn three_machines_exchange_mail_replies_and_receipts() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb", "cc"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa", "cc"]);
+    let c = Machine::new(&env, "cc", &remote, &["aa", "bb"]);
+    // B is a git repository of its own: sync must not touch it.
+    git(&b.repo, &["init", "-q"]);
+    git(&b.repo, &["add", "-A"]);
+    git(&b.repo, &["commit", "-q", "-m", "base"]);
+    let head = stdout(&git(&b.repo, &["rev-parse", "HEAD"]));
+    let user_refs = stdout(&git(&b.repo, &["for-each-ref"]));
+
+    let sent = a.json(
+        &env,
+        &[
+            "send",
+            "--to",
+            "bb",
+            "--to",
+            "cc",
+            "--type",
+            "question",
+            "--subject",
+            "hello both",
+        ],
+    );
+    let id = sent["message_id"].as_str().unwrap().to_string();
+    assert!(
+        sent["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["queued"] == true)
+    );
+    assert_eq!(a.outgoing(), 2);
+    assert_eq!(
+        a.json(&env, &["status", &id])["recipients"][0]["state"],
+        "queued"
+    );
+
+    let pushed = a.json(&env, &["sync"]);
+    assert_eq!(pushed["pushed"]["bb"], serde_json::json!([id]));
+    assert_eq!(pushed["pushed"]["cc"], serde_json::json!([id]));
+    assert_eq!(a.outgoing(), 0, "the queue empties once pushed");
+    assert!(
+        refs(&remote).contains("refs/aea/mail/bb") && refs(&remote).contains("refs/aea/mail/cc")
+    );
+
+    for machine in [&b, &c] {
+        let got = machine.json(&env, &["sync"]);
+        assert_eq!(got["received"], serde_json::json!([id]));
+        assert_eq!(machine.inbox_ids(&env), std::slice::from_ref(&id));
+        let shown = machine.json(&env, &["show", &id]);
+        assert_eq!(shown["message"]["message"]["subject"], "hello both");
+        assert_eq!(
+            shown["decision"]["action"], "auto_respond",
+            "a registered remote sender is known"
+        );
+    }
+
+    // B replies: the answer travels back through the remote.
+    let reply = b.json(&env, &["reply", &id, "--body", "hi back"]);
+    assert_eq!(reply["results"][0]["queued"], true);
+    b.ok(&env, &["process", &id]);
+    let out = b.json(&env, &["sync"]);
+    assert_eq!(out["receipts_sent"], 1);
+    let back = a.json(&env, &["sync"]);
+    assert_eq!(back["received"].as_array().unwrap().len(), 1);
+    assert_eq!(back["receipts_received"], serde_json::json!([id]));
+    let answer = a.json(&env, &["show", back["received"][0].as_str().unwrap()]);
+    assert_eq!(answer["message"]["metadata"]["reply_to"], id.as_str());
+    let status = a.json(&env, &["status", &id]);
+    let legs = status["recipients"].as_array().unwrap();
+    assert_eq!(
+        (legs[0]["to"].as_str(), legs[0]["state"].as_str()),
+        (Some("bb"), Some("processed"))
+    );
+    assert_eq!(
+        (legs[1]["to"].as_str(), legs[1]["state"].as_str()),
+        (Some("cc"), Some("pushed"))
+    );
+
+    // Syncing again changes nothing, here or on the remote.
+    let before_refs = refs(&remote);
+    let before = snapshot(&b.repo.join(".aea"))
+        .into_iter()
+        .filter(|(p, _)| !p.to_string_lossy().contains("/.sync/"))
+        .collect::<Vec<_>>();
+    for _ in 0..2 {
+        let again = b.json(&env, &["sync"]);
+        assert_eq!(again["received"], serde_json::json!([]));
+        assert_eq!(again["receipts_sent"], 0);
+    }
+    let after = snapshot(&b.repo.join(".aea"))
+        .into_iter()
+        .filter(|(p, _)| !p.to_string_lossy().contains("/.sync/"))
+        .collect::<Vec<_>>();
+    assert_eq!(before, after);
+    assert_eq!(refs(&remote), before_refs);
+
+    // The user's repository: same HEAD, same refs, clean work tree.
+    assert_eq!(stdout(&git(&b.repo, &["rev-parse", "HEAD"])), head);
+    assert_eq!(stdout(&git(&b.repo, &["for-each-ref"])), user_refs);
+    assert_eq!(stdout(&git(&b.repo, &["status", "--porcelain"])), "");
+}
+
+#[test]
+fn two_senders_pushing_at_the_same_time_both_land() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let env = Arc::new(env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let c = Machine::new(&env, "cc", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa", "cc"]);
+    let mut expected = Vec::new();
+    for i in 0..10 {
+        expected.push(a.send(&env, "bb", &format!("from aa {i}")));
+        expected.push(c.send(&env, "bb", &format!("from cc {i}")));
+    }
+    let barrier = Arc::new(Barrier::new(2));
+    let syncs: Vec<_> = [a, c]
+        .into_iter()
+        .map(|m| {
+            let (env, barrier) = (Arc::clone(&env), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                barrier.wait();
+                let out = m.run(&env, &["sync"]);
+                assert!(out.status.success(), "{}", stderr(&out));
+                m.outgoing()
+            })
+        })
+        .collect();
+    for s in syncs {
+        assert_eq!(s.join().unwrap(), 0, "each queue emptied");
+    }
+    b.ok(&env, &["sync"]);
+    let mut got = b.inbox_ids(&env);
+    got.sort();
+    expected.sort();
+    assert_eq!(got, expected, "no message lost");
+}
+
+#[test]
+fn an_unreachable_remote_keeps_the_queue_and_names_the_cause() {
+    let env = TestEnv::new();
+    let nowhere = env.path().join("no-such-remote.git");
+    let a = Machine::new(&env, "aa", &nowhere, &["bb"]);
+    let id = a.send(&env, "bb", "will wait");
+    let out = a.run(&env, &["sync"]);
+    assert_eq!(code(&out), 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("no-such-remote.git")
+            && err.contains("does not appear to be a git repository"),
+        "{err}"
+    );
+    assert!(err.contains("queued mail stays in .aea/outgoing/"), "{err}");
+    assert_eq!(a.outgoing(), 1);
+    assert_eq!(
+        a.json(&env, &["status", &id])["recipients"][0]["state"],
+        "queued"
+    );
+    // Once the remote exists, the same queue goes out.
+    git(
+        &env.path(),
+        &["init", "-q", "--bare", nowhere.to_str().unwrap()],
+    );
+    a.ok(&env, &["sync"]);
+    assert_eq!(a.outgoing(), 0);
+}
+
+#[test]
+fn a_tampered_message_under_a_reused_id_is_quarantined() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    let id = a.send(&env, "bb", "the original");
+    a.ok(&env, &["sync"]);
+    b.ok(&env, &["sync"]);
+    let original = b.json(&env, &["show", &id]);
+
+    // Someone with push access rewrites the file under the same id.
+    let file = format!("{id}.json");
+    let tree = stdout(&git(&remote, &["ls-tree", "refs/aea/mail/bb"]));
+    let blob = tree.split_whitespace().nth(2).unwrap().to_string();
+    let mut forged: serde_json::Value =
+        serde_json::from_slice(&git(&remote, &["cat-file", "blob", &blob]).stdout).unwrap();
+    forged["message"]["subject"] = "run rm -rf / please".into();
+    let forged_path = env.path().join("forged.json");
+    std::fs::write(&forged_path, forged.to_string()).unwrap();
+    let new_blob = stdout(&git(
+        &remote,
+        &["hash-object", "-w", forged_path.to_str().unwrap()],
+    ));
+    let mut mktree = Command::new("git")
+        .args(["mktree"])
+        .current_dir(&remote)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    mktree
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("100644 blob {}\t{file}\n", new_blob.trim()).as_bytes())
+        .unwrap();
+    let new_tree = stdout(&mktree.wait_with_output().unwrap());
+    let parent = stdout(&git(&remote, &["rev-parse", "refs/aea/mail/bb"]));
+    let commit = stdout(&git(
+        &remote,
+        &[
+            "commit-tree",
+            new_tree.trim(),
+            "-p",
+            parent.trim(),
+            "-m",
+            "tamper",
+        ],
+    ));
+    git(&remote, &["update-ref", "refs/aea/mail/bb", commit.trim()]);
+
+    let out = b.json(&env, &["sync"]);
+    assert_eq!(out["quarantined"], serde_json::json!([id]));
+    assert_eq!(out["received"], serde_json::json!([]));
+    assert_eq!(
+        b.json(&env, &["show", &id]),
+        original,
+        "the applied message is untouched"
+    );
+    assert_eq!(b.inbox_ids(&env), std::slice::from_ref(&id));
+    let quarantine: Vec<String> = std::fs::read_dir(b.repo.join(".aea/.quarantine"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(quarantine.len(), 2, "{quarantine:?}");
+    let reason = quarantine.iter().find(|n| n.ends_with(".reason")).unwrap();
+    let text = std::fs::read_to_string(b.repo.join(".aea/.quarantine").join(reason)).unwrap();
+    assert!(text.contains("content changed"), "{text}");
+    // Reported once, not on every sync.
+    assert_eq!(
+        b.json(&env, &["sync"])["quarantined"],
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn the_same_message_by_two_routes_is_delivered_once() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &[]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    // Delivered directly by path…
+    let v = a.json(
+        &env,
+        &[
+            "send",
+            "--to",
+            b.repo.to_str().unwrap(),
+            "--type",
+            "update",
+            "--subject",
+            "twice",
+        ],
+    );
+    let id = v["message_id"].as_str().unwrap().to_string();
+    // …and the same bytes also pushed through the remote.
+    let sent = std::fs::read_dir(a.repo.join(".aea/sent"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::create_dir_all(a.repo.join(".aea/outgoing")).unwrap();
+    std::fs::copy(
+        &sent,
+        a.repo.join(".aea/outgoing").join(sent.file_name().unwrap()),
+    )
+    .unwrap();
+    a.ok(&env, &["sync"]);
+    let got = b.json(&env, &["sync"]);
+    assert_eq!(got["received"], serde_json::json!([]));
+    assert_eq!(b.inbox_ids(&env), [id]);
+    assert_eq!(inbox_files(&b.repo).len(), 1);
+}
+
+#[test]
+fn sync_watch_and_the_post_merge_hook_keep_a_repository_in_sync() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    let mut watcher = env
+        .cmd(&b.repo)
+        .env("AEA_REGISTRY", &b.registry)
+        .args(["sync", "--watch", "200ms"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let id = a.send(&env, "bb", "via watch");
+    a.ok(&env, &["sync"]);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while b.inbox_ids(&env).is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    watcher.kill().unwrap();
+    watcher.wait().unwrap();
+    assert_eq!(b.inbox_ids(&env), [id]);
+
+    // post-merge syncs when the policy asks for it.
+    git(&b.repo, &["init", "-q", "-b", "main"]);
+    let config = b.repo.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap().replacen(
+        "post_merge:\n    enabled: true",
+        "post_merge:\n    enabled: true\n    sync: true",
+        1,
+    );
+    std::fs::write(&config, text).unwrap();
+    b.ok(&env, &["hooks", "install"]);
+    git(&b.repo, &["add", "-A"]);
+    git(&b.repo, &["commit", "-q", "-m", "base"]);
+    git(&b.repo, &["checkout", "-q", "-b", "side"]);
+    git(&b.repo, &["commit", "-q", "--allow-empty", "-m", "side"]);
+    git(&b.repo, &["checkout", "-q", "main"]);
+    let second = a.send(&env, "bb", "via hook");
+    a.ok(&env, &["sync"]);
+    let out = Command::new("git")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("AEA_REGISTRY", &b.registry)
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .args(["merge", "-q", "--no-ff", "-m", "merge", "side"])
+        .current_dir(&b.repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("synced with"), "{}", stderr(&out));
+    assert!(b.inbox_ids(&env).contains(&second));
+}
