@@ -51,13 +51,7 @@ fn append_with_limit(aea_dir: &Path, event: &Event, rotate_at: u64) -> Result<()
     crate::fsutil::refuse_symlink(&log_path)?;
     // A separate lock file: rotation renames the log, and a lock held on the
     // renamed file would no longer exclude writers of the new one.
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| Error::io("open", &lock_path, e))?;
-    lock.lock().map_err(|e| Error::io("lock", &lock_path, e))?;
+    let _lock = crate::fsutil::lock(&lock_path)?;
     match fs::metadata(&log_path) {
         Ok(meta) if meta.len() >= rotate_at => {
             let rotated = aea_dir.join(ROTATED_FILE);

@@ -162,6 +162,25 @@ pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
     Ok(true)
 }
 
+/// Opens (creating it if needed) the lock file at `path`, without taking
+/// the lock.
+pub fn open_lock(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io("open", path, e))
+}
+
+/// Holds an exclusive lock on `path` until the returned file is dropped,
+/// waiting for other holders.
+pub fn lock(path: &Path) -> Result<File> {
+    let file = open_lock(path)?;
+    file.lock().map_err(|e| Error::io("lock", path, e))?;
+    Ok(file)
+}
+
 /// Why a file could not be read as a bounded regular file.
 #[derive(Debug)]
 pub enum ReadLimited {

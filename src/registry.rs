@@ -3,7 +3,6 @@
 //! `aea init` runs never lose each other's entries.
 
 use std::collections::BTreeMap;
-use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -83,13 +82,7 @@ impl Registry {
             std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
         }
         let lock_path = path.with_extension("lock");
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| Error::io("open", &lock_path, e))?;
-        lock.lock().map_err(|e| Error::io("lock", &lock_path, e))?;
+        let _lock = fsutil::lock(&lock_path)?;
         let mut registry = Registry::load(path)?;
         let result = change(&mut registry)?;
         let text = toml::to_string_pretty(&registry).expect("the registry always serialises");

@@ -8,7 +8,7 @@
 //! changed under a known id is quarantined, never applied.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -124,13 +124,7 @@ fn save_state(mailbox: &Mailbox, state: &SyncState) -> Result<()> {
 /// Runs one exchange with the mail remote at `url` for agent `me`.
 pub fn sync(mailbox: &Mailbox, me: &str, url: &str, rt: &Runtime) -> Result<Report> {
     let lock_path = mailbox.dir().join(LOCK_FILE);
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| Error::io("open", &lock_path, e))?;
-    lock.lock().map_err(|e| Error::io("lock", &lock_path, e))?;
+    let _lock = fsutil::lock(&lock_path)?;
     let store = MailStore::open(&mailbox.dir().join(STORE_DIR))?;
     let mut state = load_state(mailbox);
     let mut report = Report::default();

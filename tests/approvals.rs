@@ -12,14 +12,7 @@ fn git_identity(repo: &std::path::Path, name: &str, email: &str) {
         vec!["config", "user.name", name],
         vec!["config", "user.email", email],
     ] {
-        let status = Command::new("git")
-            .args(&args)
-            .current_dir(repo)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .status()
-            .unwrap();
-        assert!(status.success());
+        assert!(git_command(repo).args(&args).status().unwrap().success());
     }
 }
 

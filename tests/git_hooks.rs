@@ -10,26 +10,24 @@ use crate::common::*;
 
 /// git with the same sealed environment as aea, plus a fixed author.
 fn git(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new("git");
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", env.path().join("home"))
+    git_with(env, dir, args, &[])
+}
+
+fn git_with(env: &TestEnv, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut cmd = git_command(dir);
+    cmd.env("HOME", env.path().join("home"))
         .env("USER", "tester")
         .env("AEA_REGISTRY", env.registry())
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Tester")
-        .env("GIT_AUTHOR_EMAIL", "tester@example.com")
-        .env("GIT_COMMITTER_NAME", "Tester")
-        .env("GIT_COMMITTER_EMAIL", "tester@example.com")
         .args([
             "-c",
             "init.defaultBranch=main",
             "-c",
             "protocol.file.allow=always",
         ])
-        .args(args)
-        .current_dir(dir);
+        .args(args);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
     cmd.output().unwrap()
 }
 
@@ -191,17 +189,9 @@ fn a_foreign_hook_still_runs_first_and_its_failure_still_blocks() {
 
     std::fs::write(web.join("b.txt"), "b").unwrap();
     git_ok(&env, &web, &["add", "b.txt"]);
-    let mut cmd = Command::new("git");
-    let out = cmd
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "T")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+    let out = git_command(&web)
         .env("FOREIGN_EXIT", "3")
         .args(["commit", "-q", "-m", "b"])
-        .current_dir(&web)
         .output()
         .unwrap();
     assert!(
@@ -244,7 +234,12 @@ fn pre_commit_blocks_only_where_the_policy_says_and_names_the_bypass() {
     assert!(out.status.success(), "{}", stderr(&out));
     std::fs::write(web.join("b.txt"), "b").unwrap();
     git_ok(&env, &web, &["add", "b.txt"]);
-    let out = git_env_commit(&env, &web, "b", &[("AEA_SKIP_HOOKS", "1")]);
+    let out = git_with(
+        &env,
+        &web,
+        &["commit", "-q", "-m", "b"],
+        &[("AEA_SKIP_HOOKS", "1")],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("aea:"));
 
@@ -255,27 +250,6 @@ fn pre_commit_blocks_only_where_the_policy_says_and_names_the_bypass() {
         stderr(&out).contains("waiting for a person's approval"),
         "still reported"
     );
-}
-
-fn git_env_commit(env: &TestEnv, dir: &Path, msg: &str, vars: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new("git");
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", env.path().join("home"))
-        .env("AEA_REGISTRY", env.registry())
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "T")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com");
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    cmd.args(["commit", "-q", "-m", msg])
-        .current_dir(dir)
-        .output()
-        .unwrap()
 }
 
 #[test]
@@ -298,17 +272,9 @@ fn a_missing_binary_prints_one_line_and_lets_git_go_on() {
     assert!(out.status.success(), "{}", stderr(&out));
     std::fs::remove_file(&copy).unwrap();
     // PATH without any aea.
-    let out = Command::new("git")
-        .env_clear()
+    let out = git_command(&web)
         .env("PATH", "/usr/bin:/bin:/usr/local/bin")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "T")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
         .args(["commit", "-q", "--allow-empty", "-m", "x"])
-        .current_dir(&web)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));

@@ -96,17 +96,7 @@ remote = \"{}\"
 }
 
 fn git(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new("git")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "T")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
+    let out = git_command(dir).args(args).output().unwrap();
     assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
     out
 }
@@ -454,16 +444,9 @@ fn sync_watch_and_the_post_merge_hook_keep_a_repository_in_sync() {
     git(&b.repo, &["checkout", "-q", "main"]);
     let second = a.send(&env, "bb", "via hook");
     a.ok(&env, &["sync"]);
-    let out = Command::new("git")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
+    let out = git_command(&b.repo)
         .env("AEA_REGISTRY", &b.registry)
-        .env("GIT_AUTHOR_NAME", "T")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
         .args(["merge", "-q", "--no-ff", "-m", "merge", "side"])
-        .current_dir(&b.repo)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));

@@ -9,7 +9,7 @@
 //! monitor sees through the same file watch it uses for mail.
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -46,13 +46,7 @@ pub fn run(command: &MonitorCommand, ctx: &Context) -> Result<ExitCode> {
 }
 
 fn open_lock(mailbox: &Mailbox) -> Result<File> {
-    let path = mailbox.dir().join(LOCK_FILE);
-    OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| Error::io("open", &path, e))
+    fsutil::open_lock(&mailbox.dir().join(LOCK_FILE))
 }
 
 /// The running monitor's pid file, or `None` when no monitor holds the lock.

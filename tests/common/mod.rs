@@ -105,6 +105,20 @@ impl TestEnv {
     }
 }
 
+/// `git` in `dir` with no user or system config and a fixed author; the
+/// rest of the environment is inherited unless the caller clears it.
+pub fn git_command(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Tester")
+        .env("GIT_AUTHOR_EMAIL", "tester@example.com")
+        .env("GIT_COMMITTER_NAME", "Tester")
+        .env("GIT_COMMITTER_EMAIL", "tester@example.com")
+        .current_dir(dir);
+    cmd
+}
+
 pub fn code(out: &Output) -> i32 {
     out.status.code().expect("exited normally")
 }
