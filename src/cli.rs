@@ -64,6 +64,10 @@ pub enum Command {
     /// Start, stop or inspect the background monitor that rings the configured doorbells
     #[command(subcommand)]
     Monitor(MonitorCommand),
+    /// Move a file out of the inbox into .aea/.quarantine/, with a reason
+    Quarantine(QuarantineArgs),
+    /// Archive old processed and expired mail, quarantine invalid files
+    Gc(GcArgs),
     /// Exchange mail with other machines through a git remote
     Sync(SyncArgs),
     /// Show how far a sent message got: queued, pushed, delivered, processed
@@ -255,6 +259,28 @@ pub struct WatchArgs {
     /// Return at once if unprocessed mail is already waiting
     #[arg(long)]
     pub pending: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct QuarantineArgs {
+    /// Message id, file name, or a unique prefix of either
+    #[arg(value_name = "REF")]
+    pub reference: String,
+
+    /// Why, kept next to the file
+    #[arg(long, required = true)]
+    pub reason: String,
+}
+
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Archive processed messages processed longer ago than this
+    #[arg(long, value_name = "DURATION", default_value = "7d")]
+    pub older_than: String,
+
+    /// Say what would move, move nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

@@ -472,6 +472,33 @@ impl Mailbox {
         Ok(path)
     }
 
+    /// Moves inbox file `name` into `sub` (`.quarantine` or `.archive`),
+    /// never replacing anything there, with its processed marker and an
+    /// optional `<name>.reason`. Nothing is deleted.
+    pub fn move_out(&self, name: &str, sub: &str, reason: Option<&str>) -> Result<PathBuf> {
+        let dir = self.sub(sub);
+        fsutil::ensure_dir(&dir)?;
+        let target = move_no_replace(&self.dir.join(name), &dir, name)?;
+        let marker = self.sub(PROCESSED_DIR).join(name);
+        if fs::symlink_metadata(&marker).is_ok() {
+            let markers = dir.join(PROCESSED_DIR);
+            fsutil::ensure_dir(&markers)?;
+            move_no_replace(&marker, &markers, name)?;
+        }
+        if let Some(reason) = reason {
+            let file = target
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            fsutil::create_exclusive(
+                &dir.join(format!("{file}.reason")),
+                format!("{reason}\n").as_bytes(),
+            )?;
+        }
+        fsutil::sync_dir(&self.dir)?;
+        Ok(target)
+    }
+
     /// The approval state of a message whose decision is `gated` or not.
     pub fn approval(&self, name: &str, gated: bool) -> Approval {
         if !gated {
@@ -530,6 +557,30 @@ impl Mailbox {
         let bytes = serde_json::to_vec(&sorted).expect("names always serialise");
         fsutil::replace_atomic(&self.sub(&announced_file(channel)), &bytes)
     }
+}
+
+/// Moves `from` into `dir` as `name`, or `name.N` if that is taken; links
+/// then unlinks, so an existing file is never replaced.
+fn move_no_replace(from: &Path, dir: &Path, name: &str) -> Result<PathBuf> {
+    for n in 0..1000 {
+        let target = if n == 0 {
+            dir.join(name)
+        } else {
+            dir.join(format!("{name}.{n}"))
+        };
+        match fs::hard_link(from, &target) {
+            Ok(()) => {
+                fs::remove_file(from).map_err(|e| Error::io("remove", from, e))?;
+                return Ok(target);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::io("move", from, e)),
+        }
+    }
+    Err(Error::usage(
+        format!("no free name for {name} in {}", dir.display()),
+        "clean up that folder",
+    ))
 }
 
 /// Names of the message files directly in `dir`, unsorted.

@@ -335,3 +335,97 @@ fn demo_runs_end_to_end() {
         "the demo never touches the user's registry"
     );
 }
+
+#[test]
+fn gc_archives_old_processed_and_expired_mail_and_quarantines_invalid_files() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let at = |now: &str, args: &[&str]| {
+        let out = env
+            .cmd(&web)
+            .env("AEA_TEST_NOW", now)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    let old = env.question(&api, "web", "old");
+    let fresh = env.question(&api, "web", "fresh");
+    let waiting = env.question(&api, "web", "still waiting");
+    env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "update",
+            "--subject",
+            "short-lived",
+            "--expires",
+            "1h",
+        ],
+    );
+    std::fs::write(
+        web.join(".aea/message-20261121T100000000Z-from-api-0000000f.json"),
+        "{broken",
+    )
+    .unwrap();
+    at("2026-01-01T00:00:00Z", &["process", &old]);
+    at("2099-01-09T00:00:00Z", &["process", &fresh]);
+    let files_before = snapshot(&web.join(".aea")).len();
+
+    let dry = at("2099-01-10T00:00:00Z", &["--json", "gc", "--dry-run"]);
+    let v: serde_json::Value = serde_json::from_str(&dry).unwrap();
+    assert_eq!(v["archived"].as_array().unwrap().len(), 1);
+    assert_eq!(inbox_files(&web).len(), 5, "a dry run moves nothing");
+
+    let out = at(
+        "2099-01-10T00:00:00Z",
+        &["--json", "gc", "--older-than", "7d"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["archived"].as_array().unwrap().len(),
+        1,
+        "only the message processed long ago"
+    );
+    assert_eq!(v["expired"].as_array().unwrap().len(), 1);
+    assert_eq!(v["quarantined"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        inbox_files(&web).len(),
+        2,
+        "fresh (processed) and waiting stay"
+    );
+    let report = env.json(&web, &["check"]);
+    assert_eq!(report["messages"][0]["id"], waiting.as_str());
+    assert!(report["invalid"].as_array().unwrap().is_empty());
+    assert!(
+        web.join(".aea/.quarantine/message-20261121T100000000Z-from-api-0000000f.json.reason")
+            .exists()
+    );
+    assert_eq!(
+        std::fs::read_dir(web.join(".aea/.archive/.processed"))
+            .unwrap()
+            .count(),
+        1,
+        "the marker moved along"
+    );
+    // Nothing deleted: every file is still somewhere under .aea/ (plus the
+    // .reason files and the log's new lines).
+    assert!(snapshot(&web.join(".aea")).len() >= files_before);
+
+    let out = env.run(
+        &web,
+        &["quarantine", &waiting, "--reason", "looks like spam"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        env.json(&web, &["check"])["messages"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let log = env.ok(&web, &["--json", "log", "--event", "quarantined"]);
+    assert_eq!(log.lines().count(), 2);
+}

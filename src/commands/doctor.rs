@@ -215,7 +215,8 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         (!invalid.is_empty()).then(|| {
             (
                 format!("{} invalid file(s): {}", invalid.len(), invalid.join(", ")),
-                "aea validate (then move them out of .aea/ or mark them with `aea process <file> --outcome ignored`)".to_string(),
+                "aea validate, then `aea gc` (moves them to .aea/.quarantine/ with the reason)"
+                    .to_string(),
             )
         }),
         "every unprocessed file is a valid message",

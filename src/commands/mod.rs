@@ -6,6 +6,7 @@ mod approve;
 mod check;
 pub mod demo;
 mod doctor;
+mod gc;
 mod hooks;
 mod init;
 mod log;
@@ -13,6 +14,7 @@ mod monitor;
 mod pending;
 mod policy;
 mod process;
+mod quarantine;
 mod reject;
 mod reply;
 mod review;
@@ -97,6 +99,8 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Policy(command) => policy::run(&command, &ctx),
         Command::Watch(args) => watch::run(&args, &ctx),
         Command::Monitor(command) => monitor::run(&command, &ctx),
+        Command::Quarantine(args) => quarantine::run(&args, &ctx),
+        Command::Gc(args) => gc::run(&args, &ctx),
         Command::Sync(args) => sync::run(&args, &ctx),
         Command::Status(args) => status::run(&args, &ctx),
         Command::Hooks(command) => hooks::run(&command, &ctx),

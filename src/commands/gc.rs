@@ -1,0 +1,94 @@
+//! `aea gc` (SPEC §2, §3.2): keeps the inbox small. Processed messages older
+//! than `--older-than` and expired unprocessed ones move to `.archive/`,
+//! invalid files to `.quarantine/` with the reason. Nothing is deleted.
+
+use serde::Serialize;
+
+use super::{Context, parse_duration};
+use crate::audit::{self, Event};
+use crate::cli::GcArgs;
+use crate::error::{Error, ExitCode, Result};
+use crate::mailbox::{ARCHIVE_DIR, QUARANTINE_DIR};
+use crate::message::parse_time;
+
+#[derive(Debug, Default, Serialize)]
+struct Moves {
+    archived: Vec<String>,
+    expired: Vec<String>,
+    quarantined: Vec<String>,
+}
+
+pub fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
+    let age = parse_duration(&args.older_than).ok_or_else(|| {
+        Error::usage(
+            format!("--older-than {:?} is not a duration", args.older_than),
+            "use e.g. 7d, 12h or 30m",
+        )
+    })?;
+    let mailbox = ctx.mailbox()?;
+    let now = ctx.rt.now();
+    let cutoff = now - age;
+    let mut moves = Moves::default();
+    let mut names = mailbox.message_names()?;
+    names.sort();
+    for name in names {
+        let processed = mailbox.is_processed(&name);
+        let (sub, kind, reason) = if processed {
+            // An empty marker from an older tool has no time: use the file's.
+            let when = mailbox
+                .marker(&name)
+                .and_then(|m| parse_time(&m.processed_at))
+                .or_else(|| {
+                    let modified = std::fs::metadata(
+                        mailbox
+                            .dir()
+                            .join(crate::mailbox::PROCESSED_DIR)
+                            .join(&name),
+                    )
+                    .ok()?
+                    .modified()
+                    .ok()?;
+                    Some(chrono::DateTime::<chrono::Utc>::from(modified))
+                });
+            if !when.is_some_and(|t| t < cutoff) {
+                continue;
+            }
+            (ARCHIVE_DIR, "archived", None)
+        } else {
+            match mailbox.read(&name).message {
+                Ok(m) if m.is_expired(now) => (
+                    ARCHIVE_DIR,
+                    "expired",
+                    Some("expired before it was processed".to_string()),
+                ),
+                Ok(_) => continue,
+                Err(reason) => (QUARANTINE_DIR, "quarantined", Some(reason)),
+            }
+        };
+        if !args.dry_run {
+            mailbox.move_out(&name, sub, reason.as_deref())?;
+            let mut event = Event::new(&ctx.rt, kind).with("file", name.as_str());
+            if let Some(reason) = &reason {
+                event = event.with("reason", reason.as_str());
+            }
+            audit::append(mailbox.dir(), &event)?;
+        }
+        match kind {
+            "archived" => moves.archived.push(name),
+            "expired" => moves.expired.push(name),
+            _ => moves.quarantined.push(name),
+        }
+    }
+    if ctx.printer.json() {
+        ctx.printer.value(&moves);
+    } else {
+        let verb = if args.dry_run { "would move" } else { "moved" };
+        ctx.printer.line(format_args!(
+            "{verb}: {} processed to .archive/, {} expired to .archive/, {} invalid to .quarantine/",
+            moves.archived.len(),
+            moves.expired.len(),
+            moves.quarantined.len()
+        ));
+    }
+    Ok(ExitCode::Success)
+}

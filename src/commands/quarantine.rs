@@ -1,0 +1,35 @@
+//! `aea quarantine` (SPEC §3.2): moves a file out of the inbox into
+//! `.aea/.quarantine/` with a `.reason` file. Nothing is deleted.
+
+use super::Context;
+use crate::audit::{self, Event};
+use crate::cli::QuarantineArgs;
+use crate::error::{Error, ExitCode, Result};
+use crate::mailbox::QUARANTINE_DIR;
+
+pub fn run(args: &QuarantineArgs, ctx: &Context) -> Result<ExitCode> {
+    if args.reason.trim().is_empty() {
+        return Err(Error::usage(
+            "--reason is empty",
+            "say why, for whoever looks later",
+        ));
+    }
+    let mailbox = ctx.mailbox()?;
+    let entry = mailbox.resolve(&args.reference)?;
+    let path = mailbox.move_out(&entry.name, QUARANTINE_DIR, Some(&args.reason))?;
+    let mut event = Event::new(&ctx.rt, "quarantined")
+        .with("file", entry.name.as_str())
+        .with("reason", args.reason.as_str());
+    if let Some(m) = entry.valid() {
+        event = event.with("message", m.message_id.as_str());
+    }
+    audit::append(mailbox.dir(), &event)?;
+    if ctx.printer.json() {
+        ctx.printer
+            .value(&serde_json::json!({ "file": entry.name, "moved_to": path }));
+    } else {
+        ctx.printer
+            .line(format_args!("moved {} to {}", entry.name, path.display()));
+    }
+    Ok(ExitCode::Success)
+}
