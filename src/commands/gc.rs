@@ -50,7 +50,7 @@ pub fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
                     .ok()?;
                     Some(chrono::DateTime::<chrono::Utc>::from(modified))
                 });
-            if !when.is_some_and(|t| t < cutoff) {
+            if when.is_none_or(|t| t >= cutoff) {
                 continue;
             }
             (ARCHIVE_DIR, "archived", None)
