@@ -15,6 +15,11 @@ if [ -z "$aea" ]; then
   echo "aea: binary not found, mail not checked (run \`aea hooks install\` again)" >&2
   exit "$status"
 fi
+if [ @HOOK@ = pre-commit ]; then
+  # No message file at all: nothing to report, no need to start aea.
+  set -- .aea/message-*.json
+  [ -e "$1" ] || exit "$status"
+fi
 # aea only reads this repository's .aea/; git's variables must not leak
 # into anything it might touch elsewhere. The foreign hook above had them.
 unset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE GIT_OBJECT_DIRECTORY GIT_COMMON_DIR \
