@@ -54,6 +54,9 @@ pub struct Mailbox {
     dir: PathBuf,
     /// Largest message file read or written (the receiver's `limits`).
     message_limit: u64,
+    /// This is the repository aea was pointed at (not a recipient): it may
+    /// keep caches in its `.aea/`.
+    own: bool,
 }
 
 /// A message file read from the inbox, valid or not.
@@ -172,6 +175,7 @@ impl Mailbox {
                     dir: repo.join(AEA_DIR),
                     repo,
                     message_limit: message::MAX_MESSAGE_BYTES,
+                    own: false,
                 })
             }
         }
@@ -191,6 +195,13 @@ impl Mailbox {
         })
     }
 
+    /// Marks this as the repository aea was pointed at.
+    #[must_use]
+    pub fn owned(mut self) -> Self {
+        self.own = true;
+        self
+    }
+
     /// Uses the receiver's configured size limit instead of the default.
     #[must_use]
     pub fn with_message_limit(mut self, bytes: u64) -> Self {
@@ -207,7 +218,7 @@ impl Mailbox {
     }
 
     pub fn config(&self) -> Result<AgentConfig> {
-        AgentConfig::load(&self.dir)
+        AgentConfig::load_with(&self.dir, self.own)
     }
 
     /// The id of the agent this mailbox belongs to.

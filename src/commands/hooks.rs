@@ -246,7 +246,7 @@ fn sync_if_asked(mailbox: &Mailbox, hook: &str, ctx: &Context) {
 /// where the policy says; post-* hooks report mail that arrived since their
 /// last report and never fail. Counts and ids only, never message text.
 fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
-    let Ok(mailbox) = Mailbox::discover(&ctx.cwd) else {
+    let Ok(mailbox) = Mailbox::discover(&ctx.cwd).map(Mailbox::owned) else {
         return Ok(ExitCode::Success);
     };
     if args.hook != "pre-commit" {

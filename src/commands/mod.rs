@@ -80,6 +80,7 @@ impl Context {
             Some(repo) => Mailbox::at(repo),
             None => Mailbox::discover(&self.cwd),
         }
+        .map(Mailbox::owned)
     }
 }
 
