@@ -403,28 +403,38 @@ fn the_same_message_by_two_routes_is_delivered_once() {
     assert_eq!(inbox_files(&b.repo).len(), 1);
 }
 
+/// Ends a background process when the test ends, even by a panic.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn sync_watch_and_the_post_merge_hook_keep_a_repository_in_sync() {
     let env = TestEnv::new();
     let remote = bare_remote(&env);
     let a = Machine::new(&env, "aa", &remote, &["bb"]);
     let b = Machine::new(&env, "bb", &remote, &["aa"]);
-    let mut watcher = env
-        .cmd(&b.repo)
-        .env("AEA_REGISTRY", &b.registry)
-        .args(["sync", "--watch", "200ms"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let watcher = KillOnDrop(
+        env.cmd(&b.repo)
+            .env("AEA_REGISTRY", &b.registry)
+            .args(["sync", "--watch", "200ms"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let id = a.send(&env, "bb", "via watch");
     a.ok(&env, &["sync"]);
     let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while b.inbox_ids(&env).is_empty() && std::time::Instant::now() < until {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    watcher.kill().unwrap();
-    watcher.wait().unwrap();
+    drop(watcher);
     assert_eq!(b.inbox_ids(&env), [id]);
 
     // post-merge syncs when the policy asks for it.
