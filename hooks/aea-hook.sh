@@ -16,9 +16,15 @@ if [ -z "$aea" ]; then
   exit "$status"
 fi
 if [ @HOOK@ = pre-commit ]; then
-  # No message file at all: nothing to report, no need to start aea.
-  set -- .aea/message-*.json
-  [ -e "$1" ] || exit "$status"
+  # Start aea only if some message has no processed marker: on most
+  # commits there is nothing to report, and a process start costs more
+  # than these tests.
+  waiting=
+  for f in .aea/message-*.json; do
+    [ -e "$f" ] || break
+    [ -e ".aea/.processed/${f#.aea/}" ] || { waiting=1; break; }
+  done
+  [ -n "$waiting" ] || exit "$status"
 fi
 # aea only reads this repository's .aea/; git's variables must not leak
 # into anything it might touch elsewhere. The foreign hook above had them.
