@@ -123,124 +123,289 @@ fn save_state(mailbox: &Mailbox, state: &SyncState) -> Result<()> {
 
 /// Runs one exchange with the mail remote at `url` for agent `me`.
 pub fn sync(mailbox: &Mailbox, me: &str, url: &str, rt: &Runtime) -> Result<Report> {
-    let lock_path = mailbox.dir().join(LOCK_FILE);
-    let _lock = fsutil::lock(&lock_path)?;
-    let store = MailStore::open(&mailbox.dir().join(STORE_DIR))?;
-    let mut state = load_state(mailbox);
-    let mut report = Report::default();
-    let failed = |cause: String| Error::SyncFailed {
-        remote: url.to_string(),
-        cause,
+    let _lock = fsutil::lock(&mailbox.dir().join(LOCK_FILE))?;
+    let mut session = Session {
+        mailbox,
+        me,
+        url,
+        rt,
+        store: MailStore::open(&mailbox.dir().join(STORE_DIR))?,
+        state: load_state(mailbox),
+        report: Report::default(),
     };
-
-    store.fetch(url).map_err(failed)?;
-    receive(mailbox, me, &store, &mut state, &mut report, rt)?;
-    save_state(mailbox, &state)?;
-    send_receipts(mailbox, me, url, &store, &mut state, &mut report, rt)?;
-    save_state(mailbox, &state)?;
-    for (id, receipt) in read_receipts(&store, me)? {
-        if let std::collections::btree_map::Entry::Vacant(slot) = state.receipts.entry(id) {
-            report.receipts_received.push(slot.key().clone());
-            slot.insert(receipt);
-        }
-    }
-    save_state(mailbox, &state)?;
-    push_queue(mailbox, url, &store, &mut state, &mut report, rt)?;
-    save_state(mailbox, &state)?;
-    Ok(report)
+    session
+        .store
+        .fetch(url)
+        .map_err(|cause| session.failed(cause))?;
+    // The state is saved after each step: a failure later keeps what the
+    // earlier steps did from being done twice.
+    session.receive()?;
+    session.save()?;
+    session.send_receipts()?;
+    session.save()?;
+    session.read_receipts()?;
+    session.save()?;
+    session.push_queue()?;
+    session.save()?;
+    Ok(session.report)
 }
 
-/// Applies new mail from `refs/aea/mail/<me>` to the inbox.
-fn receive(
-    mailbox: &Mailbox,
-    me: &str,
-    store: &MailStore,
-    state: &mut SyncState,
-    report: &mut Report,
-    rt: &Runtime,
-) -> Result<()> {
-    let files = store.files(&fetched(&mail_ref(me)))?;
-    // Ids already in the inbox, for mail that arrived by another route.
-    let mut local: Option<HashMap<String, String>> = None;
-    for (name, bytes) in files {
-        let Some(id) = name.strip_suffix(".json") else {
-            continue;
-        };
-        let digest = sha256(&bytes);
-        match state.applied.get(id) {
-            Some(a) if a.sha256 == digest => continue,
-            Some(_) => {
-                quarantine(
-                    mailbox,
-                    id,
-                    &bytes,
-                    "content changed under an id already applied",
-                    state,
-                    report,
-                    rt,
-                )?;
-                continue;
-            }
-            None => {}
+/// One `aea sync` run: what it works on and what it found so far.
+struct Session<'a> {
+    mailbox: &'a Mailbox,
+    me: &'a str,
+    url: &'a str,
+    rt: &'a Runtime,
+    store: MailStore,
+    state: SyncState,
+    report: Report,
+}
+
+impl Session<'_> {
+    fn failed(&self, cause: String) -> Error {
+        Error::SyncFailed {
+            remote: self.url.to_string(),
+            cause,
         }
-        let parsed = match message::parse(&bytes, None) {
-            Ok(m) if m.message_id == id => m,
-            Ok(m) => {
-                let why = format!("file {name} holds message id {}", m.message_id);
-                quarantine(mailbox, id, &bytes, &why, state, report, rt)?;
+    }
+
+    fn save(&self) -> Result<()> {
+        save_state(self.mailbox, &self.state)
+    }
+
+    /// Applies new mail from `refs/aea/mail/<me>` to the inbox.
+    fn receive(&mut self) -> Result<()> {
+        let files = self.store.files(&fetched(&mail_ref(self.me)))?;
+        // Ids already in the inbox, for mail that arrived by another route.
+        let mut local: Option<HashMap<String, String>> = None;
+        for (name, bytes) in files {
+            let Some(id) = name.strip_suffix(".json") else {
                 continue;
+            };
+            let digest = sha256(&bytes);
+            match self.state.applied.get(id) {
+                Some(a) if a.sha256 == digest => continue,
+                Some(_) => {
+                    self.quarantine(id, &bytes, "content changed under an id already applied")?;
+                    continue;
+                }
+                None => {}
             }
-            Err(e) => {
-                quarantine(
-                    mailbox,
-                    id,
-                    &bytes,
-                    &format!("invalid: {e}"),
-                    state,
-                    report,
-                    rt,
-                )?;
-                continue;
-            }
-        };
-        let local = local.get_or_insert_with(|| inbox_ids(mailbox));
-        if let Some(file) = local.get(id) {
+            let parsed = match message::parse(&bytes, None) {
+                Ok(m) if m.message_id == id => m,
+                Ok(m) => {
+                    let why = format!("file {name} holds message id {}", m.message_id);
+                    self.quarantine(id, &bytes, &why)?;
+                    continue;
+                }
+                Err(e) => {
+                    self.quarantine(id, &bytes, &format!("invalid: {e}"))?;
+                    continue;
+                }
+            };
+            let from = parsed.from.agent_id.clone();
+            let local = local.get_or_insert_with(|| inbox_ids(self.mailbox));
             // Same message by two routes: delivered once.
-            state.applied.insert(
+            let file = match local.get(id) {
+                Some(file) => file.clone(),
+                None => {
+                    let path = self.mailbox.deliver_raw(&bytes, &parsed, self.rt)?;
+                    let file = path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    audit::append(
+                        self.mailbox.dir(),
+                        &Event::new(self.rt, "delivered")
+                            .with("message", id)
+                            .with("file", file.as_str())
+                            .with("from", from.as_str())
+                            .with("via", "sync"),
+                    )?;
+                    local.insert(id.to_string(), file.clone());
+                    self.report.received.push(id.to_string());
+                    file
+                }
+            };
+            self.state.applied.insert(
                 id.to_string(),
                 Applied {
                     sha256: digest,
-                    from: parsed.from.agent_id.clone(),
-                    file: file.clone(),
+                    from,
+                    file,
                 },
             );
-            continue;
         }
-        let path = mailbox.deliver_raw(&bytes, &parsed, rt)?;
-        let file = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        Ok(())
+    }
+
+    /// Moves content that must not be applied to `.quarantine/`, with the
+    /// reason; each id is reported once.
+    fn quarantine(&mut self, id: &str, bytes: &[u8], reason: &str) -> Result<()> {
+        if !self.state.quarantined.insert(id.to_string()) {
+            return Ok(());
+        }
+        let dir = self.mailbox.dir().join(QUARANTINE_DIR);
+        fsutil::ensure_dir(&dir)?;
+        let safe: String = id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let stamp = self.rt.now().format("%Y%m%dT%H%M%S%3fZ");
+        let file = dir.join(format!("sync-{safe}-{stamp}.json"));
+        fsutil::create_exclusive(&file, bytes)?;
+        fsutil::create_exclusive(
+            &file.with_extension("json.reason"),
+            format!("{reason}\n").as_bytes(),
+        )?;
         audit::append(
-            mailbox.dir(),
-            &Event::new(rt, "delivered")
+            self.mailbox.dir(),
+            &Event::new(self.rt, "quarantined")
                 .with("message", id)
-                .with("file", file.as_str())
-                .with("from", parsed.from.agent_id.as_str())
+                .with("reason", reason)
                 .with("via", "sync"),
         )?;
-        local.insert(id.to_string(), file.clone());
-        state.applied.insert(
-            id.to_string(),
-            Applied {
-                sha256: digest,
-                from: parsed.from.agent_id.clone(),
-                file,
-            },
-        );
-        report.received.push(id.to_string());
+        self.report.quarantined.push(id.to_string());
+        Ok(())
     }
-    Ok(())
+
+    /// Pushes a processed receipt for each synced message processed here.
+    fn send_receipts(&mut self) -> Result<()> {
+        let mut by_sender: BTreeMap<String, Vec<(String, Vec<u8>)>> = BTreeMap::new();
+        for (id, applied) in &self.state.applied {
+            if self.state.receipts_sent.contains(id) || !self.mailbox.is_processed(&applied.file) {
+                continue;
+            }
+            let marker = self.mailbox.marker(&applied.file);
+            let receipt = Receipt {
+                message_id: id.clone(),
+                state: "processed".into(),
+                by: self.me.to_string(),
+                at: marker
+                    .as_ref()
+                    .map_or_else(|| format_time(self.rt.now()), |m| m.processed_at.clone()),
+                outcome: marker.map_or_else(|| "done".to_string(), |m| m.outcome),
+            };
+            let bytes = serde_json::to_vec_pretty(&receipt).expect("a receipt always serialises");
+            by_sender
+                .entry(applied.from.clone())
+                .or_default()
+                .push((format!("{id}.json"), bytes));
+        }
+        for (sender, files) in by_sender {
+            self.push_files(&receipts_ref(&sender), &files)?;
+            let ids = files
+                .iter()
+                .map(|(n, _)| n.trim_end_matches(".json").to_string());
+            let before = self.state.receipts_sent.len();
+            self.state.receipts_sent.extend(ids);
+            self.report.receipts_sent += self.state.receipts_sent.len() - before;
+        }
+        Ok(())
+    }
+
+    /// Records receipts for our messages from `refs/aea/receipts/<me>`.
+    fn read_receipts(&mut self) -> Result<()> {
+        for (name, bytes) in self.store.files(&fetched(&receipts_ref(self.me)))? {
+            let Ok(receipt) = serde_json::from_slice::<Receipt>(&bytes) else {
+                continue;
+            };
+            if name.trim_end_matches(".json") != receipt.message_id {
+                continue;
+            }
+            if let std::collections::btree_map::Entry::Vacant(slot) =
+                self.state.receipts.entry(receipt.message_id.clone())
+            {
+                self.report
+                    .receipts_received
+                    .push(receipt.message_id.clone());
+                slot.insert(receipt);
+            }
+        }
+        Ok(())
+    }
+
+    /// Pushes the queue in `outgoing/`, one ref per recipient; a message
+    /// leaves the queue only once its commit is on the remote.
+    fn push_queue(&mut self) -> Result<()> {
+        let mut by_recipient: BTreeMap<String, Vec<(PathBuf, String, Vec<u8>)>> = BTreeMap::new();
+        for entry in self.mailbox.read_all_in(OUTGOING_DIR)? {
+            let Ok(message) = &entry.message else {
+                continue;
+            };
+            let bytes = fs::read(&entry.path).map_err(|e| Error::io("read", &entry.path, e))?;
+            by_recipient
+                .entry(message.to.agent_id.clone())
+                .or_default()
+                .push((entry.path.clone(), message.message_id.clone(), bytes));
+        }
+        for (recipient, queued) in by_recipient {
+            let files: Vec<(String, Vec<u8>)> = queued
+                .iter()
+                .map(|(_, id, bytes)| (format!("{id}.json"), bytes.clone()))
+                .collect();
+            self.push_files(&mail_ref(&recipient), &files)?;
+            let at = format_time(self.rt.now());
+            for (path, id, _) in &queued {
+                self.state
+                    .pushed
+                    .entry(id.clone())
+                    .or_insert_with(|| PushRecord {
+                        to: Vec::new(),
+                        at: at.clone(),
+                    })
+                    .to
+                    .push(recipient.clone());
+                let _ = fs::remove_file(path);
+                audit::append(
+                    self.mailbox.dir(),
+                    &Event::new(self.rt, "pushed")
+                        .with("message", id.as_str())
+                        .with("to", recipient.as_str()),
+                )?;
+            }
+            self.report
+                .pushed
+                .insert(recipient, queued.into_iter().map(|(_, id, _)| id).collect());
+        }
+        Ok(())
+    }
+
+    /// Adds `files` to `remote_ref` on the remote: commit on the fetched
+    /// tip, push without force, and on a lost race fetch and rebuild.
+    fn push_files(&self, remote_ref: &str, files: &[(String, Vec<u8>)]) -> Result<()> {
+        let local = format!("refs/outgoing/{}", remote_ref.trim_start_matches("refs/"));
+        for attempt in 0..PUSH_ATTEMPTS {
+            if attempt > 0 {
+                self.store.fetch(self.url).map_err(|c| self.failed(c))?;
+                std::thread::sleep(std::time::Duration::from_millis(20 * u64::from(attempt)));
+            }
+            let summary = format!("aea: {} file(s) for {remote_ref}", files.len());
+            if !self
+                .store
+                .append(&fetched(remote_ref), &local, files, &summary)?
+            {
+                return Ok(());
+            }
+            match self
+                .store
+                .push(self.url, &local, remote_ref)
+                .map_err(|c| self.failed(c))?
+            {
+                Pushed::Done => return Ok(()),
+                Pushed::Rejected => {}
+            }
+        }
+        Err(self.failed(format!(
+            "{remote_ref} kept moving: pushes were rejected {PUSH_ATTEMPTS} times"
+        )))
+    }
 }
 
 /// Message ids in the inbox (processed or not), by id -> file name.
@@ -254,188 +419,6 @@ fn inbox_ids(mailbox: &Mailbox) -> HashMap<String, String> {
             entry.valid().map(|m| (m.message_id.clone(), name.clone()))
         })
         .collect()
-}
-
-fn quarantine(
-    mailbox: &Mailbox,
-    id: &str,
-    bytes: &[u8],
-    reason: &str,
-    state: &mut SyncState,
-    report: &mut Report,
-    rt: &Runtime,
-) -> Result<()> {
-    if !state.quarantined.insert(id.to_string()) {
-        return Ok(());
-    }
-    let dir = mailbox.dir().join(QUARANTINE_DIR);
-    fsutil::ensure_dir(&dir)?;
-    let safe: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let stamp = rt.now().format("%Y%m%dT%H%M%S%3fZ");
-    let file = dir.join(format!("sync-{safe}-{stamp}.json"));
-    fsutil::create_exclusive(&file, bytes)?;
-    fsutil::create_exclusive(
-        &file.with_extension("json.reason"),
-        format!("{reason}\n").as_bytes(),
-    )?;
-    audit::append(
-        mailbox.dir(),
-        &Event::new(rt, "quarantined")
-            .with("message", id)
-            .with("reason", reason)
-            .with("via", "sync"),
-    )?;
-    report.quarantined.push(id.to_string());
-    Ok(())
-}
-
-/// Pushes a processed receipt for each synced message processed here.
-fn send_receipts(
-    mailbox: &Mailbox,
-    me: &str,
-    url: &str,
-    store: &MailStore,
-    state: &mut SyncState,
-    report: &mut Report,
-    rt: &Runtime,
-) -> Result<()> {
-    let mut by_sender: BTreeMap<String, Vec<(String, Vec<u8>)>> = BTreeMap::new();
-    for (id, applied) in &state.applied {
-        if state.receipts_sent.contains(id) || !mailbox.is_processed(&applied.file) {
-            continue;
-        }
-        let marker = mailbox.marker(&applied.file);
-        let receipt = Receipt {
-            message_id: id.clone(),
-            state: "processed".into(),
-            by: me.to_string(),
-            at: marker
-                .as_ref()
-                .map_or_else(|| format_time(rt.now()), |m| m.processed_at.clone()),
-            outcome: marker.map_or_else(|| "done".to_string(), |m| m.outcome),
-        };
-        let bytes = serde_json::to_vec_pretty(&receipt).expect("a receipt always serialises");
-        by_sender
-            .entry(applied.from.clone())
-            .or_default()
-            .push((format!("{id}.json"), bytes));
-    }
-    for (sender, files) in by_sender {
-        let ids: Vec<String> = files
-            .iter()
-            .map(|(n, _)| n.trim_end_matches(".json").to_string())
-            .collect();
-        push_files(store, url, &receipts_ref(&sender), &files)?;
-        report.receipts_sent += ids.len();
-        state.receipts_sent.extend(ids);
-    }
-    Ok(())
-}
-
-fn read_receipts(store: &MailStore, me: &str) -> Result<Vec<(String, Receipt)>> {
-    Ok(store
-        .files(&fetched(&receipts_ref(me)))?
-        .into_iter()
-        .filter_map(|(name, bytes)| {
-            let receipt: Receipt = serde_json::from_slice(&bytes).ok()?;
-            (name.trim_end_matches(".json") == receipt.message_id)
-                .then(|| (receipt.message_id.clone(), receipt))
-        })
-        .collect())
-}
-
-/// Pushes the queue in `outgoing/`, one ref per recipient; a message leaves
-/// the queue only once its commit is on the remote.
-fn push_queue(
-    mailbox: &Mailbox,
-    url: &str,
-    store: &MailStore,
-    state: &mut SyncState,
-    report: &mut Report,
-    rt: &Runtime,
-) -> Result<()> {
-    let mut by_recipient: BTreeMap<String, Vec<(PathBuf, String, Vec<u8>)>> = BTreeMap::new();
-    for entry in mailbox.read_all_in(OUTGOING_DIR)? {
-        let Ok(message) = &entry.message else {
-            continue;
-        };
-        let bytes = fs::read(&entry.path).map_err(|e| Error::io("read", &entry.path, e))?;
-        by_recipient
-            .entry(message.to.agent_id.clone())
-            .or_default()
-            .push((entry.path.clone(), message.message_id.clone(), bytes));
-    }
-    for (recipient, queued) in by_recipient {
-        let files: Vec<(String, Vec<u8>)> = queued
-            .iter()
-            .map(|(_, id, bytes)| (format!("{id}.json"), bytes.clone()))
-            .collect();
-        push_files(store, url, &mail_ref(&recipient), &files)?;
-        let at = format_time(rt.now());
-        for (path, id, _) in &queued {
-            state
-                .pushed
-                .entry(id.clone())
-                .or_insert_with(|| PushRecord {
-                    to: Vec::new(),
-                    at: at.clone(),
-                })
-                .to
-                .push(recipient.clone());
-            let _ = fs::remove_file(path);
-            audit::append(
-                mailbox.dir(),
-                &Event::new(rt, "pushed")
-                    .with("message", id.as_str())
-                    .with("to", recipient.as_str()),
-            )?;
-        }
-        report
-            .pushed
-            .insert(recipient, queued.into_iter().map(|(_, id, _)| id).collect());
-    }
-    Ok(())
-}
-
-/// Adds `files` to `remote_ref` on the remote: commit on the fetched tip,
-/// push without force, and on a lost race fetch and rebuild.
-fn push_files(
-    store: &MailStore,
-    url: &str,
-    remote_ref: &str,
-    files: &[(String, Vec<u8>)],
-) -> Result<()> {
-    let failed = |cause: String| Error::SyncFailed {
-        remote: url.to_string(),
-        cause,
-    };
-    let local = format!("refs/outgoing/{}", remote_ref.trim_start_matches("refs/"));
-    for attempt in 0..PUSH_ATTEMPTS {
-        if attempt > 0 {
-            store.fetch(url).map_err(failed)?;
-            std::thread::sleep(std::time::Duration::from_millis(20 * u64::from(attempt)));
-        }
-        let summary = format!("aea: {} file(s) for {remote_ref}", files.len());
-        if !store.append(&fetched(remote_ref), &local, files, &summary)? {
-            return Ok(());
-        }
-        match store.push(url, &local, remote_ref).map_err(failed)? {
-            Pushed::Done => return Ok(()),
-            Pushed::Rejected => {}
-        }
-    }
-    Err(failed(format!(
-        "{remote_ref} kept moving: pushes were rejected {PUSH_ATTEMPTS} times"
-    )))
 }
 
 /// Whether the message `id` still waits in `outgoing/`.
