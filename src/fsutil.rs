@@ -181,6 +181,12 @@ pub fn lock(path: &Path) -> Result<File> {
     Ok(file)
 }
 
+/// The SHA-256 of `bytes` as lower-case hex (attachments, sync digests).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    format!("{:x}", sha2::Sha256::digest(bytes))
+}
+
 /// Why a file could not be read as a bounded regular file.
 #[derive(Debug)]
 pub enum ReadLimited {

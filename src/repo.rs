@@ -69,8 +69,6 @@ pub struct HookDirs {
     pub source: HooksPathSource,
     /// `<common dir>/hooks`, shared by all linked worktrees.
     pub default: PathBuf,
-    /// The working tree, if any.
-    pub workdir: Option<PathBuf>,
 }
 
 /// Finds where git runs hooks for the repository at or above `path`.
@@ -96,7 +94,6 @@ pub fn hook_dirs(path: &Path) -> Result<HookDirs> {
             active: default.clone(),
             source: HooksPathSource::Default,
             default,
-            workdir,
         });
     };
     let source = match level {
@@ -114,12 +111,11 @@ pub fn hook_dirs(path: &Path) -> Result<HookDirs> {
             .map_or_else(|| PathBuf::from(&value), |d| d.home_dir().join(rest)),
         None => PathBuf::from(&value),
     };
-    let base = workdir.clone().unwrap_or_else(|| repo.path().to_path_buf());
+    let base = workdir.unwrap_or_else(|| repo.path().to_path_buf());
     Ok(HookDirs {
         active: base.join(expanded),
         source,
         default,
-        workdir,
     })
 }
 

@@ -12,7 +12,6 @@ use std::fs;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::audit::{self, Event};
 use crate::error::{Error, Result};
@@ -87,10 +86,6 @@ impl Report {
             && self.receipts_received.is_empty()
             && self.quarantined.is_empty()
     }
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(bytes))
 }
 
 fn mail_ref(agent: &str) -> String {
@@ -182,7 +177,7 @@ impl Session<'_> {
             let Some(id) = name.strip_suffix(".json") else {
                 continue;
             };
-            let digest = sha256(&bytes);
+            let digest = fsutil::sha256_hex(&bytes);
             match self.state.applied.get(id) {
                 Some(a) if a.sha256 == digest => continue,
                 Some(_) => {

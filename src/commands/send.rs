@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::{Context, parse_duration};
 use crate::audit::{self, Event};
 use crate::cli::{ContentArgs, SendArgs};
 use crate::error::{Error, ExitCode, Result};
+use crate::fsutil;
 use crate::mailbox::Mailbox;
 use crate::mailbox::OUTGOING_DIR;
 use crate::message::{
@@ -254,7 +254,7 @@ fn attachment(path: &Path, repo: &Path) -> Result<Value> {
     let bytes = fs::read(&real).map_err(|e| Error::io("read attachment", &real, e))?;
     Ok(serde_json::json!({
         "path": relative.to_string_lossy().replace('\\', "/"),
-        "sha256": format!("{:x}", Sha256::digest(&bytes)),
+        "sha256": fsutil::sha256_hex(&bytes),
     }))
 }
 
