@@ -42,11 +42,17 @@ fn git_ok(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
     out
 }
 
-/// A git repository named `name` with aea initialised (hooks and agent files).
-fn git_repo(env: &TestEnv, name: &str) -> PathBuf {
+/// An empty git repository named `name`, without aea.
+fn plain_git_repo(env: &TestEnv, name: &str) -> PathBuf {
     let dir = env.path().join(name);
     std::fs::create_dir_all(&dir).unwrap();
     git_ok(env, &dir, &["init", "-q"]);
+    dir
+}
+
+/// A git repository named `name` with aea initialised (hooks and agent files).
+fn git_repo(env: &TestEnv, name: &str) -> PathBuf {
+    let dir = plain_git_repo(env, name);
     env.ok(&dir, &["init"]);
     dir
 }
@@ -167,9 +173,7 @@ fn pull_rebase_fires_post_rewrite() {
 #[test]
 fn a_foreign_hook_still_runs_first_and_its_failure_still_blocks() {
     let env = TestEnv::new();
-    let web = env.path().join("web");
-    std::fs::create_dir(&web).unwrap();
-    git_ok(&env, &web, &["init", "-q"]);
+    let web = plain_git_repo(&env, "web");
     let hook = web.join(".git/hooks/pre-commit");
     let marker = env.path().join("foreign-ran");
     std::fs::write(
@@ -255,9 +259,7 @@ fn pre_commit_blocks_only_where_the_policy_says_and_names_the_bypass() {
 #[test]
 fn a_missing_binary_prints_one_line_and_lets_git_go_on() {
     let env = TestEnv::new();
-    let web = env.path().join("web");
-    std::fs::create_dir(&web).unwrap();
-    git_ok(&env, &web, &["init", "-q"]);
+    let web = plain_git_repo(&env, "web");
     env.ok(&web, &["init", "--no-agent-files"]);
     // The binary the hook recorded is gone. (Deleting a copy of the real
     // binary would race with other tests forking: ETXTBSY.)
@@ -357,9 +359,7 @@ fn hooks_go_to_the_common_dir_for_worktrees_and_submodules() {
 #[test]
 fn core_hooks_path_local_and_global() {
     let env = TestEnv::new();
-    let web = env.path().join("web");
-    std::fs::create_dir(&web).unwrap();
-    git_ok(&env, &web, &["init", "-q"]);
+    let web = plain_git_repo(&env, "web");
     git_ok(&env, &web, &["config", "core.hooksPath", ".githooks"]);
     env.ok(&web, &["init", "--no-agent-files"]);
     assert!(web.join(".githooks/pre-commit").exists());
@@ -459,9 +459,7 @@ fn a_temporary_index_is_not_corrupted() {
 #[test]
 fn install_then_uninstall_leaves_the_hooks_byte_for_byte() {
     let env = TestEnv::new();
-    let web = env.path().join("web");
-    std::fs::create_dir(&web).unwrap();
-    git_ok(&env, &web, &["init", "-q"]);
+    let web = plain_git_repo(&env, "web");
     let hooks = web.join(".git/hooks");
     std::fs::write(hooks.join("post-merge"), "#!/bin/sh\necho mine\n").unwrap();
     make_executable(&hooks.join("post-merge"));
