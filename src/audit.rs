@@ -3,8 +3,8 @@
 //! to `agent.log.1` at 10 MiB. Readers skip lines that are not JSON, which
 //! older tools wrote.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::fs;
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -17,6 +17,9 @@ pub const LOG_FILE: &str = "agent.log";
 pub const ROTATED_FILE: &str = "agent.log.1";
 const LOCK_FILE: &str = ".agent.log.lock";
 pub const ROTATE_AT: u64 = 10 * 1024 * 1024;
+/// Reading stops after this many bytes of one file (older tools did not
+/// rotate); a line is never longer than this either.
+const READ_LIMIT: u64 = 8 * ROTATE_AT;
 
 /// One log line under construction: `{"ts", "event", "actor", …}`.
 #[derive(Debug, Clone)]
@@ -52,18 +55,14 @@ fn append_with_limit(aea_dir: &Path, event: &Event, rotate_at: u64) -> Result<()
     // A separate lock file: rotation renames the log, and a lock held on the
     // renamed file would no longer exclude writers of the new one.
     let _lock = crate::fsutil::lock(&lock_path)?;
-    match fs::metadata(&log_path) {
-        Ok(meta) if meta.len() >= rotate_at => {
+    match fs::symlink_metadata(&log_path) {
+        Ok(meta) if meta.is_file() && meta.len() >= rotate_at => {
             let rotated = aea_dir.join(ROTATED_FILE);
             fs::rename(&log_path, &rotated).map_err(|e| Error::io("rotate", &log_path, e))?;
         }
         _ => {}
     }
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .map_err(|e| Error::io("open", &log_path, e))?;
+    let mut file = crate::fsutil::open_append(&log_path)?;
     file.write_all(&line)
         .map_err(|e| Error::io("append to", &log_path, e))?;
     Ok(())
@@ -75,12 +74,14 @@ pub fn read(aea_dir: &Path) -> Result<Vec<Map<String, Value>>> {
     let mut events = Vec::new();
     for name in [ROTATED_FILE, LOG_FILE] {
         let path = aea_dir.join(name);
-        let file = match File::open(&path) {
+        let file = match crate::fsutil::open_read(&path) {
             Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Error::io("open", &path, e)),
+            Err(crate::fsutil::ReadLimited::Io(e)) if e.kind() == io::ErrorKind::NotFound => {
+                continue;
+            }
+            Err(e) => return Err(e.into_error(&path, READ_LIMIT)),
         };
-        for line in BufReader::new(file).split(b'\n') {
+        for line in BufReader::new(file.take(READ_LIMIT)).split(b'\n') {
             let line = line.map_err(|e| Error::io("read", &path, e))?;
             if let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(&line) {
                 events.push(map);

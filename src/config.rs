@@ -3,7 +3,6 @@
 //! for a message is `policy`'s business.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -13,13 +12,10 @@ use crate::fsutil;
 use crate::message::check_agent_id;
 
 pub const FILE_NAME: &str = "agent-config.yaml";
-const CACHE_FILE: &str = ".config-cache.json";
-
-#[derive(Serialize, Deserialize)]
-struct Cached {
-    key: String,
-    config: AgentConfig,
-}
+/// Where aea 0.1 cached the parsed config. Never read any more: its key
+/// (size and time) let a sender forge the policy. `doctor` suggests
+/// deleting a leftover one.
+pub const STALE_CACHE_FILE: &str = ".config-cache.json";
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -182,52 +178,21 @@ impl AgentConfig {
         Ok(config)
     }
 
-    /// Loads `<aea_dir>/agent-config.yaml`.
+    /// Loads `<aea_dir>/agent-config.yaml`: a regular file (never a symlink
+    /// or FIFO), at most [`fsutil::STATE_LIMIT`] bytes, parsed every time.
     ///
-    /// Parsing the YAML is the largest single cost of a short command such
-    /// as `aea check` (callgrind: 0.62 M of 1.66 M instructions), so the
-    /// parsed form is cached as JSON in `.aea/.config-cache.json`, keyed by
-    /// the file's size and modification time; any change re-parses. The
-    /// cache is written only when `write_cache` — for the repository aea
-    /// was pointed at, never for one it merely reads (a recipient).
-    pub fn load_with(aea_dir: &Path, write_cache: bool) -> Result<Self> {
+    /// There is no cache: aea 0.1 kept the parsed form in
+    /// `.aea/.config-cache.json` keyed by size and modification time, which
+    /// anyone able to write `.aea/` could forge to replace the policy.
+    /// Parsing costs about 0.1 ms per command (callgrind, see the commit
+    /// that removed the cache), well inside the §14 budgets.
+    pub fn load(aea_dir: &Path) -> Result<Self> {
         let path = aea_dir.join(FILE_NAME);
-        let key = fs::symlink_metadata(&path).ok().and_then(|m| {
-            let modified = m
-                .modified()
-                .ok()?
-                .duration_since(std::time::UNIX_EPOCH)
-                .ok()?;
-            Some(format!("{}:{}", m.len(), modified.as_nanos()))
-        });
-        let cache = aea_dir.join(CACHE_FILE);
-        if let Some(key) = &key
-            && let Ok(bytes) = fs::read(&cache)
-            && let Ok(cached) = serde_json::from_slice::<Cached>(&bytes)
-            && &cached.key == key
-        {
-            return Ok(cached.config);
-        }
         let text = fsutil::read_optional(&path)?.ok_or_else(|| Error::ConfigInvalid {
             path: path.clone(),
             detail: "file is missing".into(),
         })?;
-        let config = Self::parse(&text, &path)?;
-        if let Some(key) = key.filter(|_| write_cache) {
-            let cached = Cached { key, config };
-            // Best effort: without a cache the next run parses again.
-            let _ = fsutil::replace_atomic(
-                &cache,
-                &serde_json::to_vec(&cached).expect("a config always serialises"),
-            );
-            return Ok(cached.config);
-        }
-        Ok(config)
-    }
-
-    /// Loads `<aea_dir>/agent-config.yaml` without writing anything.
-    pub fn load(aea_dir: &Path) -> Result<Self> {
-        Self::load_with(aea_dir, false)
+        Self::parse(&text, &path)
     }
 
     /// The configured agent id, which every repository must have.
@@ -465,40 +430,24 @@ mod tests {
     }
 
     #[test]
-    fn the_cache_round_trips_every_preset_and_notices_edits() {
+    fn a_forged_cache_is_never_read() {
         let dir = tempfile::tempdir().unwrap();
-        for name in crate::templates::POLICY_NAMES {
-            let text = crate::templates::policy(name, "web").unwrap();
-            std::fs::write(dir.path().join(FILE_NAME), &text).unwrap();
-            let parsed = AgentConfig::parse(&text, Path::new(name)).unwrap();
-            let _ = std::fs::remove_file(dir.path().join(CACHE_FILE));
-            assert_eq!(
-                AgentConfig::load(dir.path()).unwrap(),
-                parsed,
-                "{name}: read only"
-            );
-            assert!(
-                !dir.path().join(CACHE_FILE).exists(),
-                "a plain load writes nothing"
-            );
-            assert_eq!(
-                AgentConfig::load_with(dir.path(), true).unwrap(),
-                parsed,
-                "{name}: first load"
-            );
-            assert!(dir.path().join(CACHE_FILE).exists());
-            assert_eq!(
-                AgentConfig::load(dir.path()).unwrap(),
-                parsed,
-                "{name}: from the cache"
-            );
-        }
-        // An edit changes the size (or the time): the cache is not used.
-        std::fs::write(dir.path().join(FILE_NAME), "agent:\n  id: other\n").unwrap();
-        assert_eq!(
-            AgentConfig::load(dir.path()).unwrap().agent.id.as_deref(),
-            Some("other")
-        );
+        let text = crate::templates::policy("strict", "web").unwrap();
+        std::fs::write(dir.path().join(FILE_NAME), &text).unwrap();
+        let forged = AgentConfig {
+            agent: AgentSection {
+                id: Some("forged".into()),
+                ..AgentSection::default()
+            },
+            ..AgentConfig::default()
+        };
+        std::fs::write(
+            dir.path().join(STALE_CACHE_FILE),
+            serde_json::to_vec(&serde_json::json!({"key": "x", "config": forged})).unwrap(),
+        )
+        .unwrap();
+        let loaded = AgentConfig::load(dir.path()).unwrap();
+        assert_eq!(loaded, AgentConfig::parse(&text, Path::new("c")).unwrap());
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub enum Error {
     #[error("{} exists but is not a directory", path.display())]
     NotADirectory { path: PathBuf },
 
+    #[error("{} {detail}", path.display())]
+    UnsafeState { path: PathBuf, detail: String },
+
     #[error("invalid agent id {id:?}: {reason}")]
     InvalidAgentId { id: String, reason: &'static str },
 
@@ -187,6 +190,7 @@ impl Error {
             | Error::MessageNotFound { .. }
             | Error::NotAGitRepository { .. } => ExitCode::NotFound,
             Error::Symlink { .. }
+            | Error::UnsafeState { .. }
             | Error::SendToSelf { .. }
             | Error::SecretDetected { .. }
             | Error::NoReturnAddress { .. }
@@ -218,6 +222,10 @@ impl Error {
             Error::NotADirectory { path } => {
                 format!("move {} aside and run `aea init` again", path.display())
             }
+            Error::UnsafeState { path, .. } => format!(
+                "aea reads its state only from regular files and real folders owned by the receiver; move {0} aside (`mv {0} {0}.suspect`) and run `aea doctor`",
+                path.display()
+            ),
             Error::InvalidAgentId { .. } => {
                 "an agent id is 2-64 characters of letters, digits, `_` and `-`, starting with a letter or digit".to_string()
             }

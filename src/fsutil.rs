@@ -1,9 +1,18 @@
 //! File-system primitives with the guarantees the protocol relies on:
 //! never-overwriting atomic delivery, durable writes, refusal of symlinks,
 //! and size-limited reads. Every error names its path.
+//!
+//! State (markers, claims, approvals, locks, the config, the log) is
+//! opened one way only: `O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC`, then the
+//! opened handle is `fstat`ed and anything but a regular file is refused
+//! before a byte is read, and every read is capped. Opening first and
+//! looking second leaves no gap in which a sender can swap in a FIFO
+//! (which would block the open) or a symlink to `/dev/zero`.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
+#[cfg(unix)]
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -23,6 +32,18 @@ pub fn refuse_symlink(path: &Path) -> Result<()> {
 /// Makes sure `path` is a real directory (not a symlink), creating it if
 /// missing. Returns whether it was created.
 pub fn ensure_dir(path: &Path) -> Result<bool> {
+    ensure_dir_mode(path, 0o777)
+}
+
+/// Like [`ensure_dir`] for a folder of the receiver's own state
+/// (`.processed`, `.claims`, `.approvals`, …): created `0700`, so where the
+/// inbox is shared with other OS users only the receiver can look inside,
+/// create, rename or delete there.
+pub fn ensure_state_dir(path: &Path) -> Result<bool> {
+    ensure_dir_mode(path, 0o700)
+}
+
+fn ensure_dir_mode(path: &Path, mode: u32) -> Result<bool> {
     match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => Err(Error::Symlink {
             path: path.to_path_buf(),
@@ -31,13 +52,118 @@ pub fn ensure_dir(path: &Path) -> Result<bool> {
         Ok(_) => Err(Error::NotADirectory {
             path: path.to_path_buf(),
         }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::create_dir(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => match create_dir(path, mode) {
             Ok(()) => Ok(true),
             // Another process created it between our look and our create.
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => ensure_dir(path),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => ensure_dir_mode(path, mode),
             Err(e) => Err(Error::io("create directory", path, e)),
         },
         Err(e) => Err(Error::io("inspect", path, e)),
+    }
+}
+
+fn create_dir(path: &Path, mode: u32) -> io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    #[cfg(unix)]
+    builder.mode(mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    builder.create(path)
+}
+
+/// Checks an optional state folder: `Ok(false)` when it does not exist,
+/// `Ok(true)` for a real directory, an error for a symlink (never
+/// followed) or anything else.
+pub fn state_dir_exists(path: &Path) -> Result<bool> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(Error::Symlink {
+            path: path.to_path_buf(),
+        }),
+        Ok(meta) if meta.is_dir() => Ok(true),
+        Ok(_) => Err(Error::NotADirectory {
+            path: path.to_path_buf(),
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io("inspect", path, e)),
+    }
+}
+
+/// Checks an optional state folder of a mailbox whose `.aea/` belongs to
+/// the user `owner`: `Ok(false)` when it does not exist. A symlink (never
+/// followed), a non-directory, a folder owned by another user or one any
+/// user may write is an error: it could hold state the receiver never
+/// wrote (forged approvals, markers that hide mail).
+pub fn check_state_dir(path: &Path, owner: Option<u32>) -> Result<bool> {
+    if !state_dir_exists(path)? {
+        return Ok(false);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = fs::symlink_metadata(path).map_err(|e| Error::io("inspect", path, e))?;
+        if let Some(owner) = owner
+            && meta.uid() != owner
+        {
+            return Err(Error::UnsafeState {
+                path: path.to_path_buf(),
+                detail: format!(
+                    "is owned by uid {} while .aea/ belongs to uid {owner}; state in a folder another user owns is not trusted",
+                    meta.uid()
+                ),
+            });
+        }
+        if meta.mode() & 0o002 != 0 {
+            return Err(Error::UnsafeState {
+                path: path.to_path_buf(),
+                detail: "is writable by every user; state in it is not trusted".into(),
+            });
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = owner;
+    Ok(true)
+}
+
+/// The owner (uid) of a file, where the platform has one.
+pub fn owner(meta: &fs::Metadata) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some(meta.uid())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
+/// Device and inode: whether two looks saw the same file.
+pub fn identity(meta: &fs::Metadata) -> (u64, u64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (meta.dev(), meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        (0, 0)
+    }
+}
+
+/// The inode change time (seconds, nanoseconds). Unlike the modification
+/// time it cannot be set by a user: any write, rename or chmod moves it on.
+pub fn ctime(meta: &fs::Metadata) -> (i64, i64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (meta.ctime(), meta.ctime_nsec())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        (i64::MAX, 0)
     }
 }
 
@@ -151,7 +277,11 @@ pub fn replace_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Creates `path` with `bytes` only if it does not exist yet. Returns false
 /// when it already existed (nothing is written then).
 pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
-    let mut file = match OpenOptions::new().write(true).create_new(true).open(path) {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    options.custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    let mut file = match options.open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
         Err(e) => return Err(Error::io("create", path, e)),
@@ -163,14 +293,51 @@ pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
 }
 
 /// Opens (creating it if needed) the lock file at `path`, without taking
-/// the lock.
+/// the lock: never through a symlink, never a FIFO or device, mode `0600`
+/// so no other OS user can open it and hold the lock.
 pub fn open_lock(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(|e| Error::io("open", path, e))
+    let mut options = OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    options.mode(0o600);
+    open_regular(path, &mut options).map_err(|e| e.into_error(path, 0))
+}
+
+/// Opens `path` for appending (creating it `0644`), a regular file only.
+pub fn open_append(path: &Path) -> Result<File> {
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    options.mode(0o644);
+    open_regular(path, &mut options).map_err(|e| e.into_error(path, 0))
+}
+
+/// Opens `path` for reading as state: a regular file only, never blocking.
+pub fn open_read(path: &Path) -> Result<File, ReadLimited> {
+    open_regular(path, OpenOptions::new().read(true))
+}
+
+/// The one way aea opens a state file: the last component is never
+/// followed (`O_NOFOLLOW`), a FIFO or device cannot block the open
+/// (`O_NONBLOCK`), the descriptor does not leak into children
+/// (`O_CLOEXEC`); then the opened handle must be a regular file.
+fn open_regular(path: &Path, options: &mut OpenOptions) -> Result<File, ReadLimited> {
+    #[cfg(unix)]
+    options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+    let file = options.open(path).map_err(|e| match e.raw_os_error() {
+        // O_NOFOLLOW on a symlink.
+        #[cfg(unix)]
+        Some(libc::ELOOP) => ReadLimited::Symlink,
+        // A FIFO without a reader opened for writing, or a socket.
+        #[cfg(unix)]
+        Some(libc::ENXIO | libc::EOPNOTSUPP) => ReadLimited::NotAFile,
+        _ => ReadLimited::Io(e),
+    })?;
+    let meta = file.metadata().map_err(ReadLimited::Io)?;
+    if !meta.is_file() {
+        return Err(ReadLimited::NotAFile);
+    }
+    Ok(file)
 }
 
 /// Holds an exclusive lock on `path` until the returned file is dropped,
@@ -187,6 +354,12 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     format!("{:x}", sha2::Sha256::digest(bytes))
 }
 
+/// Cap for small state files: markers, claims, approvals, pid files.
+pub const SMALL_STATE_LIMIT: u64 = 64 * 1024;
+/// Cap for state that grows with the inbox (announced lists, sync and
+/// install state), the config and the registry.
+pub const STATE_LIMIT: u64 = 32 * 1024 * 1024;
+
 /// Why a file could not be read as a bounded regular file.
 #[derive(Debug)]
 pub enum ReadLimited {
@@ -196,20 +369,35 @@ pub enum ReadLimited {
     Io(io::Error),
 }
 
-/// Reads a regular file of at most `limit` bytes, refusing symlinks.
+impl ReadLimited {
+    /// The library error for `path` (read with cap `limit`).
+    pub fn into_error(self, path: &Path, limit: u64) -> Error {
+        match self {
+            ReadLimited::Symlink => Error::Symlink {
+                path: path.to_path_buf(),
+            },
+            ReadLimited::NotAFile => Error::UnsafeState {
+                path: path.to_path_buf(),
+                detail: "is not a regular file (a FIFO, socket or device); not opened".into(),
+            },
+            ReadLimited::TooLarge(n) => Error::UnsafeState {
+                path: path.to_path_buf(),
+                detail: format!("is {n} bytes, over the {limit} byte cap for this file"),
+            },
+            ReadLimited::Io(e) => Error::io("read", path, e),
+        }
+    }
+}
+
+/// Reads a regular file of at most `limit` bytes, refusing symlinks and
+/// special files before reading a byte.
 pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ReadLimited> {
-    let meta = fs::symlink_metadata(path).map_err(ReadLimited::Io)?;
-    if meta.file_type().is_symlink() {
-        return Err(ReadLimited::Symlink);
+    let file = open_read(path)?;
+    let len = file.metadata().map_err(ReadLimited::Io)?.len();
+    if len > limit {
+        return Err(ReadLimited::TooLarge(len));
     }
-    if !meta.is_file() {
-        return Err(ReadLimited::NotAFile);
-    }
-    if meta.len() > limit {
-        return Err(ReadLimited::TooLarge(meta.len()));
-    }
-    let file = File::open(path).map_err(ReadLimited::Io)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     // The file may grow between the stat and the read: never take more than the limit.
     file.take(limit + 1)
         .read_to_end(&mut bytes)
@@ -220,14 +408,27 @@ pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ReadLimited> {
     Ok(bytes)
 }
 
-/// Reads a small text file aea owns, `None` when it does not exist.
-pub fn read_optional(path: &Path) -> Result<Option<String>> {
-    refuse_symlink(path)?;
-    match fs::read_to_string(path) {
-        Ok(s) => Ok(Some(s)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io("read", path, e)),
+/// Reads a state file of at most `limit` bytes, `None` when it does not
+/// exist. Symlinks, FIFOs, devices and oversized files are errors.
+pub fn read_state(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
+    match read_limited(path, limit) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(ReadLimited::Io(e)) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into_error(path, limit)),
     }
+}
+
+/// Reads a text file aea owns (at most [`STATE_LIMIT`] bytes), `None` when
+/// it does not exist.
+pub fn read_optional(path: &Path) -> Result<Option<String>> {
+    read_state(path, STATE_LIMIT)?
+        .map(|bytes| {
+            String::from_utf8(bytes).map_err(|_| Error::UnsafeState {
+                path: path.to_path_buf(),
+                detail: "is not UTF-8 text".into(),
+            })
+        })
+        .transpose()
 }
 
 #[cfg(test)]

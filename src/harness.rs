@@ -49,9 +49,10 @@ struct FileRecord {
 
 impl InstallState {
     fn load(aea_dir: &Path) -> InstallState {
-        fs::read_to_string(aea_dir.join(STATE_FILE))
+        fsutil::read_state(&aea_dir.join(STATE_FILE), fsutil::STATE_LIMIT)
             .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
+            .flatten()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_default()
     }
 
@@ -116,8 +117,9 @@ fn read_inside(repo: &Path, rel: &str) -> Result<(PathBuf, Option<String>)> {
         }
         Err(_) => return Ok((path, None)),
     };
-    let text = fs::read_to_string(&real).map_err(|e| Error::io("read", &real, e))?;
-    Ok((real, Some(text)))
+    // A regular file only, capped: a FIFO committed as CLAUDE.md must not hang init.
+    let text = fsutil::read_optional(&real)?;
+    Ok((real, text))
 }
 
 /// Adds aea's agent files; returns what changed and warnings.
@@ -195,7 +197,7 @@ pub fn uninstall(repo: &Path, aea_dir: &Path) -> Result<Vec<String>> {
     }
     for rel in names {
         let path = repo.join(&rel);
-        let Ok(current) = fs::read_to_string(&path) else {
+        let Some(current) = read_regular(&path) else {
             continue;
         };
         let record = state.files.remove(&rel);
@@ -234,6 +236,13 @@ pub fn uninstall(repo: &Path, aea_dir: &Path) -> Result<Vec<String>> {
     Ok(changed)
 }
 
+/// The text of the regular file `path` resolves to (capped, never a FIFO
+/// or device), `None` when there is none.
+fn read_regular(path: &Path) -> Option<String> {
+    let real = fs::canonicalize(path).ok()?;
+    fsutil::read_optional(&real).ok()?
+}
+
 /// `current` without aea's part, `None` when there is none.
 fn remove_ours(rel: &str, current: &str) -> Option<String> {
     if rel == CLAUDE_SETTINGS {
@@ -247,7 +256,7 @@ fn remove_ours(rel: &str, current: &str) -> Option<String> {
 
 /// Whether `.claude/settings.json` holds aea's hooks for both events.
 pub fn claude_hooks_present(repo: &Path) -> bool {
-    let Ok(text) = fs::read_to_string(repo.join(CLAUDE_SETTINGS)) else {
+    let Some(text) = read_regular(&repo.join(CLAUDE_SETTINGS)) else {
         return false;
     };
     matches!(merge_claude_hooks(Some(&text)), Ok(None))

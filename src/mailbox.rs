@@ -1,6 +1,14 @@
 //! One repository's `.aea/` folder (SPEC §2): finding it, listing and reading
 //! its messages in processing order, delivering into it, claims and
 //! processed markers (§5.4). All writes stay inside `.aea/`.
+//!
+//! State is bound to content: a processed marker and an approval record
+//! carry the SHA-256 of the message file they were made for, so a file
+//! rewritten afterwards is shown again ("changed after approval", or
+//! unprocessed) instead of hiding behind the old decision. State folders
+//! are checked before anything in them is read (real directories owned by
+//! the owner of `.aea/`, never symlinks), and state files are read through
+//! [`fsutil`]'s no-follow, non-blocking, capped reads.
 
 use std::collections::HashSet;
 use std::fs;
@@ -33,6 +41,20 @@ fn announced_file(channel: &str) -> String {
     format!(".announced-{channel}.json")
 }
 
+/// Every folder holding the receiver's own state: created `0700`, checked
+/// (real directory, owned by the owner of `.aea/`) before it is trusted.
+pub const STATE_DIRS: [&str; 9] = [
+    PROCESSED_DIR,
+    CLAIMS_DIR,
+    APPROVALS_DIR,
+    QUARANTINE_DIR,
+    ARCHIVE_DIR,
+    TMP_DIR,
+    SENT_DIR,
+    OUTGOING_DIR,
+    ".sync",
+];
+
 /// Every folder of the layout, created by `init` and repaired by it.
 pub const LAYOUT_DIRS: [&str; 8] = [
     PROCESSED_DIR,
@@ -54,9 +76,11 @@ pub struct Mailbox {
     dir: PathBuf,
     /// Largest message file read or written (the receiver's `limits`).
     message_limit: u64,
-    /// This is the repository aea was pointed at (not a recipient): it may
-    /// keep caches in its `.aea/`.
+    /// This is the repository aea was pointed at (not a recipient): aea may
+    /// create its state folders. In a recipient's mailbox it never does.
     own: bool,
+    /// The user who owns `.aea/`: state folders must belong to them.
+    owner: Option<u32>,
 }
 
 /// A message file read from the inbox, valid or not.
@@ -65,6 +89,9 @@ pub struct Entry {
     pub name: String,
     pub path: PathBuf,
     pub message: Result<Message, String>,
+    /// SHA-256 (hex) of the bytes `message` was parsed from; `None` when the
+    /// file could not be read. Approvals and markers are bound to it.
+    pub sha256: Option<String>,
 }
 
 impl Entry {
@@ -92,6 +119,23 @@ pub struct Marker {
     pub outcome: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The message this marker was written for; absent in older markers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    /// SHA-256 of the file bytes that were processed; absent in older markers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+}
+
+/// Whether an inbox message is processed, judged against its current bytes.
+#[derive(Debug, Clone)]
+pub enum Processed {
+    No,
+    /// A marker covers the file (`None`: an empty or older marker).
+    Done(Option<Marker>),
+    /// A marker exists, but for other bytes: the file was replaced after it
+    /// was processed, so it counts as unprocessed again.
+    Replaced(Marker),
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -135,6 +179,10 @@ pub struct ApprovalRecord {
     pub note: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// SHA-256 of the message file the person decided on. A record without
+    /// one (written before 0.2) approves nothing; a rejection still holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// Approval state of a message as `check` shows it.
@@ -145,6 +193,9 @@ pub enum Approval {
     Pending,
     Approved,
     Rejected,
+    /// A person decided on other bytes: the file was rewritten after the
+    /// decision. Not approved; the old record is kept.
+    ChangedAfterApproval,
 }
 
 impl Approval {
@@ -154,7 +205,22 @@ impl Approval {
             Approval::Pending => "pending",
             Approval::Approved => "approved",
             Approval::Rejected => "rejected",
+            Approval::ChangedAfterApproval => "changed_after_approval",
         }
+    }
+
+    /// Words for people: `changed after approval` rather than the snake case.
+    pub fn label(self) -> &'static str {
+        match self {
+            Approval::ChangedAfterApproval => "changed after approval",
+            Approval::NotNeeded => "not needed",
+            other => other.as_str(),
+        }
+    }
+
+    /// Whether the message waits for a person's (new) decision.
+    pub fn waits(self) -> bool {
+        matches!(self, Approval::Pending | Approval::ChangedAfterApproval)
     }
 }
 
@@ -168,14 +234,16 @@ impl Mailbox {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::NotInitialized {
                 path: repo.to_path_buf(),
             }),
-            _ => {
+            found => {
                 fsutil::require_real_dir(&dir)?;
+                let owner = found.ok().and_then(|m| fsutil::owner(&m));
                 let repo = fs::canonicalize(repo).map_err(|e| Error::io("resolve", repo, e))?;
                 Ok(Mailbox {
                     dir: repo.join(AEA_DIR),
                     repo,
                     message_limit: message::MAX_MESSAGE_BYTES,
                     own: false,
+                    owner,
                 })
             }
         }
@@ -213,12 +281,17 @@ impl Mailbox {
         &self.repo
     }
 
+    /// Largest message file this mailbox reads or writes.
+    pub fn message_limit(&self) -> u64 {
+        self.message_limit
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
     pub fn config(&self) -> Result<AgentConfig> {
-        AgentConfig::load_with(&self.dir, self.own)
+        AgentConfig::load(&self.dir)
     }
 
     /// The id of the agent this mailbox belongs to.
@@ -230,18 +303,49 @@ impl Mailbox {
         self.dir.join(name)
     }
 
+    /// State folder `name`, checked before anything in it is read or
+    /// trusted; `None` when it does not exist yet.
+    fn state_dir(&self, name: &str) -> Result<Option<PathBuf>> {
+        let path = self.sub(name);
+        Ok(fsutil::check_state_dir(&path, self.owner)?.then_some(path))
+    }
+
+    /// State folder `name`, created `0700` when missing, then checked.
+    fn make_state_dir(&self, name: &str) -> Result<PathBuf> {
+        let path = self.sub(name);
+        fsutil::ensure_state_dir(&path)?;
+        fsutil::check_state_dir(&path, self.owner)?;
+        Ok(path)
+    }
+
+    /// Checks every state folder that exists (symlinks, special files,
+    /// owners, modes): the error a command should stop on.
+    pub fn check_state(&self) -> Result<()> {
+        for name in STATE_DIRS {
+            self.state_dir(name)?;
+        }
+        Ok(())
+    }
+
     /// Names of the message files in the inbox, unsorted.
     pub fn message_names(&self) -> Result<Vec<String>> {
         names_of_messages(&self.dir)
     }
 
+    /// Names in state folder `sub`. The folder is checked before and after
+    /// listing: a folder swapped for a symlink meanwhile is an error, not
+    /// a list of someone else's names.
     fn names_in(&self, sub: &str) -> Result<HashSet<String>> {
-        let dir = self.sub(sub);
-        let entries = match fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(HashSet::new()),
-            Err(e) => return Err(Error::io("list", &dir, e)),
+        let Some(dir) = self.state_dir(sub)? else {
+            return Ok(HashSet::new());
         };
+        let look = |dir: &Path| {
+            fs::symlink_metadata(dir)
+                .map(|m| fsutil::identity(&m))
+                .map_err(|e| Error::io("inspect", dir, e))
+        };
+        let before = look(&dir)?;
+        let entries = fs::read_dir(&dir).map_err(|e| Error::io("list", &dir, e))?;
         let mut names = HashSet::new();
         for entry in entries {
             let entry = entry.map_err(|e| Error::io("list", &dir, e))?;
@@ -249,16 +353,81 @@ impl Mailbox {
                 names.insert(name);
             }
         }
+        if self.state_dir(sub)?.is_none() || look(&dir)? != before {
+            return Err(Error::UnsafeState {
+                path: dir,
+                detail: "was replaced while it was being read".into(),
+            });
+        }
         Ok(names)
     }
 
+    /// Whether inbox message `name` is processed (a marker covers its
+    /// current bytes). Errors count as not processed.
     pub fn is_processed(&self, name: &str) -> bool {
-        fs::symlink_metadata(self.sub(PROCESSED_DIR).join(name)).is_ok()
+        matches!(self.processed(&self.read(name)), Ok(Processed::Done(_)))
     }
 
+    /// The marker of `name`, if it is a JSON marker in a sound folder.
     pub fn marker(&self, name: &str) -> Option<Marker> {
-        let text = fs::read_to_string(self.sub(PROCESSED_DIR).join(name)).ok()?;
-        serde_json::from_str(&text).ok()
+        let dir = self.state_dir(PROCESSED_DIR).ok()??;
+        let bytes = fsutil::read_state(&dir.join(name), fsutil::SMALL_STATE_LIMIT).ok()??;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Whether `entry` is processed, judged against its current bytes.
+    /// A marker that is a symlink or special file, or lives in an unsound
+    /// folder, is an error.
+    pub fn processed(&self, entry: &Entry) -> Result<Processed> {
+        let Some(dir) = self.state_dir(PROCESSED_DIR)? else {
+            return Ok(Processed::No);
+        };
+        let Some(bytes) = fsutil::read_state(&dir.join(&entry.name), fsutil::SMALL_STATE_LIMIT)?
+        else {
+            return Ok(Processed::No);
+        };
+        // Older tools wrote empty (or non-JSON) markers: they still count,
+        // with nothing to compare.
+        let Ok(marker) = serde_json::from_slice::<Marker>(&bytes) else {
+            return Ok(Processed::Done(None));
+        };
+        Ok(match (&marker.sha256, &entry.sha256) {
+            (Some(recorded), Some(current)) if recorded != current => Processed::Replaced(marker),
+            _ => Processed::Done(Some(marker)),
+        })
+    }
+
+    /// Whether the marker of inbox file `name` still covers it. Cheap in the
+    /// common case: a file whose inode changed no later than its marker's
+    /// was not rewritten since (the change time cannot be set by a user);
+    /// only otherwise are the marker and the file read and compared.
+    fn marker_holds(&self, name: &str) -> bool {
+        let marker = self.sub(PROCESSED_DIR).join(name);
+        let Ok(marker_meta) = fs::symlink_metadata(&marker) else {
+            return false;
+        };
+        if !marker_meta.is_file() {
+            return false;
+        }
+        let Ok(file_meta) = fs::symlink_metadata(self.dir.join(name)) else {
+            return true;
+        };
+        if fsutil::ctime(&file_meta) <= fsutil::ctime(&marker_meta) {
+            return true;
+        }
+        matches!(self.processed(&self.read(name)), Ok(Processed::Done(_)))
+    }
+
+    /// Why an unprocessed message has a marker anyway, if it has one: the
+    /// file was replaced after processing, or the marker is not a file.
+    pub fn stale_marker(&self, name: &str) -> Option<&'static str> {
+        self.state_dir(PROCESSED_DIR).ok()??;
+        let meta = fs::symlink_metadata(self.sub(PROCESSED_DIR).join(name)).ok()?;
+        Some(if meta.is_file() {
+            "changed after it was processed; shown again"
+        } else {
+            "its processed marker is not a regular file; ignored"
+        })
     }
 
     /// Reads and validates one message file of the inbox.
@@ -268,12 +437,14 @@ impl Mailbox {
 
     /// Unprocessed messages in processing order (SPEC §5.1), then the
     /// unprocessed files that are not valid messages, by name.
+    /// A message whose marker was written for other bytes is listed again.
     pub fn unprocessed(&self) -> Result<Vec<Entry>> {
+        self.check_state()?;
         let processed = self.names_in(PROCESSED_DIR)?;
         let mut entries: Vec<Entry> = self
             .message_names()?
             .into_iter()
-            .filter(|n| !processed.contains(n))
+            .filter(|n| !processed.contains(n) || !self.marker_holds(n))
             .map(|n| self.read(&n))
             .collect();
         sort_for_processing(&mut entries);
@@ -282,18 +453,28 @@ impl Mailbox {
 
     /// Finds one message of the inbox by id, file name, or a unique prefix
     /// of either.
+    /// State folders are checked first: what a command then reads of a
+    /// message's markers and approvals comes from the receiver.
     pub fn resolve(&self, reference: &str) -> Result<Entry> {
+        self.check_state()?;
         self.resolve_in(&self.dir, reference)
     }
 
     /// Finds one message this repository sent (in `sent/`).
     pub fn resolve_sent(&self, reference: &str) -> Result<Entry> {
-        self.resolve_in(&self.sub(SENT_DIR), reference)
+        let Some(sent) = self.state_dir(SENT_DIR)? else {
+            return Err(Error::MessageNotFound {
+                reference: reference.to_string(),
+            });
+        };
+        self.resolve_in(&sent, reference)
     }
 
     /// Message files in `sub` (e.g. `outgoing`), read and validated.
     pub fn read_all_in(&self, sub: &str) -> Result<Vec<Entry>> {
-        let dir = self.sub(sub);
+        let Some(dir) = self.state_dir(sub)? else {
+            return Ok(Vec::new());
+        };
         let mut names = match names_of_messages(&dir) {
             Ok(names) => names,
             Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => Vec::new(),
@@ -305,10 +486,12 @@ impl Mailbox {
 
     fn read_at(&self, dir: &Path, name: &str) -> Entry {
         let path = dir.join(name);
+        let (message, sha256) = read_and_hash(&path, name, self.message_limit);
         Entry {
             name: name.to_string(),
-            message: read_message_file(&path, name, self.message_limit),
+            message,
             path,
+            sha256,
         }
     }
 
@@ -364,8 +547,7 @@ impl Mailbox {
 
     /// Keeps the sender's copy in `sent/`.
     pub fn store_sent(&self, message: &Message, rt: &Runtime) -> Result<PathBuf> {
-        let sent = self.sub(SENT_DIR);
-        fsutil::ensure_dir(&sent)?;
+        let sent = self.make_state_dir(SENT_DIR)?;
         self.write_new(&sent, message, rt)
     }
 
@@ -381,8 +563,7 @@ impl Mailbox {
 
     /// Stages a message in `sub` (for example `outgoing/`) of this mailbox.
     pub fn store_in(&self, sub: &str, message: &Message, rt: &Runtime) -> Result<PathBuf> {
-        let dir = self.sub(sub);
-        fsutil::ensure_dir(&dir)?;
+        let dir = self.make_state_dir(sub)?;
         self.write_new(&dir, message, rt)
     }
 
@@ -404,20 +585,38 @@ impl Mailbox {
                 "shorten the body, or attach files with `--attach` instead of inlining them",
             ));
         }
-        let staging = self.sub(TMP_DIR);
-        fsutil::ensure_dir(&staging)?;
         let time = message.sent_at().unwrap_or_else(|| rt.now());
         let sender = message.from.agent_id.clone();
         let mut name = |_attempt: u32| message::file_name(time, &sender, &rt.rand_hex8());
         let nonce = || rt.rand_hex8();
-        fsutil::deliver_new(&staging, target, bytes, &mut name, &nonce)
+        // Our own mailbox stages in `.tmp/`. A recipient's `.tmp/` is its
+        // own (0700 where the inbox is shared with other OS users): a
+        // sender never creates it, and stages next to the target (a dot
+        // name, which readers ignore) when it may not write there.
+        let staging = if self.own {
+            self.make_state_dir(TMP_DIR)?
+        } else if let Some(tmp) = self.state_dir(TMP_DIR)? {
+            tmp
+        } else {
+            target.to_path_buf()
+        };
+        match fsutil::deliver_new(&staging, target, bytes, &mut name, &nonce) {
+            Err(Error::Io { source, .. })
+                if source.kind() == io::ErrorKind::PermissionDenied && staging != target =>
+            {
+                fsutil::deliver_new(target, target, bytes, &mut name, &nonce)
+            }
+            other => other,
+        }
     }
 
     /// Takes the exclusive claim on a message (SPEC §5.4). A claim older
     /// than 30 minutes is taken over.
     pub fn claim(&self, name: &str, rt: &Runtime) -> Result<Claim> {
-        let dir = self.sub(CLAIMS_DIR);
-        fsutil::ensure_dir(&dir)?;
+        let dir = self.make_state_dir(CLAIMS_DIR)?;
+        let read = |path: &Path| -> Result<Vec<u8>> {
+            Ok(fsutil::read_state(path, fsutil::SMALL_STATE_LIMIT)?.unwrap_or_default())
+        };
         let path = dir.join(name);
         let body = serde_json::to_vec(&ClaimBody {
             claimed_at: format_time(rt.now()),
@@ -434,7 +633,7 @@ impl Mailbox {
                     took_over_from,
                 });
             }
-            let held = fs::read(&path).unwrap_or_default();
+            let held = read(&path)?;
             let holder = describe_claim(&held);
             if !claim_is_stale(&path, &held, rt.now()) {
                 return Err(Error::Claimed {
@@ -449,7 +648,7 @@ impl Mailbox {
             if fs::rename(&path, &aside).is_err() {
                 continue;
             }
-            let moved = fs::read(&aside).unwrap_or_default();
+            let moved = read(&aside)?;
             if moved == held {
                 let _ = fs::remove_file(&aside);
                 took_over_from = Some(holder);
@@ -470,8 +669,7 @@ impl Mailbox {
 
     /// Writes the processed marker; fails if one exists already.
     pub fn mark_processed(&self, name: &str, marker: &Marker) -> Result<PathBuf> {
-        let dir = self.sub(PROCESSED_DIR);
-        fsutil::ensure_dir(&dir)?;
+        let dir = self.make_state_dir(PROCESSED_DIR)?;
         let path = dir.join(name);
         let body = serde_json::to_vec_pretty(marker).expect("a marker always serialises");
         if !fsutil::create_exclusive(&path, &body)? {
@@ -483,18 +681,33 @@ impl Mailbox {
         Ok(path)
     }
 
+    /// Moves the marker of a message that was replaced after processing
+    /// aside (`<name>.replaced`, `.replaced.1`, …), kept for the record, so
+    /// the new content can be processed.
+    pub fn retire_marker(&self, name: &str) -> Result<PathBuf> {
+        let dir = self.make_state_dir(PROCESSED_DIR)?;
+        let path = move_no_replace(&dir.join(name), &dir, &format!("{name}.replaced"))?;
+        fsutil::sync_dir(&dir)?;
+        Ok(path)
+    }
+
     /// Moves inbox file `name` into `sub` (`.quarantine` or `.archive`),
     /// never replacing anything there, with its processed marker and an
     /// optional `<name>.reason`. Nothing is deleted.
     pub fn move_out(&self, name: &str, sub: &str, reason: Option<&str>) -> Result<PathBuf> {
-        let dir = self.sub(sub);
-        fsutil::ensure_dir(&dir)?;
+        let dir = self.make_state_dir(sub)?;
+        // Checked before anything moves: a `.processed` swapped for a
+        // symlink must not make us unlink a file outside `.aea/`.
+        let processed = self.state_dir(PROCESSED_DIR)?;
         let target = move_no_replace(&self.dir.join(name), &dir, name)?;
-        let marker = self.sub(PROCESSED_DIR).join(name);
-        if fs::symlink_metadata(&marker).is_ok() {
-            let markers = dir.join(PROCESSED_DIR);
-            fsutil::ensure_dir(&markers)?;
-            move_no_replace(&marker, &markers, name)?;
+        if let Some(processed) = processed {
+            let marker = processed.join(name);
+            if fs::symlink_metadata(&marker).is_ok() {
+                let markers = dir.join(PROCESSED_DIR);
+                fsutil::ensure_state_dir(&markers)?;
+                fsutil::check_state_dir(&markers, self.owner)?;
+                move_no_replace(&marker, &markers, name)?;
+            }
         }
         if let Some(reason) = reason {
             let file = target
@@ -510,55 +723,80 @@ impl Mailbox {
         Ok(target)
     }
 
-    /// The approval state of a message whose decision is `gated` or not.
-    pub fn approval(&self, name: &str, gated: bool) -> Approval {
+    /// The approval state of `entry` whose decision is `gated` or not. Only
+    /// a record for the entry's current bytes approves; one that cannot be
+    /// read, sits in an unsound folder or was made for other bytes does
+    /// not.
+    pub fn approval(&self, entry: &Entry, gated: bool) -> Approval {
         if !gated {
             return Approval::NotNeeded;
         }
-        let path = self.sub(APPROVALS_DIR).join(format!("{name}.json"));
-        let Ok(text) = fs::read_to_string(path) else {
+        let Some(record) = self.approval_record(&entry.name) else {
             return Approval::Pending;
         };
-        let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-        match value.get("decision").and_then(|d| d.as_str()) {
-            Some("approved") => Approval::Approved,
-            Some("rejected") => Approval::Rejected,
+        match (record.sha256.as_deref(), entry.sha256.as_deref()) {
+            (Some(decided), Some(current)) if decided != current => Approval::ChangedAfterApproval,
+            _ if record.decision == "rejected" => Approval::Rejected,
+            (Some(_), Some(_)) if record.decision == "approved" => Approval::Approved,
+            // An approval without a digest (older aea) cannot say what it approved.
             _ => Approval::Pending,
         }
     }
 
+    /// The person's current decision on inbox file `name`, if any.
     pub fn approval_record(&self, name: &str) -> Option<ApprovalRecord> {
-        let path = self.sub(APPROVALS_DIR).join(format!("{name}.json"));
-        serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
+        let dir = self.state_dir(APPROVALS_DIR).ok()??;
+        let path = dir.join(format!("{name}.json"));
+        let bytes = fsutil::read_state(&path, fsutil::SMALL_STATE_LIMIT).ok()??;
+        serde_json::from_slice(&bytes).ok()
     }
 
-    /// Records a person's decision. Decisions are never replaced: a second
-    /// one fails and names the first.
-    pub fn record_approval(&self, record: &ApprovalRecord) -> Result<PathBuf> {
-        let dir = self.sub(APPROVALS_DIR);
-        fsutil::ensure_dir(&dir)?;
-        let path = dir.join(format!("{}.json", record.file));
+    /// Records a person's decision. A decision on the same bytes is never
+    /// replaced: a second one fails and names the first. A record made for
+    /// other bytes (the file changed after it) is moved aside to
+    /// `<name>.json.superseded[.N]`, kept for the record, and returned.
+    pub fn record_approval(&self, record: &ApprovalRecord) -> Result<(PathBuf, Option<PathBuf>)> {
+        let dir = self.make_state_dir(APPROVALS_DIR)?;
+        let file = format!("{}.json", record.file);
+        let path = dir.join(&file);
         let body = serde_json::to_vec_pretty(record).expect("a record always serialises");
+        let mut aside = None;
         if !fsutil::create_exclusive(&path, &body)? {
             let existing = self.approval_record(&record.file);
-            return Err(Error::AlreadyDecided {
-                name: record.file.clone(),
-                decision: existing
-                    .as_ref()
-                    .map_or("decided".into(), |r| r.decision.clone()),
-                by: existing.as_ref().map_or("someone".into(), |r| r.by.clone()),
-                at: existing.map_or("an earlier time".into(), |r| r.at),
-            });
+            let same_bytes = existing
+                .as_ref()
+                .is_some_and(|r| r.sha256.is_some() && r.sha256 == record.sha256);
+            if existing.is_none() || same_bytes {
+                return Err(Error::AlreadyDecided {
+                    name: record.file.clone(),
+                    decision: existing
+                        .as_ref()
+                        .map_or("decided".into(), |r| r.decision.clone()),
+                    by: existing.as_ref().map_or("someone".into(), |r| r.by.clone()),
+                    at: existing.map_or("an earlier time".into(), |r| r.at),
+                });
+            }
+            aside = Some(move_no_replace(&path, &dir, &format!("{file}.superseded"))?);
+            if !fsutil::create_exclusive(&path, &body)? {
+                return Err(Error::AlreadyDecided {
+                    name: record.file.clone(),
+                    decision: "decided".into(),
+                    by: "someone else".into(),
+                    at: "the same time".into(),
+                });
+            }
         }
         fsutil::sync_dir(&dir)?;
-        Ok(path)
+        Ok((path, aside))
     }
 
-    /// The message files `channel` has already told about.
+    /// The message files `channel` has already told about. A state file
+    /// that is not a regular file counts as empty (everything is new).
     pub fn announced(&self, channel: &str) -> HashSet<String> {
-        fs::read_to_string(self.sub(&announced_file(channel)))
+        fsutil::read_state(&self.sub(&announced_file(channel)), fsutil::STATE_LIMIT)
             .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
+            .flatten()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_default()
     }
 
@@ -613,12 +851,23 @@ fn names_of_messages(dir: &Path) -> Result<Vec<String>> {
 /// within the size limit that parses as a valid message. The error is the
 /// one-line reason `check` and `validate` show.
 pub fn read_message_file(path: &Path, name: &str, limit: u64) -> Result<Message, String> {
+    read_and_hash(path, name, limit).0
+}
+
+/// [`read_message_file`], plus the SHA-256 of the bytes read.
+fn read_and_hash(path: &Path, name: &str, limit: u64) -> (Result<Message, String>, Option<String>) {
     match fsutil::read_limited(path, limit) {
-        Ok(bytes) => message::parse(&bytes, Some(name)),
-        Err(ReadLimited::Symlink) => Err("is a symbolic link; not read".into()),
-        Err(ReadLimited::NotAFile) => Err("is not a regular file".into()),
-        Err(ReadLimited::TooLarge(n)) => Err(format!("is {n} bytes, over the {limit} byte limit")),
-        Err(ReadLimited::Io(e)) => Err(format!("cannot be read: {e}")),
+        Ok(bytes) => (
+            message::parse(&bytes, Some(name)),
+            Some(fsutil::sha256_hex(&bytes)),
+        ),
+        Err(ReadLimited::Symlink) => (Err("is a symbolic link; not read".into()), None),
+        Err(ReadLimited::NotAFile) => (Err("is not a regular file".into()), None),
+        Err(ReadLimited::TooLarge(n)) => (
+            Err(format!("is {n} bytes, over the {limit} byte limit")),
+            None,
+        ),
+        Err(ReadLimited::Io(e)) => (Err(format!("cannot be read: {e}")), None),
     }
 }
 
@@ -650,7 +899,7 @@ fn claim_is_stale(path: &Path, body: &[u8], now: DateTime<Utc>) -> bool {
         .ok()
         .and_then(|c| parse_time(&c.claimed_at))
         .or_else(|| {
-            let modified = fs::metadata(path).ok()?.modified().ok()?;
+            let modified = fs::symlink_metadata(path).ok()?.modified().ok()?;
             Some(DateTime::<Utc>::from(modified))
         });
     claimed_at.is_some_and(|t| now - t > Duration::minutes(CLAIM_STALE_AFTER_MINUTES))

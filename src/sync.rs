@@ -105,10 +105,14 @@ fn fetched(remote_ref: &str) -> String {
 }
 
 pub fn load_state(mailbox: &Mailbox) -> SyncState {
-    fs::read_to_string(mailbox.dir().join(STORE_DIR).join(STATE_FILE))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default()
+    fsutil::read_state(
+        &mailbox.dir().join(STORE_DIR).join(STATE_FILE),
+        fsutil::STATE_LIMIT,
+    )
+    .ok()
+    .flatten()
+    .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+    .unwrap_or_default()
 }
 
 fn save_state(mailbox: &Mailbox, state: &SyncState) -> Result<()> {
@@ -119,6 +123,8 @@ fn save_state(mailbox: &Mailbox, state: &SyncState) -> Result<()> {
 /// Runs one exchange with the mail remote at `url` for agent `me`.
 pub fn sync(mailbox: &Mailbox, me: &str, url: &str, rt: &Runtime) -> Result<Report> {
     let _lock = fsutil::lock(&mailbox.dir().join(LOCK_FILE))?;
+    // The private store is the receiver's state: never through a symlink.
+    fsutil::check_state_dir(&mailbox.dir().join(STORE_DIR), None)?;
     let mut session = Session {
         mailbox,
         me,
@@ -334,7 +340,9 @@ impl Session<'_> {
             let Ok(message) = &entry.message else {
                 continue;
             };
-            let bytes = fs::read(&entry.path).map_err(|e| Error::io("read", &entry.path, e))?;
+            let limit = self.mailbox.message_limit();
+            let bytes = fsutil::read_limited(&entry.path, limit)
+                .map_err(|e| e.into_error(&entry.path, limit))?;
             by_recipient
                 .entry(message.to.agent_id.clone())
                 .or_default()

@@ -8,7 +8,7 @@ use super::{Context, Judge};
 use crate::audit::{self, Event};
 use crate::cli::ApproveArgs;
 use crate::error::{Error, ExitCode, Result};
-use crate::mailbox::{ApprovalRecord, Entry, Mailbox};
+use crate::mailbox::{ApprovalRecord, Entry, Mailbox, Processed};
 use crate::message::format_time;
 use crate::policy::Action;
 use crate::repo;
@@ -61,7 +61,7 @@ pub(super) fn record(
     text: Option<String>,
 ) -> Result<(ApprovalRecord, PathBuf)> {
     let message = entry.require_valid()?;
-    if mailbox.is_processed(&entry.name) {
+    if let Processed::Done(_) = mailbox.processed(entry)? {
         return Err(Error::AlreadyProcessed {
             name: entry.name.clone(),
         });
@@ -103,13 +103,19 @@ pub(super) fn record(
         rule: decision.rule,
         note,
         reason,
+        sha256: entry.sha256.clone(),
     };
-    let path = mailbox.record_approval(&record)?;
+    let (path, superseded) = mailbox.record_approval(&record)?;
     let mut event = Event::new(&ctx.rt, word)
         .with("message", record.message_id.as_str())
         .with("file", record.file.as_str())
         .with("rule", record.rule.as_str())
-        .with("by", record.by.as_str());
+        .with("by", record.by.as_str())
+        .with("sha256", record.sha256.clone().unwrap_or_default());
+    if let Some(old) = &superseded {
+        // The file changed after an earlier decision; that record is kept.
+        event = event.with("superseded", old.display().to_string());
+    }
     if let Some(email) = &record.email {
         event = event.with("email", email.as_str());
     }

@@ -29,6 +29,10 @@ pub struct Item {
     pub decision: Decision,
     pub approval: Approval,
     pub expired: bool,
+    /// Set when a processed marker exists but no longer covers the file
+    /// (replaced after processing) or is not a regular file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_marker: Option<&'static str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -79,7 +83,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
         match &entry.message {
             Ok(m) => {
                 let decision = judge.decide(m);
-                let approval = mailbox.approval(&entry.name, decision.action.awaits_approval());
+                let approval = mailbox.approval(entry, decision.action.awaits_approval());
                 messages.push(Item {
                     file: entry.name.clone(),
                     id: m.message_id.clone(),
@@ -92,6 +96,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
                     decision,
                     approval,
                     expired: m.is_expired(now),
+                    stale_marker: mailbox.stale_marker(&entry.name),
                 });
             }
             Err(reason) => invalid.push(Invalid {
@@ -104,10 +109,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
         agent_id: judge.agent_id.clone(),
         repo: mailbox.repo().display().to_string(),
         unprocessed: messages.len(),
-        needs_approval: messages
-            .iter()
-            .filter(|m| m.approval == Approval::Pending)
-            .count(),
+        needs_approval: messages.iter().filter(|m| m.approval.waits()).count(),
         messages,
         invalid,
     }
@@ -158,8 +160,15 @@ pub(super) fn print_item(n: usize, m: &Item, ctx: &Context) {
     if m.expired {
         flags.push("EXPIRED".to_string());
     }
-    if m.approval != Approval::NotNeeded {
-        flags.push(format!("approval {}", m.approval.as_str()));
+    match m.approval {
+        Approval::NotNeeded => {}
+        Approval::ChangedAfterApproval => {
+            flags.push("CHANGED AFTER APPROVAL: not approved, decide again".into());
+        }
+        other => flags.push(format!("approval {}", other.label())),
+    }
+    if let Some(why) = m.stale_marker {
+        flags.push(format!("processed marker: {why}"));
     }
     if m.requires_response {
         flags.push("answer wanted".into());

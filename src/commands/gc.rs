@@ -8,7 +8,7 @@ use super::{Context, parse_duration};
 use crate::audit::{self, Event};
 use crate::cli::GcArgs;
 use crate::error::{Error, ExitCode, Result};
-use crate::mailbox::{ARCHIVE_DIR, QUARANTINE_DIR};
+use crate::mailbox::{ARCHIVE_DIR, Processed, QUARANTINE_DIR};
 use crate::message::parse_time;
 
 #[derive(Debug, Default, Serialize)]
@@ -29,17 +29,19 @@ pub fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
     let now = ctx.rt.now();
     let cutoff = now - age;
     let mut moves = Moves::default();
+    // Every state folder is checked first: a `.processed` or `.archive`
+    // swapped for a symlink stops gc before it moves or unlinks anything.
+    mailbox.check_state()?;
     let mut names = mailbox.message_names()?;
     names.sort();
     for name in names {
-        let processed = mailbox.is_processed(&name);
-        let (sub, kind, reason) = if processed {
+        let entry = mailbox.read(&name);
+        let (sub, kind, reason) = if let Processed::Done(marker) = mailbox.processed(&entry)? {
             // An empty marker from an older tool has no time: use the file's.
-            let when = mailbox
-                .marker(&name)
+            let when = marker
                 .and_then(|m| parse_time(&m.processed_at))
                 .or_else(|| {
-                    let modified = std::fs::metadata(
+                    let modified = std::fs::symlink_metadata(
                         mailbox
                             .dir()
                             .join(crate::mailbox::PROCESSED_DIR)
@@ -55,7 +57,7 @@ pub fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
             }
             (ARCHIVE_DIR, "archived", None)
         } else {
-            match mailbox.read(&name).message {
+            match entry.message {
                 Ok(m) if m.is_expired(now) => (
                     ARCHIVE_DIR,
                     "expired",

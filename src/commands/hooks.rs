@@ -10,7 +10,7 @@ use crate::audit::{self, Event};
 use crate::cli::{HooksCommand, HooksInstallArgs, HooksRunArgs, HooksUninstallArgs};
 use crate::error::{Error, ExitCode, Result};
 use crate::hooks::{self, Change, HOOK_NAMES, State};
-use crate::mailbox::{Approval, Mailbox};
+use crate::mailbox::Mailbox;
 use crate::message::Priority;
 use crate::repo::{self, HookDirs, HooksPathSource};
 use crate::{harness, mailbox};
@@ -298,8 +298,7 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
         .iter()
         .filter_map(|e| {
             let m = e.valid()?;
-            (judge.decide(m).action.awaits_approval()
-                && mailbox.approval(&e.name, true) == Approval::Pending)
+            (judge.decide(m).action.awaits_approval() && mailbox.approval(e, true).waits())
                 .then_some((e, m.priority))
         })
         .collect();

@@ -56,15 +56,23 @@ fn running(mailbox: &Mailbox) -> Result<Option<PidFile>> {
         drop(lock);
         return Ok(None);
     }
-    let text = fs::read_to_string(mailbox.dir().join(PID_FILE)).unwrap_or_default();
+    let text = read_pid_file(mailbox).unwrap_or_default();
     Ok(Some(serde_json::from_str(&text).unwrap_or(PidFile {
         pid: 0,
         started_at: "just now".into(),
     })))
 }
 
+/// The pid file's text: a regular file only, capped (a FIFO put there
+/// must not hang `monitor status`).
+fn read_pid_file(mailbox: &Mailbox) -> Option<String> {
+    let bytes =
+        fsutil::read_state(&mailbox.dir().join(PID_FILE), fsutil::SMALL_STATE_LIMIT).ok()??;
+    String::from_utf8(bytes).ok()
+}
+
 fn stale_pid(mailbox: &Mailbox) -> Option<u32> {
-    let text = fs::read_to_string(mailbox.dir().join(PID_FILE)).ok()?;
+    let text = read_pid_file(mailbox)?;
     serde_json::from_str::<PidFile>(&text).ok().map(|p| p.pid)
 }
 

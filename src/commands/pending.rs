@@ -3,7 +3,6 @@
 use super::check::{build_report, plural, print_item};
 use super::{Context, Judge};
 use crate::error::{ExitCode, Result};
-use crate::mailbox::Approval;
 
 pub fn run(ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
@@ -14,9 +13,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     let pending: Vec<_> = report
         .messages
         .iter()
-        .filter(|m| {
-            m.approval == Approval::Pending && !m.decision.action.eq(&crate::policy::Action::Reject)
-        })
+        .filter(|m| m.approval.waits() && !m.decision.action.eq(&crate::policy::Action::Reject))
         .collect();
     if ctx.printer.json() {
         ctx.printer

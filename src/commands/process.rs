@@ -5,7 +5,7 @@ use super::{Context, Judge};
 use crate::audit::{self, Event};
 use crate::cli::ProcessArgs;
 use crate::error::{Error, ExitCode, Result};
-use crate::mailbox::{Approval, Marker};
+use crate::mailbox::{Approval, Marker, Processed};
 use crate::message::format_time;
 use crate::policy::Action;
 
@@ -13,9 +13,13 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = Judge::load(&mailbox, ctx);
     let entry = mailbox.resolve(&args.reference)?;
-    if mailbox.is_processed(&entry.name) {
-        return Err(Error::AlreadyProcessed { name: entry.name });
-    }
+    // A marker for other bytes means the file was replaced after it was
+    // processed: the new content is processed (and judged) afresh.
+    let replaced = match mailbox.processed(&entry)? {
+        Processed::Done(_) => return Err(Error::AlreadyProcessed { name: entry.name }),
+        Processed::Replaced(_) => true,
+        Processed::No => false,
+    };
     // Invalid files are never acted on, but may be marked ignored.
     let decision = entry.valid().map(|m| judge.decide(m));
     if args.outcome == "done" {
@@ -33,14 +37,14 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
                 });
             }
             Some(d) if d.action == Action::RequireApproval => {
-                let state = mailbox.approval(&entry.name, true);
+                let state = mailbox.approval(&entry, true);
                 if state != Approval::Approved {
                     return Err(Error::Gated {
                         name: entry.name.clone(),
                         reason: format!(
                             "rule {} requires approval, which is {}",
                             d.rule,
-                            state.as_str()
+                            state.label()
                         ),
                     });
                 }
@@ -63,14 +67,25 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     }
     // Checked again under the claim: a process that finished just before we
     // claimed has written its marker by now.
-    if mailbox.is_processed(&entry.name) {
+    if let Processed::Done(_) = mailbox.processed(&entry)? {
         return Err(Error::AlreadyProcessed { name: entry.name });
+    }
+    if replaced {
+        let old = mailbox.retire_marker(&entry.name)?;
+        audit::append(
+            mailbox.dir(),
+            &Event::new(&ctx.rt, "marker_replaced")
+                .with("file", entry.name.as_str())
+                .with("kept_as", old.display().to_string()),
+        )?;
     }
     let marker = Marker {
         processed_at: format_time(ctx.rt.now()),
         by: ctx.rt.user().to_string(),
         outcome: args.outcome.clone(),
         note: args.note.clone(),
+        message_id: entry.valid().map(|m| m.message_id.clone()),
+        sha256: entry.sha256.clone(),
     };
     let path = mailbox.mark_processed(&entry.name, &marker)?;
     let mut event = Event::new(&ctx.rt, "processed")

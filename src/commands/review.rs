@@ -6,7 +6,6 @@ use std::io::{self, BufRead, IsTerminal};
 use super::approve::{Verdict, record};
 use super::{Context, Judge};
 use crate::error::{Error, ExitCode, Result};
-use crate::mailbox::Approval;
 use crate::policy::Action;
 
 pub fn run(ctx: &Context) -> Result<ExitCode> {
@@ -23,8 +22,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         .filter_map(|e| {
             let message = e.message.clone().ok()?;
             let decision = judge.decide(&message);
-            (decision.action == Action::RequireApproval
-                && mailbox.approval(&e.name, true) == Approval::Pending)
+            (decision.action == Action::RequireApproval && mailbox.approval(&e, true).waits())
                 .then_some((e, message))
         })
         .collect();
@@ -42,13 +40,8 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     let total = waiting.len();
     'messages: for (n, (entry, message)) in waiting.iter().enumerate() {
         ctx.printer.raw(&format!("\n[{} of {total}]\n", n + 1));
-        ctx.printer.raw(&super::show::render(
-            &mailbox,
-            &judge,
-            &entry.name,
-            message,
-            ctx,
-        ));
+        ctx.printer
+            .raw(&super::show::render(&mailbox, &judge, entry, message, ctx));
         loop {
             let Some(answer) = ask("[a]pprove, [r]eject, [s]kip, [q]uit? ") else {
                 break 'messages;

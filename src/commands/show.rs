@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use super::{Context, Judge};
 use crate::cli::ShowArgs;
 use crate::error::{ExitCode, Result};
-use crate::mailbox::Mailbox;
+use crate::mailbox::{Approval, Entry, Mailbox, Processed};
 use crate::message::Message;
 use crate::printer::{untrusted, untrusted_short};
 
@@ -17,11 +17,18 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let message = entry.require_valid()?;
     if ctx.printer.json() {
         let decision = judge.decide(&message);
+        let processed = mailbox.processed(&entry)?;
         ctx.printer.value(&serde_json::json!({
             "file": entry.name,
-            "processed": mailbox.is_processed(&entry.name),
-            "marker": mailbox.marker(&entry.name),
-            "approval": mailbox.approval(&entry.name, decision.action.awaits_approval()),
+            "sha256": entry.sha256,
+            "processed": matches!(processed, Processed::Done(_)),
+            "marker": match &processed {
+                Processed::Done(m) => m.clone(),
+                Processed::Replaced(m) => Some(m.clone()),
+                Processed::No => None,
+            },
+            "replaced_after_processing": matches!(processed, Processed::Replaced(_)),
+            "approval": mailbox.approval(&entry, decision.action.awaits_approval()),
             "approval_record": mailbox.approval_record(&entry.name),
             "decision": decision,
             "expired": message.is_expired(ctx.rt.now()),
@@ -29,7 +36,7 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
         }));
     } else {
         ctx.printer
-            .raw(&render(&mailbox, &judge, &entry.name, &message, ctx));
+            .raw(&render(&mailbox, &judge, &entry, &message, ctx));
     }
     Ok(ExitCode::Success)
 }
@@ -38,14 +45,15 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
 pub(super) fn render(
     mailbox: &Mailbox,
     judge: &Judge,
-    name: &str,
+    entry: &Entry,
     message: &Message,
     ctx: &Context,
 ) -> String {
+    let name = entry.name.as_str();
     let decision = judge.decide(message);
-    let approval = mailbox.approval(name, decision.action.awaits_approval());
-    let processed = mailbox.is_processed(name);
-    let marker = mailbox.marker(name);
+    let approval = mailbox.approval(entry, decision.action.awaits_approval());
+    // A marker that cannot be read safely is shown as not processed.
+    let processed = mailbox.processed(entry).unwrap_or(Processed::No);
     // The frame carries a random tag, so a body cannot fake its end.
     let tag = ctx.rt.rand_hex8();
     let m = message;
@@ -125,9 +133,12 @@ pub(super) fn render(
         "decision:     {} (rule {}){}\n",
         decision.action.as_str(),
         decision.rule,
-        match approval.as_str() {
-            "not_needed" => String::new(),
-            state => format!("; approval {state}"),
+        match approval {
+            Approval::NotNeeded => String::new(),
+            Approval::ChangedAfterApproval => {
+                "; CHANGED AFTER APPROVAL: the file differs from what a person decided on; not approved".to_string()
+            }
+            state => format!("; approval {}", state.label()),
         }
     ));
     p(&format!(
@@ -137,15 +148,21 @@ pub(super) fn render(
     if decision.notify_user {
         p("tell the user: yes\n");
     }
-    let state = match (&marker, processed) {
-        (Some(mk), _) => format!(
+    let state = match &processed {
+        Processed::Done(Some(mk)) => format!(
             "yes ({} by {} at {})",
             mk.outcome,
             one(&mk.by),
             one(&mk.processed_at)
         ),
-        (None, true) => "yes".into(),
-        (None, false) => format!("no (`aea process {}` when done)", m.message_id),
+        Processed::Done(None) => "yes".into(),
+        Processed::Replaced(mk) => format!(
+            "no: the file was replaced after it was processed ({} at {}); `aea process {}` when done",
+            mk.outcome,
+            one(&mk.processed_at),
+            m.message_id
+        ),
+        Processed::No => format!("no (`aea process {}` when done)", m.message_id),
     };
     if let Some(record) = mailbox.approval_record(name) {
         let why = record.note.as_ref().or(record.reason.as_ref());
