@@ -15,11 +15,13 @@ use crate::runtime::Runtime;
 
 pub const LOG_FILE: &str = "agent.log";
 pub const ROTATED_FILE: &str = "agent.log.1";
-const LOCK_FILE: &str = ".agent.log.lock";
+pub const LOCK_FILE: &str = ".agent.log.lock";
 pub const ROTATE_AT: u64 = 10 * 1024 * 1024;
 /// Reading stops after this many bytes of one file (older tools did not
 /// rotate); a line is never longer than this either.
 const READ_LIMIT: u64 = 8 * ROTATE_AT;
+/// How long an append waits for the log lock before giving up.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// One log line under construction: `{"ts", "event", "actor", …}`.
 #[derive(Debug, Clone)]
@@ -52,9 +54,13 @@ fn append_with_limit(aea_dir: &Path, event: &Event, rotate_at: u64) -> Result<()
     let lock_path = aea_dir.join(LOCK_FILE);
     let log_path = aea_dir.join(LOG_FILE);
     crate::fsutil::refuse_symlink(&log_path)?;
+    let owner = crate::fsutil::dir_owner(aea_dir);
     // A separate lock file: rotation renames the log, and a lock held on the
-    // renamed file would no longer exclude writers of the new one.
-    let _lock = crate::fsutil::lock(&lock_path)?;
+    // renamed file would no longer exclude writers of the new one. Writers
+    // hold it for one write; a holder that never lets go is an error, not a
+    // hung git hook.
+    let lock = crate::fsutil::lock_within(&lock_path, LOCK_WAIT)?;
+    crate::fsutil::require_owner(&lock, &lock_path, owner)?;
     match fs::symlink_metadata(&log_path) {
         Ok(meta) if meta.is_file() && meta.len() >= rotate_at => {
             let rotated = aea_dir.join(ROTATED_FILE);
@@ -63,8 +69,10 @@ fn append_with_limit(aea_dir: &Path, event: &Event, rotate_at: u64) -> Result<()
         _ => {}
     }
     let mut file = crate::fsutil::open_append(&log_path)?;
+    crate::fsutil::require_owner(&file, &log_path, owner)?;
     file.write_all(&line)
         .map_err(|e| Error::io("append to", &log_path, e))?;
+    drop(lock);
     Ok(())
 }
 

@@ -109,6 +109,11 @@ pub struct InitArgs {
     /// Do not install git hooks
     #[arg(long)]
     pub no_git_hooks: bool,
+
+    /// Let other OS users deliver here: `.aea/` sticky and writable by all
+    /// (1777), every state folder 0700 and the receiver's
+    #[arg(long)]
+    pub shared: bool,
 }
 
 fn message_type_parser() -> impl TypedValueParser<Value = MessageType> {

@@ -348,6 +348,56 @@ pub fn lock(path: &Path) -> Result<File> {
     Ok(file)
 }
 
+/// Like [`lock`], but gives up after `wait`: for locks held only for a
+/// moment (the audit log), so a process that holds one forever cannot hang
+/// every command and git hook.
+pub fn lock_within(path: &Path, wait: std::time::Duration) -> Result<File> {
+    let file = open_lock(path)?;
+    let deadline = std::time::Instant::now() + wait;
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(Error::io(
+                    "lock",
+                    path,
+                    io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("another process held the lock for over {wait:?}"),
+                    ),
+                ));
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(Error::io("lock", path, e)),
+        }
+    }
+}
+
+/// Refuses `file` (opened from `path`) unless it belongs to the user
+/// `owner` (the owner of `.aea/`). Where the inbox is shared, a log, lock
+/// or state file another user created there first is not aea's state.
+pub fn require_owner(file: &File, path: &Path, owner: Option<u32>) -> Result<()> {
+    let meta = file.metadata().map_err(|e| Error::io("inspect", path, e))?;
+    match (owner, self::owner(&meta)) {
+        (Some(expected), Some(actual)) if expected != actual => Err(Error::UnsafeState {
+            path: path.to_path_buf(),
+            detail: format!(
+                "belongs to uid {actual}, not to uid {expected} who owns .aea/; it was not written by the receiver"
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The owner of the folder `dir` (for [`require_owner`]).
+pub fn dir_owner(dir: &Path) -> Option<u32> {
+    fs::symlink_metadata(dir).ok().and_then(|m| owner(&m))
+}
+
 /// The SHA-256 of `bytes` as lower-case hex (attachments, sync digests).
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
@@ -392,7 +442,11 @@ impl ReadLimited {
 /// Reads a regular file of at most `limit` bytes, refusing symlinks and
 /// special files before reading a byte.
 pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ReadLimited> {
-    let file = open_read(path)?;
+    read_opened(open_read(path)?, limit)
+}
+
+/// Reads at most `limit` bytes of a file opened with [`open_read`].
+pub fn read_opened(file: File, limit: u64) -> Result<Vec<u8>, ReadLimited> {
     let len = file.metadata().map_err(ReadLimited::Io)?.len();
     if len > limit {
         return Err(ReadLimited::TooLarge(len));

@@ -792,10 +792,18 @@ impl Mailbox {
 
     /// The message files `channel` has already told about. A state file
     /// that is not a regular file counts as empty (everything is new).
+    /// One written by another user (planted in a shared inbox to silence
+    /// the reminders) counts as empty too.
     pub fn announced(&self, channel: &str) -> HashSet<String> {
-        fsutil::read_state(&self.sub(&announced_file(channel)), fsutil::STATE_LIMIT)
+        let path = self.sub(&announced_file(channel));
+        let Ok(file) = fsutil::open_read(&path) else {
+            return HashSet::new();
+        };
+        if fsutil::require_owner(&file, &path, self.owner).is_err() {
+            return HashSet::new();
+        }
+        fsutil::read_opened(file, fsutil::STATE_LIMIT)
             .ok()
-            .flatten()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_default()
     }

@@ -23,7 +23,7 @@ use crate::runtime::Runtime;
 
 const STORE_DIR: &str = ".sync";
 const STATE_FILE: &str = "state.json";
-const LOCK_FILE: &str = ".sync.lock";
+pub const LOCK_FILE: &str = ".sync.lock";
 /// Pushes that lost a race are retried this often before giving up.
 const PUSH_ATTEMPTS: u32 = 10;
 
@@ -124,7 +124,8 @@ fn save_state(mailbox: &Mailbox, state: &SyncState) -> Result<()> {
 pub fn sync(mailbox: &Mailbox, me: &str, url: &str, rt: &Runtime) -> Result<Report> {
     let _lock = fsutil::lock(&mailbox.dir().join(LOCK_FILE))?;
     // The private store is the receiver's state: never through a symlink.
-    fsutil::check_state_dir(&mailbox.dir().join(STORE_DIR), None)?;
+    mailbox.check_state()?;
+    fsutil::ensure_state_dir(&mailbox.dir().join(STORE_DIR))?;
     let mut session = Session {
         mailbox,
         me,

@@ -105,6 +105,11 @@ fn symlinked_aea_tmp_or_message_file_is_refused() {
     assert_eq!(code(&out), 5, "{}", stderr(&out));
     assert_eq!(std::fs::read_dir(&outside_tmp).unwrap().count(), 0);
     assert!(inbox_files(&db).is_empty());
+    // Reading state through it is refused too, until it is a real folder.
+    let out = env.run(&db, &["check"]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    std::fs::remove_file(db.join(".aea/.tmp")).unwrap();
+    std::fs::create_dir(db.join(".aea/.tmp")).unwrap();
 
     // A message file that is a symlink is listed invalid and never read.
     let target = env.path().join("target.json");

@@ -12,5 +12,6 @@ mod lifecycle;
 mod policy_corpus;
 mod roundtrip;
 mod snapshots;
+mod state;
 mod sync;
 mod wake;

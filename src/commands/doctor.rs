@@ -2,6 +2,7 @@
 //! exact fix for each problem. Exit 6 when something needs attention.
 
 use std::fs;
+use std::path::Path;
 
 use chrono::Duration;
 use serde::Serialize;
@@ -11,7 +12,7 @@ use crate::config::{self, AgentConfig};
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
 use crate::hooks::{self, HOOK_NAMES, State};
-use crate::mailbox::{CLAIMS_DIR, LAYOUT_DIRS, TMP_DIR};
+use crate::mailbox::{CLAIMS_DIR, LAYOUT_DIRS, STATE_DIRS, TMP_DIR};
 use crate::policy::Policy;
 use crate::registry::{Health, Registry};
 use crate::repo::{self, HooksPathSource};
@@ -23,6 +24,129 @@ struct Finding {
     detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     fix: Option<String>,
+}
+
+/// What is wrong with the receiver's state in `aea` (SPEC §15.1), each
+/// with the exact command that fixes it: state folders that are symlinks,
+/// not directories, owned by another user or writable by others; state
+/// files that are symlinks, special files or another user's; special files
+/// anywhere in `.aea/`; a world-writable `.aea/` that is not sticky.
+fn state_problems(aea: &Path) -> Vec<(String, String)> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let mut found = Vec::new();
+    let Ok(top) = fs::symlink_metadata(aea) else {
+        return found;
+    };
+    let owner = top.uid();
+    let shared = top.mode() & 0o1000 != 0;
+    let shown = |p: &Path| p.display().to_string();
+    if top.mode() & 0o022 != 0 && !shared {
+        found.push((
+            format!("{} is writable by other users but not sticky: they can rename or delete the receiver's state", shown(aea)),
+            format!("chmod 1777 {0}   (or `chmod go-w {0}` if no other user sends here)", shown(aea)),
+        ));
+    }
+    let aside =
+        |p: &Path, mode: &str| format!("mv {0} {0}.suspect && mkdir -m {mode} {0}", shown(p));
+    for dir in STATE_DIRS {
+        let path = aea.join(dir);
+        let Ok(meta) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() || !meta.is_dir() {
+            found.push((
+                format!(
+                    "{} is {}, not a real folder: aea does not use it",
+                    shown(&path),
+                    kind(&meta)
+                ),
+                aside(&path, "700"),
+            ));
+            continue;
+        }
+        if meta.uid() != owner {
+            found.push((
+                format!("{} belongs to uid {}, not to uid {owner} who owns .aea/: its content is not trusted", shown(&path), meta.uid()),
+                format!("{}   (after checking what is in it)", aside(&path, "700")),
+            ));
+        } else if meta.mode() & 0o002 != 0 || (shared && meta.mode() & 0o077 != 0) {
+            found.push((
+                format!(
+                    "{} has mode {:o}: other users can look or write inside",
+                    shown(&path),
+                    meta.permissions().mode() & 0o7777
+                ),
+                format!("chmod 700 {}", shown(&path)),
+            ));
+        }
+        for entry in fs::read_dir(&path).into_iter().flatten().flatten() {
+            let Ok(meta) = entry.metadata() else { continue };
+            let path = entry.path();
+            if meta.file_type().is_symlink() || !(meta.is_file() || meta.is_dir()) {
+                found.push((
+                    format!("{} is {}: aea never reads it", shown(&path), kind(&meta)),
+                    format!("rm {}", shown(&path)),
+                ));
+            } else if meta.uid() != owner {
+                found.push((
+                    format!(
+                        "{} belongs to uid {}, not to the receiver (uid {owner})",
+                        shown(&path),
+                        meta.uid()
+                    ),
+                    format!("mv {0} {0}.suspect", shown(&path)),
+                ));
+            }
+        }
+    }
+    for entry in fs::read_dir(aea).into_iter().flatten().flatten() {
+        let Ok(meta) = entry.metadata() else { continue };
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let ours = name == config::FILE_NAME
+            || name == ".gitignore"
+            || name.starts_with(".announced-")
+            || name.starts_with("agent.log")
+            || name.starts_with("monitor.")
+            || name == ".installed.json"
+            || super::init::TOP_STATE_FILES.iter().any(|(n, _)| *n == name);
+        let special = !(meta.is_file() || meta.is_dir() || meta.file_type().is_symlink());
+        if special {
+            found.push((
+                format!("{} is {}: aea never reads it", shown(&path), kind(&meta)),
+                format!("rm {}", shown(&path)),
+            ));
+        } else if ours && meta.file_type().is_symlink() {
+            found.push((
+                format!("{} is a symbolic link: aea never follows it", shown(&path)),
+                format!("rm {}   (aea writes a new one)", shown(&path)),
+            ));
+        } else if ours && meta.uid() != owner {
+            found.push((
+                format!("{} belongs to uid {}, not to uid {owner} who owns .aea/: not written by the receiver", shown(&path), meta.uid()),
+                format!("mv {0} {0}.suspect", shown(&path)),
+            ));
+        }
+    }
+    found
+}
+
+fn kind(meta: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else if t.is_dir() {
+        "a folder"
+    } else {
+        "a file"
+    }
 }
 
 pub fn run(ctx: &Context) -> Result<ExitCode> {
@@ -64,7 +188,12 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     );
 
     let config_path = aea.join(config::FILE_NAME);
-    let text = fs::read_to_string(&config_path).unwrap_or_default();
+    // Never a FIFO or a symlink: an unreadable config reads as empty here
+    // and the state check below names the file.
+    let text = crate::fsutil::read_optional(&config_path)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     let parsed = AgentConfig::parse(&text, &config_path)
         .map_err(|e| e.to_string())
         .and_then(|c| {
@@ -204,7 +333,33 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         "Claude Code is told about new mail",
     );
 
-    let entries = mailbox.unprocessed()?;
+    let state = state_problems(aea);
+    if state.is_empty() {
+        check(
+            "state",
+            None,
+            "state folders and files are the receiver's, real and regular",
+        );
+    }
+    for (detail, fix) in state {
+        check("state", Some((detail, fix)), "");
+    }
+    if aea.join(config::STALE_CACHE_FILE).exists() {
+        check(
+            "config cache",
+            Some((
+                format!(
+                    "{} is left from aea 0.1; it is ignored",
+                    config::STALE_CACHE_FILE
+                ),
+                format!("rm {}", aea.join(config::STALE_CACHE_FILE).display()),
+            )),
+            "",
+        );
+    }
+
+    // Unsound state is reported above; the inbox is then listed without it.
+    let entries = mailbox.unprocessed().unwrap_or_default();
     let invalid: Vec<&str> = entries
         .iter()
         .filter(|e| e.message.is_err())

@@ -13,7 +13,7 @@ use crate::cli::InitArgs;
 use crate::config::{self, AgentConfig};
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
-use crate::mailbox::{AEA_DIR, LAYOUT_DIRS, PROMPTS_DIR};
+use crate::mailbox::{AEA_DIR, LAYOUT_DIRS, PROMPTS_DIR, STATE_DIRS};
 use crate::message::{check_agent_id, format_time, sanitize_agent_id};
 use crate::registry::{Entry, Health, Registry};
 use crate::repo::{self, HooksPathSource};
@@ -27,6 +27,8 @@ pub struct Options<'a> {
     pub agent_files: bool,
     /// The binary git hooks call; `None` installs no git hooks.
     pub git_hooks: Option<&'a Path>,
+    /// `--shared`: other OS users may deliver into `.aea/` (SPEC §15.1).
+    pub shared: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -62,6 +64,7 @@ pub fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
         } else {
             ctx.exe.as_deref()
         },
+        shared: args.shared,
     };
     let (report, registered) = init_repo(&repo, &options, &ctx.rt, ctx.registry())?;
     for warning in &report.warnings {
@@ -201,6 +204,10 @@ pub fn init_repo(
         install_git_hooks(repo, &aea, binary, rt, &mut changed, &mut warnings)?;
     }
 
+    if options.shared {
+        share(&aea, &mut changed)?;
+    }
+
     audit::append(
         &aea,
         &Event::new(rt, "init")
@@ -223,6 +230,54 @@ pub fn init_repo(
         warnings,
     };
     Ok((report, registered))
+}
+
+/// Files directly in `.aea/` that hold the receiver's state. `--shared`
+/// creates them up front: in a sticky folder a sender cannot replace a file
+/// the receiver owns, but could plant one that does not exist yet.
+pub(super) const TOP_STATE_FILES: [(&str, u32); 6] = [
+    (audit::LOG_FILE, 0o644),
+    (audit::LOCK_FILE, 0o600),
+    (crate::sync::LOCK_FILE, 0o600),
+    (super::monitor::LOCK_FILE, 0o600),
+    (".announced-agent.json", 0o600),
+    (".announced-git.json", 0o600),
+];
+
+/// `--shared` (SPEC §15.1): other OS users may create new files in `.aea/`
+/// (mode 1777) but, the folder being sticky, cannot rename or delete what
+/// they do not own; every state folder is the receiver's and 0700.
+fn share(aea: &Path, changed: &mut Vec<String>) -> Result<()> {
+    let owner = fsutil::dir_owner(aea);
+    for dir in STATE_DIRS {
+        let path = aea.join(dir);
+        fsutil::ensure_state_dir(&path)?;
+        set_mode(&path, 0o700)?;
+        fsutil::check_state_dir(&path, owner)?;
+    }
+    for (name, mode) in TOP_STATE_FILES {
+        let path = aea.join(name);
+        let file = fsutil::open_lock(&path)?;
+        fsutil::require_owner(&file, &path, owner)?;
+        set_mode(&path, mode)?;
+    }
+    set_mode(aea, 0o1777)?;
+    changed.push(format!(
+        "{AEA_DIR}/ shared: sticky and writable by all (1777), state folders 0700"
+    ));
+    Ok(())
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(mode))
+            .map_err(|e| Error::io("change the mode of", path, e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = (path, mode);
+    Ok(())
 }
 
 /// Installs the git hooks where git runs them; a repository that is not a

@@ -25,7 +25,7 @@ use crate::message::format_time;
 use crate::transport::{MonitoringConfig, Transport};
 use crate::watch::DirWatch;
 
-const LOCK_FILE: &str = "monitor.lock";
+pub(super) const LOCK_FILE: &str = "monitor.lock";
 const PID_FILE: &str = "monitor.pid";
 const STOP_FILE: &str = "monitor.stop";
 
