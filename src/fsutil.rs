@@ -274,6 +274,24 @@ pub fn replace_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     sync_dir(dir)
 }
 
+/// Replaces `path` with `bytes` staged in `staging` (same file system),
+/// flushed, renamed over `path`. Unlike [`replace_atomic`] the staging
+/// folder need not be `path`'s: for replacing a file in a folder where
+/// only the final rename is ours to make.
+pub fn replace_atomic_via(staging: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
+    let counter = std::cell::Cell::new(0u32);
+    let nonce = || {
+        counter.set(counter.get() + 1);
+        format!("{}-{}", std::process::id(), counter.get())
+    };
+    let tmp = stage(staging, "adopt", bytes, &nonce)?;
+    if let Err(e) = fs::rename(&tmp, path) {
+        let _ = fs::remove_file(&tmp);
+        return Err(Error::io("replace", path, e));
+    }
+    sync_dir(path.parent().unwrap_or_else(|| Path::new(".")))
+}
+
 /// Creates `path` with `bytes` only if it does not exist yet. Returns false
 /// when it already existed (nothing is written then).
 pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {

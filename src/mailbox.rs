@@ -349,6 +349,11 @@ impl Mailbox {
         let mut names = HashSet::new();
         for entry in entries {
             let entry = entry.map_err(|e| Error::io("list", &dir, e))?;
+            // Only regular files count (the type comes with the listing, no
+            // stat): a FIFO or symlink put there is not a marker.
+            if !entry.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
             if let Ok(name) = entry.file_name().into_string() {
                 names.insert(name);
             }
@@ -397,37 +402,44 @@ impl Mailbox {
         })
     }
 
-    /// Whether the marker of inbox file `name` still covers it. Cheap in the
-    /// common case: a file whose inode changed no later than its marker's
-    /// was not rewritten since (the change time cannot be set by a user);
-    /// only otherwise are the marker and the file read and compared.
-    fn marker_holds(&self, name: &str) -> bool {
-        let marker = self.sub(PROCESSED_DIR).join(name);
-        let Ok(marker_meta) = fs::symlink_metadata(&marker) else {
-            return false;
-        };
-        if !marker_meta.is_file() {
-            return false;
+    /// Why an unprocessed message has a marker anyway, if it has one: the
+    /// marker is not a regular file (ignored), or it was written for other
+    /// bytes (the file was replaced after it was processed).
+    pub fn stale_marker(&self, entry: &Entry) -> Option<&'static str> {
+        self.state_dir(PROCESSED_DIR).ok()??;
+        let meta = fs::symlink_metadata(self.sub(PROCESSED_DIR).join(&entry.name)).ok()?;
+        if !meta.is_file() {
+            return Some("its processed marker is not a regular file; ignored");
         }
-        let Ok(file_meta) = fs::symlink_metadata(self.dir.join(name)) else {
-            return true;
-        };
-        if fsutil::ctime(&file_meta) <= fsutil::ctime(&marker_meta) {
-            return true;
-        }
-        matches!(self.processed(&self.read(name)), Ok(Processed::Done(_)))
+        matches!(self.processed(entry), Ok(Processed::Replaced(_)))
+            .then_some("the file was replaced after it was processed; shown again")
     }
 
-    /// Why an unprocessed message has a marker anyway, if it has one: the
-    /// file was replaced after processing, or the marker is not a file.
-    pub fn stale_marker(&self, name: &str) -> Option<&'static str> {
-        self.state_dir(PROCESSED_DIR).ok()??;
-        let meta = fs::symlink_metadata(self.sub(PROCESSED_DIR).join(name)).ok()?;
-        Some(if meta.is_file() {
-            "changed after it was processed; shown again"
-        } else {
-            "its processed marker is not a regular file; ignored"
-        })
+    /// Makes the receiver the owner of the bytes it judged, before a
+    /// marker or an approval is bound to them: where the file belongs to
+    /// another user (a sender in a shared inbox), a copy owned by the
+    /// receiver replaces it, so that sender can neither rewrite nor
+    /// replace it afterwards (`.aea/` is sticky). The bytes must still be
+    /// those of `entry`. Nothing happens to a file the receiver owns.
+    pub fn adopt(&self, entry: &Entry) -> Result<()> {
+        let path = self.dir.join(&entry.name);
+        let file = fsutil::open_read(&path).map_err(|e| e.into_error(&path, self.message_limit))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::io("inspect", &path, e))?;
+        if fsutil::owner(&meta) == self.owner {
+            return Ok(());
+        }
+        let bytes = fsutil::read_opened(file, self.message_limit)
+            .map_err(|e| e.into_error(&path, self.message_limit))?;
+        if entry.sha256.as_deref() != Some(fsutil::sha256_hex(&bytes).as_str()) {
+            return Err(Error::UnsafeState {
+                path,
+                detail: "changed while it was being decided on; nothing was recorded".into(),
+            });
+        }
+        let staging = self.make_state_dir(TMP_DIR)?;
+        fsutil::replace_atomic_via(&staging, &path, &bytes)
     }
 
     /// Reads and validates one message file of the inbox.
@@ -437,14 +449,18 @@ impl Mailbox {
 
     /// Unprocessed messages in processing order (SPEC §5.1), then the
     /// unprocessed files that are not valid messages, by name.
-    /// A message whose marker was written for other bytes is listed again.
+    /// Only a regular file in a sound `.processed/` hides a message. Whether
+    /// a marker still matches the file's bytes is not checked here: that
+    /// would cost two `stat`s per processed message (SPEC §14); `process`,
+    /// `approve` and `show` check it, `doctor` checks every marker, and
+    /// where the inbox is shared the receiver owns what it processed.
     pub fn unprocessed(&self) -> Result<Vec<Entry>> {
         self.check_state()?;
         let processed = self.names_in(PROCESSED_DIR)?;
         let mut entries: Vec<Entry> = self
             .message_names()?
             .into_iter()
-            .filter(|n| !processed.contains(n) || !self.marker_holds(n))
+            .filter(|n| !processed.contains(n))
             .map(|n| self.read(&n))
             .collect();
         sort_for_processing(&mut entries);

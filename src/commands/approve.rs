@@ -105,6 +105,9 @@ pub(super) fn record(
         reason,
         sha256: entry.sha256.clone(),
     };
+    // The record binds these bytes; in a shared inbox the sender can no
+    // longer change them once the receiver owns the file.
+    mailbox.adopt(entry)?;
     let (path, superseded) = mailbox.record_approval(&record)?;
     let mut event = Event::new(&ctx.rt, word)
         .with("message", record.message_id.as_str())

@@ -96,7 +96,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
                     decision,
                     approval,
                     expired: m.is_expired(now),
-                    stale_marker: mailbox.stale_marker(&entry.name),
+                    stale_marker: mailbox.stale_marker(entry),
                 });
             }
             Err(reason) => invalid.push(Invalid {

@@ -12,7 +12,7 @@ use crate::config::{self, AgentConfig};
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
 use crate::hooks::{self, HOOK_NAMES, State};
-use crate::mailbox::{CLAIMS_DIR, LAYOUT_DIRS, STATE_DIRS, TMP_DIR};
+use crate::mailbox::{CLAIMS_DIR, LAYOUT_DIRS, PROCESSED_DIR, Processed, STATE_DIRS, TMP_DIR};
 use crate::policy::Policy;
 use crate::registry::{Health, Registry};
 use crate::repo::{self, HooksPathSource};
@@ -375,6 +375,34 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
             )
         }),
         "every unprocessed file is a valid message",
+    );
+
+    // Every marker against the bytes it was written for (too slow for
+    // `check`, which only lists).
+    let replaced: Vec<String> = mailbox
+        .message_names()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|name| aea.join(PROCESSED_DIR).join(name).is_file())
+        .filter(|name| {
+            matches!(
+                mailbox.processed(&mailbox.read(name)),
+                Ok(Processed::Replaced(_))
+            )
+        })
+        .collect();
+    check(
+        "processed",
+        (!replaced.is_empty()).then(|| {
+            (
+                format!(
+                    "replaced after they were processed (their markers are for other bytes): {}",
+                    replaced.join(", ")
+                ),
+                "read each with `aea show <file>`, then `aea process <file>` again (the old marker is kept)".to_string(),
+            )
+        }),
+        "every processed message is the one that was processed",
     );
 
     let old = |dir: &str, age: Duration| -> Vec<String> {

@@ -70,6 +70,9 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     if let Processed::Done(_) = mailbox.processed(&entry)? {
         return Err(Error::AlreadyProcessed { name: entry.name });
     }
+    // The marker binds these bytes; in a shared inbox the sender can no
+    // longer change them once the receiver owns the file.
+    mailbox.adopt(&entry)?;
     if replaced {
         let old = mailbox.retire_marker(&entry.name)?;
         audit::append(
