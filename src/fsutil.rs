@@ -185,7 +185,12 @@ pub fn require_real_dir(path: &Path) -> Result<()> {
 pub fn sync_dir(dir: &Path) -> Result<()> {
     #[cfg(unix)]
     {
-        File::open(dir)
+        // A directory only, never blocking on a FIFO swapped in. (Symlinks
+        // are followed: the user's config folder may be one.)
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(dir)
             .and_then(|d| d.sync_all())
             .map_err(|e| Error::io("sync directory", dir, e))?;
     }
@@ -545,6 +550,53 @@ mod tests {
                 Err(ReadLimited::Symlink)
             ));
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn state_is_never_read_from_a_fifo_or_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        // Each of these would block forever on a FIFO opened without O_NONBLOCK.
+        assert!(matches!(
+            read_limited(&fifo, 10),
+            Err(ReadLimited::NotAFile)
+        ));
+        assert!(matches!(
+            read_state(&fifo, 10),
+            Err(Error::UnsafeState { .. })
+        ));
+        assert!(open_lock(&fifo).is_err());
+        assert!(open_append(&fifo).is_err());
+        let zero = dir.path().join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        assert!(matches!(read_limited(&zero, 10), Err(ReadLimited::Symlink)));
+        assert!(matches!(open_lock(&zero), Err(Error::Symlink { .. })));
+        assert_eq!(read_state(&dir.path().join("missing"), 10).unwrap(), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn state_dirs_are_private_and_checked() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        assert!(ensure_state_dir(&state).unwrap());
+        let mode = fs::metadata(&state).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        let me = dir_owner(dir.path());
+        assert!(check_state_dir(&state, me).unwrap());
+        assert!(!check_state_dir(&dir.path().join("none"), me).unwrap());
+        assert!(check_state_dir(&state, me.map(|u| u + 1)).is_err());
+        fs::set_permissions(&state, fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(check_state_dir(&state, me).is_err());
     }
 
     #[test]

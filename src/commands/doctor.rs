@@ -305,8 +305,11 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         .iter()
         .copied()
         .filter(|f| {
-            !fs::read_to_string(repo.join(f))
-                .is_ok_and(|t| t.contains(crate::templates::SECTION_BEGIN))
+            // Regular files only (a FIFO must not hang doctor), symlinks resolved.
+            !fs::canonicalize(repo.join(f))
+                .ok()
+                .and_then(|real| crate::fsutil::read_optional(&real).ok().flatten())
+                .is_some_and(|t| t.contains(crate::templates::SECTION_BEGIN))
         })
         .collect();
     check(
