@@ -155,7 +155,15 @@ pub struct Claim {
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
+        // Only inside a real `.claims/`: one swapped for a symlink while the
+        // claim was held must not make us unlink a file elsewhere.
+        let real_dir = self
+            .path
+            .parent()
+            .is_some_and(|d| fsutil::state_dir_exists(d).unwrap_or(false));
+        if real_dir {
+            let _ = fs::remove_file(&self.path);
+        }
     }
 }
 

@@ -371,6 +371,19 @@ fn fifos_in_state_never_hang_a_command_or_a_git_hook() {
     std::fs::write(web.join("a.txt"), "a").unwrap();
     assert!(git(&env, &web, &["add", "a.txt"]).status.success());
 
+    // A FIFO marker does not hide the message, and check says why.
+    mkfifo(&aea_dir.join(".processed").join(&name));
+    let report = env.json(&web, &["check"]);
+    assert_eq!(report["messages"][0]["id"], id.as_str(), "{report}");
+    assert!(
+        report["messages"][0]["stale_marker"]
+            .as_str()
+            .unwrap()
+            .contains("not a regular file"),
+        "{report}"
+    );
+    std::fs::remove_file(aea_dir.join(".processed").join(&name)).unwrap();
+
     let places = [
         format!(".approvals/{name}.json"),
         format!(".processed/{name}"),
