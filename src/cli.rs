@@ -85,6 +85,8 @@ pub enum Command {
     Agents,
     /// Check message files against the protocol
     Validate(ValidateArgs),
+    /// Allow this repository's config to run programs, pass options to git or reach hosts
+    Trust(TrustArgs),
     /// Show two repositories exchanging mail, in a temporary directory
     Demo(DemoArgs),
 }
@@ -404,4 +406,11 @@ pub struct DemoArgs {
     /// Keep the demo repositories in this directory instead of a temporary one
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// Withdraw the trust instead of granting it
+    #[arg(long)]
+    pub revoke: bool,
 }

@@ -23,6 +23,7 @@ pub mod secrets;
 pub mod sync;
 pub mod templates;
 pub mod transport;
+pub mod trust;
 pub mod watch;
 
 use std::error::Error as _;

@@ -7,12 +7,11 @@ use chrono::Duration;
 use serde::Serialize;
 
 use super::Context;
-use crate::config::{self, AgentConfig};
+use crate::config;
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
 use crate::hooks::{self, HOOK_NAMES, State};
 use crate::mailbox::{CLAIMS_DIR, LAYOUT_DIRS, TMP_DIR};
-use crate::policy::Policy;
 use crate::registry::{Health, Registry};
 use crate::repo::{self, HooksPathSource};
 
@@ -65,12 +64,10 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
 
     let config_path = aea.join(config::FILE_NAME);
     let text = fs::read_to_string(&config_path).unwrap_or_default();
-    let parsed = AgentConfig::parse(&text, &config_path)
-        .map_err(|e| e.to_string())
-        .and_then(|c| {
-            let id = c.agent.id.clone();
-            Policy::from_config(c).map(|_| id)
-        });
+    // The same check every command and the pre-commit gate make.
+    let parsed = config::Checked::parse(&text, &config_path)
+        .map(|c| c.config.agent.id)
+        .map_err(|e| e.to_string());
     let id = parsed.as_ref().ok().cloned().flatten();
     check(
         "config",
@@ -86,17 +83,6 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
             Ok(Some(_)) => None,
         },
         "agent-config.yaml reads and compiles",
-    );
-    let unknown = config::unknown_keys(&text);
-    check(
-        "config keys",
-        (!unknown.is_empty()).then(|| {
-            (
-                format!("unknown keys, ignored: {}", unknown.join(", ")),
-                format!("rename or remove them in {}", config_path.display()),
-            )
-        }),
-        "no unknown keys",
     );
 
     match (ctx.registry(), &id) {

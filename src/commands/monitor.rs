@@ -174,8 +174,11 @@ struct Rung {
     next: Instant,
 }
 
+/// A monitoring duration, capped at a day so that adding it to the clock
+/// cannot overflow.
 fn duration_or(text: Option<&str>, default: Duration, what: &str) -> Result<Duration> {
     text.map_or(Ok(default), |t| parse_std_duration(t, what))
+        .map(|d| d.min(Duration::from_secs(86_400)))
 }
 
 /// The monitor itself.
@@ -202,16 +205,20 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         &mailbox.dir().join(PID_FILE),
         &serde_json::to_vec(&pid).expect("a pid file always serialises"),
     )?;
-    let config: MonitoringConfig = mailbox
-        .config()
-        .ok()
-        .and_then(|c| c.monitoring)
+    let agent_config = mailbox.config().ok();
+    let mut config: MonitoringConfig = agent_config
+        .as_ref()
+        .and_then(|c| c.monitoring.clone())
         .map(serde_json::from_value)
         .transpose()
         .map_err(|e| Error::ConfigInvalid {
             path: mailbox.dir().join(crate::config::FILE_NAME),
             detail: format!("monitoring: {e}"),
         })?
+        .unwrap_or_default();
+    // Transports run programs and reach hosts: only trusted ones ring.
+    config.transports = agent_config
+        .map(|c| ctx.trusted(mailbox, &c).transports)
         .unwrap_or_default();
     let retry_initial = duration_or(
         config.retry_initial.as_deref(),

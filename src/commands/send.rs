@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Context, parse_duration};
+use super::{Context, shift_time};
 use crate::audit::{self, Event};
 use crate::cli::{ContentArgs, SendArgs};
 use crate::error::{Error, ExitCode, Result};
@@ -231,8 +231,8 @@ fn read_body(content: &ContentArgs, ctx: &Context) -> Result<String> {
 }
 
 fn parse_expiry(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>> {
-    if let Some(duration) = parse_duration(text) {
-        return Ok(now + duration);
+    if let Some(at) = shift_time(now, text, "--expires", true)? {
+        return Ok(at);
     }
     message::parse_time(text).ok_or_else(|| {
         Error::usage(
