@@ -413,4 +413,7 @@ pub struct TrustArgs {
     /// Withdraw the trust instead of granting it
     #[arg(long)]
     pub revoke: bool,
+    /// Only show the settings, their digest and whether they are trusted
+    #[arg(long, conflicts_with = "revoke")]
+    pub show: bool,
 }

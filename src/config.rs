@@ -117,7 +117,7 @@ pub struct HookConfig {
 /// `hooks.pre_commit.block_on`: a closed set, so a typo is an error, not
 /// "never".
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "snake_case", try_from = "String")]
 pub enum BlockOn {
     #[default]
     Never,
@@ -125,6 +125,23 @@ pub enum BlockOn {
     UrgentPending,
     /// Any mail waiting for a person's approval.
     GatedPending,
+}
+
+/// Read from a string so that a list or a map gets "expected a string"
+/// rather than serde's wording for enums.
+impl TryFrom<String> for BlockOn {
+    type Error = String;
+
+    fn try_from(text: String) -> std::result::Result<Self, String> {
+        match text.as_str() {
+            "never" => Ok(BlockOn::Never),
+            "urgent_pending" => Ok(BlockOn::UrgentPending),
+            "gated_pending" => Ok(BlockOn::GatedPending),
+            other => Err(format!(
+                "hooks.pre_commit.block_on: unknown value {other:?} (one of never, urgent_pending, gated_pending)"
+            )),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -374,7 +391,12 @@ pub fn load_checked(aea_dir: &Path) -> Result<Checked> {
 /// already names the line and column.
 fn first_line(text: &str) -> String {
     let line = text.lines().next().unwrap_or(text).trim();
-    line.strip_prefix("error: ").unwrap_or(line).to_string()
+    let line = line.strip_prefix("error: ").unwrap_or(line);
+    // serde-saphyr's advice is for programmers, not for the file's author.
+    line.split(", set DuplicateKeyPolicy")
+        .next()
+        .unwrap_or(line)
+        .to_string()
 }
 
 #[cfg(test)]

@@ -124,8 +124,17 @@ fn trust_is_bound_to_the_settings_and_can_be_revoked() {
 
     let nothing = env.run(&web, &["sync"]);
     assert_eq!(code(&nothing), 2, "{}", stderr(&nothing));
+    let v = env.json(&web, &["trust", "--show"]);
+    assert_eq!(v["trusted"], false, "{v}");
+    let doctor = env.run(&web, &["doctor"]);
+    assert!(
+        stdout(&doctor).contains("ignored until you trust them: sync.remote"),
+        "{}",
+        stdout(&doctor)
+    );
     let v = env.json(&web, &["trust"]);
     assert_eq!(v["trusted"], true, "{v}");
+    assert_eq!(env.json(&web, &["trust", "--show"])["trusted"], true);
     assert_eq!(v["settings"]["sync_remote"], "/srv/mail.git", "{v}");
     let digest = v["digest"].as_str().unwrap().to_string();
     assert!(digest.starts_with("sha256:"), "{digest}");

@@ -65,7 +65,13 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     let config_path = aea.join(config::FILE_NAME);
     let text = fs::read_to_string(&config_path).unwrap_or_default();
     // The same check every command and the pre-commit gate make.
-    let parsed = config::Checked::parse(&text, &config_path)
+    let checked = config::Checked::parse(&text, &config_path);
+    let untrusted = checked.as_ref().ok().map(|c| {
+        crate::trust::trusted_settings(&c.config, aea, repo, ctx.trust_store())
+            .map(|t| t.ignored.keys())
+            .map_err(|e| e.to_string())
+    });
+    let parsed = checked
         .map(|c| c.config.agent.id)
         .map_err(|e| e.to_string());
     let id = parsed.as_ref().ok().cloned().flatten();
@@ -83,6 +89,19 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
             Ok(Some(_)) => None,
         },
         "agent-config.yaml reads and compiles",
+    );
+    check(
+        "config trust",
+        match untrusted {
+            Some(Ok(keys)) if !keys.is_empty() => Some((
+                format!("ignored until you trust them: {}", keys.join(", ")),
+                "read what they run with `aea trust --show`, then trust them with `aea trust`"
+                    .to_string(),
+            )),
+            Some(Err(e)) => Some((e, "see the error".to_string())),
+            _ => None,
+        },
+        "nothing in the config runs a program or reaches a host untrusted",
     );
 
     match (ctx.registry(), &id) {

@@ -102,7 +102,7 @@ impl Context {
             Ok(t) => {
                 if !t.ignored.is_empty() {
                     self.printer.warn(format_args!(
-                        "ignoring {} of {} until you trust them: review them with `aea trust`",
+                        "ignoring {} of {} until you trust them: see `aea trust --show`, then `aea trust`",
                         t.ignored.keys().join(", "),
                         mailbox.dir().join(crate::config::FILE_NAME).display()
                     ));

@@ -61,6 +61,35 @@ pub fn run(args: &TrustArgs, ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let lines = settings.describe();
+    if args.show {
+        let trusted = trust::trusted_settings(&config, mailbox.dir(), mailbox.repo(), Some(store))?
+            .ignored
+            .is_empty();
+        if p.json() {
+            p.value(&serde_json::json!({
+                "repo": key,
+                "store": store,
+                "digest": digest,
+                "settings": settings,
+                "trusted": trusted,
+            }));
+        } else {
+            p.line(format_args!(
+                "{} asks to run programs or reach hosts:",
+                config_path.display()
+            ));
+            for line in &lines {
+                p.line(format_args!("  {line}"));
+            }
+            p.line(format_args!("digest {digest}"));
+            p.line(if trusted {
+                "trusted"
+            } else {
+                "not trusted: `aea trust` trusts exactly these settings"
+            });
+        }
+        return Ok(ExitCode::Success);
+    }
     let entry = Entry {
         digest: digest.clone(),
         trusted_at: format_time(ctx.rt.now()),
