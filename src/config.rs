@@ -393,10 +393,22 @@ fn first_line(text: &str) -> String {
     let line = text.lines().next().unwrap_or(text).trim();
     let line = line.strip_prefix("error: ").unwrap_or(line);
     // serde-saphyr's advice is for programmers, not for the file's author.
-    line.split(", set DuplicateKeyPolicy")
+    let line = line
+        .split(", set DuplicateKeyPolicy")
         .next()
-        .unwrap_or(line)
-        .to_string()
+        .unwrap_or(line);
+    // The error quotes keys and values of a file someone else may have
+    // written (a cloned repository): no control or bidi character of it
+    // reaches a terminal or a hook's output raw.
+    line.chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+                format!("\\u{{{:x}}}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -545,6 +557,19 @@ mod tests {
             AgentConfig::load(dir.path()).unwrap().agent.id.as_deref(),
             Some("other")
         );
+    }
+
+    #[test]
+    fn errors_do_not_carry_control_characters_of_the_file() {
+        let yaml = "agent:\n  id: web\n  \"x\u{1b}]0;PWNED\u{7}\u{9b}\u{202e}\": 1\n";
+        let err = AgentConfig::parse(yaml, Path::new("c"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            !err.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{err:?}"
+        );
+        assert!(err.contains("PWNED"), "{err}");
     }
 
     #[test]
