@@ -27,7 +27,8 @@ pub fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
     let config = sender.config()?;
     let sender_id = config.require_id(sender.dir())?.to_string();
     let max = config.limits.recipients();
-    let via_remote = config.sync.remote.is_some();
+    // Only a trusted remote counts: an untrusted one is as if absent.
+    let via_remote = ctx.trusted(&sender, &config).sync_remote.is_some();
     if args.to.len() > max {
         return Err(Error::usage(
             format!(
