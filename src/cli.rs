@@ -86,7 +86,7 @@ pub enum Command {
     /// Check message files against the protocol
     Validate(ValidateArgs),
     /// Allow this repository's config to run programs, pass options to git or reach hosts
-    Trust(TrustArgs),
+    Trust(TrustConfigArgs),
     /// Show two repositories exchanging mail, in a temporary directory
     Demo(DemoArgs),
 }
@@ -409,7 +409,7 @@ pub struct DemoArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct TrustArgs {
+pub struct TrustConfigArgs {
     /// Withdraw the trust instead of granting it
     #[arg(long)]
     pub revoke: bool,

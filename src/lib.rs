@@ -6,6 +6,7 @@ pub mod audit;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod config_trust;
 pub mod env;
 pub mod error;
 pub mod fsutil;
@@ -23,7 +24,6 @@ pub mod secrets;
 pub mod sync;
 pub mod templates;
 pub mod transport;
-pub mod trust;
 pub mod watch;
 
 use std::error::Error as _;

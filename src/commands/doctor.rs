@@ -67,7 +67,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     // The same check every command and the pre-commit gate make.
     let checked = config::Checked::parse(&text, &config_path);
     let untrusted = checked.as_ref().ok().map(|c| {
-        crate::trust::trusted_settings(&c.config, aea, repo, ctx.trust_store())
+        crate::config_trust::trusted_settings(&c.config, aea, repo, ctx.trust_store())
             .map(|t| t.ignored.keys())
             .map_err(|e| e.to_string())
     });

@@ -227,7 +227,7 @@ fn sync_if_asked(mailbox: &Mailbox, hook: &str, ctx: &Context) {
     ) else {
         return;
     };
-    if let Err(e) = crate::trust::check_remote(&url) {
+    if let Err(e) = crate::config_trust::check_remote(&url) {
         ctx.printer.err_line(format_args!("aea: {e}"));
         return;
     }

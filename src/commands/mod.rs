@@ -69,7 +69,7 @@ impl Context {
             cwd,
             registry,
             trust_store: directories::ProjectDirs::from("", "", "aea")
-                .map(|dirs| dirs.config_dir().join(crate::trust::FILE_NAME)),
+                .map(|dirs| dirs.config_dir().join(crate::config_trust::FILE_NAME)),
             exe: env.exe.clone(),
         })
     }
@@ -92,8 +92,8 @@ impl Context {
         &self,
         mailbox: &Mailbox,
         config: &crate::config::AgentConfig,
-    ) -> crate::trust::Settings {
-        match crate::trust::trusted_settings(
+    ) -> crate::config_trust::Settings {
+        match crate::config_trust::trusted_settings(
             config,
             mailbox.dir(),
             mailbox.repo(),
@@ -113,7 +113,7 @@ impl Context {
                 self.printer.warn(format_args!(
                     "{e}; settings that run programs or reach hosts are ignored"
                 ));
-                crate::trust::Settings::default()
+                crate::config_trust::Settings::default()
             }
         }
     }

@@ -3,10 +3,10 @@
 
 use super::{Context, parse_std_duration};
 use crate::cli::SyncArgs;
+use crate::config_trust;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::Mailbox;
 use crate::sync::{self, Report};
-use crate::trust;
 
 /// The mail remote: `--remote` (the user's own choice), else `sync.remote`
 /// of the config once the user trusted it (`aea trust`). A remote that
@@ -21,7 +21,7 @@ pub(super) fn remote(mailbox: &Mailbox, flag: Option<&str>, ctx: &Context) -> Re
                 .ok_or(Error::NoMailRemote)?
         }
     };
-    trust::check_remote(&url)?;
+    config_trust::check_remote(&url)?;
     Ok(url)
 }
 

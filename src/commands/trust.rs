@@ -4,13 +4,13 @@
 //! digest) outside the repository — or withdraws it.
 
 use super::Context;
-use crate::cli::TrustArgs;
+use crate::cli::TrustConfigArgs;
 use crate::config::{self, AgentConfig};
+use crate::config_trust::{self, Entry, Settings, Store};
 use crate::error::{Error, ExitCode, Result};
 use crate::message::format_time;
-use crate::trust::{self, Entry, Settings, Store};
 
-pub fn run(args: &TrustArgs, ctx: &Context) -> Result<ExitCode> {
+pub fn run(args: &TrustConfigArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let store = ctx.trust_store().ok_or_else(|| {
         Error::usage(
@@ -18,7 +18,7 @@ pub fn run(args: &TrustArgs, ctx: &Context) -> Result<ExitCode> {
             "set HOME so aea can keep its trust store there",
         )
     })?;
-    let key = trust::repo_key(mailbox.repo())?;
+    let key = config_trust::repo_key(mailbox.repo())?;
     let config_path = mailbox.dir().join(config::FILE_NAME);
     let p = &ctx.printer;
 
@@ -62,9 +62,10 @@ pub fn run(args: &TrustArgs, ctx: &Context) -> Result<ExitCode> {
     }
     let lines = settings.describe();
     if args.show {
-        let trusted = trust::trusted_settings(&config, mailbox.dir(), mailbox.repo(), Some(store))?
-            .ignored
-            .is_empty();
+        let trusted =
+            config_trust::trusted_settings(&config, mailbox.dir(), mailbox.repo(), Some(store))?
+                .ignored
+                .is_empty();
         if p.json() {
             p.value(&serde_json::json!({
                 "repo": key,
