@@ -101,6 +101,11 @@ fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
             "run aea by its full path",
         )
     })?;
+    // The monitor runs without a terminal: say here which doorbells it
+    // will leave out until trusted.
+    if let Ok(config) = mailbox.config() {
+        let _ = ctx.trusted(mailbox, &config);
+    }
     let _ = fs::remove_file(mailbox.dir().join(STOP_FILE));
     let mut cmd = Command::new(exe);
     cmd.arg("--repo")
