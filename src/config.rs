@@ -304,7 +304,9 @@ impl AgentConfig {
                 .ok()?
                 .duration_since(std::time::UNIX_EPOCH)
                 .ok()?;
-            Some(format!("{}:{}", m.len(), modified.as_nanos()))
+            // "2": caches written before configs were checked for unknown
+            // keys and limits must not stand in for a check.
+            Some(format!("2:{}:{}", m.len(), modified.as_nanos()))
         });
         let cache = aea_dir.join(CACHE_FILE);
         if let Some(key) = &key
