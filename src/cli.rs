@@ -85,6 +85,8 @@ pub enum Command {
     Agents,
     /// Check message files against the protocol
     Validate(ValidateArgs),
+    /// Allow this repository's config to run programs, pass options to git or reach hosts
+    Trust(TrustConfigArgs),
     /// Show two repositories exchanging mail, in a temporary directory
     Demo(DemoArgs),
 }
@@ -409,4 +411,14 @@ pub struct DemoArgs {
     /// Keep the demo repositories in this directory instead of a temporary one
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct TrustConfigArgs {
+    /// Withdraw the trust instead of granting it
+    #[arg(long)]
+    pub revoke: bool,
+    /// Only show the settings, their digest and whether they are trusted
+    #[arg(long, conflicts_with = "revoke")]
+    pub show: bool,
 }

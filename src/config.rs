@@ -18,7 +18,7 @@ pub const FILE_NAME: &str = "agent-config.yaml";
 pub const STALE_CACHE_FILE: &str = ".config-cache.json";
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {
     pub agent: AgentSection,
     pub response_policy: BTreeMap<String, TypePolicy>,
@@ -37,7 +37,7 @@ pub struct AgentConfig {
 
 /// `sync:` — the git remote that carries mail between machines (SPEC §11).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct SyncConfig {
     /// Any URL the user's git can reach: a bare repository path, ssh, https.
     pub remote: Option<String>,
@@ -46,7 +46,7 @@ pub struct SyncConfig {
 /// One entry of `rules:`. Every given condition must hold; an absent one
 /// matches anything.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct RuleConfig {
     pub id: Option<String>,
     pub description: Option<String>,
@@ -79,7 +79,7 @@ impl OneOrMany {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct TrustConfig {
     /// When present, senders matching none of these globs need approval.
     pub allow_senders: Option<Vec<String>>,
@@ -92,7 +92,7 @@ pub struct TrustConfig {
 
 /// `hooks:` — what each git hook does (used by `aea hooks`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct HooksConfig {
     pub pre_commit: Option<HookConfig>,
     pub post_merge: Option<HookConfig>,
@@ -101,17 +101,47 @@ pub struct HooksConfig {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct HookConfig {
     pub enabled: Option<bool>,
-    /// `pre-commit` only: `never`, `urgent_pending` or `gated_pending`.
-    pub block_on: Option<String>,
+    /// `pre-commit` only: when the commit is blocked.
+    pub block_on: Option<BlockOn>,
     /// post-* hooks: run `aea sync` when mail may have arrived.
     pub sync: Option<bool>,
 }
 
+/// `hooks.pre_commit.block_on`: a closed set, so a typo is an error, not
+/// "never".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", try_from = "String")]
+pub enum BlockOn {
+    #[default]
+    Never,
+    /// Urgent mail waiting for a person's approval.
+    UrgentPending,
+    /// Any mail waiting for a person's approval.
+    GatedPending,
+}
+
+/// Read from a string so that a list or a map gets "expected a string"
+/// rather than serde's wording for enums.
+impl TryFrom<String> for BlockOn {
+    type Error = String;
+
+    fn try_from(text: String) -> std::result::Result<Self, String> {
+        match text.as_str() {
+            "never" => Ok(BlockOn::Never),
+            "urgent_pending" => Ok(BlockOn::UrgentPending),
+            "gated_pending" => Ok(BlockOn::GatedPending),
+            other => Err(format!(
+                "hooks.pre_commit.block_on: unknown value {other:?} (one of never, urgent_pending, gated_pending)"
+            )),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct LimitsConfig {
     pub max_message_bytes: Option<u64>,
     pub max_recipients: Option<usize>,
@@ -130,20 +160,31 @@ impl LimitsConfig {
 
 /// At most this many recipients per broadcast unless `limits` says otherwise (SPEC §4).
 pub const DEFAULT_MAX_RECIPIENTS: usize = 10;
+/// The range `limits.max_message_bytes` may take: a message must hold its
+/// own envelope, and a larger cap would let one file exhaust memory.
+pub const MESSAGE_BYTES_RANGE: std::ops::RangeInclusive<u64> = 1024..=64 * 1024 * 1024;
+/// The range `limits.max_recipients` may take.
+pub const RECIPIENTS_RANGE: std::ops::RangeInclusive<usize> = 1..=1000;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct AgentSection {
     pub id: Option<String>,
     pub name: Option<String>,
     pub description: Option<String>,
     pub capabilities: Vec<String>,
+    /// The agent's Ed25519 public key (signing, SPEC §15.2).
+    pub public_key: Option<String>,
 }
 
 /// `response_policy.<type>`: settings for every priority, optionally refined
 /// per priority (`response_policy.issue.urgent`).
+///
+/// Read through [`TypePolicyFields`]: serde cannot refuse unknown keys next
+/// to a `flatten`ed field, and an unknown key here (`aproval_required`)
+/// would silently drop a safeguard.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(from = "TypePolicyFields")]
 pub struct TypePolicy {
     #[serde(flatten)]
     pub base: PolicyEntry,
@@ -153,8 +194,40 @@ pub struct TypePolicy {
     pub urgent: Option<PolicyEntry>,
 }
 
+/// `response_policy.<type>` as written: the type's own keys and one entry
+/// per priority, nothing else.
+#[derive(Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct TypePolicyFields {
+    auto_respond: Option<bool>,
+    approval_required: Option<bool>,
+    notify_user: Option<bool>,
+    actions: Option<Vec<String>>,
+    low: Option<PolicyEntry>,
+    normal: Option<PolicyEntry>,
+    high: Option<PolicyEntry>,
+    urgent: Option<PolicyEntry>,
+}
+
+impl From<TypePolicyFields> for TypePolicy {
+    fn from(f: TypePolicyFields) -> Self {
+        TypePolicy {
+            base: PolicyEntry {
+                auto_respond: f.auto_respond,
+                approval_required: f.approval_required,
+                notify_user: f.notify_user,
+                actions: f.actions,
+            },
+            low: f.low,
+            normal: f.normal,
+            high: f.high,
+            urgent: f.urgent,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct PolicyEntry {
     pub auto_respond: Option<bool>,
     pub approval_required: Option<bool>,
@@ -163,17 +236,50 @@ pub struct PolicyEntry {
 }
 
 impl AgentConfig {
+    /// Reads and checks a config: the types refuse unknown keys, values of
+    /// the wrong kind and unknown names of closed sets (serde itself, so
+    /// what is checked is exactly what is read); then ids, the
+    /// `response_policy` types and `limits` are checked for range.
     pub fn parse(text: &str, path: &Path) -> Result<Self> {
+        let invalid = |detail: String| Error::ConfigInvalid {
+            path: path.to_path_buf(),
+            detail,
+        };
         let config: AgentConfig =
-            serde_saphyr::from_str(text).map_err(|e| Error::ConfigInvalid {
-                path: path.to_path_buf(),
-                detail: first_line(&e.to_string()),
-            })?;
+            serde_saphyr::from_str(text).map_err(|e| invalid(first_line(&e.to_string())))?;
         if let Some(id) = &config.agent.id {
-            check_agent_id(id).map_err(|reason| Error::ConfigInvalid {
-                path: path.to_path_buf(),
-                detail: format!("agent.id {id:?} is not a valid agent id: {reason}"),
+            check_agent_id(id).map_err(|reason| {
+                invalid(format!("agent.id {id:?} is not a valid agent id: {reason}"))
             })?;
+        }
+        let names = crate::message::MessageType::NAMES;
+        if let Some(kind) = config
+            .response_policy
+            .keys()
+            .find(|k| !names.contains(&k.as_str()))
+        {
+            return Err(invalid(format!(
+                "response_policy.{kind}: unknown message type (one of {})",
+                names.join(", ")
+            )));
+        }
+        if let Some(n) = config.limits.max_message_bytes
+            && !MESSAGE_BYTES_RANGE.contains(&n)
+        {
+            return Err(invalid(format!(
+                "limits.max_message_bytes {n} is out of range ({} to {})",
+                MESSAGE_BYTES_RANGE.start(),
+                MESSAGE_BYTES_RANGE.end()
+            )));
+        }
+        if let Some(n) = config.limits.max_recipients
+            && !RECIPIENTS_RANGE.contains(&n)
+        {
+            return Err(invalid(format!(
+                "limits.max_recipients {n} is out of range ({} to {})",
+                RECIPIENTS_RANGE.start(),
+                RECIPIENTS_RANGE.end()
+            )));
         }
         Ok(config)
     }
@@ -213,152 +319,61 @@ pub fn peek_id(aea_dir: &Path) -> Option<String> {
     AgentConfig::load(aea_dir).ok()?.agent.id
 }
 
+/// A config that was read, checked and compiled into a policy. Every
+/// command, `validate`, `doctor` and the pre-commit gate get their config
+/// this way, so none of them can accept what another refuses.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub config: AgentConfig,
+    pub policy: crate::policy::Policy,
+}
+
+impl Checked {
+    /// Compiles `config` (rule actions, globs, `trust.unknown_senders`);
+    /// `path` names the file in the error.
+    pub fn compile(config: AgentConfig, path: &Path) -> Result<Self> {
+        let policy = crate::policy::Policy::from_config(config.clone()).map_err(|detail| {
+            Error::ConfigInvalid {
+                path: path.to_path_buf(),
+                detail,
+            }
+        })?;
+        Ok(Checked { config, policy })
+    }
+
+    /// [`AgentConfig::parse`] and [`Checked::compile`].
+    pub fn parse(text: &str, path: &Path) -> Result<Self> {
+        Self::compile(AgentConfig::parse(text, path)?, path)
+    }
+}
+
+/// Loads, checks and compiles `<aea_dir>/agent-config.yaml`.
+pub fn load_checked(aea_dir: &Path) -> Result<Checked> {
+    Checked::compile(AgentConfig::load(aea_dir)?, &aea_dir.join(FILE_NAME))
+}
+
 /// serde-saphyr renders a source snippet after the first line; the first line
 /// already names the line and column.
 fn first_line(text: &str) -> String {
     let line = text.lines().next().unwrap_or(text).trim();
-    line.strip_prefix("error: ").unwrap_or(line).to_string()
-}
-
-// ---------------------------------------------------------------------------
-// Unknown keys
-
-/// The shape of the config file, for reporting keys this version does not
-/// know (a typo such as `hard_stop:` must not silently drop a safeguard).
-enum Shape {
-    /// A mapping with exactly these keys.
-    Map(&'static [(&'static str, Shape)]),
-    /// A mapping whose keys come from `names`, each holding `Shape`.
-    Keys(&'static [&'static str], &'static Shape),
-    /// A list of items of one shape.
-    List(&'static Shape),
-    /// Anything: scalars, or sections owned by another feature.
-    Any,
-}
-
-const ENTRY: Shape = Shape::Map(&[
-    ("auto_respond", Shape::Any),
-    ("approval_required", Shape::Any),
-    ("notify_user", Shape::Any),
-    ("actions", Shape::Any),
-]);
-const TYPE_POLICY: Shape = Shape::Map(&[
-    ("auto_respond", Shape::Any),
-    ("approval_required", Shape::Any),
-    ("notify_user", Shape::Any),
-    ("actions", Shape::Any),
-    ("low", ENTRY),
-    ("normal", ENTRY),
-    ("high", ENTRY),
-    ("urgent", ENTRY),
-]);
-const RULE: Shape = Shape::Map(&[
-    ("id", Shape::Any),
-    ("description", Shape::Any),
-    ("type", Shape::Any),
-    ("priority", Shape::Any),
-    ("min_priority", Shape::Any),
-    ("from", Shape::Any),
-    ("subject", Shape::Any),
-    ("tags", Shape::Any),
-    ("action", Shape::Any),
-    ("operations", Shape::Any),
-]);
-const HOOK: Shape = Shape::Map(&[
-    ("enabled", Shape::Any),
-    ("block_on", Shape::Any),
-    ("sync", Shape::Any),
-]);
-const CONFIG: Shape = Shape::Map(&[
-    (
-        "agent",
-        Shape::Map(&[
-            ("id", Shape::Any),
-            ("name", Shape::Any),
-            ("description", Shape::Any),
-            ("capabilities", Shape::Any),
-        ]),
-    ),
-    (
-        "response_policy",
-        Shape::Keys(crate::message::MessageType::NAMES, &TYPE_POLICY),
-    ),
-    ("auto_safe_operations", Shape::Any),
-    ("approval_required_operations", Shape::Any),
-    ("monitoring", Shape::Any),
-    ("rules", Shape::List(&RULE)),
-    (
-        "trust",
-        Shape::Map(&[
-            ("allow_senders", Shape::Any),
-            ("deny_senders", Shape::Any),
-            ("unknown_senders", Shape::Any),
-        ]),
-    ),
-    ("hard_stops", Shape::Any),
-    (
-        "hooks",
-        Shape::Map(&[
-            ("pre_commit", HOOK),
-            ("post_merge", HOOK),
-            ("post_checkout", HOOK),
-            ("post_rewrite", HOOK),
-        ]),
-    ),
-    (
-        "limits",
-        Shape::Map(&[
-            ("max_message_bytes", Shape::Any),
-            ("max_recipients", Shape::Any),
-        ]),
-    ),
-]);
-
-/// Dotted paths of the keys in `text` that this version does not know.
-/// Text that does not parse yields nothing here; `AgentConfig::parse`
-/// reports it.
-pub fn unknown_keys(text: &str) -> Vec<String> {
-    let Ok(value) = serde_saphyr::from_str::<serde_json::Value>(text) else {
-        return Vec::new();
-    };
-    let mut found = Vec::new();
-    walk(&value, &CONFIG, "", &mut found);
-    found
-}
-
-fn walk(value: &serde_json::Value, shape: &Shape, path: &str, found: &mut Vec<String>) {
-    let join = |key: &str| {
-        if path.is_empty() {
-            key.to_string()
-        } else {
-            format!("{path}.{key}")
-        }
-    };
-    match (shape, value) {
-        (Shape::Map(fields), serde_json::Value::Object(map)) => {
-            for (key, child) in map {
-                match fields.iter().find(|(name, _)| name == key) {
-                    Some((_, inner)) => walk(child, inner, &join(key), found),
-                    None => found.push(join(key)),
-                }
+    let line = line.strip_prefix("error: ").unwrap_or(line);
+    // serde-saphyr's advice is for programmers, not for the file's author.
+    let line = line
+        .split(", set DuplicateKeyPolicy")
+        .next()
+        .unwrap_or(line);
+    // The error quotes keys and values of a file someone else may have
+    // written (a cloned repository): no control or bidi character of it
+    // reaches a terminal or a hook's output raw.
+    line.chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+                format!("\\u{{{:x}}}", u32::from(c))
+            } else {
+                c.to_string()
             }
-        }
-        (Shape::Keys(names, inner), serde_json::Value::Object(map)) => {
-            for (key, child) in map {
-                if names.contains(&key.as_str()) {
-                    walk(child, inner, &join(key), found);
-                } else {
-                    found.push(join(key));
-                }
-            }
-        }
-        (Shape::List(inner), serde_json::Value::Array(items)) => {
-            for (i, item) in items.iter().enumerate() {
-                walk(item, inner, &format!("{path}[{i}]"), found);
-            }
-        }
-        _ => {}
-    }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -414,19 +429,62 @@ mod tests {
     }
 
     #[test]
-    fn finds_unknown_keys_at_any_depth() {
-        let text = "agent:\n  id: web\n  colour: blue\nhard_stop: [x]\nresponse_policy:\n  questoin: {}\n  issue:\n    urgent:\n      aproval_required: true\nrules:\n  - action: reject\n    sender: x\nmonitoring:\n  anything: goes\n";
+    fn unknown_keys_at_any_depth_are_errors() {
+        for (yaml, key) in [
+            ("agent:\n  id: web\n  colour: blue\n", "colour"),
+            ("hard_stop: [x]\n", "hard_stop"),
+            ("response_policy:\n  questoin: {}\n", "questoin"),
+            (
+                "response_policy:\n  issue:\n    urgent:\n      aproval_required: true\n",
+                "aproval_required",
+            ),
+            (
+                "response_policy:\n  issue:\n    aproval_required: true\n",
+                "aproval_required",
+            ),
+            ("rules:\n  - action: reject\n    sender: x\n", "sender"),
+            ("sync:\n  remot: x\n", "remot"),
+        ] {
+            let err = AgentConfig::parse(yaml, Path::new("c")).unwrap_err();
+            assert!(err.to_string().contains(key), "{yaml}: {err}");
+        }
+        let ok = "agent:\n  id: web\n  public_key: ed25519:abc\nsync:\n  remote: /srv/m.git\nmonitoring:\n  anything: goes\n";
+        AgentConfig::parse(ok, Path::new("c")).unwrap();
+    }
+
+    #[test]
+    fn closed_sets_wrong_kinds_and_limits_are_errors() {
+        for (yaml, needle) in [
+            (
+                "hooks:\n  pre_commit:\n    block_on: urgent_pendng\n",
+                "urgent_pendng",
+            ),
+            (
+                "hooks:\n  pre_commit:\n    block_on: [urgent_pending]\n",
+                "line 3",
+            ),
+            ("agent:\n  id: web\nagent:\n  id: [web\n", "line"),
+            (
+                "limits:\n  max_message_bytes: 18446744073709551615\n",
+                "out of range",
+            ),
+            ("limits:\n  max_message_bytes: 0\n", "out of range"),
+            ("limits:\n  max_recipients: 0\n", "out of range"),
+        ] {
+            let err = AgentConfig::parse(yaml, Path::new("c")).unwrap_err();
+            assert!(err.to_string().contains(needle), "{yaml}: {err}");
+        }
+        let c = AgentConfig::parse(
+            "hooks:\n  pre_commit:\n    block_on: gated_pending\n",
+            Path::new("c"),
+        )
+        .unwrap();
         assert_eq!(
-            unknown_keys(text),
-            [
-                "agent.colour",
-                "hard_stop",
-                "response_policy.questoin",
-                "response_policy.issue.urgent.aproval_required",
-                "rules[0].sender",
-            ]
+            c.hooks.pre_commit.unwrap().block_on,
+            Some(BlockOn::GatedPending)
         );
-        assert!(unknown_keys(&crate::templates::policy("default", "x").unwrap()).is_empty());
+        let err = Checked::parse("rules:\n  - action: rejekt\n", Path::new("c")).unwrap_err();
+        assert!(err.to_string().contains("rejekt"), "{err}");
     }
 
     #[test]
@@ -448,6 +506,19 @@ mod tests {
         .unwrap();
         let loaded = AgentConfig::load(dir.path()).unwrap();
         assert_eq!(loaded, AgentConfig::parse(&text, Path::new("c")).unwrap());
+    }
+
+    #[test]
+    fn errors_do_not_carry_control_characters_of_the_file() {
+        let yaml = "agent:\n  id: web\n  \"x\u{1b}]0;PWNED\u{7}\u{9b}\u{202e}\": 1\n";
+        let err = AgentConfig::parse(yaml, Path::new("c"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            !err.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{err:?}"
+        );
+        assert!(err.contains("PWNED"), "{err}");
     }
 
     #[test]

@@ -124,6 +124,14 @@ pub enum Error {
     #[error("no mail remote is configured")]
     NoMailRemote,
 
+    #[error(
+        "refusing mail remote {remote:?}: it begins with `-`, so git would read it as an option"
+    )]
+    RemoteLooksLikeOption { remote: String },
+
+    #[error("trust store {} is not valid TOML: {detail}", path.display())]
+    TrustStoreCorrupt { path: PathBuf, detail: String },
+
     #[error("`aea review` needs an interactive terminal")]
     NeedsTerminal,
 
@@ -177,7 +185,8 @@ impl Error {
             | Error::AlreadyDecided { .. }
             | Error::HookConflict { .. }
             | Error::SettingsInvalid { .. }
-            | Error::SyncFailed { .. } => ExitCode::Failure,
+            | Error::SyncFailed { .. }
+            | Error::TrustStoreCorrupt { .. } => ExitCode::Failure,
             Error::InvalidAgentId { .. }
             | Error::RecipientAmbiguous { .. }
             | Error::Usage { .. }
@@ -195,7 +204,8 @@ impl Error {
             | Error::SecretDetected { .. }
             | Error::NoReturnAddress { .. }
             | Error::Gated { .. }
-            | Error::HooksPathInherited { .. } => ExitCode::Refused,
+            | Error::HooksPathInherited { .. }
+            | Error::RemoteLooksLikeOption { .. } => ExitCode::Refused,
         }
     }
 
@@ -283,6 +293,13 @@ or install into {} for every repository with `aea hooks install --force`",
             Error::SyncFailed { .. } => {
                 "nothing was lost: queued mail stays in .aea/outgoing/; check that `git ls-remote <remote>` works, then run `aea sync` again".to_string()
             }
+            Error::RemoteLooksLikeOption { .. } => {
+                "name the remote by a URL or path that does not begin with `-` (e.g. `./-mail.git`)".to_string()
+            }
+            Error::TrustStoreCorrupt { path, .. } => format!(
+                "fix or delete {}, then run `aea trust` again in each repository you trust",
+                path.display()
+            ),
             Error::NoMailRemote => {
                 "pass `--remote URL`, or add `sync:\n  remote: URL` to .aea/agent-config.yaml".to_string()
             }

@@ -6,6 +6,7 @@ pub mod audit;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod config_trust;
 pub mod env;
 pub mod error;
 pub mod fsutil;

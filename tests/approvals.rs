@@ -300,16 +300,16 @@ fn policy_explain_and_show() {
 }
 
 #[test]
-fn validate_warns_about_unknown_keys_and_fails_on_bad_rules() {
+fn validate_fails_on_unknown_keys_and_bad_rules() {
     let env = TestEnv::new();
     let web = env.repo("web");
     let config = web.join(".aea/agent-config.yaml");
     let original = std::fs::read_to_string(&config).unwrap();
     std::fs::write(&config, format!("{original}\nhard_stop: [\"oops\"]\n")).unwrap();
     let out = env.run(&web, &["validate"]);
-    assert_eq!(code(&out), 0, "warnings only");
+    assert_eq!(code(&out), 6, "a typo must not silently drop a safeguard");
     assert!(
-        stdout(&out).contains("unknown key `hard_stop`"),
+        stdout(&out).contains("unknown field `hard_stop`"),
         "{}",
         stdout(&out)
     );

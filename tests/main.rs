@@ -6,6 +6,7 @@ mod approvals;
 mod bad_input;
 mod compat;
 mod concurrency;
+mod config_trust;
 mod git_hooks;
 mod hooks_output;
 mod lifecycle;

@@ -29,6 +29,8 @@ impl Machine {
         let mut text = std::fs::read_to_string(&config).unwrap();
         let _ = write!(text, "\nsync:\n  remote: {}\n", remote.display());
         std::fs::write(&config, text).unwrap();
+        // A remote in the config is used only once the user trusts it.
+        machine.ok(env, &["trust"]);
         let mut reg = std::fs::read_to_string(&machine.registry).unwrap();
         for peer in peers {
             let _ = write!(
@@ -446,6 +448,8 @@ fn sync_watch_and_the_post_merge_hook_keep_a_repository_in_sync() {
         1,
     );
     std::fs::write(&config, text).unwrap();
+    // A changed setting that syncs needs trusting again.
+    b.ok(&env, &["trust"]);
     b.ok(&env, &["hooks", "install"]);
     git(&b.repo, &["add", "-A"]);
     git(&b.repo, &["commit", "-q", "-m", "base"]);
@@ -455,6 +459,7 @@ fn sync_watch_and_the_post_merge_hook_keep_a_repository_in_sync() {
     let second = a.send(&env, "bb", "via hook");
     a.ok(&env, &["sync"]);
     let out = git_command(&b.repo)
+        .env("HOME", env.path().join("home"))
         .env("AEA_REGISTRY", &b.registry)
         .args(["merge", "-q", "--no-ff", "-m", "merge", "side"])
         .output()

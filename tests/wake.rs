@@ -96,12 +96,15 @@ fn watch_times_out_with_4_and_pending_returns_at_once() {
     assert_eq!(code(&env.run(&web, &["watch", "--timeout", "soon"])), 2);
 }
 
-fn add_monitoring(repo: &Path, yaml: &str) {
+/// Adds a `monitoring:` section and trusts it: transports run programs, so
+/// they ring only once the user ran `aea trust`.
+fn add_monitoring(env: &TestEnv, repo: &Path, yaml: &str) {
     let path = repo.join(".aea/agent-config.yaml");
     let mut text = std::fs::read_to_string(&path).unwrap();
     text.push_str("\nmonitoring:\n");
     text.push_str(yaml);
     std::fs::write(&path, text).unwrap();
+    env.ok(repo, &["trust"]);
 }
 
 /// A script that appends `<count> <ids>` per doorbell to `log`.
@@ -237,6 +240,7 @@ fn command_transport_gets_ids_only_and_no_shell_sees_message_text() {
     let log = env.path().join("rings.txt");
     let script = recorder(&env, &log);
     add_monitoring(
+        &env,
         &web,
         &format!(
             "  debounce: 50ms\n  transports:\n    - type: command\n      program: '{}'\n",
@@ -274,6 +278,7 @@ fn a_burst_of_50_coalesces_and_retries_stop_once_processed() {
     let log = env.path().join("rings.txt");
     let script = recorder(&env, &log);
     add_monitoring(
+        &env,
         &web,
         &format!(
             "  debounce: 300ms\n  retry_initial: 60s\n  transports:\n    - type: command\n      program: '{}'\n",
@@ -370,6 +375,7 @@ fn opencode_transport_posts_the_fixed_doorbell() {
         (head, String::from_utf8(body).unwrap())
     });
     add_monitoring(
+        &env,
         &web,
         &format!(
             "  transports:\n    - type: opencode\n      url: http://127.0.0.1:{port}\n      session: ses_abc123\n"
@@ -448,6 +454,7 @@ fn tmux_transport_rings_a_real_pane() {
     );
     let _kill = Kill(&tmux);
     add_monitoring(
+        &env,
         &web,
         &format!("  transports:\n    - type: tmux\n      target: agent\n      socket: {socket}\n"),
     );

@@ -8,12 +8,11 @@ use chrono::Duration;
 use serde::Serialize;
 
 use super::Context;
-use crate::config::{self, AgentConfig};
+use crate::config;
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
 use crate::hooks::{self, HOOK_NAMES, State};
 use crate::mailbox::{CLAIMS_DIR, LAYOUT_DIRS, PROCESSED_DIR, Processed, STATE_DIRS, TMP_DIR};
-use crate::policy::Policy;
 use crate::registry::{Health, Registry};
 use crate::repo::{self, HooksPathSource};
 
@@ -194,12 +193,16 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         .ok()
         .flatten()
         .unwrap_or_default();
-    let parsed = AgentConfig::parse(&text, &config_path)
-        .map_err(|e| e.to_string())
-        .and_then(|c| {
-            let id = c.agent.id.clone();
-            Policy::from_config(c).map(|_| id)
-        });
+    // The same check every command and the pre-commit gate make.
+    let checked = config::Checked::parse(&text, &config_path);
+    let untrusted = checked.as_ref().ok().map(|c| {
+        crate::config_trust::trusted_settings(&c.config, aea, repo, ctx.trust_store())
+            .map(|t| t.ignored.keys())
+            .map_err(|e| e.to_string())
+    });
+    let parsed = checked
+        .map(|c| c.config.agent.id)
+        .map_err(|e| e.to_string());
     let id = parsed.as_ref().ok().cloned().flatten();
     check(
         "config",
@@ -216,16 +219,18 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         },
         "agent-config.yaml reads and compiles",
     );
-    let unknown = config::unknown_keys(&text);
     check(
-        "config keys",
-        (!unknown.is_empty()).then(|| {
-            (
-                format!("unknown keys, ignored: {}", unknown.join(", ")),
-                format!("rename or remove them in {}", config_path.display()),
-            )
-        }),
-        "no unknown keys",
+        "config trust",
+        match untrusted {
+            Some(Ok(keys)) if !keys.is_empty() => Some((
+                format!("ignored until you trust them: {}", keys.join(", ")),
+                "read what they run with `aea trust --show`, then trust them with `aea trust`"
+                    .to_string(),
+            )),
+            Some(Err(e)) => Some((e, "see the error".to_string())),
+            _ => None,
+        },
+        "nothing in the config runs a program or reaches a host untrusted",
     );
 
     match (ctx.registry(), &id) {

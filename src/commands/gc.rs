@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{Context, parse_duration};
+use super::{Context, shift_time};
 use crate::audit::{self, Event};
 use crate::cli::GcArgs;
 use crate::error::{Error, ExitCode, Result};
@@ -19,15 +19,14 @@ struct Moves {
 }
 
 pub fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
-    let age = parse_duration(&args.older_than).ok_or_else(|| {
+    let now = ctx.rt.now();
+    let cutoff = shift_time(now, &args.older_than, "--older-than", false)?.ok_or_else(|| {
         Error::usage(
             format!("--older-than {:?} is not a duration", args.older_than),
             "use e.g. 7d, 12h or 30m",
         )
     })?;
     let mailbox = ctx.mailbox()?;
-    let now = ctx.rt.now();
-    let cutoff = now - age;
     let mut moves = Moves::default();
     // Every state folder is checked first: a `.processed` or `.archive`
     // swapped for a symlink stops gc before it moves or unlinks anything.

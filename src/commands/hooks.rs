@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::{Context, Judge};
 use crate::audit::{self, Event};
 use crate::cli::{HooksCommand, HooksInstallArgs, HooksRunArgs, HooksUninstallArgs};
+use crate::config::BlockOn;
 use crate::error::{Error, ExitCode, Result};
 use crate::hooks::{self, Change, HOOK_NAMES, State};
 use crate::mailbox::Mailbox;
@@ -212,23 +213,24 @@ fn status(ctx: &Context) -> Result<ExitCode> {
 }
 
 /// post-* hooks run `aea sync` first when `hooks.<hook>.sync` asks for it
-/// and a mail remote is configured; a failure is one line, never an error.
+/// and a mail remote is configured — both only once the user trusted them
+/// (`aea trust`); a failure is one line, never an error.
 fn sync_if_asked(mailbox: &Mailbox, hook: &str, ctx: &Context) {
     let Ok(config) = mailbox.config() else {
         return;
     };
-    let setting = match hook {
-        "post-merge" => config.hooks.post_merge,
-        "post-checkout" => config.hooks.post_checkout,
-        _ => config.hooks.post_rewrite,
-    };
-    let (Some(true), Some(url), Some(me)) = (
-        setting.and_then(|s| s.sync),
-        config.sync.remote,
+    let trusted = ctx.trusted(mailbox, &config);
+    let (true, Some(url), Some(me)) = (
+        trusted.hook_syncs(hook),
+        trusted.sync_remote,
         config.agent.id,
     ) else {
         return;
     };
+    if let Err(e) = crate::config_trust::check_remote(&url) {
+        ctx.printer.err_line(format_args!("aea: {e}"));
+        return;
+    }
     match crate::sync::sync(mailbox, &me, &url, &ctx.rt) {
         Ok(report) if !report.received.is_empty() || !report.pushed.is_empty() => {
             ctx.printer.err_line(format_args!(
@@ -252,11 +254,38 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
     if args.hook != "pre-commit" {
         sync_if_asked(&mailbox, &args.hook, ctx);
     }
+    // The gate fails closed: a config it cannot read or compile blocks the
+    // commit, whatever the inbox holds, until it is fixed.
+    let checked = if args.hook == "pre-commit" {
+        let path = mailbox.dir().join(crate::config::FILE_NAME);
+        match mailbox
+            .config()
+            .and_then(|c| crate::config::Checked::compile(c, &path))
+        {
+            Ok(checked) => Some(checked),
+            Err(e) => {
+                let p = &ctx.printer;
+                p.err_line(format_args!("aea: commit blocked: {e}"));
+                if let Some(hint) = e.hint() {
+                    p.err_line(format_args!(
+                        "aea: fix: {hint}; `aea validate` shows the problem"
+                    ));
+                }
+                p.err_line("aea: to commit anyway: `git commit --no-verify`, or `AEA_SKIP_HOOKS=1 git commit` to skip only aea's check.");
+                return Ok(ExitCode::Refused);
+            }
+        }
+    } else {
+        None
+    };
     let entries = mailbox.unprocessed()?;
     if entries.is_empty() {
         return Ok(ExitCode::Success);
     }
-    let settings = mailbox.config().map(|c| c.hooks).unwrap_or_default();
+    let settings = match &checked {
+        Some(c) => c.config.hooks.clone(),
+        None => mailbox.config().map(|c| c.hooks).unwrap_or_default(),
+    };
     let setting = match args.hook.as_str() {
         "pre-commit" => settings.pre_commit,
         "post-merge" => settings.post_merge,
@@ -293,7 +322,10 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
 
-    let judge = Judge::load(&mailbox, ctx);
+    let judge = match checked {
+        Some(checked) => Judge::from_checked(checked, ctx),
+        None => Judge::load(&mailbox, ctx),
+    };
     let waiting: Vec<(&mailbox::Entry, Priority)> = entries
         .iter()
         .filter_map(|e| {
@@ -312,16 +344,13 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
             format!(", {} waiting for a person's approval", waiting.len())
         }
     ));
-    let blocking: Vec<&str> = match setting.block_on.as_deref().unwrap_or("never") {
-        "gated_pending" => waiting.iter().collect(),
-        "urgent_pending" => waiting.iter().filter(|(_, p)| *p == Priority::Urgent).collect(),
-        "never" => Vec::new(),
-        other => {
-            p.warn(format_args!(
-                "hooks.pre_commit.block_on {other:?} is not never, urgent_pending or gated_pending; not blocking"
-            ));
-            Vec::new()
-        }
+    let blocking: Vec<&str> = match setting.block_on.unwrap_or_default() {
+        BlockOn::GatedPending => waiting.iter().collect(),
+        BlockOn::UrgentPending => waiting
+            .iter()
+            .filter(|(_, p)| *p == Priority::Urgent)
+            .collect(),
+        BlockOn::Never => Vec::new(),
     }
     .into_iter()
     .filter_map(|(e, _)| e.valid().map(|m| m.message_id.as_str()))

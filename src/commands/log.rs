@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::{Context, parse_duration};
+use super::{Context, shift_time};
 use crate::audit;
 use crate::cli::LogArgs;
 use crate::error::{Error, ExitCode, Result};
@@ -56,8 +56,8 @@ pub fn run(args: &LogArgs, ctx: &Context) -> Result<ExitCode> {
 }
 
 fn parse_since(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>> {
-    if let Some(d) = parse_duration(text) {
-        return Ok(now - d);
+    if let Some(at) = shift_time(now, text, "--since", false)? {
+        return Ok(at);
     }
     parse_time(text).ok_or_else(|| {
         Error::usage(

@@ -22,6 +22,7 @@ mod send;
 mod show;
 mod status;
 mod sync;
+mod trust;
 mod uninstall;
 mod validate;
 mod watch;
@@ -48,6 +49,8 @@ pub struct Context {
     /// `--repo`, relative to `cwd`.
     pub repo: Option<PathBuf>,
     registry: Option<PathBuf>,
+    /// The trust store (`aea trust`), in the user's config dir.
+    trust_store: Option<PathBuf>,
     /// This binary, which installed hooks call.
     pub exe: Option<PathBuf>,
 }
@@ -65,6 +68,8 @@ impl Context {
             repo: repo.map(|r| cwd.join(r)),
             cwd,
             registry,
+            trust_store: directories::ProjectDirs::from("", "", "aea")
+                .map(|dirs| dirs.config_dir().join(crate::config_trust::FILE_NAME)),
             exe: env.exe.clone(),
         })
     }
@@ -72,6 +77,45 @@ impl Context {
     /// The registry file, if the platform has a config directory.
     pub fn registry(&self) -> Option<&Path> {
         self.registry.as_deref()
+    }
+
+    /// The trust store file, if the platform has a config directory.
+    pub fn trust_store(&self) -> Option<&Path> {
+        self.trust_store.as_deref()
+    }
+
+    /// The settings of `config` that can run a program, pass an option to
+    /// git or reach a host — only those the local user trusted with `aea
+    /// trust` (SPEC §15.1). Says on stderr what it left out and how to
+    /// trust it; call it once per command.
+    pub fn trusted(
+        &self,
+        mailbox: &Mailbox,
+        config: &crate::config::AgentConfig,
+    ) -> crate::config_trust::Settings {
+        match crate::config_trust::trusted_settings(
+            config,
+            mailbox.dir(),
+            mailbox.repo(),
+            self.trust_store(),
+        ) {
+            Ok(t) => {
+                if !t.ignored.is_empty() {
+                    self.printer.warn(format_args!(
+                        "ignoring {} of {} until you trust them: see `aea trust --show`, then `aea trust`",
+                        t.ignored.keys().join(", "),
+                        mailbox.dir().join(crate::config::FILE_NAME).display()
+                    ));
+                }
+                t.settings
+            }
+            Err(e) => {
+                self.printer.warn(format_args!(
+                    "{e}; settings that run programs or reach hosts are ignored"
+                ));
+                crate::config_trust::Settings::default()
+            }
+        }
     }
 
     /// The mailbox of `--repo`, or of the repository around the current directory.
@@ -111,36 +155,53 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Agents => agents::run(&ctx),
         Command::Validate(args) => validate::run(&args, &ctx),
         Command::Demo(args) => demo::run(&args, &ctx),
+        Command::Trust(args) => trust::run(&args, &ctx),
     }
 }
 
-/// `--timeout`-style durations as `std::time::Duration`.
+/// `--timeout`-style durations as `std::time::Duration`, in humantime's
+/// syntax (`250ms`, `30s`, `10m`, `2h`, `7d`, `1w`, `1h 30m`). A value
+/// that does not parse or overflows is a usage error (exit 2).
 pub fn parse_std_duration(text: &str, what: &str) -> Result<std::time::Duration> {
-    parse_duration(text)
-        .and_then(|d| d.to_std().ok())
-        .ok_or_else(|| {
-            Error::usage(
-                format!("{what} {text:?} is not a duration"),
-                "use e.g. 250ms, 30s, 10m or 2h",
-            )
-        })
+    humantime::parse_duration(text.trim()).map_err(|e| bad_duration(text, what, &e))
 }
 
-/// Parses `250ms`, `30s`, `15m`, `2h`, `7d` or `1w`.
-pub fn parse_duration(text: &str) -> Option<chrono::Duration> {
-    let text = text.trim();
-    let unit_at = text.find(|c: char| !c.is_ascii_digit())?;
-    let (number, unit) = text.split_at(unit_at);
-    let n: i64 = number.parse().ok()?;
-    match unit {
-        "ms" => chrono::Duration::try_milliseconds(n),
-        "s" => chrono::Duration::try_seconds(n),
-        "m" | "min" => chrono::Duration::try_minutes(n),
-        "h" => chrono::Duration::try_hours(n),
-        "d" => chrono::Duration::try_days(n),
-        "w" => chrono::Duration::try_weeks(n),
-        _ => None,
-    }
+fn bad_duration(text: &str, what: &str, why: &dyn std::fmt::Display) -> Error {
+    Error::usage(
+        format!(
+            "{what} {:?} is not a usable duration: {why}",
+            crate::printer::untrusted_short(text, 40)
+        ),
+        "use e.g. 250ms, 30s, 10m, 2h, 7d or 1w (units may be combined: 1h 30m)",
+    )
+}
+
+/// `now` moved by the duration `text` (forward when `later`), or `None`
+/// when `text` is not a duration at all (the caller may read it as a time).
+/// A duration that overflows or leaves the calendar is a usage error.
+pub fn shift_time(
+    now: chrono::DateTime<chrono::Utc>,
+    text: &str,
+    what: &str,
+    later: bool,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
+    let std = match humantime::parse_duration(text.trim()) {
+        Ok(d) => d,
+        Err(humantime::DurationError::NumberOverflow) => {
+            return Err(bad_duration(text, what, &"the number is too large"));
+        }
+        Err(_) => return Ok(None),
+    };
+    let shifted = chrono::Duration::from_std(std).ok().and_then(|d| {
+        if later {
+            now.checked_add_signed(d)
+        } else {
+            now.checked_sub_signed(d)
+        }
+    });
+    shifted
+        .map(Some)
+        .ok_or_else(|| bad_duration(text, what, &"it reaches past the calendar's range"))
 }
 
 /// The receiver's policy plus what it needs to know beyond a message: which
@@ -157,23 +218,33 @@ impl Judge {
     /// compiled falls back to the strictest policy, never the loosest; an
     /// unreadable registry makes every sender unknown. Both say so on stderr.
     pub fn load(mailbox: &Mailbox, ctx: &Context) -> Self {
-        let path = mailbox.dir().join(crate::config::FILE_NAME);
-        let compiled = mailbox.config().and_then(|config| {
-            let id = config.agent.id.clone();
-            let limits = config.limits.clone();
-            Policy::from_config(config)
-                .map(|policy| (policy, id, limits))
-                .map_err(|detail| Error::ConfigInvalid {
-                    path: path.clone(),
-                    detail,
-                })
-        });
-        let (policy, agent_id, limits) = compiled.unwrap_or_else(|e| {
+        Self::load_checked(mailbox, ctx).unwrap_or_else(|e| {
             ctx.printer.warn(format_args!(
                 "{e}; every message needs approval until it is fixed"
             ));
-            (Policy::strictest(), None, LimitsConfig::default())
-        });
+            Self::with(Policy::strictest(), None, LimitsConfig::default(), ctx)
+        })
+    }
+
+    /// Like [`Judge::load`], but a config that does not read or compile is
+    /// an error: for the pre-commit gate, which must block on it.
+    pub fn load_checked(mailbox: &Mailbox, ctx: &Context) -> Result<Self> {
+        let path = mailbox.dir().join(crate::config::FILE_NAME);
+        let checked = crate::config::Checked::compile(mailbox.config()?, &path)?;
+        Ok(Self::from_checked(checked, ctx))
+    }
+
+    /// The judge of a config already checked.
+    pub fn from_checked(checked: crate::config::Checked, ctx: &Context) -> Self {
+        Self::with(
+            checked.policy,
+            checked.config.agent.id,
+            checked.config.limits,
+            ctx,
+        )
+    }
+
+    fn with(policy: Policy, agent_id: Option<String>, limits: LimitsConfig, ctx: &Context) -> Self {
         let registered = match ctx.registry().map(Registry::load).transpose() {
             Ok(registry) => registry
                 .map(|r| {
@@ -215,19 +286,36 @@ impl Judge {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::{parse_std_duration, shift_time};
+    use std::time::Duration;
 
     #[test]
     fn durations() {
-        assert_eq!(parse_duration("90s"), chrono::Duration::try_seconds(90));
+        let d = |t| parse_std_duration(t, "x").ok();
+        assert_eq!(d("90s"), Some(Duration::from_secs(90)));
+        assert_eq!(d("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(d("2h"), Some(Duration::from_secs(7200)));
+        assert_eq!(d("7d"), Some(Duration::from_secs(7 * 86400)));
+        assert_eq!(d("1h 30m"), Some(Duration::from_secs(5400)));
+        assert_eq!(d("h"), None);
+        assert_eq!(d("5q"), None);
+        assert_eq!(d("2026-01-01"), None);
+        assert_eq!(d("99999999999999999999w"), None);
+    }
+
+    #[test]
+    fn shifting_past_the_calendar_is_an_error_not_a_panic() {
+        let now = chrono::Utc::now();
+        assert!(shift_time(now, "99999999w", "x", true).is_err());
+        assert!(shift_time(now, "99999999w", "x", false).is_err());
+        assert!(shift_time(now, "99999999999999999999w", "x", false).is_err());
         assert_eq!(
-            parse_duration("250ms"),
-            chrono::Duration::try_milliseconds(250)
+            shift_time(now, "2026-01-01T00:00:00Z", "x", true).unwrap(),
+            None
         );
-        assert_eq!(parse_duration("2h"), chrono::Duration::try_hours(2));
-        assert_eq!(parse_duration("7d"), chrono::Duration::try_days(7));
-        assert_eq!(parse_duration("h"), None);
-        assert_eq!(parse_duration("5y"), None);
-        assert_eq!(parse_duration("2026-01-01"), None);
+        assert_eq!(
+            shift_time(now, "1h", "x", true).unwrap(),
+            Some(now + chrono::Duration::hours(1))
+        );
     }
 }

@@ -109,6 +109,11 @@ fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
             "run aea by its full path",
         )
     })?;
+    // The monitor runs without a terminal: say here which doorbells it
+    // will leave out until trusted.
+    if let Ok(config) = mailbox.config() {
+        let _ = ctx.trusted(mailbox, &config);
+    }
     let _ = fs::remove_file(mailbox.dir().join(STOP_FILE));
     let mut cmd = Command::new(exe);
     cmd.arg("--repo")
@@ -182,8 +187,11 @@ struct Rung {
     next: Instant,
 }
 
+/// A monitoring duration, capped at a day so that adding it to the clock
+/// cannot overflow.
 fn duration_or(text: Option<&str>, default: Duration, what: &str) -> Result<Duration> {
     text.map_or(Ok(default), |t| parse_std_duration(t, what))
+        .map(|d| d.min(Duration::from_secs(86_400)))
 }
 
 /// The monitor itself.
@@ -210,16 +218,20 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         &mailbox.dir().join(PID_FILE),
         &serde_json::to_vec(&pid).expect("a pid file always serialises"),
     )?;
-    let config: MonitoringConfig = mailbox
-        .config()
-        .ok()
-        .and_then(|c| c.monitoring)
+    let agent_config = mailbox.config().ok();
+    let mut config: MonitoringConfig = agent_config
+        .as_ref()
+        .and_then(|c| c.monitoring.clone())
         .map(serde_json::from_value)
         .transpose()
         .map_err(|e| Error::ConfigInvalid {
             path: mailbox.dir().join(crate::config::FILE_NAME),
             detail: format!("monitoring: {e}"),
         })?
+        .unwrap_or_default();
+    // Transports run programs and reach hosts: only trusted ones ring.
+    config.transports = agent_config
+        .map(|c| ctx.trusted(mailbox, &c).transports)
         .unwrap_or_default();
     let retry_initial = duration_or(
         config.retry_initial.as_deref(),

@@ -35,7 +35,9 @@ pub fn run(args: &ReplyArgs, ctx: &Context) -> Result<ExitCode> {
         Some(parent.message_id.clone()),
         Some(parent.conversation().to_string()),
     );
-    let via_remote = mailbox.config().is_ok_and(|c| c.sync.remote.is_some());
+    let via_remote = mailbox
+        .config()
+        .is_ok_and(|c| ctx.trusted(&mailbox, &c).sync_remote.is_some());
     let recipient = route::return_address(&parent, ctx.registry(), via_remote);
     deliver(
         &draft,

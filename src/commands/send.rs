@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Context, parse_duration};
+use super::{Context, shift_time};
 use crate::audit::{self, Event};
 use crate::cli::{ContentArgs, SendArgs};
 use crate::error::{Error, ExitCode, Result};
@@ -27,7 +27,8 @@ pub fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
     let config = sender.config()?;
     let sender_id = config.require_id(sender.dir())?.to_string();
     let max = config.limits.recipients();
-    let via_remote = config.sync.remote.is_some();
+    // Only a trusted remote counts: an untrusted one is as if absent.
+    let via_remote = ctx.trusted(&sender, &config).sync_remote.is_some();
     if args.to.len() > max {
         return Err(Error::usage(
             format!(
@@ -231,8 +232,8 @@ fn read_body(content: &ContentArgs, ctx: &Context) -> Result<String> {
 }
 
 fn parse_expiry(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>> {
-    if let Some(duration) = parse_duration(text) {
-        return Ok(now + duration);
+    if let Some(at) = shift_time(now, text, "--expires", true)? {
+        return Ok(at);
     }
     message::parse_time(text).ok_or_else(|| {
         Error::usage(

@@ -3,22 +3,32 @@
 
 use super::{Context, parse_std_duration};
 use crate::cli::SyncArgs;
+use crate::config_trust;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::Mailbox;
 use crate::sync::{self, Report};
 
-/// The mail remote: `--remote`, else `sync.remote` of the config.
-pub(super) fn remote(mailbox: &Mailbox, flag: Option<&str>) -> Result<String> {
-    match flag {
-        Some(url) => Ok(url.to_string()),
-        None => mailbox.config()?.sync.remote.ok_or(Error::NoMailRemote),
-    }
+/// The mail remote: `--remote` (the user's own choice), else `sync.remote`
+/// of the config once the user trusted it (`aea trust`). A remote that
+/// begins with `-` is refused wherever it came from.
+pub(super) fn remote(mailbox: &Mailbox, flag: Option<&str>, ctx: &Context) -> Result<String> {
+    let url = match flag {
+        Some(url) => url.to_string(),
+        None => {
+            let config = mailbox.config()?;
+            ctx.trusted(mailbox, &config)
+                .sync_remote
+                .ok_or(Error::NoMailRemote)?
+        }
+    };
+    config_trust::check_remote(&url)?;
+    Ok(url)
 }
 
 pub fn run(args: &SyncArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let me = mailbox.agent_id()?;
-    let url = remote(&mailbox, args.remote.as_deref())?;
+    let url = remote(&mailbox, args.remote.as_deref(), ctx)?;
     let Some(interval) = &args.watch else {
         let report = sync::sync(&mailbox, &me, &url, &ctx.rt)?;
         print(&report, &url, ctx);

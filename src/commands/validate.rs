@@ -8,12 +8,11 @@ use serde::Serialize;
 
 use super::Context;
 use crate::cli::ValidateArgs;
-use crate::config::{self, AgentConfig};
+use crate::config;
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
 use crate::mailbox::read_message_file;
 use crate::message::{self, parse_file_name};
-use crate::policy::Policy;
 use crate::printer::untrusted_short;
 
 #[derive(Debug, Serialize)]
@@ -41,24 +40,11 @@ pub fn run(args: &ValidateArgs, ctx: &Context) -> Result<ExitCode> {
         if let Some(text) = fsutil::read_optional(&config_path)? {
             report.checked += 1;
             let file = || config::FILE_NAME.to_string();
-            match AgentConfig::parse(&text, &config_path) {
-                Err(e) => report.problems.push(Finding {
+            // The same check every command and the pre-commit gate make.
+            if let Err(e) = config::Checked::parse(&text, &config_path) {
+                report.problems.push(Finding {
                     file: file(),
                     problem: e.to_string(),
-                }),
-                Ok(config) => {
-                    if let Err(problem) = Policy::from_config(config) {
-                        report.problems.push(Finding {
-                            file: file(),
-                            problem,
-                        });
-                    }
-                }
-            }
-            for key in config::unknown_keys(&text) {
-                report.warnings.push(Finding {
-                    file: file(),
-                    problem: format!("unknown key `{key}` is ignored (a typo?)"),
                 });
             }
         }

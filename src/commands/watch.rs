@@ -49,7 +49,8 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let known: HashSet<String> = start.into_iter().map(|(name, _)| name).collect();
-    let deadline = timeout.map(|t| Instant::now() + t);
+    // A timeout past what the clock can represent means no deadline.
+    let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
     loop {
         let left = match deadline {
             Some(d) => match d.checked_duration_since(Instant::now()) {

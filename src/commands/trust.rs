@@ -1,0 +1,122 @@
+//! `aea trust [--revoke]` (SPEC §15.1): shows the settings of this
+//! repository's config that can run a program, pass an option to git or
+//! reach a host, and records the user's trust in exactly those (their
+//! digest) outside the repository — or withdraws it.
+
+use super::Context;
+use crate::cli::TrustConfigArgs;
+use crate::config::{self, AgentConfig};
+use crate::config_trust::{self, Entry, Settings, Store};
+use crate::error::{Error, ExitCode, Result};
+use crate::message::format_time;
+
+pub fn run(args: &TrustConfigArgs, ctx: &Context) -> Result<ExitCode> {
+    let mailbox = ctx.mailbox()?;
+    let store = ctx.trust_store().ok_or_else(|| {
+        Error::usage(
+            "cannot tell where this user's config directory is",
+            "set HOME so aea can keep its trust store there",
+        )
+    })?;
+    let key = config_trust::repo_key(mailbox.repo())?;
+    let config_path = mailbox.dir().join(config::FILE_NAME);
+    let p = &ctx.printer;
+
+    if args.revoke {
+        let removed = Store::update(store, |s| s.repos.remove(&key))?.is_some();
+        if p.json() {
+            p.value(&serde_json::json!({
+                "repo": key,
+                "store": store,
+                "revoked": removed,
+            }));
+        } else if removed {
+            p.line(format_args!(
+                "revoked: {key} no longer runs programs or reaches hosts from its config"
+            ));
+        } else {
+            p.line(format_args!("{key} was not trusted; nothing to revoke"));
+        }
+        return Ok(ExitCode::Success);
+    }
+
+    let config = AgentConfig::load(mailbox.dir())?;
+    let settings = Settings::of(&config, mailbox.dir())?;
+    let digest = settings.digest();
+    if settings.is_empty() {
+        if p.json() {
+            p.value(&serde_json::json!({
+                "repo": key,
+                "store": store,
+                "digest": digest,
+                "settings": settings,
+                "trusted": false,
+            }));
+        } else {
+            p.line(format_args!(
+                "nothing to trust: {} names no program, git remote or host",
+                config_path.display()
+            ));
+        }
+        return Ok(ExitCode::Success);
+    }
+    let lines = settings.describe();
+    if args.show {
+        let trusted =
+            config_trust::trusted_settings(&config, mailbox.dir(), mailbox.repo(), Some(store))?
+                .ignored
+                .is_empty();
+        if p.json() {
+            p.value(&serde_json::json!({
+                "repo": key,
+                "store": store,
+                "digest": digest,
+                "settings": settings,
+                "trusted": trusted,
+            }));
+        } else {
+            p.line(format_args!(
+                "{} asks to run programs or reach hosts:",
+                config_path.display()
+            ));
+            for line in &lines {
+                p.line(format_args!("  {line}"));
+            }
+            p.line(format_args!("digest {digest}"));
+            p.line(if trusted {
+                "trusted"
+            } else {
+                "not trusted: `aea trust` trusts exactly these settings"
+            });
+        }
+        return Ok(ExitCode::Success);
+    }
+    let entry = Entry {
+        digest: digest.clone(),
+        trusted_at: format_time(ctx.rt.now()),
+        settings: lines.clone(),
+    };
+    Store::update(store, |s| s.repos.insert(key.clone(), entry))?;
+    if p.json() {
+        p.value(&serde_json::json!({
+            "repo": key,
+            "store": store,
+            "digest": digest,
+            "settings": settings,
+            "trusted": true,
+        }));
+        return Ok(ExitCode::Success);
+    }
+    p.line(format_args!(
+        "{} asks to run programs or reach hosts:",
+        config_path.display()
+    ));
+    for line in &lines {
+        p.line(format_args!("  {line}"));
+    }
+    p.line(format_args!("digest {digest}"));
+    p.line(format_args!(
+        "trusted for {key}; any change to these settings needs `aea trust` again (undo: `aea trust --revoke`)"
+    ));
+    Ok(ExitCode::Success)
+}
