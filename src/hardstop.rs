@@ -13,6 +13,7 @@
 //! sandbox: a sender determined to hide a command from a pattern matcher
 //! can, and the receiver's approval rules are what keep it in check.
 
+use aho_corasick::AhoCorasick;
 use serde_json::Value;
 
 use crate::message::{Body, Message};
@@ -60,18 +61,57 @@ const SYNONYMS: &[(&str, &[&str])] = &[
 struct HardStop {
     /// Normalised and trimmed, shown in `hard_stop:<name>`.
     name: String,
-    /// Normalised substrings, each tried on the text and its shell words.
-    needles: Vec<String>,
     detector: Option<Detector>,
 }
+
+/// One automaton for many substrings, each belonging to a stop.
+#[derive(Debug, Clone)]
+struct Needles {
+    automaton: AhoCorasick,
+    /// `owner[i]` is the index of the stop that pattern `i` belongs to.
+    owner: Vec<usize>,
+}
+
+impl Needles {
+    fn build(needles: Vec<(usize, String)>) -> Result<Option<Self>, String> {
+        if needles.is_empty() {
+            return Ok(None);
+        }
+        let automaton = AhoCorasick::new(needles.iter().map(|(_, n)| n))
+            .map_err(|e| format!("hard_stops: {e}"))?;
+        Ok(Some(Needles {
+            automaton,
+            owner: needles.into_iter().map(|(i, _)| i).collect(),
+        }))
+    }
+
+    /// Marks in `hits` every stop with a pattern in `haystack`.
+    fn mark(&self, haystack: &str, hits: &mut [bool]) {
+        for m in self.automaton.find_overlapping_iter(haystack) {
+            hits[self.owner[m.pattern().as_usize()]] = true;
+        }
+    }
+}
+
+/// Characters that [`push_shell_words`] removes or moves: a pattern with
+/// one of them is also looked for in the text before that step.
+const SHELL_CHARS: &[char] = &['\'', '"', '\\', '|', ';', '&', '(', ')', '<', '>', '`', '$'];
 
 /// The fields a hard stop is looked for in, in this order.
 type Fields<'a> = [(&'static str, &'a dyn Fn(&mut String)); 6];
 
 /// A compiled list of hard stops.
+///
+/// All substrings are searched in one pass per field (Aho-Corasick), so the
+/// cost of a message grows with its length, not with the number of stops.
 #[derive(Debug, Clone, Default)]
 pub struct HardStops {
     stops: Vec<HardStop>,
+    /// Looked for in the shell words of a field. A pattern without shell
+    /// characters found in the text is also in its words, so one pass does.
+    words: Option<Needles>,
+    /// Patterns with shell characters (`| sh`), also looked for in the text.
+    text: Option<Needles>,
 }
 
 /// Which stop matched and in which field of the message.
@@ -83,49 +123,59 @@ pub struct Hit<'a> {
 
 impl HardStops {
     /// Compiles `patterns`; empty ones are ignored.
-    pub fn compile<S: AsRef<str>>(patterns: &[S]) -> Self {
-        let stops = patterns
-            .iter()
-            .filter_map(|p| {
-                let name = p.as_ref();
-                let key = normalized(name);
-                let key = key.trim();
-                if key.is_empty() {
-                    return None;
+    pub fn compile<S: AsRef<str>>(patterns: &[S]) -> Result<Self, String> {
+        let mut stops = Vec::new();
+        let (mut plain, mut shell) = (Vec::new(), Vec::new());
+        for pattern in patterns {
+            let raw = pattern.as_ref();
+            let key = normalized(raw);
+            let key = key.trim();
+            if key.is_empty() {
+                continue;
+            }
+            let index = stops.len();
+            let mut needles = vec![key.to_string()];
+            // "api key" also as `api_key`, `api-key`, `apikey`.
+            if key.contains(' ') && key.split(' ').all(is_word) {
+                for sep in ["_", "-", ""] {
+                    needles.push(key.replace(' ', sep));
                 }
-                let mut needles = vec![key.to_string()];
-                // "api key" also as `api_key`, `api-key`, `apikey`.
-                if key.contains(' ') && key.split(' ').all(is_word) {
-                    for sep in ["_", "-", ""] {
-                        needles.push(key.replace(' ', sep));
-                    }
+            }
+            // A pattern with a space at an end in the config ("sudo ") is
+            // meant as a word; fields are padded with spaces so a word at
+            // the start or end still matches.
+            if raw.ends_with(char::is_whitespace) {
+                needles[0].push(' ');
+            }
+            if raw.starts_with(char::is_whitespace) {
+                needles[0].insert(0, ' ');
+            }
+            for (builtin, extra) in SYNONYMS {
+                if *builtin == key {
+                    needles.extend(extra.iter().map(|s| (*s).to_string()));
                 }
-                // A pattern with a trailing space in the config ("sudo ") is
-                // meant as a word; fields are padded with spaces so a word at
-                // the end still matches.
-                if name.ends_with(char::is_whitespace) {
-                    needles[0].push(' ');
+            }
+            for needle in needles {
+                if needle.contains(SHELL_CHARS) {
+                    shell.push((index, needle));
+                } else {
+                    plain.push((index, needle));
                 }
-                if name.starts_with(char::is_whitespace) {
-                    needles[0].insert(0, ' ');
-                }
-                for (builtin, extra) in SYNONYMS {
-                    if *builtin == key {
-                        needles.extend(extra.iter().map(|s| (*s).to_string()));
-                    }
-                }
-                let detector = BUILTINS
-                    .iter()
-                    .find(|(builtin, _)| *builtin == key)
-                    .map(|(_, d)| *d);
-                Some(HardStop {
-                    name: key.to_string(),
-                    needles,
-                    detector,
-                })
-            })
-            .collect();
-        HardStops { stops }
+            }
+            let detector = BUILTINS
+                .iter()
+                .find(|(builtin, _)| *builtin == key)
+                .map(|(_, d)| *d);
+            stops.push(HardStop {
+                name: key.to_string(),
+                detector,
+            });
+        }
+        Ok(HardStops {
+            stops,
+            words: Needles::build(plain.iter().chain(&shell).cloned().collect())?,
+            text: Needles::build(shell)?,
+        })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -182,6 +232,7 @@ impl HardStops {
         // Two buffers for the whole message, reused field after field.
         let mut text = String::new();
         let mut words = String::new();
+        let mut hits = vec![false; self.stops.len()];
         for (field, fill) in fields {
             text.clear();
             words.clear();
@@ -190,7 +241,7 @@ impl HardStops {
             fill(&mut text);
             push_space(&mut text);
             push_shell_words(&mut words, &text);
-            if let Some(pattern) = self.find_in(&text, &words) {
+            if let Some(pattern) = self.find_in(&text, &words, &mut hits) {
                 return Some(Hit { pattern, field });
             }
         }
@@ -198,17 +249,20 @@ impl HardStops {
     }
 
     /// The first stop matching one normalised field.
-    fn find_in(&self, text: &str, words: &str) -> Option<&str> {
+    fn find_in(&self, text: &str, words: &str, hits: &mut [bool]) -> Option<&str> {
+        hits.fill(false);
+        if let Some(n) = &self.words {
+            n.mark(words, hits);
+        }
+        if let Some(n) = &self.text {
+            n.mark(text, hits);
+        }
         let tokens: Vec<&str> = words.split(' ').filter(|w| !w.is_empty()).collect();
         self.stops
             .iter()
-            .find(|stop| {
-                stop.needles
-                    .iter()
-                    .any(|n| text.contains(n.as_str()) || words.contains(n.as_str()))
-                    || stop.detector.is_some_and(|d| d.matches(&tokens))
-            })
-            .map(|stop| stop.name.as_str())
+            .zip(hits.iter())
+            .find(|(stop, hit)| **hit || stop.detector.is_some_and(|d| d.matches(&tokens)))
+            .map(|(stop, _)| stop.name.as_str())
     }
 }
 
@@ -409,7 +463,7 @@ mod tests {
     use crate::message::{Body, Message};
 
     fn defaults() -> HardStops {
-        HardStops::compile(crate::policy::DEFAULT_HARD_STOPS)
+        HardStops::compile(crate::policy::DEFAULT_HARD_STOPS).unwrap()
     }
 
     fn plain() -> Message {
@@ -499,7 +553,7 @@ mod tests {
 
     #[test]
     fn configured_patterns_are_normalised_substrings() {
-        let stops = HardStops::compile(&["Deploy to PROD"]);
+        let stops = HardStops::compile(&["Deploy to PROD"]).unwrap();
         assert_eq!(
             hit(&stops, "deploy\u{200B} to\n\nprod now").as_deref(),
             Some("deploy to prod")
@@ -510,7 +564,7 @@ mod tests {
         );
         assert_eq!(hit(&stops, "rm -rf /"), None);
         // A configured built-in name keeps its smart matcher.
-        let stops = HardStops::compile(&["rm -rf"]);
+        let stops = HardStops::compile(&["rm -rf"]).unwrap();
         assert_eq!(hit(&stops, "rm -r -f /").as_deref(), Some("rm -rf"));
     }
 

@@ -106,9 +106,10 @@ const OPERATORS: &[char] = &['|', ';', '&', '(', ')', '<', '>', '`'];
 pub fn push_shell_words(out: &mut String, normalized: &str) {
     let mut rest = normalized;
     while let Some(c) = rest.chars().next() {
-        if let Some(after) = rest
-            .strip_prefix("${ifs}")
-            .or_else(|| rest.strip_prefix("$ifs"))
+        if c == '$'
+            && let Some(after) = rest
+                .strip_prefix("${ifs}")
+                .or_else(|| rest.strip_prefix("$ifs"))
         {
             push_space(out);
             rest = after;

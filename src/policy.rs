@@ -287,8 +287,8 @@ impl Policy {
                 .map_err(|e| format!("response_policy.{kind}: {e}"))?;
         }
         let hard_stops = match &config.hard_stops {
-            Some(list) => HardStops::compile(list),
-            None => HardStops::compile(DEFAULT_HARD_STOPS),
+            Some(list) => HardStops::compile(list)?,
+            None => HardStops::compile(DEFAULT_HARD_STOPS)?,
         };
         Ok(Policy {
             config,
