@@ -53,9 +53,8 @@ fn push_char(out: &mut String, c: char) {
     } else if c.is_ascii() {
         out.push(c.to_ascii_lowercase());
     } else {
-        match fold_lookalike(c) {
-            Some(ascii) => out.push(ascii),
-            None => out.extend(c.to_lowercase()),
+        for lower in c.to_lowercase() {
+            out.push(fold_lookalike(lower).unwrap_or(lower));
         }
     }
 }
@@ -86,9 +85,26 @@ fn is_invisible(c: char) -> bool {
         )
 }
 
-/// Dashes and quotes that NFKC keeps but a reader takes for `-`, `'`, `"`.
+/// Characters that NFKC keeps but a reader takes for ASCII: dashes, quotes,
+/// and the Cyrillic and Greek lower-case letters drawn like Latin ones
+/// (`ѕudo` with a Cyrillic `ѕ`). Not the whole Unicode confusables table: a
+/// sender who wants to hide a word can always spell it out in prose.
 fn fold_lookalike(c: char) -> Option<char> {
     match c {
+        'а' => Some('a'),
+        'е' | 'ё' => Some('e'),
+        'о' | 'ο' => Some('o'),
+        'р' | 'ρ' => Some('p'),
+        'с' | 'ϲ' => Some('c'),
+        'у' => Some('y'),
+        'х' | 'χ' => Some('x'),
+        'ѕ' => Some('s'),
+        'і' | 'ι' => Some('i'),
+        'ј' => Some('j'),
+        'ԁ' => Some('d'),
+        'һ' => Some('h'),
+        'ӏ' => Some('l'),
+        'ν' => Some('v'),
         '\u{2010}'..='\u{2015}' | '\u{2043}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' => Some('-'),
         '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => Some('\''),
         '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => Some('"'),
@@ -186,6 +202,9 @@ mod tests {
         assert_eq!(normalized("rm \u{2013}rf"), "rm -rf");
         assert_eq!(normalized("rm \u{2212}rf"), "rm -rf");
         assert_eq!(normalized("\u{201C}rm\u{201D}"), "\"rm\"");
+        // Cyrillic ѕ, у and о drawn like Latin s, y, o; upper case too.
+        assert_eq!(normalized("\u{0455}udo"), "sudo");
+        assert_eq!(normalized("DR\u{041E}P"), "drop");
     }
 
     #[test]
