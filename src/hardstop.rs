@@ -26,7 +26,7 @@ enum Detector {
     RmRecursiveForce,
     /// `git push` with `-f` anywhere, `+ref`, `:ref`, `--mirror`, `--delete`.
     GitForcePush,
-    /// `git commit -n` and friends, `core.hooksPath` overrides.
+    /// `git commit -n`, `-an`, …; `core.hooksPath` overrides.
     NoVerify,
     /// A pipe into a shell or interpreter, `bash <(…)`, `sh -c "$(…)"`.
     PipeToShell,
@@ -398,7 +398,9 @@ impl Detector {
                     })
             }
             Detector::NoVerify => {
-                (is_git(w, i, "commit") || is_git(w, i, "merge"))
+                // Only `commit` spells `--no-verify` as `-n` (for `merge`
+                // and `push`, `-n` means something else).
+                is_git(w, i, "commit")
                     && arguments(w, i, 16).any(|arg| {
                         // `-n` in a cluster of short flags, before one that
                         // takes the rest as its value (`-am`, `-nm msg`).

@@ -188,7 +188,8 @@ fn assignment(text: &str) -> Option<&'static str> {
                 .unwrap_or(after.len());
             let value = &after[..len];
             let code = after[len..].starts_with(['(', '[']);
-            value.len() >= 8 && !code && !is_placeholder(value)
+            // A URL is a link to docs, or caught by `url_password`.
+            value.len() >= 8 && !code && !value.contains("://") && !is_placeholder(value)
         })
         .then_some("secret in an assignment")
 }
