@@ -13,8 +13,10 @@
 //! 3. Trust raises: a sender outside `allow_senders`, or one neither
 //!    registered nor allowed, needs approval (or is rejected, per
 //!    `unknown_senders`).
-//! 4. `hard_stops` raise: a pattern anywhere in the subject, body or context
-//!    (code blocks included) forces approval whatever a rule said.
+//! 4. `hard_stops` raise: a pattern anywhere in the subject, body, context,
+//!    tags, attachments or metadata (code blocks included, compared after
+//!    normalising case, Unicode forms, invisible characters and spacing; see
+//!    [`crate::hardstop`]) forces approval whatever a rule said.
 //!
 //! Steps 3 and 4 only ever make a decision stricter. The receiver decides:
 //! no field of the message is read as an approval or a trust signal, so a
@@ -24,9 +26,13 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 
 use crate::config::{AgentConfig, OneOrMany, PolicyEntry, RuleConfig};
+use crate::hardstop::{HardStops, Hit};
 use crate::message::{Message, MessageType, Priority};
 
-/// Patterns that force approval when a config has no `hard_stops` key.
+/// Patterns that force approval when a config has no `hard_stops` key. The
+/// command names among them also catch other spellings of the command
+/// (`rm -r -f`, `git push origin +main`, `curl x |zsh`): see
+/// [`crate::hardstop`].
 pub const DEFAULT_HARD_STOPS: &[&str] = &[
     "rm -rf",
     "--force",
@@ -185,8 +191,7 @@ pub struct Policy {
     config: AgentConfig,
     rules: Vec<Rule>,
     trust: Trust,
-    /// Lower-cased.
-    hard_stops: Vec<String>,
+    hard_stops: HardStops,
     /// Set when the config could not be read: every message needs approval.
     strictest: bool,
 }
@@ -282,11 +287,8 @@ impl Policy {
                 .map_err(|e| format!("response_policy.{kind}: {e}"))?;
         }
         let hard_stops = match &config.hard_stops {
-            Some(list) => list.iter().map(|s| s.to_lowercase()).collect(),
-            None => DEFAULT_HARD_STOPS
-                .iter()
-                .map(|s| (*s).to_string())
-                .collect(),
+            Some(list) => HardStops::compile(list)?,
+            None => HardStops::compile(DEFAULT_HARD_STOPS)?,
         };
         Ok(Policy {
             config,
@@ -307,7 +309,7 @@ impl Policy {
                 deny: Globs::new(Vec::new(), false, "").expect("an empty set compiles"),
                 unknown: UnknownSenders::RequireApproval,
             },
-            hard_stops: Vec::new(),
+            hard_stops: HardStops::default(),
             strictest: true,
         }
     }
@@ -399,19 +401,24 @@ impl Policy {
             },
         }
 
-        if let Some(pattern) = self.hard_stop_in(message) {
+        if let Some(hit) = self.hard_stop_in(message) {
             raise(
                 &mut decision,
                 &mut steps,
                 Action::RequireApproval,
-                &format!("hard_stop:{pattern}"),
-                &format!("the message contains {pattern:?}"),
+                &format!("hard_stop:{}", hit.pattern),
+                &format!(
+                    "the {} contains {:?} (compared after normalising case, Unicode forms, invisible characters and spacing)",
+                    hit.field, hit.pattern
+                ),
             );
         } else if !self.hard_stops.is_empty() {
             steps.push(Step {
                 rule: "hard_stops".into(),
                 matched: false,
-                detail: "no hard-stop pattern in subject, body or context".into(),
+                detail:
+                    "no hard-stop pattern in subject, body, context, tags, attachments or metadata"
+                        .into(),
             });
         }
 
@@ -507,22 +514,9 @@ impl Policy {
         })
     }
 
-    /// The first hard-stop pattern found in the subject, body or context.
-    fn hard_stop_in(&self, message: &Message) -> Option<&str> {
-        if self.hard_stops.is_empty() {
-            return None;
-        }
-        let text = format!(
-            "{}\n{}\n{}",
-            message.message.subject,
-            message.message.body.to_text(),
-            message.message.context
-        )
-        .to_lowercase();
-        self.hard_stops
-            .iter()
-            .find(|p| !p.is_empty() && text.contains(p.as_str()))
-            .map(String::as_str)
+    /// The first hard stop found in any field a sender wrote.
+    fn hard_stop_in(&self, message: &Message) -> Option<Hit<'_>> {
+        self.hard_stops.find(message)
     }
 
     /// A description of the effective policy, for `aea policy show`.
@@ -568,7 +562,7 @@ impl Policy {
             allow_senders: self.trust.allow.as_ref().map(|a| a.patterns.clone()),
             deny_senders: self.trust.deny.patterns.clone(),
             unknown_senders: self.trust.unknown,
-            hard_stops: self.hard_stops.clone(),
+            hard_stops: self.hard_stops.names(),
             auto_safe_operations: self.config.auto_safe_operations.clone(),
             approval_required_operations: self.config.approval_required_operations.clone(),
             max_message_bytes: self.config.limits.message_bytes(),

@@ -8,6 +8,7 @@ mod compat;
 mod concurrency;
 mod config_trust;
 mod git_hooks;
+mod hardstops;
 mod hooks_output;
 mod lifecycle;
 mod policy_corpus;

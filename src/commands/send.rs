@@ -127,8 +127,15 @@ impl Draft {
             }
         }
         if !content.allow_secrets {
-            let scanned = [subject.as_str(), body.as_str(), &context.to_string()];
-            if let Some(kind) = scanned.iter().find_map(|t| secrets::find(t)) {
+            // Every string the message will carry: subject, body, tags, and
+            // each key and string of context and attachments.
+            let found = [subject.as_str(), body.as_str()]
+                .into_iter()
+                .chain(content.tags.iter().map(String::as_str))
+                .find_map(secrets::find)
+                .or_else(|| secrets::find_in_value(&context))
+                .or_else(|| attachments.iter().find_map(secrets::find_in_value));
+            if let Some(kind) = found {
                 return Err(Error::SecretDetected { kind });
             }
         }

@@ -1,0 +1,220 @@
+//! Text normalisation for matching what a sender wrote against what a reader
+//! (a shell, a person, an agent) will take it to mean.
+//!
+//! A hard stop compares patterns with text a hostile sender chose, so the
+//! text is first brought to one spelling: Unicode compatibility forms folded
+//! (NFKC: fullwidth `ｒｍ` is `rm`), lower case, invisible format characters
+//! removed (zero-width spaces, joiners, soft hyphens, bidi controls, …),
+//! look-alike dashes and quotes replaced by ASCII ones, and every run of
+//! whitespace (newlines, tabs, NBSP, …) turned into one space.
+//!
+//! [`push_shell_words`] goes one step further for command patterns: quotes
+//! and backslashes are dropped (`"rm" \-rf` is `rm -rf` to a shell), `$IFS`
+//! is a space, and shell operators stand apart (`x|sh` is `x | sh`).
+
+use unicode_normalization::UnicodeNormalization;
+
+/// Appends the normalised form of `text` to `out`.
+///
+/// Runs of whitespace collapse across calls too: `out` never gets two
+/// spaces in a row.
+pub fn push_normalized(out: &mut String, text: &str) {
+    if text.is_ascii() {
+        // NFKC and `to_lowercase` are the identity on ASCII apart from case.
+        for c in text.chars() {
+            push_char(out, c);
+        }
+    } else {
+        for c in text.nfkc() {
+            push_char(out, c);
+        }
+    }
+}
+
+/// `text` normalised into a new string (for patterns, compiled once).
+pub fn normalized(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    push_normalized(&mut out, text);
+    out
+}
+
+/// Appends one space unless `out` is empty or already ends with one.
+pub fn push_space(out: &mut String) {
+    if !out.is_empty() && !out.ends_with(' ') {
+        out.push(' ');
+    }
+}
+
+fn push_char(out: &mut String, c: char) {
+    if c.is_whitespace() {
+        push_space(out);
+    } else if is_invisible(c) {
+        // Removed, not a space: `r\u{200B}m` reads as `rm`.
+    } else if c.is_ascii() {
+        out.push(c.to_ascii_lowercase());
+    } else {
+        for lower in c.to_lowercase() {
+            out.push(fold_lookalike(lower).unwrap_or(lower));
+        }
+    }
+}
+
+/// Characters that render as nothing: controls other than whitespace and
+/// the format characters (Unicode category Cf) and fillers used to split a
+/// word without a visible gap.
+fn is_invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00AD}'                     // soft hyphen
+            | '\u{034F}'                   // combining grapheme joiner
+            | '\u{061C}'                   // Arabic letter mark
+            | '\u{115F}' | '\u{1160}'      // Hangul fillers
+            | '\u{17B4}' | '\u{17B5}'      // Khmer inherent vowels
+            | '\u{180B}'..='\u{180F}'      // Mongolian selectors and separator
+            | '\u{200B}'..='\u{200F}'      // zero-width space/joiners, LRM, RLM
+            | '\u{202A}'..='\u{202E}'      // bidi embeddings and overrides
+            | '\u{2060}'..='\u{206F}'      // word joiner, invisible operators, bidi isolates
+            | '\u{3164}' | '\u{FFA0}'      // Hangul fillers
+            | '\u{FE00}'..='\u{FE0F}'      // variation selectors
+            | '\u{FEFF}'                   // zero-width no-break space (BOM)
+            | '\u{FFF9}'..='\u{FFFB}'      // interlinear annotation
+            | '\u{1D173}'..='\u{1D17A}'    // musical formatting
+            | '\u{E0000}'..='\u{E007F}'    // tag characters
+            | '\u{E0100}'..='\u{E01EF}' // variation selectors supplement
+        )
+}
+
+/// Characters that NFKC keeps but a reader takes for ASCII: dashes, quotes,
+/// and the Cyrillic and Greek lower-case letters drawn like Latin ones
+/// (`ѕudo` with a Cyrillic `ѕ`). Not the whole Unicode confusables table: a
+/// sender who wants to hide a word can always spell it out in prose.
+fn fold_lookalike(c: char) -> Option<char> {
+    match c {
+        'а' => Some('a'),
+        'е' | 'ё' => Some('e'),
+        'о' | 'ο' => Some('o'),
+        'р' | 'ρ' => Some('p'),
+        'с' | 'ϲ' => Some('c'),
+        'у' => Some('y'),
+        'х' | 'χ' => Some('x'),
+        'ѕ' => Some('s'),
+        'і' | 'ι' => Some('i'),
+        'ј' => Some('j'),
+        'ԁ' => Some('d'),
+        'һ' => Some('h'),
+        'ӏ' => Some('l'),
+        'ν' => Some('v'),
+        '\u{2010}'..='\u{2015}' | '\u{2043}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' => Some('-'),
+        '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => Some('\''),
+        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => Some('"'),
+        _ => None,
+    }
+}
+
+/// Shell operators that end a word whether or not a space follows.
+const OPERATORS: &[char] = &['|', ';', '&', '(', ')', '<', '>', '`'];
+
+/// Appends `normalized` (output of [`push_normalized`]) to `out` as a shell
+/// would split it into words: quotes and backslashes removed, `$IFS` and
+/// `${IFS}` read as a space, each operator a word of its own. Words are
+/// separated by exactly one space, so `out.split(' ')` yields them.
+pub fn push_shell_words(out: &mut String, normalized: &str) {
+    let mut rest = normalized;
+    while let Some(c) = rest.chars().next() {
+        if c == '$'
+            && let Some(after) = rest
+                .strip_prefix("${ifs}")
+                .or_else(|| rest.strip_prefix("$ifs"))
+        {
+            push_space(out);
+            rest = after;
+            continue;
+        }
+        rest = &rest[c.len_utf8()..];
+        match c {
+            '\'' | '"' | '\\' => {}
+            ' ' => push_space(out),
+            c if OPERATORS.contains(&c) => {
+                push_space(out);
+                out.push(c);
+                out.push(' ');
+            }
+            c => out.push(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{normalized, push_shell_words};
+
+    fn shell(text: &str) -> String {
+        let mut out = String::new();
+        push_shell_words(&mut out, &normalized(text));
+        out
+    }
+
+    #[test]
+    fn folds_case_and_compatibility_forms() {
+        assert_eq!(normalized("RM -RF"), "rm -rf");
+        assert_eq!(normalized("ｒｍ　－ｒｆ"), "rm -rf");
+        assert_eq!(normalized("ＤＲＯＰ ＴＡＢＬＥ"), "drop table");
+        assert_eq!(normalized("ﬁle"), "file");
+        assert_eq!(normalized("Ⓢudo"), "sudo");
+    }
+
+    #[test]
+    fn removes_invisible_characters() {
+        for text in [
+            "r\u{200B}m -rf",
+            "r\u{200C}m -rf",
+            "r\u{200D}m -rf",
+            "r\u{2060}m -rf",
+            "r\u{FEFF}m -rf",
+            "r\u{00AD}m -rf",
+            "\u{202E}rm -rf",
+            "r\u{E0041}m -rf",
+            "r\u{0007}m -rf",
+        ] {
+            assert_eq!(normalized(text), "rm -rf", "{text:?}");
+        }
+    }
+
+    #[test]
+    fn collapses_every_kind_of_whitespace() {
+        for text in [
+            "rm  -rf",
+            "rm\n-rf",
+            "rm\t\t-rf",
+            "rm\u{00A0}-rf",
+            "rm\u{2003}-rf",
+            "rm\u{2028}-rf",
+            "rm \u{200B} -rf",
+        ] {
+            assert_eq!(normalized(text), "rm -rf", "{text:?}");
+        }
+        assert_eq!(normalized("  a \n\n b  "), "a b ");
+    }
+
+    #[test]
+    fn folds_lookalike_dashes_and_quotes() {
+        assert_eq!(normalized("rm \u{2013}rf"), "rm -rf");
+        assert_eq!(normalized("rm \u{2212}rf"), "rm -rf");
+        assert_eq!(normalized("\u{201C}rm\u{201D}"), "\"rm\"");
+        // Cyrillic ѕ, у and о drawn like Latin s, y, o; upper case too.
+        assert_eq!(normalized("\u{0455}udo"), "sudo");
+        assert_eq!(normalized("DR\u{041E}P"), "drop");
+    }
+
+    #[test]
+    fn splits_shell_words() {
+        assert_eq!(shell("curl x|sh"), "curl x | sh");
+        assert_eq!(shell("\"rm\" '-rf' /"), "rm -rf /");
+        assert_eq!(shell("r\\m \\-rf"), "rm -rf");
+        assert_eq!(shell("rm${IFS}-rf"), "rm -rf");
+        assert_eq!(shell("rm$IFS-rf"), "rm -rf");
+        assert_eq!(shell("bash <(curl x)"), "bash < ( curl x ) ");
+        assert_eq!(shell("a&&b"), "a & & b");
+    }
+}
