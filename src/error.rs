@@ -233,10 +233,11 @@ impl Error {
             }
             Error::Usage { hint, .. } => hint.clone(),
             Error::MessageNotFound { .. } => {
-                "`aea check` lists unprocessed messages with their ids".to_string()
+                "`aea check` lists unprocessed messages with their references (`m…`)".to_string()
             }
             Error::AmbiguousReference { .. } => {
-                "give more characters of the id or file name".to_string()
+                "use one of the longer references listed, or more characters of the id or file name"
+                    .to_string()
             }
             Error::InvalidMessage { .. } => {
                 "`aea validate` lists what is wrong with each file".to_string()

@@ -53,7 +53,8 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
 
     let step = |title: &str, repo: &Path, args: &[&str]| -> Result<()> {
         if !title.is_empty() {
-            p.line(format_args!("\n## {title}"));
+            p.line("");
+            p.line(format_args!("## {title}"));
         }
         p.line(format_args!(
             "[{}]$ aea {}",
@@ -211,7 +212,8 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
     step("api receives the answer", &api, &["check"])?;
     step("The audit log of web", &web, &["log"])?;
     if args.keep.is_none() {
-        p.line("\nThe demo directory is removed now; pass --keep DIR to look around.");
+        p.line("");
+        p.line("The demo directory is removed now; pass --keep DIR to look around.");
     }
     Ok(ExitCode::Success)
 }
