@@ -249,7 +249,8 @@ impl Error {
                 "wait for the other process to finish; a claim older than 30 minutes can be taken over".to_string()
             }
             Error::Gated { name, .. } => format!(
-                "a person approves it with `aea approve {name}` (or `aea review`); or process it with --outcome ignored or deferred"
+                "a person approves it with `aea approve {}` (or `aea review`); or process it with --outcome ignored or deferred",
+                crate::shortref::of(name)
             ),
             Error::NotGated { .. } => {
                 "process it as usual with `aea process`; `aea pending` lists what waits for a person".to_string()

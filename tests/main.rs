@@ -6,6 +6,7 @@ mod approvals;
 mod bad_input;
 mod compat;
 mod concurrency;
+mod escape;
 mod git_hooks;
 mod hooks_output;
 mod lifecycle;
