@@ -150,7 +150,7 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         &["check"],
     )?;
     step(
-        "What a harness hook shows the model: ids only",
+        "What a harness hook shows the model: counts and aea's own references only",
         &web,
         &["check", "--hook", "plain"],
     )?;
