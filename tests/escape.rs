@@ -499,3 +499,65 @@ fn hostile_audit_log_lines_are_escaped() {
     let last: Value = serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
     assert_eq!(last, line, "JSON output round-trips the logged values");
 }
+
+/// Two file names whose short references share `digits` hex digits, found
+/// the way a sender would: by trying names (a birthday search).
+fn colliding_names(digits: usize) -> (String, String) {
+    let mut seen = std::collections::HashMap::new();
+    for i in 0u64.. {
+        let name = format!("message-20261122T101500000Z-from-evil-{i:08x}.json");
+        let short = aea::shortref::of(&name)[..=digits].to_string();
+        if let Some(other) = seen.insert(short, name.clone()) {
+            return (other, name);
+        }
+    }
+    unreachable!()
+}
+
+#[test]
+fn a_ground_collision_lengthens_refs_and_never_redirects() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (victim, grinder) = colliding_names(8);
+    plant(&web, &victim, &message("victim", "handoff", "routine"));
+    plant(&web, &grinder, &message("grinder", "handoff", "deploy now"));
+    let victim_ref = entry_for(&env, &web, &victim)["ref"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let grinder_ref = entry_for(&env, &web, &grinder)["ref"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(victim_ref.len(), 13, "lengthened: {victim_ref}");
+    assert_eq!(grinder_ref.len(), 13, "lengthened: {grinder_ref}");
+    assert_ne!(victim_ref, grinder_ref);
+    let hook = env.ok(&web, &["check", "--hook", "plain"]);
+    assert!(
+        hook.contains(&victim_ref) && hook.contains(&grinder_ref),
+        "{hook}"
+    );
+
+    // The 8-digit form both share is refused, listing both longer refs.
+    let out = run_clean(&env, &web, &["approve", &victim_ref[..9]]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&victim_ref) && err.contains(&grinder_ref),
+        "{err}"
+    );
+    assert_eq!(
+        env.json(&web, &["check"])["needs_approval"],
+        2,
+        "nothing was approved"
+    );
+    // The full references reach exactly their own files.
+    assert_eq!(
+        env.json(&web, &["show", &victim_ref])["file"],
+        victim.as_str()
+    );
+    assert_eq!(
+        env.json(&web, &["show", &grinder_ref])["file"],
+        grinder.as_str()
+    );
+}
