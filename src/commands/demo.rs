@@ -155,16 +155,15 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         &["check", "--hook", "plain"],
     )?;
 
-    let inbox: Vec<_> = Mailbox::at(&web)?
-        .unprocessed()?
-        .into_iter()
-        .filter_map(|e| e.message.ok())
-        .collect();
+    // The demo uses aea's short references, as an agent told by a hook would.
+    let inbox = Mailbox::at(&web)?.unprocessed()?;
+    let refs = super::check::refs_of(&inbox);
     let id_of = |kind: MessageType| {
         inbox
             .iter()
-            .find(|m| m.message_type == kind)
-            .map(|m| m.message_id[..8].to_string())
+            .zip(&refs)
+            .find(|(e, _)| e.valid().is_some_and(|m| m.message_type == kind))
+            .map(|(_, r)| r.clone())
             .ok_or_else(|| Error::usage("a demo message did not arrive", "report this as a bug"))
     };
     let (question, issue, handoff) = (

@@ -296,8 +296,8 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
-/// Mail to ring for, as (file name, short reference), by the current policy (which may
-/// change while the monitor runs); errors count as none.
+/// Mail to ring for, as (file name, short reference), by the current
+/// policy (which may change while the monitor runs); errors count as none.
 fn waiting(mailbox: &Mailbox, ctx: &Context) -> Vec<(String, String)> {
     let judge = Judge::load(mailbox, ctx);
     super::watch::waiting(mailbox, &judge).unwrap_or_default()
