@@ -200,7 +200,7 @@ pub struct CheckArgs {
     #[arg(long)]
     pub exit_code: bool,
 
-    /// Print what an agent-harness hook shows the model: counts and ids only
+    /// Print what an agent-harness hook shows the model: counts and short references only
     #[arg(long, value_name = "HARNESS", value_parser = ["claude", "codex", "plain"])]
     pub hook: Option<String>,
 
@@ -211,14 +211,14 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// Message id, file name, or a unique prefix of either
+    /// Message reference (`m…` from `aea check`), id, file name, or a unique prefix
     #[arg(value_name = "REF")]
     pub reference: String,
 }
 
 #[derive(Debug, Args)]
 pub struct ReplyArgs {
-    /// Message to answer: id, file name, or a unique prefix of either
+    /// Message to answer: reference (`m…`), id, file name, or a unique prefix
     #[arg(value_name = "REF")]
     pub reference: String,
 
@@ -236,7 +236,7 @@ pub struct ReplyArgs {
 
 #[derive(Debug, Args)]
 pub struct ProcessArgs {
-    /// Message id, file name, or a unique prefix of either
+    /// Message reference (`m…` from `aea check`), id, file name, or a unique prefix
     #[arg(value_name = "REF")]
     pub reference: String,
 
@@ -270,7 +270,7 @@ pub struct WatchArgs {
 
 #[derive(Debug, Args)]
 pub struct QuarantineArgs {
-    /// Message id, file name, or a unique prefix of either
+    /// Message reference (`m…` from `aea check`), id, file name, or a unique prefix
     #[arg(value_name = "REF")]
     pub reference: String,
 
@@ -365,7 +365,7 @@ pub struct UninstallArgs {
 
 #[derive(Debug, Args)]
 pub struct ApproveArgs {
-    /// Message id, file name, or a unique prefix of either
+    /// Message reference (`m…` from `aea check`), id, file name, or a unique prefix
     #[arg(value_name = "REF")]
     pub reference: String,
 
@@ -376,7 +376,7 @@ pub struct ApproveArgs {
 
 #[derive(Debug, Args)]
 pub struct RejectArgs {
-    /// Message id, file name, or a unique prefix of either
+    /// Message reference (`m…` from `aea check`), id, file name, or a unique prefix
     #[arg(value_name = "REF")]
     pub reference: String,
 
@@ -395,7 +395,7 @@ pub struct LogArgs {
     #[arg(long)]
     pub event: Option<String>,
 
-    /// Only events about this message (id or file name)
+    /// Only events about this message (reference, id or file name)
     #[arg(long, value_name = "REF")]
     pub message: Option<String>,
 }

@@ -251,10 +251,11 @@ impl Error {
             }
             Error::Usage { hint, .. } => hint.clone(),
             Error::MessageNotFound { .. } => {
-                "`aea check` lists unprocessed messages with their ids".to_string()
+                "`aea check` lists unprocessed messages with their references (`m…`)".to_string()
             }
             Error::AmbiguousReference { .. } => {
-                "give more characters of the id or file name".to_string()
+                "use one of the longer references listed, or more characters of the id or file name"
+                    .to_string()
             }
             Error::InvalidMessage { .. } => {
                 "`aea validate` lists what is wrong with each file".to_string()
@@ -266,7 +267,8 @@ impl Error {
                 "wait for the other process to finish; a claim older than 30 minutes can be taken over".to_string()
             }
             Error::Gated { name, .. } => format!(
-                "a person approves it with `aea approve {name}` (or `aea review`); or process it with --outcome ignored or deferred"
+                "a person approves it with `aea approve {}` (or `aea review`); or process it with --outcome ignored or deferred",
+                crate::shortref::of(name)
             ),
             Error::NotGated { .. } => {
                 "process it as usual with `aea process`; `aea pending` lists what waits for a person".to_string()

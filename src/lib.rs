@@ -23,31 +23,33 @@ pub mod repo;
 pub mod route;
 pub mod runtime;
 pub mod secrets;
+pub mod shortref;
 pub mod sync;
 pub mod templates;
 pub mod transport;
 pub mod watch;
 
 use std::error::Error as _;
-use std::io::Write;
 
 use error::ExitCode;
 
 /// Runs one command and renders its error, if any, as `error:` / `caused
-/// by:` / `hint:` lines on stderr.
+/// by:` / `hint:` lines on stderr. Error texts quote values from files (a
+/// file name, a claim holder, serde's `unknown variant …`), so they go
+/// through the printer, which escapes them, like everything else.
 pub fn run(cli: cli::Cli, env: &env::Env) -> ExitCode {
     match commands::dispatch(cli, env) {
         Ok(code) => code,
         Err(err) => {
-            let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "error: {err}");
+            let printer = printer::Printer::default();
+            printer.err_line(format_args!("error: {err}"));
             let mut source = err.source();
             while let Some(cause) = source {
-                let _ = writeln!(stderr, "  caused by: {cause}");
+                printer.err_line(format_args!("  caused by: {cause}"));
                 source = cause.source();
             }
             if let Some(hint) = err.hint() {
-                let _ = writeln!(stderr, "hint: {hint}");
+                printer.err_line(format_args!("hint: {hint}"));
             }
             err.exit_code()
         }

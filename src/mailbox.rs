@@ -475,8 +475,8 @@ impl Mailbox {
         Ok(entries)
     }
 
-    /// Finds one message of the inbox by id, file name, or a unique prefix
-    /// of either.
+    /// Finds one message of the inbox by aea's short reference (see
+    /// [`crate::shortref`]), file name, id, or a unique prefix of any.
     /// State folders are checked first: what a command then reads of a
     /// message's markers and approvals comes from the receiver.
     pub fn resolve(&self, reference: &str) -> Result<Entry> {
@@ -532,6 +532,22 @@ impl Mailbox {
         if names.iter().any(|n| n == reference) {
             return Ok(self.read_at(dir, reference));
         }
+        // aea's own short reference (`m3f9a01c2`): never read as an id,
+        // which a sender may have chosen to look like one.
+        if let Some(digits) = crate::shortref::parse(reference) {
+            let hits: Vec<&String> = names
+                .iter()
+                .filter(|n| crate::shortref::matches(n, &digits))
+                .collect();
+            return match hits.as_slice() {
+                [] => Err(not_found()),
+                [one] => Ok(self.read_at(dir, one)),
+                many => Err(Error::AmbiguousReference {
+                    reference: reference.to_string(),
+                    candidates: crate::shortref::for_names(many),
+                }),
+            };
+        }
         let by_name: Vec<&String> = names.iter().filter(|n| n.starts_with(reference)).collect();
         if by_name.len() == 1 {
             return Ok(self.read_at(dir, by_name[0]));
@@ -558,7 +574,9 @@ impl Mailbox {
             1 => Ok(matches[0].clone()),
             _ => Err(Error::AmbiguousReference {
                 reference: reference.to_string(),
-                candidates: matches.iter().map(|e| e.name.clone()).collect(),
+                candidates: crate::shortref::for_names(
+                    &matches.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+                ),
             }),
         }
     }

@@ -1,7 +1,7 @@
 //! The one place that writes to stdout and stderr. It knows `--json` and
 //! `--quiet`, and it is where untrusted text is made safe for a terminal.
 
-use std::fmt::Display;
+use std::fmt::{Display, Write as _};
 use std::io::{self, Write};
 
 use serde::Serialize;
@@ -12,6 +12,11 @@ pub struct Printer {
     quiet: bool,
 }
 
+// Every write below passes through `untrusted` (text) or `json_safe`
+// (JSON), whatever the caller already did: a file name, a message id, a
+// claim holder or an error quoting a config value can come from another
+// agent, and one forgotten call site must not hand the terminal an escape
+// sequence or the agent a forged line.
 impl Printer {
     pub fn new(json: bool, quiet: bool) -> Self {
         Printer { json, quiet }
@@ -21,40 +26,40 @@ impl Printer {
         self.json
     }
 
-    /// A line of human output on stdout; suppressed by `--quiet`.
+    /// One line of human output on stdout; suppressed by `--quiet`. A
+    /// newline inside `text` is escaped: one call, one line.
     pub fn line(&self, text: impl Display) {
         if !self.quiet {
-            write_out(&format!("{text}\n"));
+            write_out(&format!("{}\n", one_line(&text.to_string())));
         }
     }
 
-    /// Output that is the point of the command (a message body, hook JSON):
-    /// printed even with `--quiet`.
+    /// Output that is the point of the command (a framed message, hook
+    /// text): printed even with `--quiet`. Newlines and tabs are kept;
+    /// every other control character is escaped.
     pub fn raw(&self, text: &str) {
-        write_out(text);
+        write_out(&untrusted(text, true));
     }
 
     /// A JSON document on stdout.
     pub fn value(&self, value: &impl Serialize) {
-        let mut text = serde_json::to_string_pretty(value).expect("output always serialises");
-        text.push('\n');
-        write_out(&text);
+        let text = serde_json::to_string_pretty(value).expect("output always serialises");
+        write_out(&format!("{}\n", json_safe(&text)));
     }
 
     /// A JSON document on one line, for JSON Lines output.
     pub fn value_line(&self, value: &impl Serialize) {
-        let mut text = serde_json::to_string(value).expect("output always serialises");
-        text.push('\n');
-        write_out(&text);
+        let text = serde_json::to_string(value).expect("output always serialises");
+        write_out(&format!("{}\n", json_safe(&text)));
     }
 
     /// A line on stderr, where git shows what its hooks print.
     pub fn err_line(&self, text: impl Display) {
-        let _ = writeln!(io::stderr(), "{text}");
+        let _ = writeln!(io::stderr(), "{}", one_line(&text.to_string()));
     }
 
     pub fn warn(&self, text: impl Display) {
-        let _ = writeln!(io::stderr(), "warning: {text}");
+        let _ = writeln!(io::stderr(), "warning: {}", one_line(&text.to_string()));
     }
 }
 
@@ -70,20 +75,69 @@ fn write_out(text: &str) {
     }
 }
 
-/// Makes untrusted text safe to show on a terminal: control characters
-/// (escape sequences, carriage returns, bells) are shown as `\u{..}` escapes
-/// so a message can never drive the terminal. Newlines and tabs are kept
-/// only when `multiline`.
+/// Characters that are shown escaped wherever aea prints: C0 and C1
+/// controls and DEL (they drive terminals: `ESC ]0;…BEL` retitles a window,
+/// `U+009B` is a one-byte CSI), bidirectional overrides, isolates and marks
+/// (they make text read differently than it is, "Trojan Source"), and the
+/// Unicode line and paragraph separators (a new line to many readers).
+fn dangerous(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{061C}'
+                | '\u{2028}'
+                | '\u{2029}'
+        )
+}
+
+/// Makes untrusted text safe to show on a terminal: the characters of
+/// [`dangerous`] are shown as `\u{..}` escapes so a message can never drive
+/// the terminal or reorder what is read. Newlines and tabs are kept only
+/// when `multiline`.
 pub fn untrusted(text: &str, multiline: bool) -> String {
-    let mut out = String::with_capacity(text.len());
+    escape(text, |c| multiline && (c == '\n' || c == '\t'))
+}
+
+/// What `line` and the error renderer print: one line, tabs kept.
+fn one_line(text: &str) -> String {
+    escape(text, |c| c == '\t')
+}
+
+fn escape(text: &str, keep: impl Fn(char) -> bool) -> String {
+    if !text.chars().any(|c| dangerous(c) && !keep(c)) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
-        let keep = !c.is_control() || (multiline && (c == '\n' || c == '\t'));
-        // Bidirectional overrides can make text read differently than it is.
-        let bidi = matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
-        if keep && !bidi {
-            out.push(c);
-        } else {
+        if dangerous(c) && !keep(c) {
             out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Serialised JSON with the characters serde_json leaves raw (DEL, C1,
+/// bidi controls, line separators) written as `\uXXXX` escapes. These
+/// characters can only occur inside JSON strings, where the escape means
+/// the same character, so the document stays valid and parses back to the
+/// same values.
+pub fn json_safe(json: &str) -> String {
+    if !json.chars().any(dangerous) {
+        return json.to_string();
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if dangerous(c) && !matches!(c, '\n' | '\t' | '\r' | ' ') {
+            // All of these are in the Basic Multilingual Plane: one \u each.
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
         }
     }
     out
@@ -111,5 +165,29 @@ mod tests {
         assert_eq!(untrusted("x\ny\tz", true), "x\ny\tz");
         assert_eq!(untrusted("\u{202E}abc", true), "\\u{202e}abc");
         assert_eq!(untrusted_short("abcdef", 4), "abc…");
+        assert_eq!(
+            untrusted("a\u{9b}31m\u{200f}\u{2028}", true),
+            "a\\u{9b}31m\\u{200f}\\u{2028}"
+        );
+        assert_eq!(one_line("a\tb\nc\rd"), "a\tb\\u{a}c\\u{d}d");
+    }
+
+    #[test]
+    fn json_stays_valid_and_round_trips() {
+        let hostile = "x\u{1b}]0;T\u{7}\u{9b}2J\u{7f}\u{202e}\u{2066}\u{61c}\u{2029}y\n\"z";
+        let value = serde_json::json!({ "s": hostile, "list": [hostile] });
+        for text in [
+            serde_json::to_string(&value).unwrap(),
+            serde_json::to_string_pretty(&value).unwrap(),
+        ] {
+            let safe = json_safe(&text);
+            assert!(
+                safe.chars()
+                    .all(|c| !dangerous(c) || matches!(c, '\n' | ' ')),
+                "{safe}"
+            );
+            let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+            assert_eq!(back, value);
+        }
     }
 }

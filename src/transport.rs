@@ -1,8 +1,9 @@
 //! Doorbells (SPEC §10): how the monitor tells an agent that mail arrived.
 //! Every transport sends the same fixed text; message text never leaves
-//! `aea show`. Message ids (a checked, plain alphabet) are the only message
-//! data passed on, and only to the `command` transport, in environment
-//! variables — never through a shell.
+//! `aea show`. aea's own short references (`m3f9a01c2`, derived from the
+//! file name, see [`crate::shortref`]) are the only message data passed on —
+//! never an id or file name, which the sender chose — and only to the
+//! `command` transport, in environment variables, never through a shell.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -32,7 +33,8 @@ pub struct MonitoringConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Transport {
-    /// Runs `program` with `args`; the ids are in `AEA_MESSAGE_IDS`.
+    /// Runs `program` with `args`; the short references are in
+    /// `AEA_MESSAGE_REFS` (and, for older scripts, `AEA_MESSAGE_IDS`).
     Command {
         program: PathBuf,
         #[serde(default)]
@@ -61,14 +63,18 @@ impl Transport {
         }
     }
 
-    /// Rings once. `ids` are message ids, `repo` the repository path.
-    pub fn ring(&self, ids: &[String], repo: &Path) -> Result<(), String> {
+    /// Rings once. `refs` are short references, `repo` the repository path.
+    pub fn ring(&self, refs: &[String], repo: &Path) -> Result<(), String> {
         match self {
             Transport::Command { program, args } => {
                 let mut cmd = Command::new(program);
+                // `AEA_MESSAGE_IDS` keeps scripts written for earlier
+                // versions working: they pass it to `aea show`, which takes
+                // references as well as ids.
                 cmd.args(args)
-                    .env("AEA_MESSAGE_IDS", ids.join(","))
-                    .env("AEA_MESSAGE_COUNT", ids.len().to_string())
+                    .env("AEA_MESSAGE_REFS", refs.join(","))
+                    .env("AEA_MESSAGE_IDS", refs.join(","))
+                    .env("AEA_MESSAGE_COUNT", refs.len().to_string())
                     .env("AEA_REPO", repo)
                     .env("AEA_DOORBELL", DOORBELL)
                     .current_dir(repo);

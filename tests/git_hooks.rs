@@ -93,8 +93,9 @@ fn commit_checkout_and_merge_fire_their_hooks() {
     );
 
     let out = git_ok(&env, &web, &["checkout", "-q", "-b", "feature"]);
+    let first_ref = env.short_ref(&web, &first);
     assert!(
-        stderr(&out).contains(&format!("aea: 1 new message ({first})")),
+        stderr(&out).contains(&format!("aea: 1 new message ({first_ref})")),
         "{}",
         stderr(&out)
     );
@@ -115,10 +116,12 @@ fn commit_checkout_and_merge_fire_their_hooks() {
         &["merge", "-q", "--no-ff", "-m", "merge", "feature"],
     );
     let err = stderr(&out);
+    let second_ref = env.short_ref(&web, &second);
     assert!(
-        err.contains(&second) && !err.contains(&first),
+        err.contains(&second_ref) && !err.contains(&first_ref),
         "post-merge reports only the new one: {err}"
     );
+    assert!(!err.contains(&second), "never the sender's id: {err}");
     assert!(err.contains("2 unprocessed in all"), "{err}");
 }
 
@@ -163,8 +166,9 @@ fn pull_rebase_fires_post_rewrite() {
     assert!(commit(&env, &web, "mine.txt").status.success());
     let id = env.question(&api, "web", "arrived during the rebase");
     let out = git_ok(&env, &web, &["pull", "-q", "--rebase", "origin", "main"]);
+    let short_ref = env.short_ref(&web, &id);
     assert!(
-        stderr(&out).contains(&format!("aea: 1 new message ({id})")),
+        stderr(&out).contains(&format!("aea: 1 new message ({short_ref})")),
         "{}",
         stderr(&out)
     );

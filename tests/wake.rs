@@ -67,7 +67,8 @@ fn watch_wakes_on_delivery_and_ignores_temp_files_and_markers() {
     let line = child_stdout(&mut watch);
     let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
     assert_eq!(v["event"], "new_mail");
-    assert_eq!(v["ids"], serde_json::json!([id]));
+    assert_eq!(v["refs"], serde_json::json!([env.short_ref(&web, &id)]));
+    assert!(!line.contains(&id), "aea's reference, not the sender's id");
     assert!(!line.contains("new one"), "no message text");
     assert!(!line.contains(&old));
 }
@@ -88,8 +89,8 @@ fn watch_times_out_with_4_and_pending_returns_at_once() {
     assert!(started.elapsed() < Duration::from_secs(5));
     let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(
-        (v["event"].as_str(), v["ids"][0].as_str()),
-        (Some("pending"), Some(id.as_str()))
+        (v["event"].as_str(), v["refs"][0].as_str()),
+        (Some("pending"), Some(env.short_ref(&web, &id).as_str()))
     );
     // Without --pending, mail already there does not count.
     assert_eq!(code(&env.run(&web, &["watch", "--timeout", "300ms"])), 4);
@@ -113,7 +114,7 @@ fn recorder(env: &TestEnv, log: &Path) -> PathBuf {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\necho \"$AEA_MESSAGE_COUNT $AEA_MESSAGE_IDS\" >> '{}'\n",
+            "#!/bin/sh\necho \"$AEA_MESSAGE_COUNT $AEA_MESSAGE_REFS\" >> '{}'\n",
             log.display()
         ),
     )
@@ -233,7 +234,7 @@ fn a_stale_pid_file_is_recognised_without_signalling_the_pid() {
 }
 
 #[test]
-fn command_transport_gets_ids_only_and_no_shell_sees_message_text() {
+fn command_transport_gets_refs_only_and_no_shell_sees_message_text() {
     let env = TestEnv::new();
     let api = env.repo("api");
     let web = env.repo("web");
@@ -266,7 +267,7 @@ fn command_transport_gets_ids_only_and_no_shell_sees_message_text() {
         wait_for(Duration::from_secs(5), || !rings(&log).is_empty()),
         "rang"
     );
-    assert_eq!(rings(&log)[0], format!("1 {id}"));
+    assert_eq!(rings(&log)[0], format!("1 {}", env.short_ref(&web, &id)));
     assert!(!pwned.exists(), "nothing was interpreted by a shell");
 }
 
@@ -294,6 +295,7 @@ fn a_burst_of_50_coalesces_and_retries_stop_once_processed() {
             &["--type", "update", "--subject", &format!("burst {i}")],
         ));
     }
+    let refs: Vec<String> = ids.iter().map(|id| env.short_ref(&web, id)).collect();
     let all_rung = || {
         let seen: Vec<String> = rings(&log)
             .iter()
@@ -303,7 +305,7 @@ fn a_burst_of_50_coalesces_and_retries_stop_once_processed() {
                     .unwrap_or_default()
             })
             .collect();
-        ids.iter().all(|id| seen.contains(id))
+        refs.iter().all(|r| seen.contains(r))
     };
     assert!(
         wait_for(Duration::from_secs(10), all_rung),
@@ -327,12 +329,13 @@ fn a_burst_of_50_coalesces_and_retries_stop_once_processed() {
     std::fs::write(&config, text).unwrap();
     let _monitor = Monitor::start(&env, &web);
     let id = env.question(&api, "web", "answer me");
+    let short_ref = env.short_ref(&web, &id);
     assert!(
         wait_for(Duration::from_secs(10), || rings(&log).len() >= 3),
         "retried"
     );
     assert!(
-        rings(&log).iter().all(|l| l == &format!("1 {id}")),
+        rings(&log).iter().all(|l| l == &format!("1 {short_ref}")),
         "{:?}",
         rings(&log)
     );

@@ -53,7 +53,8 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
 
     let step = |title: &str, repo: &Path, args: &[&str]| -> Result<()> {
         if !title.is_empty() {
-            p.line(format_args!("\n## {title}"));
+            p.line("");
+            p.line(format_args!("## {title}"));
         }
         p.line(format_args!(
             "[{}]$ aea {}",
@@ -149,21 +150,20 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         &["check"],
     )?;
     step(
-        "What a harness hook shows the model: ids only",
+        "What a harness hook shows the model: counts and aea's own references only",
         &web,
         &["check", "--hook", "plain"],
     )?;
 
-    let inbox: Vec<_> = Mailbox::at(&web)?
-        .unprocessed()?
-        .into_iter()
-        .filter_map(|e| e.message.ok())
-        .collect();
+    // The demo uses aea's short references, as an agent told by a hook would.
+    let inbox = Mailbox::at(&web)?.unprocessed()?;
+    let refs = super::check::refs_of(&inbox);
     let id_of = |kind: MessageType| {
         inbox
             .iter()
-            .find(|m| m.message_type == kind)
-            .map(|m| m.message_id[..8].to_string())
+            .zip(&refs)
+            .find(|(e, _)| e.valid().is_some_and(|m| m.message_type == kind))
+            .map(|(_, r)| r.clone())
             .ok_or_else(|| Error::usage("a demo message did not arrive", "report this as a bug"))
     };
     let (question, issue, handoff) = (
@@ -211,7 +211,8 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
     step("api receives the answer", &api, &["check"])?;
     step("The audit log of web", &web, &["log"])?;
     if args.keep.is_none() {
-        p.line("\nThe demo directory is removed now; pass --keep DIR to look around.");
+        p.line("");
+        p.line("The demo directory is removed now; pass --keep DIR to look around.");
     }
     Ok(ExitCode::Success)
 }

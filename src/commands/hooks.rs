@@ -10,11 +10,11 @@ use crate::audit::{self, Event};
 use crate::cli::{HooksCommand, HooksInstallArgs, HooksRunArgs, HooksUninstallArgs};
 use crate::config::BlockOn;
 use crate::error::{Error, ExitCode, Result};
+use crate::harness;
 use crate::hooks::{self, Change, HOOK_NAMES, State};
 use crate::mailbox::Mailbox;
 use crate::message::Priority;
 use crate::repo::{self, HookDirs, HooksPathSource};
-use crate::{harness, mailbox};
 
 pub fn run(command: &HooksCommand, ctx: &Context) -> Result<ExitCode> {
     match command {
@@ -246,7 +246,8 @@ fn sync_if_asked(mailbox: &Mailbox, hook: &str, ctx: &Context) {
 
 /// What a hook does (SPEC §9): pre-commit summarises waiting mail and blocks
 /// where the policy says; post-* hooks report mail that arrived since their
-/// last report and never fail. Counts and ids only, never message text.
+/// last report and never fail. Counts and aea's own short references only:
+/// never message text, ids or file names, which the sender chose.
 fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
     let Ok(mailbox) = Mailbox::discover(&ctx.cwd).map(Mailbox::owned) else {
         return Ok(ExitCode::Success);
@@ -297,15 +298,17 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let p = &ctx.printer;
+    let refs = super::check::refs_of(&entries);
     if args.hook != "pre-commit" {
         let current: HashSet<String> = entries.iter().map(|e| e.name.clone()).collect();
         let announced = mailbox.announced("git");
-        let new: Vec<&str> = entries
+        let new: Vec<String> = entries
             .iter()
-            .filter(|e| !announced.contains(&e.name))
-            .map(|e| {
-                e.valid()
-                    .map_or("(invalid file)", |m| m.message_id.as_str())
+            .zip(&refs)
+            .filter(|(e, _)| !announced.contains(&e.name))
+            .map(|(e, r)| match e.valid() {
+                Some(_) => r.clone(),
+                None => format!("{r} invalid"),
             })
             .collect();
         // A post-* hook must never fail the git command: state is best effort.
@@ -326,12 +329,13 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
         Some(checked) => Judge::from_checked(checked, ctx),
         None => Judge::load(&mailbox, ctx),
     };
-    let waiting: Vec<(&mailbox::Entry, Priority)> = entries
+    let waiting: Vec<(&str, Priority)> = entries
         .iter()
-        .filter_map(|e| {
+        .zip(&refs)
+        .filter_map(|(e, r)| {
             let m = e.valid()?;
             (judge.decide(m).action.awaits_approval() && mailbox.approval(e, true).waits())
-                .then_some((e, m.priority))
+                .then_some((r.as_str(), m.priority))
         })
         .collect();
     p.err_line(format_args!(
@@ -353,7 +357,7 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
         BlockOn::Never => Vec::new(),
     }
     .into_iter()
-    .filter_map(|(e, _)| e.valid().map(|m| m.message_id.as_str()))
+    .map(|(r, _)| *r)
     .collect();
     if blocking.is_empty() {
         return Ok(ExitCode::Success);

@@ -17,14 +17,19 @@ pub fn run(args: &LogArgs, ctx: &Context) -> Result<ExitCode> {
         .as_deref()
         .map(|s| parse_since(s, ctx.rt.now()))
         .transpose()?;
+    let by_ref = args.message.as_deref().and_then(crate::shortref::parse);
     let events: Vec<_> = audit::read(mailbox.dir())?
         .into_iter()
         .filter(|e| {
             let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default();
             since.is_none_or(|t| parse_time(text("ts")).is_some_and(|ts| ts >= t))
                 && args.event.as_deref().is_none_or(|ev| text("event") == ev)
-                && args.message.as_deref().is_none_or(|r| {
-                    !r.is_empty() && (text("message").starts_with(r) || text("file").starts_with(r))
+                && args.message.as_deref().is_none_or(|r| match &by_ref {
+                    Some(digits) => crate::shortref::matches(text("file"), digits),
+                    None => {
+                        !r.is_empty()
+                            && (text("message").starts_with(r) || text("file").starts_with(r))
+                    }
                 })
         })
         .collect();

@@ -182,7 +182,8 @@ fn status(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
 
 /// One unprocessed message the monitor has rung for.
 struct Rung {
-    id: String,
+    /// aea's short reference, the only message data a doorbell passes on.
+    short_ref: String,
     attempts: u32,
     next: Instant,
 }
@@ -281,21 +282,21 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
                 waiting
             };
             let now = Instant::now();
-            for (name, id) in &waiting {
+            for (name, short_ref) in &waiting {
                 rung.entry(name.clone()).or_insert(Rung {
-                    id: id.clone(),
+                    short_ref: short_ref.clone(),
                     attempts: 0,
                     next: now,
                 });
             }
-            let mut ids: Vec<String> = rung
+            let mut refs: Vec<String> = rung
                 .values()
                 .filter(|r| r.next <= now)
-                .map(|r| r.id.clone())
+                .map(|r| r.short_ref.clone())
                 .collect();
-            ids.sort();
-            if !ids.is_empty() {
-                ring(&config.transports, &ids, mailbox, ctx, &log);
+            refs.sort();
+            if !refs.is_empty() {
+                ring(&config.transports, &refs, mailbox, ctx, &log);
                 for r in rung.values_mut().filter(|r| r.next <= now) {
                     r.attempts += 1;
                     let factor = 2u32.saturating_pow(r.attempts.saturating_sub(1).min(16));
@@ -315,8 +316,8 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
-/// Mail to ring for, as (file name, id), by the current policy (which may
-/// change while the monitor runs); errors count as none.
+/// Mail to ring for, as (file name, short reference), by the current
+/// policy (which may change while the monitor runs); errors count as none.
 fn waiting(mailbox: &Mailbox, ctx: &Context) -> Vec<(String, String)> {
     let judge = Judge::load(mailbox, ctx);
     super::watch::waiting(mailbox, &judge).unwrap_or_default()
@@ -337,7 +338,7 @@ fn settle(
 
 fn ring(
     transports: &[Transport],
-    ids: &[String],
+    refs: &[String],
     mailbox: &Mailbox,
     ctx: &Context,
     log: &dyn Fn(Event),
@@ -345,16 +346,16 @@ fn ring(
     if transports.is_empty() {
         log(Event::new(&ctx.rt, "notified")
             .with("transport", "none")
-            .with("messages", ids.len()));
+            .with("messages", refs.len()));
         return;
     }
     for transport in transports {
-        let event = match transport.ring(ids, mailbox.repo()) {
+        let event = match transport.ring(refs, mailbox.repo()) {
             Ok(()) => Event::new(&ctx.rt, "notified").with("transport", transport.name()),
             Err(e) => Event::new(&ctx.rt, "notify_failed")
                 .with("transport", transport.name())
                 .with("error", e),
         };
-        log(event.with("messages", ids.len()));
+        log(event.with("messages", refs.len()));
     }
 }

@@ -33,6 +33,6 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         print_item(n + 1, m, ctx);
     }
     ctx.printer
-        .line("decide with `aea approve <id> [--note ...]` or `aea reject <id> --reason ...`, or walk through them with `aea review`");
+        .line("decide with `aea approve <ref> [--note ...]` or `aea reject <ref> --reason ...`, or walk through them with `aea review`");
     Ok(ExitCode::Success)
 }

@@ -113,8 +113,11 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
             "outcome": args.outcome,
         }));
     } else {
-        ctx.printer
-            .line(format_args!("processed {id} ({})", args.outcome));
+        ctx.printer.line(format_args!(
+            "processed {} ({})",
+            crate::shortref::of(&entry.name),
+            args.outcome
+        ));
     }
     Ok(ExitCode::Success)
 }

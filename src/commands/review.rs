@@ -78,8 +78,9 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
             continue 'messages;
         }
     }
+    ctx.printer.line("");
     ctx.printer.line(format_args!(
-        "\nreviewed: {approved} approved, {rejected} rejected, {skipped} skipped, {} left",
+        "reviewed: {approved} approved, {rejected} rejected, {skipped} skipped, {} left",
         total - approved - rejected - skipped
     ));
     Ok(ExitCode::Success)

@@ -1,5 +1,6 @@
 //! `aea watch` (SPEC §10): blocks until mail that was not there when it
-//! started arrives, prints one JSON line (ids and counts, never text) and
+//! started arrives, prints one JSON line (aea's short references and counts,
+//! never anything the sender wrote: not text, ids or file names) and
 //! exits 0; exits 4 on `--timeout`. Meant to run in the background of a
 //! harness that wakes the agent when a background command exits.
 
@@ -13,16 +14,18 @@ use crate::mailbox::Mailbox;
 use crate::policy::Action;
 use crate::watch::DirWatch;
 
-/// Ids of the valid unprocessed messages, by file name, leaving out mail
-/// the policy rejects: nobody should be woken for it.
+/// Short references of the valid unprocessed messages, by file name,
+/// leaving out mail the policy rejects: nobody should be woken for it. The
+/// references are those `aea check` prints.
 pub(super) fn waiting(mailbox: &Mailbox, judge: &Judge) -> Result<Vec<(String, String)>> {
-    Ok(mailbox
-        .unprocessed()?
+    let entries = mailbox.unprocessed()?;
+    let refs = super::check::refs_of(&entries);
+    Ok(entries
         .into_iter()
-        .filter_map(|e| {
+        .zip(refs)
+        .filter_map(|(e, r)| {
             let m = e.valid()?;
-            (judge.decide(m).action != Action::Reject)
-                .then(|| (e.name.clone(), m.message_id.clone()))
+            (judge.decide(m).action != Action::Reject).then_some((e.name, r))
         })
         .collect())
 }
@@ -39,10 +42,10 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
     let watch = DirWatch::new(mailbox.dir(), &[]);
     let start = waiting(&mailbox, &judge)?;
     if args.pending && !start.is_empty() {
-        let ids: Vec<&str> = start.iter().map(|(_, id)| id.as_str()).collect();
+        let refs: Vec<&str> = start.iter().map(|(_, r)| r.as_str()).collect();
         ctx.printer.value_line(&serde_json::json!({
             "event": "pending",
-            "ids": ids,
+            "refs": refs,
             "new": 0,
             "unprocessed": start.len(),
         }));
@@ -59,7 +62,7 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
                     let now = waiting(&mailbox, &judge)?;
                     ctx.printer.value_line(&serde_json::json!({
                         "event": "timeout",
-                        "ids": [],
+                        "refs": [],
                         "new": 0,
                         "unprocessed": now.len(),
                     }));
@@ -76,12 +79,12 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
         let new: Vec<&str> = now
             .iter()
             .filter(|(name, _)| !known.contains(name))
-            .map(|(_, id)| id.as_str())
+            .map(|(_, r)| r.as_str())
             .collect();
         if !new.is_empty() {
             ctx.printer.value_line(&serde_json::json!({
                 "event": "new_mail",
-                "ids": new,
+                "refs": new,
                 "new": new.len(),
                 "unprocessed": now.len(),
             }));

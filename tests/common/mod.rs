@@ -96,6 +96,21 @@ impl TestEnv {
         )
     }
 
+    /// aea's short reference (what hooks print) of the unprocessed message
+    /// `id` in `repo`, as `check --json` gives it.
+    pub fn short_ref(&self, repo: &Path, id: &str) -> String {
+        let report = self.json(repo, &["check"]);
+        report["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == id)
+            .unwrap_or_else(|| panic!("no unprocessed message {id}: {report}"))["ref"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
     pub fn question(&self, from: &Path, to: &str, subject: &str) -> String {
         self.send(
             from,
