@@ -12,6 +12,7 @@ pub mod error;
 pub mod fsutil;
 pub mod hardstop;
 pub mod harness;
+pub mod identity;
 pub mod hooks;
 pub mod mailbox;
 pub mod message;

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::{Context, shift_time};
 use crate::audit::{self, Event};
 use crate::cli::{ContentArgs, SendArgs};
+use crate::identity;
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
 use crate::mailbox::Mailbox;
@@ -200,6 +201,8 @@ impl Draft {
                 refs: None,
             },
             expires_at: self.expires_at.clone(),
+            signature: None,
+            digest: None,
         }
     }
 }
@@ -292,6 +295,9 @@ pub(super) fn deliver(
     ctx: &Context,
 ) -> Result<ExitCode> {
     let single = recipients.len() == 1;
+    // Every message is signed by the sender's key (SPEC §15.2); without one
+    // nothing is sent, so no unsigned mail leaves under a signing agent's id.
+    let key = ctx.signing_key(sender_id)?;
     let message_id = ctx.rt.uuid();
     let now = ctx.rt.now();
     let from = Party {
@@ -332,6 +338,7 @@ pub(super) fn deliver(
             if broadcast.len() > 1 {
                 message.metadata.broadcast = Some(broadcast.clone());
             }
+            identity::sign(&mut message, &key);
             let outcome = match &r {
                 Route::Local(local) => {
                     let path = local.mailbox.deliver(&message, &ctx.rt)?;
