@@ -38,8 +38,10 @@ impl Machine {
                 "
 [agents.{peer}]
 remote = \"{}\"
+key = \"{}\"
 ",
-                remote.display()
+                remote.display(),
+                env.public_key(peer)
             );
         }
         std::fs::write(&machine.registry, reg).unwrap();
