@@ -104,8 +104,13 @@ pub fn load_or_create_key(keys_dir: &Path, agent_id: &str) -> Result<(SigningKey
     }
     create_private_dir(keys_dir)?;
     let mut seed = [0u8; 32];
-    getrandom::fill(&mut seed)
-        .map_err(|e| Error::io("read randomness for", keys_dir, std::io::Error::other(e.to_string())))?;
+    getrandom::fill(&mut seed).map_err(|e| {
+        Error::io(
+            "read randomness for",
+            keys_dir,
+            std::io::Error::other(e.to_string()),
+        )
+    })?;
     let key = SigningKey::from_bytes(&seed);
     let path = key_path(keys_dir, agent_id);
     if !create_private_file(&path, format!("{}\n", hex(&seed)).as_bytes())? {
@@ -190,7 +195,10 @@ fn check(
     expected: &VerifyingKey,
 ) -> std::result::Result<(), String> {
     if signature.alg != ALG {
-        return Err(format!("unsupported signature algorithm {:?}", signature.alg));
+        return Err(format!(
+            "unsupported signature algorithm {:?}",
+            signature.alg
+        ));
     }
     match parse_public(&signature.key) {
         Ok(k) if k == *expected => {}
@@ -251,6 +259,9 @@ struct Known {
     allow_unsigned: bool,
 }
 
+/// A message's content digest and the signature that came with it.
+type CacheKey = ([u8; 32], Option<Signature>);
+
 /// Where a [`KeyRing`] loads from, on first use.
 #[derive(Debug, Clone)]
 pub struct Sources {
@@ -280,7 +291,7 @@ pub struct KeyRing {
     loaded: std::cell::OnceCell<Loaded>,
     known: RefCell<HashMap<String, Known>>,
     /// By content digest and the signature that came with it.
-    results: RefCell<HashMap<([u8; 32], Option<Signature>), Verification>>,
+    results: RefCell<HashMap<CacheKey, Verification>>,
 }
 
 impl KeyRing {
@@ -358,7 +369,9 @@ impl KeyRing {
             return k.clone();
         }
         let known = self.lookup(id);
-        self.known.borrow_mut().insert(id.to_string(), known.clone());
+        self.known
+            .borrow_mut()
+            .insert(id.to_string(), known.clone());
         known
     }
 

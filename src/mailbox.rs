@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::AgentConfig;
 use crate::error::{Error, Result};
-use crate::identity::{KeyRing, Verification};
 use crate::fsutil::{self, ReadLimited};
+use crate::identity::{KeyRing, Verification};
 use crate::message::{self, Message, format_time, parse_time};
 use crate::runtime::Runtime;
 

@@ -86,7 +86,9 @@ fn generated_files() {
     let config: String = read(".aea/agent-config.yaml")
         .lines()
         .map(|l| match l.split_once("public_key: ") {
-            Some((indent, _)) => format!("{indent}public_key: \"ed25519:<this agent's public key>\"\n"),
+            Some((indent, _)) => {
+                format!("{indent}public_key: \"ed25519:<this agent's public key>\"\n")
+            }
             None => format!("{l}\n"),
         })
         .collect();

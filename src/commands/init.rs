@@ -195,7 +195,10 @@ pub fn init_repo(
             }
             let public = identity::public_text(&key.verifying_key());
             if publish_key(&config_path, &public, &mut warnings)? {
-                changed.push(format!("{AEA_DIR}/{} (agent.public_key)", config::FILE_NAME));
+                changed.push(format!(
+                    "{AEA_DIR}/{} (agent.public_key)",
+                    config::FILE_NAME
+                ));
             }
             Some(public)
         }
@@ -346,13 +349,7 @@ fn install_git_hooks(
     Ok(())
 }
 
-fn register(
-    path: &Path,
-    id: &str,
-    repo: &Path,
-    key: Option<String>,
-    rt: &Runtime,
-) -> Result<()> {
+fn register(path: &Path, id: &str, repo: &Path, key: Option<String>, rt: &Runtime) -> Result<()> {
     Registry::update(path, |registry| {
         if let Some(old) = registry.agents.get_mut(id) {
             if old.path == repo {
@@ -414,7 +411,10 @@ fn publish_key(config_path: &Path, public: &str, warnings: &mut Vec<String>) -> 
             let indent: String = lines[i].chars().take_while(|c| c.is_whitespace()).collect();
             lines[i] = format!("{indent}{line}");
             edited = true;
-        } else if let Some(i) = in_block.clone().find(|&i| lines[i].trim_start().starts_with("id:")) {
+        } else if let Some(i) = in_block
+            .clone()
+            .find(|&i| lines[i].trim_start().starts_with("id:"))
+        {
             let indent: String = lines[i].chars().take_while(|c| c.is_whitespace()).collect();
             lines.insert(i + 1, format!("{indent}{line}"));
             edited = true;

@@ -27,17 +27,17 @@ mod uninstall;
 mod validate;
 mod watch;
 
-use std::rc::Rc;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use crate::cli::{Cli, Command};
 use crate::config::LimitsConfig;
 use crate::env::Env;
 use crate::error::{Error, ExitCode, Result};
+use crate::identity::{self, KeyRing, Verification};
 use crate::mailbox::Mailbox;
 use crate::message::Message;
 use crate::policy::{Decision, Explanation, Facts, Policy};
-use crate::identity::{self, KeyRing, Verification};
 use crate::printer::Printer;
 use crate::runtime::Runtime;
 
@@ -203,7 +203,7 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Uninstall(args) => uninstall::run(&args, &ctx),
         Command::Doctor => doctor::run(&ctx),
         Command::Log(args) => log::run(&args, &ctx),
-        Command::Agents => agents::run(&ctx),
+        Command::Agents(args) => agents::run(&args, &ctx),
         Command::Validate(args) => validate::run(&args, &ctx),
         Command::Demo(args) => demo::run(&args, &ctx),
         Command::Trust(args) => trust::run(&args, &ctx),

@@ -11,9 +11,9 @@ use serde_json::Value;
 use super::{Context, shift_time};
 use crate::audit::{self, Event};
 use crate::cli::{ContentArgs, SendArgs};
-use crate::identity;
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
+use crate::identity;
 use crate::mailbox::Mailbox;
 use crate::mailbox::OUTGOING_DIR;
 use crate::message::{
