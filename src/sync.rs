@@ -364,7 +364,7 @@ impl Session<'_> {
                 .push((format!("{id}.json"), bytes));
         }
         for (sender, files) in by_sender {
-            self.push_files(&receipts_ref(&sender), &files)?;
+            self.push_files(&receipts_ref(&sender), &files, true)?;
             let ids = files
                 .iter()
                 .map(|(n, _)| n.trim_end_matches(".json").to_string());
@@ -432,7 +432,7 @@ impl Session<'_> {
                 .iter()
                 .map(|(_, id, bytes)| (format!("{id}.json"), bytes.clone()))
                 .collect();
-            self.push_files(&mail_ref(&recipient), &files)?;
+            self.push_files(&mail_ref(&recipient), &files, false)?;
             let at = format_time(self.rt.now());
             for (path, id, _) in &queued {
                 self.state
@@ -461,7 +461,14 @@ impl Session<'_> {
 
     /// Adds `files` to `remote_ref` on the remote: commit on the fetched
     /// tip, push without force, and on a lost race fetch and rebuild.
-    fn push_files(&self, remote_ref: &str, files: &[(String, Vec<u8>)]) -> Result<()> {
+    /// Pushes `files` onto `remote_ref`. A name already there is kept
+    /// unless `replace` (receipts: a forged one must not block the real).
+    fn push_files(
+        &self,
+        remote_ref: &str,
+        files: &[(String, Vec<u8>)],
+        replace: bool,
+    ) -> Result<()> {
         let local = format!("refs/outgoing/{}", remote_ref.trim_start_matches("refs/"));
         for attempt in 0..PUSH_ATTEMPTS {
             if attempt > 0 {
@@ -471,7 +478,7 @@ impl Session<'_> {
             let summary = format!("aea: {} file(s) for {remote_ref}", files.len());
             if !self
                 .store
-                .append(&fetched(remote_ref), &local, files, &summary)?
+                .append(&fetched(remote_ref), &local, files, &summary, replace)?
             {
                 return Ok(());
             }

@@ -248,6 +248,16 @@ fn trust(
             check_key(k)?;
             Some(k.to_string())
         }
+        // A bash AEA agent has no aea config and no key: only its unsigned
+        // mail is being accepted.
+        None if allow_unsigned
+            && AgentConfig::load(&entry.path.join(AEA_DIR))
+                .ok()
+                .and_then(|c| c.agent.public_key)
+                .is_none() =>
+        {
+            entry.key.clone()
+        }
         None if !entry.path.as_os_str().is_empty() => {
             let config = AgentConfig::load(&entry.path.join(AEA_DIR))?;
             if config.agent.id.as_deref() != Some(id) {
