@@ -31,7 +31,7 @@ pub(super) fn signing_key(me: &str, ctx: &Context) -> Option<ed25519_dalek::Sign
     ctx.signing_key(me)
         .map_err(|e| {
             ctx.printer
-                .warn(format_args!("{e}; no processed receipts are sent"))
+                .warn(format_args!("{e}; no processed receipts are sent"));
         })
         .ok()
 }
