@@ -81,8 +81,8 @@ pub enum Command {
     Doctor,
     /// Read the audit log
     Log(LogArgs),
-    /// List the agents in the user registry and their health
-    Agents,
+    /// List or manage the agents this user knows, and their keys (like known_hosts)
+    Agents(AgentsArgs),
     /// Check message files against the protocol
     Validate(ValidateArgs),
     /// Allow this repository's config to run programs, pass options to git or reach hosts
@@ -421,4 +421,59 @@ pub struct TrustConfigArgs {
     /// Only show the settings, their digest and whether they are trusted
     #[arg(long, conflicts_with = "revoke")]
     pub show: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AgentsArgs {
+    #[command(subcommand)]
+    pub command: Option<AgentsCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// List the registered agents, their health and key fingerprints (the default)
+    List,
+    /// Register an agent reached by a path or a mail remote, with its public key
+    Add {
+        /// The agent's id
+        id: String,
+        /// The repository of the agent on this machine
+        #[arg(long, conflicts_with = "remote", required_unless_present = "remote")]
+        path: Option<PathBuf>,
+        /// The mail remote through which the agent is reached (`aea sync`)
+        #[arg(long)]
+        remote: Option<String>,
+        /// The agent's public key, `ed25519:<64 hex>` (its `agent.public_key`)
+        #[arg(long)]
+        key: Option<String>,
+        /// Replace an existing entry of that id
+        #[arg(long)]
+        force: bool,
+    },
+    /// Forget an agent: its mail is then from an unknown sender
+    Remove {
+        /// The agent's id
+        id: String,
+    },
+    /// Keep the entry but treat the agent as unknown until enabled again
+    Disable {
+        /// The agent's id
+        id: String,
+    },
+    /// Enable a disabled agent again
+    Enable {
+        /// The agent's id
+        id: String,
+    },
+    /// Pin the key an agent's repository publishes, after showing its fingerprint
+    Trust {
+        /// The agent's id
+        id: String,
+        /// Pin this key instead of the one in the agent's committed config
+        #[arg(long)]
+        key: Option<String>,
+        /// Also accept unsigned mail from this id as from a known sender (bash AEA)
+        #[arg(long)]
+        allow_unsigned: bool,
+    },
 }

@@ -21,6 +21,8 @@ pub struct Env {
     pub seed: Option<u64>,
     /// This binary, for the hooks to call back.
     pub exe: Option<PathBuf>,
+    /// The user's aea config dir (private keys live in `keys/` under it).
+    pub config_dir: Option<PathBuf>,
 }
 
 impl Env {
@@ -38,6 +40,8 @@ impl Env {
                 .map(|t| t.with_timezone(&Utc)),
             seed: var(AEA_TEST_SEED).and_then(|v| v.parse().ok()),
             exe: std::env::current_exe().ok(),
+            config_dir: directories::ProjectDirs::from("", "", "aea")
+                .map(|dirs| dirs.config_dir().to_path_buf()),
         }
     }
 }

@@ -138,6 +138,12 @@ pub enum Error {
     #[error("cannot reply to {agent}: {reason}")]
     NoReturnAddress { agent: String, reason: String },
 
+    #[error("no signing key for agent {agent} on this machine ({})", path.display())]
+    NoSigningKey { agent: String, path: PathBuf },
+
+    #[error("{} is not a private key aea can read", path.display())]
+    KeyInvalid { path: PathBuf },
+
     #[error("registry {} is not valid TOML: {detail}", path.display())]
     RegistryCorrupt { path: PathBuf, detail: String },
 
@@ -178,6 +184,8 @@ impl Error {
             | Error::AlreadyProcessed { .. }
             | Error::Claimed { .. }
             | Error::RegistryCorrupt { .. }
+            | Error::NoSigningKey { .. }
+            | Error::KeyInvalid { .. }
             | Error::RegistryConflict { .. }
             | Error::ConfigInvalid { .. }
             | Error::PartialDelivery { .. }
@@ -310,6 +318,13 @@ or install into {} for every repository with `aea hooks install --force`",
             }
             Error::NoReturnAddress { agent, .. } => format!(
                 "register the sender with `aea init` in its repository, or send a new message with `aea send --to <path-to-{agent}>`"
+            ),
+            Error::NoSigningKey { .. } => {
+                "run `aea init` in this repository: it creates the key and publishes its public half".into()
+            }
+            Error::KeyInvalid { path } => format!(
+                "the file must hold the 64 hex digits aea wrote; move it aside (`mv {0} {0}.bak`) and run `aea init` for a new key, then tell the agents you write to (`aea agents trust`)",
+                path.display()
             ),
             Error::RegistryCorrupt { path, .. } => format!(
                 "fix the file by hand, or move it aside (`mv {0} {0}.bak`) and run `aea init` in each repository again",

@@ -13,6 +13,7 @@ pub mod fsutil;
 pub mod hardstop;
 pub mod harness;
 pub mod hooks;
+pub mod identity;
 pub mod mailbox;
 pub mod message;
 pub mod normalize;

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::AgentConfig;
 use crate::error::{Error, Result};
 use crate::fsutil::{self, ReadLimited};
+use crate::identity::{KeyRing, Verification};
 use crate::message::{self, Message, format_time, parse_time};
 use crate::runtime::Runtime;
 
@@ -81,6 +82,9 @@ pub struct Mailbox {
     own: bool,
     /// The user who owns `.aea/`: state folders must belong to them.
     owner: Option<u32>,
+    /// Verifies senders of inbox messages (SPEC §15.2); forged mail reads
+    /// as invalid, so it is never acted on.
+    keyring: Option<std::rc::Rc<KeyRing>>,
 }
 
 /// A message file read from the inbox, valid or not.
@@ -92,6 +96,9 @@ pub struct Entry {
     /// SHA-256 (hex) of the bytes `message` was parsed from; `None` when the
     /// file could not be read. Approvals and markers are bound to it.
     pub sha256: Option<String>,
+    /// Who sent it, as far as the receiver can tell; `None` outside the
+    /// inbox or where no key ring was given. Forged mail is not `Ok`.
+    pub verification: Option<Verification>,
 }
 
 impl Entry {
@@ -252,6 +259,7 @@ impl Mailbox {
                     message_limit: message::MAX_MESSAGE_BYTES,
                     own: false,
                     owner,
+                    keyring: None,
                 })
             }
         }
@@ -275,6 +283,13 @@ impl Mailbox {
     #[must_use]
     pub fn owned(mut self) -> Self {
         self.own = true;
+        self
+    }
+
+    /// Verifies the senders of inbox messages with `keyring` when reading.
+    #[must_use]
+    pub fn verified_by(mut self, keyring: std::rc::Rc<KeyRing>) -> Self {
+        self.keyring = Some(keyring);
         self
     }
 
@@ -510,12 +525,22 @@ impl Mailbox {
 
     fn read_at(&self, dir: &Path, name: &str) -> Entry {
         let path = dir.join(name);
-        let (message, sha256) = read_and_hash(&path, name, self.message_limit);
+        let (mut message, sha256) = read_and_hash(&path, name, self.message_limit);
+        let mut verification = None;
+        if let (Some(ring), Ok(m)) = (&self.keyring, &message)
+            && dir == self.dir
+        {
+            match ring.verify(m) {
+                Verification::Forged { reason } => message = Err(format!("forged: {reason}")),
+                v => verification = Some(v),
+            }
+        }
         Entry {
             name: name.to_string(),
             message,
             path,
             sha256,
+            verification,
         }
     }
 

@@ -86,6 +86,22 @@ pub struct Message {
     pub metadata: Metadata,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    /// The sender's Ed25519 signature (SPEC §15.2); a v1.0 reader ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<Signature>,
+    /// What the signature covers: [`signed_digest`] of the file as read.
+    /// Set when a signed file is parsed; never written.
+    #[serde(skip)]
+    pub digest: Option<[u8; 32]>,
+}
+
+/// `signature`: who signed (`key`, `ed25519:<hex>`) and the signature over
+/// [`signed_digest`] (`value`, hex).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Signature {
+    pub alg: String,
+    pub key: String,
+    pub value: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -358,7 +374,63 @@ fn from_v1(object: Map<String, Value>) -> Result<Message, String> {
     if let Some(missing) = REQUIRED_V1.iter().find(|k| !object.contains_key(**k)) {
         return Err(format!("missing required field `{missing}`"));
     }
-    serde_json::from_value(Value::Object(object)).map_err(|e| e.to_string())
+    let digest = object
+        .contains_key("signature")
+        .then(|| signed_digest(&object));
+    let mut message: Message =
+        serde_json::from_value(Value::Object(object)).map_err(|e| e.to_string())?;
+    message.digest = digest;
+    Ok(message)
+}
+
+/// What a message signature covers: SHA-256 over a domain tag and the
+/// canonical JSON of every field of the file except `signature`.
+///
+/// Canonical means object keys sorted by their UTF-8 bytes, no whitespace,
+/// strings and numbers as serde_json writes them. It is computed from the
+/// parsed JSON value, not the file's bytes, so pretty-printing or key order
+/// cannot matter, and it covers fields this version does not know, so a
+/// field added by a sender (or by a later aea) is signed too: every byte a
+/// reader acts on is in it. The tag keeps a message signature from ever
+/// being valid as a receipt signature and the other way round.
+pub fn signed_digest(object: &Map<String, Value>) -> [u8; 32] {
+    use sha2::Digest;
+    let mut text = String::from("aea-message-v1\n");
+    canonical_object(object, &mut text, Some("signature"));
+    sha2::Sha256::digest(text.as_bytes()).into()
+}
+
+/// Appends the canonical JSON of `value` (see [`signed_digest`]).
+pub fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => canonical_object(map, out, None),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+fn canonical_object(map: &Map<String, Value>, out: &mut String, skip: Option<&str>) {
+    let mut keys: Vec<&String> = map.keys().filter(|k| Some(k.as_str()) != skip).collect();
+    keys.sort_unstable();
+    out.push('{');
+    for (i, key) in keys.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&Value::String(key.clone()).to_string());
+        out.push(':');
+        canonical(&map[key], out);
+    }
+    out.push('}');
 }
 
 fn is_legacy_shape(object: &Map<String, Value>) -> bool {
@@ -446,6 +518,8 @@ fn from_legacy(object: &Map<String, Value>, name: Option<&str>) -> Result<Messag
             refs: None,
         },
         expires_at: None,
+        signature: None,
+        digest: None,
     })
 }
 

@@ -692,6 +692,8 @@ fn probe_message(kind: MessageType, priority: Priority) -> Message {
         },
         metadata: Metadata::default(),
         expires_at: None,
+        signature: None,
+        digest: None,
     }
 }
 

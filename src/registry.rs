@@ -13,6 +13,14 @@ use crate::fsutil;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
+    /// The agent's public key (`ed25519:<hex>`), pinned like a known_hosts
+    /// line: mail claiming this id must be signed by it (SPEC §15.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// Accept unsigned mail from this id as from a known sender (bash AEA
+    /// agents, which cannot sign). Off unless `aea agents trust --allow-unsigned`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_unsigned: bool,
     /// Empty for an agent that lives only behind a mail remote.
     #[serde(default)]
     pub path: PathBuf,
@@ -29,6 +37,20 @@ pub struct Entry {
 
 fn yes() -> bool {
     true
+}
+
+impl Default for Entry {
+    fn default() -> Self {
+        Entry {
+            key: None,
+            allow_unsigned: false,
+            path: PathBuf::new(),
+            remote: None,
+            description: String::new(),
+            enabled: true,
+            registered: String::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -128,10 +150,8 @@ mod tests {
                 "api".into(),
                 Entry {
                     path: "/x/api".into(),
-                    remote: None,
-                    description: String::new(),
-                    enabled: true,
                     registered: "t".into(),
+                    ..Entry::default()
                 },
             );
             Ok(())

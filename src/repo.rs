@@ -296,6 +296,7 @@ impl MailStore {
         out: &str,
         files: &[(String, Vec<u8>)],
         summary: &str,
+        replace: bool,
     ) -> Result<bool> {
         let err = |e: git2::Error| git_error(&self.dir, &e);
         let parent = self
@@ -311,10 +312,12 @@ impl MailStore {
         let mut builder = self.repo.treebuilder(base_tree.as_ref()).map_err(err)?;
         let mut added = false;
         for (name, bytes) in files {
-            if builder.get(name).map_err(err)?.is_some() {
+            let blob = self.repo.blob(bytes).map_err(err)?;
+            if let Some(existing) = builder.get(name).map_err(err)?
+                && (!replace || existing.id() == blob)
+            {
                 continue;
             }
-            let blob = self.repo.blob(bytes).map_err(err)?;
             builder.insert(name, blob, 0o100_644).map_err(err)?;
             added = true;
         }

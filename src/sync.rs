@@ -16,10 +16,12 @@ use serde::{Deserialize, Serialize};
 use crate::audit::{self, Event};
 use crate::error::{Error, Result};
 use crate::fsutil;
+use crate::identity::{self, KeyRing};
 use crate::mailbox::{Mailbox, OUTGOING_DIR, QUARANTINE_DIR};
 use crate::message::{self, format_time};
 use crate::repo::{MailStore, Pushed};
 use crate::runtime::Runtime;
+use ed25519_dalek::SigningKey;
 
 const STORE_DIR: &str = ".sync";
 const STATE_FILE: &str = "state.json";
@@ -66,6 +68,46 @@ pub struct Receipt {
     pub by: String,
     pub at: String,
     pub outcome: String,
+    /// By the key of `by` over every other field (SPEC §15.2): anyone who
+    /// can push to the remote could otherwise say mail was processed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<crate::message::Signature>,
+}
+
+/// What a receipt signature covers.
+const RECEIPT_DOMAIN: &str = "aea-receipt-v1";
+
+impl Receipt {
+    fn signed_bytes(&self) -> Vec<u8> {
+        let mut unsigned = self.clone();
+        unsigned.signature = None;
+        let mut text = String::new();
+        crate::message::canonical(
+            &serde_json::to_value(&unsigned).expect("a receipt always serialises"),
+            &mut text,
+        );
+        text.into_bytes()
+    }
+
+    /// Whether this receipt is signed by the key the receiver knows for
+    /// the agent it names, and that agent is one the message went to.
+    fn verify(&self, recipients: &[String], ring: &KeyRing) -> std::result::Result<(), String> {
+        if !recipients.contains(&self.by) {
+            return Err(format!("{} was not a recipient of this message", self.by));
+        }
+        let key = ring
+            .key_for(&self.by)
+            .ok_or_else(|| format!("no key is known for {} (`aea agents trust`)", self.by))?;
+        let signature = self.signature.as_ref().ok_or("unsigned")?;
+        identity::verify_bytes(RECEIPT_DOMAIN, &self.signed_bytes(), signature, &key)
+    }
+}
+
+/// The keys a sync signs receipts with and verifies them by.
+pub struct Keys<'a> {
+    /// This agent's signing key; `None` sends no receipts.
+    pub signing: Option<&'a SigningKey>,
+    pub ring: &'a KeyRing,
 }
 
 /// What one `aea sync` did.
@@ -75,6 +117,9 @@ pub struct Report {
     pub received: Vec<String>,
     pub receipts_sent: usize,
     pub receipts_received: Vec<String>,
+    /// Receipts that did not verify, with the reason; never recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub receipts_rejected: Vec<String>,
     pub quarantined: Vec<String>,
 }
 
@@ -84,6 +129,7 @@ impl Report {
             && self.received.is_empty()
             && self.receipts_sent == 0
             && self.receipts_received.is_empty()
+            && self.receipts_rejected.is_empty()
             && self.quarantined.is_empty()
     }
 }
@@ -121,7 +167,13 @@ fn save_state(mailbox: &Mailbox, state: &SyncState) -> Result<()> {
 }
 
 /// Runs one exchange with the mail remote at `url` for agent `me`.
-pub fn sync(mailbox: &Mailbox, me: &str, url: &str, rt: &Runtime) -> Result<Report> {
+pub fn sync(
+    mailbox: &Mailbox,
+    me: &str,
+    url: &str,
+    rt: &Runtime,
+    keys: &Keys<'_>,
+) -> Result<Report> {
     let _lock = fsutil::lock(&mailbox.dir().join(LOCK_FILE))?;
     // The private store is the receiver's state: never through a symlink.
     mailbox.check_state()?;
@@ -131,6 +183,7 @@ pub fn sync(mailbox: &Mailbox, me: &str, url: &str, rt: &Runtime) -> Result<Repo
         me,
         url,
         rt,
+        keys,
         store: MailStore::open(&mailbox.dir().join(STORE_DIR))?,
         state: load_state(mailbox),
         report: Report::default(),
@@ -158,6 +211,7 @@ struct Session<'a> {
     me: &'a str,
     url: &'a str,
     rt: &'a Runtime,
+    keys: &'a Keys<'a>,
     store: MailStore,
     state: SyncState,
     report: Report,
@@ -279,13 +333,16 @@ impl Session<'_> {
 
     /// Pushes a processed receipt for each synced message processed here.
     fn send_receipts(&mut self) -> Result<()> {
+        let Some(signing) = self.keys.signing else {
+            return Ok(());
+        };
         let mut by_sender: BTreeMap<String, Vec<(String, Vec<u8>)>> = BTreeMap::new();
         for (id, applied) in &self.state.applied {
             if self.state.receipts_sent.contains(id) || !self.mailbox.is_processed(&applied.file) {
                 continue;
             }
             let marker = self.mailbox.marker(&applied.file);
-            let receipt = Receipt {
+            let mut receipt = Receipt {
                 message_id: id.clone(),
                 state: "processed".into(),
                 by: self.me.to_string(),
@@ -293,7 +350,13 @@ impl Session<'_> {
                     .as_ref()
                     .map_or_else(|| format_time(self.rt.now()), |m| m.processed_at.clone()),
                 outcome: marker.map_or_else(|| "done".to_string(), |m| m.outcome),
+                signature: None,
             };
+            receipt.signature = Some(identity::sign_bytes(
+                RECEIPT_DOMAIN,
+                &receipt.signed_bytes(),
+                signing,
+            ));
             let bytes = serde_json::to_vec_pretty(&receipt).expect("a receipt always serialises");
             by_sender
                 .entry(applied.from.clone())
@@ -301,7 +364,7 @@ impl Session<'_> {
                 .push((format!("{id}.json"), bytes));
         }
         for (sender, files) in by_sender {
-            self.push_files(&receipts_ref(&sender), &files)?;
+            self.push_files(&receipts_ref(&sender), &files, true)?;
             let ids = files
                 .iter()
                 .map(|(n, _)| n.trim_end_matches(".json").to_string());
@@ -319,6 +382,21 @@ impl Session<'_> {
                 continue;
             };
             if name.trim_end_matches(".json") != receipt.message_id {
+                continue;
+            }
+            if self.state.receipts.contains_key(&receipt.message_id) {
+                continue;
+            }
+            let recipients = self
+                .state
+                .pushed
+                .get(&receipt.message_id)
+                .map(|p| p.to.clone())
+                .unwrap_or_default();
+            if let Err(reason) = receipt.verify(&recipients, self.keys.ring) {
+                self.report
+                    .receipts_rejected
+                    .push(format!("{}: {reason}", receipt.message_id));
                 continue;
             }
             if let std::collections::btree_map::Entry::Vacant(slot) =
@@ -354,7 +432,7 @@ impl Session<'_> {
                 .iter()
                 .map(|(_, id, bytes)| (format!("{id}.json"), bytes.clone()))
                 .collect();
-            self.push_files(&mail_ref(&recipient), &files)?;
+            self.push_files(&mail_ref(&recipient), &files, false)?;
             let at = format_time(self.rt.now());
             for (path, id, _) in &queued {
                 self.state
@@ -383,7 +461,14 @@ impl Session<'_> {
 
     /// Adds `files` to `remote_ref` on the remote: commit on the fetched
     /// tip, push without force, and on a lost race fetch and rebuild.
-    fn push_files(&self, remote_ref: &str, files: &[(String, Vec<u8>)]) -> Result<()> {
+    /// Pushes `files` onto `remote_ref`. A name already there is kept
+    /// unless `replace` (receipts: a forged one must not block the real).
+    fn push_files(
+        &self,
+        remote_ref: &str,
+        files: &[(String, Vec<u8>)],
+        replace: bool,
+    ) -> Result<()> {
         let local = format!("refs/outgoing/{}", remote_ref.trim_start_matches("refs/"));
         for attempt in 0..PUSH_ATTEMPTS {
             if attempt > 0 {
@@ -393,7 +478,7 @@ impl Session<'_> {
             let summary = format!("aea: {} file(s) for {remote_ref}", files.len());
             if !self
                 .store
-                .append(&fetched(remote_ref), &local, files, &summary)?
+                .append(&fetched(remote_ref), &local, files, &summary, replace)?
             {
                 return Ok(());
             }

@@ -11,6 +11,7 @@ mod escape;
 mod git_hooks;
 mod hardstops;
 mod hooks_output;
+mod identity;
 mod lifecycle;
 mod policy_corpus;
 mod roundtrip;

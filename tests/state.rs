@@ -89,11 +89,13 @@ fn file_of(repo: &Path, id: &str) -> String {
         .unwrap_or_else(|| panic!("no file for {id}"))
 }
 
-/// Rewrites an inbox file in place, as a sender with write access can.
-fn rewrite(repo: &Path, name: &str, change: impl FnOnce(&mut Value)) {
+/// Rewrites an inbox file in place, as a sender with write access can
+/// (signed again with its own key, so only content binding can tell).
+fn rewrite(env: &TestEnv, repo: &Path, name: &str, change: impl FnOnce(&mut Value)) {
     let path = repo.join(".aea").join(name);
     let mut value: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     change(&mut value);
+    env.resign(&mut value);
     std::fs::write(&path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
 }
 
@@ -123,7 +125,7 @@ fn a_message_rewritten_after_approval_is_no_longer_approved() {
     let approved_record = std::fs::read(&record).unwrap();
 
     // The sender rewrites the same file: new id, urgent, "deploy".
-    rewrite(&web, &name, to_urgent_deploy);
+    rewrite(&env, &web, &name, to_urgent_deploy);
     let new_id = "0badc0de-0000-4000-8000-000000000001";
 
     let report = env.json(&web, &["check"]);
@@ -188,7 +190,7 @@ fn a_message_rewritten_after_processing_is_shown_again() {
     assert_eq!(marker["sha256"].as_str().unwrap().len(), 64);
     assert_eq!(env.json(&web, &["check"])["unprocessed"], 0);
 
-    rewrite(&web, &name, |v| {
+    rewrite(&env, &web, &name, |v| {
         v["message"]["subject"] = "Something else entirely".into();
     });
     let shown = env.ok(&web, &["show", &id]);

@@ -38,8 +38,10 @@ impl Machine {
                 "
 [agents.{peer}]
 remote = \"{}\"
+key = \"{}\"
 ",
-                remote.display()
+                remote.display(),
+                env.public_key(peer)
             );
         }
         std::fs::write(&machine.registry, reg).unwrap();
@@ -467,4 +469,97 @@ fn sync_watch_and_the_post_merge_hook_keep_a_repository_in_sync() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("synced with"), "{}", stderr(&out));
     assert!(b.inbox_ids(&env).contains(&second));
+}
+
+/// Commits `files` as the whole tree of `git_ref` in the bare `remote`, on
+/// top of its current tip if any: what anyone with push access can do.
+fn commit_on_remote(remote: &Path, git_ref: &str, files: &[(&str, &[u8])]) {
+    let mut listing = String::new();
+    for (name, bytes) in files {
+        let mut hash = Command::new("git")
+            .args(["hash-object", "-w", "--stdin"])
+            .current_dir(remote)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        hash.stdin.take().unwrap().write_all(bytes).unwrap();
+        let blob = stdout(&hash.wait_with_output().unwrap());
+        let _ = writeln!(listing, "100644 blob {}\t{name}", blob.trim());
+    }
+    let mut mktree = Command::new("git")
+        .args(["mktree"])
+        .current_dir(remote)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    mktree
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(listing.as_bytes())
+        .unwrap();
+    let tree = stdout(&mktree.wait_with_output().unwrap());
+    let parent = Command::new("git")
+        .args(["rev-parse", "--verify", "-q", git_ref])
+        .current_dir(remote)
+        .output()
+        .unwrap();
+    let mut args = vec!["commit-tree", tree.trim(), "-m", "forged"];
+    let parent = stdout(&parent);
+    if !parent.trim().is_empty() {
+        args.extend(["-p", parent.trim()]);
+    }
+    let commit = stdout(&git(remote, &args));
+    git(remote, &["update-ref", git_ref, commit.trim()]);
+}
+
+#[test]
+fn a_forged_receipt_is_ignored_and_reported() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    let id = a.send(&env, "bb", "never read");
+    a.ok(&env, &["sync"]);
+    b.ok(&env, &["sync"]);
+
+    // Someone with push access says bb processed it, without bb's key.
+    let unsigned = serde_json::json!({
+        "message_id": id, "state": "processed", "by": "bb",
+        "at": "2026-11-22T10:00:00.000Z", "outcome": "done"
+    });
+    let file = format!("{id}.json");
+    commit_on_remote(
+        &remote,
+        "refs/aea/receipts/aa",
+        &[(&file, unsigned.to_string().as_bytes())],
+    );
+    let out = a.run(&env, &["--json", "sync"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(report["receipts_received"], serde_json::json!([]));
+    assert!(
+        report["receipts_rejected"][0]
+            .as_str()
+            .unwrap()
+            .contains("unsigned"),
+        "{report}"
+    );
+    let status = a.json(&env, &["status", &id]);
+    assert_eq!(status["recipients"][0]["state"], "pushed", "{status}");
+
+    // The real receipt, once bb processes it, is accepted.
+    b.ok(&env, &["process", &id]);
+    // The forged commit sits on the receipts ref: bb's push builds on it.
+    b.ok(&env, &["sync"]);
+    let out = a.run(&env, &["--json", "sync"]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let back: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(back["receipts_received"], serde_json::json!([id]));
+    assert_eq!(
+        a.json(&env, &["status", &id])["recipients"][0]["state"],
+        "processed"
+    );
 }

@@ -1,28 +1,91 @@
-//! `aea agents` (SPEC §8): the registry's entries and their health.
+//! `aea agents` (SPEC §8): the registry is the receiver's list of whom it
+//! knows, managed like ssh's `known_hosts`: list, add with a key, remove,
+//! disable/enable, and trust (pin the key an agent's repository publishes).
+
+use std::path::Path;
 
 use serde::Serialize;
 
 use super::Context;
+use crate::cli::{AgentsArgs, AgentsCommand};
+use crate::config::AgentConfig;
 use crate::error::{Error, ExitCode, Result};
-use crate::registry::{Health, Registry};
+use crate::identity;
+use crate::mailbox::AEA_DIR;
+use crate::message::{check_agent_id, format_time};
+use crate::registry::{Entry, Health, Registry};
 
 #[derive(Serialize)]
 struct Row {
     id: String,
     path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remote: Option<String>,
     description: String,
     enabled: bool,
     registered: String,
     health: Health,
+    /// The pinned public key, if any.
+    key: Option<String>,
+    fingerprint: Option<String>,
+    allow_unsigned: bool,
 }
 
-pub fn run(ctx: &Context) -> Result<ExitCode> {
-    let path = ctx.registry().ok_or_else(|| {
+fn registry_path(ctx: &Context) -> Result<&Path> {
+    ctx.registry().ok_or_else(|| {
         Error::usage(
             "no user config directory, so no registry",
             "set AEA_REGISTRY to a file path",
         )
-    })?;
+    })
+}
+
+pub fn run(args: &AgentsArgs, ctx: &Context) -> Result<ExitCode> {
+    let path = registry_path(ctx)?;
+    match &args.command {
+        None | Some(AgentsCommand::List) => list(path, ctx),
+        Some(AgentsCommand::Add {
+            id,
+            path: repo,
+            remote,
+            key,
+            force,
+        }) => add(
+            path,
+            id,
+            repo.as_deref(),
+            remote.as_deref(),
+            key.as_deref(),
+            *force,
+            ctx,
+        ),
+        Some(AgentsCommand::Remove { id }) => change(path, id, "removed", ctx, |reg| {
+            reg.agents.remove(id);
+        }),
+        Some(AgentsCommand::Disable { id }) => change(path, id, "disabled", ctx, |reg| {
+            if let Some(e) = reg.agents.get_mut(id) {
+                e.enabled = false;
+            }
+        }),
+        Some(AgentsCommand::Enable { id }) => change(path, id, "enabled", ctx, |reg| {
+            if let Some(e) = reg.agents.get_mut(id) {
+                e.enabled = true;
+            }
+        }),
+        Some(AgentsCommand::Trust {
+            id,
+            key,
+            allow_unsigned,
+        }) => trust(path, id, key.as_deref(), *allow_unsigned, ctx),
+    }
+}
+
+fn fingerprint_of(key: Option<&str>) -> Option<String> {
+    key.and_then(|k| identity::parse_public(k).ok())
+        .map(|k| identity::fingerprint(&k))
+}
+
+fn list(path: &Path, ctx: &Context) -> Result<ExitCode> {
     let registry = Registry::load(path)?;
     let rows: Vec<Row> = registry
         .agents
@@ -30,10 +93,14 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         .map(|(id, e)| Row {
             id: id.clone(),
             path: e.path.display().to_string(),
+            remote: e.remote.clone(),
             description: e.description.clone(),
             enabled: e.enabled,
             registered: e.registered.clone(),
             health: Registry::health(id, e),
+            key: e.key.clone(),
+            fingerprint: fingerprint_of(e.key.as_deref()),
+            allow_unsigned: e.allow_unsigned,
         })
         .collect();
     if ctx.printer.json() {
@@ -50,12 +117,212 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         ));
     }
     for row in &rows {
+        let key = match (&row.fingerprint, row.allow_unsigned) {
+            (Some(f), false) => f.clone(),
+            (Some(f), true) => format!("{f} +unsigned"),
+            (None, true) => "no key, unsigned accepted".into(),
+            (None, false) => "no key".into(),
+        };
+        let place = row.remote.as_deref().unwrap_or(&row.path);
         ctx.printer.line(format_args!(
-            "{:<20} {:<12} {}",
+            "{:<20} {:<12} {:<26} {}",
             row.id,
             row.health.as_str(),
-            row.path
+            key,
+            if row.path.is_empty() {
+                place
+            } else {
+                &row.path
+            }
         ));
     }
     Ok(ExitCode::Success)
+}
+
+fn check_key(key: &str) -> Result<()> {
+    identity::parse_public(key).map(|_| ()).map_err(|reason| {
+        Error::usage(
+            format!("{key:?} is not a public key: {reason}"),
+            "copy `agent.public_key` from the agent's .aea/agent-config.yaml",
+        )
+    })
+}
+
+fn add(
+    registry: &Path,
+    id: &str,
+    repo: Option<&Path>,
+    remote: Option<&str>,
+    key: Option<&str>,
+    force: bool,
+    ctx: &Context,
+) -> Result<ExitCode> {
+    check_agent_id(id).map_err(|reason| Error::InvalidAgentId {
+        id: id.to_string(),
+        reason,
+    })?;
+    if let Some(key) = key {
+        check_key(key)?;
+    }
+    if let Some(remote) = remote {
+        crate::config_trust::check_remote(remote)?;
+    }
+    let repo = match repo {
+        Some(p) => {
+            let p = ctx.cwd.join(p);
+            std::fs::canonicalize(&p).map_err(|e| Error::io("resolve", &p, e))?
+        }
+        None => std::path::PathBuf::new(),
+    };
+    let entry = Entry {
+        key: key.map(str::to_string),
+        path: repo,
+        remote: remote.map(str::to_string),
+        registered: format_time(ctx.rt.now()),
+        ..Entry::default()
+    };
+    Registry::update(registry, |reg| {
+        if let Some(old) = reg.agents.get(id)
+            && !force
+        {
+            return Err(Error::usage(
+                format!(
+                    "agent {id} is already registered ({})",
+                    old.remote
+                        .clone()
+                        .unwrap_or_else(|| old.path.display().to_string())
+                ),
+                "pass --force to replace the entry, or `aea agents trust` to pin its key",
+            ));
+        }
+        reg.agents.insert(id.to_string(), entry.clone());
+        Ok(())
+    })?;
+    report(ctx, id, "added", entry.key.as_deref());
+    if entry.key.is_none() {
+        ctx.printer.warn(format_args!(
+            "no --key: mail claiming to be {id} stays unverified until `aea agents trust {id}`"
+        ));
+    }
+    Ok(ExitCode::Success)
+}
+
+fn change(
+    registry: &Path,
+    id: &str,
+    what: &str,
+    ctx: &Context,
+    apply: impl FnOnce(&mut Registry),
+) -> Result<ExitCode> {
+    Registry::update(registry, |reg| {
+        if !reg.agents.contains_key(id) {
+            return Err(Error::RecipientNotFound {
+                target: id.to_string(),
+                tried: vec![format!("the registry {}", registry.display())],
+            });
+        }
+        apply(reg);
+        Ok(())
+    })?;
+    report(ctx, id, what, None);
+    Ok(ExitCode::Success)
+}
+
+/// Pins a key: the one given, else the one the agent's repository
+/// publishes in its committed config. Shown by fingerprint first, so the
+/// person can compare it with what the agent's owner sees.
+fn trust(
+    registry: &Path,
+    id: &str,
+    key: Option<&str>,
+    allow_unsigned: bool,
+    ctx: &Context,
+) -> Result<ExitCode> {
+    let current = Registry::load(registry)?;
+    let entry = current.get(id).ok_or_else(|| Error::RecipientNotFound {
+        target: id.to_string(),
+        tried: vec![format!("the registry {}", registry.display())],
+    })?;
+    let key = match key {
+        Some(k) => {
+            check_key(k)?;
+            Some(k.to_string())
+        }
+        // A bash AEA agent has no aea config and no key: only its unsigned
+        // mail is being accepted.
+        None if allow_unsigned
+            && AgentConfig::load(&entry.path.join(AEA_DIR))
+                .ok()
+                .and_then(|c| c.agent.public_key)
+                .is_none() =>
+        {
+            entry.key.clone()
+        }
+        None if !entry.path.as_os_str().is_empty() => {
+            let config = AgentConfig::load(&entry.path.join(AEA_DIR))?;
+            if config.agent.id.as_deref() != Some(id) {
+                return Err(Error::usage(
+                    format!(
+                        "{} is not agent {id} (its config says {:?})",
+                        entry.path.display(),
+                        config.agent.id.unwrap_or_default()
+                    ),
+                    "fix the registry entry with `aea agents add --force`",
+                ));
+            }
+            match config.agent.public_key {
+                Some(k) => {
+                    check_key(&k)?;
+                    Some(k)
+                }
+                None if allow_unsigned => None,
+                None => {
+                    return Err(Error::usage(
+                        format!("{} publishes no agent.public_key", entry.path.display()),
+                        "run `aea init` there to create its key, or pass --key, or --allow-unsigned for an agent that cannot sign",
+                    ));
+                }
+            }
+        }
+        None if allow_unsigned => entry.key.clone(),
+        None => {
+            return Err(Error::usage(
+                format!("agent {id} has no path on this machine to read its key from"),
+                "pass --key ed25519:… as the agent's owner gives it to you",
+            ));
+        }
+    };
+    Registry::update(registry, |reg| {
+        if let Some(e) = reg.agents.get_mut(id) {
+            if key.is_some() {
+                e.key.clone_from(&key);
+            }
+            e.allow_unsigned = allow_unsigned;
+        }
+        Ok(())
+    })?;
+    report(ctx, id, "trusted", key.as_deref());
+    if allow_unsigned {
+        ctx.printer.warn(format_args!(
+            "unsigned mail claiming to be {id} now counts as from a known sender: anyone who can write to your inbox can use that id"
+        ));
+    }
+    Ok(ExitCode::Success)
+}
+
+fn report(ctx: &Context, id: &str, what: &str, key: Option<&str>) {
+    let fingerprint = fingerprint_of(key);
+    if ctx.printer.json() {
+        ctx.printer.value(&serde_json::json!({
+            "agent": id,
+            "action": what,
+            "key": key,
+            "fingerprint": fingerprint,
+        }));
+    } else {
+        match fingerprint {
+            Some(f) => ctx.printer.line(format_args!("{what} {id}, key {f}")),
+            None => ctx.printer.line(format_args!("{what} {id}")),
+        }
+    }
 }

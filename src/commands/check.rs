@@ -30,6 +30,9 @@ pub struct Item {
     pub subject: String,
     pub timestamp: String,
     pub requires_response: bool,
+    /// `verified`, `unverified` (decided as an unknown sender unless the
+    /// registry accepts it) — forged mail is listed as invalid.
+    pub sender: &'static str,
     pub decision: Decision,
     pub approval: Approval,
     pub expired: bool,
@@ -101,6 +104,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
                     subject: m.message.subject.clone(),
                     timestamp: m.timestamp.clone(),
                     requires_response: m.requires_response,
+                    sender: judge.verify(m).label(),
                     decision,
                     approval,
                     expired: m.is_expired(now),
@@ -182,6 +186,9 @@ pub(super) fn print_item(n: usize, m: &Item, ctx: &Context) {
     }
     if m.requires_response {
         flags.push("answer wanted".into());
+    }
+    if m.sender != "verified" {
+        flags.push(format!("sender {}", m.sender));
     }
     ctx.printer.line(format_args!(
         "{n:>3}. {:<7} {:<8} from {:<16} {}",

@@ -36,6 +36,7 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         fixed_now: None,
         seed: None,
         exe: None,
+        config_dir: Some(root.join("config")),
     };
     let api = root.join("api");
     let web = root.join("web");

@@ -373,6 +373,27 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         .filter(|e| e.message.is_err())
         .map(|e| e.name.as_str())
         .collect();
+    // Forged mail (SPEC §15.2) is invalid too, but says more: someone wrote
+    // in a known agent's name without its key.
+    let forged: Vec<&str> = entries
+        .iter()
+        .filter(|e| e.message.as_ref().is_err_and(|r| r.starts_with("forged")))
+        .map(|e| e.name.as_str())
+        .collect();
+    check(
+        "identity",
+        (!forged.is_empty()).then(|| {
+            (
+                format!(
+                    "{} forged file(s), in a known agent's name without its signature: {}",
+                    forged.len(),
+                    forged.join(", ")
+                ),
+                "do not act on them; `aea quarantine` moves them aside with the reason. If the agent's key changed, check its fingerprint with its owner, then `aea agents trust ID`".to_string(),
+            )
+        }),
+        "no forged mail",
+    );
     check(
         "inbox",
         (!invalid.is_empty()).then(|| {

@@ -231,7 +231,13 @@ fn sync_if_asked(mailbox: &Mailbox, hook: &str, ctx: &Context) {
         ctx.printer.err_line(format_args!("aea: {e}"));
         return;
     }
-    match crate::sync::sync(mailbox, &me, &url, &ctx.rt) {
+    let signing = super::sync::signing_key(&me, ctx);
+    let ring = ctx.keyring();
+    let keys = crate::sync::Keys {
+        signing: signing.as_ref(),
+        ring: &ring,
+    };
+    match crate::sync::sync(mailbox, &me, &url, &ctx.rt, &keys) {
         Ok(report) if !report.received.is_empty() || !report.pushed.is_empty() => {
             ctx.printer.err_line(format_args!(
                 "aea: synced with {url}: {} received, {} pushed",

@@ -13,6 +13,7 @@ use crate::cli::InitArgs;
 use crate::config::{self, AgentConfig};
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
+use crate::identity;
 use crate::mailbox::{AEA_DIR, LAYOUT_DIRS, PROMPTS_DIR, STATE_DIRS};
 use crate::message::{check_agent_id, format_time, sanitize_agent_id};
 use crate::registry::{Entry, Health, Registry};
@@ -66,7 +67,7 @@ pub fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
         },
         shared: args.shared,
     };
-    let (report, registered) = init_repo(&repo, &options, &ctx.rt, ctx.registry())?;
+    let (report, registered) = init_repo(&repo, &options, &ctx.rt, ctx.registry(), ctx.keys_dir())?;
     for warning in &report.warnings {
         ctx.printer.warn(warning);
     }
@@ -107,6 +108,7 @@ pub fn init_repo(
     options: &Options<'_>,
     rt: &Runtime,
     registry: Option<&Path>,
+    keys_dir: Option<&Path>,
 ) -> Result<(Report, Result<()>)> {
     let aea = repo.join(AEA_DIR);
     let mut changed = Vec::new();
@@ -180,6 +182,34 @@ pub fn init_repo(
         ));
     }
 
+    // The agent's signing key (SPEC §15.2): private half in the user's
+    // config dir, public half published in the committed config.
+    let public_key = match keys_dir {
+        Some(dir) => {
+            let (key, created) = identity::load_or_create_key(dir, &agent_id)?;
+            if created {
+                changed.push(format!(
+                    "signing key {}",
+                    identity::key_path(dir, &agent_id).display()
+                ));
+            }
+            let public = identity::public_text(&key.verifying_key());
+            if publish_key(&config_path, &public, &mut warnings)? {
+                changed.push(format!(
+                    "{AEA_DIR}/{} (agent.public_key)",
+                    config::FILE_NAME
+                ));
+            }
+            Some(public)
+        }
+        None => {
+            warnings.push(
+                "no user config directory: no signing key, so mail from this agent is unverified (set HOME)".into(),
+            );
+            None
+        }
+    };
+
     let owned_files = [
         (
             format!("{PROMPTS_DIR}/check-messages.md"),
@@ -216,7 +246,7 @@ pub fn init_repo(
     )?;
 
     let registered = match registry {
-        Some(path) => register(path, &agent_id, repo, rt),
+        Some(path) => register(path, &agent_id, repo, public_key, rt),
         None => {
             warnings.push("no user config directory: not registered (set AEA_REGISTRY)".into());
             Ok(())
@@ -319,10 +349,15 @@ fn install_git_hooks(
     Ok(())
 }
 
-fn register(path: &Path, id: &str, repo: &Path, rt: &Runtime) -> Result<()> {
+fn register(path: &Path, id: &str, repo: &Path, key: Option<String>, rt: &Runtime) -> Result<()> {
     Registry::update(path, |registry| {
-        if let Some(old) = registry.agents.get(id) {
+        if let Some(old) = registry.agents.get_mut(id) {
             if old.path == repo {
+                // This machine holds the private key: its public half is the
+                // one to pin, whatever an older entry said.
+                if key.is_some() {
+                    old.key = key;
+                }
                 return Ok(());
             }
             // Another live repository with this id keeps it; a stale entry
@@ -337,13 +372,70 @@ fn register(path: &Path, id: &str, repo: &Path, rt: &Runtime) -> Result<()> {
         registry.agents.insert(
             id.to_string(),
             Entry {
+                key,
                 path: repo.to_path_buf(),
-                remote: None,
-                description: String::new(),
-                enabled: true,
                 registered: format_time(rt.now()),
+                ..Entry::default()
             },
         );
         Ok(())
     })
+}
+
+/// Makes `agent.public_key` in the config say `public`. The file is edited
+/// as text (one line added or replaced under `agent:`) so the user's
+/// comments and layout stay; returns whether it changed. A config whose
+/// `agent:` block cannot be found is left alone with a warning.
+fn publish_key(config_path: &Path, public: &str, warnings: &mut Vec<String>) -> Result<bool> {
+    let Some(text) = fsutil::read_optional(config_path)? else {
+        return Ok(false);
+    };
+    let current = AgentConfig::parse(&text, config_path)?;
+    if current.agent.public_key.as_deref() == Some(public) {
+        return Ok(false);
+    }
+    let line = format!("public_key: \"{public}\"");
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let agent_at = lines.iter().position(|l| l.trim_end() == "agent:");
+    let mut edited = false;
+    if let Some(start) = agent_at {
+        let block_end = lines[start + 1..]
+            .iter()
+            .position(|l| !l.is_empty() && !l.starts_with([' ', '\t']) && !l.starts_with('#'))
+            .map_or(lines.len(), |i| start + 1 + i);
+        let in_block = start + 1..block_end;
+        if let Some(i) = in_block
+            .clone()
+            .find(|&i| lines[i].trim_start().starts_with("public_key:"))
+        {
+            let indent: String = lines[i].chars().take_while(|c| c.is_whitespace()).collect();
+            lines[i] = format!("{indent}{line}");
+            edited = true;
+        } else if let Some(i) = in_block
+            .clone()
+            .find(|&i| lines[i].trim_start().starts_with("id:"))
+        {
+            let indent: String = lines[i].chars().take_while(|c| c.is_whitespace()).collect();
+            lines.insert(i + 1, format!("{indent}{line}"));
+            edited = true;
+        }
+    }
+    let mut new_text = lines.join("\n");
+    new_text.push('\n');
+    let reparsed = AgentConfig::parse(&new_text, config_path).ok();
+    if !edited || reparsed.and_then(|c| c.agent.public_key).as_deref() != Some(public) {
+        warnings.push(format!(
+            "could not add agent.public_key to {}; add `{line}` under `agent:` by hand",
+            config_path.display()
+        ));
+        return Ok(false);
+    }
+    if current.agent.public_key.is_some() {
+        warnings.push(format!(
+            "agent.public_key in {} named another key; it now names this machine's key (agents that pinned the old one must run `aea agents trust`)",
+            config_path.display()
+        ));
+    }
+    fsutil::replace_atomic(config_path, new_text.as_bytes())?;
+    Ok(true)
 }

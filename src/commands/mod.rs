@@ -27,18 +27,18 @@ mod uninstall;
 mod validate;
 mod watch;
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use crate::cli::{Cli, Command};
 use crate::config::LimitsConfig;
 use crate::env::Env;
 use crate::error::{Error, ExitCode, Result};
+use crate::identity::{self, KeyRing, Verification};
 use crate::mailbox::Mailbox;
 use crate::message::Message;
 use crate::policy::{Decision, Explanation, Facts, Policy};
 use crate::printer::Printer;
-use crate::registry::Registry;
 use crate::runtime::Runtime;
 
 /// What every command gets: clock and ids, output, and where things are.
@@ -53,6 +53,11 @@ pub struct Context {
     trust_store: Option<PathBuf>,
     /// This binary, which installed hooks call.
     pub exe: Option<PathBuf>,
+    /// The user's private signing keys (SPEC §15.2).
+    keys_dir: Option<PathBuf>,
+    /// The keys this command verifies mail with, shared by the mailbox and
+    /// the judge so each message is verified once.
+    keyring: std::cell::OnceCell<Rc<KeyRing>>,
 }
 
 impl Context {
@@ -71,7 +76,51 @@ impl Context {
             trust_store: directories::ProjectDirs::from("", "", "aea")
                 .map(|dirs| dirs.config_dir().join(crate::config_trust::FILE_NAME)),
             exe: env.exe.clone(),
+            keys_dir: env.config_dir.as_ref().map(|d| d.join(identity::KEYS_DIR)),
+            keyring: std::cell::OnceCell::new(),
         })
+    }
+
+    /// Where the user's private signing keys live.
+    pub fn keys_dir(&self) -> Option<&Path> {
+        self.keys_dir.as_deref()
+    }
+
+    /// The signing key of agent `id` on this machine.
+    pub fn signing_key(&self, id: &str) -> Result<ed25519_dalek::SigningKey> {
+        let dir = self.keys_dir().ok_or_else(|| {
+            Error::usage(
+                "no user config directory, so no signing key",
+                "set HOME (or XDG_CONFIG_HOME) so aea can keep its keys",
+            )
+        })?;
+        identity::load_key(dir, id)?.ok_or_else(|| Error::NoSigningKey {
+            agent: id.to_string(),
+            path: identity::key_path(dir, id),
+        })
+    }
+
+    /// The key ring of the repository aea works in (loaded on first use).
+    pub fn keyring(&self) -> Rc<KeyRing> {
+        self.keyring_for(|| match &self.repo {
+            Some(repo) => repo.join(crate::mailbox::AEA_DIR),
+            None => Mailbox::discover(&self.cwd).map_or_else(
+                |_| self.cwd.join(crate::mailbox::AEA_DIR),
+                |m| m.dir().to_path_buf(),
+            ),
+        })
+    }
+
+    fn keyring_for(&self, aea_dir: impl FnOnce() -> PathBuf) -> Rc<KeyRing> {
+        self.keyring
+            .get_or_init(|| {
+                Rc::new(KeyRing::lazy(identity::Sources {
+                    registry: self.registry.clone(),
+                    aea_dir: aea_dir(),
+                    keys_dir: self.keys_dir.clone(),
+                }))
+            })
+            .clone()
     }
 
     /// The registry file, if the platform has a config directory.
@@ -120,11 +169,13 @@ impl Context {
 
     /// The mailbox of `--repo`, or of the repository around the current directory.
     pub fn mailbox(&self) -> Result<Mailbox> {
-        match &self.repo {
+        let mailbox = match &self.repo {
             Some(repo) => Mailbox::at(repo),
             None => Mailbox::discover(&self.cwd),
-        }
-        .map(Mailbox::owned)
+        }?
+        .owned();
+        let ring = self.keyring_for(|| mailbox.dir().to_path_buf());
+        Ok(mailbox.verified_by(ring))
     }
 }
 
@@ -152,7 +203,7 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Uninstall(args) => uninstall::run(&args, &ctx),
         Command::Doctor => doctor::run(&ctx),
         Command::Log(args) => log::run(&args, &ctx),
-        Command::Agents => agents::run(&ctx),
+        Command::Agents(args) => agents::run(&args, &ctx),
         Command::Validate(args) => validate::run(&args, &ctx),
         Command::Demo(args) => demo::run(&args, &ctx),
         Command::Trust(args) => trust::run(&args, &ctx),
@@ -210,7 +261,7 @@ pub struct Judge {
     pub policy: Policy,
     pub agent_id: Option<String>,
     pub limits: LimitsConfig,
-    registered: HashSet<String>,
+    keyring: Rc<KeyRing>,
 }
 
 impl Judge {
@@ -245,33 +296,29 @@ impl Judge {
     }
 
     fn with(policy: Policy, agent_id: Option<String>, limits: LimitsConfig, ctx: &Context) -> Self {
-        let registered = match ctx.registry().map(Registry::load).transpose() {
-            Ok(registry) => registry
-                .map(|r| {
-                    r.agents
-                        .into_iter()
-                        .filter(|(_, e)| e.enabled)
-                        .map(|(id, _)| id)
-                        .collect()
-                })
-                .unwrap_or_default(),
-            Err(e) => {
-                ctx.printer
-                    .warn(format_args!("{e}; every sender counts as unknown"));
-                HashSet::new()
-            }
-        };
+        let keyring = ctx.keyring();
+        if let Some(problem) = keyring.problem() {
+            ctx.printer
+                .warn(format_args!("{problem}; every sender counts as unknown"));
+        }
         Judge {
             policy,
             agent_id,
             limits,
-            registered,
+            keyring,
         }
     }
 
+    /// Who sent `message`, as far as the receiver can tell (SPEC §15.2).
+    pub fn verify(&self, message: &Message) -> Verification {
+        self.keyring.verify(message)
+    }
+
+    /// Only a sender verified against a known key (or one the registry
+    /// accepts unsigned mail from) counts as known: a claimed id is a hint.
     fn facts(&self, message: &Message) -> Facts {
         Facts {
-            sender_registered: self.registered.contains(&message.from.agent_id),
+            sender_registered: self.verify(message).known_sender(),
         }
     }
 

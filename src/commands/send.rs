@@ -13,6 +13,7 @@ use crate::audit::{self, Event};
 use crate::cli::{ContentArgs, SendArgs};
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
+use crate::identity;
 use crate::mailbox::Mailbox;
 use crate::mailbox::OUTGOING_DIR;
 use crate::message::{
@@ -200,6 +201,8 @@ impl Draft {
                 refs: None,
             },
             expires_at: self.expires_at.clone(),
+            signature: None,
+            digest: None,
         }
     }
 }
@@ -292,6 +295,9 @@ pub(super) fn deliver(
     ctx: &Context,
 ) -> Result<ExitCode> {
     let single = recipients.len() == 1;
+    // Every message is signed by the sender's key (SPEC §15.2); without one
+    // nothing is sent, so no unsigned mail leaves under a signing agent's id.
+    let key = ctx.signing_key(sender_id)?;
     let message_id = ctx.rt.uuid();
     let now = ctx.rt.now();
     let from = Party {
@@ -332,6 +338,7 @@ pub(super) fn deliver(
             if broadcast.len() > 1 {
                 message.metadata.broadcast = Some(broadcast.clone());
             }
+            identity::sign(&mut message, &key);
             let outcome = match &r {
                 Route::Local(local) => {
                     let path = local.mailbox.deliver(&message, &ctx.rt)?;

@@ -32,6 +32,7 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
             "approval": mailbox.approval(&entry, decision.action.awaits_approval()),
             "approval_record": mailbox.approval_record(&entry.name),
             "decision": decision,
+            "sender": judge.verify(&message),
             "expired": message.is_expired(ctx.rt.now()),
             "message": message,
         }));
@@ -103,6 +104,23 @@ pub(super) fn render(
     if let Some(user) = &m.from.user {
         field("from user:", one(user));
     }
+    field(
+        "sender:",
+        match judge.verify(m) {
+            crate::identity::Verification::Verified => {
+                "verified (signed by the key known for this agent)".to_string()
+            }
+            crate::identity::Verification::Unverified { reason, allowed } => format!(
+                "UNVERIFIED ({reason}); {}",
+                if allowed {
+                    "accepted as known by the registry"
+                } else {
+                    "decided as an unknown sender"
+                }
+            ),
+            crate::identity::Verification::Forged { reason } => format!("FORGED ({reason})"),
+        },
+    );
     field("to:", one(&m.to.agent_id));
     field("sent:", one(&m.timestamp));
     field("conversation:", one(m.conversation()));

@@ -25,18 +25,38 @@ pub(super) fn remote(mailbox: &Mailbox, flag: Option<&str>, ctx: &Context) -> Re
     Ok(url)
 }
 
+/// This agent's signing key for receipts; without one, receipts are not
+/// sent (said once) and the rest of the sync goes on.
+pub(super) fn signing_key(me: &str, ctx: &Context) -> Option<ed25519_dalek::SigningKey> {
+    ctx.signing_key(me)
+        .map_err(|e| {
+            ctx.printer
+                .warn(format_args!("{e}; no processed receipts are sent"));
+        })
+        .ok()
+}
+
 pub fn run(args: &SyncArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let me = mailbox.agent_id()?;
     let url = remote(&mailbox, args.remote.as_deref(), ctx)?;
+    let signing = signing_key(&me, ctx);
+    let ring = ctx.keyring();
+    let keys = sync::Keys {
+        signing: signing.as_ref(),
+        ring: &ring,
+    };
     let Some(interval) = &args.watch else {
-        let report = sync::sync(&mailbox, &me, &url, &ctx.rt)?;
+        let report = sync::sync(&mailbox, &me, &url, &ctx.rt, &keys)?;
         print(&report, &url, ctx);
+        if !report.receipts_rejected.is_empty() {
+            return Ok(ExitCode::Attention);
+        }
         return Ok(ExitCode::Success);
     };
     let every = parse_std_duration(interval, "--watch")?;
     loop {
-        match sync::sync(&mailbox, &me, &url, &ctx.rt) {
+        match sync::sync(&mailbox, &me, &url, &ctx.rt, &keys) {
             Ok(report) if !report.is_empty() => print(&report, &url, ctx),
             Ok(_) => {}
             // Keep going: the remote may come back.
@@ -72,6 +92,11 @@ fn print(report: &Report, url: &str, ctx: &Context) {
         p.line(format_args!(
             "sent {} processed receipt(s)",
             report.receipts_sent
+        ));
+    }
+    for rejected in &report.receipts_rejected {
+        p.warn(format_args!(
+            "ignored a receipt that does not verify: {rejected}"
         ));
     }
     if !report.receipts_received.is_empty() {

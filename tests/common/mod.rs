@@ -31,6 +31,32 @@ impl TestEnv {
         self.path().join("home").join("registry.toml")
     }
 
+    /// Where aea keeps the private keys in this environment's HOME.
+    pub fn keys_dir(&self) -> PathBuf {
+        self.path().join("home/.config/aea/keys")
+    }
+
+    /// The public key (`ed25519:<hex>`) of agent `id` on this machine,
+    /// creating its key if `aea init` has not yet.
+    pub fn public_key(&self, id: &str) -> String {
+        let (key, _) = aea::identity::load_or_create_key(&self.keys_dir(), id).unwrap();
+        aea::identity::public_text(&key.verifying_key())
+    }
+
+    /// Signs `value` (a message) again with its claimed sender's key, as that
+    /// sender could after changing it.
+    pub fn resign(&self, value: &mut Value) {
+        if let Some(object) = value.as_object_mut() {
+            object.remove("signature");
+        }
+        let mut message = aea::message::parse(&serde_json::to_vec(value).unwrap(), None).unwrap();
+        let key = aea::identity::load_key(&self.keys_dir(), &message.from.agent_id)
+            .unwrap()
+            .expect("the sender has a key");
+        aea::identity::sign(&mut message, &key);
+        *value = serde_json::from_slice(&message.to_json()).unwrap();
+    }
+
     /// A command with a sealed environment, run in `dir`.
     pub fn cmd(&self, dir: &Path) -> Command {
         let mut cmd = Command::new(BIN);

@@ -1,0 +1,570 @@
+//! Who sent a message (SPEC §8, §15.2): every agent's Ed25519 signing key,
+//! signing what aea writes, and verifying what it reads against the key the
+//! receiver knows for the claimed sender.
+//!
+//! Keys: the private half is a file of 64 hex digits in the user's config
+//! dir (`keys/<agent-id>.key`, mode 0600, folder 0700), never in a
+//! repository; the public half (`ed25519:<64 hex>`) is in the agent's
+//! committed `agent-config.yaml` (`agent.public_key`) and in registry
+//! entries (`key`).
+//!
+//! Verification, for a message claiming `from.agent_id = X`:
+//! - the receiver knows a key for X (X's registry entry, else the committed
+//!   config of the repository at the entry's path, else — for the
+//!   receiver's own id — its own key): a valid signature by exactly that key
+//!   is **verified**; anything else (no signature, another key, a wrong
+//!   signature) is **forged** and never acted on;
+//! - no key is known for X: **unverified**, decided as an unknown sender
+//!   whatever id it claims, unless the registry entry for X says unsigned
+//!   mail is accepted (`aea agents trust X --allow-unsigned`).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
+use serde::Serialize;
+
+use crate::config::AgentConfig;
+use crate::error::{Error, Result};
+use crate::fsutil;
+use crate::message::{Message, Signature};
+use crate::registry::Registry;
+
+pub const ALG: &str = "ed25519";
+const KEY_PREFIX: &str = "ed25519:";
+/// Folder of private keys inside the user's config dir.
+pub const KEYS_DIR: &str = "keys";
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
+    let text = text.trim();
+    if text.len() != N * 2 || !text.is_ascii() {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[i * 2..i * 2 + 2], 16).ok()?;
+    }
+    Some(out)
+}
+
+/// `ed25519:<64 hex>`, the public key as configs and registries carry it.
+pub fn public_text(key: &VerifyingKey) -> String {
+    format!("{KEY_PREFIX}{}", hex(key.as_bytes()))
+}
+
+/// Parses `ed25519:<64 hex>`.
+pub fn parse_public(text: &str) -> std::result::Result<VerifyingKey, String> {
+    let bytes = text
+        .trim()
+        .strip_prefix(KEY_PREFIX)
+        .and_then(unhex::<32>)
+        .ok_or_else(|| "a public key is `ed25519:` followed by 64 hex digits".to_string())?;
+    VerifyingKey::from_bytes(&bytes).map_err(|_| "not a valid Ed25519 public key".to_string())
+}
+
+/// A short, readable form of a public key for people to compare: the first
+/// 16 hex digits of its SHA-256.
+pub fn fingerprint(key: &VerifyingKey) -> String {
+    let digest = fsutil::sha256_hex(key.as_bytes());
+    format!("SHA256:{}", &digest[..16])
+}
+
+/// Where the private key of `agent_id` lives.
+pub fn key_path(keys_dir: &Path, agent_id: &str) -> PathBuf {
+    keys_dir.join(format!("{agent_id}.key"))
+}
+
+/// Reads the private key of `agent_id`, `None` when there is none.
+pub fn load_key(keys_dir: &Path, agent_id: &str) -> Result<Option<SigningKey>> {
+    let path = key_path(keys_dir, agent_id);
+    let Some(text) = fsutil::read_optional(&path)? else {
+        return Ok(None);
+    };
+    let seed = unhex::<32>(&text).ok_or_else(|| Error::KeyInvalid { path: path.clone() })?;
+    Ok(Some(SigningKey::from_bytes(&seed)))
+}
+
+/// The private key of `agent_id`, created (from the OS's randomness) when
+/// missing. Returns whether it was created. An existing key is never
+/// replaced.
+pub fn load_or_create_key(keys_dir: &Path, agent_id: &str) -> Result<(SigningKey, bool)> {
+    if let Some(key) = load_key(keys_dir, agent_id)? {
+        return Ok((key, false));
+    }
+    create_private_dir(keys_dir)?;
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed).map_err(|e| {
+        Error::io(
+            "read randomness for",
+            keys_dir,
+            std::io::Error::other(e.to_string()),
+        )
+    })?;
+    let key = SigningKey::from_bytes(&seed);
+    let path = key_path(keys_dir, agent_id);
+    if !create_private_file(&path, format!("{}\n", hex(&seed)).as_bytes())? {
+        // Another process created it first: use that one.
+        return load_key(keys_dir, agent_id)?
+            .map(|k| (k, false))
+            .ok_or(Error::KeyInvalid { path });
+    }
+    Ok((key, true))
+}
+
+fn create_private_dir(dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+            .map_err(|e| Error::io("set permissions of", dir, e))?;
+    }
+    Ok(())
+}
+
+/// Creates `path` readable by its owner only; false when it exists.
+fn create_private_file(path: &Path, bytes: &[u8]) -> Result<bool> {
+    use std::io::Write;
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = match options.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) => return Err(Error::io("create", path, e)),
+    };
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| Error::io("write", path, e))?;
+    Ok(true)
+}
+
+/// Signs `message` with `key`: sets `signature` over everything else.
+pub fn sign(message: &mut Message, key: &SigningKey) {
+    message.signature = None;
+    let value = serde_json::to_value(&*message).expect("a message always serialises");
+    let serde_json::Value::Object(object) = value else {
+        unreachable!("a message serialises to an object")
+    };
+    let digest = crate::message::signed_digest(&object);
+    message.signature = Some(Signature {
+        alg: ALG.to_string(),
+        key: public_text(&key.verifying_key()),
+        value: hex(&key.sign(&digest).to_bytes()),
+    });
+    message.digest = Some(digest);
+}
+
+/// Signs arbitrary bytes under a domain tag (sync receipts).
+pub fn sign_bytes(domain: &str, bytes: &[u8], key: &SigningKey) -> Signature {
+    Signature {
+        alg: ALG.to_string(),
+        key: public_text(&key.verifying_key()),
+        value: hex(&key.sign(&tagged_digest(domain, bytes)).to_bytes()),
+    }
+}
+
+fn tagged_digest(domain: &str, bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(domain.as_bytes());
+    hasher.update(b"\n");
+    hasher.update(bytes);
+    hasher.finalize().into()
+}
+
+/// Checks `signature` over `digest` against `expected`.
+fn check(
+    signature: &Signature,
+    digest: &[u8; 32],
+    expected: &VerifyingKey,
+) -> std::result::Result<(), String> {
+    if signature.alg != ALG {
+        return Err(format!(
+            "unsupported signature algorithm {:?}",
+            signature.alg
+        ));
+    }
+    match parse_public(&signature.key) {
+        Ok(k) if k == *expected => {}
+        _ => return Err("signed by a key other than the one known for this sender".into()),
+    }
+    let bytes = unhex::<64>(&signature.value).ok_or("the signature is not 128 hex digits")?;
+    expected
+        .verify_strict(digest, &ed25519_dalek::Signature::from_bytes(&bytes))
+        .map_err(|_| "the signature does not match the content".to_string())
+}
+
+/// Verifies a signature over `bytes` made with [`sign_bytes`].
+pub fn verify_bytes(
+    domain: &str,
+    bytes: &[u8],
+    signature: &Signature,
+    expected: &VerifyingKey,
+) -> std::result::Result<(), String> {
+    check(signature, &tagged_digest(domain, bytes), expected)
+}
+
+/// What the receiver can say about who sent a message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Verification {
+    /// Signed by the key the receiver knows for the claimed sender.
+    Verified,
+    /// No key is known for the claimed sender, or the mail is unsigned.
+    Unverified { reason: String, allowed: bool },
+    /// The claimed sender has a known key and this is not its signature.
+    Forged { reason: String },
+}
+
+impl Verification {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Verification::Verified => "verified",
+            Verification::Unverified { .. } => "unverified",
+            Verification::Forged { .. } => "forged",
+        }
+    }
+
+    /// Whether the policy may treat the sender as known.
+    pub fn known_sender(&self) -> bool {
+        match self {
+            Verification::Verified => true,
+            Verification::Unverified { allowed, .. } => *allowed,
+            Verification::Forged { .. } => false,
+        }
+    }
+}
+
+/// What the receiver knows about one sender id.
+#[derive(Debug, Clone, Default)]
+struct Known {
+    key: Option<VerifyingKey>,
+    /// The registry entry accepts unsigned mail from this id.
+    allow_unsigned: bool,
+}
+
+/// A message's content digest and the signature that came with it.
+type CacheKey = ([u8; 32], Option<Signature>);
+
+/// Where a [`KeyRing`] loads from, on first use.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    pub registry: Option<PathBuf>,
+    /// The receiver's `.aea/`, for its own id.
+    pub aea_dir: PathBuf,
+    /// The user's private keys, for the receiver's own public key.
+    pub keys_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Default)]
+struct Loaded {
+    registry: Registry,
+    own_id: Option<String>,
+    own_key: Option<VerifyingKey>,
+    /// Why the registry could not be read, if it could not.
+    problem: Option<String>,
+}
+
+/// The keys the receiver knows, loaded once per command (lazily: commands
+/// that read no message pay nothing) from the registry and, for entries
+/// without a pinned key, the committed config at their path; verification
+/// results are cached by content digest.
+#[derive(Debug, Default)]
+pub struct KeyRing {
+    sources: Option<Sources>,
+    loaded: std::cell::OnceCell<Loaded>,
+    known: RefCell<HashMap<String, Known>>,
+    /// By content digest and the signature that came with it.
+    results: RefCell<HashMap<CacheKey, Verification>>,
+}
+
+impl KeyRing {
+    /// A ring over a given registry; `own` is the receiver's id and key.
+    pub fn new(registry: Registry, own_id: Option<String>, own_key: Option<VerifyingKey>) -> Self {
+        let ring = KeyRing::default();
+        let _ = ring.loaded.set(Loaded {
+            registry,
+            own_id,
+            own_key,
+            problem: None,
+        });
+        ring
+    }
+
+    /// A ring that loads from `sources` when first asked.
+    pub fn lazy(sources: Sources) -> Self {
+        KeyRing {
+            sources: Some(sources),
+            ..KeyRing::default()
+        }
+    }
+
+    fn loaded(&self) -> &Loaded {
+        self.loaded.get_or_init(|| {
+            let Some(sources) = &self.sources else {
+                return Loaded::default();
+            };
+            let (registry, problem) = match sources.registry.as_deref().map(Registry::load) {
+                Some(Ok(r)) => (r, None),
+                Some(Err(e)) => (Registry::default(), Some(e.to_string())),
+                None => (Registry::default(), None),
+            };
+            let config = AgentConfig::load(&sources.aea_dir).ok();
+            let own_id = config.as_ref().and_then(|c| c.agent.id.clone());
+            // The receiver's own key: its private key on this machine, else
+            // its registry entry, else its committed config.
+            let own_key = own_id.as_deref().and_then(|id| {
+                sources
+                    .keys_dir
+                    .as_deref()
+                    .and_then(|dir| load_key(dir, id).ok().flatten())
+                    .map(|k| k.verifying_key())
+                    .or_else(|| {
+                        registry
+                            .get(id)
+                            .and_then(|e| e.key.as_deref())
+                            .and_then(|k| parse_public(k).ok())
+                    })
+                    .or_else(|| {
+                        config
+                            .as_ref()
+                            .and_then(|c| c.agent.public_key.as_deref())
+                            .and_then(|k| parse_public(k).ok())
+                    })
+            });
+            Loaded {
+                registry,
+                own_id,
+                own_key,
+                problem,
+            }
+        })
+    }
+
+    /// Why the registry could not be read (every sender is then unknown).
+    pub fn problem(&self) -> Option<&str> {
+        self.loaded().problem.as_deref()
+    }
+
+    /// The key known for `id`, if any, and whether unsigned mail from it is
+    /// accepted.
+    fn known(&self, id: &str) -> Known {
+        if let Some(k) = self.known.borrow().get(id) {
+            return k.clone();
+        }
+        let known = self.lookup(id);
+        self.known
+            .borrow_mut()
+            .insert(id.to_string(), known.clone());
+        known
+    }
+
+    fn lookup(&self, id: &str) -> Known {
+        let loaded = self.loaded();
+        if loaded.own_id.as_deref() == Some(id) {
+            // Mail claiming to be from the receiver itself: only its own key.
+            return Known {
+                key: loaded.own_key,
+                allow_unsigned: false,
+            };
+        }
+        let Some(entry) = loaded.registry.get(id).filter(|e| e.enabled) else {
+            return Known::default();
+        };
+        let key = match &entry.key {
+            Some(text) => parse_public(text).ok(),
+            None if !entry.path.as_os_str().is_empty() => {
+                AgentConfig::load(&entry.path.join(crate::mailbox::AEA_DIR))
+                    .ok()
+                    .filter(|c| c.agent.id.as_deref() == Some(id))
+                    .and_then(|c| c.agent.public_key)
+                    .and_then(|k| parse_public(&k).ok())
+            }
+            None => None,
+        };
+        Known {
+            key,
+            allow_unsigned: entry.allow_unsigned,
+        }
+    }
+
+    /// The public key the receiver knows for `id`.
+    pub fn key_for(&self, id: &str) -> Option<VerifyingKey> {
+        self.known(id).key
+    }
+
+    pub fn verify(&self, message: &Message) -> Verification {
+        let cache_key = message
+            .digest
+            .map(|digest| (digest, message.signature.clone()));
+        if let Some(key) = &cache_key
+            && let Some(done) = self.results.borrow().get(key)
+        {
+            return done.clone();
+        }
+        let known = self.known(&message.from.agent_id);
+        let result = match (known.key, &message.signature, message.digest) {
+            (Some(key), Some(signature), Some(digest)) => match check(signature, &digest, &key) {
+                Ok(()) => Verification::Verified,
+                Err(reason) => Verification::Forged { reason },
+            },
+            (Some(_), _, _) if known.allow_unsigned && message.signature.is_none() => {
+                Verification::Unverified {
+                    reason: "unsigned; accepted for this sender by the registry".into(),
+                    allowed: true,
+                }
+            }
+            (Some(_), _, _) => Verification::Forged {
+                reason: format!(
+                    "unsigned, but the sender {} has a known key",
+                    message.from.agent_id
+                ),
+            },
+            (None, None, _) => Verification::Unverified {
+                reason: "unsigned".into(),
+                allowed: known.allow_unsigned,
+            },
+            (None, Some(_), _) => Verification::Unverified {
+                reason: "no key is known for this sender".into(),
+                allowed: false,
+            },
+        };
+        if let Some(key) = cache_key {
+            self.results.borrow_mut().insert(key, result.clone());
+        }
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Entry;
+
+    fn message(from: &str) -> Message {
+        let bytes = br#"{"protocol_version":"1.0","message_id":"m1","message_type":"question","timestamp":"2026-11-21T22:48:14.123Z","priority":"normal","requires_response":false,"from":{"agent_id":"api"},"to":{"agent_id":"web"},"message":{"subject":"s","body":"b"},"metadata":{}}"#;
+        let mut m = crate::message::parse(bytes, None).unwrap();
+        m.from.agent_id = from.into();
+        m
+    }
+
+    fn reparse(m: &Message) -> Message {
+        crate::message::parse(&m.to_json(), None).unwrap()
+    }
+
+    fn ring(id: &str, key: &SigningKey, allow_unsigned: bool) -> KeyRing {
+        let mut registry = Registry::default();
+        registry.agents.insert(
+            id.into(),
+            Entry {
+                key: Some(public_text(&key.verifying_key())),
+                allow_unsigned,
+                ..Entry::default()
+            },
+        );
+        KeyRing::new(registry, Some("web".into()), None)
+    }
+
+    #[test]
+    fn signed_mail_verifies_and_any_change_is_forged() {
+        let key = SigningKey::from_bytes(&[7; 32]);
+        let mut m = message("api");
+        sign(&mut m, &key);
+        let ring = ring("api", &key, false);
+        assert_eq!(ring.verify(&reparse(&m)), Verification::Verified);
+
+        let mut changed = m.clone();
+        changed.message.subject = "deploy now".into();
+        assert!(matches!(
+            ring.verify(&reparse(&changed)),
+            Verification::Forged { .. }
+        ));
+        let mut stripped = m.clone();
+        stripped.signature = None;
+        assert!(matches!(
+            ring.verify(&reparse(&stripped)),
+            Verification::Forged { .. }
+        ));
+        // Signed by someone else's (valid) key under the same claimed id.
+        let mut other = message("api");
+        sign(&mut other, &SigningKey::from_bytes(&[9; 32]));
+        assert!(matches!(
+            ring.verify(&reparse(&other)),
+            Verification::Forged { .. }
+        ));
+    }
+
+    #[test]
+    fn unknown_senders_are_unverified_even_when_signed() {
+        let key = SigningKey::from_bytes(&[7; 32]);
+        let mut m = message("stranger");
+        sign(&mut m, &key);
+        let v = ring("api", &key, false).verify(&reparse(&m));
+        assert!(matches!(v, Verification::Unverified { allowed: false, .. }));
+        assert!(!v.known_sender());
+    }
+
+    #[test]
+    fn the_receivers_own_id_needs_its_own_key() {
+        let own = SigningKey::from_bytes(&[1; 32]);
+        let ring = KeyRing::new(
+            Registry::default(),
+            Some("web".into()),
+            Some(own.verifying_key()),
+        );
+        let unsigned = message("web");
+        assert!(matches!(
+            ring.verify(&reparse(&unsigned)),
+            Verification::Forged { .. }
+        ));
+        let mut signed = message("web");
+        sign(&mut signed, &own);
+        assert_eq!(ring.verify(&reparse(&signed)), Verification::Verified);
+    }
+
+    #[test]
+    fn unsigned_mail_is_allowed_only_where_the_registry_says() {
+        let key = SigningKey::from_bytes(&[7; 32]);
+        let m = reparse(&message("api"));
+        assert!(!ring("api", &key, false).verify(&m).known_sender());
+        assert!(ring("api", &key, true).verify(&m).known_sender());
+    }
+
+    #[test]
+    fn keys_are_created_once_and_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = dir.path().join("keys");
+        let (a, created) = load_or_create_key(&keys, "api").unwrap();
+        assert!(created);
+        let (b, again) = load_or_create_key(&keys, "api").unwrap();
+        assert!(!again);
+        assert_eq!(a.to_bytes(), b.to_bytes());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&key_path(&keys, "api")), 0o600);
+            assert_eq!(mode(&keys), 0o700);
+        }
+        assert_eq!(
+            parse_public(&public_text(&a.verifying_key())).unwrap(),
+            a.verifying_key()
+        );
+    }
+}
