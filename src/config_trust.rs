@@ -247,10 +247,32 @@ pub fn trusted_settings(
 /// Refuses a mail remote git would read as an option (`--upload-pack=…`),
 /// wherever it came from.
 pub fn check_remote(remote: &str) -> Result<()> {
+    let refused = |why: &str| Error::RemoteRefused {
+        remote: remote.to_string(),
+        why: why.to_string(),
+    };
     if remote.starts_with('-') {
         return Err(Error::RemoteLooksLikeOption {
             remote: remote.to_string(),
         });
+    }
+    if remote.trim().is_empty() {
+        return Err(refused("it is empty"));
+    }
+    if remote.chars().any(char::is_control) {
+        return Err(refused("it holds control characters"));
+    }
+    // `<transport>::<address>` asks git to run a remote helper program
+    // (`ext::sh -c …` runs a shell). Plain URLs and paths never need it.
+    if let Some((transport, _)) = remote.split_once("::")
+        && !transport.is_empty()
+        && transport
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    {
+        return Err(refused(
+            "`<transport>::` makes git run a helper program; give a URL (ssh://, https://, file://), user@host:path or a path",
+        ));
     }
     Ok(())
 }

@@ -129,6 +129,9 @@ pub enum Error {
     )]
     RemoteLooksLikeOption { remote: String },
 
+    #[error("refusing mail remote {remote:?}: {why}")]
+    RemoteRefused { remote: String, why: String },
+
     #[error("trust store {} is not valid TOML: {detail}", path.display())]
     TrustStoreCorrupt { path: PathBuf, detail: String },
 
@@ -213,7 +216,8 @@ impl Error {
             | Error::NoReturnAddress { .. }
             | Error::Gated { .. }
             | Error::HooksPathInherited { .. }
-            | Error::RemoteLooksLikeOption { .. } => ExitCode::Refused,
+            | Error::RemoteLooksLikeOption { .. }
+            | Error::RemoteRefused { .. } => ExitCode::Refused,
         }
     }
 
@@ -302,6 +306,9 @@ or install into {} for every repository with `aea hooks install --force`",
             }
             Error::SyncFailed { .. } => {
                 "nothing was lost: queued mail stays in .aea/outgoing/; check that `git ls-remote <remote>` works, then run `aea sync` again".to_string()
+            }
+            Error::RemoteRefused { .. } => {
+                "name the remote as a URL (ssh://host/path, https://…, file:///path), user@host:path, or a path".to_string()
             }
             Error::RemoteLooksLikeOption { .. } => {
                 "name the remote by a URL or path that does not begin with `-` (e.g. `./-mail.git`)".to_string()

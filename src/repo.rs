@@ -210,6 +210,16 @@ impl MailStore {
             .arg("--git-dir")
             .arg(&self.dir)
             .args(["-c", "core.hooksPath=/dev/null"])
+            // A remote is data, never a program: no `ext::`/`fd::` transport
+            // helpers, whatever a config or a URL says (second wall behind
+            // `config_trust::check_remote`).
+            .args([
+                "-c",
+                "protocol.ext.allow=never",
+                "-c",
+                "protocol.fd.allow=never",
+            ])
+            .env("GIT_ALLOW_PROTOCOL", "file:git:http:https:ssh")
             .args(args)
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
@@ -229,6 +239,9 @@ impl MailStore {
             "--quiet",
             "--no-tags",
             "--prune",
+            // Everything after `--` is a repository or a refspec, never an
+            // option (`--upload-pack=…` as a remote runs nothing).
+            "--",
             url,
             "+refs/aea/*:refs/fetched/aea/*",
         ])?;
@@ -250,6 +263,7 @@ impl MailStore {
             "push",
             "--porcelain",
             "--quiet",
+            "--",
             url,
             &format!("{local}:{remote}"),
         ])?;
@@ -265,6 +279,38 @@ impl MailStore {
             return Ok(Pushed::Rejected);
         }
         Err(last_line(&out.stderr))
+    }
+
+    /// The commit `refname` points at, if the ref exists.
+    pub fn tip(&self, refname: &str) -> Option<String> {
+        let reference = self.repo.find_reference(refname).ok()?;
+        Some(reference.peel_to_commit().ok()?.id().to_string())
+    }
+
+    /// Whether commit `new` is `old` or has it in its history. False when
+    /// either is unknown here.
+    pub fn descends(&self, new: &str, old: &str) -> bool {
+        if new == old {
+            return true;
+        }
+        match (git2::Oid::from_str(new), git2::Oid::from_str(old)) {
+            (Ok(n), Ok(o)) => self.repo.graph_descendant_of(n, o).unwrap_or(false),
+            _ => false,
+        }
+    }
+
+    /// The file names at the tip of `refname`; empty if no such ref.
+    pub fn names(&self, refname: &str) -> Vec<String> {
+        let Ok(tree) = self
+            .repo
+            .find_reference(refname)
+            .and_then(|r| r.peel_to_tree())
+        else {
+            return Vec::new();
+        };
+        tree.iter()
+            .filter_map(|e| e.name().map(str::to_string))
+            .collect()
     }
 
     /// The files (name -> bytes) at the tip of `refname`; empty if no such ref.

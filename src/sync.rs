@@ -46,6 +46,23 @@ pub struct SyncState {
     /// Ids quarantined for changed content, reported once.
     #[serde(default)]
     pub quarantined: BTreeSet<String>,
+    /// The last commit this machine saw on each remote ref it reads or
+    /// writes: a tip that does not descend from it was rewritten, rolled
+    /// back or deleted by someone with push access (SPEC §15.1).
+    #[serde(default)]
+    pub tips: BTreeMap<String, String>,
+    /// Our messages that vanished from the remote before a receipt, by id:
+    /// when it was noticed and whether they could be pushed again.
+    #[serde(default)]
+    pub lost: BTreeMap<String, Lost>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Lost {
+    pub to: String,
+    pub noticed: String,
+    /// Pushed again from this machine's copy.
+    pub repushed: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -117,6 +134,13 @@ pub struct Report {
     pub received: Vec<String>,
     pub receipts_sent: usize,
     pub receipts_received: Vec<String>,
+    /// Remote refs rewritten, rolled back or deleted since the last sync.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rewritten: Vec<String>,
+    /// Our messages that were gone from the remote (pushed again if this
+    /// machine still had them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<String>,
     /// Receipts that did not verify, with the reason; never recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub receipts_rejected: Vec<String>,
@@ -131,6 +155,13 @@ impl Report {
             && self.receipts_received.is_empty()
             && self.receipts_rejected.is_empty()
             && self.quarantined.is_empty()
+            && self.rewritten.is_empty()
+            && self.lost.is_empty()
+    }
+
+    /// Something a person should look at: exit 6.
+    pub fn needs_attention(&self) -> bool {
+        !self.receipts_rejected.is_empty() || !self.rewritten.is_empty() || !self.lost.is_empty()
     }
 }
 
@@ -148,6 +179,15 @@ fn fetched(remote_ref: &str) -> String {
         crate::repo::FETCHED_PREFIX,
         remote_ref.trim_start_matches("refs/")
     )
+}
+
+/// Where this machine builds (and keeps) what it pushes to `remote_ref`.
+fn outgoing_ref(remote_ref: &str) -> String {
+    format!("refs/outgoing/{}", remote_ref.trim_start_matches("refs/"))
+}
+
+fn short(oid: &str) -> &str {
+    &oid[..oid.len().min(10)]
 }
 
 pub fn load_state(mailbox: &Mailbox) -> SyncState {
@@ -194,6 +234,9 @@ pub fn sync(
         .map_err(|cause| session.failed(cause))?;
     // The state is saved after each step: a failure later keeps what the
     // earlier steps did from being done twice.
+    session.check_history();
+    session.repush_lost()?;
+    session.save()?;
     session.receive()?;
     session.save()?;
     session.send_receipts()?;
@@ -201,6 +244,7 @@ pub fn sync(
     session.read_receipts()?;
     session.save()?;
     session.push_queue()?;
+    session.remember_tips();
     session.save()?;
     Ok(session.report)
 }
@@ -230,6 +274,135 @@ impl Session<'_> {
     }
 
     /// Applies new mail from `refs/aea/mail/<me>` to the inbox.
+    /// Remote refs this machine reads or writes.
+    fn watched_refs(&self) -> Vec<String> {
+        let mut refs = vec![mail_ref(self.me), receipts_ref(self.me)];
+        let recipients: BTreeSet<&String> = self
+            .state
+            .pushed
+            .values()
+            .flat_map(|p| p.to.iter())
+            .collect();
+        refs.extend(recipients.into_iter().map(|r| mail_ref(r)));
+        refs
+    }
+
+    /// Reports every watched ref whose fetched tip does not descend from
+    /// the one seen last: deleted, rolled back or rewritten on the remote.
+    fn check_history(&mut self) {
+        for (remote_ref, old) in &self.state.tips {
+            let what = match self.store.tip(&fetched(remote_ref)) {
+                None => "deleted on the remote".to_string(),
+                Some(new) if self.store.descends(&new, old) => continue,
+                Some(new) if self.store.descends(old, &new) => {
+                    format!(
+                        "rolled back on the remote to an older state ({})",
+                        short(&new)
+                    )
+                }
+                Some(new) => format!(
+                    "rewritten on the remote: {} no longer has {} in its history; mail pushed to it may be lost",
+                    short(&new),
+                    short(old)
+                ),
+            };
+            self.report.rewritten.push(format!("{remote_ref}: {what}"));
+        }
+    }
+
+    /// Our pushed messages without a receipt that are no longer on their
+    /// recipient's ref are pushed again from this machine's copy (the
+    /// commit it pushed), and reported.
+    fn repush_lost(&mut self) -> Result<()> {
+        let mut missing: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut on_remote: HashMap<String, BTreeSet<String>> = HashMap::new();
+        for (id, record) in &self.state.pushed {
+            for to in &record.to {
+                if self.state.receipts.get(id).is_some_and(|r| &r.by == to) {
+                    continue;
+                }
+                let names = on_remote.entry(to.clone()).or_insert_with(|| {
+                    self.store
+                        .names(&fetched(&mail_ref(to)))
+                        .into_iter()
+                        .collect()
+                });
+                if !names.contains(&format!("{id}.json")) {
+                    missing.entry(to.clone()).or_default().push(id.clone());
+                }
+            }
+        }
+        for (to, ids) in missing {
+            let remote_ref = mail_ref(&to);
+            let ours: HashMap<String, Vec<u8>> = self
+                .store
+                .files(&outgoing_ref(&remote_ref))?
+                .into_iter()
+                .collect();
+            let files: Vec<(String, Vec<u8>)> = ids
+                .iter()
+                .filter_map(|id| {
+                    let name = format!("{id}.json");
+                    ours.get(&name).map(|b| (name, b.clone()))
+                })
+                .collect();
+            if !files.is_empty() {
+                self.push_files(&remote_ref, &files, false)?;
+            }
+            for id in ids {
+                let repushed = files.iter().any(|(n, _)| *n == format!("{id}.json"));
+                audit::append(
+                    self.mailbox.dir(),
+                    &Event::new(self.rt, "lost_on_remote")
+                        .with("message", id.as_str())
+                        .with("to", to.as_str())
+                        .with("repushed", repushed),
+                )?;
+                self.report.lost.push(format!(
+                    "{id} for {to}: gone from the remote{}",
+                    if repushed {
+                        ", pushed again"
+                    } else {
+                        "; no copy left here to push again"
+                    }
+                ));
+                self.state.lost.insert(
+                    id,
+                    Lost {
+                        to: to.clone(),
+                        noticed: format_time(self.rt.now()),
+                        repushed,
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the tips this run leaves the watched refs at: what it pushed,
+    /// else what it fetched.
+    fn remember_tips(&mut self) {
+        for remote_ref in self.watched_refs() {
+            let tip = self
+                .store
+                .tip(&outgoing_ref(&remote_ref))
+                .filter(|ours| {
+                    self.store
+                        .tip(&fetched(&remote_ref))
+                        .is_none_or(|theirs| self.store.descends(ours, &theirs))
+                })
+                .or_else(|| self.store.tip(&fetched(&remote_ref)));
+            match tip {
+                Some(tip) => {
+                    self.state.tips.insert(remote_ref, tip);
+                }
+                None => {
+                    self.state.tips.remove(&remote_ref);
+                }
+            }
+        }
+    }
+
     fn receive(&mut self) -> Result<()> {
         let files = self.store.files(&fetched(&mail_ref(self.me)))?;
         // Ids already in the inbox, for mail that arrived by another route.
@@ -469,7 +642,7 @@ impl Session<'_> {
         files: &[(String, Vec<u8>)],
         replace: bool,
     ) -> Result<()> {
-        let local = format!("refs/outgoing/{}", remote_ref.trim_start_matches("refs/"));
+        let local = outgoing_ref(remote_ref);
         for attempt in 0..PUSH_ATTEMPTS {
             if attempt > 0 {
                 self.store.fetch(self.url).map_err(|c| self.failed(c))?;

@@ -563,3 +563,85 @@ fn a_forged_receipt_is_ignored_and_reported() {
         "processed"
     );
 }
+
+#[test]
+fn remotes_that_would_run_a_program_are_refused() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    for url in [
+        "--remote=--upload-pack=sh -c 'touch pwned' #",
+        "--remote=ext::sh -c touch% pwned",
+        "--remote=fd::3",
+        "--remote=x\ny",
+    ] {
+        let out = a.run(&env, &["sync", url]);
+        assert_eq!(code(&out), 5, "{url}: {}", stderr(&out));
+        assert!(stderr(&out).contains("hint:"), "{}", stderr(&out));
+    }
+    assert!(!a.repo.join("pwned").exists() && !env.path().join("pwned").exists());
+}
+
+#[test]
+fn mail_deleted_or_rewritten_on_the_remote_is_reported_and_pushed_again() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    let first = a.send(&env, "bb", "first");
+    a.ok(&env, &["sync"]);
+    b.ok(&env, &["sync"]);
+
+    // A second message is pushed; before bb fetches it, someone with push
+    // access replaces bb's mail ref with an empty history.
+    let second = a.send(&env, "bb", "second");
+    a.ok(&env, &["sync"]);
+    git(&remote, &["update-ref", "-d", "refs/aea/mail/bb"]);
+    commit_on_remote(&remote, "refs/aea/mail/bb", &[]);
+
+    let out = b.run(&env, &["--json", "sync"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert!(
+        report["rewritten"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("refs/aea/mail/bb: rewritten"),
+        "{report}"
+    );
+
+    // The sender notices its message is gone, says so, and pushes it again.
+    let out = a.run(&env, &["--json", "sync"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let lost = report["lost"].as_array().unwrap();
+    assert!(
+        lost.iter()
+            .any(|l| l.as_str().unwrap().starts_with(&second)),
+        "{report}"
+    );
+    assert!(
+        lost.iter().any(|l| l.as_str().unwrap().starts_with(&first)),
+        "the first message was also wiped and has no receipt yet: {report}"
+    );
+    assert_eq!(
+        a.json(&env, &["status", &second])["recipients"][0]["state"],
+        "lost on the remote"
+    );
+    let got = b.json(&env, &["sync"]);
+    assert_eq!(got["received"], serde_json::json!([second]), "{got}");
+    assert_eq!(b.inbox_ids(&env).len(), 2);
+
+    // A rollback to an older tip is reported too.
+    let older = stdout(&git(&remote, &["rev-parse", "refs/aea/mail/bb"]));
+    a.send(&env, "bb", "third");
+    a.ok(&env, &["sync"]);
+    b.ok(&env, &["sync"]);
+    git(&remote, &["update-ref", "refs/aea/mail/bb", older.trim()]);
+    let out = b.run(&env, &["sync"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(stderr(&out).contains("rolled back"), "{}", stderr(&out));
+    // Reported once: the next sync with no change is quiet.
+    let out = b.run(&env, &["--json", "sync"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}

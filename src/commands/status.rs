@@ -37,6 +37,22 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
                 state: "processed",
                 detail: Some(format!("{} at {}", receipt.outcome, receipt.at)),
             }
+        } else if let Some(lost) = state.lost.get(&id).filter(|l| l.to == to) {
+            Leg {
+                to,
+                state: "lost on the remote",
+                detail: Some(if lost.repushed {
+                    format!(
+                        "gone from the remote (noticed {}); pushed again from this machine's copy",
+                        lost.noticed
+                    )
+                } else {
+                    format!(
+                        "gone from the remote (noticed {}); no copy left here: send it again",
+                        lost.noticed
+                    )
+                }),
+            }
         } else if state.pushed.get(&id).is_some_and(|p| p.to.contains(&to)) {
             Leg {
                 to,

@@ -49,7 +49,7 @@ pub fn run(args: &SyncArgs, ctx: &Context) -> Result<ExitCode> {
     let Some(interval) = &args.watch else {
         let report = sync::sync(&mailbox, &me, &url, &ctx.rt, &keys)?;
         print(&report, &url, ctx);
-        if !report.receipts_rejected.is_empty() {
+        if report.needs_attention() {
             return Ok(ExitCode::Attention);
         }
         return Ok(ExitCode::Success);
@@ -93,6 +93,12 @@ fn print(report: &Report, url: &str, ctx: &Context) {
             "sent {} processed receipt(s)",
             report.receipts_sent
         ));
+    }
+    for rewritten in &report.rewritten {
+        p.warn(format_args!("{rewritten}"));
+    }
+    for lost in &report.lost {
+        p.warn(format_args!("lost on the remote: {lost}"));
     }
     for rejected in &report.receipts_rejected {
         p.warn(format_args!(
