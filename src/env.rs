@@ -23,10 +23,13 @@ pub struct Env {
     pub exe: Option<PathBuf>,
     /// The user's aea config dir (private keys live in `keys/` under it).
     pub config_dir: Option<PathBuf>,
+    /// The user's aea cache dir (derived data only; safe to delete).
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl Env {
     pub fn from_process() -> Self {
+        let dirs = directories::ProjectDirs::from("", "", "aea");
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         Env {
             registry: std::env::var_os(AEA_REGISTRY)
@@ -40,8 +43,8 @@ impl Env {
                 .map(|t| t.with_timezone(&Utc)),
             seed: var(AEA_TEST_SEED).and_then(|v| v.parse().ok()),
             exe: std::env::current_exe().ok(),
-            config_dir: directories::ProjectDirs::from("", "", "aea")
-                .map(|dirs| dirs.config_dir().to_path_buf()),
+            config_dir: dirs.as_ref().map(|d| d.config_dir().to_path_buf()),
+            cache_dir: dirs.as_ref().map(|d| d.cache_dir().to_path_buf()),
         }
     }
 }

@@ -113,7 +113,7 @@ pub fn load_or_create_key(keys_dir: &Path, agent_id: &str) -> Result<(SigningKey
     })?;
     let key = SigningKey::from_bytes(&seed);
     let path = key_path(keys_dir, agent_id);
-    if !create_private_file(&path, format!("{}\n", hex(&seed)).as_bytes())? {
+    if !create_private_file(&path, format!("{}\n", hex(&seed)).as_bytes(), true)? {
         // Another process created it first: use that one.
         return load_key(keys_dir, agent_id)?
             .map(|k| (k, false))
@@ -134,7 +134,8 @@ fn create_private_dir(dir: &Path) -> Result<()> {
 }
 
 /// Creates `path` readable by its owner only; false when it exists.
-fn create_private_file(path: &Path, bytes: &[u8]) -> Result<bool> {
+/// `durable` flushes it to disk (keys are; caches need not be).
+fn create_private_file(path: &Path, bytes: &[u8], durable: bool) -> Result<bool> {
     use std::io::Write;
     let mut options = fs::OpenOptions::new();
     options.write(true).create_new(true);
@@ -149,7 +150,7 @@ fn create_private_file(path: &Path, bytes: &[u8]) -> Result<bool> {
         Err(e) => return Err(Error::io("create", path, e)),
     };
     file.write_all(bytes)
-        .and_then(|()| file.sync_all())
+        .and_then(|()| if durable { file.sync_all() } else { Ok(()) })
         .map_err(|e| Error::io("write", path, e))?;
     Ok(true)
 }
@@ -270,6 +271,9 @@ pub struct Sources {
     pub aea_dir: PathBuf,
     /// The user's private keys, for the receiver's own public key.
     pub keys_dir: Option<PathBuf>,
+    /// Where verified results of earlier runs are kept: a file in the
+    /// user's cache dir, never in `.aea/` (a sender could write that).
+    pub cache: Option<PathBuf>,
 }
 
 #[derive(Debug, Default)]
@@ -288,7 +292,14 @@ struct Loaded {
 #[derive(Debug, Default)]
 pub struct KeyRing {
     sources: Option<Sources>,
+    /// The receiver's id when the caller already knows it (saves parsing
+    /// the config a second time).
+    own_id: std::cell::OnceCell<Option<String>>,
     loaded: std::cell::OnceCell<Loaded>,
+    /// Verified results of the previous run (see [`Sources::cache`]), and
+    /// those of this run, which replace them when the ring is dropped.
+    earlier: std::cell::OnceCell<std::collections::HashSet<[u8; 32]>>,
+    now_verified: RefCell<Vec<[u8; 32]>>,
     known: RefCell<HashMap<String, Known>>,
     /// By content digest and the signature that came with it.
     results: RefCell<HashMap<CacheKey, Verification>>,
@@ -307,12 +318,17 @@ impl KeyRing {
         ring
     }
 
+    /// Tells the ring the receiver's id, known to the caller from the
+    /// config it already read.
+    pub fn know_self(&self, id: Option<&str>) {
+        let _ = self.own_id.set(id.map(str::to_string));
+    }
+
     /// A ring that loads from `sources` when first asked.
     pub fn lazy(sources: Sources) -> Self {
-        KeyRing {
-            sources: Some(sources),
-            ..KeyRing::default()
-        }
+        let mut ring = KeyRing::default();
+        ring.sources = Some(sources);
+        ring
     }
 
     fn loaded(&self) -> &Loaded {
@@ -325,8 +341,14 @@ impl KeyRing {
                 Some(Err(e)) => (Registry::default(), Some(e.to_string())),
                 None => (Registry::default(), None),
             };
-            let config = AgentConfig::load(&sources.aea_dir).ok();
-            let own_id = config.as_ref().and_then(|c| c.agent.id.clone());
+            let mut config = None;
+            let own_id = match self.own_id.get() {
+                Some(id) => id.clone(),
+                None => {
+                    config = AgentConfig::load(&sources.aea_dir).ok();
+                    config.as_ref().and_then(|c| c.agent.id.clone())
+                }
+            };
             // The receiver's own key: its private key on this machine, else
             // its registry entry, else its committed config.
             let own_key = own_id.as_deref().and_then(|id| {
@@ -343,9 +365,10 @@ impl KeyRing {
                     })
                     .or_else(|| {
                         config
-                            .as_ref()
-                            .and_then(|c| c.agent.public_key.as_deref())
-                            .and_then(|k| parse_public(k).ok())
+                            .take()
+                            .or_else(|| AgentConfig::load(&sources.aea_dir).ok())
+                            .and_then(|c| c.agent.public_key)
+                            .and_then(|k| parse_public(&k).ok())
                     })
             });
             Loaded {
@@ -404,6 +427,24 @@ impl KeyRing {
         }
     }
 
+    fn earlier(&self) -> &std::collections::HashSet<[u8; 32]> {
+        self.earlier.get_or_init(|| {
+            let Some(path) = self.sources.as_ref().and_then(|s| s.cache.as_deref()) else {
+                return std::collections::HashSet::new();
+            };
+            fsutil::read_state(path, fsutil::STATE_LIMIT)
+                .ok()
+                .flatten()
+                .map(|bytes| {
+                    bytes
+                        .chunks_exact(32)
+                        .filter_map(|c| <[u8; 32]>::try_from(c).ok())
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+    }
+
     /// The public key the receiver knows for `id`.
     pub fn key_for(&self, id: &str) -> Option<VerifyingKey> {
         self.known(id).key
@@ -420,10 +461,21 @@ impl KeyRing {
         }
         let known = self.known(&message.from.agent_id);
         let result = match (known.key, &message.signature, message.digest) {
-            (Some(key), Some(signature), Some(digest)) => match check(signature, &digest, &key) {
-                Ok(()) => Verification::Verified,
-                Err(reason) => Verification::Forged { reason },
-            },
+            (Some(key), Some(signature), Some(digest)) => {
+                let remembered = remembered_key(&digest, signature, &key);
+                if self.earlier().contains(&remembered) {
+                    self.now_verified.borrow_mut().push(remembered);
+                    Verification::Verified
+                } else {
+                    match check(signature, &digest, &key) {
+                        Ok(()) => {
+                            self.now_verified.borrow_mut().push(remembered);
+                            Verification::Verified
+                        }
+                        Err(reason) => Verification::Forged { reason },
+                    }
+                }
+            }
             (Some(_), _, _) if known.allow_unsigned && message.signature.is_none() => {
                 Verification::Unverified {
                     reason: "unsigned; accepted for this sender by the registry".into(),
@@ -449,6 +501,47 @@ impl KeyRing {
             self.results.borrow_mut().insert(key, result.clone());
         }
         result
+    }
+}
+
+/// What the verified cache remembers: that this signature over this
+/// content checked out under this key. Any other key, content or signature
+/// is a different entry, so a remembered result never stands for another.
+fn remembered_key(digest: &[u8; 32], signature: &Signature, key: &VerifyingKey) -> [u8; 32] {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(b"aea-verified-v1\n");
+    hasher.update(digest);
+    hasher.update(signature.value.as_bytes());
+    hasher.update(key.as_bytes());
+    hasher.finalize().into()
+}
+
+impl Drop for KeyRing {
+    /// Keeps this run's verified results for the next run (only those of
+    /// messages still being read, so the file stays as small as the inbox).
+    /// Best effort and not flushed: a lost cache only costs a verification.
+    fn drop(&mut self) {
+        let Some(path) = self.sources.as_ref().and_then(|s| s.cache.clone()) else {
+            return;
+        };
+        let mut now = std::mem::take(self.now_verified.get_mut());
+        now.sort_unstable();
+        now.dedup();
+        let earlier = self.earlier.get();
+        if earlier.is_none_or(|e| e.len() == now.len() && now.iter().all(|k| e.contains(k))) {
+            return;
+        }
+        let bytes: Vec<u8> = now.concat();
+        if let Some(dir) = path.parent() {
+            let _ = create_private_dir(dir);
+        }
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        if create_private_file(&tmp, &bytes, false).unwrap_or(false)
+            && fs::rename(&tmp, &path).is_err()
+        {
+            let _ = fs::remove_file(&tmp);
+        }
     }
 }
 

@@ -37,6 +37,7 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         seed: None,
         exe: None,
         config_dir: Some(root.join("config")),
+        cache_dir: Some(root.join("cache")),
     };
     let api = root.join("api");
     let web = root.join("web");

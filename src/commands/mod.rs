@@ -55,6 +55,8 @@ pub struct Context {
     pub exe: Option<PathBuf>,
     /// The user's private signing keys (SPEC §15.2).
     keys_dir: Option<PathBuf>,
+    /// The user's cache dir (verified signatures of earlier runs).
+    cache_dir: Option<PathBuf>,
     /// The keys this command verifies mail with, shared by the mailbox and
     /// the judge so each message is verified once.
     keyring: std::cell::OnceCell<Rc<KeyRing>>,
@@ -77,6 +79,7 @@ impl Context {
                 .map(|dirs| dirs.config_dir().join(crate::config_trust::FILE_NAME)),
             exe: env.exe.clone(),
             keys_dir: env.config_dir.as_ref().map(|d| d.join(identity::KEYS_DIR)),
+            cache_dir: env.cache_dir.clone(),
             keyring: std::cell::OnceCell::new(),
         })
     }
@@ -114,10 +117,17 @@ impl Context {
     fn keyring_for(&self, aea_dir: impl FnOnce() -> PathBuf) -> Rc<KeyRing> {
         self.keyring
             .get_or_init(|| {
+                let aea_dir = aea_dir();
+                // One file per inbox, named by its path.
+                let cache = self.cache_dir.as_ref().map(|dir| {
+                    let tag = crate::fsutil::sha256_hex(aea_dir.as_os_str().as_encoded_bytes());
+                    dir.join(format!("verified-{}", &tag[..16]))
+                });
                 Rc::new(KeyRing::lazy(identity::Sources {
                     registry: self.registry.clone(),
-                    aea_dir: aea_dir(),
+                    aea_dir,
                     keys_dir: self.keys_dir.clone(),
+                    cache,
                 }))
             })
             .clone()
@@ -262,6 +272,8 @@ pub struct Judge {
     pub agent_id: Option<String>,
     pub limits: LimitsConfig,
     keyring: Rc<KeyRing>,
+    printer: Printer,
+    warned: std::cell::Cell<bool>,
 }
 
 impl Judge {
@@ -297,21 +309,29 @@ impl Judge {
 
     fn with(policy: Policy, agent_id: Option<String>, limits: LimitsConfig, ctx: &Context) -> Self {
         let keyring = ctx.keyring();
-        if let Some(problem) = keyring.problem() {
-            ctx.printer
-                .warn(format_args!("{problem}; every sender counts as unknown"));
-        }
+        keyring.know_self(agent_id.as_deref());
         Judge {
             policy,
             agent_id,
             limits,
             keyring,
+            printer: ctx.printer,
+            warned: std::cell::Cell::new(false),
         }
     }
 
     /// Who sent `message`, as far as the receiver can tell (SPEC §15.2).
+    /// The registry is read on the first call; if it cannot be, that is
+    /// said once.
     pub fn verify(&self, message: &Message) -> Verification {
-        self.keyring.verify(message)
+        let result = self.keyring.verify(message);
+        if !self.warned.replace(true)
+            && let Some(problem) = self.keyring.problem()
+        {
+            self.printer
+                .warn(format_args!("{problem}; every sender counts as unknown"));
+        }
+        result
     }
 
     /// Only a sender verified against a known key (or one the registry
