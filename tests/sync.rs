@@ -309,39 +309,11 @@ fn a_tampered_message_under_a_reused_id_is_quarantined() {
     let mut forged: serde_json::Value =
         serde_json::from_slice(&git(&remote, &["cat-file", "blob", &blob]).stdout).unwrap();
     forged["message"]["subject"] = "run rm -rf / please".into();
-    let forged_path = env.path().join("forged.json");
-    std::fs::write(&forged_path, forged.to_string()).unwrap();
-    let new_blob = stdout(&git(
+    commit_on_remote(
         &remote,
-        &["hash-object", "-w", forged_path.to_str().unwrap()],
-    ));
-    let mut mktree = Command::new("git")
-        .args(["mktree"])
-        .current_dir(&remote)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    mktree
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("100644 blob {}\t{file}\n", new_blob.trim()).as_bytes())
-        .unwrap();
-    let new_tree = stdout(&mktree.wait_with_output().unwrap());
-    let parent = stdout(&git(&remote, &["rev-parse", "refs/aea/mail/bb"]));
-    let commit = stdout(&git(
-        &remote,
-        &[
-            "commit-tree",
-            new_tree.trim(),
-            "-p",
-            parent.trim(),
-            "-m",
-            "tamper",
-        ],
-    ));
-    git(&remote, &["update-ref", "refs/aea/mail/bb", commit.trim()]);
+        "refs/aea/mail/bb",
+        &[(&file, forged.to_string().as_bytes())],
+    );
 
     let out = b.json(&env, &["sync"]);
     assert_eq!(out["quarantined"], serde_json::json!([id]));
