@@ -460,7 +460,29 @@ impl KeyRing {
             return done.clone();
         }
         let known = self.known(&message.from.agent_id);
-        let result = match (known.key, &message.signature, message.digest) {
+        let result = match self.check_signature(message, &known) {
+            // A genuine message for another agent, copied into this inbox,
+            // says nothing about what its sender wants from *this* agent.
+            Verification::Verified => match self.loaded().own_id.as_deref() {
+                Some(me) if message.to.agent_id != me => Verification::Unverified {
+                    reason: format!(
+                        "signed for {}, not for this agent ({me})",
+                        message.to.agent_id
+                    ),
+                    allowed: false,
+                },
+                _ => Verification::Verified,
+            },
+            other => other,
+        };
+        if let Some(key) = cache_key {
+            self.results.borrow_mut().insert(key, result.clone());
+        }
+        result
+    }
+
+    fn check_signature(&self, message: &Message, known: &Known) -> Verification {
+        match (known.key, &message.signature, message.digest) {
             (Some(key), Some(signature), Some(digest)) => {
                 let remembered = remembered_key(&digest, signature, &key);
                 if self.earlier().contains(&remembered) {
@@ -496,11 +518,7 @@ impl KeyRing {
                 reason: "no key is known for this sender".into(),
                 allowed: false,
             },
-        };
-        if let Some(key) = cache_key {
-            self.results.borrow_mut().insert(key, result.clone());
         }
-        result
     }
 }
 

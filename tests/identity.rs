@@ -335,3 +335,24 @@ fn agents_are_managed_like_known_hosts() {
     );
     assert_eq!(code(&out), 5);
 }
+
+#[test]
+fn genuine_mail_for_another_agent_copied_here_is_not_verified() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let ops = env.repo("ops");
+    let id = env.question(&api, "web", "for web only");
+    let name = inbox_file_of(&web, &id);
+    // Any agent that can write into ops's inbox replays api's real message.
+    std::fs::copy(web.join(".aea").join(&name), ops.join(".aea").join(&name)).unwrap();
+    assert_eq!(item(&env, &web, &id).unwrap()["sender"], "verified");
+    let it = item(&env, &ops, &id).unwrap();
+    assert_eq!(it["sender"], "unverified", "{it}");
+    assert_eq!(it["decision"]["action"], "require_approval");
+    let shown = env.ok(&ops, &["show", &id]);
+    assert!(
+        shown.contains("signed for web, not for this agent (ops)"),
+        "{shown}"
+    );
+}
