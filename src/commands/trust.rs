@@ -61,49 +61,26 @@ pub fn run(args: &TrustConfigArgs, ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let lines = settings.describe();
-    if args.show {
-        let trusted =
-            config_trust::trusted_settings(&config, mailbox.dir(), mailbox.repo(), Some(store))?
-                .ignored
-                .is_empty();
-        if p.json() {
-            p.value(&serde_json::json!({
-                "repo": key,
-                "store": store,
-                "digest": digest,
-                "settings": settings,
-                "trusted": trusted,
-            }));
-        } else {
-            p.line(format_args!(
-                "{} asks to run programs or reach hosts:",
-                config_path.display()
-            ));
-            for line in &lines {
-                p.line(format_args!("  {line}"));
-            }
-            p.line(format_args!("digest {digest}"));
-            p.line(if trusted {
-                "trusted"
-            } else {
-                "not trusted: `aea trust` trusts exactly these settings"
-            });
-        }
-        return Ok(ExitCode::Success);
-    }
-    let entry = Entry {
-        digest: digest.clone(),
-        trusted_at: format_time(ctx.rt.now()),
-        settings: lines.clone(),
+    let trusted = if args.show {
+        config_trust::trusted_settings(&config, mailbox.dir(), mailbox.repo(), Some(store))?
+            .ignored
+            .is_empty()
+    } else {
+        let entry = Entry {
+            digest: digest.clone(),
+            trusted_at: format_time(ctx.rt.now()),
+            settings: lines.clone(),
+        };
+        Store::update(store, |s| s.repos.insert(key.clone(), entry))?;
+        true
     };
-    Store::update(store, |s| s.repos.insert(key.clone(), entry))?;
     if p.json() {
         p.value(&serde_json::json!({
             "repo": key,
             "store": store,
             "digest": digest,
             "settings": settings,
-            "trusted": true,
+            "trusted": trusted,
         }));
         return Ok(ExitCode::Success);
     }
@@ -115,8 +92,12 @@ pub fn run(args: &TrustConfigArgs, ctx: &Context) -> Result<ExitCode> {
         p.line(format_args!("  {line}"));
     }
     p.line(format_args!("digest {digest}"));
-    p.line(format_args!(
-        "trusted for {key}; any change to these settings needs `aea trust` again (undo: `aea trust --revoke`)"
-    ));
+    match (args.show, trusted) {
+        (true, true) => p.line("trusted"),
+        (true, false) => p.line("not trusted: `aea trust` trusts exactly these settings"),
+        (false, _) => p.line(format_args!(
+            "trusted for {key}; any change to these settings needs `aea trust` again (undo: `aea trust --revoke`)"
+        )),
+    }
     Ok(ExitCode::Success)
 }
