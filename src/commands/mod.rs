@@ -65,18 +65,20 @@ pub struct Context {
 impl Context {
     pub fn new(env: &Env, printer: Printer, repo: Option<PathBuf>) -> Result<Self> {
         let cwd = std::env::current_dir().map_err(|e| Error::io("read", ".", e))?;
-        let registry = env.registry.clone().or_else(|| {
-            directories::ProjectDirs::from("", "", "aea")
-                .map(|dirs| dirs.config_dir().join("registry.toml"))
-        });
+        let registry = env
+            .registry
+            .clone()
+            .or_else(|| env.config_dir.as_ref().map(|d| d.join("registry.toml")));
         Ok(Context {
             rt: Runtime::new(env),
             printer,
             repo: repo.map(|r| cwd.join(r)),
             cwd,
             registry,
-            trust_store: directories::ProjectDirs::from("", "", "aea")
-                .map(|dirs| dirs.config_dir().join(crate::config_trust::FILE_NAME)),
+            trust_store: env
+                .config_dir
+                .as_ref()
+                .map(|d| d.join(crate::config_trust::FILE_NAME)),
             exe: env.exe.clone(),
             keys_dir: env.config_dir.as_ref().map(|d| d.join(identity::KEYS_DIR)),
             cache_dir: env.cache_dir.clone(),
