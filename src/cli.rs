@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
+use crate::duration::{Duration, When};
 use crate::message::{MessageType, Priority};
 
 #[derive(Debug, Parser)]
@@ -157,7 +158,7 @@ pub struct ContentArgs {
 
     /// Expiry: a duration (`30m`, `2h`, `7d`) or an RFC 3339 time
     #[arg(long, value_name = "DURATION|TIME")]
-    pub expires: Option<String>,
+    pub expires: Option<When>,
 
     /// Attach a file of this repository by path and SHA-256 (repeatable)
     #[arg(long = "attach", value_name = "PATH")]
@@ -261,7 +262,7 @@ pub enum PolicyCommand {
 pub struct WatchArgs {
     /// Give up after this long (`30s`, `10m`) and exit with 4
     #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
+    pub timeout: Option<Duration>,
 
     /// Return at once if unprocessed mail is already waiting
     #[arg(long)]
@@ -283,7 +284,7 @@ pub struct QuarantineArgs {
 pub struct GcArgs {
     /// Archive processed messages processed longer ago than this
     #[arg(long, value_name = "DURATION", default_value = "7d")]
-    pub older_than: String,
+    pub older_than: Duration,
 
     /// Say what would move, move nothing
     #[arg(long)]
@@ -298,7 +299,7 @@ pub struct SyncArgs {
 
     /// Keep syncing every INTERVAL (`30s`, `5m`) until interrupted
     #[arg(long, value_name = "INTERVAL")]
-    pub watch: Option<String>,
+    pub watch: Option<Duration>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -389,7 +390,7 @@ pub struct RejectArgs {
 pub struct LogArgs {
     /// Only events at or after this time (RFC 3339) or this long ago (`1h`, `2d`)
     #[arg(long, value_name = "TIME|DURATION")]
-    pub since: Option<String>,
+    pub since: Option<When>,
 
     /// Only events of this kind (e.g. sent, delivered, processed)
     #[arg(long)]

@@ -21,6 +21,8 @@ pub struct Env {
     pub seed: Option<u64>,
     /// This binary, for the hooks to call back.
     pub exe: Option<PathBuf>,
+    /// The directory aea was started in; `None` when it is gone.
+    pub cwd: Option<PathBuf>,
     /// The user's aea config dir (private keys live in `keys/` under it).
     pub config_dir: Option<PathBuf>,
     /// The user's aea cache dir (derived data only; safe to delete).
@@ -43,6 +45,7 @@ impl Env {
                 .map(|t| t.with_timezone(&Utc)),
             seed: var(AEA_TEST_SEED).and_then(|v| v.parse().ok()),
             exe: std::env::current_exe().ok(),
+            cwd: std::env::current_dir().ok(),
             config_dir: dirs.as_ref().map(|d| d.config_dir().to_path_buf()),
             cache_dir: dirs.as_ref().map(|d| d.cache_dir().to_path_buf()),
         }

@@ -70,6 +70,13 @@ pub enum Error {
     #[error("{message}")]
     Usage { message: String, hint: String },
 
+    #[error("invalid {what}")]
+    BadDuration {
+        what: &'static str,
+        #[source]
+        source: crate::duration::DurationError,
+    },
+
     #[error("no message matches {reference:?}")]
     MessageNotFound { reference: String },
 
@@ -117,6 +124,14 @@ pub enum Error {
 
     #[error("{}: {detail}", path.display())]
     SettingsInvalid { path: PathBuf, detail: String },
+
+    #[error("the mail store {} could not {op}", path.display())]
+    MailStore {
+        path: PathBuf,
+        op: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 
     #[error("sync with {remote} failed: {cause}")]
     SyncFailed { remote: String, cause: String },
@@ -197,10 +212,12 @@ impl Error {
             | Error::HookConflict { .. }
             | Error::SettingsInvalid { .. }
             | Error::SyncFailed { .. }
+            | Error::MailStore { .. }
             | Error::TrustStoreCorrupt { .. } => ExitCode::Failure,
             Error::InvalidAgentId { .. }
             | Error::RecipientAmbiguous { .. }
             | Error::Usage { .. }
+            | Error::BadDuration { .. }
             | Error::AmbiguousReference { .. }
             | Error::NeedsTerminal
             | Error::NoMailRemote => ExitCode::Usage,
@@ -262,6 +279,7 @@ impl Error {
                 "remove the secret, or pass `--allow-secrets` if it is not one".to_string()
             }
             Error::Usage { hint, .. } => hint.clone(),
+            Error::BadDuration { .. } => crate::duration::EXAMPLES.to_string(),
             Error::MessageNotFound { .. } => {
                 "`aea check` lists unprocessed messages with their references (`m…`)".to_string()
             }
@@ -307,6 +325,10 @@ or install into {} for every repository with `aea hooks install --force`",
             Error::SyncFailed { .. } => {
                 "nothing was lost: queued mail stays in .aea/outgoing/; check that `git ls-remote <remote>` works, then run `aea sync` again".to_string()
             }
+            Error::MailStore { path, .. } => format!(
+                "nothing was lost: queued mail stays in .aea/outgoing/; the store holds only copies, so move it aside (`mv {0} {0}.bad`) and run `aea sync` again to rebuild it from the remote",
+                path.display()
+            ),
             Error::RemoteRefused { .. } => {
                 "name the remote as a URL (ssh://host/path, https://…, file:///path), user@host:path, or a path".to_string()
             }

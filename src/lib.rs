@@ -5,8 +5,11 @@
 pub mod audit;
 pub mod cli;
 pub mod commands;
+pub mod compose;
 pub mod config;
 pub mod config_trust;
+pub mod delivery;
+pub mod duration;
 pub mod env;
 pub mod error;
 pub mod fsutil;
@@ -28,6 +31,7 @@ pub mod shortref;
 pub mod sync;
 pub mod templates;
 pub mod transport;
+pub mod wake;
 pub mod watch;
 
 use std::error::Error as _;

@@ -10,10 +10,12 @@
 //! the owner of `.aea/`, never symlinks), and state files are read through
 //! [`fsutil`]'s no-follow, non-blocking, capped reads.
 
+use std::cell::OnceCell;
 use std::collections::HashSet;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -75,8 +77,13 @@ pub const CLAIM_STALE_AFTER_MINUTES: i64 = 30;
 pub struct Mailbox {
     repo: PathBuf,
     dir: PathBuf,
-    /// Largest message file read or written (the receiver's `limits`).
+    /// Largest message file read or written: the receiver's
+    /// `limits.max_message_bytes`, fixed when the mailbox is opened so that
+    /// every reader and writer of this mailbox enforces the same limit.
     message_limit: u64,
+    /// The folder's `agent-config.yaml`, read once when the mailbox is
+    /// opened (and again later only if it did not read then).
+    config: Rc<OnceCell<AgentConfig>>,
     /// This is the repository aea was pointed at (not a recipient): aea may
     /// create its state folders. In a recipient's mailbox it never does.
     own: bool,
@@ -84,7 +91,7 @@ pub struct Mailbox {
     owner: Option<u32>,
     /// Verifies senders of inbox messages (SPEC §15.2); forged mail reads
     /// as invalid, so it is never acted on.
-    keyring: Option<std::rc::Rc<KeyRing>>,
+    keyring: Option<Rc<KeyRing>>,
 }
 
 /// A message file read from the inbox, valid or not.
@@ -253,10 +260,21 @@ impl Mailbox {
                 fsutil::require_real_dir(&dir)?;
                 let owner = found.ok().and_then(|m| fsutil::owner(&m));
                 let repo = fs::canonicalize(repo).map_err(|e| Error::io("resolve", repo, e))?;
+                let dir = repo.join(AEA_DIR);
+                // A config that does not read leaves the built-in limit; the
+                // commands that need the config say why it does not read.
+                let config = OnceCell::new();
+                if let Ok(loaded) = AgentConfig::load(&dir) {
+                    let _ = config.set(loaded);
+                }
+                let message_limit = config
+                    .get()
+                    .map_or(message::MAX_MESSAGE_BYTES, |c| c.limits.message_bytes());
                 Ok(Mailbox {
-                    dir: repo.join(AEA_DIR),
+                    dir,
                     repo,
-                    message_limit: message::MAX_MESSAGE_BYTES,
+                    message_limit,
+                    config: Rc::new(config),
                     own: false,
                     owner,
                     keyring: None,
@@ -288,15 +306,8 @@ impl Mailbox {
 
     /// Verifies the senders of inbox messages with `keyring` when reading.
     #[must_use]
-    pub fn verified_by(mut self, keyring: std::rc::Rc<KeyRing>) -> Self {
+    pub fn verified_by(mut self, keyring: Rc<KeyRing>) -> Self {
         self.keyring = Some(keyring);
-        self
-    }
-
-    /// Uses the receiver's configured size limit instead of the default.
-    #[must_use]
-    pub fn with_message_limit(mut self, bytes: u64) -> Self {
-        self.message_limit = bytes;
         self
     }
 
@@ -313,8 +324,14 @@ impl Mailbox {
         &self.dir
     }
 
-    pub fn config(&self) -> Result<AgentConfig> {
-        AgentConfig::load(&self.dir)
+    /// The folder's config, as read when the mailbox was opened; if it did
+    /// not read then, it is read again (and the error says why not).
+    pub fn config(&self) -> Result<&AgentConfig> {
+        if let Some(config) = self.config.get() {
+            return Ok(config);
+        }
+        let loaded = AgentConfig::load(&self.dir)?;
+        Ok(self.config.get_or_init(|| loaded))
     }
 
     /// The id of the agent this mailbox belongs to.

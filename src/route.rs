@@ -28,10 +28,9 @@ pub struct Recipient {
 
 impl Recipient {
     fn open(repo: &Path) -> Result<Self> {
+        // The mailbox carries the recipient's own limits from here on.
         let mailbox = Mailbox::at(repo)?;
-        let config = mailbox.config()?;
-        let id = config.require_id(mailbox.dir())?.to_string();
-        let mailbox = mailbox.with_message_limit(config.limits.message_bytes());
+        let id = mailbox.agent_id()?;
         Ok(Recipient { id, mailbox })
     }
 }

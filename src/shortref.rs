@@ -87,6 +87,13 @@ fn common_prefix(a: &str, b: &str) -> usize {
     a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
 }
 
+/// Short references of inbox entries, unique among them: every channel
+/// (check, hooks, watch, the monitor) lists the unprocessed messages, so they
+/// all print the same reference for the same file.
+pub fn of_entries(entries: &[crate::mailbox::Entry]) -> Vec<String> {
+    for_names(&entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>())
+}
+
 /// The hex digits of `text` if it is written as a short reference (`m`
 /// and at least four hex digits, any case), else `None`. Text of this form
 /// is only ever resolved as a reference, never as a message id: a sender

@@ -24,10 +24,27 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 pub struct MonitoringConfig {
     pub transports: Vec<Transport>,
     /// First retry after this long (default 1m), doubling up to `retry_max` (default 30m).
-    pub retry_initial: Option<String>,
-    pub retry_max: Option<String>,
+    pub retry_initial: Option<crate::duration::Duration>,
+    pub retry_max: Option<crate::duration::Duration>,
     /// Quiet time that ends a burst of arrivals (default 200ms, at most 2s of waiting).
-    pub debounce: Option<String>,
+    pub debounce: Option<crate::duration::Duration>,
+}
+
+/// Monitoring durations are capped at a day, so adding one to the clock
+/// cannot overflow.
+pub const DAY: Duration = Duration::from_secs(86_400);
+
+impl MonitoringConfig {
+    /// The retry schedule: 1m doubling to 30m unless configured.
+    pub fn backoff(&self) -> crate::wake::Backoff {
+        let or = |d: Option<crate::duration::Duration>, default| {
+            d.map_or(default, |d| d.capped(DAY).std())
+        };
+        crate::wake::Backoff {
+            initial: or(self.retry_initial, Duration::from_secs(60)),
+            max: or(self.retry_max, Duration::from_secs(1800)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

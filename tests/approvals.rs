@@ -412,4 +412,28 @@ fn limits_bound_broadcasts_and_message_size() {
             .unwrap()
             .contains("over the 2000 byte limit")
     );
+    // Every command that opens the inbox applies the receiver's limit, not
+    // only `check`: an invalid file can only be ignored or quarantined.
+    let id = report["invalid"][0]["file"].as_str().unwrap().to_string();
+    for (args, exit, why) in [
+        (vec!["show", id.as_str()], 1, "over the 2000 byte limit"),
+        (vec!["process", id.as_str()], 5, "can only be ignored"),
+        (vec!["approve", id.as_str()], 1, "over the 2000 byte limit"),
+        (
+            vec!["reply", id.as_str(), "--body", "ok"],
+            1,
+            "over the 2000 byte limit",
+        ),
+        (
+            vec!["policy", "explain", id.as_str()],
+            1,
+            "over the 2000 byte limit",
+        ),
+    ] {
+        let out = env.run(&web, &args);
+        assert_eq!(code(&out), exit, "{args:?}: {}", stdout(&out));
+        assert!(stderr(&out).contains(why), "{args:?}: {}", stderr(&out));
+    }
+    assert!(!web.join(".aea/.processed").join(&file).exists());
+    env.ok(&web, &["process", &id, "--outcome", "ignored"]);
 }

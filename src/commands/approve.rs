@@ -4,13 +4,14 @@
 
 use std::path::PathBuf;
 
-use super::{Context, Judge};
+use super::Context;
 use crate::audit::{self, Event};
 use crate::cli::ApproveArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::{ApprovalRecord, Entry, Mailbox, Processed};
 use crate::message::format_time;
 use crate::policy::Action;
+use crate::policy::Judge;
 use crate::repo;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +32,7 @@ pub(super) fn decide(
     text: Option<String>,
 ) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
-    let judge = Judge::load(&mailbox, ctx);
+    let judge = ctx.judge(&mailbox);
     let entry = mailbox.resolve(reference)?;
     let (record, path) = record(ctx, &mailbox, &judge, &entry, verdict, text)?;
     print(ctx, &record, &path);

@@ -9,11 +9,12 @@ use std::io::{IsTerminal, Read};
 
 use serde::Serialize;
 
-use super::{Context, Judge};
+use super::Context;
 use crate::cli::CheckArgs;
 use crate::error::{ExitCode, Result};
 use crate::mailbox::{Approval, Entry, Mailbox};
 use crate::policy::Decision;
+use crate::policy::Judge;
 use crate::printer::untrusted_short;
 
 #[derive(Debug, Serialize)]
@@ -67,8 +68,7 @@ pub fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
         let entries = mailbox.unprocessed()?;
         return hook(&mailbox, &entries, harness, args.event.as_deref(), ctx);
     }
-    let judge = Judge::load(&mailbox, ctx);
-    let mailbox = mailbox.with_message_limit(judge.limits.message_bytes());
+    let judge = ctx.judge(&mailbox);
     let entries = mailbox.unprocessed()?;
     let report = build_report(&mailbox, &entries, &judge, ctx);
     if ctx.printer.json() {
@@ -88,7 +88,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
     let now = ctx.rt.now();
     let mut messages = Vec::new();
     let mut invalid = Vec::new();
-    let refs = refs_of(entries);
+    let refs = crate::shortref::of_entries(entries);
     for (entry, short_ref) in entries.iter().zip(refs) {
         match &entry.message {
             Ok(m) => {
@@ -215,13 +215,6 @@ pub(super) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// Short references of `entries`, unique among them: every channel (check,
-/// hooks, watch, the monitor) lists the unprocessed messages, so they all
-/// print the same reference for the same file.
-pub(super) fn refs_of(entries: &[Entry]) -> Vec<String> {
-    crate::shortref::for_names(&entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>())
-}
-
 /// `--hook`: what a harness shows the model. Only counts and aea's own short
 /// references are printed — never a message id or file name, which the
 /// sender chose and could fill with instructions — and only when something
@@ -235,7 +228,7 @@ fn hook(
 ) -> Result<ExitCode> {
     let current: HashSet<String> = entries.iter().map(|e| e.name.clone()).collect();
     let announced = mailbox.announced("agent");
-    let refs = refs_of(entries);
+    let refs = crate::shortref::of_entries(entries);
     let new: Vec<(&Entry, &String)> = entries
         .iter()
         .zip(&refs)

@@ -36,6 +36,7 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         fixed_now: None,
         seed: None,
         exe: None,
+        cwd: Some(root.clone()),
         config_dir: Some(root.join("config")),
         cache_dir: Some(root.join("cache")),
     };
@@ -159,7 +160,7 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
 
     // The demo uses aea's short references, as an agent told by a hook would.
     let inbox = Mailbox::at(&web)?.unprocessed()?;
-    let refs = super::check::refs_of(&inbox);
+    let refs = crate::shortref::of_entries(&inbox);
     let id_of = |kind: MessageType| {
         inbox
             .iter()

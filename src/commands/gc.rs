@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{Context, shift_time};
+use super::Context;
 use crate::audit::{self, Event};
 use crate::cli::GcArgs;
 use crate::error::{Error, ExitCode, Result};
@@ -20,12 +20,13 @@ struct Moves {
 
 pub fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
     let now = ctx.rt.now();
-    let cutoff = shift_time(now, &args.older_than, "--older-than", false)?.ok_or_else(|| {
-        Error::usage(
-            format!("--older-than {:?} is not a duration", args.older_than),
-            "use e.g. 7d, 12h or 30m",
-        )
-    })?;
+    let cutoff = args
+        .older_than
+        .shift(now, false, &args.older_than.to_string())
+        .map_err(|source| Error::BadDuration {
+            what: "--older-than",
+            source,
+        })?;
     let mailbox = ctx.mailbox()?;
     let mut moves = Moves::default();
     // Every state folder is checked first: a `.processed` or `.archive`

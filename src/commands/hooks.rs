@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
-use super::{Context, Judge};
+use super::Context;
 use crate::audit::{self, Event};
 use crate::cli::{HooksCommand, HooksInstallArgs, HooksRunArgs, HooksUninstallArgs};
 use crate::config::BlockOn;
@@ -219,11 +219,11 @@ fn sync_if_asked(mailbox: &Mailbox, hook: &str, ctx: &Context) {
     let Ok(config) = mailbox.config() else {
         return;
     };
-    let trusted = ctx.trusted(mailbox, &config);
+    let trusted = ctx.trusted(mailbox, config);
     let (true, Some(url), Some(me)) = (
         trusted.hook_syncs(hook),
         trusted.sync_remote,
-        config.agent.id,
+        config.agent.id.clone(),
     ) else {
         return;
     };
@@ -267,7 +267,7 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
         let path = mailbox.dir().join(crate::config::FILE_NAME);
         match mailbox
             .config()
-            .and_then(|c| crate::config::Checked::compile(c, &path))
+            .and_then(|c| crate::config::Checked::compile(c.clone(), &path))
         {
             Ok(checked) => Some(checked),
             Err(e) => {
@@ -291,7 +291,10 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
     }
     let settings = match &checked {
         Some(c) => c.config.hooks.clone(),
-        None => mailbox.config().map(|c| c.hooks).unwrap_or_default(),
+        None => mailbox
+            .config()
+            .map(|c| c.hooks.clone())
+            .unwrap_or_default(),
     };
     let setting = match args.hook.as_str() {
         "pre-commit" => settings.pre_commit,
@@ -304,7 +307,7 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let p = &ctx.printer;
-    let refs = super::check::refs_of(&entries);
+    let refs = crate::shortref::of_entries(&entries);
     if args.hook != "pre-commit" {
         let current: HashSet<String> = entries.iter().map(|e| e.name.clone()).collect();
         let announced = mailbox.announced("git");
@@ -332,8 +335,8 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
     }
 
     let judge = match checked {
-        Some(checked) => Judge::from_checked(checked, ctx),
-        None => Judge::load(&mailbox, ctx),
+        Some(checked) => ctx.judge_from(checked),
+        None => ctx.judge(&mailbox),
     };
     let waiting: Vec<(&str, Priority)> = entries
         .iter()

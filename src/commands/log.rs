@@ -1,9 +1,8 @@
 //! `aea log` (SPEC §7): reads the audit log, with filters.
 
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::{Context, shift_time};
+use super::Context;
 use crate::audit;
 use crate::cli::LogArgs;
 use crate::error::{Error, ExitCode, Result};
@@ -14,8 +13,14 @@ pub fn run(args: &LogArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let since = args
         .since
-        .as_deref()
-        .map(|s| parse_since(s, ctx.rt.now()))
+        .as_ref()
+        .map(|when| {
+            when.resolve(ctx.rt.now(), false)
+                .map_err(|source| Error::BadDuration {
+                    what: "--since",
+                    source,
+                })
+        })
         .transpose()?;
     let by_ref = args.message.as_deref().and_then(crate::shortref::parse);
     let events: Vec<_> = audit::read(mailbox.dir())?
@@ -58,16 +63,4 @@ pub fn run(args: &LogArgs, ctx: &Context) -> Result<ExitCode> {
         ));
     }
     Ok(ExitCode::Success)
-}
-
-fn parse_since(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>> {
-    if let Some(at) = shift_time(now, text, "--since", false)? {
-        return Ok(at);
-    }
-    parse_time(text).ok_or_else(|| {
-        Error::usage(
-            format!("--since {text:?} is neither a duration nor an RFC 3339 time"),
-            "use e.g. `--since 1h` or `--since 2026-11-21T00:00:00Z`",
-        )
-    })
 }

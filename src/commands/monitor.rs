@@ -8,26 +8,28 @@
 //! signalling it. Stopping is a request file, `.aea/monitor.stop`, which the
 //! monitor sees through the same file watch it uses for mail.
 
-use std::collections::HashMap;
 use std::fs::{self, File};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Judge, parse_std_duration};
+use super::Context;
 use crate::audit::{self, Event};
 use crate::cli::MonitorCommand;
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
 use crate::mailbox::Mailbox;
 use crate::message::format_time;
-use crate::transport::{MonitoringConfig, Transport};
+use crate::transport::{DAY, MonitoringConfig, Transport};
+use crate::wake::{self, Backoff, Schedule, Waiting};
 use crate::watch::DirWatch;
 
 pub(super) const LOCK_FILE: &str = "monitor.lock";
 const PID_FILE: &str = "monitor.pid";
 const STOP_FILE: &str = "monitor.stop";
+/// Quiet time that ends a burst of arrivals unless `monitoring.debounce` says.
+const DEBOUNCE: Duration = Duration::from_millis(200);
 
 #[derive(Debug, Serialize, Deserialize)]
 struct PidFile {
@@ -112,7 +114,7 @@ fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     // The monitor runs without a terminal: say here which doorbells it
     // will leave out until trusted.
     if let Ok(config) = mailbox.config() {
-        let _ = ctx.trusted(mailbox, &config);
+        let _ = ctx.trusted(mailbox, config);
     }
     let _ = fs::remove_file(mailbox.dir().join(STOP_FILE));
     let mut cmd = Command::new(exe);
@@ -180,21 +182,6 @@ fn status(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
-/// One unprocessed message the monitor has rung for.
-struct Rung {
-    /// aea's short reference, the only message data a doorbell passes on.
-    short_ref: String,
-    attempts: u32,
-    next: Instant,
-}
-
-/// A monitoring duration, capped at a day so that adding it to the clock
-/// cannot overflow.
-fn duration_or(text: Option<&str>, default: Duration, what: &str) -> Result<Duration> {
-    text.map_or(Ok(default), |t| parse_std_duration(t, what))
-        .map(|d| d.min(Duration::from_secs(86_400)))
-}
-
 /// The monitor itself.
 fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     let lock = open_lock(mailbox)?;
@@ -219,36 +206,7 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         &mailbox.dir().join(PID_FILE),
         &serde_json::to_vec(&pid).expect("a pid file always serialises"),
     )?;
-    let agent_config = mailbox.config().ok();
-    let mut config: MonitoringConfig = agent_config
-        .as_ref()
-        .and_then(|c| c.monitoring.clone())
-        .map(serde_json::from_value)
-        .transpose()
-        .map_err(|e| Error::ConfigInvalid {
-            path: mailbox.dir().join(crate::config::FILE_NAME),
-            detail: format!("monitoring: {e}"),
-        })?
-        .unwrap_or_default();
-    // Transports run programs and reach hosts: only trusted ones ring.
-    config.transports = agent_config
-        .map(|c| ctx.trusted(mailbox, &c).transports)
-        .unwrap_or_default();
-    let retry_initial = duration_or(
-        config.retry_initial.as_deref(),
-        Duration::from_secs(60),
-        "monitoring.retry_initial",
-    )?;
-    let retry_max = duration_or(
-        config.retry_max.as_deref(),
-        Duration::from_secs(1800),
-        "monitoring.retry_max",
-    )?;
-    let debounce = duration_or(
-        config.debounce.as_deref(),
-        Duration::from_millis(200),
-        "monitoring.debounce",
-    )?;
+    let (transports, backoff, debounce) = settings(mailbox, ctx)?;
     let log = |event: Event| {
         let _ = audit::append(mailbox.dir(), &event);
     };
@@ -256,58 +214,30 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         .with("pid", pid.pid)
         .with(
             "transports",
-            config
-                .transports
-                .iter()
-                .map(Transport::name)
-                .collect::<Vec<_>>(),
+            transports.iter().map(Transport::name).collect::<Vec<_>>(),
         ));
 
     let watch = DirWatch::new(mailbox.dir(), &[STOP_FILE]);
-    let mut rung: HashMap<String, Rung> = HashMap::new();
+    let mut schedule = Schedule::new(backoff);
     loop {
         if mailbox.dir().join(STOP_FILE).exists() {
             let _ = fs::remove_file(mailbox.dir().join(STOP_FILE));
             break;
         }
-        let now = Instant::now();
-        let waiting = waiting(mailbox, ctx);
-        rung.retain(|name, _| waiting.iter().any(|(n, _)| n == name));
-        let arrived = waiting.iter().any(|(name, _)| !rung.contains_key(name));
-        let due = rung.values().any(|r| r.next <= now);
-        if arrived || due {
-            let waiting = if arrived {
-                settle(&watch, mailbox, ctx, debounce)
-            } else {
-                waiting
-            };
-            let now = Instant::now();
-            for (name, short_ref) in &waiting {
-                rung.entry(name.clone()).or_insert(Rung {
-                    short_ref: short_ref.clone(),
-                    attempts: 0,
-                    next: now,
-                });
+        let mut waiting = waiting(mailbox, ctx);
+        let arrived = schedule.observe(&waiting);
+        if arrived || schedule.due(Instant::now()) {
+            if arrived {
+                waiting = settle(&watch, mailbox, ctx, debounce);
             }
-            let mut refs: Vec<String> = rung
-                .values()
-                .filter(|r| r.next <= now)
-                .map(|r| r.short_ref.clone())
-                .collect();
-            refs.sort();
+            let refs = schedule.ring(&waiting, Instant::now());
             if !refs.is_empty() {
-                ring(&config.transports, &refs, mailbox, ctx, &log);
-                for r in rung.values_mut().filter(|r| r.next <= now) {
-                    r.attempts += 1;
-                    let factor = 2u32.saturating_pow(r.attempts.saturating_sub(1).min(16));
-                    r.next = now + retry_initial.saturating_mul(factor).min(retry_max);
-                }
+                ring(&transports, &refs, mailbox, ctx, &log);
             }
         }
-        let next = rung.values().map(|r| r.next).min();
-        let wait = next.map_or(Duration::from_secs(3600), |n| {
-            n.saturating_duration_since(Instant::now())
-        });
+        let wait = schedule
+            .next_in(Instant::now())
+            .unwrap_or(Duration::from_secs(3600));
         watch.wait(wait.max(Duration::from_millis(10)));
     }
     log(Event::new(&ctx.rt, "monitor_stopped").with("pid", pid.pid));
@@ -316,21 +246,39 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
-/// Mail to ring for, as (file name, short reference), by the current
-/// policy (which may change while the monitor runs); errors count as none.
-fn waiting(mailbox: &Mailbox, ctx: &Context) -> Vec<(String, String)> {
-    let judge = Judge::load(mailbox, ctx);
-    super::watch::waiting(mailbox, &judge).unwrap_or_default()
+/// Mail to ring for, by the current policy (which may change while the
+/// monitor runs); errors count as none.
+fn waiting(mailbox: &Mailbox, ctx: &Context) -> Vec<Waiting> {
+    wake::waiting(mailbox, &ctx.judge(mailbox)).unwrap_or_default()
+}
+
+/// The trusted transports (SPEC §15.1: they run programs and reach hosts),
+/// the retry backoff and the debounce of `monitoring:`.
+fn settings(mailbox: &Mailbox, ctx: &Context) -> Result<(Vec<Transport>, Backoff, Duration)> {
+    let Ok(agent_config) = mailbox.config() else {
+        return Ok((Vec::new(), MonitoringConfig::default().backoff(), DEBOUNCE));
+    };
+    let config: MonitoringConfig = agent_config
+        .monitoring
+        .clone()
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(|e| Error::ConfigInvalid {
+            path: mailbox.dir().join(crate::config::FILE_NAME),
+            detail: format!("monitoring: {e}"),
+        })?
+        .unwrap_or_default();
+    let debounce = config.debounce.map_or(DEBOUNCE, |d| d.capped(DAY).std());
+    Ok((
+        ctx.trusted(mailbox, agent_config).transports,
+        config.backoff(),
+        debounce,
+    ))
 }
 
 /// Lets a burst of arrivals finish — until nothing arrived for `quiet`, or
 /// at most two seconds — so it gets one doorbell.
-fn settle(
-    watch: &DirWatch,
-    mailbox: &Mailbox,
-    ctx: &Context,
-    quiet: Duration,
-) -> Vec<(String, String)> {
+fn settle(watch: &DirWatch, mailbox: &Mailbox, ctx: &Context, quiet: Duration) -> Vec<Waiting> {
     let until = Instant::now() + Duration::from_secs(2);
     while Instant::now() < until && watch.wait(quiet) {}
     waiting(mailbox, ctx)

@@ -1,13 +1,12 @@
 //! `aea pending` (SPEC §6): the messages that wait for a person.
 
+use super::Context;
 use super::check::{build_report, plural, print_item};
-use super::{Context, Judge};
 use crate::error::{ExitCode, Result};
 
 pub fn run(ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
-    let judge = Judge::load(&mailbox, ctx);
-    let mailbox = mailbox.with_message_limit(judge.limits.message_bytes());
+    let judge = ctx.judge(&mailbox);
     let entries = mailbox.unprocessed()?;
     let report = build_report(&mailbox, &entries, &judge, ctx);
     let pending: Vec<_> = report

@@ -1,13 +1,14 @@
 //! `aea policy show|explain` (SPEC §6): the effective policy, and how it
 //! decided one message.
 
-use super::{Context, Judge};
+use super::Context;
 use crate::cli::PolicyCommand;
 use crate::error::{ExitCode, Result};
+use crate::policy::Judge;
 
 pub fn run(command: &PolicyCommand, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
-    let judge = Judge::load(&mailbox, ctx);
+    let judge = ctx.judge(&mailbox);
     match command {
         PolicyCommand::Show => Ok(show(&judge, ctx)),
         PolicyCommand::Explain(args) => {

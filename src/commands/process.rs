@@ -1,7 +1,7 @@
 //! `aea process` (SPEC §5.4): claim a message exclusively, write its
 //! processed marker, release the claim, log it.
 
-use super::{Context, Judge};
+use super::Context;
 use crate::audit::{self, Event};
 use crate::cli::ProcessArgs;
 use crate::error::{Error, ExitCode, Result};
@@ -11,7 +11,7 @@ use crate::policy::Action;
 
 pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
-    let judge = Judge::load(&mailbox, ctx);
+    let judge = ctx.judge(&mailbox);
     let entry = mailbox.resolve(&args.reference)?;
     // A marker for other bytes means the file was replaced after it was
     // processed: the new content is processed (and judged) afresh.

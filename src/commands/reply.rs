@@ -1,8 +1,7 @@
 //! `aea reply` (SPEC §5.3): a new message in the same conversation, sent
 //! only to a verified return address of the original sender.
 
-use super::Context;
-use super::send::{Draft, deliver};
+use super::{Context, content};
 use crate::cli::ReplyArgs;
 use crate::error::{ExitCode, Result};
 use crate::message::MAX_SUBJECT_CHARS;
@@ -24,22 +23,20 @@ pub fn run(args: &ReplyArgs, ctx: &Context) -> Result<ExitCode> {
                 .collect()
         }
     };
-    let draft = Draft::new(
+    let mut draft = content::draft(
         &args.content,
         ctx,
         mailbox.repo(),
         args.message_type,
         subject,
-    )?
-    .threaded(
-        Some(parent.message_id.clone()),
-        Some(parent.conversation().to_string()),
-    );
+    )?;
+    draft.reply_to = Some(parent.message_id.clone());
+    draft.conversation = Some(parent.conversation().to_string());
     let via_remote = mailbox
         .config()
-        .is_ok_and(|c| ctx.trusted(&mailbox, &c).sync_remote.is_some());
+        .is_ok_and(|c| ctx.trusted(&mailbox, c).sync_remote.is_some());
     let recipient = route::return_address(&parent, ctx.registry(), via_remote);
-    deliver(
+    content::send(
         &draft,
         &mailbox,
         &me,

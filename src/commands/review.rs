@@ -3,8 +3,8 @@
 
 use std::io::{self, BufRead, IsTerminal};
 
+use super::Context;
 use super::approve::{Verdict, record};
-use super::{Context, Judge};
 use crate::error::{Error, ExitCode, Result};
 use crate::policy::Action;
 
@@ -14,8 +14,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         return Err(Error::NeedsTerminal);
     }
     let mailbox = ctx.mailbox()?;
-    let judge = Judge::load(&mailbox, ctx);
-    let mailbox = mailbox.with_message_limit(judge.limits.message_bytes());
+    let judge = ctx.judge(&mailbox);
     let waiting: Vec<_> = mailbox
         .unprocessed()?
         .into_iter()

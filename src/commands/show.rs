@@ -3,16 +3,17 @@
 
 use std::fmt::Write as _;
 
-use super::{Context, Judge};
+use super::Context;
 use crate::cli::ShowArgs;
 use crate::error::{ExitCode, Result};
 use crate::mailbox::{Approval, Entry, Mailbox, Processed};
 use crate::message::Message;
+use crate::policy::Judge;
 use crate::printer::{untrusted, untrusted_short};
 
 pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
-    let judge = Judge::load(&mailbox, ctx);
+    let judge = ctx.judge(&mailbox);
     let entry = mailbox.resolve(&args.reference)?;
     let message = entry.require_valid()?;
     if ctx.printer.json() {

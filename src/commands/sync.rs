@@ -1,7 +1,7 @@
 //! `aea sync` (SPEC §11): pushes queued mail and receipts to the mail
 //! remote and applies what arrived there for this agent.
 
-use super::{Context, parse_std_duration};
+use super::Context;
 use crate::cli::SyncArgs;
 use crate::config_trust;
 use crate::error::{Error, ExitCode, Result};
@@ -16,7 +16,7 @@ pub(super) fn remote(mailbox: &Mailbox, flag: Option<&str>, ctx: &Context) -> Re
         Some(url) => url.to_string(),
         None => {
             let config = mailbox.config()?;
-            ctx.trusted(mailbox, &config)
+            ctx.trusted(mailbox, config)
                 .sync_remote
                 .ok_or(Error::NoMailRemote)?
         }
@@ -54,7 +54,7 @@ pub fn run(args: &SyncArgs, ctx: &Context) -> Result<ExitCode> {
         }
         return Ok(ExitCode::Success);
     };
-    let every = parse_std_duration(interval, "--watch")?;
+    let every = interval.std();
     loop {
         match sync::sync(&mailbox, &me, &url, &ctx.rt, &keys) {
             Ok(report) if !report.is_empty() => print(&report, &url, ctx),

@@ -7,42 +7,21 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use super::{Context, Judge, parse_std_duration};
+use super::Context;
 use crate::cli::WatchArgs;
 use crate::error::{ExitCode, Result};
-use crate::mailbox::Mailbox;
-use crate::policy::Action;
+use crate::wake::waiting;
 use crate::watch::DirWatch;
-
-/// Short references of the valid unprocessed messages, by file name,
-/// leaving out mail the policy rejects: nobody should be woken for it. The
-/// references are those `aea check` prints.
-pub(super) fn waiting(mailbox: &Mailbox, judge: &Judge) -> Result<Vec<(String, String)>> {
-    let entries = mailbox.unprocessed()?;
-    let refs = super::check::refs_of(&entries);
-    Ok(entries
-        .into_iter()
-        .zip(refs)
-        .filter_map(|(e, r)| {
-            let m = e.valid()?;
-            (judge.decide(m).action != Action::Reject).then_some((e.name, r))
-        })
-        .collect())
-}
 
 pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
-    let timeout = args
-        .timeout
-        .as_deref()
-        .map(|t| parse_std_duration(t, "--timeout"))
-        .transpose()?;
+    let timeout = args.timeout.map(crate::duration::Duration::std);
     // Watch first, then look: mail arriving in between is seen either way.
-    let judge = Judge::load(&mailbox, ctx);
+    let judge = ctx.judge(&mailbox);
     let watch = DirWatch::new(mailbox.dir(), &[]);
     let start = waiting(&mailbox, &judge)?;
     if args.pending && !start.is_empty() {
-        let refs: Vec<&str> = start.iter().map(|(_, r)| r.as_str()).collect();
+        let refs: Vec<&str> = start.iter().map(|w| w.short_ref.as_str()).collect();
         ctx.printer.value_line(&serde_json::json!({
             "event": "pending",
             "refs": refs,
@@ -51,7 +30,7 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
         }));
         return Ok(ExitCode::Success);
     }
-    let known: HashSet<String> = start.into_iter().map(|(name, _)| name).collect();
+    let known: HashSet<String> = start.into_iter().map(|w| w.name).collect();
     // A timeout past what the clock can represent means no deadline.
     let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
     loop {
@@ -78,8 +57,8 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
         let now = waiting(&mailbox, &judge)?;
         let new: Vec<&str> = now
             .iter()
-            .filter(|(name, _)| !known.contains(name))
-            .map(|(_, r)| r.as_str())
+            .filter(|w| !known.contains(&w.name))
+            .map(|w| w.short_ref.as_str())
             .collect();
         if !new.is_empty() {
             ctx.printer.value_line(&serde_json::json!({

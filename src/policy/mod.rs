@@ -22,6 +22,10 @@
 //! no field of the message is read as an approval or a trust signal, so a
 //! message saying it is "pre-approved" changes nothing.
 
+mod judge;
+
+pub use judge::{Judge, Warn};
+
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 

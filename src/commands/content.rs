@@ -1,0 +1,152 @@
+//! The edge that `send` and `reply` share: message flags ([`ContentArgs`])
+//! into a checked [`Draft`], and a [`Delivery`] into output and an exit code.
+
+use std::fs;
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::Context;
+use crate::cli::ContentArgs;
+use crate::compose::{self, Draft};
+use crate::delivery::{self, Delivery, Sender};
+use crate::error::{Error, ExitCode, Result};
+use crate::mailbox::Mailbox;
+use crate::message::{self, MessageType, Priority};
+use crate::route::Route;
+
+/// A checked draft of what `content` says; nothing is written yet.
+pub fn draft(
+    content: &ContentArgs,
+    ctx: &Context,
+    repo: &Path,
+    message_type: MessageType,
+    subject: String,
+) -> Result<Draft> {
+    let mut draft = Draft::new(message_type, subject, read_body(content, ctx)?);
+    draft.priority = content.priority.unwrap_or(Priority::Normal);
+    draft.requires_response = content.requires_response;
+    draft.tags.clone_from(&content.tags);
+    if let Some(text) = &content.context {
+        draft.context = parse_context(text)?;
+    }
+    draft.expires_at = content
+        .expires
+        .as_ref()
+        .map(|when| {
+            when.resolve(ctx.rt.now(), true)
+                .map_err(|source| Error::BadDuration {
+                    what: "--expires",
+                    source,
+                })
+        })
+        .transpose()?;
+    draft.attachments = content
+        .attach
+        .iter()
+        .map(|p| compose::attachment(&ctx.cwd.join(p), repo))
+        .collect::<Result<Vec<_>>>()?;
+    draft.check(content.allow_secrets)?;
+    Ok(draft)
+}
+
+fn parse_context(text: &str) -> Result<serde_json::Map<String, Value>> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(Error::usage(
+            "--context must be a JSON object",
+            r#"for example --context '{"ticket": "API-12"}'"#,
+        )),
+        Err(e) => Err(Error::usage(
+            format!("--context is not valid JSON: {e}"),
+            r#"quote it for the shell, e.g. --context '{"ticket": "API-12"}'"#,
+        )),
+    }
+}
+
+/// `--body`, or `--body-file` (`-` for stdin), at most the largest message.
+fn read_body(content: &ContentArgs, ctx: &Context) -> Result<String> {
+    if let Some(body) = &content.body {
+        return Ok(body.clone());
+    }
+    let Some(file) = &content.body_file else {
+        return Ok(String::new());
+    };
+    let limit = message::MAX_MESSAGE_BYTES;
+    let mut bytes = Vec::new();
+    if file.as_os_str() == "-" {
+        std::io::stdin()
+            .take(limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io("read", "standard input", e))?;
+    } else {
+        let path = ctx.cwd.join(file);
+        fs::File::open(&path)
+            .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+            .map_err(|e| Error::io("read", &path, e))?;
+    }
+    if bytes.len() as u64 > limit {
+        return Err(Error::usage(
+            format!("the body is over the {limit} byte message limit"),
+            "attach large files with --attach instead of inlining them",
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        Error::usage(
+            "the body is not UTF-8 text",
+            "attach binary files with --attach instead",
+        )
+    })
+}
+
+/// Delivers `draft` from `sender` (signed with its key on this machine) and
+/// prints what happened per recipient.
+pub fn send(
+    draft: &Draft,
+    sender: &Mailbox,
+    sender_id: &str,
+    recipients: Vec<(String, Result<Route>)>,
+    ctx: &Context,
+) -> Result<ExitCode> {
+    // Every message is signed by the sender's key (SPEC §15.2); without one
+    // nothing is sent, so no unsigned mail leaves under a signing agent's id.
+    let key = ctx.signing_key(sender_id)?;
+    let from = Sender {
+        mailbox: sender,
+        id: sender_id,
+        key: &key,
+    };
+    let delivery = delivery::deliver(draft, &from, recipients, &ctx.rt)?;
+    for warning in &delivery.warnings {
+        ctx.printer.warn(warning);
+    }
+    print(&delivery, ctx);
+    delivery.complete()?;
+    Ok(ExitCode::Success)
+}
+
+fn print(delivery: &Delivery, ctx: &Context) {
+    if ctx.printer.json() {
+        ctx.printer.value(delivery);
+        return;
+    }
+    for outcome in &delivery.results {
+        let who = outcome.agent_id.as_deref().unwrap_or(&outcome.recipient);
+        match (&outcome.path, &outcome.error) {
+            (Some(path), _) if outcome.queued => ctx.printer.line(format_args!(
+                "queued for {who} (not on this machine; `aea sync` carries it): {}",
+                path.display()
+            )),
+            (Some(path), _) => ctx
+                .printer
+                .line(format_args!("delivered to {who}: {}", path.display())),
+            (None, Some(error)) => ctx
+                .printer
+                .line(format_args!("FAILED for {}: {error}", outcome.recipient)),
+            (None, None) => {}
+        }
+    }
+    ctx.printer
+        .line(format_args!("message id {}", delivery.message_id));
+}

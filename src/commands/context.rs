@@ -1,0 +1,192 @@
+//! What every command gets: the clock and ids, the printer, and where
+//! things are (the repository, the registry, keys, the trust store).
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use crate::env::Env;
+use crate::error::{Error, Result};
+use crate::identity::{self, KeyRing};
+use crate::mailbox::Mailbox;
+use crate::policy::Judge;
+use crate::printer::Printer;
+use crate::runtime::Runtime;
+
+/// What every command gets: clock and ids, output, and where things are.
+pub struct Context {
+    pub rt: Runtime,
+    pub printer: Printer,
+    pub cwd: PathBuf,
+    /// `--repo`, relative to `cwd`.
+    pub repo: Option<PathBuf>,
+    registry: Option<PathBuf>,
+    /// The trust store (`aea trust`), in the user's config dir.
+    trust_store: Option<PathBuf>,
+    /// This binary, which installed hooks call.
+    pub exe: Option<PathBuf>,
+    /// The user's private signing keys (SPEC §15.2).
+    keys_dir: Option<PathBuf>,
+    /// The user's cache dir (verified signatures of earlier runs).
+    cache_dir: Option<PathBuf>,
+    /// The keys this command verifies mail with, shared by the mailbox and
+    /// the judge so each message is verified once.
+    keyring: std::cell::OnceCell<Rc<KeyRing>>,
+}
+
+impl Context {
+    pub fn new(env: &Env, printer: Printer, repo: Option<PathBuf>) -> Result<Self> {
+        let cwd = env.cwd.clone().ok_or_else(|| {
+            Error::io(
+                "read",
+                ".",
+                std::io::Error::other("the current directory is gone or unreadable"),
+            )
+        })?;
+        let registry = env
+            .registry
+            .clone()
+            .or_else(|| env.config_dir.as_ref().map(|d| d.join("registry.toml")));
+        Ok(Context {
+            rt: Runtime::new(env),
+            printer,
+            repo: repo.map(|r| cwd.join(r)),
+            cwd,
+            registry,
+            trust_store: env
+                .config_dir
+                .as_ref()
+                .map(|d| d.join(crate::config_trust::FILE_NAME)),
+            exe: env.exe.clone(),
+            keys_dir: env.config_dir.as_ref().map(|d| d.join(identity::KEYS_DIR)),
+            cache_dir: env.cache_dir.clone(),
+            keyring: std::cell::OnceCell::new(),
+        })
+    }
+
+    /// Where the user's private signing keys live.
+    pub fn keys_dir(&self) -> Option<&Path> {
+        self.keys_dir.as_deref()
+    }
+
+    /// The signing key of agent `id` on this machine.
+    pub fn signing_key(&self, id: &str) -> Result<ed25519_dalek::SigningKey> {
+        let dir = self.keys_dir().ok_or_else(|| {
+            Error::usage(
+                "no user config directory, so no signing key",
+                "set HOME (or XDG_CONFIG_HOME) so aea can keep its keys",
+            )
+        })?;
+        identity::load_key(dir, id)?.ok_or_else(|| Error::NoSigningKey {
+            agent: id.to_string(),
+            path: identity::key_path(dir, id),
+        })
+    }
+
+    /// The key ring of the repository aea works in (loaded on first use).
+    pub fn keyring(&self) -> Rc<KeyRing> {
+        self.keyring_for(|| match &self.repo {
+            Some(repo) => repo.join(crate::mailbox::AEA_DIR),
+            None => Mailbox::discover(&self.cwd).map_or_else(
+                |_| self.cwd.join(crate::mailbox::AEA_DIR),
+                |m| m.dir().to_path_buf(),
+            ),
+        })
+    }
+
+    fn keyring_for(&self, aea_dir: impl FnOnce() -> PathBuf) -> Rc<KeyRing> {
+        self.keyring
+            .get_or_init(|| {
+                let aea_dir = aea_dir();
+                // One file per inbox, named by its path.
+                let cache = self.cache_dir.as_ref().map(|dir| {
+                    let tag = crate::fsutil::sha256_hex(aea_dir.as_os_str().as_encoded_bytes());
+                    dir.join(format!("verified-{}", &tag[..16]))
+                });
+                Rc::new(KeyRing::lazy(identity::Sources {
+                    registry: self.registry.clone(),
+                    aea_dir,
+                    keys_dir: self.keys_dir.clone(),
+                    cache,
+                }))
+            })
+            .clone()
+    }
+
+    /// The registry file, if the platform has a config directory.
+    pub fn registry(&self) -> Option<&Path> {
+        self.registry.as_deref()
+    }
+
+    /// The trust store file, if the platform has a config directory.
+    pub fn trust_store(&self) -> Option<&Path> {
+        self.trust_store.as_deref()
+    }
+
+    /// The settings of `config` that can run a program, pass an option to
+    /// git or reach a host — only those the local user trusted with `aea
+    /// trust` (SPEC §15.1). Says on stderr what it left out and how to
+    /// trust it; call it once per command.
+    pub fn trusted(
+        &self,
+        mailbox: &Mailbox,
+        config: &crate::config::AgentConfig,
+    ) -> crate::config_trust::Settings {
+        match crate::config_trust::trusted_settings(
+            config,
+            mailbox.dir(),
+            mailbox.repo(),
+            self.trust_store(),
+        ) {
+            Ok(t) => {
+                if !t.ignored.is_empty() {
+                    self.printer.warn(format_args!(
+                        "ignoring {} of {} until you trust them: see `aea trust --show`, then `aea trust`",
+                        t.ignored.keys().join(", "),
+                        mailbox.dir().join(crate::config::FILE_NAME).display()
+                    ));
+                }
+                t.settings
+            }
+            Err(e) => {
+                self.printer.warn(format_args!(
+                    "{e}; settings that run programs or reach hosts are ignored"
+                ));
+                crate::config_trust::Settings::default()
+            }
+        }
+    }
+
+    /// The mailbox of `--repo`, or of the repository around the current directory.
+    pub fn mailbox(&self) -> Result<Mailbox> {
+        let mailbox = match &self.repo {
+            Some(repo) => Mailbox::at(repo),
+            None => Mailbox::discover(&self.cwd),
+        }?
+        .owned();
+        let ring = self.keyring_for(|| mailbox.dir().to_path_buf());
+        Ok(mailbox.verified_by(ring))
+    }
+
+    /// The receiver's judge for `mailbox`: its policy, falling back to the
+    /// strictest one (said on stderr) when the config does not read.
+    pub fn judge(&self, mailbox: &Mailbox) -> Judge {
+        Judge::load(mailbox, self.keyring(), self.warnings())
+    }
+
+    /// Like [`Context::judge`], but a config that does not read or compile
+    /// is an error: for the pre-commit gate, which must block on it.
+    pub fn judge_checked(&self, mailbox: &Mailbox) -> Result<Judge> {
+        Judge::load_checked(mailbox, self.keyring(), self.warnings())
+    }
+
+    /// The judge of a config already checked.
+    pub fn judge_from(&self, checked: crate::config::Checked) -> Judge {
+        Judge::from_checked(checked, self.keyring(), self.warnings())
+    }
+
+    /// Where domain code sends what it has to say on stderr.
+    pub fn warnings(&self) -> crate::policy::Warn {
+        let printer = self.printer;
+        Rc::new(move |text: &str| printer.warn(text))
+    }
+}

@@ -1,0 +1,92 @@
+//! The receiver's judge: its compiled [`Policy`] plus what the policy needs
+//! to know beyond a message — who sent it, as far as the receiver's keys
+//! can tell (SPEC §15.2). Loaded once per command.
+
+use std::rc::Rc;
+
+use super::{Decision, Explanation, Facts, Policy};
+use crate::error::Result;
+use crate::identity::{KeyRing, Verification};
+use crate::mailbox::Mailbox;
+use crate::message::Message;
+
+/// Where the judge says what went wrong with its inputs (an unreadable
+/// config or registry): domain code never prints, the command layer does.
+pub type Warn = Rc<dyn Fn(&str)>;
+
+/// The receiver's policy plus what it needs to know beyond a message: which
+/// senders are registered. Loaded once per command.
+pub struct Judge {
+    pub policy: Policy,
+    pub agent_id: Option<String>,
+    keyring: Rc<KeyRing>,
+    warn: Warn,
+    warned: std::cell::Cell<bool>,
+}
+
+impl Judge {
+    /// Loads the policy of `mailbox`. A config that cannot be read or
+    /// compiled falls back to the strictest policy, never the loosest; an
+    /// unreadable registry makes every sender unknown. Both say so on stderr.
+    pub fn load(mailbox: &Mailbox, keyring: Rc<KeyRing>, warn: Warn) -> Self {
+        Self::load_checked(mailbox, keyring.clone(), warn.clone()).unwrap_or_else(|e| {
+            warn(&format!(
+                "{e}; every message needs approval until it is fixed"
+            ));
+            Self::with(Policy::strictest(), None, keyring, warn)
+        })
+    }
+
+    /// Like [`Judge::load`], but a config that does not read or compile is
+    /// an error: for the pre-commit gate, which must block on it.
+    pub fn load_checked(mailbox: &Mailbox, keyring: Rc<KeyRing>, warn: Warn) -> Result<Self> {
+        let path = mailbox.dir().join(crate::config::FILE_NAME);
+        let checked = crate::config::Checked::compile(mailbox.config()?.clone(), &path)?;
+        Ok(Self::from_checked(checked, keyring, warn))
+    }
+
+    /// The judge of a config already checked.
+    pub fn from_checked(checked: crate::config::Checked, keyring: Rc<KeyRing>, warn: Warn) -> Self {
+        Self::with(checked.policy, checked.config.agent.id, keyring, warn)
+    }
+
+    fn with(policy: Policy, agent_id: Option<String>, keyring: Rc<KeyRing>, warn: Warn) -> Self {
+        keyring.know_self(agent_id.as_deref());
+        Judge {
+            policy,
+            agent_id,
+            keyring,
+            warn,
+            warned: std::cell::Cell::new(false),
+        }
+    }
+
+    /// Who sent `message`, as far as the receiver can tell (SPEC §15.2).
+    /// The registry is read on the first call; if it cannot be, that is
+    /// said once.
+    pub fn verify(&self, message: &Message) -> Verification {
+        let result = self.keyring.verify(message);
+        if !self.warned.replace(true)
+            && let Some(problem) = self.keyring.problem()
+        {
+            (self.warn)(&format!("{problem}; every sender counts as unknown"));
+        }
+        result
+    }
+
+    /// Only a sender verified against a known key (or one the registry
+    /// accepts unsigned mail from) counts as known: a claimed id is a hint.
+    fn facts(&self, message: &Message) -> Facts {
+        Facts {
+            sender_registered: self.verify(message).known_sender(),
+        }
+    }
+
+    pub fn decide(&self, message: &Message) -> Decision {
+        self.policy.decide(message, self.facts(message))
+    }
+
+    pub fn explain(&self, message: &Message) -> Explanation {
+        self.policy.explain(message, self.facts(message))
+    }
+}

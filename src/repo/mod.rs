@@ -1,0 +1,172 @@
+//! Everything that touches git goes through here (and only here uses git2,
+//! a rule `clippy.toml` keeps): the user's repository — the identity of
+//! the person approving, and where git runs hooks — in this file, and the
+//! private mail store of `aea sync` in [`mail_store`].
+//!
+//! Repositories are opened with libgit2's `FROM_ENV` flag so that git's own
+//! environment (`GIT_CONFIG_GLOBAL`, `GIT_CONFIG_NOSYSTEM`, `GIT_DIR`, …)
+//! means the same to aea as to the `git` that runs the hooks.
+
+use std::path::{Path, PathBuf};
+
+use git2::{ConfigLevel, Repository, RepositoryOpenFlags};
+
+use crate::error::{Error, Result};
+
+mod mail_store;
+
+pub use mail_store::{FETCHED_PREFIX, MailStore, Pushed};
+
+fn open(path: &Path) -> std::result::Result<Repository, git2::Error> {
+    Repository::open_ext(
+        path,
+        RepositoryOpenFlags::FROM_ENV,
+        std::iter::empty::<&str>(),
+    )
+}
+
+/// Who a person is, for approvals: git's `user.name` / `user.email` of the
+/// repository (with the user's global config), if set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    pub name: Option<String>,
+    pub email: Option<String>,
+}
+
+/// The git identity configured for `repo`, or an empty one when `repo` is
+/// not a git repository and no global identity is set.
+pub fn identity(repo: &Path) -> Identity {
+    let config = open(repo)
+        .and_then(|r| r.config())
+        .or_else(|_| git2::Config::open_default());
+    let Ok(config) = config else {
+        return Identity::default();
+    };
+    let get = |key: &str| {
+        config
+            .get_string(key)
+            .ok()
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    Identity {
+        name: get("user.name"),
+        email: get("user.email"),
+    }
+}
+
+/// Where `core.hooksPath` came from, when it is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HooksPathSource {
+    /// Not set: git runs hooks from `<common dir>/hooks`.
+    Default,
+    /// Set in this repository's own config (or its worktree config).
+    Local,
+    /// Set in the user's or the system's config: it applies to every
+    /// repository of this user.
+    Inherited,
+}
+
+/// Where git runs the hooks of one repository.
+#[derive(Debug, Clone)]
+pub struct HookDirs {
+    /// The directory git runs hooks from.
+    pub active: PathBuf,
+    pub source: HooksPathSource,
+    /// `<common dir>/hooks`, shared by all linked worktrees.
+    pub default: PathBuf,
+}
+
+/// Finds where git runs hooks for the repository at or above `path`.
+pub fn hook_dirs(path: &Path) -> Result<HookDirs> {
+    let repo = open(path).map_err(|e| Error::NotAGitRepository {
+        path: path.to_path_buf(),
+        detail: e.message().to_string(),
+    })?;
+    let default = repo.commondir().join("hooks");
+    let workdir = repo.workdir().map(Path::to_path_buf);
+    let config = repo.config().map_err(|e| git_error(path, &e))?;
+    // The entry that wins is the last one listed (highest level).
+    let mut found: Option<(ConfigLevel, String)> = None;
+    if let Ok(mut entries) = config.entries(Some("core.hookspath")) {
+        while let Some(Ok(entry)) = entries.next() {
+            if let Some(value) = entry.value() {
+                found = Some((entry.level(), value.to_string()));
+            }
+        }
+    }
+    let Some((level, value)) = found.filter(|(_, v)| !v.is_empty()) else {
+        return Ok(HookDirs {
+            active: default.clone(),
+            source: HooksPathSource::Default,
+            default,
+        });
+    };
+    let source = match level {
+        ConfigLevel::Local | ConfigLevel::Worktree | ConfigLevel::App | ConfigLevel::Highest => {
+            HooksPathSource::Local
+        }
+        ConfigLevel::ProgramData | ConfigLevel::System | ConfigLevel::XDG | ConfigLevel::Global => {
+            HooksPathSource::Inherited
+        }
+    };
+    // git takes a relative hooksPath from where hooks run: the working tree,
+    // or the git dir of a bare repository.
+    let expanded = match value.strip_prefix("~/") {
+        Some(rest) => directories::BaseDirs::new()
+            .map_or_else(|| PathBuf::from(&value), |d| d.home_dir().join(rest)),
+        None => PathBuf::from(&value),
+    };
+    let base = workdir.unwrap_or_else(|| repo.path().to_path_buf());
+    Ok(HookDirs {
+        active: base.join(expanded),
+        source,
+        default,
+    })
+}
+
+fn git_error(path: &Path, e: &git2::Error) -> Error {
+    Error::NotAGitRepository {
+        path: path.to_path_buf(),
+        detail: e.message().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_local_identity() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        let mut config = repo.config().unwrap();
+        config.set_str("user.name", "Ana Reviewer").unwrap();
+        config.set_str("user.email", "ana@example.com").unwrap();
+        let sub = dir.path().join("deep");
+        std::fs::create_dir(&sub).unwrap();
+        let id = identity(&sub);
+        assert_eq!(id.name.as_deref(), Some("Ana Reviewer"));
+        assert_eq!(id.email.as_deref(), Some("ana@example.com"));
+    }
+
+    #[test]
+    fn hooks_go_to_the_common_dir_or_a_local_hooks_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        let dirs = hook_dirs(dir.path()).unwrap();
+        assert_eq!(dirs.source, HooksPathSource::Default);
+        assert!(
+            dirs.active.ends_with(".git/hooks"),
+            "{}",
+            dirs.active.display()
+        );
+        repo.config()
+            .unwrap()
+            .set_str("core.hooksPath", "githooks")
+            .unwrap();
+        let dirs = hook_dirs(dir.path()).unwrap();
+        assert_eq!(dirs.source, HooksPathSource::Local);
+        assert_eq!(dirs.active, dir.path().join("githooks"));
+    }
+}
