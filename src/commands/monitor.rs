@@ -211,14 +211,13 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     if !locked {
         return Ok(ExitCode::Success);
     }
+    // We hold the lock, so any pid file is stale: remove it now, or `monitor
+    // start` would take it for ours before ours is written.
+    let _ = fs::remove_file(mailbox.dir().join(PID_FILE));
     let pid = PidFile {
         pid: std::process::id(),
         started_at: format_time(ctx.rt.now()),
     };
-    fsutil::replace_atomic(
-        &mailbox.dir().join(PID_FILE),
-        &serde_json::to_vec(&pid).expect("a pid file always serialises"),
-    )?;
     let agent_config = mailbox.config().ok();
     let mut config: MonitoringConfig = agent_config
         .as_ref()
@@ -252,6 +251,15 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     let log = |event: Event| {
         let _ = audit::append(mailbox.dir(), &event);
     };
+
+    // The pid file is the readiness signal `monitor start` waits for: write
+    // it only once the watch is set up, so that mail sent after `start`
+    // returns is seen (the loop's first look catches what came before).
+    let watch = DirWatch::new(mailbox.dir(), &[STOP_FILE]);
+    fsutil::replace_atomic(
+        &mailbox.dir().join(PID_FILE),
+        &serde_json::to_vec(&pid).expect("a pid file always serialises"),
+    )?;
     log(Event::new(&ctx.rt, "monitor_started")
         .with("pid", pid.pid)
         .with(
@@ -263,7 +271,6 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
                 .collect::<Vec<_>>(),
         ));
 
-    let watch = DirWatch::new(mailbox.dir(), &[STOP_FILE]);
     let mut rung: HashMap<String, Rung> = HashMap::new();
     loop {
         if mailbox.dir().join(STOP_FILE).exists() {
