@@ -1,8 +1,12 @@
 //! A sealed environment for driving the real `aea` binary: its own HOME,
 //! registry and git config, a fixed user, and helpers to run commands.
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tempfile::TempDir;
@@ -202,4 +206,73 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     }
     out.sort();
     out
+}
+
+/// The lines a child process writes to one of its pipes, read on a thread
+/// so that waiting for a line can give up at a deadline: a process that
+/// never says it is ready fails the test instead of hanging it.
+pub struct Lines {
+    rx: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Lines {
+    /// Starts reading `pipe` (e.g. `child.stderr.take().unwrap()`).
+    pub fn read(pipe: impl Read + Send + 'static) -> Self {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Lines {
+            rx,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits at most `limit` for a line that satisfies `want` and returns
+    /// it; panics naming `what` and every line seen so far otherwise (also
+    /// when the pipe closes first, i.e. the process ended).
+    pub fn wait_for(&mut self, what: &str, limit: Duration, want: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if want(&line) {
+                        return line;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("no {what} within {limit:?}; lines so far: {:?}", self.seen)
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("the pipe closed before {what}; lines: {:?}", self.seen)
+                }
+            }
+        }
+    }
+}
+
+/// Joins `handle`, failing the test with `what` if the thread is still
+/// running after `limit` (a hung child or a peer that never connected must
+/// not hang the test run). A panic in the thread is passed on.
+pub fn join_within<T>(handle: JoinHandle<T>, limit: Duration, what: &str) -> T {
+    let deadline = Instant::now() + limit;
+    while !handle.is_finished() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not finish within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    match handle.join() {
+        Ok(value) => value,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 }
