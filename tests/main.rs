@@ -7,6 +7,7 @@ mod bad_input;
 mod compat;
 mod concurrency;
 mod config_trust;
+mod errors;
 mod escape;
 mod git_hooks;
 mod hardstops;
