@@ -13,6 +13,7 @@ mod git_hooks;
 mod hardstops;
 mod hooks_output;
 mod identity;
+mod json_output;
 mod lifecycle;
 mod policy_corpus;
 mod roundtrip;
