@@ -1,6 +1,7 @@
 //! A sealed environment for driving the real `aea` binary: its own HOME,
 //! registry and git config, a fixed user, and helpers to run commands.
 
+use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -362,8 +363,8 @@ impl TestEnv {
         }
         match out.status.code() {
             Some(0) => {}
-            Some(code) => text.push_str(&format!("[exit status: {code}]\n")),
-            None => text.push_str(&format!("[killed: {:?}]\n", out.status)),
+            Some(code) => writeln!(text, "[exit status: {code}]").unwrap(),
+            None => writeln!(text, "[killed: {:?}]", out.status).unwrap(),
         }
         text
     }
@@ -400,7 +401,7 @@ fn replace_long_hex(text: &str, min: usize) -> String {
             continue;
         }
         if run.len() >= min {
-            out.push_str(&format!("[HEX{}]", run.len()));
+            write!(out, "[HEX{}]", run.len()).unwrap();
         } else {
             out.push_str(&run);
         }
