@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
+use std::time::Duration;
 
 use crate::common::*;
 
@@ -75,11 +76,12 @@ fn four_senders_times_250_with_a_reader_loses_nothing() {
             })
         })
         .collect();
+    // Bounded joins: a sender stuck on a lock must fail the test, not hang it.
     for w in workers {
-        w.join().unwrap();
+        join_within(w, Duration::from_secs(300), "a sender thread");
     }
     done.store(true, Ordering::SeqCst);
-    let reads = reader.join().unwrap();
+    let reads = join_within(reader, Duration::from_secs(60), "the reader thread");
     assert!(reads > 1, "the reader ran while files arrived");
 
     let files = inbox_files(&web);
@@ -188,7 +190,10 @@ fn two_concurrent_process_calls_one_wins() {
                 })
             })
             .collect();
-        let outs: Vec<_> = racers.into_iter().map(|r| r.join().unwrap()).collect();
+        let outs: Vec<_> = racers
+            .into_iter()
+            .map(|r| join_within(r, Duration::from_secs(60), "an `aea process` racer"))
+            .collect();
         let wins = outs.iter().filter(|o| o.status.success()).count();
         assert_eq!(wins, 1, "exactly one process wins for {id}");
         let loser = outs.iter().find(|o| !o.status.success()).unwrap();

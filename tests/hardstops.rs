@@ -36,11 +36,19 @@ fn secrets_corpus(root: &Path) -> (usize, Vec<String>) {
     (cases.len(), failures)
 }
 
+/// How many cases `tests/secrets-corpus/` holds. Counted exactly so that a
+/// case that goes missing fails the test; whoever adds a case raises this
+/// number in the same commit.
+const SECRETS_CASES: usize = 32;
+
 #[test]
 fn every_secrets_corpus_case_gets_its_expected_kind() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/secrets-corpus");
     let (count, failures) = secrets_corpus(&root);
-    assert!(count >= 25, "the corpus has {count} cases");
+    assert_eq!(
+        count, SECRETS_CASES,
+        "the corpus has {count} cases, expected {SECRETS_CASES}: update SECRETS_CASES in tests/hardstops.rs when adding a case"
+    );
     assert!(
         failures.is_empty(),
         "{} of {count} cases failed:\n{}",

@@ -1,6 +1,7 @@
 //! The policy conformance corpus: `tests/policy-corpus/<case>/` holds a
 //! `message.json`, a `config.yaml` (or names a preset in `expected.json`)
-//! and the expected decision. One test runs them all.
+//! and the expected decision (action, rule, whether the user is notified,
+//! and optionally the operations). One test runs them all.
 
 use std::path::Path;
 
@@ -29,6 +30,11 @@ fn decide(dir: &Path, expected: &Value) -> aea::policy::Decision {
     policy.decide(&message, facts)
 }
 
+/// How many cases `tests/policy-corpus/` holds. Counted exactly so that a
+/// case that goes missing (a renamed or deleted folder) fails the test;
+/// whoever adds a case raises this number in the same commit.
+const CASES: usize = 106;
+
 #[test]
 fn every_corpus_case_gets_its_expected_decision() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/policy-corpus");
@@ -38,7 +44,12 @@ fn every_corpus_case_gets_its_expected_decision() {
         .filter(|p| p.is_dir())
         .collect();
     cases.sort();
-    assert!(cases.len() >= 40, "the corpus has {} cases", cases.len());
+    assert_eq!(
+        cases.len(),
+        CASES,
+        "the corpus has {} cases, expected {CASES}: update CASES in tests/policy_corpus.rs when adding a case",
+        cases.len()
+    );
     let mut failures = Vec::new();
     for dir in &cases {
         let expected: Value =
@@ -53,6 +64,17 @@ fn every_corpus_case_gets_its_expected_decision() {
                 expected["action"],
                 expected["rule"]
             ));
+        }
+        match expected.get("notify_user").and_then(Value::as_bool) {
+            Some(want) if want == decision.notify_user => {}
+            Some(want) => failures.push(format!(
+                "{name}: notify_user {}, expected {want}",
+                decision.notify_user
+            )),
+            None => failures.push(format!(
+                "{name}: expected.json has no boolean \"notify_user\" (the decision's is {})",
+                decision.notify_user
+            )),
         }
         if let Some(ops) = expected.get("operations") {
             let want: Vec<&str> = ops

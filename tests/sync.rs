@@ -253,7 +253,15 @@ fn two_senders_pushing_at_the_same_time_both_land() {
         })
         .collect();
     for s in syncs {
-        assert_eq!(s.join().unwrap(), 0, "each queue emptied");
+        assert_eq!(
+            join_within(
+                s,
+                std::time::Duration::from_secs(120),
+                "a racing `aea sync`"
+            ),
+            0,
+            "each queue emptied"
+        );
     }
     b.ok(&env, &["sync"]);
     let mut got = b.inbox_ids(&env);

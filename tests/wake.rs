@@ -9,14 +9,27 @@ use std::time::{Duration, Instant};
 
 use crate::common::*;
 
-fn spawn_watch(env: &TestEnv, repo: &Path, args: &[&str]) -> Child {
-    env.cmd(repo)
+/// Starts `aea watch` and waits for it to say on stderr that it is
+/// listening: from then on, mail must wake it. The returned lines keep its
+/// stderr drained.
+fn spawn_watch(env: &TestEnv, repo: &Path, args: &[&str]) -> (Child, Lines) {
+    let mut child = env
+        .cmd(repo)
         .arg("watch")
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap()
+        .unwrap();
+    let mut stderr = Lines::read(child.stderr.take().unwrap());
+    let ready = stderr.wait_for("ready line from aea watch", Duration::from_secs(10), |l| {
+        l.starts_with("aea watch: listening for mail in ")
+    });
+    assert!(
+        ready.ends_with(&repo.join(".aea").display().to_string()),
+        "{ready}"
+    );
+    (child, stderr)
 }
 
 /// Waits for `child` to exit, at most `limit`.
@@ -48,13 +61,15 @@ fn watch_wakes_on_delivery_and_ignores_temp_files_and_markers() {
     let api = env.repo("api");
     let web = env.repo("web");
     let old = env.question(&api, "web", "already here");
-    let mut watch = spawn_watch(&env, &web, &["--timeout", "20s"]);
-    std::thread::sleep(Duration::from_millis(400));
+    let (mut watch, _stderr) = spawn_watch(&env, &web, &["--timeout", "20s"]);
     // Staging files, markers and log lines are not mail.
     std::fs::write(web.join(".aea/.tmp/.deliver.x.tmp"), "{").unwrap();
     let name = inbox_files(&web).remove(0);
     std::fs::write(web.join(".aea/.processed").join(&name), "").unwrap();
     std::fs::write(web.join(".aea/notes.json"), "{}").unwrap();
+    // Not a wait for readiness (the watch said it listens): a window in
+    // which a watch that took these for mail would exit. One that woke
+    // later still fails below, where the wake-up must name only new mail.
     std::thread::sleep(Duration::from_millis(400));
     assert!(
         watch.try_wait().unwrap().is_none(),
@@ -146,15 +161,21 @@ fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
 struct Monitor<'a> {
     env: &'a TestEnv,
     repo: PathBuf,
+    /// What `monitor start --json` printed.
+    started: serde_json::Value,
 }
 
 impl<'a> Monitor<'a> {
+    /// Starts the monitor. `start` returns once the monitor wrote its pid
+    /// file, which it does only after its watch is set up: mail sent from
+    /// then on must ring, no sleep needed.
     fn start(env: &'a TestEnv, repo: &Path) -> Self {
         let v = env.json(repo, &["monitor", "start"]);
         assert_eq!(v["state"], "started", "{v}");
         Monitor {
             env,
             repo: repo.to_path_buf(),
+            started: v,
         }
     }
 }
@@ -201,14 +222,15 @@ fn a_stale_pid_file_is_recognised_without_signalling_the_pid() {
     let web = env.repo("web");
     // A live, unrelated process whose pid the stale file names.
     let mut bystander = Command::new("sleep").arg("30").spawn().unwrap();
-    std::fs::write(
-        web.join(".aea/monitor.pid"),
-        format!(
-            r#"{{"pid":{},"started_at":"2026-01-01T00:00:00.000Z"}}"#,
-            bystander.id()
-        ),
-    )
-    .unwrap();
+    let bystander_pid = bystander.id();
+    let plant_stale_pid_file = || {
+        std::fs::write(
+            web.join(".aea/monitor.pid"),
+            format!(r#"{{"pid":{bystander_pid},"started_at":"2026-01-01T00:00:00.000Z"}}"#),
+        )
+        .unwrap();
+    };
+    plant_stale_pid_file();
     let status = env.json(&web, &["monitor", "status"]);
     assert_eq!(status["state"], "not running");
     assert!(status["note"].as_str().unwrap().contains("stale"));
@@ -224,7 +246,15 @@ fn a_stale_pid_file_is_recognised_without_signalling_the_pid() {
         bystander.try_wait().unwrap().is_none(),
         "the bystander is alive"
     );
-    let _monitor = Monitor::start(&env, &web);
+    // `start` waits for the pid file: a stale one must not pass for the
+    // new monitor's while that monitor is still setting up.
+    plant_stale_pid_file();
+    let monitor = Monitor::start(&env, &web);
+    assert_ne!(
+        monitor.started["pid"],
+        bystander.id(),
+        "start read the stale file"
+    );
     assert_ne!(
         env.json(&web, &["monitor", "status"])["pid"],
         bystander.id()
@@ -311,6 +341,8 @@ fn a_burst_of_50_coalesces_and_retries_stop_once_processed() {
         wait_for(Duration::from_secs(10), all_rung),
         "every message was announced"
     );
+    // Part of the scenario, not a wait for readiness: doorbells rung late
+    // for the burst must have a chance to show up before they are counted.
     std::thread::sleep(Duration::from_millis(500));
     let count = rings(&log).len();
     assert!(count <= 5, "50 messages rang {count} doorbells");
@@ -340,6 +372,9 @@ fn a_burst_of_50_coalesces_and_retries_stop_once_processed() {
         rings(&log)
     );
     env.ok(&web, &["process", &id]);
+    // Part of the scenario: a doorbell already under way when the message
+    // was processed may still land; then, for 1.2 s (four retry periods),
+    // nothing further may ring.
     std::thread::sleep(Duration::from_millis(400));
     let settled = rings(&log).len();
     std::thread::sleep(Duration::from_millis(1200));
@@ -355,6 +390,10 @@ fn opencode_transport_posts_the_fixed_doorbell() {
     let port = listener.local_addr().unwrap().port();
     let server = std::thread::spawn(move || {
         let (stream, _) = listener.accept().unwrap();
+        // A client that connects and then stalls must not hang the thread.
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
         let mut reader = BufReader::new(stream);
         let mut head = Vec::new();
         let mut length = 0;
@@ -397,7 +436,11 @@ fn opencode_transport_posts_the_fixed_doorbell() {
             "secret body",
         ],
     );
-    let (head, body) = server.join().unwrap();
+    let (head, body) = join_within(
+        server,
+        Duration::from_secs(15),
+        "the OpenCode listener (the monitor never posted the doorbell)",
+    );
     assert_eq!(
         head[0],
         "POST /session/ses_abc123/prompt_async HTTP/1.1\r\n"
@@ -486,19 +529,32 @@ fn tmux_transport_rings_a_real_pane() {
     assert!(!screen().contains("hidden text"));
 }
 
+/// The rejected mail arrives after the watch said it listens, so it is new
+/// to the watch; the accepted mail after it is what must wake it. A watch
+/// that woke for the rejected mail names it (alone or with the other).
 #[test]
 fn nobody_is_woken_for_mail_the_policy_rejects() {
     let env = TestEnv::new();
     let api = env.repo("api");
+    let ops = env.repo("ops");
     let web = env.repo("web");
     let config = web.join(".aea/agent-config.yaml");
     let text = std::fs::read_to_string(&config)
         .unwrap()
         .replace("deny_senders: []", "deny_senders: [api]");
     std::fs::write(&config, text).unwrap();
-    let mut watch = spawn_watch(&env, &web, &["--timeout", "1500ms"]);
-    std::thread::sleep(Duration::from_millis(300));
-    env.question(&api, "web", "from a denied sender");
-    let status = wait_exit(&mut watch, Duration::from_secs(5)).unwrap();
-    assert_eq!(status.code(), Some(4), "{}", child_stdout(&mut watch));
+    let (mut watch, _stderr) = spawn_watch(&env, &web, &["--timeout", "20s"]);
+    let denied = env.question(&api, "web", "from a denied sender");
+    let accepted = env.question(&ops, "web", "from an allowed sender");
+    let status = wait_exit(&mut watch, Duration::from_secs(10)).expect("watch woke up");
+    let line = child_stdout(&mut watch);
+    assert!(status.success(), "{line}");
+    let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(v["event"], "new_mail");
+    assert_eq!(
+        v["refs"],
+        serde_json::json!([env.short_ref(&web, &accepted)]),
+        "woken for the rejected {} too",
+        env.short_ref(&web, &denied)
+    );
 }

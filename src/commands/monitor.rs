@@ -198,18 +198,26 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     if !locked {
         return Ok(ExitCode::Success);
     }
+    // We hold the lock, so any pid file is stale: remove it now, or `monitor
+    // start` would take it for ours before ours is written.
+    let _ = fs::remove_file(mailbox.dir().join(PID_FILE));
     let pid = PidFile {
         pid: std::process::id(),
         started_at: format_time(ctx.rt.now()),
     };
-    fsutil::replace_atomic(
-        &mailbox.dir().join(PID_FILE),
-        &serde_json::to_vec(&pid).expect("a pid file always serialises"),
-    )?;
     let (transports, backoff, debounce) = settings(mailbox, ctx)?;
     let log = |event: Event| {
         let _ = audit::append(mailbox.dir(), &event);
     };
+
+    // The pid file is the readiness signal `monitor start` waits for: write
+    // it only once the watch is set up, so that mail sent after `start`
+    // returns is seen (the loop's first look catches what came before).
+    let watch = DirWatch::new(mailbox.dir(), &[STOP_FILE]);
+    fsutil::replace_atomic(
+        &mailbox.dir().join(PID_FILE),
+        &serde_json::to_vec(&pid).expect("a pid file always serialises"),
+    )?;
     log(Event::new(&ctx.rt, "monitor_started")
         .with("pid", pid.pid)
         .with(
@@ -217,7 +225,6 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
             transports.iter().map(Transport::name).collect::<Vec<_>>(),
         ));
 
-    let watch = DirWatch::new(mailbox.dir(), &[STOP_FILE]);
     let mut schedule = Schedule::new(backoff);
     loop {
         if mailbox.dir().join(STOP_FILE).exists() {

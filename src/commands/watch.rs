@@ -31,6 +31,13 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let known: HashSet<String> = start.into_iter().map(|w| w.name).collect();
+    // The watch is set up and the first look taken: mail from now on wakes
+    // us. Saying so lets a harness (and the tests) wait for this instead of
+    // guessing with a sleep; stdout stays the one JSON line.
+    ctx.printer.err_line(format_args!(
+        "aea watch: listening for mail in {}",
+        mailbox.dir().display()
+    ));
     // A timeout past what the clock can represent means no deadline.
     let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
     loop {

@@ -1,8 +1,13 @@
 //! A sealed environment for driving the real `aea` binary: its own HOME,
 //! registry and git config, a fixed user, and helpers to run commands.
 
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tempfile::TempDir;
@@ -201,5 +206,209 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
         }
     }
     out.sort();
+    out
+}
+
+/// The lines a child process writes to one of its pipes, read on a thread
+/// so that waiting for a line can give up at a deadline: a process that
+/// never says it is ready fails the test instead of hanging it.
+pub struct Lines {
+    rx: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Lines {
+    /// Starts reading `pipe` (e.g. `child.stderr.take().unwrap()`).
+    pub fn read(pipe: impl Read + Send + 'static) -> Self {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Lines {
+            rx,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits at most `limit` for a line that satisfies `want` and returns
+    /// it; panics naming `what` and every line seen so far otherwise (also
+    /// when the pipe closes first, i.e. the process ended).
+    pub fn wait_for(&mut self, what: &str, limit: Duration, want: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if want(&line) {
+                        return line;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("no {what} within {limit:?}; lines so far: {:?}", self.seen)
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("the pipe closed before {what}; lines: {:?}", self.seen)
+                }
+            }
+        }
+    }
+}
+
+/// Joins `handle`, failing the test with `what` if the thread is still
+/// running after `limit` (a hung child or a peer that never connected must
+/// not hang the test run). A panic in the thread is passed on.
+pub fn join_within<T>(handle: JoinHandle<T>, limit: Duration, what: &str) -> T {
+    let deadline = Instant::now() + limit;
+    while !handle.is_finished() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not finish within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    match handle.join() {
+        Ok(value) => value,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+/// The fixed clock of snapshot tests.
+pub const NOW: &str = "2026-11-21T10:00:00.000Z";
+
+/// Runs commands with the clock fixed and the id generator seeded, a new
+/// seed for each command (one seed for all would give two messages the
+/// same id), so that a test's outputs are the same on every run.
+pub struct Fixed<'a> {
+    pub env: &'a TestEnv,
+    seed: std::cell::Cell<u64>,
+}
+
+impl<'a> Fixed<'a> {
+    pub fn new(env: &'a TestEnv) -> Self {
+        Fixed {
+            env,
+            seed: std::cell::Cell::new(1),
+        }
+    }
+
+    /// The command, sealed, with the fixed clock and the next seed.
+    pub fn cmd(&self, dir: &Path) -> Command {
+        let seed = self.seed.get();
+        self.seed.set(seed + 1);
+        let mut cmd = self.env.cmd(dir);
+        cmd.env("AEA_TEST_NOW", NOW)
+            .env("AEA_TEST_SEED", seed.to_string());
+        cmd
+    }
+
+    pub fn run(&self, dir: &Path, args: &[&str]) -> Output {
+        self.cmd(dir).args(args).output().unwrap()
+    }
+
+    /// Runs and returns stdout, asserting success.
+    pub fn ok(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self.run(dir, args);
+        assert!(
+            out.status.success(),
+            "aea {args:?} failed with {:?}\nstdout: {}\nstderr: {}",
+            out.status.code(),
+            stdout(&out),
+            stderr(&out)
+        );
+        stdout(&out)
+    }
+
+    /// Runs and renders stdout, stderr and the exit status as one
+    /// normalised text (see [`TestEnv::render`]).
+    pub fn render(&self, dir: &Path, args: &[&str]) -> String {
+        self.env.render(&self.run(dir, args))
+    }
+}
+
+impl TestEnv {
+    /// `text` with what differs from run to run replaced by placeholders:
+    /// this binary's path by `[AEA]`, HOME by `[HOME]`, the temporary root
+    /// by `[TEMP]`, and what the fixed clock and seed do not fix -- signing
+    /// keys (made from the OS's randomness), their fingerprints, and the
+    /// signatures and digests over signed bytes -- by `[KEY]`,
+    /// `[FINGERPRINT]` and `[HEX<n>]`.
+    pub fn normalise(&self, text: &str) -> String {
+        let home = self.path().join("home");
+        let mut text = text
+            .replace(BIN, "[AEA]")
+            .replace(home.to_str().unwrap(), "[HOME]")
+            .replace(self.path().to_str().unwrap(), "[TEMP]")
+            .replace(self.root.path().to_str().unwrap(), "[TEMP]");
+        text = replace_hex_after(&text, "ed25519:", 64, "[KEY]");
+        text = replace_hex_after(&text, "SHA256:", 16, "[FINGERPRINT]");
+        replace_long_hex(&text, 40)
+    }
+
+    /// A command's stdout, stderr and exit status as one normalised text,
+    /// the way jj's tests render a command (`cli/tests/common/command_output.rs`):
+    /// stdout as is, then stderr under a marker line, then the exit status
+    /// when it is not 0. A changed message then shows as a diff in review.
+    pub fn render(&self, out: &Output) -> String {
+        let mut text = self.normalise(&stdout(out));
+        let err = stderr(out);
+        if !err.is_empty() {
+            text.push_str("------- stderr -------\n");
+            text.push_str(&self.normalise(&err));
+        }
+        match out.status.code() {
+            Some(0) => {}
+            Some(code) => writeln!(text, "[exit status: {code}]").unwrap(),
+            None => writeln!(text, "[killed: {:?}]", out.status).unwrap(),
+        }
+        text
+    }
+}
+
+/// Replaces the `len` hex digits after each `prefix` with `placeholder`.
+fn replace_hex_after(text: &str, prefix: &str, len: usize, placeholder: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(prefix) {
+        let (before, after) = rest.split_at(at + prefix.len());
+        out.push_str(before);
+        let digits = after.chars().take_while(char::is_ascii_hexdigit).count();
+        if digits == len {
+            out.push_str(placeholder);
+            rest = &after[len..];
+        } else {
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Replaces every run of at least `min` lower-case hex digits (signatures,
+/// digests, commit ids) with `[HEX<n>]`, `n` its length.
+fn replace_long_hex(text: &str, min: usize) -> String {
+    let is_hex = |c: char| c.is_ascii_digit() || ('a'..='f').contains(&c);
+    let mut out = String::with_capacity(text.len());
+    let mut run = String::new();
+    for c in text.chars().chain(std::iter::once('\0')) {
+        if is_hex(c) {
+            run.push(c);
+            continue;
+        }
+        if run.len() >= min {
+            write!(out, "[HEX{}]", run.len()).unwrap();
+        } else {
+            out.push_str(&run);
+        }
+        run.clear();
+        if c != '\0' {
+            out.push(c);
+        }
+    }
     out
 }
