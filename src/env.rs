@@ -23,6 +23,8 @@ pub struct Env {
     pub exe: Option<PathBuf>,
     /// The directory aea was started in; `None` when it is gone.
     pub cwd: Option<PathBuf>,
+    /// Where temporary folders go (`TMPDIR`, else `/tmp`).
+    pub temp_dir: PathBuf,
     /// The user's aea config dir (private keys live in `keys/` under it).
     pub config_dir: Option<PathBuf>,
     /// The user's aea cache dir (derived data only; safe to delete).
@@ -30,6 +32,8 @@ pub struct Env {
 }
 
 impl Env {
+    // The one place allowed to read the environment (clippy.toml).
+    #[allow(clippy::disallowed_methods)]
     pub fn from_process() -> Self {
         let dirs = directories::ProjectDirs::from("", "", "aea");
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
@@ -46,6 +50,7 @@ impl Env {
             seed: var(AEA_TEST_SEED).and_then(|v| v.parse().ok()),
             exe: std::env::current_exe().ok(),
             cwd: std::env::current_dir().ok(),
+            temp_dir: std::env::temp_dir(),
             config_dir: dirs.as_ref().map(|d| d.config_dir().to_path_buf()),
             cache_dir: dirs.as_ref().map(|d| d.cache_dir().to_path_buf()),
         }

@@ -2,7 +2,8 @@
 //! `--quiet`, and it is where untrusted text is made safe for a terminal.
 
 use std::fmt::{Display, Write as _};
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
@@ -55,24 +56,50 @@ impl Printer {
 
     /// A line on stderr, where git shows what its hooks print.
     pub fn err_line(&self, text: impl Display) {
-        let _ = writeln!(io::stderr(), "{}", one_line(&text.to_string()));
+        write_err(&format!("{}\n", one_line(&text.to_string())));
     }
 
     pub fn warn(&self, text: impl Display) {
-        let _ = writeln!(io::stderr(), "warning: {}", one_line(&text.to_string()));
+        write_err(&format!("warning: {}\n", one_line(&text.to_string())));
+    }
+
+    /// Whether stdout is a terminal (a person, not a pipe or a script).
+    pub fn stdout_is_terminal(&self) -> bool {
+        stdout().is_terminal()
     }
 }
 
-/// Writes to stdout; a closed pipe (`aea check | head`) ends output quietly.
+/// Set once stdout is closed (`aea log | head -1`): the rest of the output
+/// is dropped quietly and the command finishes normally. Ending the process
+/// on the spot instead would skip destructors (temporary folders, claims).
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+// The one module allowed to touch stdout and stderr (clippy.toml).
+#[allow(clippy::disallowed_methods)]
+fn stdout() -> io::Stdout {
+    io::stdout()
+}
+
+/// Writes to stdout; after a write error (a closed pipe) nothing more is
+/// written.
 fn write_out(text: &str) {
-    let mut out = io::stdout().lock();
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = stdout().lock();
     if out
         .write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .is_err()
     {
-        std::process::exit(0);
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
     }
+}
+
+/// Writes to stderr; a closed stderr is ignored (there is nowhere to say it).
+#[allow(clippy::disallowed_methods)]
+fn write_err(text: &str) {
+    let _ = io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// Characters that are shown escaped wherever aea prints: C0 and C1

@@ -336,6 +336,29 @@ fn demo_runs_end_to_end() {
     );
 }
 
+/// A closed stdout (`aea demo | head -1`) ends output quietly, and the
+/// command still finishes normally: its temporary folder is removed, as it
+/// would not be if the process ended on the first failed write.
+#[test]
+fn a_closed_stdout_drops_output_but_runs_destructors() {
+    let env = TestEnv::new();
+    let tmp = env.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = env
+        .cmd(&env.path())
+        .env("TMPDIR", &tmp)
+        .arg("demo")
+        .stdout(writer)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "the demo left {left:?} behind");
+}
+
 #[test]
 fn gc_archives_old_processed_and_expired_mail_and_quarantines_invalid_files() {
     let env = TestEnv::new();

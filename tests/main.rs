@@ -1,5 +1,10 @@
 //! Integration tests: the real `aea` binary in temporary directories.
 
+// Tests read the outer environment (PATH) to seal the inner one, and may
+// print what they saw; the product's layout rules (clippy.toml) are not
+// theirs. `layout.rs` checks those rules on `src/`.
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
+
 mod common;
 
 mod approvals;
@@ -14,6 +19,7 @@ mod hardstops;
 mod hooks_output;
 mod identity;
 mod json_output;
+mod layout;
 mod lifecycle;
 mod policy_corpus;
 mod roundtrip;

@@ -22,6 +22,8 @@ pub struct Context {
     registry: Option<PathBuf>,
     /// The trust store (`aea trust`), in the user's config dir.
     trust_store: Option<PathBuf>,
+    /// Where temporary folders go.
+    pub temp_dir: PathBuf,
     /// This binary, which installed hooks call.
     pub exe: Option<PathBuf>,
     /// The user's private signing keys (SPEC §15.2).
@@ -57,6 +59,7 @@ impl Context {
                 .as_ref()
                 .map(|d| d.join(crate::config_trust::FILE_NAME)),
             exe: env.exe.clone(),
+            temp_dir: env.temp_dir.clone(),
             keys_dir: env.config_dir.as_ref().map(|d| d.join(identity::KEYS_DIR)),
             cache_dir: env.cache_dir.clone(),
             keyring: std::cell::OnceCell::new(),

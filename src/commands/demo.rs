@@ -24,8 +24,8 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         None => {
             temp = tempfile::Builder::new()
                 .prefix("aea-demo-")
-                .tempdir()
-                .map_err(|e| Error::io("create", std::env::temp_dir(), e))?;
+                .tempdir_in(&ctx.temp_dir)
+                .map_err(|e| Error::io("create", &ctx.temp_dir, e))?;
             temp.path().to_path_buf()
         }
     };
@@ -37,6 +37,7 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         seed: None,
         exe: None,
         cwd: Some(root.clone()),
+        temp_dir: ctx.temp_dir.clone(),
         config_dir: Some(root.join("config")),
         cache_dir: Some(root.join("cache")),
     };

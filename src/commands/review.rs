@@ -10,7 +10,7 @@ use crate::policy::Action;
 
 pub fn run(ctx: &Context) -> Result<ExitCode> {
     // Approval is a person's act: never take answers from a pipe or a script.
-    if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
+    if !io::stdin().is_terminal() || !ctx.printer.stdout_is_terminal() {
         return Err(Error::NeedsTerminal);
     }
     let mailbox = ctx.mailbox()?;

@@ -1,0 +1,126 @@
+//! The layout rules of README "Layout of the code" that clippy cannot
+//! express, checked on the sources: only `repo` uses git2, and only the
+//! modules that clippy.toml's rules are written for may lift them.
+
+use std::path::{Path, PathBuf};
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// (file relative to `src/`, text) of every source file.
+fn all_sources() -> Vec<(String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    files.sort();
+    assert!(files.len() > 30, "found only {} source files", files.len());
+    files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let name = p.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+            (name, text)
+        })
+        .collect()
+}
+
+/// Lines of code (comments left out) of `text` containing `needle`.
+fn code_lines<'a>(text: &'a str, needle: &str) -> Vec<&'a str> {
+    text.lines()
+        .filter(|l| {
+            let code = l.trim_start();
+            !code.starts_with("//") && code.contains(needle)
+        })
+        .collect()
+}
+
+#[test]
+fn only_repo_uses_git2() {
+    let offenders: Vec<String> = all_sources()
+        .into_iter()
+        .filter(|(name, _)| !name.starts_with("repo/"))
+        .filter(|(_, text)| !code_lines(text, "git2").is_empty())
+        .map(|(name, _)| name)
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "git2 used outside src/repo/ in {offenders:?}: put the git work in `repo` and call it"
+    );
+}
+
+#[test]
+fn only_env_and_printer_lift_the_layout_lints() {
+    let allowed = |name: &str, lint: &str| match lint {
+        "disallowed_methods" => name == "env.rs" || name == "printer.rs",
+        _ => false,
+    };
+    let mut offenders = Vec::new();
+    for (name, text) in all_sources() {
+        for lint in [
+            "disallowed_methods",
+            "print_stdout",
+            "print_stderr",
+            "exit",
+            "dbg_macro",
+        ] {
+            let lifted = !code_lines(&text, &format!("allow(clippy::{lint}")).is_empty()
+                || !code_lines(&text, &format!("expect(clippy::{lint}")).is_empty();
+            if lifted && !allowed(&name, lint) {
+                offenders.push(format!("{name}: clippy::{lint}"));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "layout lints lifted outside env.rs/printer.rs: {offenders:?}; read the environment through Env, write through Printer, return an ExitCode"
+    );
+}
+
+#[test]
+fn the_lints_are_configured() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cargo = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    for lint in ["print_stdout", "print_stderr", "exit"] {
+        assert!(
+            cargo.contains(&format!("{lint} = \"warn\"")),
+            "Cargo.toml [lints.clippy] lost {lint}"
+        );
+    }
+    let clippy = std::fs::read_to_string(root.join("clippy.toml")).unwrap();
+    for method in [
+        "std::env::var\"",
+        "std::env::var_os",
+        "std::env::current_dir",
+        "std::io::stdout",
+        "std::io::stderr",
+    ] {
+        assert!(clippy.contains(method), "clippy.toml lost {method}");
+    }
+}
+
+/// notify's macOS backend needs its `macos_fsevent` feature (with
+/// `default-features = false` it compiled without the crates that backend
+/// uses). Cargo.lock lists those crates exactly when the feature is on, so
+/// this fails on Linux too, where the macOS build cannot be run;
+/// `.ci/run` also checks notify for aarch64-apple-darwin when it can.
+#[test]
+fn the_macos_watch_backend_is_built_with_its_crates() {
+    let lock =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).unwrap();
+    let notify = lock
+        .split("[[package]]")
+        .find(|p| p.contains("\nname = \"notify\"\n"))
+        .expect("notify is in Cargo.lock");
+    assert!(
+        notify.contains("\"objc2-core-services\""),
+        "notify is built without its FSEvents crates: keep features = [\"macos_fsevent\"] in Cargo.toml"
+    );
+}
