@@ -707,6 +707,19 @@ fn doctor_names_symlinks_special_files_and_modes_in_state() {
     assert!(text.contains("-> rm "), "{text}");
     assert!(text.contains(".approvals has mode 777"), "{text}");
     assert!(text.contains("-> chmod 700 "), "{text}");
+    // The mail checks could not list the inbox: they say so instead of "ok".
+    assert!(
+        text.contains("not checked, the inbox cannot be listed"),
+        "{text}"
+    );
+    for check in ["identity", "processed"] {
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.starts_with("ok") && l.contains(check)),
+            "{check} reported ok without looking:\n{text}"
+        );
+    }
     // A world-writable state folder is not trusted by the commands either.
     let out = aea(&env, &web, &["check"]);
     assert_eq!(code(&out), 5, "{}", stderr(&out));

@@ -54,8 +54,162 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
             .as_ref()
             .map_or(String::new(), |r| r.display().to_string())
     ));
+    let demo = Demo { env, printer: p };
 
-    let step = |title: &str, repo: &Path, args: &[&str]| -> Result<()> {
+    demo.step(
+        "Set up both repositories",
+        &api,
+        &["init", "--no-agent-files", "--no-git-hooks"],
+    )?;
+    demo.step("", &web, &["init", "--no-agent-files", "--no-git-hooks"])?;
+    send_three(&demo, &api, &web)?;
+    read_and_handle(&demo, &api, &web)?;
+    if args.keep.is_none() {
+        p.line("");
+        p.line("The demo directory is removed now; pass --keep DIR to look around.");
+    }
+    Ok(ExitCode::Success)
+}
+
+/// api sends a question (by registry id), an urgent issue (by path) and a
+/// handoff.
+fn send_three(demo: &Demo<'_>, api: &Path, web: &Path) -> Result<()> {
+    demo.step(
+        "api asks web a question (recipient by registry id)",
+        api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "question",
+            "--subject",
+            "Which port does the dev server use?",
+            "--body",
+            "We need it for the proxy config.",
+            "--requires-response",
+        ],
+    )?;
+    let web_path = web.display().to_string();
+    demo.step(
+        "api reports an urgent issue (recipient by path)",
+        api,
+        &[
+            "send",
+            "--to",
+            &web_path,
+            "--type",
+            "issue",
+            "--priority",
+            "urgent",
+            "--subject",
+            "Login returns 500 since the last deploy",
+            "--body",
+            "Stack trace in the attached log; started at 14:02.",
+        ],
+    )?;
+    demo.step(
+        "api hands work over",
+        api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "handoff",
+            "--subject",
+            "Take over the session-cookie migration",
+            "--body",
+            "Branch cookie-migration, steps 1-3 done.",
+            "--context",
+            r#"{"branch": "cookie-migration"}"#,
+        ],
+    )?;
+    Ok(())
+}
+
+/// web checks its mail, answers the question, and a person approves the
+/// handoff; api receives the answer.
+fn read_and_handle(demo: &Demo<'_>, api: &Path, web: &Path) -> Result<()> {
+    demo.step(
+        "web checks its mail: processing order and the policy's decision",
+        web,
+        &["check"],
+    )?;
+    demo.step(
+        "What a harness hook shows the model: counts and aea's own references only",
+        web,
+        &["check", "--hook", "plain"],
+    )?;
+
+    // The demo uses aea's short references, as an agent told by a hook would.
+    let inbox = Mailbox::at(web)?.unprocessed()?;
+    let refs = crate::shortref::of_entries(&inbox);
+    let id_of = |kind: MessageType| {
+        inbox
+            .iter()
+            .zip(&refs)
+            .find(|(e, _)| e.valid().is_some_and(|m| m.message_type == kind))
+            .map(|(_, r)| r.clone())
+            .ok_or_else(|| Error::usage("a demo message did not arrive", "report this as a bug"))
+    };
+    let (question, issue, handoff) = (
+        id_of(MessageType::Question)?,
+        id_of(MessageType::Issue)?,
+        id_of(MessageType::Handoff)?,
+    );
+    let short = question.as_str();
+    demo.step(
+        "web reads the question, framed as untrusted data",
+        web,
+        &["show", short],
+    )?;
+    demo.step(
+        "web answers in the same conversation",
+        web,
+        &[
+            "reply",
+            short,
+            "--body",
+            "Port 5173; the proxy should target http://localhost:5173.",
+        ],
+    )?;
+    demo.step(
+        "web marks the question processed",
+        web,
+        &["process", short, "--note", "answered"],
+    )?;
+    demo.step(
+        "web's inbox now: the gated messages wait for a person",
+        web,
+        &["pending"],
+    )?;
+    demo.step(
+        "Why the urgent issue waits",
+        web,
+        &["policy", "explain", &issue],
+    )?;
+    demo.step(
+        "A person approves the handoff; now the agent may act on it",
+        web,
+        &["approve", &handoff, "--note", "yes, take it over"],
+    )?;
+    demo.step("", web, &["process", &handoff])?;
+    demo.step("api receives the answer", api, &["check"])?;
+    demo.step("The audit log of web", web, &["log"])?;
+    Ok(())
+}
+
+/// Runs aea commands as the transcript shows them, in its own environment.
+struct Demo<'a> {
+    env: Env,
+    printer: &'a crate::printer::Printer,
+}
+
+impl Demo<'_> {
+    /// Prints `title` (unless empty) and the command line, then runs it.
+    fn step(&self, title: &str, repo: &Path, args: &[&str]) -> Result<()> {
+        let p = self.printer;
         if !title.is_empty() {
             p.line("");
             p.line(format_args!("## {title}"));
@@ -82,141 +236,12 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
                 "report this as a bug",
             )
         })?;
-        match crate::run(cli, &env) {
+        match crate::run(cli, &self.env) {
             ExitCode::Success | ExitCode::Attention => Ok(()),
             code => Err(Error::usage(
                 format!("demo step `{title}` exited with {code:?}"),
                 "report this as a bug, with the transcript above",
             )),
         }
-    };
-
-    step(
-        "Set up both repositories",
-        &api,
-        &["init", "--no-agent-files", "--no-git-hooks"],
-    )?;
-    step("", &web, &["init", "--no-agent-files", "--no-git-hooks"])?;
-    step(
-        "api asks web a question (recipient by registry id)",
-        &api,
-        &[
-            "send",
-            "--to",
-            "web",
-            "--type",
-            "question",
-            "--subject",
-            "Which port does the dev server use?",
-            "--body",
-            "We need it for the proxy config.",
-            "--requires-response",
-        ],
-    )?;
-    let web_path = web.display().to_string();
-    step(
-        "api reports an urgent issue (recipient by path)",
-        &api,
-        &[
-            "send",
-            "--to",
-            &web_path,
-            "--type",
-            "issue",
-            "--priority",
-            "urgent",
-            "--subject",
-            "Login returns 500 since the last deploy",
-            "--body",
-            "Stack trace in the attached log; started at 14:02.",
-        ],
-    )?;
-    step(
-        "api hands work over",
-        &api,
-        &[
-            "send",
-            "--to",
-            "web",
-            "--type",
-            "handoff",
-            "--subject",
-            "Take over the session-cookie migration",
-            "--body",
-            "Branch cookie-migration, steps 1-3 done.",
-            "--context",
-            r#"{"branch": "cookie-migration"}"#,
-        ],
-    )?;
-    step(
-        "web checks its mail: processing order and the policy's decision",
-        &web,
-        &["check"],
-    )?;
-    step(
-        "What a harness hook shows the model: counts and aea's own references only",
-        &web,
-        &["check", "--hook", "plain"],
-    )?;
-
-    // The demo uses aea's short references, as an agent told by a hook would.
-    let inbox = Mailbox::at(&web)?.unprocessed()?;
-    let refs = crate::shortref::of_entries(&inbox);
-    let id_of = |kind: MessageType| {
-        inbox
-            .iter()
-            .zip(&refs)
-            .find(|(e, _)| e.valid().is_some_and(|m| m.message_type == kind))
-            .map(|(_, r)| r.clone())
-            .ok_or_else(|| Error::usage("a demo message did not arrive", "report this as a bug"))
-    };
-    let (question, issue, handoff) = (
-        id_of(MessageType::Question)?,
-        id_of(MessageType::Issue)?,
-        id_of(MessageType::Handoff)?,
-    );
-    let short = question.as_str();
-    step(
-        "web reads the question, framed as untrusted data",
-        &web,
-        &["show", short],
-    )?;
-    step(
-        "web answers in the same conversation",
-        &web,
-        &[
-            "reply",
-            short,
-            "--body",
-            "Port 5173; the proxy should target http://localhost:5173.",
-        ],
-    )?;
-    step(
-        "web marks the question processed",
-        &web,
-        &["process", short, "--note", "answered"],
-    )?;
-    step(
-        "web's inbox now: the gated messages wait for a person",
-        &web,
-        &["pending"],
-    )?;
-    step(
-        "Why the urgent issue waits",
-        &web,
-        &["policy", "explain", &issue],
-    )?;
-    step(
-        "A person approves the handoff; now the agent may act on it",
-        &web,
-        &["approve", &handoff, "--note", "yes, take it over"],
-    )?;
-    step("", &web, &["process", &handoff])?;
-    step("api receives the answer", &api, &["check"])?;
-    step("The audit log of web", &web, &["log"])?;
-    if args.keep.is_none() {
-        p.line("");
-        p.line("The demo directory is removed now; pass --keep DIR to look around.");
     }
-    Ok(ExitCode::Success)
 }

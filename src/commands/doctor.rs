@@ -12,7 +12,9 @@ use crate::config;
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
 use crate::hooks::{self, HOOK_NAMES, State};
-use crate::mailbox::{CLAIMS_DIR, LAYOUT_DIRS, PROCESSED_DIR, Processed, STATE_DIRS, TMP_DIR};
+use crate::mailbox::{
+    CLAIMS_DIR, LAYOUT_DIRS, Mailbox, PROCESSED_DIR, Processed, STATE_DIRS, TMP_DIR,
+};
 use crate::registry::{Health, Registry};
 use crate::repo::{self, HooksPathSource};
 
@@ -152,9 +154,23 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let repo = mailbox.repo();
     let aea = mailbox.dir();
-    let mut out = Vec::new();
-    let mut check = |check: &'static str, problem: Option<(String, String)>, ok: &str| {
-        out.push(match problem {
+    let mut out = vec![layout(aea)];
+    let (config_findings, id) = config_checks(aea, repo, ctx);
+    out.extend(config_findings);
+    out.push(registry(ctx, repo, id.as_deref()));
+    out.push(git_hooks(ctx, repo));
+    out.push(agent_instructions(repo));
+    out.push(claude_hooks(repo));
+    out.extend(state(aea));
+    out.extend(inbox(&mailbox));
+    out.extend(leftovers(aea, ctx.rt.now()));
+    Ok(report(&out, ctx))
+}
+
+impl Finding {
+    /// `ok` when there is no problem, else the problem and its fix.
+    fn new(check: &'static str, problem: Option<(String, String)>, ok: &str) -> Self {
+        match problem {
             None => Finding {
                 check,
                 ok: true,
@@ -167,15 +183,17 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
                 detail,
                 fix: Some(fix),
             },
-        });
-    };
+        }
+    }
+}
 
+fn layout(aea: &Path) -> Finding {
     let missing: Vec<&str> = LAYOUT_DIRS
         .iter()
         .copied()
         .filter(|d| !aea.join(d).is_dir())
         .collect();
-    check(
+    Finding::new(
         "layout",
         (!missing.is_empty()).then(|| {
             (
@@ -184,8 +202,12 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
             )
         }),
         "all folders of .aea/ present",
-    );
+    )
+}
 
+/// The config as every command reads it, and what in it waits for `aea
+/// trust`. Also returns the agent id, when the config has one.
+fn config_checks(aea: &Path, repo: &Path, ctx: &Context) -> (Vec<Finding>, Option<String>) {
     let config_path = aea.join(config::FILE_NAME);
     // Never a FIFO or a symlink: an unreadable config reads as empty here
     // and the state check below names the file.
@@ -204,7 +226,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         .map(|c| c.config.agent.id)
         .map_err(|e| e.to_string());
     let id = parsed.as_ref().ok().cloned().flatten();
-    check(
+    let config = Finding::new(
         "config",
         match &parsed {
             Err(e) => Some((
@@ -219,7 +241,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         },
         "agent-config.yaml reads and compiles",
     );
-    check(
+    let trust = Finding::new(
         "config trust",
         match untrusted {
             Some(Ok(keys)) if !keys.is_empty() => Some((
@@ -232,8 +254,25 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         },
         "nothing in the config runs a program or reaches a host untrusted",
     );
+    let mut findings = vec![config, trust];
+    if aea.join(config::STALE_CACHE_FILE).exists() {
+        findings.push(Finding::new(
+            "config cache",
+            Some((
+                format!(
+                    "{} is left from aea 0.1; it is ignored",
+                    config::STALE_CACHE_FILE
+                ),
+                format!("rm {}", aea.join(config::STALE_CACHE_FILE).display()),
+            )),
+            "",
+        ));
+    }
+    (findings, id)
+}
 
-    match (ctx.registry(), &id) {
+fn registry(ctx: &Context, repo: &Path, id: Option<&str>) -> Finding {
+    match (ctx.registry(), id) {
         (Some(path), Some(id)) => {
             let problem = match Registry::load(path) {
                 Err(e) => Some((e.to_string(), e.hint().unwrap_or_default())),
@@ -256,9 +295,9 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
                     },
                 },
             };
-            check("registry", problem, "registered under this path");
+            Finding::new("registry", problem, "registered under this path")
         }
-        _ => check(
+        _ => Finding::new(
             "registry",
             Some((
                 "no registry available".into(),
@@ -267,17 +306,19 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
             "",
         ),
     }
+}
 
+fn git_hooks(ctx: &Context, repo: &Path) -> Finding {
     match repo::hook_dirs(repo) {
         Err(Error::NotAGitRepository { .. }) => {
-            check("git hooks", None, "not a git repository: none needed");
+            Finding::new("git hooks", None, "not a git repository: none needed")
         }
-        Err(e) => check(
+        Err(e) => Finding::new(
             "git hooks",
             Some((e.to_string(), e.hint().unwrap_or_default())),
             "",
         ),
-        Ok(dirs) if dirs.source == HooksPathSource::Inherited => check(
+        Ok(dirs) if dirs.source == HooksPathSource::Inherited => Finding::new(
             "git hooks",
             Some((
                 format!(
@@ -298,14 +339,16 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
                 .filter(|(_, s)| *s != State::Installed)
                 .map(|(h, s)| format!("{h} {}", s.as_str()))
                 .collect();
-            check(
+            Finding::new(
                 "git hooks",
                 (!bad.is_empty()).then(|| (bad.join(", "), "aea hooks install".to_string())),
                 "all four hooks installed and current",
-            );
+            )
         }
     }
+}
 
+fn agent_instructions(repo: &Path) -> Finding {
     let sections: Vec<&str> = harness::AGENT_FILES
         .iter()
         .copied()
@@ -317,7 +360,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
                 .is_some_and(|t| t.contains(crate::templates::SECTION_BEGIN))
         })
         .collect();
-    check(
+    Finding::new(
         "agent instructions",
         (!sections.is_empty()).then(|| {
             (
@@ -326,8 +369,11 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
             )
         }),
         "CLAUDE.md and AGENTS.md tell the agent to run `aea check`",
-    );
-    check(
+    )
+}
+
+fn claude_hooks(repo: &Path) -> Finding {
+    Finding::new(
         "claude hooks",
         (!harness::claude_hooks_present(repo)).then(|| {
             (
@@ -339,35 +385,43 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
             )
         }),
         "Claude Code is told about new mail",
-    );
+    )
+}
 
+fn state(aea: &Path) -> Vec<Finding> {
     let state = state_problems(aea);
     if state.is_empty() {
-        check(
+        return vec![Finding::new(
             "state",
             None,
             "state folders and files are the receiver's, real and regular",
-        );
+        )];
     }
-    for (detail, fix) in state {
-        check("state", Some((detail, fix)), "");
-    }
-    if aea.join(config::STALE_CACHE_FILE).exists() {
-        check(
-            "config cache",
-            Some((
-                format!(
-                    "{} is left from aea 0.1; it is ignored",
-                    config::STALE_CACHE_FILE
-                ),
-                format!("rm {}", aea.join(config::STALE_CACHE_FILE).display()),
-            )),
-            "",
-        );
-    }
+    state
+        .into_iter()
+        .map(|problem| Finding::new("state", Some(problem), ""))
+        .collect()
+}
 
-    // Unsound state is reported above; the inbox is then listed without it.
-    let entries = mailbox.unprocessed().unwrap_or_default();
+/// Forged and invalid mail, and processed messages replaced since.
+fn inbox(mailbox: &Mailbox) -> Vec<Finding> {
+    let aea = mailbox.dir();
+    // Where unsound state (reported above) stops the listing, the mail
+    // checks say they could not look rather than "ok".
+    let entries = match mailbox.unprocessed() {
+        Ok(entries) => entries,
+        Err(e) => {
+            return vec![Finding::new(
+                "inbox",
+                Some((
+                    format!("not checked, the inbox cannot be listed: {e}"),
+                    e.hint()
+                        .unwrap_or_else(|| "fix the state named above".to_string()),
+                )),
+                "",
+            )];
+        }
+    };
     let invalid: Vec<&str> = entries
         .iter()
         .filter(|e| e.message.is_err())
@@ -380,7 +434,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         .filter(|e| e.message.as_ref().is_err_and(|r| r.starts_with("forged")))
         .map(|e| e.name.as_str())
         .collect();
-    check(
+    let identity = Finding::new(
         "identity",
         (!forged.is_empty()).then(|| {
             (
@@ -394,7 +448,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         }),
         "no forged mail",
     );
-    check(
+    let inbox = Finding::new(
         "inbox",
         (!invalid.is_empty()).then(|| {
             (
@@ -420,7 +474,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
             )
         })
         .collect();
-    check(
+    let processed = Finding::new(
         "processed",
         (!replaced.is_empty()).then(|| {
             (
@@ -433,9 +487,12 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         }),
         "every processed message is the one that was processed",
     );
+    vec![identity, inbox, processed]
+}
 
+/// Claims and staging files older than anything alive would leave them.
+fn leftovers(aea: &Path, now: chrono::DateTime<chrono::Utc>) -> Vec<Finding> {
     let old = |dir: &str, age: Duration| -> Vec<String> {
-        let now = ctx.rt.now();
         fs::read_dir(aea.join(dir))
             .into_iter()
             .flatten()
@@ -449,7 +506,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
             .collect()
     };
     let stale = old(CLAIMS_DIR, Duration::minutes(30));
-    check(
+    let claims = Finding::new(
         "claims",
         (!stale.is_empty()).then(|| {
             (
@@ -460,7 +517,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         "no stale claims",
     );
     let leftovers = old(TMP_DIR, Duration::hours(1));
-    check(
+    let staging = Finding::new(
         "staging",
         (!leftovers.is_empty()).then(|| {
             (
@@ -473,13 +530,17 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         }),
         "no leftovers from interrupted sends",
     );
+    vec![claims, staging]
+}
 
+/// Prints the findings; exit 6 when any needs a fix.
+fn report(out: &[Finding], ctx: &Context) -> ExitCode {
     let problems = out.iter().filter(|f| !f.ok).count();
     if ctx.printer.json() {
         ctx.printer
             .value(&serde_json::json!({ "problems": problems, "checks": out }));
     } else {
-        for f in &out {
+        for f in out {
             if f.ok {
                 ctx.printer
                     .line(format_args!("ok    {:<18} {}", f.check, f.detail));
@@ -496,9 +557,9 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
             if problems == 1 { "" } else { "s" }
         ));
     }
-    Ok(if problems == 0 {
+    if problems == 0 {
         ExitCode::Success
     } else {
         ExitCode::Attention
-    })
+    }
 }
