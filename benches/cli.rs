@@ -305,10 +305,17 @@ fn main() {
     for _ in 0..trials {
         let mut watch = bench
             .cmd(&watched, &["watch", "--timeout", "10s"])
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // Let it set up its watch before the mail is sent.
-        std::thread::sleep(Duration::from_millis(100));
+        // Send only once it says it listens (its readiness line on stderr).
+        let mut ready = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(watch.stderr.take().unwrap()),
+            &mut ready,
+        )
+        .unwrap();
+        assert!(ready.contains("listening"), "watch said {ready:?}");
         let status = bench
             .cmd(
                 &waker,
