@@ -5,9 +5,8 @@ use super::Context;
 use crate::audit::{self, Event};
 use crate::cli::ProcessArgs;
 use crate::error::{Error, ExitCode, Result};
-use crate::mailbox::{Approval, Marker, Processed};
+use crate::mailbox::{Marker, Processed};
 use crate::message::format_time;
-use crate::policy::Action;
 
 pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
@@ -22,35 +21,13 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     };
     // Invalid files are never acted on, but may be marked ignored.
     let decision = entry.valid().map(|m| judge.decide(m));
-    if args.outcome == "done" {
-        match &decision {
-            None => {
-                return Err(Error::Gated {
-                    name: entry.name.clone(),
-                    reason: "it is not a valid message, so it can only be ignored".into(),
-                });
-            }
-            Some(d) if d.action == Action::Reject => {
-                return Err(Error::Gated {
-                    name: entry.name.clone(),
-                    reason: format!("the policy rejects it (rule {})", d.rule),
-                });
-            }
-            Some(d) if d.action == Action::RequireApproval => {
-                let state = mailbox.approval(&entry, true);
-                if state != Approval::Approved {
-                    return Err(Error::Gated {
-                        name: entry.name.clone(),
-                        reason: format!(
-                            "rule {} requires approval, which is {}",
-                            d.rule,
-                            state.label()
-                        ),
-                    });
-                }
-            }
-            Some(_) => {}
-        }
+    if args.outcome == "done"
+        && let Some(reason) = judge.why_not_done(&entry, decision.as_ref(), &mailbox)
+    {
+        return Err(Error::Gated {
+            name: entry.name.clone(),
+            reason,
+        });
     }
     let claim = mailbox.claim(&entry.name, &ctx.rt)?;
     let id = entry

@@ -4,10 +4,10 @@
 
 use std::rc::Rc;
 
-use super::{Decision, Explanation, Facts, Policy};
+use super::{Action, Decision, Explanation, Facts, Policy};
 use crate::error::Result;
 use crate::identity::{KeyRing, Verification};
-use crate::mailbox::Mailbox;
+use crate::mailbox::{Approval, Entry, Mailbox};
 use crate::message::Message;
 
 /// Where the judge says what went wrong with its inputs (an unreadable
@@ -88,5 +88,34 @@ impl Judge {
 
     pub fn explain(&self, message: &Message) -> Explanation {
         self.policy.explain(message, self.facts(message))
+    }
+
+    /// Why `entry` may not be marked processed as done, if it may not
+    /// (SPEC §5.4): an invalid file can only be ignored, mail the policy
+    /// rejects is never acted on, and gated mail needs a person's approval
+    /// first. `decision` is this judge's decision on it.
+    pub fn why_not_done(
+        &self,
+        entry: &Entry,
+        decision: Option<&Decision>,
+        mailbox: &Mailbox,
+    ) -> Option<String> {
+        let Some(decision) = decision else {
+            return Some("it is not a valid message, so it can only be ignored".into());
+        };
+        match decision.action {
+            Action::Reject => Some(format!("the policy rejects it (rule {})", decision.rule)),
+            Action::RequireApproval => {
+                let state = mailbox.approval(entry, true);
+                (state != Approval::Approved).then(|| {
+                    format!(
+                        "rule {} requires approval, which is {}",
+                        decision.rule,
+                        state.label()
+                    )
+                })
+            }
+            Action::AutoRespond | Action::Acknowledge => None,
+        }
     }
 }
