@@ -133,8 +133,12 @@ pub enum Error {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
 
-    #[error("sync with {remote} failed: {cause}")]
-    SyncFailed { remote: String, cause: String },
+    #[error("sync with {remote} failed")]
+    SyncFailed {
+        remote: String,
+        #[source]
+        source: GitError,
+    },
 
     #[error("no mail remote is configured")]
     NoMailRemote,
@@ -168,14 +172,173 @@ pub enum Error {
     #[error("agent id {id:?} is already registered for {}", other.display())]
     RegistryConflict { id: String, other: PathBuf },
 
-    #[error("{}: {detail}", path.display())]
-    ConfigInvalid { path: PathBuf, detail: String },
+    #[error("{} is not a valid aea config", path.display())]
+    ConfigInvalid {
+        path: PathBuf,
+        #[source]
+        problem: ConfigProblem,
+    },
 
     #[error("delivered to {} of {} recipients", delivered.len(), delivered.len() + failed.len())]
     PartialDelivery {
         delivered: Vec<String>,
         failed: Vec<String>,
     },
+
+    /// Something aea itself got wrong: a state it never creates.
+    #[error("internal error: {what}")]
+    Internal { what: String },
+
+    #[error("demo step `{step}` failed (exit status {})", *code as u8)]
+    DemoStepFailed { step: String, code: ExitCode },
+
+    /// Every name tried for a new file in `dir` was taken.
+    #[error("no free file name in {}", dir.display())]
+    NoFreeName { dir: PathBuf },
+
+    #[error("the monitor did not come up within {} seconds", within.as_secs())]
+    MonitorDidNotStart { within: std::time::Duration },
+
+    #[error("cannot tell where the aea binary is")]
+    UnknownExecutable,
+
+    #[error("no user config directory, so no {}", needed_for.what())]
+    NoConfigDir { needed_for: ConfigDirUse },
+
+    #[error("attachment {} is outside this repository", path.display())]
+    AttachmentOutside { path: PathBuf },
+
+    #[error("{} is a symbolic link that leads outside the repository", path.display())]
+    LinkLeavesRepository { path: PathBuf },
+
+    #[error("{} is a symbolic link to nothing", path.display())]
+    DanglingLink { path: PathBuf },
+
+    #[error("the message is {bytes} bytes, over the {limit} byte limit of {}", repo.display())]
+    MessageTooLarge {
+        bytes: u64,
+        limit: u64,
+        repo: PathBuf,
+    },
+
+    #[error("{} is not agent {id} (its config says {found:?})", path.display())]
+    RegistryMismatch {
+        id: String,
+        path: PathBuf,
+        found: String,
+    },
+
+    #[error("{}", match path {
+        Some(path) => format!("{} publishes no agent.public_key", path.display()),
+        None => format!("agent {agent} has no path on this machine to read its key from"),
+    })]
+    NoKeyToPin {
+        agent: String,
+        path: Option<PathBuf>,
+    },
+
+    #[error("{} already exists", path.display())]
+    BackupExists { path: PathBuf },
+}
+
+/// What `aea` wanted the user's config directory for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigDirUse {
+    SigningKey,
+    Registry,
+    TrustStore,
+}
+
+impl ConfigDirUse {
+    fn what(self) -> &'static str {
+        match self {
+            ConfigDirUse::SigningKey => "signing key",
+            ConfigDirUse::Registry => "registry",
+            ConfigDirUse::TrustStore => "trust store",
+        }
+    }
+}
+
+/// Why the user's `git` could not fetch from or push to a mail remote.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot run git")]
+    Spawn(#[source] io::Error),
+    /// git ran and failed; `said` is the line of its stderr that says why.
+    #[error("git {command}: {said}")]
+    Failed { command: &'static str, said: String },
+    #[error("{refname} kept moving: pushes were rejected {attempts} times")]
+    KeptMoving { refname: String, attempts: u32 },
+}
+
+/// What is wrong with an `agent-config.yaml`.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigProblem {
+    #[error("the file is missing")]
+    Missing,
+    /// The YAML does not parse, or does not fit aea's schema. `message` is
+    /// serde-saphyr's wording for users, without location and snippet.
+    #[error("{}{message}", match (line, column) {
+        (Some(l), Some(c)) => format!("line {l} column {c}: "),
+        (Some(l), None) => format!("line {l}: "),
+        _ => String::new(),
+    })]
+    Yaml {
+        line: Option<u64>,
+        column: Option<u64>,
+        message: String,
+    },
+    /// A value that reads but means nothing to aea; `key` is its dotted path.
+    #[error("{key}: {message}")]
+    Value { key: String, message: String },
+    #[error("{key}: invalid glob {pattern:?}")]
+    Glob {
+        key: String,
+        pattern: String,
+        #[source]
+        source: globset::Error,
+    },
+    /// A free-form section (`monitoring`) whose content is read later.
+    #[error("{key} does not have the form aea expects")]
+    Shape {
+        key: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl ConfigProblem {
+    pub fn value(key: impl Into<String>, message: impl Into<String>) -> Self {
+        ConfigProblem::Value {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The key or line to fix, as the hint names it.
+    fn place(&self) -> Option<String> {
+        match self {
+            ConfigProblem::Missing => None,
+            ConfigProblem::Yaml { line, .. } => line.map(|l| format!("line {l}")),
+            ConfigProblem::Value { key, .. } | ConfigProblem::Glob { key, .. } => {
+                Some(format!("`{key}`"))
+            }
+            ConfigProblem::Shape { key, .. } => Some(format!("`{key}`")),
+        }
+    }
+}
+
+/// `err` and its causes on one line, `: `-separated: for reports that
+/// give each error one line (`validate`, `doctor`, hook output).
+pub fn one_line(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 impl Error {
@@ -213,7 +376,14 @@ impl Error {
             | Error::SettingsInvalid { .. }
             | Error::SyncFailed { .. }
             | Error::MailStore { .. }
-            | Error::TrustStoreCorrupt { .. } => ExitCode::Failure,
+            | Error::TrustStoreCorrupt { .. }
+            | Error::Internal { .. }
+            | Error::DemoStepFailed { .. }
+            | Error::NoFreeName { .. }
+            | Error::UnknownExecutable
+            | Error::NoConfigDir { .. }
+            | Error::RegistryMismatch { .. }
+            | Error::BackupExists { .. } => ExitCode::Failure,
             Error::InvalidAgentId { .. }
             | Error::RecipientAmbiguous { .. }
             | Error::Usage { .. }
@@ -225,7 +395,9 @@ impl Error {
             | Error::NotInitialized { .. }
             | Error::RecipientNotFound { .. }
             | Error::MessageNotFound { .. }
-            | Error::NotAGitRepository { .. } => ExitCode::NotFound,
+            | Error::NotAGitRepository { .. }
+            | Error::NoKeyToPin { .. } => ExitCode::NotFound,
+            Error::MonitorDidNotStart { .. } => ExitCode::Timeout,
             Error::Symlink { .. }
             | Error::UnsafeState { .. }
             | Error::SendToSelf { .. }
@@ -234,7 +406,11 @@ impl Error {
             | Error::Gated { .. }
             | Error::HooksPathInherited { .. }
             | Error::RemoteLooksLikeOption { .. }
-            | Error::RemoteRefused { .. } => ExitCode::Refused,
+            | Error::RemoteRefused { .. }
+            | Error::AttachmentOutside { .. }
+            | Error::LinkLeavesRepository { .. }
+            | Error::DanglingLink { .. }
+            | Error::MessageTooLarge { .. } => ExitCode::Refused,
         }
     }
 
@@ -316,15 +492,21 @@ or install into {} for every repository with `aea hooks install --force`",
                 path.display()
             ),
             Error::HookConflict { path } => format!(
-                "move {} (or its `.aea-orig` copy) aside by hand, then run `aea hooks install` again",
+                "move {} aside by hand, then run `aea hooks install` again",
                 path.display()
             ),
             Error::SettingsInvalid { .. } => {
                 "fix the JSON by hand (aea leaves it untouched), then run the command again".to_string()
             }
-            Error::SyncFailed { .. } => {
-                "nothing was lost: queued mail stays in .aea/outgoing/; check that `git ls-remote <remote>` works, then run `aea sync` again".to_string()
+            Error::SyncFailed {
+                source: GitError::KeptMoving { .. },
+                ..
+            } => {
+                "nothing was lost: queued mail stays in .aea/outgoing/; others are pushing to the same remote, so run `aea sync` again in a moment".to_string()
             }
+            Error::SyncFailed { remote, .. } => format!(
+                "nothing was lost: queued mail stays in .aea/outgoing/; check that `git ls-remote -- {remote}` works, then run `aea sync` again"
+            ),
             Error::MailStore { path, .. } => format!(
                 "nothing was lost: queued mail stays in .aea/outgoing/; the store holds only copies, so move it aside (`mv {0} {0}.bad`) and run `aea sync` again to rebuild it from the remote",
                 path.display()
@@ -340,7 +522,7 @@ or install into {} for every repository with `aea hooks install --force`",
                 path.display()
             ),
             Error::NoMailRemote => {
-                "pass `--remote URL`, or add `sync:\n  remote: URL` to .aea/agent-config.yaml".to_string()
+                "pass `--remote URL`, or set `remote: URL` under `sync:` in .aea/agent-config.yaml".to_string()
             }
             Error::NeedsTerminal => {
                 "run it in a terminal, or use `aea pending`, `aea approve` and `aea reject` from scripts".to_string()
@@ -362,9 +544,20 @@ or install into {} for every repository with `aea hooks install --force`",
             Error::RegistryConflict { .. } => {
                 "choose another id with `--id`, or remove the old repository's entry from the registry".to_string()
             }
-            Error::ConfigInvalid { .. } => {
-                "fix the YAML at the line named, or compare with the presets in `aea init --help`".to_string()
-            }
+            Error::ConfigInvalid { path, problem } => match problem.place() {
+                _ if matches!(problem, ConfigProblem::Missing) => format!(
+                    "run `aea init` to write a new {}",
+                    path.display()
+                ),
+                Some(place) => format!(
+                    "fix {place} of {}, or compare with the presets in `aea init --help`",
+                    path.display()
+                ),
+                None => format!(
+                    "fix {}, or compare with the presets in `aea init --help`",
+                    path.display()
+                ),
+            },
             Error::PartialDelivery { delivered, failed } => format!(
                 "delivered: {}; failed: {}; resend to the failed recipients only",
                 if delivered.is_empty() {
@@ -374,6 +567,55 @@ or install into {} for every repository with `aea hooks install --force`",
                 },
                 failed.join(", ")
             ),
+            Error::Internal { .. } => {
+                "this is a bug in aea; please report it with the command that led here".to_string()
+            }
+            Error::DemoStepFailed { .. } => {
+                "the step's own error is printed above; unless it is about this machine (HOME, git, disk), report it as a bug with the transcript".to_string()
+            }
+            Error::NoFreeName { dir } => format!(
+                "too many files in {} share the names aea tries; move old ones aside (`aea gc` for processed mail), then run the command again",
+                dir.display()
+            ),
+            Error::MonitorDidNotStart { .. } => {
+                "run `aea monitor run` in a terminal to see why".to_string()
+            }
+            Error::UnknownExecutable => "run aea by its full path".to_string(),
+            Error::NoConfigDir { needed_for } => match needed_for {
+                ConfigDirUse::SigningKey => {
+                    "set HOME (or XDG_CONFIG_HOME) so aea can keep its keys".to_string()
+                }
+                ConfigDirUse::Registry => {
+                    "set HOME (or XDG_CONFIG_HOME), or AEA_REGISTRY to a file path".to_string()
+                }
+                ConfigDirUse::TrustStore => {
+                    "set HOME (or XDG_CONFIG_HOME) so aea can keep its trust store there".to_string()
+                }
+            },
+            Error::AttachmentOutside { .. } => {
+                "attach files of this repository only; the recipient reads them by path".to_string()
+            }
+            Error::LinkLeavesRepository { path } => format!(
+                "replace {} with a regular file, or a link to a file inside the repository",
+                path.display()
+            ),
+            Error::DanglingLink { path } => format!("remove or fix {}", path.display()),
+            Error::MessageTooLarge { .. } => {
+                "shorten the body, or attach files with `--attach` instead of inlining them; the receiver sets the limit in `limits.max_message_bytes`".to_string()
+            }
+            Error::RegistryMismatch { id, .. } => format!(
+                "fix the registry entry with `aea agents add {id} --path <repository> --force`"
+            ),
+            Error::NoKeyToPin { path: Some(path), .. } => format!(
+                "run `aea init` in {} to create its key, or pass --key, or --allow-unsigned for an agent that cannot sign",
+                path.display()
+            ),
+            Error::NoKeyToPin { path: None, .. } => {
+                "pass --key ed25519:… as the agent's owner gives it to you".to_string()
+            }
+            Error::BackupExists { .. } => {
+                "wait a second and run it again, or move the old backup away".to_string()
+            }
         };
         Some(hint)
     }

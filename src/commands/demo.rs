@@ -75,18 +75,15 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         let argv = ["aea", "--repo", repo_arg.as_str()]
             .into_iter()
             .chain(args.iter().copied());
-        let cli = Cli::try_parse_from(argv).map_err(|e| {
-            Error::usage(
-                format!("demo step failed to parse: {e}"),
-                "report this as a bug",
-            )
+        let cli = Cli::try_parse_from(argv).map_err(|e| Error::Internal {
+            what: format!("demo step `{title}` does not parse: {e}"),
         })?;
         match crate::run(cli, &env) {
             ExitCode::Success | ExitCode::Attention => Ok(()),
-            code => Err(Error::usage(
-                format!("demo step `{title}` exited with {code:?}"),
-                "report this as a bug, with the transcript above",
-            )),
+            code => Err(Error::DemoStepFailed {
+                step: title.to_string(),
+                code,
+            }),
         }
     };
 
@@ -167,7 +164,9 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
             .zip(&refs)
             .find(|(e, _)| e.valid().is_some_and(|m| m.message_type == kind))
             .map(|(_, r)| r.clone())
-            .ok_or_else(|| Error::usage("a demo message did not arrive", "report this as a bug"))
+            .ok_or_else(|| Error::Internal {
+                what: format!("the demo's {kind:?} message did not arrive"),
+            })
     };
     let (question, issue, handoff) = (
         id_of(MessageType::Question)?,

@@ -198,11 +198,11 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     let untrusted = checked.as_ref().ok().map(|c| {
         crate::config_trust::trusted_settings(&c.config, aea, repo, ctx.trust_store())
             .map(|t| t.ignored.keys())
-            .map_err(|e| e.to_string())
+            .map_err(|e| crate::error::one_line(&e))
     });
     let parsed = checked
         .map(|c| c.config.agent.id)
-        .map_err(|e| e.to_string());
+        .map_err(|e| crate::error::one_line(&e));
     let id = parsed.as_ref().ok().cloned().flatten();
     check(
         "config",
@@ -236,7 +236,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     match (ctx.registry(), &id) {
         (Some(path), Some(id)) => {
             let problem = match Registry::load(path) {
-                Err(e) => Some((e.to_string(), e.hint().unwrap_or_default())),
+                Err(e) => Some((crate::error::one_line(&e), e.hint().unwrap_or_default())),
                 Ok(registry) => match registry.get(id) {
                     None => Some((
                         format!("{id} is not registered"),
@@ -274,7 +274,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         }
         Err(e) => check(
             "git hooks",
-            Some((e.to_string(), e.hint().unwrap_or_default())),
+            Some((crate::error::one_line(&e), e.hint().unwrap_or_default())),
             "",
         ),
         Ok(dirs) if dirs.source == HooksPathSource::Inherited => check(
