@@ -620,3 +620,316 @@ or install into {} for every repository with `aea hooks install --force`",
         Some(hint)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Number of arms of [`expected_code`]; each returns its own index.
+    const VARIANTS: usize = 52;
+
+    /// SPEC §13 for each variant, written apart from [`Error::exit_code`]
+    /// and without a wildcard: a new variant does not compile until it is
+    /// given its code here and an example in [`examples`].
+    fn expected_code(e: &Error) -> (usize, ExitCode) {
+        use ExitCode::*;
+        match e {
+            Error::Io { .. } => (0, Failure),
+            Error::NoRepository { .. } => (1, NotFound),
+            Error::NotInitialized { .. } => (2, NotFound),
+            Error::Symlink { .. } => (3, Refused),
+            Error::NotADirectory { .. } => (4, Failure),
+            Error::UnsafeState { .. } => (5, Refused),
+            Error::InvalidAgentId { .. } => (6, Usage),
+            Error::RecipientNotFound { .. } => (7, NotFound),
+            Error::RecipientAmbiguous { .. } => (8, Usage),
+            Error::SendToSelf { .. } => (9, Refused),
+            Error::SecretDetected { .. } => (10, Refused),
+            Error::Usage { .. } => (11, Usage),
+            Error::BadDuration { .. } => (12, Usage),
+            Error::MessageNotFound { .. } => (13, NotFound),
+            Error::AmbiguousReference { .. } => (14, Usage),
+            Error::InvalidMessage { .. } => (15, Failure),
+            Error::AlreadyProcessed { .. } => (16, Failure),
+            Error::Claimed { .. } => (17, Failure),
+            Error::Gated { .. } => (18, Refused),
+            Error::NotGated { .. } => (19, Failure),
+            Error::AlreadyDecided { .. } => (20, Failure),
+            Error::NotAGitRepository { .. } => (21, NotFound),
+            Error::HooksPathInherited { .. } => (22, Refused),
+            Error::HookConflict { .. } => (23, Failure),
+            Error::SettingsInvalid { .. } => (24, Failure),
+            Error::MailStore { .. } => (25, Failure),
+            Error::SyncFailed { .. } => (26, Failure),
+            Error::NoMailRemote => (27, Usage),
+            Error::RemoteLooksLikeOption { .. } => (28, Refused),
+            Error::RemoteRefused { .. } => (29, Refused),
+            Error::TrustStoreCorrupt { .. } => (30, Failure),
+            Error::NeedsTerminal => (31, Usage),
+            Error::NoReturnAddress { .. } => (32, Refused),
+            Error::NoSigningKey { .. } => (33, Failure),
+            Error::KeyInvalid { .. } => (34, Failure),
+            Error::RegistryCorrupt { .. } => (35, Failure),
+            Error::RegistryConflict { .. } => (36, Failure),
+            Error::ConfigInvalid { .. } => (37, Failure),
+            Error::PartialDelivery { .. } => (38, Failure),
+            Error::Internal { .. } => (39, Failure),
+            Error::DemoStepFailed { .. } => (40, Failure),
+            Error::NoFreeName { .. } => (41, Failure),
+            Error::MonitorDidNotStart { .. } => (42, Timeout),
+            Error::UnknownExecutable => (43, Failure),
+            Error::NoConfigDir { .. } => (44, Failure),
+            Error::AttachmentOutside { .. } => (45, Refused),
+            Error::LinkLeavesRepository { .. } => (46, Refused),
+            Error::DanglingLink { .. } => (47, Refused),
+            Error::MessageTooLarge { .. } => (48, Refused),
+            Error::RegistryMismatch { .. } => (49, Failure),
+            Error::NoKeyToPin { .. } => (50, NotFound),
+            Error::BackupExists { .. } => (51, Failure),
+        }
+    }
+
+    /// One value of every variant (several where the hint depends on a field).
+    fn examples() -> Vec<Error> {
+        let p = || PathBuf::from("/r/.aea/x");
+        let s = |t: &str| t.to_string();
+        vec![
+            Error::io("read", p(), io::Error::from(io::ErrorKind::NotFound)),
+            Error::io("read", p(), io::Error::from(io::ErrorKind::PermissionDenied)),
+            Error::NoRepository { start: p() },
+            Error::NotInitialized { path: p() },
+            Error::Symlink { path: p() },
+            Error::NotADirectory { path: p() },
+            Error::UnsafeState {
+                path: p(),
+                detail: s("is writable by others"),
+            },
+            Error::InvalidAgentId {
+                id: s("a b"),
+                reason: "it has a space",
+            },
+            Error::RecipientNotFound {
+                target: s("web"),
+                tried: vec![s("registry")],
+            },
+            Error::RecipientAmbiguous {
+                target: s("web"),
+                candidates: vec![s("/a"), s("/b")],
+            },
+            Error::SendToSelf { id: s("api") },
+            Error::SecretDetected { kind: "github token" },
+            Error::usage("bad flag", "use a good one"),
+            Error::BadDuration {
+                what: "--older-than",
+                source: crate::duration::DurationError::Overflow(s("99999999w")),
+            },
+            Error::MessageNotFound {
+                reference: s("m1"),
+            },
+            Error::AmbiguousReference {
+                reference: s("m"),
+                candidates: vec![s("m1"), s("m2")],
+            },
+            Error::InvalidMessage {
+                path: p(),
+                reason: s("not valid JSON"),
+            },
+            Error::AlreadyProcessed { name: s("n") },
+            Error::Claimed {
+                name: s("n"),
+                holder: s("pid 1"),
+            },
+            Error::Gated {
+                name: s("message-20261121T100000000Z-from-api-0badf11e.json"),
+                reason: s("handoff"),
+            },
+            Error::NotGated {
+                name: s("n"),
+                action: "auto_respond",
+                rule: s("r"),
+            },
+            Error::AlreadyDecided {
+                name: s("n"),
+                decision: s("approved"),
+                by: s("me"),
+                at: s("now"),
+            },
+            Error::NotAGitRepository {
+                path: p(),
+                detail: s("no .git"),
+            },
+            Error::HooksPathInherited { path: p() },
+            Error::HookConflict { path: p() },
+            Error::SettingsInvalid {
+                path: p(),
+                detail: s("not JSON"),
+            },
+            Error::MailStore {
+                path: p(),
+                op: "open",
+                source: Box::new(io::Error::other("damaged")),
+            },
+            Error::SyncFailed {
+                remote: s("/srv/mail.git"),
+                source: GitError::Spawn(io::Error::from(io::ErrorKind::NotFound)),
+            },
+            Error::SyncFailed {
+                remote: s("/srv/mail.git"),
+                source: GitError::Failed {
+                    command: "fetch",
+                    said: s("fatal: no"),
+                },
+            },
+            Error::SyncFailed {
+                remote: s("/srv/mail.git"),
+                source: GitError::KeptMoving {
+                    refname: s("refs/aea/mail/web"),
+                    attempts: 10,
+                },
+            },
+            Error::NoMailRemote,
+            Error::RemoteLooksLikeOption { remote: s("-x") },
+            Error::RemoteRefused {
+                remote: s("ext::sh"),
+                why: s("a program"),
+            },
+            Error::TrustStoreCorrupt {
+                path: p(),
+                detail: s("bad"),
+            },
+            Error::NeedsTerminal,
+            Error::NoReturnAddress {
+                agent: s("stranger"),
+                reason: s("unknown"),
+            },
+            Error::NoSigningKey {
+                agent: s("api"),
+                path: p(),
+            },
+            Error::KeyInvalid { path: p() },
+            Error::RegistryCorrupt {
+                path: p(),
+                detail: s("bad"),
+            },
+            Error::RegistryConflict {
+                id: s("api"),
+                other: p(),
+            },
+            Error::ConfigInvalid {
+                path: p(),
+                problem: ConfigProblem::Missing,
+            },
+            Error::ConfigInvalid {
+                path: p(),
+                problem: ConfigProblem::Yaml {
+                    line: Some(3),
+                    column: Some(1),
+                    message: s("duplicate mapping key"),
+                },
+            },
+            Error::ConfigInvalid {
+                path: p(),
+                problem: ConfigProblem::Yaml {
+                    line: None,
+                    column: None,
+                    message: s("unexpected end of file"),
+                },
+            },
+            Error::ConfigInvalid {
+                path: p(),
+                problem: ConfigProblem::value("limits.max_recipients", "0 is out of range"),
+            },
+            Error::ConfigInvalid {
+                path: p(),
+                problem: ConfigProblem::Shape {
+                    key: "monitoring",
+                    source: serde_json::from_str::<Vec<u8>>("5").unwrap_err(),
+                },
+            },
+            Error::PartialDelivery {
+                delivered: vec![],
+                failed: vec![s("web")],
+            },
+            Error::Internal { what: s("oops") },
+            Error::DemoStepFailed {
+                step: s("send"),
+                code: ExitCode::Refused,
+            },
+            Error::NoFreeName { dir: p() },
+            Error::MonitorDidNotStart {
+                within: Duration::from_secs(5),
+            },
+            Error::UnknownExecutable,
+            Error::NoConfigDir {
+                needed_for: ConfigDirUse::SigningKey,
+            },
+            Error::NoConfigDir {
+                needed_for: ConfigDirUse::Registry,
+            },
+            Error::NoConfigDir {
+                needed_for: ConfigDirUse::TrustStore,
+            },
+            Error::AttachmentOutside { path: p() },
+            Error::LinkLeavesRepository { path: p() },
+            Error::DanglingLink { path: p() },
+            Error::MessageTooLarge {
+                bytes: 2_000_000,
+                limit: 1_000_000,
+                repo: p(),
+            },
+            Error::RegistryMismatch {
+                id: s("web"),
+                path: p(),
+                found: s("api"),
+            },
+            Error::NoKeyToPin {
+                agent: s("web"),
+                path: Some(p()),
+            },
+            Error::NoKeyToPin {
+                agent: s("web"),
+                path: None,
+            },
+            Error::BackupExists { path: p() },
+        ]
+    }
+
+    #[test]
+    fn every_variant_has_its_exit_code_and_a_one_line_hint() {
+        let mut seen = vec![false; VARIANTS];
+        for e in examples() {
+            let (index, code) = expected_code(&e);
+            seen[index] = true;
+            assert_eq!(e.exit_code(), code, "{e:?}");
+            let hint = e.hint().unwrap_or_default();
+            assert!(!hint.trim().is_empty(), "{e:?} has no hint");
+            for text in [hint, one_line(&e)] {
+                assert!(!text.contains('\n'), "{e:?}: {text:?} is not one line");
+            }
+        }
+        let missing: Vec<usize> = (0..VARIANTS).filter(|&i| !seen[i]).collect();
+        assert!(missing.is_empty(), "no example of arms {missing:?}");
+    }
+
+    #[test]
+    fn an_io_error_without_advice_has_no_hint() {
+        let e = Error::io("read", "/x", io::Error::other("odd"));
+        assert_eq!(e.hint(), None);
+    }
+
+    #[test]
+    fn one_line_joins_the_causes() {
+        let e = Error::SyncFailed {
+            remote: "/srv/m.git".into(),
+            source: GitError::Failed {
+                command: "push",
+                said: "fatal: denied".into(),
+            },
+        };
+        assert_eq!(
+            one_line(&e),
+            "sync with /srv/m.git failed: git push: fatal: denied"
+        );
+    }
+}
