@@ -696,7 +696,11 @@ mod tests {
         let s = |t: &str| t.to_string();
         vec![
             Error::io("read", p(), io::Error::from(io::ErrorKind::NotFound)),
-            Error::io("read", p(), io::Error::from(io::ErrorKind::PermissionDenied)),
+            Error::io(
+                "read",
+                p(),
+                io::Error::from(io::ErrorKind::PermissionDenied),
+            ),
             Error::NoRepository { start: p() },
             Error::NotInitialized { path: p() },
             Error::Symlink { path: p() },
@@ -718,15 +722,15 @@ mod tests {
                 candidates: vec![s("/a"), s("/b")],
             },
             Error::SendToSelf { id: s("api") },
-            Error::SecretDetected { kind: "github token" },
+            Error::SecretDetected {
+                kind: "github token",
+            },
             Error::usage("bad flag", "use a good one"),
             Error::BadDuration {
                 what: "--older-than",
                 source: crate::duration::DurationError::Overflow(s("99999999w")),
             },
-            Error::MessageNotFound {
-                reference: s("m1"),
-            },
+            Error::MessageNotFound { reference: s("m1") },
             Error::AmbiguousReference {
                 reference: s("m"),
                 candidates: vec![s("m1"), s("m2")],
