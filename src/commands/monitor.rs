@@ -305,7 +305,7 @@ fn ring(
             Ok(()) => Event::new(&ctx.rt, "notified").with("transport", transport.name()),
             Err(e) => Event::new(&ctx.rt, "notify_failed")
                 .with("transport", transport.name())
-                .with("error", e),
+                .with("error", crate::error::one_line(&e)),
         };
         log(event.with("messages", refs.len()));
     }
