@@ -544,11 +544,11 @@ or install into {} for every repository with `aea hooks install --force`",
             Error::RegistryConflict { .. } => {
                 "choose another id with `--id`, or remove the old repository's entry from the registry".to_string()
             }
+            Error::ConfigInvalid {
+                path,
+                problem: ConfigProblem::Missing,
+            } => format!("run `aea init` to write a new {}", path.display()),
             Error::ConfigInvalid { path, problem } => match problem.place() {
-                _ if matches!(problem, ConfigProblem::Missing) => format!(
-                    "run `aea init` to write a new {}",
-                    path.display()
-                ),
                 Some(place) => format!(
                     "fix {place} of {}, or compare with the presets in `aea init --help`",
                     path.display()
@@ -901,7 +901,7 @@ mod tests {
 
     #[test]
     fn every_variant_has_its_exit_code_and_a_one_line_hint() {
-        let mut seen = vec![false; VARIANTS];
+        let mut seen = [false; VARIANTS];
         for e in examples() {
             let (index, code) = expected_code(&e);
             seen[index] = true;

@@ -76,7 +76,10 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
             .into_iter()
             .chain(args.iter().copied());
         let cli = Cli::try_parse_from(argv).map_err(|e| Error::Internal {
-            what: format!("demo step `{title}` does not parse: {e}"),
+            what: format!(
+                "demo step `{title}` does not parse: {}",
+                e.to_string().lines().next().unwrap_or_default()
+            ),
         })?;
         match crate::run(cli, &env) {
             ExitCode::Success | ExitCode::Attention => Ok(()),
