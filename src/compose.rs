@@ -138,12 +138,11 @@ impl Draft {
 /// outside it (also through a symlink) is refused.
 pub fn attachment(path: &Path, repo: &Path) -> Result<Value> {
     let real = fs::canonicalize(path).map_err(|e| Error::io("read attachment", path, e))?;
-    let relative = real.strip_prefix(repo).map_err(|_| {
-        Error::usage(
-            format!("attachment {} is outside this repository", path.display()),
-            "attach files of this repository only; the recipient reads them by path",
-        )
-    })?;
+    let relative = real
+        .strip_prefix(repo)
+        .map_err(|_| Error::AttachmentOutside {
+            path: path.to_path_buf(),
+        })?;
     let bytes = fs::read(&real).map_err(|e| Error::io("read attachment", &real, e))?;
     Ok(serde_json::json!({
         "path": relative.to_string_lossy().replace('\\', "/"),

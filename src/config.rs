@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{ConfigProblem, Error, Result};
 use crate::fsutil;
 use crate::message::check_agent_id;
 
@@ -241,15 +241,18 @@ impl AgentConfig {
     /// what is checked is exactly what is read); then ids, the
     /// `response_policy` types and `limits` are checked for range.
     pub fn parse(text: &str, path: &Path) -> Result<Self> {
-        let invalid = |detail: String| Error::ConfigInvalid {
+        let invalid = |problem: ConfigProblem| Error::ConfigInvalid {
             path: path.to_path_buf(),
-            detail,
+            problem,
         };
         let config: AgentConfig =
-            serde_saphyr::from_str(text).map_err(|e| invalid(first_line(&e.to_string())))?;
+            serde_saphyr::from_str(text).map_err(|e| invalid(yaml_problem(&e)))?;
         if let Some(id) = &config.agent.id {
             check_agent_id(id).map_err(|reason| {
-                invalid(format!("agent.id {id:?} is not a valid agent id: {reason}"))
+                invalid(ConfigProblem::value(
+                    "agent.id",
+                    format!("{id:?} is not a valid agent id: {reason}"),
+                ))
             })?;
         }
         let names = crate::message::MessageType::NAMES;
@@ -258,27 +261,33 @@ impl AgentConfig {
             .keys()
             .find(|k| !names.contains(&k.as_str()))
         {
-            return Err(invalid(format!(
-                "response_policy.{kind}: unknown message type (one of {})",
-                names.join(", ")
+            return Err(invalid(ConfigProblem::value(
+                format!("response_policy.{kind}"),
+                format!("unknown message type (one of {})", names.join(", ")),
             )));
         }
         if let Some(n) = config.limits.max_message_bytes
             && !MESSAGE_BYTES_RANGE.contains(&n)
         {
-            return Err(invalid(format!(
-                "limits.max_message_bytes {n} is out of range ({} to {})",
-                MESSAGE_BYTES_RANGE.start(),
-                MESSAGE_BYTES_RANGE.end()
+            return Err(invalid(ConfigProblem::value(
+                "limits.max_message_bytes",
+                format!(
+                    "{n} is out of range ({} to {})",
+                    MESSAGE_BYTES_RANGE.start(),
+                    MESSAGE_BYTES_RANGE.end()
+                ),
             )));
         }
         if let Some(n) = config.limits.max_recipients
             && !RECIPIENTS_RANGE.contains(&n)
         {
-            return Err(invalid(format!(
-                "limits.max_recipients {n} is out of range ({} to {})",
-                RECIPIENTS_RANGE.start(),
-                RECIPIENTS_RANGE.end()
+            return Err(invalid(ConfigProblem::value(
+                "limits.max_recipients",
+                format!(
+                    "{n} is out of range ({} to {})",
+                    RECIPIENTS_RANGE.start(),
+                    RECIPIENTS_RANGE.end()
+                ),
             )));
         }
         Ok(config)
@@ -296,7 +305,7 @@ impl AgentConfig {
         let path = aea_dir.join(FILE_NAME);
         let text = fsutil::read_optional(&path)?.ok_or_else(|| Error::ConfigInvalid {
             path: path.clone(),
-            detail: "file is missing".into(),
+            problem: ConfigProblem::Missing,
         })?;
         Self::parse(&text, &path)
     }
@@ -308,7 +317,7 @@ impl AgentConfig {
             .as_deref()
             .ok_or_else(|| Error::ConfigInvalid {
                 path: aea_dir.join(FILE_NAME),
-                detail: "agent.id is missing".into(),
+                problem: ConfigProblem::value("agent.id", "missing"),
             })
     }
 }
@@ -332,10 +341,10 @@ impl Checked {
     /// Compiles `config` (rule actions, globs, `trust.unknown_senders`);
     /// `path` names the file in the error.
     pub fn compile(config: AgentConfig, path: &Path) -> Result<Self> {
-        let policy = crate::policy::Policy::from_config(config.clone()).map_err(|detail| {
+        let policy = crate::policy::Policy::from_config(config.clone()).map_err(|problem| {
             Error::ConfigInvalid {
                 path: path.to_path_buf(),
-                detail,
+                problem,
             }
         })?;
         Ok(Checked { config, policy })
@@ -352,19 +361,26 @@ pub fn load_checked(aea_dir: &Path) -> Result<Checked> {
     Checked::compile(AgentConfig::load(aea_dir)?, &aea_dir.join(FILE_NAME))
 }
 
-/// serde-saphyr renders a source snippet after the first line; the first line
-/// already names the line and column.
-fn first_line(text: &str) -> String {
-    let line = text.lines().next().unwrap_or(text).trim();
-    let line = line.strip_prefix("error: ").unwrap_or(line);
-    // serde-saphyr's advice is for programmers, not for the file's author.
-    let line = line
-        .split(", set DuplicateKeyPolicy")
-        .next()
-        .unwrap_or(line);
-    // The error quotes keys and values of a file someone else may have
-    // written (a cloned repository): no control or bidi character of it
-    // reaches a terminal or a hook's output raw.
+/// A YAML error as the file's author should read it: serde-saphyr's
+/// wording for users (its default one advises programmers, e.g. "set
+/// DuplicateKeyPolicy in Options"), without its source snippet, and the
+/// line and column apart so that the hint can name them.
+fn yaml_problem(err: &serde_saphyr::Error) -> ConfigProblem {
+    use serde_saphyr::MessageFormatter as _;
+    let err = err.without_snippet();
+    let message = serde_saphyr::UserMessageFormatter.format_message(err);
+    let location = err.location().filter(|l| l.line() > 0);
+    ConfigProblem::Yaml {
+        line: location.map(|l| l.line()),
+        column: location.map(|l| l.column()).filter(|&c| c > 0),
+        message: escape(message.lines().next().unwrap_or_default().trim()),
+    }
+}
+
+/// The error quotes keys and values of a file someone else may have
+/// written (a cloned repository): no control or bidi character of it
+/// reaches a terminal or a hook's output raw.
+fn escape(line: &str) -> String {
     line.chars()
         .map(|c| {
             if c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
@@ -398,15 +414,18 @@ mod tests {
     #[test]
     fn reports_the_line_of_a_syntax_error() {
         let err = AgentConfig::parse("agent:\n  id: [web\n", Path::new("c.yaml")).unwrap_err();
-        let text = err.to_string();
-        assert!(text.starts_with("c.yaml: "), "{text}");
+        let text = crate::error::one_line(&err);
+        assert!(
+            text.starts_with("c.yaml is not a valid aea config: line 2"),
+            "{text}"
+        );
         assert!(text.contains("line"), "{text}");
     }
 
     #[test]
     fn refuses_an_invalid_id() {
         let err = AgentConfig::parse("agent:\n  id: ../x\n", Path::new("c.yaml")).unwrap_err();
-        assert!(err.to_string().contains("not a valid agent id"));
+        assert!(crate::error::one_line(&err).contains("not a valid agent id"));
     }
 
     #[test]
@@ -446,7 +465,7 @@ mod tests {
             ("sync:\n  remot: x\n", "remot"),
         ] {
             let err = AgentConfig::parse(yaml, Path::new("c")).unwrap_err();
-            assert!(err.to_string().contains(key), "{yaml}: {err}");
+            assert!(crate::error::one_line(&err).contains(key), "{yaml}: {err}");
         }
         let ok = "agent:\n  id: web\n  public_key: ed25519:abc\nsync:\n  remote: /srv/m.git\nmonitoring:\n  anything: goes\n";
         AgentConfig::parse(ok, Path::new("c")).unwrap();
@@ -472,7 +491,10 @@ mod tests {
             ("limits:\n  max_recipients: 0\n", "out of range"),
         ] {
             let err = AgentConfig::parse(yaml, Path::new("c")).unwrap_err();
-            assert!(err.to_string().contains(needle), "{yaml}: {err}");
+            assert!(
+                crate::error::one_line(&err).contains(needle),
+                "{yaml}: {err}"
+            );
         }
         let c = AgentConfig::parse(
             "hooks:\n  pre_commit:\n    block_on: gated_pending\n",
@@ -484,7 +506,7 @@ mod tests {
             Some(BlockOn::GatedPending)
         );
         let err = Checked::parse("rules:\n  - action: rejekt\n", Path::new("c")).unwrap_err();
-        assert!(err.to_string().contains("rejekt"), "{err}");
+        assert!(crate::error::one_line(&err).contains("rejekt"), "{err}");
     }
 
     #[test]
@@ -511,9 +533,7 @@ mod tests {
     #[test]
     fn errors_do_not_carry_control_characters_of_the_file() {
         let yaml = "agent:\n  id: web\n  \"x\u{1b}]0;PWNED\u{7}\u{9b}\u{202e}\": 1\n";
-        let err = AgentConfig::parse(yaml, Path::new("c"))
-            .unwrap_err()
-            .to_string();
+        let err = crate::error::one_line(&AgentConfig::parse(yaml, Path::new("c")).unwrap_err());
         assert!(
             !err.chars().any(|c| c.is_control() || c == '\u{202e}'),
             "{err:?}"

@@ -18,7 +18,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{AgentConfig, FILE_NAME as CONFIG_FILE, HookConfig};
-use crate::error::{Error, Result};
+use crate::error::{ConfigProblem, Error, Result};
 use crate::fsutil;
 use crate::transport::Transport;
 
@@ -58,7 +58,10 @@ impl Settings {
             Some(value) => {
                 serde_json::from_value(value.clone()).map_err(|e| Error::ConfigInvalid {
                     path: aea_dir.join(CONFIG_FILE),
-                    detail: format!("monitoring.transports: {e}"),
+                    problem: ConfigProblem::Shape {
+                        key: "monitoring.transports",
+                        source: e,
+                    },
                 })?
             }
         };

@@ -119,7 +119,7 @@ pub fn deliver(
                 queued: false,
                 agent_id: None,
                 path: None,
-                error: Some(e.to_string()),
+                error: Some(crate::error::one_line(&e)),
             },
         });
     }
@@ -188,7 +188,8 @@ fn write_one(
                 Err(Error::Io { source, .. })
                     if source.kind() == std::io::ErrorKind::PermissionDenied => {}
                 Err(e) => warnings.push(format!(
-                    "delivered, but not logged in the recipient's agent.log: {e}"
+                    "delivered, but not logged in the recipient's agent.log: {}",
+                    crate::error::one_line(&e)
                 )),
                 Ok(()) => {}
             }

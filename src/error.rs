@@ -133,8 +133,12 @@ pub enum Error {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
 
-    #[error("sync with {remote} failed: {cause}")]
-    SyncFailed { remote: String, cause: String },
+    #[error("sync with {remote} failed")]
+    SyncFailed {
+        remote: String,
+        #[source]
+        source: GitError,
+    },
 
     #[error("no mail remote is configured")]
     NoMailRemote,
@@ -168,14 +172,173 @@ pub enum Error {
     #[error("agent id {id:?} is already registered for {}", other.display())]
     RegistryConflict { id: String, other: PathBuf },
 
-    #[error("{}: {detail}", path.display())]
-    ConfigInvalid { path: PathBuf, detail: String },
+    #[error("{} is not a valid aea config", path.display())]
+    ConfigInvalid {
+        path: PathBuf,
+        #[source]
+        problem: ConfigProblem,
+    },
 
     #[error("delivered to {} of {} recipients", delivered.len(), delivered.len() + failed.len())]
     PartialDelivery {
         delivered: Vec<String>,
         failed: Vec<String>,
     },
+
+    /// Something aea itself got wrong: a state it never creates.
+    #[error("internal error: {what}")]
+    Internal { what: String },
+
+    #[error("demo step `{step}` failed (exit status {})", *code as u8)]
+    DemoStepFailed { step: String, code: ExitCode },
+
+    /// Every name tried for a new file in `dir` was taken.
+    #[error("no free file name in {}", dir.display())]
+    NoFreeName { dir: PathBuf },
+
+    #[error("the monitor did not come up within {} seconds", within.as_secs())]
+    MonitorDidNotStart { within: std::time::Duration },
+
+    #[error("cannot tell where the aea binary is")]
+    UnknownExecutable,
+
+    #[error("no user config directory, so no {}", needed_for.what())]
+    NoConfigDir { needed_for: ConfigDirUse },
+
+    #[error("attachment {} is outside this repository", path.display())]
+    AttachmentOutside { path: PathBuf },
+
+    #[error("{} is a symbolic link that leads outside the repository", path.display())]
+    LinkLeavesRepository { path: PathBuf },
+
+    #[error("{} is a symbolic link to nothing", path.display())]
+    DanglingLink { path: PathBuf },
+
+    #[error("the message is {bytes} bytes, over the {limit} byte limit of {}", repo.display())]
+    MessageTooLarge {
+        bytes: u64,
+        limit: u64,
+        repo: PathBuf,
+    },
+
+    #[error("{} is not agent {id} (its config says {found:?})", path.display())]
+    RegistryMismatch {
+        id: String,
+        path: PathBuf,
+        found: String,
+    },
+
+    #[error("{}", match path {
+        Some(path) => format!("{} publishes no agent.public_key", path.display()),
+        None => format!("agent {agent} has no path on this machine to read its key from"),
+    })]
+    NoKeyToPin {
+        agent: String,
+        path: Option<PathBuf>,
+    },
+
+    #[error("{} already exists", path.display())]
+    BackupExists { path: PathBuf },
+}
+
+/// What `aea` wanted the user's config directory for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigDirUse {
+    SigningKey,
+    Registry,
+    TrustStore,
+}
+
+impl ConfigDirUse {
+    fn what(self) -> &'static str {
+        match self {
+            ConfigDirUse::SigningKey => "signing key",
+            ConfigDirUse::Registry => "registry",
+            ConfigDirUse::TrustStore => "trust store",
+        }
+    }
+}
+
+/// Why the user's `git` could not fetch from or push to a mail remote.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot run git")]
+    Spawn(#[source] io::Error),
+    /// git ran and failed; `said` is the line of its stderr that says why.
+    #[error("git {command}: {said}")]
+    Failed { command: &'static str, said: String },
+    #[error("{refname} kept moving: pushes were rejected {attempts} times")]
+    KeptMoving { refname: String, attempts: u32 },
+}
+
+/// What is wrong with an `agent-config.yaml`.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigProblem {
+    #[error("the file is missing")]
+    Missing,
+    /// The YAML does not parse, or does not fit aea's schema. `message` is
+    /// serde-saphyr's wording for users, without location and snippet.
+    #[error("{}{message}", match (line, column) {
+        (Some(l), Some(c)) => format!("line {l} column {c}: "),
+        (Some(l), None) => format!("line {l}: "),
+        _ => String::new(),
+    })]
+    Yaml {
+        line: Option<u64>,
+        column: Option<u64>,
+        message: String,
+    },
+    /// A value that reads but means nothing to aea; `key` is its dotted path.
+    #[error("{key}: {message}")]
+    Value { key: String, message: String },
+    #[error("{key}: invalid glob {pattern:?}")]
+    Glob {
+        key: String,
+        pattern: String,
+        #[source]
+        source: globset::Error,
+    },
+    /// A free-form section (`monitoring`) whose content is read later.
+    #[error("{key} does not have the form aea expects")]
+    Shape {
+        key: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl ConfigProblem {
+    pub fn value(key: impl Into<String>, message: impl Into<String>) -> Self {
+        ConfigProblem::Value {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The key or line to fix, as the hint names it.
+    fn place(&self) -> Option<String> {
+        match self {
+            ConfigProblem::Missing => None,
+            ConfigProblem::Yaml { line, .. } => line.map(|l| format!("line {l}")),
+            ConfigProblem::Value { key, .. } | ConfigProblem::Glob { key, .. } => {
+                Some(format!("`{key}`"))
+            }
+            ConfigProblem::Shape { key, .. } => Some(format!("`{key}`")),
+        }
+    }
+}
+
+/// `err` and its causes on one line, `: `-separated: for reports that
+/// give each error one line (`validate`, `doctor`, hook output).
+pub fn one_line(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 impl Error {
@@ -213,7 +376,14 @@ impl Error {
             | Error::SettingsInvalid { .. }
             | Error::SyncFailed { .. }
             | Error::MailStore { .. }
-            | Error::TrustStoreCorrupt { .. } => ExitCode::Failure,
+            | Error::TrustStoreCorrupt { .. }
+            | Error::Internal { .. }
+            | Error::DemoStepFailed { .. }
+            | Error::NoFreeName { .. }
+            | Error::UnknownExecutable
+            | Error::NoConfigDir { .. }
+            | Error::RegistryMismatch { .. }
+            | Error::BackupExists { .. } => ExitCode::Failure,
             Error::InvalidAgentId { .. }
             | Error::RecipientAmbiguous { .. }
             | Error::Usage { .. }
@@ -225,7 +395,9 @@ impl Error {
             | Error::NotInitialized { .. }
             | Error::RecipientNotFound { .. }
             | Error::MessageNotFound { .. }
-            | Error::NotAGitRepository { .. } => ExitCode::NotFound,
+            | Error::NotAGitRepository { .. }
+            | Error::NoKeyToPin { .. } => ExitCode::NotFound,
+            Error::MonitorDidNotStart { .. } => ExitCode::Timeout,
             Error::Symlink { .. }
             | Error::UnsafeState { .. }
             | Error::SendToSelf { .. }
@@ -234,7 +406,11 @@ impl Error {
             | Error::Gated { .. }
             | Error::HooksPathInherited { .. }
             | Error::RemoteLooksLikeOption { .. }
-            | Error::RemoteRefused { .. } => ExitCode::Refused,
+            | Error::RemoteRefused { .. }
+            | Error::AttachmentOutside { .. }
+            | Error::LinkLeavesRepository { .. }
+            | Error::DanglingLink { .. }
+            | Error::MessageTooLarge { .. } => ExitCode::Refused,
         }
     }
 
@@ -316,15 +492,21 @@ or install into {} for every repository with `aea hooks install --force`",
                 path.display()
             ),
             Error::HookConflict { path } => format!(
-                "move {} (or its `.aea-orig` copy) aside by hand, then run `aea hooks install` again",
+                "move {} aside by hand, then run `aea hooks install` again",
                 path.display()
             ),
             Error::SettingsInvalid { .. } => {
                 "fix the JSON by hand (aea leaves it untouched), then run the command again".to_string()
             }
-            Error::SyncFailed { .. } => {
-                "nothing was lost: queued mail stays in .aea/outgoing/; check that `git ls-remote <remote>` works, then run `aea sync` again".to_string()
+            Error::SyncFailed {
+                source: GitError::KeptMoving { .. },
+                ..
+            } => {
+                "nothing was lost: queued mail stays in .aea/outgoing/; others are pushing to the same remote, so run `aea sync` again in a moment".to_string()
             }
+            Error::SyncFailed { remote, .. } => format!(
+                "nothing was lost: queued mail stays in .aea/outgoing/; check that `git ls-remote -- {remote}` works, then run `aea sync` again"
+            ),
             Error::MailStore { path, .. } => format!(
                 "nothing was lost: queued mail stays in .aea/outgoing/; the store holds only copies, so move it aside (`mv {0} {0}.bad`) and run `aea sync` again to rebuild it from the remote",
                 path.display()
@@ -340,7 +522,7 @@ or install into {} for every repository with `aea hooks install --force`",
                 path.display()
             ),
             Error::NoMailRemote => {
-                "pass `--remote URL`, or add `sync:\n  remote: URL` to .aea/agent-config.yaml".to_string()
+                "pass `--remote URL`, or set `remote: URL` under `sync:` in .aea/agent-config.yaml".to_string()
             }
             Error::NeedsTerminal => {
                 "run it in a terminal, or use `aea pending`, `aea approve` and `aea reject` from scripts".to_string()
@@ -362,9 +544,20 @@ or install into {} for every repository with `aea hooks install --force`",
             Error::RegistryConflict { .. } => {
                 "choose another id with `--id`, or remove the old repository's entry from the registry".to_string()
             }
-            Error::ConfigInvalid { .. } => {
-                "fix the YAML at the line named, or compare with the presets in `aea init --help`".to_string()
-            }
+            Error::ConfigInvalid {
+                path,
+                problem: ConfigProblem::Missing,
+            } => format!("run `aea init` to write a new {}", path.display()),
+            Error::ConfigInvalid { path, problem } => match problem.place() {
+                Some(place) => format!(
+                    "fix {place} of {}, or compare with the presets in `aea init --help`",
+                    path.display()
+                ),
+                None => format!(
+                    "fix {}, or compare with the presets in `aea init --help`",
+                    path.display()
+                ),
+            },
             Error::PartialDelivery { delivered, failed } => format!(
                 "delivered: {}; failed: {}; resend to the failed recipients only",
                 if delivered.is_empty() {
@@ -374,7 +567,373 @@ or install into {} for every repository with `aea hooks install --force`",
                 },
                 failed.join(", ")
             ),
+            Error::Internal { .. } => {
+                "this is a bug in aea; please report it with the command that led here".to_string()
+            }
+            Error::DemoStepFailed { .. } => {
+                "the step's own error is printed above; unless it is about this machine (HOME, git, disk), report it as a bug with the transcript".to_string()
+            }
+            Error::NoFreeName { dir } => format!(
+                "too many files in {} share the names aea tries; move old ones aside (`aea gc` for processed mail), then run the command again",
+                dir.display()
+            ),
+            Error::MonitorDidNotStart { .. } => {
+                "run `aea monitor run` in a terminal to see why".to_string()
+            }
+            Error::UnknownExecutable => "run aea by its full path".to_string(),
+            Error::NoConfigDir { needed_for } => match needed_for {
+                ConfigDirUse::SigningKey => {
+                    "set HOME (or XDG_CONFIG_HOME) so aea can keep its keys".to_string()
+                }
+                ConfigDirUse::Registry => {
+                    "set HOME (or XDG_CONFIG_HOME), or AEA_REGISTRY to a file path".to_string()
+                }
+                ConfigDirUse::TrustStore => {
+                    "set HOME (or XDG_CONFIG_HOME) so aea can keep its trust store there".to_string()
+                }
+            },
+            Error::AttachmentOutside { .. } => {
+                "attach files of this repository only; the recipient reads them by path".to_string()
+            }
+            Error::LinkLeavesRepository { path } => format!(
+                "replace {} with a regular file, or a link to a file inside the repository",
+                path.display()
+            ),
+            Error::DanglingLink { path } => format!("remove or fix {}", path.display()),
+            Error::MessageTooLarge { .. } => {
+                "shorten the body, or attach files with `--attach` instead of inlining them; the receiver sets the limit in `limits.max_message_bytes`".to_string()
+            }
+            Error::RegistryMismatch { id, .. } => format!(
+                "fix the registry entry with `aea agents add {id} --path <repository> --force`"
+            ),
+            Error::NoKeyToPin { path: Some(path), .. } => format!(
+                "run `aea init` in {} to create its key, or pass --key, or --allow-unsigned for an agent that cannot sign",
+                path.display()
+            ),
+            Error::NoKeyToPin { path: None, .. } => {
+                "pass --key ed25519:… as the agent's owner gives it to you".to_string()
+            }
+            Error::BackupExists { .. } => {
+                "wait a second and run it again, or move the old backup away".to_string()
+            }
         };
         Some(hint)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Number of arms of [`expected_code`]; each returns its own index.
+    const VARIANTS: usize = 52;
+
+    /// SPEC §13 for each variant, written apart from [`Error::exit_code`]
+    /// and without a wildcard: a new variant does not compile until it is
+    /// given its code here and an example in [`examples`].
+    fn expected_code(e: &Error) -> (usize, ExitCode) {
+        use ExitCode::*;
+        match e {
+            Error::Io { .. } => (0, Failure),
+            Error::NoRepository { .. } => (1, NotFound),
+            Error::NotInitialized { .. } => (2, NotFound),
+            Error::Symlink { .. } => (3, Refused),
+            Error::NotADirectory { .. } => (4, Failure),
+            Error::UnsafeState { .. } => (5, Refused),
+            Error::InvalidAgentId { .. } => (6, Usage),
+            Error::RecipientNotFound { .. } => (7, NotFound),
+            Error::RecipientAmbiguous { .. } => (8, Usage),
+            Error::SendToSelf { .. } => (9, Refused),
+            Error::SecretDetected { .. } => (10, Refused),
+            Error::Usage { .. } => (11, Usage),
+            Error::BadDuration { .. } => (12, Usage),
+            Error::MessageNotFound { .. } => (13, NotFound),
+            Error::AmbiguousReference { .. } => (14, Usage),
+            Error::InvalidMessage { .. } => (15, Failure),
+            Error::AlreadyProcessed { .. } => (16, Failure),
+            Error::Claimed { .. } => (17, Failure),
+            Error::Gated { .. } => (18, Refused),
+            Error::NotGated { .. } => (19, Failure),
+            Error::AlreadyDecided { .. } => (20, Failure),
+            Error::NotAGitRepository { .. } => (21, NotFound),
+            Error::HooksPathInherited { .. } => (22, Refused),
+            Error::HookConflict { .. } => (23, Failure),
+            Error::SettingsInvalid { .. } => (24, Failure),
+            Error::MailStore { .. } => (25, Failure),
+            Error::SyncFailed { .. } => (26, Failure),
+            Error::NoMailRemote => (27, Usage),
+            Error::RemoteLooksLikeOption { .. } => (28, Refused),
+            Error::RemoteRefused { .. } => (29, Refused),
+            Error::TrustStoreCorrupt { .. } => (30, Failure),
+            Error::NeedsTerminal => (31, Usage),
+            Error::NoReturnAddress { .. } => (32, Refused),
+            Error::NoSigningKey { .. } => (33, Failure),
+            Error::KeyInvalid { .. } => (34, Failure),
+            Error::RegistryCorrupt { .. } => (35, Failure),
+            Error::RegistryConflict { .. } => (36, Failure),
+            Error::ConfigInvalid { .. } => (37, Failure),
+            Error::PartialDelivery { .. } => (38, Failure),
+            Error::Internal { .. } => (39, Failure),
+            Error::DemoStepFailed { .. } => (40, Failure),
+            Error::NoFreeName { .. } => (41, Failure),
+            Error::MonitorDidNotStart { .. } => (42, Timeout),
+            Error::UnknownExecutable => (43, Failure),
+            Error::NoConfigDir { .. } => (44, Failure),
+            Error::AttachmentOutside { .. } => (45, Refused),
+            Error::LinkLeavesRepository { .. } => (46, Refused),
+            Error::DanglingLink { .. } => (47, Refused),
+            Error::MessageTooLarge { .. } => (48, Refused),
+            Error::RegistryMismatch { .. } => (49, Failure),
+            Error::NoKeyToPin { .. } => (50, NotFound),
+            Error::BackupExists { .. } => (51, Failure),
+        }
+    }
+
+    /// One value of every variant (several where the hint depends on a field).
+    fn examples() -> Vec<Error> {
+        let p = || PathBuf::from("/r/.aea/x");
+        let s = |t: &str| t.to_string();
+        vec![
+            Error::io("read", p(), io::Error::from(io::ErrorKind::NotFound)),
+            Error::io(
+                "read",
+                p(),
+                io::Error::from(io::ErrorKind::PermissionDenied),
+            ),
+            Error::NoRepository { start: p() },
+            Error::NotInitialized { path: p() },
+            Error::Symlink { path: p() },
+            Error::NotADirectory { path: p() },
+            Error::UnsafeState {
+                path: p(),
+                detail: s("is writable by others"),
+            },
+            Error::InvalidAgentId {
+                id: s("a b"),
+                reason: "it has a space",
+            },
+            Error::RecipientNotFound {
+                target: s("web"),
+                tried: vec![s("registry")],
+            },
+            Error::RecipientAmbiguous {
+                target: s("web"),
+                candidates: vec![s("/a"), s("/b")],
+            },
+            Error::SendToSelf { id: s("api") },
+            Error::SecretDetected {
+                kind: "github token",
+            },
+            Error::usage("bad flag", "use a good one"),
+            Error::BadDuration {
+                what: "--older-than",
+                source: crate::duration::DurationError::Overflow(s("99999999w")),
+            },
+            Error::MessageNotFound { reference: s("m1") },
+            Error::AmbiguousReference {
+                reference: s("m"),
+                candidates: vec![s("m1"), s("m2")],
+            },
+            Error::InvalidMessage {
+                path: p(),
+                reason: s("not valid JSON"),
+            },
+            Error::AlreadyProcessed { name: s("n") },
+            Error::Claimed {
+                name: s("n"),
+                holder: s("pid 1"),
+            },
+            Error::Gated {
+                name: s("message-20261121T100000000Z-from-api-0badf11e.json"),
+                reason: s("handoff"),
+            },
+            Error::NotGated {
+                name: s("n"),
+                action: "auto_respond",
+                rule: s("r"),
+            },
+            Error::AlreadyDecided {
+                name: s("n"),
+                decision: s("approved"),
+                by: s("me"),
+                at: s("now"),
+            },
+            Error::NotAGitRepository {
+                path: p(),
+                detail: s("no .git"),
+            },
+            Error::HooksPathInherited { path: p() },
+            Error::HookConflict { path: p() },
+            Error::SettingsInvalid {
+                path: p(),
+                detail: s("not JSON"),
+            },
+            Error::MailStore {
+                path: p(),
+                op: "open",
+                source: Box::new(io::Error::other("damaged")),
+            },
+            Error::SyncFailed {
+                remote: s("/srv/mail.git"),
+                source: GitError::Spawn(io::Error::from(io::ErrorKind::NotFound)),
+            },
+            Error::SyncFailed {
+                remote: s("/srv/mail.git"),
+                source: GitError::Failed {
+                    command: "fetch",
+                    said: s("fatal: no"),
+                },
+            },
+            Error::SyncFailed {
+                remote: s("/srv/mail.git"),
+                source: GitError::KeptMoving {
+                    refname: s("refs/aea/mail/web"),
+                    attempts: 10,
+                },
+            },
+            Error::NoMailRemote,
+            Error::RemoteLooksLikeOption { remote: s("-x") },
+            Error::RemoteRefused {
+                remote: s("ext::sh"),
+                why: s("a program"),
+            },
+            Error::TrustStoreCorrupt {
+                path: p(),
+                detail: s("bad"),
+            },
+            Error::NeedsTerminal,
+            Error::NoReturnAddress {
+                agent: s("stranger"),
+                reason: s("unknown"),
+            },
+            Error::NoSigningKey {
+                agent: s("api"),
+                path: p(),
+            },
+            Error::KeyInvalid { path: p() },
+            Error::RegistryCorrupt {
+                path: p(),
+                detail: s("bad"),
+            },
+            Error::RegistryConflict {
+                id: s("api"),
+                other: p(),
+            },
+            Error::ConfigInvalid {
+                path: p(),
+                problem: ConfigProblem::Missing,
+            },
+            Error::ConfigInvalid {
+                path: p(),
+                problem: ConfigProblem::Yaml {
+                    line: Some(3),
+                    column: Some(1),
+                    message: s("duplicate mapping key"),
+                },
+            },
+            Error::ConfigInvalid {
+                path: p(),
+                problem: ConfigProblem::Yaml {
+                    line: None,
+                    column: None,
+                    message: s("unexpected end of file"),
+                },
+            },
+            Error::ConfigInvalid {
+                path: p(),
+                problem: ConfigProblem::value("limits.max_recipients", "0 is out of range"),
+            },
+            Error::ConfigInvalid {
+                path: p(),
+                problem: ConfigProblem::Shape {
+                    key: "monitoring",
+                    source: serde_json::from_str::<Vec<u8>>("5").unwrap_err(),
+                },
+            },
+            Error::PartialDelivery {
+                delivered: vec![],
+                failed: vec![s("web")],
+            },
+            Error::Internal { what: s("oops") },
+            Error::DemoStepFailed {
+                step: s("send"),
+                code: ExitCode::Refused,
+            },
+            Error::NoFreeName { dir: p() },
+            Error::MonitorDidNotStart {
+                within: Duration::from_secs(5),
+            },
+            Error::UnknownExecutable,
+            Error::NoConfigDir {
+                needed_for: ConfigDirUse::SigningKey,
+            },
+            Error::NoConfigDir {
+                needed_for: ConfigDirUse::Registry,
+            },
+            Error::NoConfigDir {
+                needed_for: ConfigDirUse::TrustStore,
+            },
+            Error::AttachmentOutside { path: p() },
+            Error::LinkLeavesRepository { path: p() },
+            Error::DanglingLink { path: p() },
+            Error::MessageTooLarge {
+                bytes: 2_000_000,
+                limit: 1_000_000,
+                repo: p(),
+            },
+            Error::RegistryMismatch {
+                id: s("web"),
+                path: p(),
+                found: s("api"),
+            },
+            Error::NoKeyToPin {
+                agent: s("web"),
+                path: Some(p()),
+            },
+            Error::NoKeyToPin {
+                agent: s("web"),
+                path: None,
+            },
+            Error::BackupExists { path: p() },
+        ]
+    }
+
+    #[test]
+    fn every_variant_has_its_exit_code_and_a_one_line_hint() {
+        let mut seen = [false; VARIANTS];
+        for e in examples() {
+            let (index, code) = expected_code(&e);
+            seen[index] = true;
+            assert_eq!(e.exit_code(), code, "{e:?}");
+            let hint = e.hint().unwrap_or_default();
+            assert!(!hint.trim().is_empty(), "{e:?} has no hint");
+            for text in [hint, one_line(&e)] {
+                assert!(!text.contains('\n'), "{e:?}: {text:?} is not one line");
+            }
+        }
+        let missing: Vec<usize> = (0..VARIANTS).filter(|&i| !seen[i]).collect();
+        assert!(missing.is_empty(), "no example of arms {missing:?}");
+    }
+
+    #[test]
+    fn an_io_error_without_advice_has_no_hint() {
+        let e = Error::io("read", "/x", io::Error::other("odd"));
+        assert_eq!(e.hint(), None);
+    }
+
+    #[test]
+    fn one_line_joins_the_causes() {
+        let e = Error::SyncFailed {
+            remote: "/srv/m.git".into(),
+            source: GitError::Failed {
+                command: "push",
+                said: "fatal: denied".into(),
+            },
+        };
+        assert_eq!(
+            one_line(&e),
+            "sync with /srv/m.git failed: git push: fatal: denied"
+        );
     }
 }

@@ -234,10 +234,9 @@ pub fn deliver_new(
 ) -> Result<PathBuf> {
     const ATTEMPTS: u32 = 64;
     let tmp = stage(staging, "deliver", bytes, nonce)?;
-    let mut result = Err(Error::usage(
-        format!("could not find a free file name in {}", dir.display()),
-        "retry the command",
-    ));
+    let mut result = Err(Error::NoFreeName {
+        dir: dir.to_path_buf(),
+    });
     for attempt in 0..ATTEMPTS {
         let target = dir.join(name(attempt));
         match fs::hard_link(&tmp, &target) {

@@ -77,8 +77,8 @@ impl Needles {
         if needles.is_empty() {
             return Ok(None);
         }
-        let automaton = AhoCorasick::new(needles.iter().map(|(_, n)| n))
-            .map_err(|e| format!("hard_stops: {e}"))?;
+        let automaton =
+            AhoCorasick::new(needles.iter().map(|(_, n)| n)).map_err(|e| e.to_string())?;
         Ok(Some(Needles {
             automaton,
             owner: needles.into_iter().map(|(i, _)| i).collect(),

@@ -103,17 +103,11 @@ fn read_inside(repo: &Path, rel: &str) -> Result<(PathBuf, Option<String>)> {
     let path = repo.join(rel);
     let real = match fs::canonicalize(&path) {
         Ok(real) if !real.starts_with(repo) => {
-            return Err(Error::usage(
-                format!("{rel} points outside the repository"),
-                format!("replace {} with a regular file", path.display()),
-            ));
+            return Err(Error::LinkLeavesRepository { path });
         }
         Ok(real) => real,
         Err(_) if fs::symlink_metadata(&path).is_ok() => {
-            return Err(Error::usage(
-                format!("{rel} is a dangling symlink"),
-                format!("remove or fix {}", path.display()),
-            ));
+            return Err(Error::DanglingLink { path });
         }
         Err(_) => return Ok((path, None)),
     };
@@ -132,7 +126,7 @@ pub fn install(repo: &Path, aea_dir: &Path) -> Result<(Vec<String>, Vec<String>)
         let (real, text) = match read_inside(repo, name) {
             Ok(found) => found,
             Err(e) => {
-                warnings.push(format!("{e}; left alone"));
+                warnings.push(format!("{}; left alone", crate::error::one_line(&e)));
                 continue;
             }
         };

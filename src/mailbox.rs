@@ -659,15 +659,11 @@ impl Mailbox {
         rt: &Runtime,
     ) -> Result<PathBuf> {
         if bytes.len() as u64 > self.message_limit {
-            return Err(Error::usage(
-                format!(
-                    "the message is {} bytes, over the {} byte limit of {}",
-                    bytes.len(),
-                    self.message_limit,
-                    self.repo.display()
-                ),
-                "shorten the body, or attach files with `--attach` instead of inlining them",
-            ));
+            return Err(Error::MessageTooLarge {
+                bytes: bytes.len() as u64,
+                limit: self.message_limit,
+                repo: self.repo.clone(),
+            });
         }
         let time = message.sent_at().unwrap_or_else(|| rt.now());
         let sender = message.from.agent_id.clone();
@@ -918,10 +914,9 @@ fn move_no_replace(from: &Path, dir: &Path, name: &str) -> Result<PathBuf> {
             Err(e) => return Err(Error::io("move", from, e)),
         }
     }
-    Err(Error::usage(
-        format!("no free name for {name} in {}", dir.display()),
-        "clean up that folder",
-    ))
+    Err(Error::NoFreeName {
+        dir: dir.to_path_buf(),
+    })
 }
 
 /// Names of the message files directly in `dir`, unsorted.

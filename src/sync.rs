@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::audit::{self, Event};
-use crate::error::{Error, Result};
+use crate::error::{Error, GitError, Result};
 use crate::fsutil;
 use crate::identity::{self, KeyRing};
 use crate::mailbox::{Mailbox, OUTGOING_DIR, QUARANTINE_DIR};
@@ -262,10 +262,10 @@ struct Session<'a> {
 }
 
 impl Session<'_> {
-    fn failed(&self, cause: String) -> Error {
+    fn failed(&self, source: GitError) -> Error {
         Error::SyncFailed {
             remote: self.url.to_string(),
-            cause,
+            source,
         }
     }
 
@@ -664,9 +664,10 @@ impl Session<'_> {
                 Pushed::Rejected => {}
             }
         }
-        Err(self.failed(format!(
-            "{remote_ref} kept moving: pushes were rejected {PUSH_ATTEMPTS} times"
-        )))
+        Err(self.failed(GitError::KeptMoving {
+            refname: remote_ref.to_string(),
+            attempts: PUSH_ATTEMPTS,
+        }))
     }
 }
 

@@ -81,7 +81,7 @@ impl Transport {
     }
 
     /// Rings once. `refs` are short references, `repo` the repository path.
-    pub fn ring(&self, refs: &[String], repo: &Path) -> Result<(), String> {
+    pub fn ring(&self, refs: &[String], repo: &Path) -> Result<(), TransportError> {
         match self {
             Transport::Command { program, args } => {
                 let mut cmd = Command::new(program);
@@ -123,46 +123,90 @@ impl Transport {
 }
 
 /// Runs a program without a shell, with nothing on stdin, within TIMEOUT.
-fn run(mut cmd: Command, what: &str) -> Result<(), String> {
+fn run(mut cmd: Command, what: &str) -> Result<(), TransportError> {
+    let what = what.to_string();
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot run {what}: {e}"))?;
+        .map_err(|source| TransportError::Spawn {
+            what: what.clone(),
+            source,
+        })?;
     let started = Instant::now();
     loop {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => return Ok(()),
-            Ok(Some(status)) => return Err(format!("{what} exited with {status}")),
+            Ok(Some(status)) => return Err(TransportError::Exited { what, status }),
             Ok(None) if started.elapsed() > TIMEOUT => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("{what} took longer than {}s", TIMEOUT.as_secs()));
+                return Err(TransportError::TimedOut {
+                    what,
+                    within: TIMEOUT,
+                });
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Err(format!("{what}: {e}")),
+            Err(source) => return Err(TransportError::Wait { what, source }),
         }
     }
 }
 
+/// Why a doorbell did not ring.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    #[error("cannot run {what}")]
+    Spawn {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot wait for {what}")]
+    Wait {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{what} exited with {status}")]
+    Exited {
+        what: String,
+        status: std::process::ExitStatus,
+    },
+    #[error("{what} took longer than {}s", within.as_secs())]
+    TimedOut { what: String, within: Duration },
+    /// The configured OpenCode url or session cannot be used.
+    #[error("{0}")]
+    Opencode(String),
+    #[error("opencode {host}")]
+    OpencodeIo {
+        host: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("opencode {host} answered {code:?}")]
+    OpencodeStatus { host: String, code: String },
+}
+
 /// A minimal HTTP/1.1 POST to a local OpenCode server (plain `http://`
 /// only: the server listens on the loopback interface).
-fn post_prompt(url: &str, session: &str, repo: &Path) -> Result<(), String> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("opencode url {url:?} must start with http://"))?;
+fn post_prompt(url: &str, session: &str, repo: &Path) -> Result<(), TransportError> {
+    let rest = url.strip_prefix("http://").ok_or_else(|| {
+        TransportError::Opencode(format!("opencode url {url:?} must start with http://"))
+    })?;
     let host = rest.trim_end_matches('/');
     if host.contains('/') {
-        return Err(format!("opencode url {url:?} must be http://host:port"));
+        return Err(TransportError::Opencode(format!(
+            "opencode url {url:?} must be http://host:port"
+        )));
     }
     if !session
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
     {
-        return Err(format!(
+        return Err(TransportError::Opencode(format!(
             "opencode session id {session:?} has unexpected characters"
-        ));
+        )));
     }
     let body = serde_json::json!({ "parts": [{ "type": "text", "text": DOORBELL }] }).to_string();
     let request = format!(
@@ -170,31 +214,37 @@ fn post_prompt(url: &str, session: &str, repo: &Path) -> Result<(), String> {
         repo.display().to_string().replace(['\r', '\n'], ""),
         body.len()
     );
-    let addr = host
-        .parse::<std::net::SocketAddr>()
-        .or_else(|_| {
+    let io = |source: std::io::Error| TransportError::OpencodeIo {
+        host: host.to_string(),
+        source,
+    };
+    let addr = match host.parse::<std::net::SocketAddr>() {
+        Ok(addr) => addr,
+        Err(_) => {
             use std::net::ToSocketAddrs;
-            host.to_socket_addrs()
-                .map_err(|e| e.to_string())?
-                .next()
-                .ok_or_else(|| "no address".to_string())
-        })
-        .map_err(|e| format!("opencode {host}: {e}"))?;
-    let mut stream =
-        TcpStream::connect_timeout(&addr, TIMEOUT).map_err(|e| format!("opencode {host}: {e}"))?;
+            host.to_socket_addrs().map_err(io)?.next().ok_or_else(|| {
+                io(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no address",
+                ))
+            })?
+        }
+    };
+    let mut stream = TcpStream::connect_timeout(&addr, TIMEOUT).map_err(io)?;
     stream
         .set_read_timeout(Some(TIMEOUT))
         .and_then(|()| stream.write_all(request.as_bytes()))
-        .map_err(|e| format!("opencode {host}: {e}"))?;
+        .map_err(io)?;
     let mut head = [0u8; 64];
-    let n = stream
-        .read(&mut head)
-        .map_err(|e| format!("opencode {host}: {e}"))?;
+    let n = stream.read(&mut head).map_err(io)?;
     let status_line = String::from_utf8_lossy(&head[..n]);
     let code = status_line.split_whitespace().nth(1).unwrap_or_default();
     if code.starts_with('2') {
         Ok(())
     } else {
-        Err(format!("opencode {host} answered {code:?}"))
+        Err(TransportError::OpencodeStatus {
+            host: host.to_string(),
+            code: code.to_string(),
+        })
     }
 }

@@ -377,7 +377,8 @@ fn limits_bound_broadcasts_and_message_size() {
             &big,
         ],
     );
-    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    // Refused by the receiver's limit (SPEC §13), not a usage error.
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("over the 2000 byte limit"),
         "{}",

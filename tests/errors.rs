@@ -43,10 +43,10 @@ fn errors_about_the_repository() {
     let file = env.path().join("file");
     std::fs::create_dir(&file).unwrap();
     std::fs::write(file.join(".aea"), "not a folder").unwrap();
-    // An I/O error, not `not_a_directory`: see the report of issue 10.
+    // Said before `init` reads the config inside it (issue 10).
     snap_error(
         &fixed,
-        "io_where_aea_is_a_file",
+        "not_a_directory_where_aea_is_a_file",
         &file,
         &["init", "--no-agent-files"],
     );
@@ -351,4 +351,83 @@ fn errors_about_configuration() {
 
     std::fs::write(env.registry(), "[agents\nnot toml").unwrap();
     snap_error(&fixed, "registry_corrupt", &web, &["agents"]);
+}
+
+/// Errors that were `usage` (exit 2) until issue 10 gave them variants of
+/// their own: what a user can reach of them.
+#[test]
+fn errors_that_are_not_usage() {
+    let env = TestEnv::new();
+    let fixed = Fixed::new(&env);
+    let api = env.repo("api");
+    let web = env.repo("web");
+
+    // An attachment outside the sender's repository.
+    let outside = env.path().join("outside.txt");
+    std::fs::write(&outside, "x").unwrap();
+    snap_error(
+        &fixed,
+        "attachment_outside",
+        &api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "update",
+            "--subject",
+            "s",
+            "--attach",
+            outside.to_str().unwrap(),
+        ],
+    );
+
+    // A message over the receiver's `limits.max_message_bytes`.
+    let config = web.join(".aea/agent-config.yaml");
+    let original = std::fs::read_to_string(&config).unwrap();
+    assert!(original.contains("max_message_bytes: 1048576"));
+    std::fs::write(
+        &config,
+        original.replace("max_message_bytes: 1048576", "max_message_bytes: 1024"),
+    )
+    .unwrap();
+    let body = "x".repeat(2000);
+    snap_error(
+        &fixed,
+        "message_too_large",
+        &api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "update",
+            "--subject",
+            "s",
+            "--body",
+            &body,
+        ],
+    );
+    std::fs::write(&config, &original).unwrap();
+
+    // A registry entry whose path holds another agent.
+    fixed.ok(
+        &api,
+        &["agents", "add", "ghost", "--path", web.to_str().unwrap()],
+    );
+    snap_error(
+        &fixed,
+        "registry_mismatch",
+        &api,
+        &["agents", "trust", "ghost"],
+    );
+
+    // An agent reached only by a mail remote: no key to read.
+    fixed.ok(&api, &["agents", "add", "far", "--remote", "/srv/mail.git"]);
+    snap_error(&fixed, "no_key_to_pin", &api, &["agents", "trust", "far"]);
+
+    // `uninstall` keeps `.aea/` as `.aea-backup-<time>`: one of that second
+    // is already there (the tests' clock stands still).
+    std::fs::create_dir(web.join(".aea-backup-20261121T100000Z")).unwrap();
+    snap_error(&fixed, "backup_exists", &web, &["uninstall"]);
 }

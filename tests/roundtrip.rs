@@ -276,7 +276,8 @@ fn send_options_land_in_the_message() {
             outside.to_str().unwrap(),
         ],
     );
-    assert_eq!(code(&out), 2);
+    // Refused (SPEC §13): a file outside the repository is never attached.
+    assert_eq!(code(&out), 5);
     assert!(stderr(&out).contains("outside this repository"));
 }
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::Context;
 use crate::cli::{AgentsArgs, AgentsCommand};
 use crate::config::AgentConfig;
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ConfigDirUse, Error, ExitCode, Result};
 use crate::identity;
 use crate::mailbox::AEA_DIR;
 use crate::message::{check_agent_id, format_time};
@@ -32,11 +32,8 @@ struct Row {
 }
 
 fn registry_path(ctx: &Context) -> Result<&Path> {
-    ctx.registry().ok_or_else(|| {
-        Error::usage(
-            "no user config directory, so no registry",
-            "set AEA_REGISTRY to a file path",
-        )
+    ctx.registry().ok_or(Error::NoConfigDir {
+        needed_for: ConfigDirUse::Registry,
     })
 }
 
@@ -261,14 +258,11 @@ fn trust(
         None if !entry.path.as_os_str().is_empty() => {
             let config = AgentConfig::load(&entry.path.join(AEA_DIR))?;
             if config.agent.id.as_deref() != Some(id) {
-                return Err(Error::usage(
-                    format!(
-                        "{} is not agent {id} (its config says {:?})",
-                        entry.path.display(),
-                        config.agent.id.unwrap_or_default()
-                    ),
-                    "fix the registry entry with `aea agents add --force`",
-                ));
+                return Err(Error::RegistryMismatch {
+                    id: id.to_string(),
+                    path: entry.path.clone(),
+                    found: config.agent.id.unwrap_or_default(),
+                });
             }
             match config.agent.public_key {
                 Some(k) => {
@@ -277,19 +271,19 @@ fn trust(
                 }
                 None if allow_unsigned => None,
                 None => {
-                    return Err(Error::usage(
-                        format!("{} publishes no agent.public_key", entry.path.display()),
-                        "run `aea init` there to create its key, or pass --key, or --allow-unsigned for an agent that cannot sign",
-                    ));
+                    return Err(Error::NoKeyToPin {
+                        agent: id.to_string(),
+                        path: Some(entry.path.clone()),
+                    });
                 }
             }
         }
         None if allow_unsigned => entry.key.clone(),
         None => {
-            return Err(Error::usage(
-                format!("agent {id} has no path on this machine to read its key from"),
-                "pass --key ed25519:… as the agent's owner gives it to you",
-            ));
+            return Err(Error::NoKeyToPin {
+                agent: id.to_string(),
+                path: None,
+            });
         }
     };
     Registry::update(registry, |reg| {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use crate::env::Env;
-use crate::error::{Error, Result};
+use crate::error::{ConfigDirUse, Error, Result};
 use crate::identity::{self, KeyRing};
 use crate::mailbox::Mailbox;
 use crate::policy::Judge;
@@ -73,11 +73,8 @@ impl Context {
 
     /// The signing key of agent `id` on this machine.
     pub fn signing_key(&self, id: &str) -> Result<ed25519_dalek::SigningKey> {
-        let dir = self.keys_dir().ok_or_else(|| {
-            Error::usage(
-                "no user config directory, so no signing key",
-                "set HOME (or XDG_CONFIG_HOME) so aea can keep its keys",
-            )
+        let dir = self.keys_dir().ok_or(Error::NoConfigDir {
+            needed_for: ConfigDirUse::SigningKey,
         })?;
         identity::load_key(dir, id)?.ok_or_else(|| Error::NoSigningKey {
             agent: id.to_string(),
@@ -152,7 +149,8 @@ impl Context {
             }
             Err(e) => {
                 self.printer.warn(format_args!(
-                    "{e}; settings that run programs or reach hosts are ignored"
+                    "{}; settings that run programs or reach hosts are ignored",
+                    crate::error::one_line(&e)
                 ));
                 crate::config_trust::Settings::default()
             }

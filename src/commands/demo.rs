@@ -151,7 +151,9 @@ fn read_and_handle(demo: &Demo<'_>, api: &Path, web: &Path) -> Result<()> {
             .zip(&refs)
             .find(|(e, _)| e.valid().is_some_and(|m| m.message_type == kind))
             .map(|(_, r)| r.clone())
-            .ok_or_else(|| Error::usage("a demo message did not arrive", "report this as a bug"))
+            .ok_or_else(|| Error::Internal {
+                what: format!("the demo's {kind:?} message did not arrive"),
+            })
     };
     let (question, issue, handoff) = (
         id_of(MessageType::Question)?,
@@ -230,18 +232,18 @@ impl Demo<'_> {
         let argv = ["aea", "--repo", repo_arg.as_str()]
             .into_iter()
             .chain(args.iter().copied());
-        let cli = Cli::try_parse_from(argv).map_err(|e| {
-            Error::usage(
-                format!("demo step failed to parse: {e}"),
-                "report this as a bug",
-            )
+        let cli = Cli::try_parse_from(argv).map_err(|e| Error::Internal {
+            what: format!(
+                "demo step `{title}` does not parse: {}",
+                e.to_string().lines().next().unwrap_or_default()
+            ),
         })?;
         match crate::run(cli, &self.env) {
             ExitCode::Success | ExitCode::Attention => Ok(()),
-            code => Err(Error::usage(
-                format!("demo step `{title}` exited with {code:?}"),
-                "report this as a bug, with the transcript above",
-            )),
+            code => Err(Error::DemoStepFailed {
+                step: title.to_string(),
+                code,
+            }),
         }
     }
 }

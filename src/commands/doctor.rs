@@ -220,11 +220,11 @@ fn config_checks(aea: &Path, repo: &Path, ctx: &Context) -> (Vec<Finding>, Optio
     let untrusted = checked.as_ref().ok().map(|c| {
         crate::config_trust::trusted_settings(&c.config, aea, repo, ctx.trust_store())
             .map(|t| t.ignored.keys())
-            .map_err(|e| e.to_string())
+            .map_err(|e| crate::error::one_line(&e))
     });
     let parsed = checked
         .map(|c| c.config.agent.id)
-        .map_err(|e| e.to_string());
+        .map_err(|e| crate::error::one_line(&e));
     let id = parsed.as_ref().ok().cloned().flatten();
     let config = Finding::new(
         "config",
@@ -275,7 +275,7 @@ fn registry(ctx: &Context, repo: &Path, id: Option<&str>) -> Finding {
     match (ctx.registry(), id) {
         (Some(path), Some(id)) => {
             let problem = match Registry::load(path) {
-                Err(e) => Some((e.to_string(), e.hint().unwrap_or_default())),
+                Err(e) => Some((crate::error::one_line(&e), e.hint().unwrap_or_default())),
                 Ok(registry) => match registry.get(id) {
                     None => Some((
                         format!("{id} is not registered"),
@@ -315,7 +315,7 @@ fn git_hooks(ctx: &Context, repo: &Path) -> Finding {
         }
         Err(e) => Finding::new(
             "git hooks",
-            Some((e.to_string(), e.hint().unwrap_or_default())),
+            Some((crate::error::one_line(&e), e.hint().unwrap_or_default())),
             "",
         ),
         Ok(dirs) if dirs.source == HooksPathSource::Inherited => Finding::new(

@@ -26,12 +26,7 @@ pub fn run(command: &HooksCommand, ctx: &Context) -> Result<ExitCode> {
 }
 
 fn binary(ctx: &Context) -> Result<&std::path::Path> {
-    ctx.exe.as_deref().ok_or_else(|| {
-        Error::usage(
-            "cannot tell where the aea binary is",
-            "run aea by its full path",
-        )
-    })
+    ctx.exe.as_deref().ok_or(Error::UnknownExecutable)
 }
 
 fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
@@ -246,7 +241,9 @@ fn sync_if_asked(mailbox: &Mailbox, hook: &str, ctx: &Context) {
             ));
         }
         Ok(_) => {}
-        Err(e) => ctx.printer.err_line(format_args!("aea: {e}")),
+        Err(e) => ctx
+            .printer
+            .err_line(format_args!("aea: {}", crate::error::one_line(&e))),
     }
 }
 
@@ -272,7 +269,10 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
             Ok(checked) => Some(checked),
             Err(e) => {
                 let p = &ctx.printer;
-                p.err_line(format_args!("aea: commit blocked: {e}"));
+                p.err_line(format_args!(
+                    "aea: commit blocked: {}",
+                    crate::error::one_line(&e)
+                ));
                 if let Some(hint) = e.hint() {
                     p.err_line(format_args!(
                         "aea: fix: {hint}; `aea validate` shows the problem"

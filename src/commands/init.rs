@@ -114,6 +114,11 @@ pub fn init_repo(
     let mut changed = Vec::new();
     let mut warnings = Vec::new();
     fsutil::refuse_symlink(&aea)?;
+    // Said before reading the config in it, which would fail with a bare
+    // "Not a directory".
+    if fs::symlink_metadata(&aea).is_ok_and(|m| !m.is_dir()) {
+        return Err(Error::NotADirectory { path: aea });
+    }
     let config_path = aea.join(config::FILE_NAME);
     let existing = match fsutil::read_optional(&config_path)? {
         Some(text) => Some(AgentConfig::parse(&text, &config_path)?),

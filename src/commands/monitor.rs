@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::Context;
 use crate::audit::{self, Event};
 use crate::cli::MonitorCommand;
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ConfigProblem, Error, ExitCode, Result};
 use crate::fsutil;
 use crate::mailbox::Mailbox;
 use crate::message::format_time;
@@ -105,12 +105,7 @@ fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         report(ctx, "already running", Some(&pid), None);
         return Ok(ExitCode::Success);
     }
-    let exe = ctx.exe.as_deref().ok_or_else(|| {
-        Error::usage(
-            "cannot tell where the aea binary is",
-            "run aea by its full path",
-        )
-    })?;
+    let exe = ctx.exe.as_deref().ok_or(Error::UnknownExecutable)?;
     // The monitor runs without a terminal: say here which doorbells it
     // will leave out until trusted.
     if let Ok(config) = mailbox.config() {
@@ -130,7 +125,8 @@ fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     cmd.spawn()
         .map_err(|e| Error::io("start the monitor from", exe, e))?;
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let within = Duration::from_secs(5);
+    let deadline = Instant::now() + within;
     while Instant::now() < deadline {
         if let Some(pid) = running(mailbox)?.filter(|p| p.pid != 0) {
             report(ctx, "started", Some(&pid), None);
@@ -138,10 +134,7 @@ fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    Err(Error::usage(
-        "the monitor did not come up within 5 seconds",
-        "run `aea monitor run` in a terminal to see why",
-    ))
+    Err(Error::MonitorDidNotStart { within })
 }
 
 fn stop(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
@@ -272,7 +265,10 @@ fn settings(mailbox: &Mailbox, ctx: &Context) -> Result<(Vec<Transport>, Backoff
         .transpose()
         .map_err(|e| Error::ConfigInvalid {
             path: mailbox.dir().join(crate::config::FILE_NAME),
-            detail: format!("monitoring: {e}"),
+            problem: ConfigProblem::Shape {
+                key: "monitoring",
+                source: e,
+            },
         })?
         .unwrap_or_default();
     let debounce = config.debounce.map_or(DEBOUNCE, |d| d.capped(DAY).std());
@@ -309,7 +305,7 @@ fn ring(
             Ok(()) => Event::new(&ctx.rt, "notified").with("transport", transport.name()),
             Err(e) => Event::new(&ctx.rt, "notify_failed")
                 .with("transport", transport.name())
-                .with("error", e),
+                .with("error", crate::error::one_line(&e)),
         };
         log(event.with("messages", refs.len()));
     }

@@ -30,8 +30,10 @@ pub(super) fn remote(mailbox: &Mailbox, flag: Option<&str>, ctx: &Context) -> Re
 pub(super) fn signing_key(me: &str, ctx: &Context) -> Option<ed25519_dalek::SigningKey> {
     ctx.signing_key(me)
         .map_err(|e| {
-            ctx.printer
-                .warn(format_args!("{e}; no processed receipts are sent"));
+            ctx.printer.warn(format_args!(
+                "{}; no processed receipts are sent",
+                crate::error::one_line(&e)
+            ));
         })
         .ok()
 }
@@ -60,7 +62,7 @@ pub fn run(args: &SyncArgs, ctx: &Context) -> Result<ExitCode> {
             Ok(report) if !report.is_empty() => print(&report, &url, ctx),
             Ok(_) => {}
             // Keep going: the remote may come back.
-            Err(e) => ctx.printer.warn(format_args!("{e}")),
+            Err(e) => ctx.printer.warn(crate::error::one_line(&e)),
         }
         std::thread::sleep(every);
     }

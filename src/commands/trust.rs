@@ -7,16 +7,13 @@ use super::Context;
 use crate::cli::TrustConfigArgs;
 use crate::config::{self, AgentConfig};
 use crate::config_trust::{self, Entry, Settings, Store};
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ConfigDirUse, Error, ExitCode, Result};
 use crate::message::format_time;
 
 pub fn run(args: &TrustConfigArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
-    let store = ctx.trust_store().ok_or_else(|| {
-        Error::usage(
-            "cannot tell where this user's config directory is",
-            "set HOME so aea can keep its trust store there",
-        )
+    let store = ctx.trust_store().ok_or(Error::NoConfigDir {
+        needed_for: ConfigDirUse::TrustStore,
     })?;
     let key = config_trust::repo_key(mailbox.repo())?;
     let config_path = mailbox.dir().join(config::FILE_NAME);

@@ -37,10 +37,7 @@ pub fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
         let stamp = ctx.rt.now().format("%Y%m%dT%H%M%SZ");
         let target = repo.join(format!(".aea-backup-{stamp}"));
         if fs::symlink_metadata(&target).is_ok() {
-            return Err(Error::usage(
-                format!("{} already exists", target.display()),
-                "wait a second and run it again, or move the old backup away",
-            ));
+            return Err(Error::BackupExists { path: target });
         }
         fs::rename(&aea, &target).map_err(|e| Error::io("move", &aea, e))?;
         Some(target)

@@ -44,7 +44,7 @@ pub fn run(args: &ValidateArgs, ctx: &Context) -> Result<ExitCode> {
             if let Err(e) = config::Checked::parse(&text, &config_path) {
                 report.problems.push(Finding {
                     file: file(),
-                    problem: e.to_string(),
+                    problem: crate::error::one_line(&e),
                 });
             }
         }

@@ -31,7 +31,8 @@ impl Judge {
     pub fn load(mailbox: &Mailbox, keyring: Rc<KeyRing>, warn: Warn) -> Self {
         Self::load_checked(mailbox, keyring.clone(), warn.clone()).unwrap_or_else(|e| {
             warn(&format!(
-                "{e}; every message needs approval until it is fixed"
+                "{}; every message needs approval until it is fixed",
+                crate::error::one_line(&e)
             ));
             Self::with(Policy::strictest(), None, keyring, warn)
         })

@@ -30,6 +30,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 
 use crate::config::{AgentConfig, OneOrMany, PolicyEntry, RuleConfig};
+use crate::error::ConfigProblem;
 use crate::hardstop::{HardStops, Hit};
 use crate::message::{Message, MessageType, Priority};
 
@@ -150,16 +151,26 @@ struct Globs {
 }
 
 impl Globs {
-    fn new(patterns: Vec<String>, case_insensitive: bool, what: &str) -> Result<Self, String> {
+    fn new(
+        patterns: Vec<String>,
+        case_insensitive: bool,
+        what: &str,
+    ) -> Result<Self, ConfigProblem> {
         let mut builder = GlobSetBuilder::new();
         for p in &patterns {
             let glob = GlobBuilder::new(p)
                 .case_insensitive(case_insensitive)
                 .build()
-                .map_err(|e| format!("{what}: invalid glob {p:?}: {e}"))?;
+                .map_err(|source| ConfigProblem::Glob {
+                    key: what.to_string(),
+                    pattern: p.clone(),
+                    source,
+                })?;
             builder.add(glob);
         }
-        let set = builder.build().map_err(|e| format!("{what}: {e}"))?;
+        let set = builder
+            .build()
+            .map_err(|e| ConfigProblem::value(what, e.to_string()))?;
         Ok(Globs { patterns, set })
     }
 
@@ -204,31 +215,32 @@ fn parse_list<T>(
     list: Option<&OneOrMany>,
     what: &str,
     parse: impl Fn(&str) -> Result<T, String>,
-) -> Result<Option<Vec<T>>, String> {
+) -> Result<Option<Vec<T>>, ConfigProblem> {
     list.map(|l| {
         l.items()
             .iter()
-            .map(|s| parse(s).map_err(|e| format!("{what}: {e}")))
+            .map(|s| parse(s).map_err(|e| ConfigProblem::value(what, e)))
             .collect()
     })
     .transpose()
 }
 
-fn compile_rule(index: usize, rule: &RuleConfig) -> Result<Rule, String> {
+fn compile_rule(index: usize, rule: &RuleConfig) -> Result<Rule, ConfigProblem> {
     let id = rule.id.clone().unwrap_or_else(|| format!("rules[{index}]"));
     let at = |field: &str| format!("rules[{index}].{field}");
     let action_text = rule.action.as_deref().ok_or_else(|| {
-        format!(
-            "{}: missing (one of {})",
+        ConfigProblem::value(
             at("action"),
-            Action::NAMES.join(", ")
+            format!("missing (one of {})", Action::NAMES.join(", ")),
         )
     })?;
     let action = Action::parse(action_text).ok_or_else(|| {
-        format!(
-            "{}: unknown action {action_text:?} (one of {})",
+        ConfigProblem::value(
             at("action"),
-            Action::NAMES.join(", ")
+            format!(
+                "unknown action {action_text:?} (one of {})",
+                Action::NAMES.join(", ")
+            ),
         )
     })?;
     let globs = |list: Option<&OneOrMany>, field: &str, ci: bool| {
@@ -243,7 +255,7 @@ fn compile_rule(index: usize, rule: &RuleConfig) -> Result<Rule, String> {
             .as_deref()
             .map(str::parse)
             .transpose()
-            .map_err(|e| format!("{}: {e}", at("min_priority")))?,
+            .map_err(|e| ConfigProblem::value(at("min_priority"), e))?,
         from: globs(rule.from.as_ref(), "from", false)?,
         subject: globs(rule.subject.as_ref(), "subject", true)?,
         tags: rule.tags.as_ref().map(OneOrMany::items),
@@ -255,7 +267,7 @@ fn compile_rule(index: usize, rule: &RuleConfig) -> Result<Rule, String> {
 
 impl Policy {
     /// Compiles the policy; an error names the offending key.
-    pub fn from_config(config: AgentConfig) -> Result<Self, String> {
+    pub fn from_config(config: AgentConfig) -> Result<Self, ConfigProblem> {
         let rules = config
             .rules
             .iter()
@@ -267,8 +279,9 @@ impl Policy {
             Some("reject") => UnknownSenders::Reject,
             Some("allow") => UnknownSenders::Allow,
             Some(other) => {
-                return Err(format!(
-                    "trust.unknown_senders: unknown value {other:?} (require_approval, reject or allow)"
+                return Err(ConfigProblem::value(
+                    "trust.unknown_senders",
+                    format!("unknown value {other:?} (require_approval, reject or allow)"),
                 ));
             }
         };
@@ -288,12 +301,13 @@ impl Policy {
         };
         for kind in config.response_policy.keys() {
             kind.parse::<MessageType>()
-                .map_err(|e| format!("response_policy.{kind}: {e}"))?;
+                .map_err(|e| ConfigProblem::value(format!("response_policy.{kind}"), e))?;
         }
         let hard_stops = match &config.hard_stops {
-            Some(list) => HardStops::compile(list)?,
-            None => HardStops::compile(DEFAULT_HARD_STOPS)?,
-        };
+            Some(list) => HardStops::compile(list),
+            None => HardStops::compile(DEFAULT_HARD_STOPS),
+        }
+        .map_err(|e| ConfigProblem::value("hard_stops", e))?;
         Ok(Policy {
             config,
             rules,
@@ -907,7 +921,7 @@ mod tests {
             ),
         ] {
             let config = AgentConfig::parse(yaml, Path::new("c")).unwrap();
-            let err = Policy::from_config(config).unwrap_err();
+            let err = crate::error::one_line(&Policy::from_config(config).unwrap_err());
             assert!(err.contains(text), "{yaml}: {err}");
         }
     }

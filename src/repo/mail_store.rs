@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use git2::Repository;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, GitError, Result};
 
 /// Local copies of the remote's `refs/aea/*` live under this prefix.
 pub const FETCHED_PREFIX: &str = "refs/fetched/";
@@ -43,7 +43,7 @@ impl MailStore {
 
     /// Runs the user's git on the store, with the hook-time variables that
     /// would point it at another repository removed.
-    fn git(&self, args: &[&str]) -> std::result::Result<std::process::Output, String> {
+    fn git(&self, args: &[&str]) -> std::result::Result<std::process::Output, GitError> {
         std::process::Command::new("git")
             .arg("--git-dir")
             .arg(&self.dir)
@@ -67,11 +67,11 @@ impl MailStore {
             .env("GIT_TERMINAL_PROMPT", "0")
             .stdin(std::process::Stdio::null())
             .output()
-            .map_err(|e| format!("cannot run git: {e}"))
+            .map_err(GitError::Spawn)
     }
 
     /// Fetches every `refs/aea/*` of `url` into `refs/fetched/aea/*`.
-    pub fn fetch(&self, url: &str) -> std::result::Result<(), String> {
+    pub fn fetch(&self, url: &str) -> std::result::Result<(), GitError> {
         let out = self.git(&[
             "fetch",
             "--quiet",
@@ -86,7 +86,10 @@ impl MailStore {
         if out.status.success() {
             Ok(())
         } else {
-            Err(last_line(&out.stderr))
+            Err(GitError::Failed {
+                command: "fetch",
+                said: last_line(&out.stderr),
+            })
         }
     }
 
@@ -96,7 +99,7 @@ impl MailStore {
         url: &str,
         local: &str,
         remote: &str,
-    ) -> std::result::Result<Pushed, String> {
+    ) -> std::result::Result<Pushed, GitError> {
         let out = self.git(&[
             "push",
             "--porcelain",
@@ -116,7 +119,10 @@ impl MailStore {
         if text.lines().any(|l| l.starts_with('!')) {
             return Ok(Pushed::Rejected);
         }
-        Err(last_line(&out.stderr))
+        Err(GitError::Failed {
+            command: "push",
+            said: last_line(&out.stderr),
+        })
     }
 
     /// The commit `refname` points at, if the ref exists.
