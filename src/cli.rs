@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
 
 use crate::duration::{Duration, When};
@@ -119,16 +119,6 @@ pub struct InitArgs {
     pub shared: bool,
 }
 
-fn message_type_parser() -> impl TypedValueParser<Value = MessageType> {
-    PossibleValuesParser::new(MessageType::NAMES)
-        .map(|s| s.parse::<MessageType>().expect("clap checked the value"))
-}
-
-fn priority_parser() -> impl TypedValueParser<Value = Priority> {
-    PossibleValuesParser::new(Priority::NAMES)
-        .map(|s| s.parse::<Priority>().expect("clap checked the value"))
-}
-
 /// What a new message says; shared by `send` and `reply`.
 #[derive(Debug, Args)]
 pub struct ContentArgs {
@@ -141,7 +131,7 @@ pub struct ContentArgs {
     pub body_file: Option<PathBuf>,
 
     /// Priority (default: normal)
-    #[arg(long, value_name = "PRIORITY", value_parser = priority_parser())]
+    #[arg(long, value_name = "PRIORITY")]
     pub priority: Option<Priority>,
 
     /// Ask the recipient to answer
@@ -176,7 +166,7 @@ pub struct SendArgs {
     pub to: Vec<String>,
 
     /// Message type
-    #[arg(long = "type", value_name = "TYPE", value_parser = message_type_parser())]
+    #[arg(long = "type", value_name = "TYPE")]
     pub message_type: MessageType,
 
     /// One-line subject (at most 200 characters)
@@ -228,7 +218,7 @@ pub struct ReplyArgs {
     pub subject: Option<String>,
 
     /// Message type of the reply
-    #[arg(long = "type", value_name = "TYPE", value_parser = message_type_parser(), default_value = "response")]
+    #[arg(long = "type", value_name = "TYPE", default_value = "response")]
     pub message_type: MessageType,
 
     #[command(flatten)]

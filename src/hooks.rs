@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::fsutil;
+use crate::words::word_enum;
 
 pub const HOOK_NAMES: [&str; 4] = ["pre-commit", "post-merge", "post-checkout", "post-rewrite"];
 /// Bumped whenever the script changes, so `status` can say "outdated".
@@ -134,21 +135,23 @@ pub fn uninstall(dir: &Path) -> Result<Vec<HookChange>> {
     Ok(changes)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum State {
-    NotInstalled,
-    Installed,
-    /// Ours, but written by another version or for another binary path.
-    Outdated,
-    /// Ours, in a directory git does not run hooks from.
-    Bypassed,
-    /// Ours and current, but the binary it calls is gone.
-    BinaryNotFound,
+word_enum! {
+    pub enum State {
+        NotInstalled = "not_installed",
+        Installed = "installed",
+        /// Ours, but written by another version or for another binary path.
+        Outdated = "outdated",
+        /// Ours, in a directory git does not run hooks from.
+        Bypassed = "bypassed",
+        /// Ours and current, but the binary it calls is gone.
+        BinaryNotFound = "binary_not_found",
+    }
 }
 
 impl State {
-    pub fn as_str(self) -> &'static str {
+    /// Words for people (`hooks status`, `doctor`); `as_str` is the
+    /// `--json` name.
+    pub fn label(self) -> &'static str {
         match self {
             State::NotInstalled => "not installed",
             State::Installed => "installed",

@@ -26,6 +26,7 @@ use crate::fsutil::{self, ReadLimited};
 use crate::identity::{KeyRing, Verification};
 use crate::message::{self, Message, format_time, parse_time};
 use crate::runtime::Runtime;
+use crate::words::word_enum;
 
 pub const AEA_DIR: &str = ".aea";
 pub const PROCESSED_DIR: &str = ".processed";
@@ -207,30 +208,20 @@ pub struct ApprovalRecord {
     pub sha256: Option<String>,
 }
 
-/// Approval state of a message as `check` shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Approval {
-    NotNeeded,
-    Pending,
-    Approved,
-    Rejected,
-    /// A person decided on other bytes: the file was rewritten after the
-    /// decision. Not approved; the old record is kept.
-    ChangedAfterApproval,
+word_enum! {
+    /// Approval state of a message as `check` shows it.
+    pub enum Approval {
+        NotNeeded = "not_needed",
+        Pending = "pending",
+        Approved = "approved",
+        Rejected = "rejected",
+        /// A person decided on other bytes: the file was rewritten after the
+        /// decision. Not approved; the old record is kept.
+        ChangedAfterApproval = "changed_after_approval",
+    }
 }
 
 impl Approval {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Approval::NotNeeded => "not_needed",
-            Approval::Pending => "pending",
-            Approval::Approved => "approved",
-            Approval::Rejected => "rejected",
-            Approval::ChangedAfterApproval => "changed_after_approval",
-        }
-    }
-
     /// Words for people: `changed after approval` rather than the snake case.
     pub fn label(self) -> &'static str {
         match self {

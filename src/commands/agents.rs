@@ -127,7 +127,7 @@ fn list(path: &Path, ctx: &Context) -> Result<ExitCode> {
         ctx.printer.line(format_args!(
             "{:<20} {:<12} {:<26} {}",
             row.id,
-            row.health.as_str(),
+            row.health.label(),
             key,
             if row.path.is_empty() {
                 place

@@ -296,7 +296,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
                 .iter()
                 .map(|h| (h, hooks::state(h, &dirs.active, &dirs.default, &binary)))
                 .filter(|(_, s)| *s != State::Installed)
-                .map(|(h, s)| format!("{h} {}", s.as_str()))
+                .map(|(h, s)| format!("{h} {}", s.label()))
                 .collect();
             check(
                 "git hooks",

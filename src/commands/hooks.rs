@@ -198,7 +198,7 @@ fn status(ctx: &Context) -> Result<ExitCode> {
     ));
     for row in &rows {
         ctx.printer
-            .line(format_args!("  {:<14} {}", row.hook, row.state.as_str()));
+            .line(format_args!("  {:<14} {}", row.hook, row.state.label()));
     }
     ctx.printer.line(format_args!(
         "Claude Code hooks in {}: {}",

@@ -32,6 +32,7 @@ use serde::Serialize;
 use crate::config::{AgentConfig, OneOrMany, PolicyEntry, RuleConfig};
 use crate::hardstop::{HardStops, Hit};
 use crate::message::{Message, MessageType, Priority};
+use crate::words::word_enum;
 
 /// Patterns that force approval when a config has no `hard_stops` key. The
 /// command names among them also catch other spellings of the command
@@ -57,39 +58,17 @@ pub const DEFAULT_HARD_STOPS: &[&str] = &[
     "secret key",
 ];
 
-/// Declared from least to most restrictive: `max` is "the stricter one".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    AutoRespond,
-    Acknowledge,
-    RequireApproval,
-    Reject,
+word_enum! {
+    /// Declared from least to most restrictive: `max` is "the stricter one".
+    pub enum Action {
+        AutoRespond = "auto_respond",
+        Acknowledge = "acknowledge",
+        RequireApproval = "require_approval",
+        Reject = "reject",
+    }
 }
 
 impl Action {
-    pub const NAMES: [&'static str; 4] =
-        ["auto_respond", "acknowledge", "require_approval", "reject"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Action::AutoRespond => "auto_respond",
-            Action::Acknowledge => "acknowledge",
-            Action::RequireApproval => "require_approval",
-            Action::Reject => "reject",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "auto_respond" => Some(Action::AutoRespond),
-            "acknowledge" => Some(Action::Acknowledge),
-            "require_approval" => Some(Action::RequireApproval),
-            "reject" => Some(Action::Reject),
-            _ => None,
-        }
-    }
-
     /// Whether the message may not be acted on (processed as `done`)
     /// without a person: it needs approval, or the policy rejects it.
     pub fn is_gated(self) -> bool {
@@ -224,7 +203,7 @@ fn compile_rule(index: usize, rule: &RuleConfig) -> Result<Rule, String> {
             Action::NAMES.join(", ")
         )
     })?;
-    let action = Action::parse(action_text).ok_or_else(|| {
+    let action = action_text.parse::<Action>().map_err(|_| {
         format!(
             "{}: unknown action {action_text:?} (one of {})",
             at("action"),
