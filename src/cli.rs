@@ -7,6 +7,7 @@ use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
 
 use crate::duration::{Duration, When};
+use crate::mailbox::Outcome;
 use crate::message::{MessageType, Priority};
 
 #[derive(Debug, Parser)]
@@ -232,8 +233,8 @@ pub struct ProcessArgs {
     pub reference: String,
 
     /// How the message was handled
-    #[arg(long, default_value = "done", value_parser = ["done", "ignored", "deferred"])]
-    pub outcome: String,
+    #[arg(long, default_value_t = Outcome::Done)]
+    pub outcome: Outcome,
 
     /// A short note for the marker and the log
     #[arg(long)]

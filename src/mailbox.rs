@@ -26,7 +26,7 @@ use crate::fsutil::{self, ReadLimited};
 use crate::identity::{KeyRing, Verification};
 use crate::message::{self, Message, format_time, parse_time};
 use crate::runtime::Runtime;
-use crate::words::word_enum;
+use crate::words::{OrUnknown, word_enum};
 
 pub const AEA_DIR: &str = ".aea";
 pub const PROCESSED_DIR: &str = ".processed";
@@ -125,13 +125,26 @@ impl Entry {
     }
 }
 
+word_enum! {
+    /// How a message was handled: `aea process --outcome`, kept in its
+    /// marker and in the receipt sent back to the sender (SPEC §5.4).
+    pub enum Outcome {
+        Done = "done",
+        Ignored = "ignored",
+        Deferred = "deferred",
+    }
+}
+
 /// The JSON body of `.processed/<name>` (SPEC §5.4). Older tools wrote empty
 /// files; those still count as processed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Marker {
     pub processed_at: String,
     pub by: String,
-    pub outcome: String,
+    /// An outcome this version does not know (another tool's, a newer
+    /// version's) is kept as written: the marker still counts, and its
+    /// digest still binds the bytes that were processed.
+    pub outcome: OrUnknown<Outcome>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// The message this marker was written for; absent in older markers.

@@ -82,6 +82,51 @@ fn empty_marker_from_an_older_tool_counts_as_processed() {
 }
 
 #[test]
+fn marker_with_an_outcome_this_version_does_not_know_still_counts() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.question(&api, "web", "from a newer tool");
+    let name = inbox_files(&web).remove(0);
+    let sha256 = env.json(&web, &["show", &name])["sha256"].clone();
+    let marker = serde_json::json!({
+        "processed_at": "2026-11-21T10:00:00.000Z",
+        "by": "other-tool",
+        "outcome": "escalated",
+        "sha256": sha256,
+    });
+    let path = web.join(".aea/.processed").join(&name);
+    std::fs::write(&path, marker.to_string()).unwrap();
+
+    assert_eq!(env.json(&web, &["check"])["unprocessed"], 0);
+    let shown = env.json(&web, &["show", &name]);
+    assert_eq!(shown["processed"], true);
+    assert_eq!(shown["marker"]["outcome"], "escalated", "{shown}");
+    assert!(
+        env.ok(&web, &["show", &name])
+            .contains("yes (escalated by other-tool")
+    );
+    let out = env.run(&web, &["process", &name]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("already processed"));
+
+    // The marker was read, not just found: its digest still binds the
+    // bytes, so a replaced file can be processed again, and the old marker
+    // is kept as it was.
+    let file = web.join(".aea").join(&name);
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("from a newer tool", "changed afterwards"),
+    )
+    .unwrap();
+    env.ok(&web, &["process", &name, "--outcome", "ignored"]);
+    let kept =
+        std::fs::read_to_string(web.join(".aea/.processed").join(format!("{name}.replaced")));
+    assert!(kept.unwrap().contains("\"escalated\""));
+}
+
+#[test]
 fn plain_text_log_lines_are_skipped() {
     let env = TestEnv::new();
     let web = env.repo("web");

@@ -5,7 +5,7 @@ use super::Context;
 use crate::audit::{self, Event};
 use crate::cli::ProcessArgs;
 use crate::error::{Error, ExitCode, Result};
-use crate::mailbox::{Approval, Marker, Processed};
+use crate::mailbox::{Approval, Marker, Outcome, Processed};
 use crate::message::format_time;
 use crate::policy::Action;
 
@@ -22,7 +22,7 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     };
     // Invalid files are never acted on, but may be marked ignored.
     let decision = entry.valid().map(|m| judge.decide(m));
-    if args.outcome == "done" {
+    if args.outcome == Outcome::Done {
         match &decision {
             None => {
                 return Err(Error::Gated {
@@ -85,7 +85,7 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     let marker = Marker {
         processed_at: format_time(ctx.rt.now()),
         by: ctx.rt.user().to_string(),
-        outcome: args.outcome.clone(),
+        outcome: args.outcome.into(),
         note: args.note.clone(),
         message_id: entry.valid().map(|m| m.message_id.clone()),
         sha256: entry.sha256.clone(),

@@ -186,14 +186,14 @@ pub(super) fn render(
     let state = match &processed {
         Processed::Done(Some(mk)) => format!(
             "yes ({} by {} at {})",
-            one(&mk.outcome),
+            one(&mk.outcome.to_string()),
             one(&mk.by),
             one(&mk.processed_at)
         ),
         Processed::Done(None) => "yes".into(),
         Processed::Replaced(mk) => format!(
             "no: the file was replaced after it was processed ({} at {}); `aea process {short_ref}` when done",
-            one(&mk.outcome),
+            one(&mk.outcome.to_string()),
             one(&mk.processed_at),
         ),
         Processed::No => format!("no (`aea process {short_ref}` when done)"),
