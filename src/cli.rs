@@ -7,6 +7,7 @@ use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
 
 use crate::duration::{Duration, When};
+use crate::hooks::GitHook;
 use crate::mailbox::Outcome;
 use crate::message::{MessageType, Priority};
 
@@ -340,8 +341,7 @@ pub struct HooksUninstallArgs {
 #[derive(Debug, Args)]
 pub struct HooksRunArgs {
     /// Which hook is running
-    #[arg(value_parser = PossibleValuesParser::new(crate::hooks::HOOK_NAMES))]
-    pub hook: String,
+    pub hook: GitHook,
 
     /// What git passed to the hook
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

@@ -11,7 +11,7 @@ use super::Context;
 use crate::config;
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
-use crate::hooks::{self, HOOK_NAMES, State};
+use crate::hooks::{self, GitHook, State};
 use crate::mailbox::{CLAIMS_DIR, LAYOUT_DIRS, PROCESSED_DIR, Processed, STATE_DIRS, TMP_DIR};
 use crate::registry::{Health, Registry};
 use crate::repo::{self, HooksPathSource};
@@ -292,9 +292,9 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         ),
         Ok(dirs) => {
             let binary = ctx.exe.clone().unwrap_or_default();
-            let bad: Vec<String> = HOOK_NAMES
+            let bad: Vec<String> = GitHook::ALL
                 .iter()
-                .map(|h| (h, hooks::state(h, &dirs.active, &dirs.default, &binary)))
+                .map(|&h| (h, hooks::state(h, &dirs.active, &dirs.default, &binary)))
                 .filter(|(_, s)| *s != State::Installed)
                 .map(|(h, s)| format!("{h} {}", s.label()))
                 .collect();

@@ -11,7 +11,7 @@ use crate::cli::{HooksCommand, HooksInstallArgs, HooksRunArgs, HooksUninstallArg
 use crate::config::BlockOn;
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
-use crate::hooks::{self, Change, HOOK_NAMES, State};
+use crate::hooks::{self, Change, GitHook, State};
 use crate::mailbox::Mailbox;
 use crate::message::Priority;
 use crate::repo::{self, HookDirs, HooksPathSource};
@@ -45,7 +45,7 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
         audit::append(
             mailbox.dir(),
             &Event::new(&ctx.rt, "hook_installed")
-                .with("hook", c.hook)
+                .with("hook", c.hook.as_str())
                 .with("path", c.path.display().to_string()),
         )?;
     }
@@ -148,7 +148,7 @@ pub(super) fn remove_git_hooks(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<h
                 audit::append(
                     mailbox.dir(),
                     &Event::new(&ctx.rt, "hook_removed")
-                        .with("hook", c.hook)
+                        .with("hook", c.hook.as_str())
                         .with("path", c.path.display().to_string()),
                 )?;
                 removed.push(c);
@@ -163,7 +163,7 @@ pub(super) fn remove_git_hooks(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<h
 
 #[derive(Serialize)]
 struct HookStatus {
-    hook: &'static str,
+    hook: GitHook,
     state: State,
 }
 
@@ -171,7 +171,7 @@ fn status(ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let dirs = repo::hook_dirs(mailbox.repo())?;
     let bin = binary(ctx)?;
-    let rows: Vec<HookStatus> = HOOK_NAMES
+    let rows: Vec<HookStatus> = GitHook::ALL
         .iter()
         .map(|&hook| HookStatus {
             hook,
@@ -215,7 +215,7 @@ fn status(ctx: &Context) -> Result<ExitCode> {
 /// post-* hooks run `aea sync` first when `hooks.<hook>.sync` asks for it
 /// and a mail remote is configured — both only once the user trusted them
 /// (`aea trust`); a failure is one line, never an error.
-fn sync_if_asked(mailbox: &Mailbox, hook: &str, ctx: &Context) {
+fn sync_if_asked(mailbox: &Mailbox, hook: GitHook, ctx: &Context) {
     let Ok(config) = mailbox.config() else {
         return;
     };
@@ -258,12 +258,12 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
     let Ok(mailbox) = Mailbox::discover(&ctx.cwd).map(Mailbox::owned) else {
         return Ok(ExitCode::Success);
     };
-    if args.hook != "pre-commit" {
-        sync_if_asked(&mailbox, &args.hook, ctx);
+    if args.hook != GitHook::PreCommit {
+        sync_if_asked(&mailbox, args.hook, ctx);
     }
     // The gate fails closed: a config it cannot read or compile blocks the
     // commit, whatever the inbox holds, until it is fixed.
-    let checked = if args.hook == "pre-commit" {
+    let checked = if args.hook == GitHook::PreCommit {
         let path = mailbox.dir().join(crate::config::FILE_NAME);
         match mailbox
             .config()
@@ -296,11 +296,11 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
             .map(|c| c.hooks.clone())
             .unwrap_or_default(),
     };
-    let setting = match args.hook.as_str() {
-        "pre-commit" => settings.pre_commit,
-        "post-merge" => settings.post_merge,
-        "post-checkout" => settings.post_checkout,
-        _ => settings.post_rewrite,
+    let setting = match args.hook {
+        GitHook::PreCommit => settings.pre_commit,
+        GitHook::PostMerge => settings.post_merge,
+        GitHook::PostCheckout => settings.post_checkout,
+        GitHook::PostRewrite => settings.post_rewrite,
     }
     .unwrap_or_default();
     if setting.enabled == Some(false) {
@@ -308,7 +308,7 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
     }
     let p = &ctx.printer;
     let refs = crate::shortref::of_entries(&entries);
-    if args.hook != "pre-commit" {
+    if args.hook != GitHook::PreCommit {
         let current: HashSet<String> = entries.iter().map(|e| e.name.clone()).collect();
         let announced = mailbox.announced("git");
         let new: Vec<String> = entries

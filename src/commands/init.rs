@@ -342,7 +342,7 @@ fn install_git_hooks(
             changed.push(format!("git hook {}", change.path.display()));
             audit::append(
                 aea,
-                &Event::new(rt, "hook_installed").with("hook", change.hook),
+                &Event::new(rt, "hook_installed").with("hook", change.hook.as_str()),
             )?;
         }
     }
