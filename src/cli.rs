@@ -3,13 +3,14 @@
 
 use std::path::PathBuf;
 
-use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
 
 use crate::duration::{Duration, When};
+use crate::harness::Harness;
 use crate::hooks::GitHook;
 use crate::mailbox::Outcome;
 use crate::message::{MessageType, Priority};
+use crate::templates::PolicyPreset;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -104,8 +105,8 @@ pub struct InitArgs {
     pub id: Option<String>,
 
     /// Ready-made policy to start from
-    #[arg(long, value_parser = PossibleValuesParser::new(crate::templates::POLICY_NAMES))]
-    pub policy: Option<String>,
+    #[arg(long)]
+    pub policy: Option<PolicyPreset>,
 
     /// Do not touch CLAUDE.md, AGENTS.md or .claude/
     #[arg(long)]
@@ -194,8 +195,8 @@ pub struct CheckArgs {
     pub exit_code: bool,
 
     /// Print what an agent-harness hook shows the model: counts and short references only
-    #[arg(long, value_name = "HARNESS", value_parser = ["claude", "codex", "plain"])]
-    pub hook: Option<String>,
+    #[arg(long, value_name = "HARNESS")]
+    pub hook: Option<Harness>,
 
     /// Hook event name for `--hook claude` (default: read from the hook input, else `UserPromptSubmit`)
     #[arg(long, value_name = "NAME", requires = "hook")]
