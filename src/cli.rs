@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::audit::AuditEvent;
 use crate::duration::{Duration, When};
 use crate::harness::Harness;
 use crate::hooks::GitHook;
@@ -384,9 +385,9 @@ pub struct LogArgs {
     #[arg(long, value_name = "TIME|DURATION")]
     pub since: Option<When>,
 
-    /// Only events of this kind (e.g. sent, delivered, processed)
+    /// Only events of this kind
     #[arg(long)]
-    pub event: Option<String>,
+    pub event: Option<AuditEvent>,
 
     /// Only events about this message (reference, id or file name)
     #[arg(long, value_name = "REF")]

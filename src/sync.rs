@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::identity::{self, KeyRing};
@@ -355,7 +355,7 @@ impl Session<'_> {
                 let repushed = files.iter().any(|(n, _)| *n == format!("{id}.json"));
                 audit::append(
                     self.mailbox.dir(),
-                    &Event::new(self.rt, "lost_on_remote")
+                    &Event::new(self.rt, AuditEvent::LostOnRemote)
                         .with("message", id.as_str())
                         .with("to", to.as_str())
                         .with("repushed", repushed),
@@ -447,7 +447,7 @@ impl Session<'_> {
                         .unwrap_or_default();
                     audit::append(
                         self.mailbox.dir(),
-                        &Event::new(self.rt, "delivered")
+                        &Event::new(self.rt, AuditEvent::Delivered)
                             .with("message", id)
                             .with("file", file.as_str())
                             .with("from", from.as_str())
@@ -497,7 +497,7 @@ impl Session<'_> {
         )?;
         audit::append(
             self.mailbox.dir(),
-            &Event::new(self.rt, "quarantined")
+            &Event::new(self.rt, AuditEvent::Quarantined)
                 .with("message", id)
                 .with("reason", reason)
                 .with("via", "sync"),
@@ -623,7 +623,7 @@ impl Session<'_> {
                 let _ = fs::remove_file(path);
                 audit::append(
                     self.mailbox.dir(),
-                    &Event::new(self.rt, "pushed")
+                    &Event::new(self.rt, AuditEvent::Pushed)
                         .with("message", id.as_str())
                         .with("to", recipient.as_str()),
                 )?;

@@ -138,3 +138,41 @@ fn plain_text_log_lines_are_skipped() {
     assert_eq!(events.lines().count(), 1, "{events}");
     assert!(events.contains("\"event\":\"init\""));
 }
+
+/// Events a newer version or another tool logged are shown like any other;
+/// `--event` takes only the names this version writes, so a misspelt one
+/// is a usage error pointing at the right name instead of an empty result.
+#[test]
+fn unknown_log_events_are_shown_and_event_names_are_checked() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let log = web.join(".aea/agent.log");
+    let mut text = std::fs::read_to_string(&log).unwrap();
+    text.push_str(
+        r#"{"ts":"2026-11-21T10:00:00.000Z","event":"escalated","actor":"newer-tool","message":"m1"}"#,
+    );
+    text.push('\n');
+    std::fs::write(&log, text).unwrap();
+
+    let events = env.ok(&web, &["--json", "log"]);
+    assert_eq!(events.lines().count(), 2, "{events}");
+    assert!(events.contains("\"event\":\"escalated\""), "{events}");
+    assert!(env.ok(&web, &["log"]).contains("escalated"));
+    let init = env.ok(&web, &["--json", "log", "--event", "init"]);
+    assert_eq!(init.lines().count(), 1, "{init}");
+
+    let out = env.run(&web, &["log", "--event", "approve"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("invalid value 'approve' for '--event <EVENT>'"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("a similar value exists: 'approved'"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env.run(&web, &["log", "--event", "escalated"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+}

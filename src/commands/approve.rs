@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::Context;
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::cli::ApproveArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::{ApprovalRecord, Entry, Mailbox, Processed};
@@ -90,13 +90,13 @@ pub(super) fn record(
     let identity = repo::identity(mailbox.repo());
     let user = ctx.rt.user().to_string();
     let (word, note, reason) = match verdict {
-        Verdict::Approve => ("approved", text, None),
-        Verdict::Reject => ("rejected", None, text),
+        Verdict::Approve => (AuditEvent::Approved, text, None),
+        Verdict::Reject => (AuditEvent::Rejected, None, text),
     };
     let record = ApprovalRecord {
         message_id: message.message_id.clone(),
         file: entry.name.clone(),
-        decision: word.into(),
+        decision: word.as_str().into(),
         by: identity.name.unwrap_or_else(|| user.clone()),
         email: identity.email,
         user,

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use super::Context;
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::cli::{HooksCommand, HooksInstallArgs, HooksRunArgs, HooksUninstallArgs};
 use crate::config::BlockOn;
 use crate::error::{Error, ExitCode, Result};
@@ -44,7 +44,7 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
     for c in changes.iter().filter(|c| c.change != Change::Unchanged) {
         audit::append(
             mailbox.dir(),
-            &Event::new(&ctx.rt, "hook_installed")
+            &Event::new(&ctx.rt, AuditEvent::HookInstalled)
                 .with("hook", c.hook.as_str())
                 .with("path", c.path.display().to_string()),
         )?;
@@ -147,7 +147,7 @@ pub(super) fn remove_git_hooks(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<h
             if c.change == Change::Removed {
                 audit::append(
                     mailbox.dir(),
-                    &Event::new(&ctx.rt, "hook_removed")
+                    &Event::new(&ctx.rt, AuditEvent::HookRemoved)
                         .with("hook", c.hook.as_str())
                         .with("path", c.path.display().to_string()),
                 )?;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Context;
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::cli::InitArgs;
 use crate::config::{self, AgentConfig};
 use crate::error::{Error, ExitCode, Result};
@@ -235,7 +235,7 @@ pub fn init_repo(
 
     audit::append(
         &aea,
-        &Event::new(rt, "init")
+        &Event::new(rt, AuditEvent::Init)
             .with("agent", agent_id.as_str())
             .with("changed", changed.len()),
     )?;
@@ -337,7 +337,7 @@ fn install_git_hooks(
             changed.push(format!("git hook {}", change.path.display()));
             audit::append(
                 aea,
-                &Event::new(rt, "hook_installed").with("hook", change.hook.as_str()),
+                &Event::new(rt, AuditEvent::HookInstalled).with("hook", change.hook.as_str()),
             )?;
         }
     }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::Context;
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::cli::MonitorCommand;
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
@@ -218,7 +218,7 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         &mailbox.dir().join(PID_FILE),
         &serde_json::to_vec(&pid).expect("a pid file always serialises"),
     )?;
-    log(Event::new(&ctx.rt, "monitor_started")
+    log(Event::new(&ctx.rt, AuditEvent::MonitorStarted)
         .with("pid", pid.pid)
         .with(
             "transports",
@@ -247,7 +247,7 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
             .unwrap_or(Duration::from_secs(3600));
         watch.wait(wait.max(Duration::from_millis(10)));
     }
-    log(Event::new(&ctx.rt, "monitor_stopped").with("pid", pid.pid));
+    log(Event::new(&ctx.rt, AuditEvent::MonitorStopped).with("pid", pid.pid));
     let _ = fs::remove_file(mailbox.dir().join(PID_FILE));
     drop(lock);
     Ok(ExitCode::Success)
@@ -299,15 +299,15 @@ fn ring(
     log: &dyn Fn(Event),
 ) {
     if transports.is_empty() {
-        log(Event::new(&ctx.rt, "notified")
+        log(Event::new(&ctx.rt, AuditEvent::Notified)
             .with("transport", "none")
             .with("messages", refs.len()));
         return;
     }
     for transport in transports {
         let event = match transport.ring(refs, mailbox.repo()) {
-            Ok(()) => Event::new(&ctx.rt, "notified").with("transport", transport.name()),
-            Err(e) => Event::new(&ctx.rt, "notify_failed")
+            Ok(()) => Event::new(&ctx.rt, AuditEvent::Notified).with("transport", transport.name()),
+            Err(e) => Event::new(&ctx.rt, AuditEvent::NotifyFailed)
                 .with("transport", transport.name())
                 .with("error", e),
         };

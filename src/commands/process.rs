@@ -2,7 +2,7 @@
 //! processed marker, release the claim, log it.
 
 use super::Context;
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::cli::ProcessArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::{Approval, Marker, Outcome, Processed};
@@ -59,7 +59,7 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     if let Some(previous) = &claim.took_over_from {
         audit::append(
             mailbox.dir(),
-            &Event::new(&ctx.rt, "claim_taken_over")
+            &Event::new(&ctx.rt, AuditEvent::ClaimTakenOver)
                 .with("message", id.as_str())
                 .with("file", entry.name.as_str())
                 .with("previous", previous.as_str()),
@@ -77,7 +77,7 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
         let old = mailbox.retire_marker(&entry.name)?;
         audit::append(
             mailbox.dir(),
-            &Event::new(&ctx.rt, "marker_replaced")
+            &Event::new(&ctx.rt, AuditEvent::MarkerReplaced)
                 .with("file", entry.name.as_str())
                 .with("kept_as", old.display().to_string()),
         )?;
@@ -91,7 +91,7 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
         sha256: entry.sha256.clone(),
     };
     let path = mailbox.mark_processed(&entry.name, &marker)?;
-    let mut event = Event::new(&ctx.rt, "processed")
+    let mut event = Event::new(&ctx.rt, AuditEvent::Processed)
         .with("message", id.as_str())
         .with("file", entry.name.as_str())
         .with("outcome", args.outcome.as_str());

@@ -2,7 +2,7 @@
 //! `.aea/.quarantine/` with a `.reason` file. Nothing is deleted.
 
 use super::Context;
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::cli::QuarantineArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::QUARANTINE_DIR;
@@ -17,7 +17,7 @@ pub fn run(args: &QuarantineArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let entry = mailbox.resolve(&args.reference)?;
     let path = mailbox.move_out(&entry.name, QUARANTINE_DIR, Some(&args.reason))?;
-    let mut event = Event::new(&ctx.rt, "quarantined")
+    let mut event = Event::new(&ctx.rt, AuditEvent::Quarantined)
         .with("file", entry.name.as_str())
         .with("reason", args.reason.as_str());
     if let Some(m) = entry.valid() {
