@@ -24,12 +24,26 @@ use crate::message::format_time;
 use crate::transport::{DAY, MonitoringConfig, Transport};
 use crate::wake::{self, Backoff, Schedule, Waiting};
 use crate::watch::DirWatch;
+use crate::words::word_enum;
 
 pub(super) const LOCK_FILE: &str = "monitor.lock";
 const PID_FILE: &str = "monitor.pid";
 const STOP_FILE: &str = "monitor.stop";
 /// Quiet time that ends a burst of arrivals unless `monitoring.debounce` says.
 const DEBOUNCE: Duration = Duration::from_millis(200);
+
+word_enum! {
+    /// What `monitor start|stop|status` found or did.
+    enum MonitorState {
+        Running = "running",
+        NotRunning = "not running",
+        Started = "started",
+        AlreadyRunning = "already running",
+        Stopped = "stopped",
+        /// Asked to stop, still holding its lock after 10 seconds.
+        StopTimedOut = "did not stop within 10 seconds",
+    }
+}
 
 #[derive(Debug, Serialize, Deserialize)]
 struct PidFile {
@@ -78,7 +92,7 @@ fn stale_pid(mailbox: &Mailbox) -> Option<u32> {
     serde_json::from_str::<PidFile>(&text).ok().map(|p| p.pid)
 }
 
-fn report(ctx: &Context, state: &str, pid: Option<&PidFile>, note: Option<String>) {
+fn report(ctx: &Context, state: MonitorState, pid: Option<&PidFile>, note: Option<String>) {
     if ctx.printer.json() {
         ctx.printer.value(&serde_json::json!({
             "state": state,
@@ -102,7 +116,7 @@ fn report(ctx: &Context, state: &str, pid: Option<&PidFile>, note: Option<String
 
 fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     if let Some(pid) = running(mailbox)? {
-        report(ctx, "already running", Some(&pid), None);
+        report(ctx, MonitorState::AlreadyRunning, Some(&pid), None);
         return Ok(ExitCode::Success);
     }
     let exe = ctx.exe.as_deref().ok_or_else(|| {
@@ -133,7 +147,7 @@ fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline {
         if let Some(pid) = running(mailbox)?.filter(|p| p.pid != 0) {
-            report(ctx, "started", Some(&pid), None);
+            report(ctx, MonitorState::Started, Some(&pid), None);
             return Ok(ExitCode::Success);
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -150,33 +164,33 @@ fn stop(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
             let _ = fs::remove_file(mailbox.dir().join(PID_FILE));
             format!("removed a stale pid file (pid {p}); nothing was signalled")
         });
-        report(ctx, "not running", None, note);
+        report(ctx, MonitorState::NotRunning, None, note);
         return Ok(ExitCode::Success);
     };
     fsutil::create_exclusive(&mailbox.dir().join(STOP_FILE), b"stop\n")?;
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         if running(mailbox)?.is_none() {
-            report(ctx, "stopped", Some(&pid), None);
+            report(ctx, MonitorState::Stopped, Some(&pid), None);
             return Ok(ExitCode::Success);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     let _ = fs::remove_file(mailbox.dir().join(STOP_FILE));
-    report(ctx, "did not stop within 10 seconds", Some(&pid), None);
+    report(ctx, MonitorState::StopTimedOut, Some(&pid), None);
     Ok(ExitCode::Timeout)
 }
 
 fn status(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     match running(mailbox)? {
-        Some(pid) => report(ctx, "running", Some(&pid), None),
+        Some(pid) => report(ctx, MonitorState::Running, Some(&pid), None),
         None => {
             let note = stale_pid(mailbox).map(|p| {
                 format!(
                     "monitor.pid names pid {p}, but no monitor holds the lock: the file is stale"
                 )
             });
-            report(ctx, "not running", None, note);
+            report(ctx, MonitorState::NotRunning, None, note);
         }
     }
     Ok(ExitCode::Success)
