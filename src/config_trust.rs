@@ -30,6 +30,7 @@ pub const FILE_NAME: &str = "trusted.toml";
 /// serialisation (fields in this order, hooks in git's order, transports
 /// in the file's order) is the canonical form the digest is taken over.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Settings {
     /// `sync.remote`: handed to git, which may run programs for it.
     pub sync_remote: Option<String>,

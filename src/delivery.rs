@@ -26,6 +26,7 @@ pub struct Sender<'a> {
 
 /// What happened for one recipient.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Outcome {
     /// The recipient as given (`--to`).
     pub recipient: String,
@@ -43,6 +44,7 @@ pub struct Outcome {
 
 /// The result of one send, per recipient.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Delivery {
     pub message_id: String,
     pub results: Vec<Outcome>,

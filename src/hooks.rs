@@ -71,6 +71,7 @@ fn read_text(path: &Path) -> Option<String> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Change {
     Installed,
@@ -81,6 +82,7 @@ pub enum Change {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HookChange {
     pub hook: GitHook,
     pub path: PathBuf,

@@ -138,6 +138,7 @@ word_enum! {
 /// The JSON body of `.processed/<name>` (SPEC §5.4). Older tools wrote empty
 /// files; those still count as processed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Marker {
     pub processed_at: String,
     pub by: String,
@@ -197,6 +198,7 @@ impl Drop for Claim {
 
 /// A person's decision on a gated message: `.approvals/<name>.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ApprovalRecord {
     pub message_id: String,
     pub file: String,

@@ -37,6 +37,7 @@ word_enum! {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Message {
     pub protocol_version: String,
     pub message_id: String,
@@ -62,6 +63,7 @@ pub struct Message {
 /// `signature`: who signed (`key`, `ed25519:<hex>`) and the signature over
 /// [`signed_digest`] (`value`, hex).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Signature {
     pub alg: String,
     pub key: String,
@@ -69,6 +71,7 @@ pub struct Signature {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Party {
     pub agent_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,6 +81,7 @@ pub struct Party {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Content {
     pub subject: String,
     #[serde(default)]
@@ -90,6 +94,7 @@ pub struct Content {
 
 /// `message.body` is text in v1.0, but older writers put structured keys there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Body {
     Text(String),
@@ -113,6 +118,7 @@ impl Body {
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Metadata {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<String>,

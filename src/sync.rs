@@ -131,6 +131,7 @@ pub struct Keys<'a> {
 
 /// What one `aea sync` did.
 #[derive(Debug, Default, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Report {
     pub pushed: BTreeMap<String, Vec<String>>,
     pub received: Vec<String>,

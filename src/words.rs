@@ -25,6 +25,7 @@ macro_rules! word_enum {
             Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord,
             ::serde::Serialize, ::serde::Deserialize,
         )]
+        #[cfg_attr(test, derive(::schemars::JsonSchema))]
         $vis enum $name {
             $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
         }
@@ -75,6 +76,7 @@ pub(crate) use word_enum;
 /// show it and write it back (a signature over it still verifies), and one
 /// word it does not know never makes the whole file unreadable.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum OrUnknown<T> {
     Known(T),

@@ -2,7 +2,9 @@
 //! `.approvals/` and the log. Also the shared recording used by `reject` and
 //! `review`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
 
 use super::Context;
 use crate::audit::{self, AuditEvent, Event};
@@ -13,6 +15,15 @@ use crate::message::format_time;
 use crate::policy::Action;
 use crate::policy::Judge;
 use crate::repo;
+
+/// `aea approve --json` and `aea reject --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct ApprovalOutput<'a> {
+    /// The record written in `.aea/.approvals/`.
+    pub record: &'a Path,
+    pub approval: &'a ApprovalRecord,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Verdict {
@@ -41,8 +52,10 @@ pub(super) fn decide(
 
 fn print(ctx: &Context, record: &ApprovalRecord, path: &PathBuf) {
     if ctx.printer.json() {
-        ctx.printer
-            .value(&serde_json::json!({ "record": path, "approval": record }));
+        ctx.printer.value(&ApprovalOutput {
+            record: path,
+            approval: record,
+        });
     } else {
         ctx.printer.line(format_args!(
             "{} {} (rule {}) as {}",

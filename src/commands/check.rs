@@ -19,6 +19,7 @@ use crate::policy::Judge;
 use crate::printer::untrusted_short;
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Item {
     /// aea's short reference (`m3f9a01c2`, see [`crate::shortref`]).
     #[serde(rename = "ref")]
@@ -45,6 +46,7 @@ pub struct Item {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Invalid {
     #[serde(rename = "ref")]
     pub short_ref: String,
@@ -53,6 +55,7 @@ pub struct Invalid {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Report {
     pub agent_id: Option<String>,
     pub repo: String,
@@ -272,16 +275,31 @@ fn hook(
                 Some(e) => e.to_string(),
                 None => event_from_stdin().unwrap_or_else(|| "UserPromptSubmit".into()),
             };
-            ctx.printer.value_line(&serde_json::json!({
-                "hookSpecificOutput": {
-                    "hookEventName": event,
-                    "additionalContext": text,
-                }
-            }));
+            ctx.printer.value_line(&ClaudeHookOutput {
+                hook_specific_output: ClaudeHookContext {
+                    hook_event_name: &event,
+                    additional_context: &text,
+                },
+            });
         }
         Harness::Codex | Harness::Plain => ctx.printer.raw(&format!("{text}\n")),
     }
     Ok(ExitCode::Success)
+}
+
+/// `aea check --hook claude`: the JSON Claude Code reads from a hook to add
+/// context for the model (its names, not ours).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClaudeHookOutput<'a> {
+    hook_specific_output: ClaudeHookContext<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClaudeHookContext<'a> {
+    hook_event_name: &'a str,
+    additional_context: &'a str,
 }
 
 /// Claude Code passes the hook input as JSON on stdin; its

@@ -16,8 +16,18 @@ use crate::mailbox::{CLAIMS_DIR, LAYOUT_DIRS, PROCESSED_DIR, Processed, STATE_DI
 use crate::registry::{Health, Registry};
 use crate::repo::{self, HooksPathSource};
 
+/// `aea doctor --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct DoctorOutput<'a> {
+    /// How many checks failed; 0 when all is well.
+    pub problems: usize,
+    pub checks: &'a [Finding],
+}
+
 #[derive(Debug, Serialize)]
-struct Finding {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct Finding {
     check: &'static str,
     ok: bool,
     detail: String,
@@ -476,8 +486,10 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
 
     let problems = out.iter().filter(|f| !f.ok).count();
     if ctx.printer.json() {
-        ctx.printer
-            .value(&serde_json::json!({ "problems": problems, "checks": out }));
+        ctx.printer.value(&DoctorOutput {
+            problems,
+            checks: &out,
+        });
     } else {
         for f in &out {
             if f.ok {

@@ -38,6 +38,7 @@ impl Move {
 }
 
 #[derive(Debug, Default, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct Moves {
     archived: Vec<String>,
     expired: Vec<String>,

@@ -2,6 +2,7 @@
 //! command the installed hook scripts call.
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -25,13 +26,34 @@ pub fn run(command: &HooksCommand, ctx: &Context) -> Result<ExitCode> {
     }
 }
 
-fn binary(ctx: &Context) -> Result<&std::path::Path> {
+fn binary(ctx: &Context) -> Result<&Path> {
     ctx.exe.as_deref().ok_or_else(|| {
         Error::usage(
             "cannot tell where the aea binary is",
             "run aea by its full path",
         )
     })
+}
+
+/// `aea hooks install --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct HooksInstallOutput<'a> {
+    /// Where the git hooks went.
+    pub hooks_dir: &'a Path,
+    pub hooks: &'a [hooks::HookChange],
+    /// With `--agents`: the agent-harness files written.
+    pub agent_files: &'a [String],
+}
+
+/// `aea hooks uninstall --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct HooksUninstallOutput<'a> {
+    /// Only the hooks that were removed.
+    pub hooks: &'a [hooks::HookChange],
+    /// With `--agents`: the agent-harness files reverted.
+    pub agent_files: &'a [String],
 }
 
 fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
@@ -59,11 +81,11 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
         Vec::new()
     };
     if ctx.printer.json() {
-        ctx.printer.value(&serde_json::json!({
-            "hooks_dir": dirs.active,
-            "hooks": changes,
-            "agent_files": agent_files,
-        }));
+        ctx.printer.value(&HooksInstallOutput {
+            hooks_dir: &dirs.active,
+            hooks: &changes,
+            agent_files: &agent_files,
+        });
     } else {
         for c in &changes {
             let kept = if c.foreign && c.change == Change::Installed {
@@ -112,8 +134,10 @@ fn uninstall(args: &HooksUninstallArgs, ctx: &Context) -> Result<ExitCode> {
         Vec::new()
     };
     if ctx.printer.json() {
-        ctx.printer
-            .value(&serde_json::json!({ "hooks": removed, "agent_files": agent_files }));
+        ctx.printer.value(&HooksUninstallOutput {
+            hooks: &removed,
+            agent_files: &agent_files,
+        });
     } else {
         if removed.is_empty() {
             ctx.printer.line("no aea hooks were installed");
@@ -161,8 +185,20 @@ pub(super) fn remove_git_hooks(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<h
     Ok(removed)
 }
 
+/// `aea hooks status --json`.
 #[derive(Serialize)]
-struct HookStatus {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct HooksStatusOutput<'a> {
+    /// Where git runs hooks from.
+    pub hooks_dir: &'a Path,
+    pub hooks: &'a [HookStatus],
+    /// Whether aea's Claude Code hooks are in `.claude/settings.json`.
+    pub claude_hooks: bool,
+}
+
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct HookStatus {
     hook: GitHook,
     state: State,
 }
@@ -185,11 +221,11 @@ fn status(ctx: &Context) -> Result<ExitCode> {
         HooksPathSource::Inherited => "core.hooksPath in your global or system git config",
     };
     if ctx.printer.json() {
-        ctx.printer.value(&serde_json::json!({
-            "hooks_dir": dirs.active,
-            "hooks": rows,
-            "claude_hooks": claude,
-        }));
+        ctx.printer.value(&HooksStatusOutput {
+            hooks_dir: &dirs.active,
+            hooks: &rows,
+            claude_hooks: claude,
+        });
         return Ok(ExitCode::Success);
     }
     ctx.printer.line(format_args!(

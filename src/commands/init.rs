@@ -33,6 +33,7 @@ pub struct Options<'a> {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Report {
     pub agent_id: String,
     pub repo: PathBuf,

@@ -34,7 +34,7 @@ const DEBOUNCE: Duration = Duration::from_millis(200);
 
 word_enum! {
     /// What `monitor start|stop|status` found or did.
-    enum MonitorState {
+    pub(super) enum MonitorState {
         Running = "running",
         NotRunning = "not running",
         Started = "started",
@@ -92,14 +92,25 @@ fn stale_pid(mailbox: &Mailbox) -> Option<u32> {
     serde_json::from_str::<PidFile>(&text).ok().map(|p| p.pid)
 }
 
+/// `aea monitor start|stop|status --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct MonitorOutput<'a> {
+    pub state: MonitorState,
+    /// `null` when no monitor runs.
+    pub pid: Option<u32>,
+    pub started_at: Option<&'a str>,
+    pub note: Option<&'a str>,
+}
+
 fn report(ctx: &Context, state: MonitorState, pid: Option<&PidFile>, note: Option<String>) {
     if ctx.printer.json() {
-        ctx.printer.value(&serde_json::json!({
-            "state": state,
-            "pid": pid.map(|p| p.pid),
-            "started_at": pid.map(|p| p.started_at.clone()),
-            "note": note,
-        }));
+        ctx.printer.value(&MonitorOutput {
+            state,
+            pid: pid.map(|p| p.pid),
+            started_at: pid.map(|p| p.started_at.as_str()),
+            note: note.as_deref(),
+        });
     } else {
         match pid {
             Some(p) => ctx.printer.line(format_args!(

@@ -1,6 +1,10 @@
 //! `aea process` (SPEC §5.4): claim a message exclusively, write its
 //! processed marker, release the claim, log it.
 
+use std::path::Path;
+
+use serde::Serialize;
+
 use super::Context;
 use crate::audit::{self, AuditEvent, Event};
 use crate::cli::ProcessArgs;
@@ -8,6 +12,17 @@ use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::{Approval, Marker, Outcome, Processed};
 use crate::message::format_time;
 use crate::policy::Action;
+
+/// `aea process --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct ProcessOutput<'a> {
+    pub file: &'a str,
+    pub message_id: &'a str,
+    /// The marker written in `.aea/.processed/`.
+    pub marker: &'a Path,
+    pub outcome: Outcome,
+}
 
 pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
@@ -106,12 +121,12 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     audit::append(mailbox.dir(), &event)?;
     drop(claim);
     if ctx.printer.json() {
-        ctx.printer.value(&serde_json::json!({
-            "file": entry.name,
-            "message_id": id,
-            "marker": path,
-            "outcome": args.outcome,
-        }));
+        ctx.printer.value(&ProcessOutput {
+            file: &entry.name,
+            message_id: &id,
+            marker: &path,
+            outcome: args.outcome,
+        });
     } else {
         ctx.printer.line(format_args!(
             "processed {} ({})",

@@ -16,12 +16,14 @@ use crate::message::{self, parse_file_name};
 use crate::printer::untrusted_short;
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct Finding {
     file: String,
     problem: String,
 }
 
 #[derive(Debug, Default, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct Report {
     checked: usize,
     problems: Vec<Finding>,

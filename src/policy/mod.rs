@@ -83,6 +83,7 @@ impl Action {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Decision {
     pub action: Action,
     /// What the agent may do without asking.
@@ -102,6 +103,7 @@ pub struct Facts {
 
 /// One step of an evaluation, for `aea policy explain`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Step {
     pub rule: String,
     pub matched: bool,
@@ -114,12 +116,13 @@ pub struct Explanation {
     pub decision: Decision,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum UnknownSenders {
-    RequireApproval,
-    Reject,
-    Allow,
+word_enum! {
+    /// `trust.unknown_senders`: what mail from an unregistered sender gets.
+    pub enum UnknownSenders {
+        RequireApproval = "require_approval",
+        Reject = "reject",
+        Allow = "allow",
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -242,14 +245,12 @@ impl Policy {
             .map(|(i, r)| compile_rule(i, r))
             .collect::<Result<Vec<_>, _>>()?;
         let unknown = match config.trust.unknown_senders.as_deref() {
-            None | Some("require_approval") => UnknownSenders::RequireApproval,
-            Some("reject") => UnknownSenders::Reject,
-            Some("allow") => UnknownSenders::Allow,
-            Some(other) => {
-                return Err(format!(
-                    "trust.unknown_senders: unknown value {other:?} (require_approval, reject or allow)"
-                ));
-            }
+            None => UnknownSenders::RequireApproval,
+            Some(text) => text.parse().map_err(|_| {
+                format!(
+                    "trust.unknown_senders: unknown value {text:?} (require_approval, reject or allow)"
+                )
+            })?,
         };
         let trust = Trust {
             allow: config
@@ -681,6 +682,7 @@ fn probe_message(kind: MessageType, priority: Priority) -> Message {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TableRow {
     #[serde(rename = "type")]
     pub message_type: MessageType,
@@ -691,6 +693,7 @@ pub struct TableRow {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RuleSummary {
     pub id: String,
     pub when: String,
@@ -699,6 +702,7 @@ pub struct RuleSummary {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Summary {
     pub fallback: bool,
     pub table: Vec<TableRow>,
