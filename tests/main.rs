@@ -17,6 +17,7 @@ mod json_output;
 mod lifecycle;
 mod policy_corpus;
 mod roundtrip;
+mod schemas;
 mod snapshots;
 mod state;
 mod sync;

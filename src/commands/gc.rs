@@ -39,7 +39,7 @@ impl Move {
 
 #[derive(Debug, Default, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-struct Moves {
+pub(super) struct Moves {
     archived: Vec<String>,
     expired: Vec<String>,
     quarantined: Vec<String>,

@@ -17,14 +17,14 @@ use crate::printer::untrusted_short;
 
 #[derive(Debug, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-struct Finding {
+pub(super) struct Finding {
     file: String,
     problem: String,
 }
 
 #[derive(Debug, Default, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-struct Report {
+pub(super) struct Report {
     checked: usize,
     problems: Vec<Finding>,
     warnings: Vec<Finding>,
