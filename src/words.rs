@@ -52,7 +52,8 @@ macro_rules! word_enum {
 
         impl ::std::fmt::Display for $name {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                f.write_str(self.as_str())
+                // `pad`, not `write_str`: `{:<14}` in a table must line up.
+                f.pad(self.as_str())
             }
         }
 
@@ -103,7 +104,7 @@ impl<T: fmt::Display> fmt::Display for OrUnknown<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             OrUnknown::Known(word) => word.fmt(f),
-            OrUnknown::Unknown(text) => f.write_str(text),
+            OrUnknown::Unknown(text) => f.pad(text),
         }
     }
 }
@@ -132,6 +133,7 @@ mod tests {
             assert_eq!(&parsed, word);
         }
         assert!("TwoWords".parse::<Sample>().is_err());
+        assert_eq!(format!("[{:<5}]", Sample::One), "[one  ]");
     }
 
     #[test]
