@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::message::format_time;
 use crate::runtime::Runtime;
+use crate::words::word_enum;
 
 pub const LOG_FILE: &str = "agent.log";
 pub const ROTATED_FILE: &str = "agent.log.1";
@@ -23,15 +24,42 @@ const READ_LIMIT: u64 = 8 * ROTATE_AT;
 /// How long an append waits for the log lock before giving up.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
+word_enum! {
+    /// What a line of the log records, its `event`. Lines from older tools
+    /// or newer versions may name others: `read` keeps them all.
+    pub enum AuditEvent {
+        Init = "init",
+        Sent = "sent",
+        Queued = "queued",
+        Delivered = "delivered",
+        Pushed = "pushed",
+        LostOnRemote = "lost_on_remote",
+        Processed = "processed",
+        ClaimTakenOver = "claim_taken_over",
+        MarkerReplaced = "marker_replaced",
+        Approved = "approved",
+        Rejected = "rejected",
+        Quarantined = "quarantined",
+        Archived = "archived",
+        Expired = "expired",
+        HookInstalled = "hook_installed",
+        HookRemoved = "hook_removed",
+        MonitorStarted = "monitor_started",
+        MonitorStopped = "monitor_stopped",
+        Notified = "notified",
+        NotifyFailed = "notify_failed",
+    }
+}
+
 /// One log line under construction: `{"ts", "event", "actor", …}`.
 #[derive(Debug, Clone)]
 pub struct Event(Map<String, Value>);
 
 impl Event {
-    pub fn new(rt: &Runtime, event: &str) -> Self {
+    pub fn new(rt: &Runtime, event: AuditEvent) -> Self {
         let mut map = Map::new();
         map.insert("ts".into(), format_time(rt.now()).into());
-        map.insert("event".into(), event.into());
+        map.insert("event".into(), event.as_str().into());
         map.insert("actor".into(), rt.user().into());
         Event(map)
     }
@@ -113,10 +141,10 @@ mod tests {
             "2025-10-14 legacy plain text line\n",
         )
         .unwrap();
-        append_with_limit(dir.path(), &Event::new(&rt, "init"), 1024).unwrap();
+        append_with_limit(dir.path(), &Event::new(&rt, AuditEvent::Init), 1024).unwrap();
         append_with_limit(
             dir.path(),
-            &Event::new(&rt, "sent").with("message", "m1"),
+            &Event::new(&rt, AuditEvent::Sent).with("message", "m1"),
             1024,
         )
         .unwrap();
@@ -124,13 +152,13 @@ mod tests {
         assert_eq!(events.len(), 2);
         assert_eq!(events[1]["message"], "m1");
         // Past the limit the next append starts a new file; nothing is lost.
-        append_with_limit(dir.path(), &Event::new(&rt, "big"), 10).unwrap();
+        append_with_limit(dir.path(), &Event::new(&rt, AuditEvent::Archived), 10).unwrap();
         assert!(dir.path().join(ROTATED_FILE).exists());
         let events = read(dir.path()).unwrap();
         let names: Vec<_> = events
             .iter()
             .map(|e| e["event"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["init", "sent", "big"]);
+        assert_eq!(names, ["init", "sent", "archived"]);
     }
 }

@@ -3,11 +3,15 @@
 
 use std::path::PathBuf;
 
-use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
+use crate::audit::AuditEvent;
 use crate::duration::{Duration, When};
+use crate::harness::Harness;
+use crate::hooks::GitHook;
+use crate::mailbox::Outcome;
 use crate::message::{MessageType, Priority};
+use crate::templates::PolicyPreset;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -102,8 +106,8 @@ pub struct InitArgs {
     pub id: Option<String>,
 
     /// Ready-made policy to start from
-    #[arg(long, value_parser = PossibleValuesParser::new(crate::templates::POLICY_NAMES))]
-    pub policy: Option<String>,
+    #[arg(long)]
+    pub policy: Option<PolicyPreset>,
 
     /// Do not touch CLAUDE.md, AGENTS.md or .claude/
     #[arg(long)]
@@ -119,16 +123,6 @@ pub struct InitArgs {
     pub shared: bool,
 }
 
-fn message_type_parser() -> impl TypedValueParser<Value = MessageType> {
-    PossibleValuesParser::new(MessageType::NAMES)
-        .map(|s| s.parse::<MessageType>().expect("clap checked the value"))
-}
-
-fn priority_parser() -> impl TypedValueParser<Value = Priority> {
-    PossibleValuesParser::new(Priority::NAMES)
-        .map(|s| s.parse::<Priority>().expect("clap checked the value"))
-}
-
 /// What a new message says; shared by `send` and `reply`.
 #[derive(Debug, Args)]
 pub struct ContentArgs {
@@ -141,7 +135,7 @@ pub struct ContentArgs {
     pub body_file: Option<PathBuf>,
 
     /// Priority (default: normal)
-    #[arg(long, value_name = "PRIORITY", value_parser = priority_parser())]
+    #[arg(long, value_name = "PRIORITY")]
     pub priority: Option<Priority>,
 
     /// Ask the recipient to answer
@@ -176,7 +170,7 @@ pub struct SendArgs {
     pub to: Vec<String>,
 
     /// Message type
-    #[arg(long = "type", value_name = "TYPE", value_parser = message_type_parser())]
+    #[arg(long = "type", value_name = "TYPE")]
     pub message_type: MessageType,
 
     /// One-line subject (at most 200 characters)
@@ -202,8 +196,8 @@ pub struct CheckArgs {
     pub exit_code: bool,
 
     /// Print what an agent-harness hook shows the model: counts and short references only
-    #[arg(long, value_name = "HARNESS", value_parser = ["claude", "codex", "plain"])]
-    pub hook: Option<String>,
+    #[arg(long, value_name = "HARNESS")]
+    pub hook: Option<Harness>,
 
     /// Hook event name for `--hook claude` (default: read from the hook input, else `UserPromptSubmit`)
     #[arg(long, value_name = "NAME", requires = "hook")]
@@ -228,7 +222,7 @@ pub struct ReplyArgs {
     pub subject: Option<String>,
 
     /// Message type of the reply
-    #[arg(long = "type", value_name = "TYPE", value_parser = message_type_parser(), default_value = "response")]
+    #[arg(long = "type", value_name = "TYPE", default_value = "response")]
     pub message_type: MessageType,
 
     #[command(flatten)]
@@ -242,8 +236,8 @@ pub struct ProcessArgs {
     pub reference: String,
 
     /// How the message was handled
-    #[arg(long, default_value = "done", value_parser = ["done", "ignored", "deferred"])]
-    pub outcome: String,
+    #[arg(long, default_value_t = Outcome::Done)]
+    pub outcome: Outcome,
 
     /// A short note for the marker and the log
     #[arg(long)]
@@ -349,8 +343,7 @@ pub struct HooksUninstallArgs {
 #[derive(Debug, Args)]
 pub struct HooksRunArgs {
     /// Which hook is running
-    #[arg(value_parser = PossibleValuesParser::new(crate::hooks::HOOK_NAMES))]
-    pub hook: String,
+    pub hook: GitHook,
 
     /// What git passed to the hook
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -392,9 +385,9 @@ pub struct LogArgs {
     #[arg(long, value_name = "TIME|DURATION")]
     pub since: Option<When>,
 
-    /// Only events of this kind (e.g. sent, delivered, processed)
+    /// Only events of this kind
     #[arg(long)]
-    pub event: Option<String>,
+    pub event: Option<AuditEvent>,
 
     /// Only events about this message (reference, id or file name)
     #[arg(long, value_name = "REF")]

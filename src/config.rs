@@ -512,7 +512,7 @@ mod tests {
     #[test]
     fn a_forged_cache_is_never_read() {
         let dir = tempfile::tempdir().unwrap();
-        let text = crate::templates::policy("strict", "web").unwrap();
+        let text = crate::templates::policy(crate::templates::PolicyPreset::Strict, "web");
         std::fs::write(dir.path().join(FILE_NAME), &text).unwrap();
         let forged = AgentConfig {
             agent: AgentSection {

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{AgentConfig, FILE_NAME as CONFIG_FILE, HookConfig};
 use crate::error::{ConfigProblem, Error, Result};
 use crate::fsutil;
+use crate::hooks::GitHook;
 use crate::transport::Transport;
 
 /// The trust store's file name, in the user's config dir.
@@ -29,6 +30,7 @@ pub const FILE_NAME: &str = "trusted.toml";
 /// serialisation (fields in this order, hooks in git's order, transports
 /// in the file's order) is the canonical form the digest is taken over.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Settings {
     /// `sync.remote`: handed to git, which may run programs for it.
     pub sync_remote: Option<String>,
@@ -45,13 +47,13 @@ impl Settings {
         let hooks = &config.hooks;
         let asks = |h: &Option<HookConfig>| h.as_ref().and_then(|h| h.sync) == Some(true);
         let hook_sync = [
-            ("post_merge", asks(&hooks.post_merge)),
-            ("post_checkout", asks(&hooks.post_checkout)),
-            ("post_rewrite", asks(&hooks.post_rewrite)),
+            (GitHook::PostMerge, asks(&hooks.post_merge)),
+            (GitHook::PostCheckout, asks(&hooks.post_checkout)),
+            (GitHook::PostRewrite, asks(&hooks.post_rewrite)),
         ]
         .into_iter()
         .filter(|(_, on)| *on)
-        .map(|(name, _)| name.to_string())
+        .map(|(hook, _)| hook.config_key().to_string())
         .collect();
         let transports = match config.monitoring.as_ref().and_then(|m| m.get("transports")) {
             None | Some(serde_json::Value::Null) => Vec::new(),
@@ -82,10 +84,9 @@ impl Settings {
         format!("sha256:{}", fsutil::sha256_hex(&canonical))
     }
 
-    /// Whether `hooks.<hook>.sync` is on, by git's hook name (`post-merge`).
-    pub fn hook_syncs(&self, hook: &str) -> bool {
-        let key = hook.replace('-', "_");
-        self.hook_sync.contains(&key)
+    /// Whether `hooks.<hook>.sync` is on.
+    pub fn hook_syncs(&self, hook: GitHook) -> bool {
+        self.hook_sync.iter().any(|h| h == hook.config_key())
     }
 
     /// The config keys these settings come from, for messages.

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use ed25519_dalek::SigningKey;
 use serde::Serialize;
 
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::compose::Draft;
 use crate::error::{Error, Result};
 use crate::identity;
@@ -26,6 +26,7 @@ pub struct Sender<'a> {
 
 /// What happened for one recipient.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Outcome {
     /// The recipient as given (`--to`).
     pub recipient: String,
@@ -43,6 +44,7 @@ pub struct Outcome {
 
 /// The result of one send, per recipient.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Delivery {
     pub message_id: String,
     pub results: Vec<Outcome>,
@@ -176,7 +178,7 @@ fn write_one(
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
             let logged = audit::append(
                 local.mailbox.dir(),
-                &Event::new(rt, "delivered")
+                &Event::new(rt, AuditEvent::Delivered)
                     .with("message", message.message_id.as_str())
                     .with("file", name.unwrap_or_default())
                     .with("from", sender.id),
@@ -199,7 +201,7 @@ fn write_one(
             let path = sender.mailbox.store_in(OUTGOING_DIR, message, rt)?;
             audit::append(
                 sender.mailbox.dir(),
-                &Event::new(rt, "queued")
+                &Event::new(rt, AuditEvent::Queued)
                     .with("message", message.message_id.as_str())
                     .with("to", id.as_str()),
             )?;
@@ -219,7 +221,7 @@ fn keep_sent_copy(
     let copy = sender.mailbox.store_sent(message, rt)?;
     audit::append(
         sender.mailbox.dir(),
-        &Event::new(rt, "sent")
+        &Event::new(rt, AuditEvent::Sent)
             .with("message", message.message_id.as_str())
             .with("type", draft.message_type.as_str())
             .with("priority", draft.priority.as_str())

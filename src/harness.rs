@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::templates;
+use crate::words::word_enum;
 
 pub const AGENT_FILES: [&str; 2] = ["CLAUDE.md", "AGENTS.md"];
 pub const CLAUDE_SETTINGS: &str = ".claude/settings.json";
@@ -23,6 +24,17 @@ const COMMAND_TEXT: &str = include_str!("../templates/claude/aea-command.md");
 const COMMAND_MARKER: &str = "<!-- aea:command";
 pub const CLAUDE_EVENTS: [&str; 2] = ["SessionStart", "UserPromptSubmit"];
 const STATE_FILE: &str = ".installed.json";
+
+word_enum! {
+    /// The agent harnesses `aea check --hook` writes for: Claude Code's
+    /// hook JSON, or plain text (Codex and anything else).
+    pub enum Harness {
+        Claude = "claude",
+        Codex = "codex",
+        Plain = "plain",
+    }
+}
+
 /// Commands aea puts into Claude Code's settings start with this.
 const HOOK_COMMAND_PREFIX: &str = "aea check --hook claude";
 

@@ -9,14 +9,38 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::fsutil;
+use crate::words::word_enum;
 
-pub const HOOK_NAMES: [&str; 4] = ["pre-commit", "post-merge", "post-checkout", "post-rewrite"];
+word_enum! {
+    /// The git hooks aea installs, by git's names, in the order they are
+    /// installed and listed (`aea hooks run <hook>` takes one of these).
+    pub enum GitHook {
+        /// Summarises waiting mail and blocks where the policy says.
+        PreCommit = "pre-commit",
+        PostMerge = "post-merge",
+        PostCheckout = "post-checkout",
+        PostRewrite = "post-rewrite",
+    }
+}
+
+impl GitHook {
+    /// Its key under `hooks:` in agent-config.yaml (`post_merge`).
+    pub fn config_key(self) -> &'static str {
+        match self {
+            GitHook::PreCommit => "pre_commit",
+            GitHook::PostMerge => "post_merge",
+            GitHook::PostCheckout => "post_checkout",
+            GitHook::PostRewrite => "post_rewrite",
+        }
+    }
+}
+
 /// Bumped whenever the script changes, so `status` can say "outdated".
 pub const HOOK_VERSION: u32 = 1;
 const TEMPLATE: &str = include_str!("../hooks/aea-hook.sh");
 const ORIG_SUFFIX: &str = ".aea-orig";
 
-fn id_line(hook: &str) -> String {
+fn id_line(hook: GitHook) -> String {
     format!("# aea-hook: {hook}\n")
 }
 
@@ -26,15 +50,15 @@ fn sh_quote(text: &str) -> String {
 }
 
 /// The script for `hook` that calls the aea binary at `binary`.
-pub fn script(hook: &str, binary: &Path) -> String {
+pub fn script(hook: GitHook, binary: &Path) -> String {
     TEMPLATE
-        .replace("@HOOK@", hook)
+        .replace("@HOOK@", hook.as_str())
         .replace("@VERSION@", &HOOK_VERSION.to_string())
         .replace("@AEA@", &sh_quote(&binary.to_string_lossy()))
 }
 
 /// Whether `text` is a hook aea wrote for `hook`.
-fn is_ours(text: &str, hook: &str) -> bool {
+fn is_ours(text: &str, hook: GitHook) -> bool {
     text.lines()
         .take(3)
         .any(|l| format!("{l}\n") == id_line(hook))
@@ -47,6 +71,7 @@ fn read_text(path: &Path) -> Option<String> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Change {
     Installed,
@@ -57,8 +82,9 @@ pub enum Change {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HookChange {
-    pub hook: &'static str,
+    pub hook: GitHook,
     pub path: PathBuf,
     pub change: Change,
     /// A foreign hook that was moved aside (install) or put back (uninstall).
@@ -69,8 +95,8 @@ pub struct HookChange {
 pub fn install(dir: &Path, binary: &Path) -> Result<Vec<HookChange>> {
     fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
     let mut changes = Vec::new();
-    for hook in HOOK_NAMES {
-        let path = dir.join(hook);
+    for &hook in GitHook::ALL {
+        let path = dir.join(hook.as_str());
         let orig = dir.join(format!("{hook}{ORIG_SUFFIX}"));
         let wanted = script(hook, binary);
         let exists = fs::symlink_metadata(&path).is_ok();
@@ -106,8 +132,8 @@ pub fn install(dir: &Path, binary: &Path) -> Result<Vec<HookChange>> {
 /// Removes aea's hooks from `dir` and puts foreign ones back.
 pub fn uninstall(dir: &Path) -> Result<Vec<HookChange>> {
     let mut changes = Vec::new();
-    for hook in HOOK_NAMES {
-        let path = dir.join(hook);
+    for &hook in GitHook::ALL {
+        let path = dir.join(hook.as_str());
         let orig = dir.join(format!("{hook}{ORIG_SUFFIX}"));
         let ours = read_text(&path).is_some_and(|t| is_ours(&t, hook));
         if !ours {
@@ -134,21 +160,23 @@ pub fn uninstall(dir: &Path) -> Result<Vec<HookChange>> {
     Ok(changes)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum State {
-    NotInstalled,
-    Installed,
-    /// Ours, but written by another version or for another binary path.
-    Outdated,
-    /// Ours, in a directory git does not run hooks from.
-    Bypassed,
-    /// Ours and current, but the binary it calls is gone.
-    BinaryNotFound,
+word_enum! {
+    pub enum State {
+        NotInstalled = "not_installed",
+        Installed = "installed",
+        /// Ours, but written by another version or for another binary path.
+        Outdated = "outdated",
+        /// Ours, in a directory git does not run hooks from.
+        Bypassed = "bypassed",
+        /// Ours and current, but the binary it calls is gone.
+        BinaryNotFound = "binary_not_found",
+    }
 }
 
 impl State {
-    pub fn as_str(self) -> &'static str {
+    /// Words for people (`hooks status`, `doctor`); `as_str` is the
+    /// `--json` name.
+    pub fn label(self) -> &'static str {
         match self {
             State::NotInstalled => "not installed",
             State::Installed => "installed",
@@ -161,8 +189,8 @@ impl State {
 
 /// The state of `hook` for a repository whose hooks run from `active`;
 /// `default` is the common dir's hooks folder, checked for bypassed hooks.
-pub fn state(hook: &str, active: &Path, default: &Path, binary: &Path) -> State {
-    let text = read_text(&active.join(hook));
+pub fn state(hook: GitHook, active: &Path, default: &Path, binary: &Path) -> State {
+    let text = read_text(&active.join(hook.as_str()));
     match text {
         Some(t) if is_ours(&t, hook) => {
             let recorded = recorded_binary(&t);
@@ -175,7 +203,7 @@ pub fn state(hook: &str, active: &Path, default: &Path, binary: &Path) -> State 
             }
         }
         _ if active != default
-            && read_text(&default.join(hook)).is_some_and(|t| is_ours(&t, hook)) =>
+            && read_text(&default.join(hook.as_str())).is_some_and(|t| is_ours(&t, hook)) =>
         {
             State::Bypassed
         }
@@ -215,7 +243,7 @@ mod tests {
 
     #[test]
     fn scripts_are_short_posix_sh_with_an_id_line() {
-        let text = script("pre-commit", Path::new("/opt/it's/aea"));
+        let text = script(GitHook::PreCommit, Path::new("/opt/it's/aea"));
         assert!(text.starts_with("#!/bin/sh\n# aea-hook: pre-commit\n# aea-hook-version: 1\n"));
         assert!(!text.contains('\r'));
         assert!(text.contains(r"aea='/opt/it'\''s/aea'"));
@@ -243,9 +271,17 @@ mod tests {
                 .iter()
                 .all(|c| c.change == Change::Unchanged)
         );
-        assert_eq!(state("pre-commit", &hooks, &hooks, bin), State::Installed);
         assert_eq!(
-            state("post-merge", &hooks, &hooks, Path::new("/elsewhere/aea")),
+            state(GitHook::PreCommit, &hooks, &hooks, bin),
+            State::Installed
+        );
+        assert_eq!(
+            state(
+                GitHook::PostMerge,
+                &hooks,
+                &hooks,
+                Path::new("/elsewhere/aea")
+            ),
             State::BinaryNotFound
         );
         uninstall(&hooks).unwrap();
@@ -255,7 +291,7 @@ mod tests {
         );
         assert!(!hooks.join("post-merge").exists());
         assert_eq!(
-            state("pre-commit", &hooks, &hooks, bin),
+            state(GitHook::PreCommit, &hooks, &hooks, bin),
             State::NotInstalled
         );
     }

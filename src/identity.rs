@@ -223,6 +223,7 @@ pub fn verify_bytes(
 
 /// What the receiver can say about who sent a message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum Verification {
     /// Signed by the key the receiver knows for the claimed sender.

@@ -33,6 +33,7 @@ pub mod templates;
 pub mod transport;
 pub mod wake;
 pub mod watch;
+pub mod words;
 
 use std::error::Error as _;
 

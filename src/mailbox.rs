@@ -26,6 +26,7 @@ use crate::fsutil::{self, ReadLimited};
 use crate::identity::{KeyRing, Verification};
 use crate::message::{self, Message, format_time, parse_time};
 use crate::runtime::Runtime;
+use crate::words::{OrUnknown, word_enum};
 
 pub const AEA_DIR: &str = ".aea";
 pub const PROCESSED_DIR: &str = ".processed";
@@ -124,13 +125,27 @@ impl Entry {
     }
 }
 
+word_enum! {
+    /// How a message was handled: `aea process --outcome`, kept in its
+    /// marker and in the receipt sent back to the sender (SPEC §5.4).
+    pub enum Outcome {
+        Done = "done",
+        Ignored = "ignored",
+        Deferred = "deferred",
+    }
+}
+
 /// The JSON body of `.processed/<name>` (SPEC §5.4). Older tools wrote empty
 /// files; those still count as processed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Marker {
     pub processed_at: String,
     pub by: String,
-    pub outcome: String,
+    /// An outcome this version does not know (another tool's, a newer
+    /// version's) is kept as written: the marker still counts, and its
+    /// digest still binds the bytes that were processed.
+    pub outcome: OrUnknown<Outcome>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// The message this marker was written for; absent in older markers.
@@ -183,6 +198,7 @@ impl Drop for Claim {
 
 /// A person's decision on a gated message: `.approvals/<name>.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ApprovalRecord {
     pub message_id: String,
     pub file: String,
@@ -207,30 +223,20 @@ pub struct ApprovalRecord {
     pub sha256: Option<String>,
 }
 
-/// Approval state of a message as `check` shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Approval {
-    NotNeeded,
-    Pending,
-    Approved,
-    Rejected,
-    /// A person decided on other bytes: the file was rewritten after the
-    /// decision. Not approved; the old record is kept.
-    ChangedAfterApproval,
+word_enum! {
+    /// Approval state of a message as `check` shows it.
+    pub enum Approval {
+        NotNeeded = "not_needed",
+        Pending = "pending",
+        Approved = "approved",
+        Rejected = "rejected",
+        /// A person decided on other bytes: the file was rewritten after the
+        /// decision. Not approved; the old record is kept.
+        ChangedAfterApproval = "changed_after_approval",
+    }
 }
 
 impl Approval {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Approval::NotNeeded => "not_needed",
-            Approval::Pending => "pending",
-            Approval::Approved => "approved",
-            Approval::Rejected => "rejected",
-            Approval::ChangedAfterApproval => "changed_after_approval",
-        }
-    }
-
     /// Words for people: `changed after approval` rather than the snake case.
     pub fn label(self) -> &'static str {
         match self {

@@ -2,12 +2,11 @@
 //! (§3.2), reading the older `0.1.0` shape (§3.3), agent ids and file names
 //! (§2). Pure data: no file-system access here.
 
-use std::fmt;
-use std::str::FromStr;
-
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::words::word_enum;
 
 pub const PROTOCOL_VERSION: &str = "1.0";
 /// Default size limit of one message file (SPEC §3.2).
@@ -15,44 +14,9 @@ pub const MAX_MESSAGE_BYTES: u64 = 1024 * 1024;
 pub const MAX_SUBJECT_CHARS: usize = 200;
 pub const MAX_DEPTH: usize = 32;
 
-macro_rules! word_enum {
-    ($(#[$meta:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[serde(rename_all = "lowercase")]
-        pub enum $name { $($variant),+ }
-
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-            pub const NAMES: &'static [&'static str] = &[$($text),+];
-
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $text),+ }
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
-                match s {
-                    $($text => Ok($name::$variant),)+
-                    _ => Err(format!("unknown {} {s:?} (expected one of: {})",
-                        stringify!($name).to_lowercase(), Self::NAMES.join(", "))),
-                }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
 word_enum! {
     /// Declared in processing order (SPEC §5.1): `Ord` sorts handoffs first.
-    MessageType {
+    pub enum MessageType {
         Handoff = "handoff",
         Request = "request",
         Issue = "issue",
@@ -64,7 +28,7 @@ word_enum! {
 
 word_enum! {
     /// Declared in processing order: `Ord` sorts urgent first.
-    Priority {
+    pub enum Priority {
         Urgent = "urgent",
         High = "high",
         Normal = "normal",
@@ -73,6 +37,7 @@ word_enum! {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Message {
     pub protocol_version: String,
     pub message_id: String,
@@ -98,6 +63,7 @@ pub struct Message {
 /// `signature`: who signed (`key`, `ed25519:<hex>`) and the signature over
 /// [`signed_digest`] (`value`, hex).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Signature {
     pub alg: String,
     pub key: String,
@@ -105,6 +71,7 @@ pub struct Signature {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Party {
     pub agent_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -114,6 +81,7 @@ pub struct Party {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Content {
     pub subject: String,
     #[serde(default)]
@@ -126,6 +94,7 @@ pub struct Content {
 
 /// `message.body` is text in v1.0, but older writers put structured keys there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Body {
     Text(String),
@@ -149,6 +118,7 @@ impl Body {
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Metadata {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<String>,

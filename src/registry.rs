@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::fsutil;
+use crate::words::word_enum;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
@@ -59,21 +60,22 @@ pub struct Registry {
     pub agents: BTreeMap<String, Entry>,
 }
 
-/// What is wrong with an entry, if anything.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Health {
-    Ok,
-    Disabled,
-    PathMissing,
-    NotInitialized,
-    IdMismatch,
-    /// Reached through a mail remote, not on this machine.
-    Remote,
+word_enum! {
+    /// What is wrong with an entry, if anything.
+    pub enum Health {
+        Ok = "ok",
+        Disabled = "disabled",
+        PathMissing = "path_missing",
+        NotInitialized = "not_initialized",
+        IdMismatch = "id_mismatch",
+        /// Reached through a mail remote, not on this machine.
+        Remote = "remote",
+    }
 }
 
 impl Health {
-    pub fn as_str(self) -> &'static str {
+    /// Words for people (`agents` list); `as_str` is the `--json` name.
+    pub fn label(self) -> &'static str {
         match self {
             Health::Ok => "ok",
             Health::Disabled => "disabled",

@@ -13,14 +13,15 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::error::{Error, GitError, Result};
 use crate::fsutil;
 use crate::identity::{self, KeyRing};
-use crate::mailbox::{Mailbox, OUTGOING_DIR, QUARANTINE_DIR};
+use crate::mailbox::{Mailbox, OUTGOING_DIR, Outcome, QUARANTINE_DIR};
 use crate::message::{self, format_time};
 use crate::repo::{MailStore, Pushed};
 use crate::runtime::Runtime;
+use crate::words::OrUnknown;
 use ed25519_dalek::SigningKey;
 
 const STORE_DIR: &str = ".sync";
@@ -84,7 +85,8 @@ pub struct Receipt {
     pub state: String,
     pub by: String,
     pub at: String,
-    pub outcome: String,
+    /// Kept as written when unknown: the signature covers the text.
+    pub outcome: OrUnknown<Outcome>,
     /// By the key of `by` over every other field (SPEC §15.2): anyone who
     /// can push to the remote could otherwise say mail was processed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -129,6 +131,7 @@ pub struct Keys<'a> {
 
 /// What one `aea sync` did.
 #[derive(Debug, Default, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Report {
     pub pushed: BTreeMap<String, Vec<String>>,
     pub received: Vec<String>,
@@ -353,7 +356,7 @@ impl Session<'_> {
                 let repushed = files.iter().any(|(n, _)| *n == format!("{id}.json"));
                 audit::append(
                     self.mailbox.dir(),
-                    &Event::new(self.rt, "lost_on_remote")
+                    &Event::new(self.rt, AuditEvent::LostOnRemote)
                         .with("message", id.as_str())
                         .with("to", to.as_str())
                         .with("repushed", repushed),
@@ -445,7 +448,7 @@ impl Session<'_> {
                         .unwrap_or_default();
                     audit::append(
                         self.mailbox.dir(),
-                        &Event::new(self.rt, "delivered")
+                        &Event::new(self.rt, AuditEvent::Delivered)
                             .with("message", id)
                             .with("file", file.as_str())
                             .with("from", from.as_str())
@@ -495,7 +498,7 @@ impl Session<'_> {
         )?;
         audit::append(
             self.mailbox.dir(),
-            &Event::new(self.rt, "quarantined")
+            &Event::new(self.rt, AuditEvent::Quarantined)
                 .with("message", id)
                 .with("reason", reason)
                 .with("via", "sync"),
@@ -522,7 +525,8 @@ impl Session<'_> {
                 at: marker
                     .as_ref()
                     .map_or_else(|| format_time(self.rt.now()), |m| m.processed_at.clone()),
-                outcome: marker.map_or_else(|| "done".to_string(), |m| m.outcome),
+                // An empty marker from an older tool says nothing more.
+                outcome: marker.map_or(OrUnknown::Known(Outcome::Done), |m| m.outcome),
                 signature: None,
             };
             receipt.signature = Some(identity::sign_bytes(
@@ -620,7 +624,7 @@ impl Session<'_> {
                 let _ = fs::remove_file(path);
                 audit::append(
                     self.mailbox.dir(),
-                    &Event::new(self.rt, "pushed")
+                    &Event::new(self.rt, AuditEvent::Pushed)
                         .with("message", id.as_str())
                         .with("to", recipient.as_str()),
                 )?;
@@ -691,4 +695,22 @@ pub fn is_queued(mailbox: &Mailbox, id: &str) -> bool {
         .unwrap_or_default()
         .iter()
         .any(|e| e.valid().is_some_and(|m| m.message_id == id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A receipt from a newer peer may carry an outcome this version does
+    /// not know: it still reads, and what its signature covers is the text
+    /// as sent.
+    #[test]
+    fn receipts_keep_an_unknown_outcome_as_written() {
+        let text = r#"{"message_id":"m","state":"processed","by":"bb","at":"2026-11-22T10:00:00.000Z","outcome":"escalated"}"#;
+        let receipt: Receipt = serde_json::from_str(text).unwrap();
+        assert_eq!(receipt.outcome, OrUnknown::Unknown("escalated".into()));
+        assert_eq!(serde_json::to_string(&receipt).unwrap(), text);
+        let done: Receipt = serde_json::from_str(&text.replace("escalated", "done")).unwrap();
+        assert_eq!(done.outcome, OrUnknown::Known(Outcome::Done));
+    }
 }

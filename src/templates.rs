@@ -6,17 +6,26 @@ pub const SECTION_END: &str = "<!-- aea:end -->";
 pub const CHECK_MESSAGES_PROMPT: &str = include_str!("../templates/check-messages.md");
 pub const GITIGNORE: &str = include_str!("../templates/gitignore");
 
-pub const POLICY_NAMES: [&str; 3] = ["default", "strict", "autonomous"];
+use crate::words::word_enum;
 
-/// The ready-made policy `name`, with the agent id filled in.
-pub fn policy(name: &str, agent_id: &str) -> Option<String> {
-    let text = match name {
-        "default" => include_str!("../policies/default.yaml"),
-        "strict" => include_str!("../policies/strict.yaml"),
-        "autonomous" => include_str!("../policies/autonomous.yaml"),
-        _ => return None,
+word_enum! {
+    /// The ready-made policies in `policies/` that `aea init --policy`
+    /// starts from.
+    pub enum PolicyPreset {
+        Default = "default",
+        Strict = "strict",
+        Autonomous = "autonomous",
+    }
+}
+
+/// The ready-made policy `preset`, with the agent id filled in.
+pub fn policy(preset: PolicyPreset, agent_id: &str) -> String {
+    let text = match preset {
+        PolicyPreset::Default => include_str!("../policies/default.yaml"),
+        PolicyPreset::Strict => include_str!("../policies/strict.yaml"),
+        PolicyPreset::Autonomous => include_str!("../policies/autonomous.yaml"),
     };
-    Some(text.replace("{{AGENT_ID}}", agent_id))
+    text.replace("{{AGENT_ID}}", agent_id)
 }
 
 /// `text` with the AEA section added or brought up to date; `None` when it
@@ -91,10 +100,11 @@ mod tests {
 
     #[test]
     fn policies_parse_with_their_id() {
-        for name in POLICY_NAMES {
-            let text = policy(name, "web").unwrap();
+        for &name in PolicyPreset::ALL {
+            let text = policy(name, "web");
             let config =
-                crate::config::AgentConfig::parse(&text, std::path::Path::new(name)).unwrap();
+                crate::config::AgentConfig::parse(&text, std::path::Path::new(name.as_str()))
+                    .unwrap();
             assert_eq!(config.agent.id.as_deref(), Some("web"), "{name}");
             crate::policy::Policy::from_config(config).unwrap();
         }

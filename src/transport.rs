@@ -48,6 +48,7 @@ impl MonitoringConfig {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Transport {
     /// Runs `program` with `args`; the short references are in

@@ -82,6 +82,51 @@ fn empty_marker_from_an_older_tool_counts_as_processed() {
 }
 
 #[test]
+fn marker_with_an_outcome_this_version_does_not_know_still_counts() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.question(&api, "web", "from a newer tool");
+    let name = inbox_files(&web).remove(0);
+    let sha256 = env.json(&web, &["show", &name])["sha256"].clone();
+    let marker = serde_json::json!({
+        "processed_at": "2026-11-21T10:00:00.000Z",
+        "by": "other-tool",
+        "outcome": "escalated",
+        "sha256": sha256,
+    });
+    let path = web.join(".aea/.processed").join(&name);
+    std::fs::write(&path, marker.to_string()).unwrap();
+
+    assert_eq!(env.json(&web, &["check"])["unprocessed"], 0);
+    let shown = env.json(&web, &["show", &name]);
+    assert_eq!(shown["processed"], true);
+    assert_eq!(shown["marker"]["outcome"], "escalated", "{shown}");
+    assert!(
+        env.ok(&web, &["show", &name])
+            .contains("yes (escalated by other-tool")
+    );
+    let out = env.run(&web, &["process", &name]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("already processed"));
+
+    // The marker was read, not just found: its digest still binds the
+    // bytes, so a replaced file can be processed again, and the old marker
+    // is kept as it was.
+    let file = web.join(".aea").join(&name);
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("from a newer tool", "changed afterwards"),
+    )
+    .unwrap();
+    env.ok(&web, &["process", &name, "--outcome", "ignored"]);
+    let kept =
+        std::fs::read_to_string(web.join(".aea/.processed").join(format!("{name}.replaced")));
+    assert!(kept.unwrap().contains("\"escalated\""));
+}
+
+#[test]
 fn plain_text_log_lines_are_skipped() {
     let env = TestEnv::new();
     let web = env.repo("web");
@@ -92,4 +137,42 @@ fn plain_text_log_lines_are_skipped() {
     let events = env.ok(&web, &["--json", "log"]);
     assert_eq!(events.lines().count(), 1, "{events}");
     assert!(events.contains("\"event\":\"init\""));
+}
+
+/// Events a newer version or another tool logged are shown like any other;
+/// `--event` takes only the names this version writes, so a misspelt one
+/// is a usage error pointing at the right name instead of an empty result.
+#[test]
+fn unknown_log_events_are_shown_and_event_names_are_checked() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let log = web.join(".aea/agent.log");
+    let mut text = std::fs::read_to_string(&log).unwrap();
+    text.push_str(
+        r#"{"ts":"2026-11-21T10:00:00.000Z","event":"escalated","actor":"newer-tool","message":"m1"}"#,
+    );
+    text.push('\n');
+    std::fs::write(&log, text).unwrap();
+
+    let events = env.ok(&web, &["--json", "log"]);
+    assert_eq!(events.lines().count(), 2, "{events}");
+    assert!(events.contains("\"event\":\"escalated\""), "{events}");
+    assert!(env.ok(&web, &["log"]).contains("escalated"));
+    let init = env.ok(&web, &["--json", "log", "--event", "init"]);
+    assert_eq!(init.lines().count(), 1, "{init}");
+
+    let out = env.run(&web, &["log", "--event", "approve"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("invalid value 'approve' for '--event <EVENT>'"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("a similar value exists: 'approved'"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env.run(&web, &["log", "--event", "escalated"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
 }

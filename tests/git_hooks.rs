@@ -617,3 +617,20 @@ fn snapshot_with_modes(dir: &Path) -> Vec<(PathBuf, Vec<u8>, u32)> {
         })
         .collect()
 }
+
+/// `hooks run` takes the hooks aea installs and nothing else: a hook it
+/// does not know is a usage error naming the valid ones, not silently run
+/// as some other hook.
+#[test]
+fn hooks_run_refuses_a_hook_it_does_not_install() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let out = env.run(&web, &["hooks", "run", "pre-push"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("[possible values: pre-commit, post-merge, post-checkout, post-rewrite]"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -59,7 +59,11 @@ fn only_repo_uses_git2() {
 #[test]
 fn only_env_and_printer_lift_the_layout_lints() {
     let allowed = |name: &str, lint: &str| match lint {
-        "disallowed_methods" => name == "env.rs" || name == "printer.rs",
+        // commands/schemas.rs is a test-only module (`#[cfg(test)]`): its
+        // AEA_UPDATE_SCHEMAS switch is the test's, not the product's.
+        "disallowed_methods" => {
+            name == "env.rs" || name == "printer.rs" || name == "commands/schemas.rs"
+        }
         _ => false,
     };
     let mut offenders = Vec::new();

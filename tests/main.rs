@@ -23,6 +23,7 @@ mod layout;
 mod lifecycle;
 mod policy_corpus;
 mod roundtrip;
+mod schemas;
 mod snapshots;
 mod state;
 mod sync;

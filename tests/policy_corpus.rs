@@ -11,7 +11,7 @@ use serde_json::Value;
 
 fn decide(dir: &Path, expected: &Value) -> aea::policy::Decision {
     let config_text = match expected.get("preset").and_then(Value::as_str) {
-        Some(preset) => aea::templates::policy(preset, "web").expect("a known preset"),
+        Some(preset) => aea::templates::policy(preset.parse().expect("a known preset"), "web"),
         None => std::fs::read_to_string(dir.join("config.yaml")).expect("config.yaml or a preset"),
     };
     let policy = AgentConfig::parse(&config_text, &dir.join("config.yaml"))

@@ -14,9 +14,42 @@ use crate::identity;
 use crate::mailbox::AEA_DIR;
 use crate::message::{check_agent_id, format_time};
 use crate::registry::{Entry, Health, Registry};
+use crate::words::word_enum;
+
+/// `aea agents [list] --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct AgentsOutput<'a> {
+    /// The registry file read.
+    pub registry: &'a Path,
+    pub agents: &'a [Row],
+}
+
+word_enum! {
+    /// What `aea agents add|remove|disable|enable|trust` did.
+    pub(super) enum AgentAction {
+        Added = "added",
+        Removed = "removed",
+        Disabled = "disabled",
+        Enabled = "enabled",
+        Trusted = "trusted",
+    }
+}
+
+/// `aea agents add|remove|disable|enable|trust --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct AgentChangeOutput<'a> {
+    pub agent: &'a str,
+    pub action: AgentAction,
+    /// The agent's pinned public key, `ed25519:<hex>`.
+    pub key: Option<&'a str>,
+    pub fingerprint: Option<&'a str>,
+}
 
 #[derive(Serialize)]
-struct Row {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct Row {
     id: String,
     path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -56,15 +89,17 @@ pub fn run(args: &AgentsArgs, ctx: &Context) -> Result<ExitCode> {
             *force,
             ctx,
         ),
-        Some(AgentsCommand::Remove { id }) => change(path, id, "removed", ctx, |reg| {
+        Some(AgentsCommand::Remove { id }) => change(path, id, AgentAction::Removed, ctx, |reg| {
             reg.agents.remove(id);
         }),
-        Some(AgentsCommand::Disable { id }) => change(path, id, "disabled", ctx, |reg| {
-            if let Some(e) = reg.agents.get_mut(id) {
-                e.enabled = false;
-            }
-        }),
-        Some(AgentsCommand::Enable { id }) => change(path, id, "enabled", ctx, |reg| {
+        Some(AgentsCommand::Disable { id }) => {
+            change(path, id, AgentAction::Disabled, ctx, |reg| {
+                if let Some(e) = reg.agents.get_mut(id) {
+                    e.enabled = false;
+                }
+            })
+        }
+        Some(AgentsCommand::Enable { id }) => change(path, id, AgentAction::Enabled, ctx, |reg| {
             if let Some(e) = reg.agents.get_mut(id) {
                 e.enabled = true;
             }
@@ -101,10 +136,10 @@ fn list(path: &Path, ctx: &Context) -> Result<ExitCode> {
         })
         .collect();
     if ctx.printer.json() {
-        ctx.printer.value(&serde_json::json!({
-            "registry": path,
-            "agents": rows,
-        }));
+        ctx.printer.value(&AgentsOutput {
+            registry: path,
+            agents: &rows,
+        });
         return Ok(ExitCode::Success);
     }
     if rows.is_empty() {
@@ -124,7 +159,7 @@ fn list(path: &Path, ctx: &Context) -> Result<ExitCode> {
         ctx.printer.line(format_args!(
             "{:<20} {:<12} {:<26} {}",
             row.id,
-            row.health.as_str(),
+            row.health.label(),
             key,
             if row.path.is_empty() {
                 place
@@ -195,7 +230,7 @@ fn add(
         reg.agents.insert(id.to_string(), entry.clone());
         Ok(())
     })?;
-    report(ctx, id, "added", entry.key.as_deref());
+    report(ctx, id, AgentAction::Added, entry.key.as_deref());
     if entry.key.is_none() {
         ctx.printer.warn(format_args!(
             "no --key: mail claiming to be {id} stays unverified until `aea agents trust {id}`"
@@ -207,7 +242,7 @@ fn add(
 fn change(
     registry: &Path,
     id: &str,
-    what: &str,
+    what: AgentAction,
     ctx: &Context,
     apply: impl FnOnce(&mut Registry),
 ) -> Result<ExitCode> {
@@ -295,7 +330,7 @@ fn trust(
         }
         Ok(())
     })?;
-    report(ctx, id, "trusted", key.as_deref());
+    report(ctx, id, AgentAction::Trusted, key.as_deref());
     if allow_unsigned {
         ctx.printer.warn(format_args!(
             "unsigned mail claiming to be {id} now counts as from a known sender: anyone who can write to your inbox can use that id"
@@ -304,15 +339,15 @@ fn trust(
     Ok(ExitCode::Success)
 }
 
-fn report(ctx: &Context, id: &str, what: &str, key: Option<&str>) {
+fn report(ctx: &Context, id: &str, what: AgentAction, key: Option<&str>) {
     let fingerprint = fingerprint_of(key);
     if ctx.printer.json() {
-        ctx.printer.value(&serde_json::json!({
-            "agent": id,
-            "action": what,
-            "key": key,
-            "fingerprint": fingerprint,
-        }));
+        ctx.printer.value(&AgentChangeOutput {
+            agent: id,
+            action: what,
+            key,
+            fingerprint: fingerprint.as_deref(),
+        });
     } else {
         match fingerprint {
             Some(f) => ctx.printer.line(format_args!("{what} {id}, key {f}")),

@@ -2,10 +2,12 @@
 //! `.approvals/` and the log. Also the shared recording used by `reject` and
 //! `review`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
 
 use super::Context;
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::cli::ApproveArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::{ApprovalRecord, Entry, Mailbox, Processed};
@@ -13,6 +15,15 @@ use crate::message::format_time;
 use crate::policy::Action;
 use crate::policy::Judge;
 use crate::repo;
+
+/// `aea approve --json` and `aea reject --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct ApprovalOutput<'a> {
+    /// The record written in `.aea/.approvals/`.
+    pub record: &'a Path,
+    pub approval: &'a ApprovalRecord,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Verdict {
@@ -41,8 +52,10 @@ pub(super) fn decide(
 
 fn print(ctx: &Context, record: &ApprovalRecord, path: &PathBuf) {
     if ctx.printer.json() {
-        ctx.printer
-            .value(&serde_json::json!({ "record": path, "approval": record }));
+        ctx.printer.value(&ApprovalOutput {
+            record: path,
+            approval: record,
+        });
     } else {
         ctx.printer.line(format_args!(
             "{} {} (rule {}) as {}",
@@ -90,13 +103,13 @@ pub(super) fn record(
     let identity = repo::identity(mailbox.repo());
     let user = ctx.rt.user().to_string();
     let (word, note, reason) = match verdict {
-        Verdict::Approve => ("approved", text, None),
-        Verdict::Reject => ("rejected", None, text),
+        Verdict::Approve => (AuditEvent::Approved, text, None),
+        Verdict::Reject => (AuditEvent::Rejected, None, text),
     };
     let record = ApprovalRecord {
         message_id: message.message_id.clone(),
         file: entry.name.clone(),
-        decision: word.into(),
+        decision: word.as_str().into(),
         by: identity.name.unwrap_or_else(|| user.clone()),
         email: identity.email,
         user,

@@ -11,15 +11,25 @@ use super::Context;
 use crate::config;
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
-use crate::hooks::{self, HOOK_NAMES, State};
+use crate::hooks::{self, GitHook, State};
 use crate::mailbox::{
     CLAIMS_DIR, LAYOUT_DIRS, Mailbox, PROCESSED_DIR, Processed, STATE_DIRS, TMP_DIR,
 };
 use crate::registry::{Health, Registry};
 use crate::repo::{self, HooksPathSource};
 
+/// `aea doctor --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct DoctorOutput<'a> {
+    /// How many checks failed; 0 when all is well.
+    pub problems: usize,
+    pub checks: &'a [Finding],
+}
+
 #[derive(Debug, Serialize)]
-struct Finding {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct Finding {
     check: &'static str,
     ok: bool,
     detail: String,
@@ -333,11 +343,11 @@ fn git_hooks(ctx: &Context, repo: &Path) -> Finding {
         ),
         Ok(dirs) => {
             let binary = ctx.exe.clone().unwrap_or_default();
-            let bad: Vec<String> = HOOK_NAMES
+            let bad: Vec<String> = GitHook::ALL
                 .iter()
-                .map(|h| (h, hooks::state(h, &dirs.active, &dirs.default, &binary)))
+                .map(|&h| (h, hooks::state(h, &dirs.active, &dirs.default, &binary)))
                 .filter(|(_, s)| *s != State::Installed)
-                .map(|(h, s)| format!("{h} {}", s.as_str()))
+                .map(|(h, s)| format!("{h} {}", s.label()))
                 .collect();
             Finding::new(
                 "git hooks",
@@ -537,8 +547,10 @@ fn leftovers(aea: &Path, now: chrono::DateTime<chrono::Utc>) -> Vec<Finding> {
 fn report(out: &[Finding], ctx: &Context) -> ExitCode {
     let problems = out.iter().filter(|f| !f.ok).count();
     if ctx.printer.json() {
-        ctx.printer
-            .value(&serde_json::json!({ "problems": problems, "checks": out }));
+        ctx.printer.value(&DoctorOutput {
+            problems,
+            checks: out,
+        });
     } else {
         for f in out {
             if f.ok {

@@ -5,14 +5,41 @@
 use serde::Serialize;
 
 use super::Context;
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::cli::GcArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::{ARCHIVE_DIR, Processed, QUARANTINE_DIR};
 use crate::message::parse_time;
 
+/// Where gc moves a file: `.archive/` (processed, or expired unprocessed)
+/// or `.quarantine/` (invalid).
+#[derive(Debug, Clone, Copy)]
+enum Move {
+    Archive,
+    Expire,
+    Quarantine,
+}
+
+impl Move {
+    fn dir(self) -> &'static str {
+        match self {
+            Move::Archive | Move::Expire => ARCHIVE_DIR,
+            Move::Quarantine => QUARANTINE_DIR,
+        }
+    }
+
+    fn event(self) -> AuditEvent {
+        match self {
+            Move::Archive => AuditEvent::Archived,
+            Move::Expire => AuditEvent::Expired,
+            Move::Quarantine => AuditEvent::Quarantined,
+        }
+    }
+}
+
 #[derive(Debug, Default, Serialize)]
-struct Moves {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct Moves {
     archived: Vec<String>,
     expired: Vec<String>,
     quarantined: Vec<String>,
@@ -36,7 +63,7 @@ pub fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
     names.sort();
     for name in names {
         let entry = mailbox.read(&name);
-        let (sub, kind, reason) = if let Processed::Done(marker) = mailbox.processed(&entry)? {
+        let (kind, reason) = if let Processed::Done(marker) = mailbox.processed(&entry)? {
             // An empty marker from an older tool has no time: use the file's.
             let when = marker
                 .and_then(|m| parse_time(&m.processed_at))
@@ -55,30 +82,29 @@ pub fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
             if when.is_none_or(|t| t >= cutoff) {
                 continue;
             }
-            (ARCHIVE_DIR, "archived", None)
+            (Move::Archive, None)
         } else {
             match entry.message {
                 Ok(m) if m.is_expired(now) => (
-                    ARCHIVE_DIR,
-                    "expired",
+                    Move::Expire,
                     Some("expired before it was processed".to_string()),
                 ),
                 Ok(_) => continue,
-                Err(reason) => (QUARANTINE_DIR, "quarantined", Some(reason)),
+                Err(reason) => (Move::Quarantine, Some(reason)),
             }
         };
         if !args.dry_run {
-            mailbox.move_out(&name, sub, reason.as_deref())?;
-            let mut event = Event::new(&ctx.rt, kind).with("file", name.as_str());
+            mailbox.move_out(&name, kind.dir(), reason.as_deref())?;
+            let mut event = Event::new(&ctx.rt, kind.event()).with("file", name.as_str());
             if let Some(reason) = &reason {
                 event = event.with("reason", reason.as_str());
             }
             audit::append(mailbox.dir(), &event)?;
         }
         match kind {
-            "archived" => moves.archived.push(name),
-            "expired" => moves.expired.push(name),
-            _ => moves.quarantined.push(name),
+            Move::Archive => moves.archived.push(name),
+            Move::Expire => moves.expired.push(name),
+            Move::Quarantine => moves.quarantined.push(name),
         }
     }
     if ctx.printer.json() {

@@ -2,16 +2,17 @@
 //! command the installed hook scripts call.
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use serde::Serialize;
 
 use super::Context;
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::cli::{HooksCommand, HooksInstallArgs, HooksRunArgs, HooksUninstallArgs};
 use crate::config::BlockOn;
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
-use crate::hooks::{self, Change, HOOK_NAMES, State};
+use crate::hooks::{self, Change, GitHook, State};
 use crate::mailbox::Mailbox;
 use crate::message::Priority;
 use crate::repo::{self, HookDirs, HooksPathSource};
@@ -25,8 +26,29 @@ pub fn run(command: &HooksCommand, ctx: &Context) -> Result<ExitCode> {
     }
 }
 
-fn binary(ctx: &Context) -> Result<&std::path::Path> {
+fn binary(ctx: &Context) -> Result<&Path> {
     ctx.exe.as_deref().ok_or(Error::UnknownExecutable)
+}
+
+/// `aea hooks install --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct HooksInstallOutput<'a> {
+    /// Where the git hooks went.
+    pub hooks_dir: &'a Path,
+    pub hooks: &'a [hooks::HookChange],
+    /// With `--agents`: the agent-harness files written.
+    pub agent_files: &'a [String],
+}
+
+/// `aea hooks uninstall --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct HooksUninstallOutput<'a> {
+    /// Only the hooks that were removed.
+    pub hooks: &'a [hooks::HookChange],
+    /// With `--agents`: the agent-harness files reverted.
+    pub agent_files: &'a [String],
 }
 
 fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
@@ -39,8 +61,8 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
     for c in changes.iter().filter(|c| c.change != Change::Unchanged) {
         audit::append(
             mailbox.dir(),
-            &Event::new(&ctx.rt, "hook_installed")
-                .with("hook", c.hook)
+            &Event::new(&ctx.rt, AuditEvent::HookInstalled)
+                .with("hook", c.hook.as_str())
                 .with("path", c.path.display().to_string()),
         )?;
     }
@@ -54,11 +76,11 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
         Vec::new()
     };
     if ctx.printer.json() {
-        ctx.printer.value(&serde_json::json!({
-            "hooks_dir": dirs.active,
-            "hooks": changes,
-            "agent_files": agent_files,
-        }));
+        ctx.printer.value(&HooksInstallOutput {
+            hooks_dir: &dirs.active,
+            hooks: &changes,
+            agent_files: &agent_files,
+        });
     } else {
         for c in &changes {
             let kept = if c.foreign && c.change == Change::Installed {
@@ -107,8 +129,10 @@ fn uninstall(args: &HooksUninstallArgs, ctx: &Context) -> Result<ExitCode> {
         Vec::new()
     };
     if ctx.printer.json() {
-        ctx.printer
-            .value(&serde_json::json!({ "hooks": removed, "agent_files": agent_files }));
+        ctx.printer.value(&HooksUninstallOutput {
+            hooks: &removed,
+            agent_files: &agent_files,
+        });
     } else {
         if removed.is_empty() {
             ctx.printer.line("no aea hooks were installed");
@@ -142,8 +166,8 @@ pub(super) fn remove_git_hooks(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<h
             if c.change == Change::Removed {
                 audit::append(
                     mailbox.dir(),
-                    &Event::new(&ctx.rt, "hook_removed")
-                        .with("hook", c.hook)
+                    &Event::new(&ctx.rt, AuditEvent::HookRemoved)
+                        .with("hook", c.hook.as_str())
                         .with("path", c.path.display().to_string()),
                 )?;
                 removed.push(c);
@@ -156,9 +180,21 @@ pub(super) fn remove_git_hooks(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<h
     Ok(removed)
 }
 
+/// `aea hooks status --json`.
 #[derive(Serialize)]
-struct HookStatus {
-    hook: &'static str,
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct HooksStatusOutput<'a> {
+    /// Where git runs hooks from.
+    pub hooks_dir: &'a Path,
+    pub hooks: &'a [HookStatus],
+    /// Whether aea's Claude Code hooks are in `.claude/settings.json`.
+    pub claude_hooks: bool,
+}
+
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct HookStatus {
+    hook: GitHook,
     state: State,
 }
 
@@ -166,7 +202,7 @@ fn status(ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let dirs = repo::hook_dirs(mailbox.repo())?;
     let bin = binary(ctx)?;
-    let rows: Vec<HookStatus> = HOOK_NAMES
+    let rows: Vec<HookStatus> = GitHook::ALL
         .iter()
         .map(|&hook| HookStatus {
             hook,
@@ -180,11 +216,11 @@ fn status(ctx: &Context) -> Result<ExitCode> {
         HooksPathSource::Inherited => "core.hooksPath in your global or system git config",
     };
     if ctx.printer.json() {
-        ctx.printer.value(&serde_json::json!({
-            "hooks_dir": dirs.active,
-            "hooks": rows,
-            "claude_hooks": claude,
-        }));
+        ctx.printer.value(&HooksStatusOutput {
+            hooks_dir: &dirs.active,
+            hooks: &rows,
+            claude_hooks: claude,
+        });
         return Ok(ExitCode::Success);
     }
     ctx.printer.line(format_args!(
@@ -193,7 +229,7 @@ fn status(ctx: &Context) -> Result<ExitCode> {
     ));
     for row in &rows {
         ctx.printer
-            .line(format_args!("  {:<14} {}", row.hook, row.state.as_str()));
+            .line(format_args!("  {:<14} {}", row.hook, row.state.label()));
     }
     ctx.printer.line(format_args!(
         "Claude Code hooks in {}: {}",
@@ -210,7 +246,7 @@ fn status(ctx: &Context) -> Result<ExitCode> {
 /// post-* hooks run `aea sync` first when `hooks.<hook>.sync` asks for it
 /// and a mail remote is configured — both only once the user trusted them
 /// (`aea trust`); a failure is one line, never an error.
-fn sync_if_asked(mailbox: &Mailbox, hook: &str, ctx: &Context) {
+fn sync_if_asked(mailbox: &Mailbox, hook: GitHook, ctx: &Context) {
     let Ok(config) = mailbox.config() else {
         return;
     };
@@ -255,12 +291,12 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
     let Ok(mailbox) = Mailbox::discover(&ctx.cwd).map(Mailbox::owned) else {
         return Ok(ExitCode::Success);
     };
-    if args.hook != "pre-commit" {
-        sync_if_asked(&mailbox, &args.hook, ctx);
+    if args.hook != GitHook::PreCommit {
+        sync_if_asked(&mailbox, args.hook, ctx);
     }
     // The gate fails closed: a config it cannot read or compile blocks the
     // commit, whatever the inbox holds, until it is fixed.
-    let checked = if args.hook == "pre-commit" {
+    let checked = if args.hook == GitHook::PreCommit {
         let path = mailbox.dir().join(crate::config::FILE_NAME);
         match mailbox
             .config()
@@ -296,11 +332,11 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
             .map(|c| c.hooks.clone())
             .unwrap_or_default(),
     };
-    let setting = match args.hook.as_str() {
-        "pre-commit" => settings.pre_commit,
-        "post-merge" => settings.post_merge,
-        "post-checkout" => settings.post_checkout,
-        _ => settings.post_rewrite,
+    let setting = match args.hook {
+        GitHook::PreCommit => settings.pre_commit,
+        GitHook::PostMerge => settings.post_merge,
+        GitHook::PostCheckout => settings.post_checkout,
+        GitHook::PostRewrite => settings.post_rewrite,
     }
     .unwrap_or_default();
     if setting.enabled == Some(false) {
@@ -308,7 +344,7 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
     }
     let p = &ctx.printer;
     let refs = crate::shortref::of_entries(&entries);
-    if args.hook != "pre-commit" {
+    if args.hook != GitHook::PreCommit {
         let current: HashSet<String> = entries.iter().map(|e| e.name.clone()).collect();
         let announced = mailbox.announced("git");
         let new: Vec<String> = entries

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Context;
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::cli::InitArgs;
 use crate::config::{self, AgentConfig};
 use crate::error::{Error, ExitCode, Result};
@@ -19,12 +19,12 @@ use crate::message::{check_agent_id, format_time, sanitize_agent_id};
 use crate::registry::{Entry, Health, Registry};
 use crate::repo::{self, HooksPathSource};
 use crate::runtime::Runtime;
-use crate::templates;
+use crate::templates::{self, PolicyPreset};
 use crate::{harness, hooks};
 
 pub struct Options<'a> {
     pub id: Option<&'a str>,
-    pub policy: Option<&'a str>,
+    pub policy: Option<PolicyPreset>,
     pub agent_files: bool,
     /// The binary git hooks call; `None` installs no git hooks.
     pub git_hooks: Option<&'a Path>,
@@ -33,6 +33,7 @@ pub struct Options<'a> {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Report {
     pub agent_id: String,
     pub repo: PathBuf,
@@ -58,7 +59,7 @@ pub fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
     let repo = fs::canonicalize(&target).map_err(|e| Error::io("resolve", &target, e))?;
     let options = Options {
         id: args.id.as_deref(),
-        policy: args.policy.as_deref(),
+        policy: args.policy,
         agent_files: !args.no_agent_files,
         git_hooks: if args.no_git_hooks {
             None
@@ -170,14 +171,9 @@ pub fn init_repo(
         }
     }
 
-    let policy = options.policy.unwrap_or("default");
+    let policy = options.policy.unwrap_or(PolicyPreset::Default);
     if existing.is_none() {
-        let text = templates::policy(policy, &agent_id).ok_or_else(|| {
-            Error::usage(
-                format!("unknown policy {policy:?}"),
-                format!("choose one of: {}", templates::POLICY_NAMES.join(", ")),
-            )
-        })?;
+        let text = templates::policy(policy, &agent_id);
         fsutil::create_exclusive(&config_path, text.as_bytes())?;
         changed.push(format!("{AEA_DIR}/{} ({policy} policy)", config::FILE_NAME));
     } else if options.policy.is_some() {
@@ -245,7 +241,7 @@ pub fn init_repo(
 
     audit::append(
         &aea,
-        &Event::new(rt, "init")
+        &Event::new(rt, AuditEvent::Init)
             .with("agent", agent_id.as_str())
             .with("changed", changed.len()),
     )?;
@@ -347,7 +343,7 @@ fn install_git_hooks(
             changed.push(format!("git hook {}", change.path.display()));
             audit::append(
                 aea,
-                &Event::new(rt, "hook_installed").with("hook", change.hook),
+                &Event::new(rt, AuditEvent::HookInstalled).with("hook", change.hook.as_str()),
             )?;
         }
     }

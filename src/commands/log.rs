@@ -28,7 +28,7 @@ pub fn run(args: &LogArgs, ctx: &Context) -> Result<ExitCode> {
         .filter(|e| {
             let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default();
             since.is_none_or(|t| parse_time(text("ts")).is_some_and(|ts| ts >= t))
-                && args.event.as_deref().is_none_or(|ev| text("event") == ev)
+                && args.event.is_none_or(|ev| text("event") == ev.as_str())
                 && args.message.as_deref().is_none_or(|r| match &by_ref {
                     Some(digits) => crate::shortref::matches(text("file"), digits),
                     None => {

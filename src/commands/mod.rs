@@ -22,6 +22,8 @@ mod quarantine;
 mod reject;
 mod reply;
 mod review;
+#[cfg(test)]
+mod schemas;
 mod send;
 mod show;
 mod status;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::Context;
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::cli::MonitorCommand;
 use crate::error::{ConfigProblem, Error, ExitCode, Result};
 use crate::fsutil;
@@ -24,12 +24,26 @@ use crate::message::format_time;
 use crate::transport::{DAY, MonitoringConfig, Transport};
 use crate::wake::{self, Backoff, Schedule, Waiting};
 use crate::watch::DirWatch;
+use crate::words::word_enum;
 
 pub(super) const LOCK_FILE: &str = "monitor.lock";
 const PID_FILE: &str = "monitor.pid";
 const STOP_FILE: &str = "monitor.stop";
 /// Quiet time that ends a burst of arrivals unless `monitoring.debounce` says.
 const DEBOUNCE: Duration = Duration::from_millis(200);
+
+word_enum! {
+    /// What `monitor start|stop|status` found or did.
+    pub(super) enum MonitorState {
+        Running = "running",
+        NotRunning = "not running",
+        Started = "started",
+        AlreadyRunning = "already running",
+        Stopped = "stopped",
+        /// Asked to stop, still holding its lock after 10 seconds.
+        StopTimedOut = "did not stop within 10 seconds",
+    }
+}
 
 #[derive(Debug, Serialize, Deserialize)]
 struct PidFile {
@@ -78,14 +92,25 @@ fn stale_pid(mailbox: &Mailbox) -> Option<u32> {
     serde_json::from_str::<PidFile>(&text).ok().map(|p| p.pid)
 }
 
-fn report(ctx: &Context, state: &str, pid: Option<&PidFile>, note: Option<String>) {
+/// `aea monitor start|stop|status --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct MonitorOutput<'a> {
+    pub state: MonitorState,
+    /// `null` when no monitor runs.
+    pub pid: Option<u32>,
+    pub started_at: Option<&'a str>,
+    pub note: Option<&'a str>,
+}
+
+fn report(ctx: &Context, state: MonitorState, pid: Option<&PidFile>, note: Option<String>) {
     if ctx.printer.json() {
-        ctx.printer.value(&serde_json::json!({
-            "state": state,
-            "pid": pid.map(|p| p.pid),
-            "started_at": pid.map(|p| p.started_at.clone()),
-            "note": note,
-        }));
+        ctx.printer.value(&MonitorOutput {
+            state,
+            pid: pid.map(|p| p.pid),
+            started_at: pid.map(|p| p.started_at.as_str()),
+            note: note.as_deref(),
+        });
     } else {
         match pid {
             Some(p) => ctx.printer.line(format_args!(
@@ -102,7 +127,7 @@ fn report(ctx: &Context, state: &str, pid: Option<&PidFile>, note: Option<String
 
 fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     if let Some(pid) = running(mailbox)? {
-        report(ctx, "already running", Some(&pid), None);
+        report(ctx, MonitorState::AlreadyRunning, Some(&pid), None);
         return Ok(ExitCode::Success);
     }
     let exe = ctx.exe.as_deref().ok_or(Error::UnknownExecutable)?;
@@ -129,7 +154,7 @@ fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     let deadline = Instant::now() + within;
     while Instant::now() < deadline {
         if let Some(pid) = running(mailbox)?.filter(|p| p.pid != 0) {
-            report(ctx, "started", Some(&pid), None);
+            report(ctx, MonitorState::Started, Some(&pid), None);
             return Ok(ExitCode::Success);
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -143,33 +168,33 @@ fn stop(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
             let _ = fs::remove_file(mailbox.dir().join(PID_FILE));
             format!("removed a stale pid file (pid {p}); nothing was signalled")
         });
-        report(ctx, "not running", None, note);
+        report(ctx, MonitorState::NotRunning, None, note);
         return Ok(ExitCode::Success);
     };
     fsutil::create_exclusive(&mailbox.dir().join(STOP_FILE), b"stop\n")?;
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         if running(mailbox)?.is_none() {
-            report(ctx, "stopped", Some(&pid), None);
+            report(ctx, MonitorState::Stopped, Some(&pid), None);
             return Ok(ExitCode::Success);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     let _ = fs::remove_file(mailbox.dir().join(STOP_FILE));
-    report(ctx, "did not stop within 10 seconds", Some(&pid), None);
+    report(ctx, MonitorState::StopTimedOut, Some(&pid), None);
     Ok(ExitCode::Timeout)
 }
 
 fn status(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     match running(mailbox)? {
-        Some(pid) => report(ctx, "running", Some(&pid), None),
+        Some(pid) => report(ctx, MonitorState::Running, Some(&pid), None),
         None => {
             let note = stale_pid(mailbox).map(|p| {
                 format!(
                     "monitor.pid names pid {p}, but no monitor holds the lock: the file is stale"
                 )
             });
-            report(ctx, "not running", None, note);
+            report(ctx, MonitorState::NotRunning, None, note);
         }
     }
     Ok(ExitCode::Success)
@@ -211,7 +236,7 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         &mailbox.dir().join(PID_FILE),
         &serde_json::to_vec(&pid).expect("a pid file always serialises"),
     )?;
-    log(Event::new(&ctx.rt, "monitor_started")
+    log(Event::new(&ctx.rt, AuditEvent::MonitorStarted)
         .with("pid", pid.pid)
         .with(
             "transports",
@@ -240,7 +265,7 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
             .unwrap_or(Duration::from_secs(3600));
         watch.wait(wait.max(Duration::from_millis(10)));
     }
-    log(Event::new(&ctx.rt, "monitor_stopped").with("pid", pid.pid));
+    log(Event::new(&ctx.rt, AuditEvent::MonitorStopped).with("pid", pid.pid));
     let _ = fs::remove_file(mailbox.dir().join(PID_FILE));
     drop(lock);
     Ok(ExitCode::Success)
@@ -295,15 +320,15 @@ fn ring(
     log: &dyn Fn(Event),
 ) {
     if transports.is_empty() {
-        log(Event::new(&ctx.rt, "notified")
+        log(Event::new(&ctx.rt, AuditEvent::Notified)
             .with("transport", "none")
             .with("messages", refs.len()));
         return;
     }
     for transport in transports {
         let event = match transport.ring(refs, mailbox.repo()) {
-            Ok(()) => Event::new(&ctx.rt, "notified").with("transport", transport.name()),
-            Err(e) => Event::new(&ctx.rt, "notify_failed")
+            Ok(()) => Event::new(&ctx.rt, AuditEvent::Notified).with("transport", transport.name()),
+            Err(e) => Event::new(&ctx.rt, AuditEvent::NotifyFailed)
                 .with("transport", transport.name())
                 .with("error", crate::error::one_line(&e)),
         };

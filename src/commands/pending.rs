@@ -1,8 +1,17 @@
 //! `aea pending` (SPEC §6): the messages that wait for a person.
 
+use serde::Serialize;
+
 use super::Context;
-use super::check::{build_report, plural, print_item};
+use super::check::{Item, build_report, plural, print_item};
 use crate::error::{ExitCode, Result};
+
+/// `aea pending --json`: the items of `aea check` that wait for a person.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct PendingOutput<'a> {
+    pub pending: Vec<&'a Item>,
+}
 
 pub fn run(ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
@@ -15,8 +24,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         .filter(|m| m.approval.waits() && !m.decision.action.eq(&crate::policy::Action::Reject))
         .collect();
     if ctx.printer.json() {
-        ctx.printer
-            .value(&serde_json::json!({ "pending": pending }));
+        ctx.printer.value(&PendingOutput { pending });
         return Ok(ExitCode::Success);
     }
     if pending.is_empty() {

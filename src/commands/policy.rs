@@ -1,10 +1,12 @@
 //! `aea policy show|explain` (SPEC §6): the effective policy, and how it
 //! decided one message.
 
+use serde::Serialize;
+
 use super::Context;
 use crate::cli::PolicyCommand;
 use crate::error::{ExitCode, Result};
-use crate::policy::Judge;
+use crate::policy::{Decision, Judge, Step};
 
 pub fn run(command: &PolicyCommand, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
@@ -16,12 +18,12 @@ pub fn run(command: &PolicyCommand, ctx: &Context) -> Result<ExitCode> {
             let message = entry.require_valid()?;
             let explanation = judge.explain(&message);
             if ctx.printer.json() {
-                ctx.printer.value(&serde_json::json!({
-                    "file": entry.name,
-                    "message_id": message.message_id,
-                    "steps": explanation.steps,
-                    "decision": explanation.decision,
-                }));
+                ctx.printer.value(&ExplainOutput {
+                    file: &entry.name,
+                    message_id: &message.message_id,
+                    steps: &explanation.steps,
+                    decision: &explanation.decision,
+                });
                 return Ok(ExitCode::Success);
             }
             let p = &ctx.printer;
@@ -51,6 +53,17 @@ pub fn run(command: &PolicyCommand, ctx: &Context) -> Result<ExitCode> {
             Ok(ExitCode::Success)
         }
     }
+}
+
+/// `aea policy explain --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct ExplainOutput<'a> {
+    pub file: &'a str,
+    pub message_id: &'a str,
+    /// Every rule and check considered, in order.
+    pub steps: &'a [Step],
+    pub decision: &'a Decision,
 }
 
 fn show(judge: &Judge, ctx: &Context) -> ExitCode {
@@ -107,10 +120,7 @@ fn show(judge: &Judge, ctx: &Context) -> ExitCode {
     ));
     p.line(format_args!(
         "  unknown senders (not registered, not allowed): {}",
-        serde_json::to_value(summary.unknown_senders)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default()
+        summary.unknown_senders
     ));
     p.line(format_args!(
         "hard stops (force approval): {}",

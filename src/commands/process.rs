@@ -1,12 +1,27 @@
 //! `aea process` (SPEC §5.4): claim a message exclusively, write its
 //! processed marker, release the claim, log it.
 
+use std::path::Path;
+
+use serde::Serialize;
+
 use super::Context;
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::cli::ProcessArgs;
 use crate::error::{Error, ExitCode, Result};
-use crate::mailbox::{Marker, Processed};
+use crate::mailbox::{Marker, Outcome, Processed};
 use crate::message::format_time;
+
+/// `aea process --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct ProcessOutput<'a> {
+    pub file: &'a str,
+    pub message_id: &'a str,
+    /// The marker written in `.aea/.processed/`.
+    pub marker: &'a Path,
+    pub outcome: Outcome,
+}
 
 pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
@@ -21,7 +36,7 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     };
     // Invalid files are never acted on, but may be marked ignored.
     let decision = entry.valid().map(|m| judge.decide(m));
-    if args.outcome == "done"
+    if args.outcome == Outcome::Done
         && let Some(reason) = judge.why_not_done(&entry, decision.as_ref(), &mailbox)
     {
         return Err(Error::Gated {
@@ -36,7 +51,7 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     if let Some(previous) = &claim.took_over_from {
         audit::append(
             mailbox.dir(),
-            &Event::new(&ctx.rt, "claim_taken_over")
+            &Event::new(&ctx.rt, AuditEvent::ClaimTakenOver)
                 .with("message", id.as_str())
                 .with("file", entry.name.as_str())
                 .with("previous", previous.as_str()),
@@ -54,7 +69,7 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
         let old = mailbox.retire_marker(&entry.name)?;
         audit::append(
             mailbox.dir(),
-            &Event::new(&ctx.rt, "marker_replaced")
+            &Event::new(&ctx.rt, AuditEvent::MarkerReplaced)
                 .with("file", entry.name.as_str())
                 .with("kept_as", old.display().to_string()),
         )?;
@@ -62,13 +77,13 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     let marker = Marker {
         processed_at: format_time(ctx.rt.now()),
         by: ctx.rt.user().to_string(),
-        outcome: args.outcome.clone(),
+        outcome: args.outcome.into(),
         note: args.note.clone(),
         message_id: entry.valid().map(|m| m.message_id.clone()),
         sha256: entry.sha256.clone(),
     };
     let path = mailbox.mark_processed(&entry.name, &marker)?;
-    let mut event = Event::new(&ctx.rt, "processed")
+    let mut event = Event::new(&ctx.rt, AuditEvent::Processed)
         .with("message", id.as_str())
         .with("file", entry.name.as_str())
         .with("outcome", args.outcome.as_str());
@@ -83,12 +98,12 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     audit::append(mailbox.dir(), &event)?;
     drop(claim);
     if ctx.printer.json() {
-        ctx.printer.value(&serde_json::json!({
-            "file": entry.name,
-            "message_id": id,
-            "marker": path,
-            "outcome": args.outcome,
-        }));
+        ctx.printer.value(&ProcessOutput {
+            file: &entry.name,
+            message_id: &id,
+            marker: &path,
+            outcome: args.outcome,
+        });
     } else {
         ctx.printer.line(format_args!(
             "processed {} ({})",

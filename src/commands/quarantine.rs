@@ -1,11 +1,23 @@
 //! `aea quarantine` (SPEC §3.2): moves a file out of the inbox into
 //! `.aea/.quarantine/` with a `.reason` file. Nothing is deleted.
 
+use std::path::Path;
+
+use serde::Serialize;
+
 use super::Context;
-use crate::audit::{self, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::cli::QuarantineArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::QUARANTINE_DIR;
+
+/// `aea quarantine --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct QuarantineOutput<'a> {
+    pub file: &'a str,
+    pub moved_to: &'a Path,
+}
 
 pub fn run(args: &QuarantineArgs, ctx: &Context) -> Result<ExitCode> {
     if args.reason.trim().is_empty() {
@@ -17,7 +29,7 @@ pub fn run(args: &QuarantineArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let entry = mailbox.resolve(&args.reference)?;
     let path = mailbox.move_out(&entry.name, QUARANTINE_DIR, Some(&args.reason))?;
-    let mut event = Event::new(&ctx.rt, "quarantined")
+    let mut event = Event::new(&ctx.rt, AuditEvent::Quarantined)
         .with("file", entry.name.as_str())
         .with("reason", args.reason.as_str());
     if let Some(m) = entry.valid() {
@@ -25,8 +37,10 @@ pub fn run(args: &QuarantineArgs, ctx: &Context) -> Result<ExitCode> {
     }
     audit::append(mailbox.dir(), &event)?;
     if ctx.printer.json() {
-        ctx.printer
-            .value(&serde_json::json!({ "file": entry.name, "moved_to": path }));
+        ctx.printer.value(&QuarantineOutput {
+            file: &entry.name,
+            moved_to: &path,
+        });
     } else {
         ctx.printer
             .line(format_args!("moved {} to {}", entry.name, path.display()));

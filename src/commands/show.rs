@@ -3,13 +3,40 @@
 
 use std::fmt::Write as _;
 
+use serde::Serialize;
+
 use super::Context;
 use crate::cli::ShowArgs;
 use crate::error::{ExitCode, Result};
-use crate::mailbox::{Approval, Entry, Mailbox, Processed};
+use crate::identity::Verification;
+use crate::mailbox::{Approval, ApprovalRecord, Entry, Mailbox, Marker, Processed};
 use crate::message::Message;
-use crate::policy::Judge;
+use crate::policy::{Decision, Judge};
 use crate::printer::{untrusted, untrusted_short};
+
+/// `aea show --json`: the message with everything this repository knows
+/// about it.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct ShowOutput<'a> {
+    /// aea's short reference, unique in this inbox.
+    #[serde(rename = "ref")]
+    pub short_ref: String,
+    pub file: &'a str,
+    /// SHA-256 of the file as read.
+    pub sha256: Option<&'a str>,
+    pub processed: bool,
+    /// The processed marker, also when it was written for other bytes.
+    pub marker: Option<&'a Marker>,
+    /// A marker exists, but the file was replaced after it was processed.
+    pub replaced_after_processing: bool,
+    pub approval: Approval,
+    pub approval_record: Option<ApprovalRecord>,
+    pub decision: Decision,
+    pub sender: Verification,
+    pub expired: bool,
+    pub message: &'a Message,
+}
 
 pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
@@ -19,24 +46,24 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     if ctx.printer.json() {
         let decision = judge.decide(&message);
         let processed = mailbox.processed(&entry)?;
-        ctx.printer.value(&serde_json::json!({
-            "ref": short_ref(&mailbox, &entry.name),
-            "file": entry.name,
-            "sha256": entry.sha256,
-            "processed": matches!(processed, Processed::Done(_)),
-            "marker": match &processed {
-                Processed::Done(m) => m.clone(),
-                Processed::Replaced(m) => Some(m.clone()),
+        ctx.printer.value(&ShowOutput {
+            short_ref: short_ref(&mailbox, &entry.name),
+            file: &entry.name,
+            sha256: entry.sha256.as_deref(),
+            processed: matches!(processed, Processed::Done(_)),
+            marker: match &processed {
+                Processed::Done(m) => m.as_ref(),
+                Processed::Replaced(m) => Some(m),
                 Processed::No => None,
             },
-            "replaced_after_processing": matches!(processed, Processed::Replaced(_)),
-            "approval": mailbox.approval(&entry, decision.action.awaits_approval()),
-            "approval_record": mailbox.approval_record(&entry.name),
-            "decision": decision,
-            "sender": judge.verify(&message),
-            "expired": message.is_expired(ctx.rt.now()),
-            "message": message,
-        }));
+            replaced_after_processing: matches!(processed, Processed::Replaced(_)),
+            approval: mailbox.approval(&entry, decision.action.awaits_approval()),
+            approval_record: mailbox.approval_record(&entry.name),
+            sender: judge.verify(&message),
+            expired: message.is_expired(ctx.rt.now()),
+            decision,
+            message: &message,
+        });
     } else {
         ctx.printer
             .raw(&render(&mailbox, &judge, &entry, &message, ctx));
@@ -186,14 +213,14 @@ pub(super) fn render(
     let state = match &processed {
         Processed::Done(Some(mk)) => format!(
             "yes ({} by {} at {})",
-            one(&mk.outcome),
+            one(&mk.outcome.to_string()),
             one(&mk.by),
             one(&mk.processed_at)
         ),
         Processed::Done(None) => "yes".into(),
         Processed::Replaced(mk) => format!(
             "no: the file was replaced after it was processed ({} at {}); `aea process {short_ref}` when done",
-            one(&mk.outcome),
+            one(&mk.outcome.to_string()),
             one(&mk.processed_at),
         ),
         Processed::No => format!("no (`aea process {short_ref}` when done)"),

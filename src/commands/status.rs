@@ -8,8 +8,17 @@ use crate::error::{ExitCode, Result};
 use crate::mailbox::Mailbox;
 use crate::sync;
 
+/// `aea status --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct StatusOutput<'a> {
+    pub message_id: &'a str,
+    pub recipients: &'a [Leg],
+}
+
 #[derive(Debug, Serialize)]
-struct Leg {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct Leg {
     to: String,
     /// queued, pushed, delivered or processed: the furthest known.
     state: &'static str,
@@ -71,8 +80,10 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
         legs.push(leg);
     }
     if ctx.printer.json() {
-        ctx.printer
-            .value(&serde_json::json!({ "message_id": id, "recipients": legs }));
+        ctx.printer.value(&StatusOutput {
+            message_id: &id,
+            recipients: &legs,
+        });
         return Ok(ExitCode::Success);
     }
     ctx.printer.line(format_args!("{id}"));

@@ -3,12 +3,40 @@
 //! reach a host, and records the user's trust in exactly those (their
 //! digest) outside the repository — or withdraws it.
 
+use std::path::Path;
+
+use serde::Serialize;
+
 use super::Context;
 use crate::cli::TrustConfigArgs;
 use crate::config::{self, AgentConfig};
 use crate::config_trust::{self, Entry, Settings, Store};
 use crate::error::{ConfigDirUse, Error, ExitCode, Result};
 use crate::message::format_time;
+
+/// `aea trust [--show] --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct TrustOutput<'a> {
+    /// The repository, as the trust store names it.
+    pub repo: &'a str,
+    /// The user's trust store file.
+    pub store: &'a Path,
+    /// `sha256:<hex>` of the settings: what trust is recorded for.
+    pub digest: &'a str,
+    pub settings: &'a Settings,
+    pub trusted: bool,
+}
+
+/// `aea trust --revoke --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct TrustRevokeOutput<'a> {
+    pub repo: &'a str,
+    pub store: &'a Path,
+    /// Whether there was trust to withdraw.
+    pub revoked: bool,
+}
 
 pub fn run(args: &TrustConfigArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
@@ -22,11 +50,11 @@ pub fn run(args: &TrustConfigArgs, ctx: &Context) -> Result<ExitCode> {
     if args.revoke {
         let removed = Store::update(store, |s| s.repos.remove(&key))?.is_some();
         if p.json() {
-            p.value(&serde_json::json!({
-                "repo": key,
-                "store": store,
-                "revoked": removed,
-            }));
+            p.value(&TrustRevokeOutput {
+                repo: &key,
+                store,
+                revoked: removed,
+            });
         } else if removed {
             p.line(format_args!(
                 "revoked: {key} no longer runs programs or reaches hosts from its config"
@@ -42,13 +70,13 @@ pub fn run(args: &TrustConfigArgs, ctx: &Context) -> Result<ExitCode> {
     let digest = settings.digest();
     if settings.is_empty() {
         if p.json() {
-            p.value(&serde_json::json!({
-                "repo": key,
-                "store": store,
-                "digest": digest,
-                "settings": settings,
-                "trusted": false,
-            }));
+            p.value(&TrustOutput {
+                repo: &key,
+                store,
+                digest: &digest,
+                settings: &settings,
+                trusted: false,
+            });
         } else {
             p.line(format_args!(
                 "nothing to trust: {} names no program, git remote or host",
@@ -72,13 +100,13 @@ pub fn run(args: &TrustConfigArgs, ctx: &Context) -> Result<ExitCode> {
         true
     };
     if p.json() {
-        p.value(&serde_json::json!({
-            "repo": key,
-            "store": store,
-            "digest": digest,
-            "settings": settings,
-            "trusted": trusted,
-        }));
+        p.value(&TrustOutput {
+            repo: &key,
+            store,
+            digest: &digest,
+            settings: &settings,
+            trusted,
+        });
         return Ok(ExitCode::Success);
     }
     p.line(format_args!(

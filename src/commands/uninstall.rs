@@ -3,6 +3,9 @@
 //! unless `--purge`.
 
 use std::fs;
+use std::path::Path;
+
+use serde::Serialize;
 
 use super::Context;
 use super::hooks::remove_git_hooks;
@@ -10,6 +13,18 @@ use crate::cli::UninstallArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
 use crate::registry::Registry;
+
+/// `aea uninstall --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct UninstallOutput<'a> {
+    pub hooks_removed: Vec<&'a Path>,
+    pub files_reverted: &'a [String],
+    /// Whether this repository's entry left the agent registry.
+    pub unregistered: bool,
+    /// Where `.aea/` was kept; `null` with `--purge`.
+    pub backup: Option<&'a Path>,
+}
 
 pub fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
@@ -43,12 +58,12 @@ pub fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
         Some(target)
     };
     if ctx.printer.json() {
-        ctx.printer.value(&serde_json::json!({
-            "hooks_removed": hooks.iter().map(|h| &h.path).collect::<Vec<_>>(),
-            "files_reverted": files,
-            "unregistered": unregistered,
-            "backup": backup,
-        }));
+        ctx.printer.value(&UninstallOutput {
+            hooks_removed: hooks.iter().map(|h| h.path.as_path()).collect(),
+            files_reverted: &files,
+            unregistered,
+            backup: backup.as_deref(),
+        });
         return Ok(ExitCode::Success);
     }
     let p = &ctx.printer;

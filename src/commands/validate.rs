@@ -16,13 +16,15 @@ use crate::message::{self, parse_file_name};
 use crate::printer::untrusted_short;
 
 #[derive(Debug, Serialize)]
-struct Finding {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct Finding {
     file: String,
     problem: String,
 }
 
 #[derive(Debug, Default, Serialize)]
-struct Report {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct Report {
     checked: usize,
     problems: Vec<Finding>,
     warnings: Vec<Finding>,

@@ -7,11 +7,38 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
+
 use super::Context;
 use crate::cli::WatchArgs;
 use crate::error::{ExitCode, Result};
 use crate::wake::waiting;
 use crate::watch::DirWatch;
+use crate::words::word_enum;
+
+word_enum! {
+    /// Why `aea watch` returned.
+    pub(super) enum WatchEvent {
+        /// `--pending`, and unprocessed mail was already waiting.
+        Pending = "pending",
+        /// `--timeout` passed first (exit status 4).
+        Timeout = "timeout",
+        /// Mail arrived that was not there when the watch started.
+        NewMail = "new_mail",
+    }
+}
+
+/// `aea watch --json`: one JSON line. Counts and aea's short references
+/// only, never anything the sender wrote.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct WatchOutput<'a> {
+    pub event: WatchEvent,
+    /// The short references of the new (or, with `--pending`, waiting) mail.
+    pub refs: Vec<&'a str>,
+    pub new: usize,
+    pub unprocessed: usize,
+}
 
 pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
@@ -22,12 +49,12 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
     let start = waiting(&mailbox, &judge)?;
     if args.pending && !start.is_empty() {
         let refs: Vec<&str> = start.iter().map(|w| w.short_ref.as_str()).collect();
-        ctx.printer.value_line(&serde_json::json!({
-            "event": "pending",
-            "refs": refs,
-            "new": 0,
-            "unprocessed": start.len(),
-        }));
+        ctx.printer.value_line(&WatchOutput {
+            event: WatchEvent::Pending,
+            refs,
+            new: 0,
+            unprocessed: start.len(),
+        });
         return Ok(ExitCode::Success);
     }
     let known: HashSet<String> = start.into_iter().map(|w| w.name).collect();
@@ -46,12 +73,12 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
                 Some(left) if !left.is_zero() => left,
                 _ => {
                     let now = waiting(&mailbox, &judge)?;
-                    ctx.printer.value_line(&serde_json::json!({
-                        "event": "timeout",
-                        "refs": [],
-                        "new": 0,
-                        "unprocessed": now.len(),
-                    }));
+                    ctx.printer.value_line(&WatchOutput {
+                        event: WatchEvent::Timeout,
+                        refs: Vec::new(),
+                        new: 0,
+                        unprocessed: now.len(),
+                    });
                     return Ok(ExitCode::Timeout);
                 }
             },
@@ -68,12 +95,12 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
             .map(|w| w.short_ref.as_str())
             .collect();
         if !new.is_empty() {
-            ctx.printer.value_line(&serde_json::json!({
-                "event": "new_mail",
-                "refs": new,
-                "new": new.len(),
-                "unprocessed": now.len(),
-            }));
+            ctx.printer.value_line(&WatchOutput {
+                event: WatchEvent::NewMail,
+                new: new.len(),
+                refs: new,
+                unprocessed: now.len(),
+            });
             return Ok(ExitCode::Success);
         }
     }

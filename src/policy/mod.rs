@@ -33,6 +33,7 @@ use crate::config::{AgentConfig, OneOrMany, PolicyEntry, RuleConfig};
 use crate::error::ConfigProblem;
 use crate::hardstop::{HardStops, Hit};
 use crate::message::{Message, MessageType, Priority};
+use crate::words::word_enum;
 
 /// Patterns that force approval when a config has no `hard_stops` key. The
 /// command names among them also catch other spellings of the command
@@ -58,39 +59,17 @@ pub const DEFAULT_HARD_STOPS: &[&str] = &[
     "secret key",
 ];
 
-/// Declared from least to most restrictive: `max` is "the stricter one".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    AutoRespond,
-    Acknowledge,
-    RequireApproval,
-    Reject,
+word_enum! {
+    /// Declared from least to most restrictive: `max` is "the stricter one".
+    pub enum Action {
+        AutoRespond = "auto_respond",
+        Acknowledge = "acknowledge",
+        RequireApproval = "require_approval",
+        Reject = "reject",
+    }
 }
 
 impl Action {
-    pub const NAMES: [&'static str; 4] =
-        ["auto_respond", "acknowledge", "require_approval", "reject"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Action::AutoRespond => "auto_respond",
-            Action::Acknowledge => "acknowledge",
-            Action::RequireApproval => "require_approval",
-            Action::Reject => "reject",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "auto_respond" => Some(Action::AutoRespond),
-            "acknowledge" => Some(Action::Acknowledge),
-            "require_approval" => Some(Action::RequireApproval),
-            "reject" => Some(Action::Reject),
-            _ => None,
-        }
-    }
-
     /// Whether the message may not be acted on (processed as `done`)
     /// without a person: it needs approval, or the policy rejects it.
     pub fn is_gated(self) -> bool {
@@ -105,6 +84,7 @@ impl Action {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Decision {
     pub action: Action,
     /// What the agent may do without asking.
@@ -124,6 +104,7 @@ pub struct Facts {
 
 /// One step of an evaluation, for `aea policy explain`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Step {
     pub rule: String,
     pub matched: bool,
@@ -136,12 +117,13 @@ pub struct Explanation {
     pub decision: Decision,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum UnknownSenders {
-    RequireApproval,
-    Reject,
-    Allow,
+word_enum! {
+    /// `trust.unknown_senders`: what mail from an unregistered sender gets.
+    pub enum UnknownSenders {
+        RequireApproval = "require_approval",
+        Reject = "reject",
+        Allow = "allow",
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -234,7 +216,7 @@ fn compile_rule(index: usize, rule: &RuleConfig) -> Result<Rule, ConfigProblem> 
             format!("missing (one of {})", Action::NAMES.join(", ")),
         )
     })?;
-    let action = Action::parse(action_text).ok_or_else(|| {
+    let action = action_text.parse::<Action>().map_err(|_| {
         ConfigProblem::value(
             at("action"),
             format!(
@@ -275,15 +257,13 @@ impl Policy {
             .map(|(i, r)| compile_rule(i, r))
             .collect::<Result<Vec<_>, _>>()?;
         let unknown = match config.trust.unknown_senders.as_deref() {
-            None | Some("require_approval") => UnknownSenders::RequireApproval,
-            Some("reject") => UnknownSenders::Reject,
-            Some("allow") => UnknownSenders::Allow,
-            Some(other) => {
-                return Err(ConfigProblem::value(
+            None => UnknownSenders::RequireApproval,
+            Some(text) => text.parse().map_err(|_| {
+                ConfigProblem::value(
                     "trust.unknown_senders",
-                    format!("unknown value {other:?} (require_approval, reject or allow)"),
-                ));
-            }
+                    format!("unknown value {text:?} (require_approval, reject or allow)"),
+                )
+            })?,
         };
         let trust = Trust {
             allow: config
@@ -716,6 +696,7 @@ fn probe_message(kind: MessageType, priority: Priority) -> Message {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TableRow {
     #[serde(rename = "type")]
     pub message_type: MessageType,
@@ -726,6 +707,7 @@ pub struct TableRow {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RuleSummary {
     pub id: String,
     pub when: String,
@@ -734,6 +716,7 @@ pub struct RuleSummary {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Summary {
     pub fallback: bool,
     pub table: Vec<TableRow>,
