@@ -291,89 +291,96 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
     let Ok(mailbox) = Mailbox::discover(&ctx.cwd).map(Mailbox::owned) else {
         return Ok(ExitCode::Success);
     };
-    if args.hook != GitHook::PreCommit {
-        sync_if_asked(&mailbox, args.hook, ctx);
-    }
-    // The gate fails closed: a config it cannot read or compile blocks the
-    // commit, whatever the inbox holds, until it is fixed.
-    let checked = if args.hook == GitHook::PreCommit {
-        let path = mailbox.dir().join(crate::config::FILE_NAME);
-        match mailbox
-            .config()
-            .and_then(|c| crate::config::Checked::compile(c.clone(), &path))
-        {
-            Ok(checked) => Some(checked),
-            Err(e) => {
-                let p = &ctx.printer;
-                p.err_line(format_args!(
-                    "aea: commit blocked: {}",
-                    crate::error::one_line(&e)
-                ));
-                if let Some(hint) = e.hint() {
-                    p.err_line(format_args!(
-                        "aea: fix: {hint}; `aea validate` shows the problem"
-                    ));
-                }
-                p.err_line("aea: to commit anyway: `git commit --no-verify`, or `AEA_SKIP_HOOKS=1 git commit` to skip only aea's check.");
-                return Ok(ExitCode::Refused);
-            }
+    match args.hook {
+        GitHook::PreCommit => pre_commit(&mailbox, ctx),
+        hook => {
+            sync_if_asked(&mailbox, hook, ctx);
+            announce(&mailbox, hook, ctx)
         }
-    } else {
-        None
-    };
+    }
+}
+
+/// `hooks.<hook>` of the config, defaults where unset.
+fn setting(hooks: &crate::config::HooksConfig, hook: GitHook) -> crate::config::HookConfig {
+    match hook {
+        GitHook::PreCommit => hooks.pre_commit.clone(),
+        GitHook::PostMerge => hooks.post_merge.clone(),
+        GitHook::PostCheckout => hooks.post_checkout.clone(),
+        GitHook::PostRewrite => hooks.post_rewrite.clone(),
+    }
+    .unwrap_or_default()
+}
+
+/// post-merge, post-checkout, post-rewrite: one line about mail new since
+/// the last announcement. Never fails the git command.
+fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode> {
     let entries = mailbox.unprocessed()?;
-    if entries.is_empty() {
-        return Ok(ExitCode::Success);
-    }
-    let settings = match &checked {
-        Some(c) => c.config.hooks.clone(),
-        None => mailbox
-            .config()
-            .map(|c| c.hooks.clone())
-            .unwrap_or_default(),
-    };
-    let setting = match args.hook {
-        GitHook::PreCommit => settings.pre_commit,
-        GitHook::PostMerge => settings.post_merge,
-        GitHook::PostCheckout => settings.post_checkout,
-        GitHook::PostRewrite => settings.post_rewrite,
-    }
-    .unwrap_or_default();
-    if setting.enabled == Some(false) {
+    let hooks = mailbox
+        .config()
+        .map(|c| c.hooks.clone())
+        .unwrap_or_default();
+    if entries.is_empty() || setting(&hooks, hook).enabled == Some(false) {
         return Ok(ExitCode::Success);
     }
     let p = &ctx.printer;
     let refs = crate::shortref::of_entries(&entries);
-    if args.hook != GitHook::PreCommit {
-        let current: HashSet<String> = entries.iter().map(|e| e.name.clone()).collect();
-        let announced = mailbox.announced("git");
-        let new: Vec<String> = entries
-            .iter()
-            .zip(&refs)
-            .filter(|(e, _)| !announced.contains(&e.name))
-            .map(|(e, r)| match e.valid() {
-                Some(_) => r.clone(),
-                None => format!("{r} invalid"),
-            })
-            .collect();
-        // A post-* hook must never fail the git command: state is best effort.
-        let _ = mailbox.set_announced("git", &current);
-        if !new.is_empty() {
+    let current: HashSet<String> = entries.iter().map(|e| e.name.clone()).collect();
+    let announced = mailbox.announced("git");
+    let new: Vec<String> = entries
+        .iter()
+        .zip(&refs)
+        .filter(|(e, _)| !announced.contains(&e.name))
+        .map(|(e, r)| match e.valid() {
+            Some(_) => r.clone(),
+            None => format!("{r} invalid"),
+        })
+        .collect();
+    // A post-* hook must never fail the git command: state is best effort.
+    let _ = mailbox.set_announced("git", &current);
+    if !new.is_empty() {
+        p.err_line(format_args!(
+            "aea: {} new message{} ({}); {} unprocessed in all. Run `aea check`.",
+            new.len(),
+            if new.len() == 1 { "" } else { "s" },
+            new.join(", "),
+            entries.len()
+        ));
+    }
+    Ok(ExitCode::Success)
+}
+
+/// The gate: a count line, and a refusal where `hooks.pre_commit.block_on`
+/// says. It fails closed: a config it cannot read or compile blocks the
+/// commit, whatever the inbox holds, until it is fixed.
+fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
+    let p = &ctx.printer;
+    let path = mailbox.dir().join(crate::config::FILE_NAME);
+    let checked = match mailbox
+        .config()
+        .and_then(|c| crate::config::Checked::compile(c.clone(), &path))
+    {
+        Ok(checked) => checked,
+        Err(e) => {
             p.err_line(format_args!(
-                "aea: {} new message{} ({}); {} unprocessed in all. Run `aea check`.",
-                new.len(),
-                if new.len() == 1 { "" } else { "s" },
-                new.join(", "),
-                entries.len()
+                "aea: commit blocked: {}",
+                crate::error::one_line(&e)
             ));
+            if let Some(hint) = e.hint() {
+                p.err_line(format_args!(
+                    "aea: fix: {hint}; `aea validate` shows the problem"
+                ));
+            }
+            p.err_line("aea: to commit anyway: `git commit --no-verify`, or `AEA_SKIP_HOOKS=1 git commit` to skip only aea's check.");
+            return Ok(ExitCode::Refused);
         }
+    };
+    let entries = mailbox.unprocessed()?;
+    let setting = setting(&checked.config.hooks, GitHook::PreCommit);
+    if entries.is_empty() || setting.enabled == Some(false) {
         return Ok(ExitCode::Success);
     }
-
-    let judge = match checked {
-        Some(checked) => ctx.judge_from(checked),
-        None => ctx.judge(&mailbox),
-    };
+    let refs = crate::shortref::of_entries(&entries);
+    let judge = ctx.judge_from(checked);
     let waiting: Vec<(&str, Priority)> = entries
         .iter()
         .zip(&refs)
