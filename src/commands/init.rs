@@ -125,28 +125,7 @@ pub fn init_repo(
         Some(text) => Some(AgentConfig::parse(&text, &config_path)?),
         None => None,
     };
-    let existing_id = existing.as_ref().and_then(|c| c.agent.id.clone());
-    let agent_id = match (options.id, existing_id) {
-        (Some(wanted), Some(current)) if wanted != current => {
-            return Err(Error::usage(
-                format!("this repository is already agent {current}"),
-                format!("to rename it, edit agent.id in {}", config_path.display()),
-            ));
-        }
-        (Some(wanted), _) => {
-            check_agent_id(wanted).map_err(|reason| Error::InvalidAgentId {
-                id: wanted.to_string(),
-                reason,
-            })?;
-            wanted.to_string()
-        }
-        (None, Some(current)) => current,
-        (None, None) => sanitize_agent_id(
-            &repo
-                .file_name()
-                .map_or_else(|| "agent".into(), |n| n.to_string_lossy()),
-        ),
-    };
+    let agent_id = choose_id(repo, options.id, existing.as_ref(), &config_path)?;
 
     // Refuse an id that another live repository holds before writing
     // anything; `register` checks again under the lock.
@@ -183,33 +162,13 @@ pub fn init_repo(
         ));
     }
 
-    // The agent's signing key (SPEC §15.2): private half in the user's
-    // config dir, public half published in the committed config.
-    let public_key = match keys_dir {
-        Some(dir) => {
-            let (key, created) = identity::load_or_create_key(dir, &agent_id)?;
-            if created {
-                changed.push(format!(
-                    "signing key {}",
-                    identity::key_path(dir, &agent_id).display()
-                ));
-            }
-            let public = identity::public_text(&key.verifying_key());
-            if publish_key(&config_path, &public, &mut warnings)? {
-                changed.push(format!(
-                    "{AEA_DIR}/{} (agent.public_key)",
-                    config::FILE_NAME
-                ));
-            }
-            Some(public)
-        }
-        None => {
-            warnings.push(
-                "no user config directory: no signing key, so mail from this agent is unverified (set HOME)".into(),
-            );
-            None
-        }
-    };
+    let public_key = signing_key(
+        keys_dir,
+        &agent_id,
+        &config_path,
+        &mut changed,
+        &mut warnings,
+    )?;
 
     let owned_files = [
         (
@@ -261,6 +220,75 @@ pub fn init_repo(
         warnings,
     };
     Ok((report, registered))
+}
+
+/// The agent id: `--id`, else the config's, else the directory's name
+/// made into an id. An `--id` that disagrees with the config is refused.
+fn choose_id(
+    repo: &Path,
+    wanted: Option<&str>,
+    existing: Option<&AgentConfig>,
+    config_path: &Path,
+) -> Result<String> {
+    let existing_id = existing.and_then(|c| c.agent.id.clone());
+    Ok(match (wanted, existing_id) {
+        (Some(wanted), Some(current)) if wanted != current => {
+            return Err(Error::usage(
+                format!("this repository is already agent {current}"),
+                format!("to rename it, edit agent.id in {}", config_path.display()),
+            ));
+        }
+        (Some(wanted), _) => {
+            check_agent_id(wanted).map_err(|reason| Error::InvalidAgentId {
+                id: wanted.to_string(),
+                reason,
+            })?;
+            wanted.to_string()
+        }
+        (None, Some(current)) => current,
+        (None, None) => sanitize_agent_id(
+            &repo
+                .file_name()
+                .map_or_else(|| "agent".into(), |n| n.to_string_lossy()),
+        ),
+    })
+}
+
+/// The agent's signing key (SPEC §15.2): private half in the user's
+/// config dir, public half published in the committed config. Returns the
+/// public key, `None` without a config dir.
+fn signing_key(
+    keys_dir: Option<&Path>,
+    agent_id: &str,
+    config_path: &Path,
+    changed: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<String>> {
+    Ok(match keys_dir {
+        Some(dir) => {
+            let (key, created) = identity::load_or_create_key(dir, agent_id)?;
+            if created {
+                changed.push(format!(
+                    "signing key {}",
+                    identity::key_path(dir, agent_id).display()
+                ));
+            }
+            let public = identity::public_text(&key.verifying_key());
+            if publish_key(config_path, &public, warnings)? {
+                changed.push(format!(
+                    "{AEA_DIR}/{} (agent.public_key)",
+                    config::FILE_NAME
+                ));
+            }
+            Some(public)
+        }
+        None => {
+            warnings.push(
+                "no user config directory: no signing key, so mail from this agent is unverified (set HOME)".into(),
+            );
+            None
+        }
+    })
 }
 
 /// Files directly in `.aea/` that hold the receiver's state. `--shared`
