@@ -192,24 +192,24 @@ fn monitor_start_stop_status_and_double_start() {
     let web = env.repo("web");
     assert_eq!(
         env.json(&web, &["monitor", "status"])["state"],
-        "not running"
+        "not_running"
     );
     assert_eq!(
         env.json(&web, &["monitor", "stop"])["state"],
-        "not running",
+        "not_running",
         "harmless"
     );
     let monitor = Monitor::start(&env, &web);
     let first = env.json(&web, &["monitor", "status"]);
     assert_eq!(first["state"], "running");
     let again = env.json(&web, &["monitor", "start"]);
-    assert_eq!(again["state"], "already running");
+    assert_eq!(again["state"], "already_running");
     assert_eq!(again["pid"], first["pid"], "one monitor");
     let stopped = env.json(&web, &["monitor", "stop"]);
     assert_eq!(stopped["state"], "stopped");
     assert_eq!(
         env.json(&web, &["monitor", "status"])["state"],
-        "not running"
+        "not_running"
     );
     drop(monitor);
     let log = env.ok(&web, &["--json", "log"]);
@@ -232,10 +232,10 @@ fn a_stale_pid_file_is_recognised_without_signalling_the_pid() {
     };
     plant_stale_pid_file();
     let status = env.json(&web, &["monitor", "status"]);
-    assert_eq!(status["state"], "not running");
+    assert_eq!(status["state"], "not_running");
     assert!(status["note"].as_str().unwrap().contains("stale"));
     let stop = env.json(&web, &["monitor", "stop"]);
-    assert_eq!(stop["state"], "not running");
+    assert_eq!(stop["state"], "not_running");
     assert!(
         stop["note"]
             .as_str()

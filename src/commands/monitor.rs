@@ -36,12 +36,26 @@ word_enum! {
     /// What `monitor start|stop|status` found or did.
     pub(super) enum MonitorState {
         Running = "running",
-        NotRunning = "not running",
+        NotRunning = "not_running",
         Started = "started",
-        AlreadyRunning = "already running",
+        AlreadyRunning = "already_running",
         Stopped = "stopped",
         /// Asked to stop, still holding its lock after 10 seconds.
-        StopTimedOut = "did not stop within 10 seconds",
+        StopTimedOut = "stop_timed_out",
+    }
+}
+
+impl MonitorState {
+    /// The state in words, for people (`--json` has the snake_case name).
+    fn label(self) -> &'static str {
+        match self {
+            MonitorState::Running => "running",
+            MonitorState::NotRunning => "not running",
+            MonitorState::Started => "started",
+            MonitorState::AlreadyRunning => "already running",
+            MonitorState::Stopped => "stopped",
+            MonitorState::StopTimedOut => "did not stop within 10 seconds",
+        }
     }
 }
 
@@ -114,10 +128,12 @@ fn report(ctx: &Context, state: MonitorState, pid: Option<&PidFile>, note: Optio
     } else {
         match pid {
             Some(p) => ctx.printer.line(format_args!(
-                "monitor {state} (pid {}, since {})",
-                p.pid, p.started_at
+                "monitor {} (pid {}, since {})",
+                state.label(),
+                p.pid,
+                p.started_at
             )),
-            None => ctx.printer.line(format_args!("monitor {state}")),
+            None => ctx.printer.line(format_args!("monitor {}", state.label())),
         }
         if let Some(note) = note {
             ctx.printer.line(note);
