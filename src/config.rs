@@ -322,6 +322,28 @@ impl AgentConfig {
     }
 }
 
+/// The `limits.max_message_bytes` of a config that does not read as a
+/// whole (a typo elsewhere, an unknown key): the receiver's size limit
+/// holds even then, like its policy falls back to the strictest. Without a
+/// readable value in range, the built-in limit.
+pub fn salvage_message_limit(aea_dir: &Path) -> u64 {
+    #[derive(Deserialize)]
+    struct Only {
+        limits: Option<OnlyLimits>,
+    }
+    #[derive(Deserialize)]
+    struct OnlyLimits {
+        max_message_bytes: Option<u64>,
+    }
+    fsutil::read_optional(&aea_dir.join(FILE_NAME))
+        .ok()
+        .flatten()
+        .and_then(|text| serde_saphyr::from_str::<Only>(&text).ok())
+        .and_then(|c| c.limits?.max_message_bytes)
+        .filter(|n| MESSAGE_BYTES_RANGE.contains(n))
+        .unwrap_or(crate::message::MAX_MESSAGE_BYTES)
+}
+
 /// Reads just the agent id of another repository, `None` when its config is
 /// missing or unreadable (callers report that as "no such agent").
 pub fn peek_id(aea_dir: &Path) -> Option<String> {

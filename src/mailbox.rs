@@ -267,15 +267,16 @@ impl Mailbox {
                 let owner = found.ok().and_then(|m| fsutil::owner(&m));
                 let repo = fs::canonicalize(repo).map_err(|e| Error::io("resolve", repo, e))?;
                 let dir = repo.join(AEA_DIR);
-                // A config that does not read leaves the built-in limit; the
-                // commands that need the config say why it does not read.
+                // The commands that need the config say why it does not
+                // read; its size limit still holds where it can be found.
                 let config = OnceCell::new();
                 if let Ok(loaded) = AgentConfig::load(&dir) {
                     let _ = config.set(loaded);
                 }
-                let message_limit = config
-                    .get()
-                    .map_or(message::MAX_MESSAGE_BYTES, |c| c.limits.message_bytes());
+                let message_limit = config.get().map_or_else(
+                    || crate::config::salvage_message_limit(&dir),
+                    |c| c.limits.message_bytes(),
+                );
                 Ok(Mailbox {
                     dir,
                     repo,
@@ -321,9 +322,21 @@ impl Mailbox {
         &self.repo
     }
 
-    /// Largest message file this mailbox reads or writes.
+    /// Largest message file this mailbox reads or writes into its inbox.
     pub fn message_limit(&self) -> u64 {
         self.message_limit
+    }
+
+    /// The limit of files in `dir`: the receiver's limit for the inbox; for
+    /// the copies this agent keeps of what it sent (`sent/`, `outgoing/`)
+    /// only the ceiling every receiver's limit lies under — the limit that
+    /// counts for those is the recipient's, checked when it is delivered.
+    fn limit_for(&self, dir: &Path) -> u64 {
+        if dir == self.dir {
+            self.message_limit
+        } else {
+            *crate::config::MESSAGE_BYTES_RANGE.end()
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -548,7 +561,7 @@ impl Mailbox {
 
     fn read_at(&self, dir: &Path, name: &str) -> Entry {
         let path = dir.join(name);
-        let (mut message, sha256) = read_and_hash(&path, name, self.message_limit);
+        let (mut message, sha256) = read_and_hash(&path, name, self.limit_for(dir));
         let mut verification = None;
         if let (Some(ring), Ok(m)) = (&self.keyring, &message)
             && dir == self.dir
@@ -664,10 +677,11 @@ impl Mailbox {
         message: &Message,
         rt: &Runtime,
     ) -> Result<PathBuf> {
-        if bytes.len() as u64 > self.message_limit {
+        let limit = self.limit_for(target);
+        if bytes.len() as u64 > limit {
             return Err(Error::MessageTooLarge {
                 bytes: bytes.len() as u64,
-                limit: self.message_limit,
+                limit,
                 repo: self.repo.clone(),
             });
         }

@@ -328,6 +328,87 @@ fn validate_fails_on_unknown_keys_and_bad_rules() {
     assert!(stderr(&out).contains("every message needs approval"));
 }
 
+/// The size limit that counts is the receiver's, wherever it is applied:
+/// the sender's own smaller limit does not refuse a send after delivery, a
+/// larger receiver limit lets `--body-file` carry more than the built-in
+/// 1 MiB, and a receiver config broken elsewhere keeps its limit.
+#[test]
+fn the_receivers_size_limit_is_the_one_that_counts() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let set = |repo: &std::path::Path, from: &str, to: &str| {
+        let config = repo.join(".aea/agent-config.yaml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        assert!(text.contains(from), "{from} not in {text}");
+        std::fs::write(&config, text.replace(from, to)).unwrap();
+    };
+    // The sender's own limit is for its inbox: the send succeeds, with its
+    // sent/ copy and log line, instead of exit 5 after delivering.
+    set(
+        &api,
+        "max_message_bytes: 1048576",
+        "max_message_bytes: 2000",
+    );
+    let big = "x".repeat(3000);
+    let id = env.send(
+        &api,
+        "web",
+        &["--type", "update", "--subject", "big", "--body", &big],
+    );
+    assert_eq!(inbox_files(&web).len(), 1);
+    assert_eq!(
+        std::fs::read_dir(api.join(".aea/sent")).unwrap().count(),
+        1,
+        "the sent/ copy is kept"
+    );
+    let status = env.json(&api, &["status", &id]);
+    assert!(status.to_string().contains("delivered"), "{status}");
+
+    // A receiver that takes 4 MiB gets a 2 MB body from a file.
+    set(
+        &web,
+        "max_message_bytes: 1048576",
+        "max_message_bytes: 4194304",
+    );
+    let body = env.path().join("body.txt");
+    std::fs::write(&body, "y".repeat(2_000_000)).unwrap();
+    env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "update",
+            "--subject",
+            "bigger",
+            "--body-file",
+            body.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(inbox_files(&web).len(), 2);
+
+    // A receiver config with an unknown key does not read, but its limit
+    // still holds: the 2 MB message is listed invalid, not valid.
+    set(
+        &web,
+        "max_message_bytes: 4194304",
+        "max_message_bytes: 2000",
+    );
+    let config = web.join(".aea/agent-config.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("typo_key: 1\n");
+    std::fs::write(&config, text).unwrap();
+    let report = env.json(&web, &["check"]);
+    let invalid = report["invalid"].as_array().unwrap();
+    assert_eq!(invalid.len(), 2, "{report}");
+    assert!(
+        invalid
+            .iter()
+            .all(|i| i["reason"].as_str().unwrap().contains("over the 2000 byte limit")),
+        "{report}"
+    );
+}
+
 #[test]
 fn limits_bound_broadcasts_and_message_size() {
     let env = TestEnv::new();

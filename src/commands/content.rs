@@ -13,7 +13,7 @@ use crate::compose::{self, Draft};
 use crate::delivery::{self, Delivery, Sender};
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::Mailbox;
-use crate::message::{self, MessageType, Priority};
+use crate::message::{MessageType, Priority};
 use crate::route::Route;
 
 /// A checked draft of what `content` says; nothing is written yet.
@@ -73,7 +73,9 @@ fn read_body(content: &ContentArgs, ctx: &Context) -> Result<String> {
     let Some(file) = &content.body_file else {
         return Ok(String::new());
     };
-    let limit = message::MAX_MESSAGE_BYTES;
+    // No receiver takes more than this; the recipient's own limit is
+    // checked when the message is delivered (exit 5).
+    let limit = *crate::config::MESSAGE_BYTES_RANGE.end();
     let mut bytes = Vec::new();
     if file.as_os_str() == "-" {
         std::io::stdin()
@@ -88,7 +90,7 @@ fn read_body(content: &ContentArgs, ctx: &Context) -> Result<String> {
     }
     if bytes.len() as u64 > limit {
         return Err(Error::usage(
-            format!("the body is over the {limit} byte message limit"),
+            format!("the body is over {limit} bytes, more than any receiver accepts"),
             "attach large files with --attach instead of inlining them",
         ));
     }
