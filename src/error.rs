@@ -98,6 +98,11 @@ pub enum Error {
     #[error("{name} needs a person's approval first: {reason}")]
     Gated { name: String, reason: String },
 
+    /// Mail that is never acted on (invalid, or rejected by the policy):
+    /// approving it cannot help.
+    #[error("{name} cannot be acted on: {reason}")]
+    NotActionable { name: String, reason: String },
+
     #[error("{name} does not need approval (decision {action}, rule {rule})")]
     NotGated {
         name: String,
@@ -404,6 +409,7 @@ impl Error {
             | Error::SecretDetected { .. }
             | Error::NoReturnAddress { .. }
             | Error::Gated { .. }
+            | Error::NotActionable { .. }
             | Error::HooksPathInherited { .. }
             | Error::RemoteLooksLikeOption { .. }
             | Error::RemoteRefused { .. }
@@ -474,6 +480,10 @@ impl Error {
             }
             Error::Gated { name, .. } => format!(
                 "a person approves it with `aea approve {}` (or `aea review`); or process it with --outcome ignored or deferred",
+                crate::shortref::of(name)
+            ),
+            Error::NotActionable { name, .. } => format!(
+                "mark it handled with `aea process {0} --outcome ignored`, or move it aside with `aea quarantine {0} --reason …`",
                 crate::shortref::of(name)
             ),
             Error::NotGated { .. } => {
@@ -627,7 +637,7 @@ mod tests {
     use std::time::Duration;
 
     /// Number of arms of [`expected_code`]; each returns its own index.
-    const VARIANTS: usize = 52;
+    const VARIANTS: usize = 53;
 
     /// SPEC §13 for each variant, written apart from [`Error::exit_code`]
     /// and without a wildcard: a new variant does not compile until it is
@@ -687,6 +697,7 @@ mod tests {
             Error::RegistryMismatch { .. } => (49, Failure),
             Error::NoKeyToPin { .. } => (50, NotFound),
             Error::BackupExists { .. } => (51, Failure),
+            Error::NotActionable { .. } => (52, Refused),
         }
     }
 
@@ -695,6 +706,10 @@ mod tests {
         let p = || PathBuf::from("/r/.aea/x");
         let s = |t: &str| t.to_string();
         vec![
+            Error::NotActionable {
+                name: s("message-x.json"),
+                reason: s("it is not a valid message"),
+            },
             Error::io("read", p(), io::Error::from(io::ErrorKind::NotFound)),
             Error::io(
                 "read",

@@ -402,9 +402,10 @@ fn the_receivers_size_limit_is_the_one_that_counts() {
     let invalid = report["invalid"].as_array().unwrap();
     assert_eq!(invalid.len(), 2, "{report}");
     assert!(
-        invalid
-            .iter()
-            .all(|i| i["reason"].as_str().unwrap().contains("over the 2000 byte limit")),
+        invalid.iter().all(|i| i["reason"]
+            .as_str()
+            .unwrap()
+            .contains("over the 2000 byte limit")),
         "{report}"
     );
 }

@@ -213,6 +213,8 @@ fn errors_about_messages() {
     let invalid = "message-20261121T100000000Z-from-api-0badf11e.json";
     std::fs::write(web.join(".aea").join(invalid), "{ not json").unwrap();
     snap_error(&fixed, "invalid_message", &web, &["show", invalid]);
+    // Invalid mail can only be ignored: the hint must not offer approval.
+    snap_error(&fixed, "not_actionable", &web, &["process", invalid]);
 
     // A message from an agent that is neither registered nor reachable.
     let stranger = serde_json::json!({

@@ -84,7 +84,7 @@ pub(super) fn record(
     match (decision.action, verdict) {
         (Action::RequireApproval, _) | (Action::Reject, Verdict::Reject) => {}
         (Action::Reject, Verdict::Approve) => {
-            return Err(Error::Gated {
+            return Err(Error::NotActionable {
                 name: entry.name.clone(),
                 reason: format!(
                     "the policy rejects it (rule {}); change the policy rather than approving it",

@@ -37,12 +37,9 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     // Invalid files are never acted on, but may be marked ignored.
     let decision = entry.valid().map(|m| judge.decide(m));
     if args.outcome == Outcome::Done
-        && let Some(reason) = judge.why_not_done(&entry, decision.as_ref(), &mailbox)
+        && let Some(refusal) = judge.why_not_done(&entry, decision.as_ref(), &mailbox)
     {
-        return Err(Error::Gated {
-            name: entry.name.clone(),
-            reason,
-        });
+        return Err(refusal);
     }
     let claim = mailbox.claim(&entry.name, &ctx.rt)?;
     let id = entry

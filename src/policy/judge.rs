@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use super::{Action, Decision, Explanation, Facts, Policy};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::identity::{KeyRing, Verification};
 use crate::mailbox::{Approval, Entry, Mailbox};
 use crate::message::Message;
@@ -100,20 +100,28 @@ impl Judge {
         entry: &Entry,
         decision: Option<&Decision>,
         mailbox: &Mailbox,
-    ) -> Option<String> {
+    ) -> Option<Error> {
+        let name = entry.name.clone();
         let Some(decision) = decision else {
-            return Some("it is not a valid message, so it can only be ignored".into());
+            return Some(Error::NotActionable {
+                name,
+                reason: "it is not a valid message, so it can only be ignored".into(),
+            });
         };
         match decision.action {
-            Action::Reject => Some(format!("the policy rejects it (rule {})", decision.rule)),
+            Action::Reject => Some(Error::NotActionable {
+                name,
+                reason: format!("the policy rejects it (rule {})", decision.rule),
+            }),
             Action::RequireApproval => {
                 let state = mailbox.approval(entry, true);
-                (state != Approval::Approved).then(|| {
-                    format!(
+                (state != Approval::Approved).then(|| Error::Gated {
+                    name,
+                    reason: format!(
                         "rule {} requires approval, which is {}",
                         decision.rule,
                         state.label()
-                    )
+                    ),
                 })
             }
             Action::AutoRespond | Action::Acknowledge => None,
