@@ -56,35 +56,89 @@ fn only_repo_uses_git2() {
     );
 }
 
+/// The lints (and lint groups) that keep the layout rules, as they may be
+/// named in an `allow`/`expect`: by name, through a group that holds them
+/// (`clippy::restriction` holds print_*, exit and dbg_macro;
+/// `clippy::style` holds disallowed_methods), or all at once.
+const LAYOUT_LINTS: [&str; 11] = [
+    "clippy::disallowed_methods",
+    "clippy::disallowed_types",
+    "clippy::print_stdout",
+    "clippy::print_stderr",
+    "clippy::exit",
+    "clippy::dbg_macro",
+    "clippy::restriction",
+    "clippy::style",
+    "clippy::all",
+    "clippy",
+    "warnings",
+];
+
+/// The lint names inside every `allow(…)` / `expect(…)` of `text` (also
+/// inside `cfg_attr`, over several lines), comments left out.
+fn lifted_lints(text: &str) -> Vec<String> {
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut names = Vec::new();
+    for opener in ["allow(", "expect("] {
+        for (at, _) in code.match_indices(opener) {
+            let inside = &code[at + opener.len()..];
+            let end = inside.find(')').unwrap_or(inside.len());
+            names.extend(
+                inside[..end]
+                    .split(',')
+                    .map(|n| n.split_whitespace().collect::<String>())
+                    .filter(|n| !n.is_empty() && !n.starts_with("reason")),
+            );
+        }
+    }
+    names
+}
+
 #[test]
 fn only_env_and_printer_lift_the_layout_lints() {
+    // Each file allowed to lift a lint, and why.
     let allowed = |name: &str, lint: &str| match lint {
-        // commands/schemas.rs is a test-only module (`#[cfg(test)]`): its
-        // AEA_UPDATE_SCHEMAS switch is the test's, not the product's.
-        "disallowed_methods" => {
+        "clippy::disallowed_methods" => {
+            // commands/schemas.rs is a test-only module (`#[cfg(test)]`):
+            // its AEA_UPDATE_SCHEMAS switch is the test's, not the product's.
             name == "env.rs" || name == "printer.rs" || name == "commands/schemas.rs"
         }
         _ => false,
     };
     let mut offenders = Vec::new();
     for (name, text) in all_sources() {
-        for lint in [
-            "disallowed_methods",
-            "print_stdout",
-            "print_stderr",
-            "exit",
-            "dbg_macro",
-        ] {
-            let lifted = !code_lines(&text, &format!("allow(clippy::{lint}")).is_empty()
-                || !code_lines(&text, &format!("expect(clippy::{lint}")).is_empty();
-            if lifted && !allowed(&name, lint) {
-                offenders.push(format!("{name}: clippy::{lint}"));
+        for lint in lifted_lints(&text) {
+            if LAYOUT_LINTS.contains(&lint.as_str()) && !allowed(&name, &lint) {
+                offenders.push(format!("{name}: {lint}"));
             }
         }
     }
     assert!(
         offenders.is_empty(),
         "layout lints lifted outside env.rs/printer.rs: {offenders:?}; read the environment through Env, write through Printer, return an ExitCode"
+    );
+}
+
+#[test]
+fn lifted_lints_are_found_however_they_are_written() {
+    let found = lifted_lints(
+        "#[allow(unused, clippy::print_stdout)]\n#![allow(clippy::restriction)]\n\
+         #[cfg_attr(all(), allow(\n    clippy::style,\n))]\n// allow(clippy::exit) in a comment\n\
+         #[expect(warnings, reason = \"x\")]",
+    );
+    assert_eq!(
+        found,
+        [
+            "unused",
+            "clippy::print_stdout",
+            "clippy::restriction",
+            "clippy::style",
+            "warnings"
+        ]
     );
 }
 
