@@ -130,6 +130,14 @@ pub enum Error {
     #[error("{}: {detail}", path.display())]
     SettingsInvalid { path: PathBuf, detail: String },
 
+    #[error("git could not {op} the repository at {}", path.display())]
+    Git {
+        path: PathBuf,
+        op: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
     #[error("the mail store {} could not {op}", path.display())]
     MailStore {
         path: PathBuf,
@@ -381,6 +389,7 @@ impl Error {
             | Error::SettingsInvalid { .. }
             | Error::SyncFailed { .. }
             | Error::MailStore { .. }
+            | Error::Git { .. }
             | Error::TrustStoreCorrupt { .. }
             | Error::Internal { .. }
             | Error::DemoStepFailed { .. }
@@ -517,6 +526,10 @@ or install into {} for every repository with `aea hooks install --force`",
             Error::SyncFailed { remote, .. } => format!(
                 "nothing was lost: queued mail stays in .aea/outgoing/; check that `git ls-remote -- {remote}` works, then run `aea sync` again"
             ),
+            Error::Git { path, .. } => format!(
+                "run `git status` in {} to see what git says, fix it, then run the command again",
+                path.display()
+            ),
             Error::MailStore { path, .. } => format!(
                 "nothing was lost: queued mail stays in .aea/outgoing/; the store holds only copies, so move it aside (`mv {0} {0}.bad`) and run `aea sync` again to rebuild it from the remote",
                 path.display()
@@ -637,7 +650,7 @@ mod tests {
     use std::time::Duration;
 
     /// Number of arms of [`expected_code`]; each returns its own index.
-    const VARIANTS: usize = 53;
+    const VARIANTS: usize = 54;
 
     /// SPEC §13 for each variant, written apart from [`Error::exit_code`]
     /// and without a wildcard: a new variant does not compile until it is
@@ -698,6 +711,7 @@ mod tests {
             Error::NoKeyToPin { .. } => (50, NotFound),
             Error::BackupExists { .. } => (51, Failure),
             Error::NotActionable { .. } => (52, Refused),
+            Error::Git { .. } => (53, Failure),
         }
     }
 
@@ -706,6 +720,11 @@ mod tests {
         let p = || PathBuf::from("/r/.aea/x");
         let s = |t: &str| t.to_string();
         vec![
+            Error::Git {
+                path: p(),
+                op: "open",
+                source: Box::new(io::Error::other("config file parse error")),
+            },
             Error::NotActionable {
                 name: s("message-x.json"),
                 reason: s("it is not a valid message"),

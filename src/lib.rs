@@ -44,20 +44,32 @@ use error::ExitCode;
 /// file name, a claim holder, serde's `unknown variant …`), so they go
 /// through the printer, which escapes them, like everything else.
 pub fn run(cli: cli::Cli, env: &env::Env) -> ExitCode {
-    match commands::dispatch(cli, env) {
+    let result = commands::dispatch(cli, env).and_then(|code| {
+        // Output lost to a full disk or a bad descriptor is a failure, not
+        // success (a closed pipe is not an error: see the printer).
+        match printer::output_error() {
+            Some(e) => Err(error::Error::io("write", "standard output", e)),
+            None => Ok(code),
+        }
+    });
+    match result {
         Ok(code) => code,
         Err(err) => {
-            let printer = printer::Printer::default();
-            printer.err_line(format_args!("error: {err}"));
-            let mut source = err.source();
-            while let Some(cause) = source {
-                printer.err_line(format_args!("  caused by: {cause}"));
-                source = cause.source();
-            }
-            if let Some(hint) = err.hint() {
-                printer.err_line(format_args!("hint: {hint}"));
-            }
+            render(&err);
             err.exit_code()
         }
+    }
+}
+
+fn render(err: &error::Error) {
+    let printer = printer::Printer::default();
+    printer.err_line(format_args!("error: {err}"));
+    let mut source = err.source();
+    while let Some(cause) = source {
+        printer.err_line(format_args!("  caused by: {cause}"));
+        source = cause.source();
+    }
+    if let Some(hint) = err.hint() {
+        printer.err_line(format_args!("hint: {hint}"));
     }
 }

@@ -3,6 +3,7 @@
 
 use std::fmt::{Display, Write as _};
 use std::io::{self, IsTerminal, Write};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
@@ -69,10 +70,23 @@ impl Printer {
     }
 }
 
-/// Set once stdout is closed (`aea log | head -1`): the rest of the output
-/// is dropped quietly and the command finishes normally. Ending the process
-/// on the spot instead would skip destructors (temporary folders, claims).
+/// Set once a write to stdout failed: the rest of the output is dropped and
+/// the command finishes normally. Ending the process on the spot instead
+/// would skip destructors (temporary folders, claims).
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+/// Why stdout failed, unless it was a closed pipe (`aea log | head -1`,
+/// which is quiet and not an error): a full disk loses output, and the
+/// command must not exit 0 then.
+static STDOUT_ERROR: Mutex<Option<(io::ErrorKind, String)>> = Mutex::new(None);
+
+/// The write error stdout hit during this command, if any (a closed pipe
+/// is not one).
+pub fn output_error() -> Option<io::Error> {
+    let stored = STDOUT_ERROR.lock().ok()?;
+    stored
+        .as_ref()
+        .map(|(kind, text)| io::Error::new(*kind, text.clone()))
+}
 
 // The one module allowed to touch stdout and stderr (clippy.toml).
 #[allow(clippy::disallowed_methods)]
@@ -87,12 +101,13 @@ fn write_out(text: &str) {
         return;
     }
     let mut out = stdout().lock();
-    if out
-        .write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .is_err()
-    {
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        if e.kind() != io::ErrorKind::BrokenPipe
+            && let Ok(mut stored) = STDOUT_ERROR.lock()
+        {
+            stored.get_or_insert((e.kind(), e.to_string()));
+        }
     }
 }
 

@@ -54,6 +54,15 @@ fn errors_about_the_repository() {
     let web = env.repo("web");
     // `env.repo` runs no `git init`.
     snap_error(&fixed, "not_a_git_repository", &web, &["hooks", "install"]);
+    // A repository git cannot read is not "no repository, run git init".
+    let broken = env.repo("broken");
+    git_command(&broken).args(["init", "-q"]).output().unwrap();
+    let mut config = std::fs::OpenOptions::new()
+        .append(true)
+        .open(broken.join(".git/config"))
+        .unwrap();
+    std::io::Write::write_all(&mut config, b"[core\n bad").unwrap();
+    snap_error(&fixed, "git", &broken, &["hooks", "install"]);
     snap_error(&fixed, "needs_terminal", &web, &["review"]);
     snap_error(
         &fixed,

@@ -359,6 +359,29 @@ fn a_closed_stdout_drops_output_but_runs_destructors() {
     assert!(left.is_empty(), "the demo left {left:?} behind");
 }
 
+/// Output lost to a full disk is a failure, unlike a closed pipe.
+#[test]
+fn output_that_cannot_be_written_is_a_failure() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full exists on Linux");
+    let out = env
+        .cmd(&web)
+        .args(["log", "--json"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot write standard output"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn gc_archives_old_processed_and_expired_mail_and_quarantines_invalid_files() {
     let env = TestEnv::new();

@@ -79,13 +79,12 @@ pub struct HookDirs {
 
 /// Finds where git runs hooks for the repository at or above `path`.
 pub fn hook_dirs(path: &Path) -> Result<HookDirs> {
-    let repo = open(path).map_err(|e| Error::NotAGitRepository {
-        path: path.to_path_buf(),
-        detail: e.message().to_string(),
-    })?;
+    let repo = open(path).map_err(|e| git_error(path, "open", e))?;
     let default = repo.commondir().join("hooks");
     let workdir = repo.workdir().map(Path::to_path_buf);
-    let config = repo.config().map_err(|e| git_error(path, &e))?;
+    let config = repo
+        .config()
+        .map_err(|e| git_error(path, "read the config of", e))?;
     // The entry that wins is the last one listed (highest level).
     let mut found: Option<(ConfigLevel, String)> = None;
     if let Ok(mut entries) = config.entries(Some("core.hookspath")) {
@@ -125,10 +124,19 @@ pub fn hook_dirs(path: &Path) -> Result<HookDirs> {
     })
 }
 
-fn git_error(path: &Path, e: &git2::Error) -> Error {
-    Error::NotAGitRepository {
+/// "Not a repository" only when git found none; anything else (a
+/// config git cannot parse, a damaged repository) is said as it is.
+fn git_error(path: &Path, op: &'static str, e: git2::Error) -> Error {
+    if e.code() == git2::ErrorCode::NotFound && op == "open" {
+        return Error::NotAGitRepository {
+            path: path.to_path_buf(),
+            detail: e.message().to_string(),
+        };
+    }
+    Error::Git {
         path: path.to_path_buf(),
-        detail: e.message().to_string(),
+        op,
+        source: Box::new(e),
     }
 }
 
