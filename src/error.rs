@@ -40,7 +40,7 @@ pub enum Error {
     #[error("{} has no .aea/ folder", path.display())]
     NotInitialized { path: PathBuf },
 
-    #[error("{} is a symbolic link; aea only writes into real folders and files", path.display())]
+    #[error("{} is a symbolic link; aea only uses real folders and files", path.display())]
     Symlink { path: PathBuf },
 
     #[error("{} exists but is not a directory", path.display())]
