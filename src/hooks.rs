@@ -237,6 +237,50 @@ pub fn remove_if_empty(dir: &Path) {
     }
 }
 
+/// Every place aea's hooks may sit: where git runs hooks now, and the common
+/// dir's hooks folder when `core.hooksPath` points elsewhere.
+pub fn places(dirs: &crate::repo::HookDirs) -> Vec<PathBuf> {
+    let mut places = vec![dirs.active.clone()];
+    if dirs.default != dirs.active {
+        places.push(dirs.default.clone());
+    }
+    places
+}
+
+/// Removes aea's hooks from every place of `repo` (a foreign hook kept as
+/// `<hook>.aea-orig` goes back), logging each in `aea_dir`'s log. Outside a
+/// git repository there is nothing to remove.
+pub fn remove_from_repository(
+    repo: &Path,
+    aea_dir: &Path,
+    rt: &crate::runtime::Runtime,
+) -> Result<Vec<HookChange>> {
+    use crate::audit::{self, AuditEvent, Event};
+    let dirs = match crate::repo::hook_dirs(repo) {
+        Ok(dirs) => dirs,
+        Err(Error::NotAGitRepository { .. }) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut removed = Vec::new();
+    for place in places(&dirs) {
+        for c in uninstall(&place)? {
+            if c.change == Change::Removed {
+                audit::append(
+                    aea_dir,
+                    &Event::new(rt, AuditEvent::HookRemoved)
+                        .with("hook", c.hook.as_str())
+                        .with("path", c.path.display().to_string()),
+                )?;
+                removed.push(c);
+            }
+        }
+        if place != dirs.default {
+            remove_if_empty(&place);
+        }
+    }
+    Ok(removed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

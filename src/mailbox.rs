@@ -39,6 +39,20 @@ pub const ARCHIVE_DIR: &str = ".archive";
 pub const PROMPTS_DIR: &str = "prompts";
 /// Mail waiting for `aea sync` to carry it to another machine.
 pub const OUTGOING_DIR: &str = "outgoing";
+/// Held by `aea monitor` for its whole life: its liveness is this lock.
+pub const MONITOR_LOCK_FILE: &str = "monitor.lock";
+
+/// Files directly in `.aea/` that hold the receiver's state. `--shared`
+/// creates them up front: in a sticky folder a sender cannot replace a file
+/// the receiver owns, but could plant one that does not exist yet.
+pub const TOP_STATE_FILES: [(&str, u32); 6] = [
+    (crate::audit::LOG_FILE, 0o644),
+    (crate::audit::LOCK_FILE, 0o600),
+    (crate::sync::LOCK_FILE, 0o600),
+    (MONITOR_LOCK_FILE, 0o600),
+    (".announced-agent.json", 0o600),
+    (".announced-git.json", 0o600),
+];
 /// Which message files a channel (agent-harness hooks, git hooks) has
 /// already announced (SPEC §5.1): `.announced-<channel>.json`.
 fn announced_file(channel: &str) -> String {

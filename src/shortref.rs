@@ -87,6 +87,17 @@ fn common_prefix(a: &str, b: &str) -> usize {
     a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
 }
 
+/// The short reference of inbox file `name`, unique among the inbox's
+/// message files (processed or not), so it resolves back to this one.
+pub fn in_inbox(mailbox: &crate::mailbox::Mailbox, name: &str) -> String {
+    let names = mailbox.message_names().unwrap_or_default();
+    names
+        .iter()
+        .zip(for_names(&names))
+        .find(|(n, _)| *n == name)
+        .map_or_else(|| of(name), |(_, r)| r)
+}
+
 /// Short references of inbox entries, unique among them: every channel
 /// (check, hooks, watch, the monitor) lists the unprocessed messages, so they
 /// all print the same reference for the same file.

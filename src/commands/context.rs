@@ -82,6 +82,19 @@ impl Context {
         })
     }
 
+    /// The key that signs processed receipts for `aea sync`; without one
+    /// (said on stderr) mail still syncs, but no receipts are sent.
+    pub fn receipt_key(&self, id: &str) -> Option<ed25519_dalek::SigningKey> {
+        self.signing_key(id)
+            .map_err(|e| {
+                self.printer.warn(format_args!(
+                    "{}; no processed receipts are sent",
+                    crate::error::one_line(&e)
+                ));
+            })
+            .ok()
+    }
+
     /// The key ring of the repository aea works in (loaded on first use).
     pub fn keyring(&self) -> Rc<KeyRing> {
         self.keyring_for(|| match &self.repo {

@@ -120,7 +120,9 @@ fn state_problems(aea: &Path) -> Vec<(String, String)> {
             || name.starts_with("agent.log")
             || name.starts_with("monitor.")
             || name == ".installed.json"
-            || super::init::TOP_STATE_FILES.iter().any(|(n, _)| *n == name);
+            || crate::mailbox::TOP_STATE_FILES
+                .iter()
+                .any(|(n, _)| *n == name);
         let special = !(meta.is_file() || meta.is_dir() || meta.file_type().is_symlink());
         if special {
             found.push((

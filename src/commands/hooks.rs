@@ -15,7 +15,7 @@ use crate::harness;
 use crate::hooks::{self, Change, GitHook, State};
 use crate::mailbox::Mailbox;
 use crate::message::Priority;
-use crate::repo::{self, HookDirs, HooksPathSource};
+use crate::repo::{self, HooksPathSource};
 
 pub fn run(command: &HooksCommand, ctx: &Context) -> Result<ExitCode> {
     match command {
@@ -110,19 +110,9 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
-/// Every place aea's hooks may sit: where git runs hooks now, and the common
-/// dir's hooks folder when `core.hooksPath` points elsewhere.
-fn hook_places(dirs: &HookDirs) -> Vec<std::path::PathBuf> {
-    let mut places = vec![dirs.active.clone()];
-    if dirs.default != dirs.active {
-        places.push(dirs.default.clone());
-    }
-    places
-}
-
 fn uninstall(args: &HooksUninstallArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
-    let removed = remove_git_hooks(&mailbox, ctx)?;
+    let removed = hooks::remove_from_repository(mailbox.repo(), mailbox.dir(), &ctx.rt)?;
     let agent_files = if args.agents {
         harness::uninstall(mailbox.repo(), mailbox.dir())?
     } else {
@@ -151,33 +141,6 @@ fn uninstall(args: &HooksUninstallArgs, ctx: &Context) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::Success)
-}
-
-/// Removes aea's git hooks wherever they are; shared with `aea uninstall`.
-pub(super) fn remove_git_hooks(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<hooks::HookChange>> {
-    let dirs = match repo::hook_dirs(mailbox.repo()) {
-        Ok(dirs) => dirs,
-        Err(Error::NotAGitRepository { .. }) => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    let mut removed = Vec::new();
-    for place in hook_places(&dirs) {
-        for c in hooks::uninstall(&place)? {
-            if c.change == Change::Removed {
-                audit::append(
-                    mailbox.dir(),
-                    &Event::new(&ctx.rt, AuditEvent::HookRemoved)
-                        .with("hook", c.hook.as_str())
-                        .with("path", c.path.display().to_string()),
-                )?;
-                removed.push(c);
-            }
-        }
-        if place != dirs.default {
-            hooks::remove_if_empty(&place);
-        }
-    }
-    Ok(removed)
 }
 
 /// `aea hooks status --json`.
@@ -262,7 +225,7 @@ fn sync_if_asked(mailbox: &Mailbox, hook: GitHook, ctx: &Context) {
         ctx.printer.err_line(format_args!("aea: {e}"));
         return;
     }
-    let signing = super::sync::signing_key(&me, ctx);
+    let signing = ctx.receipt_key(&me);
     let ring = ctx.keyring();
     let keys = crate::sync::Keys {
         signing: signing.as_ref(),

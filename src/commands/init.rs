@@ -291,18 +291,6 @@ fn signing_key(
     })
 }
 
-/// Files directly in `.aea/` that hold the receiver's state. `--shared`
-/// creates them up front: in a sticky folder a sender cannot replace a file
-/// the receiver owns, but could plant one that does not exist yet.
-pub(super) const TOP_STATE_FILES: [(&str, u32); 6] = [
-    (audit::LOG_FILE, 0o644),
-    (audit::LOCK_FILE, 0o600),
-    (crate::sync::LOCK_FILE, 0o600),
-    (super::monitor::LOCK_FILE, 0o600),
-    (".announced-agent.json", 0o600),
-    (".announced-git.json", 0o600),
-];
-
 /// `--shared` (SPEC §15.1): other OS users may create new files in `.aea/`
 /// (mode 1777) but, the folder being sticky, cannot rename or delete what
 /// they do not own; every state folder is the receiver's and 0700.
@@ -314,7 +302,7 @@ fn share(aea: &Path, changed: &mut Vec<String>) -> Result<()> {
         set_mode(&path, 0o700)?;
         fsutil::check_state_dir(&path, owner)?;
     }
-    for (name, mode) in TOP_STATE_FILES {
+    for (name, mode) in crate::mailbox::TOP_STATE_FILES {
         let path = aea.join(name);
         let file = fsutil::open_lock(&path)?;
         fsutil::require_owner(&file, &path, owner)?;

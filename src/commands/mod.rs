@@ -10,6 +10,7 @@ mod content;
 mod context;
 pub mod demo;
 mod doctor;
+mod frame;
 mod gc;
 mod hooks;
 mod init;

@@ -26,7 +26,6 @@ use crate::wake::{self, Backoff, Schedule, Waiting};
 use crate::watch::DirWatch;
 use crate::words::word_enum;
 
-pub(super) const LOCK_FILE: &str = "monitor.lock";
 const PID_FILE: &str = "monitor.pid";
 const STOP_FILE: &str = "monitor.stop";
 /// Quiet time that ends a burst of arrivals unless `monitoring.debounce` says.
@@ -76,7 +75,7 @@ pub fn run(command: &MonitorCommand, ctx: &Context) -> Result<ExitCode> {
 }
 
 fn open_lock(mailbox: &Mailbox) -> Result<File> {
-    fsutil::open_lock(&mailbox.dir().join(LOCK_FILE))
+    fsutil::open_lock(&mailbox.dir().join(crate::mailbox::MONITOR_LOCK_FILE))
 }
 
 /// The running monitor's pid file, or `None` when no monitor holds the lock.

@@ -40,7 +40,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     'messages: for (n, (entry, message)) in waiting.iter().enumerate() {
         ctx.printer.raw(&format!("\n[{} of {total}]\n", n + 1));
         ctx.printer
-            .raw(&super::show::render(&mailbox, &judge, entry, message, ctx));
+            .raw(&super::frame::render(&mailbox, &judge, entry, message, ctx));
         loop {
             let Some(answer) = ask("[a]pprove, [r]eject, [s]kip, [q]uit? ") else {
                 break 'messages;

@@ -25,24 +25,11 @@ pub(super) fn remote(mailbox: &Mailbox, flag: Option<&str>, ctx: &Context) -> Re
     Ok(url)
 }
 
-/// This agent's signing key for receipts; without one, receipts are not
-/// sent (said once) and the rest of the sync goes on.
-pub(super) fn signing_key(me: &str, ctx: &Context) -> Option<ed25519_dalek::SigningKey> {
-    ctx.signing_key(me)
-        .map_err(|e| {
-            ctx.printer.warn(format_args!(
-                "{}; no processed receipts are sent",
-                crate::error::one_line(&e)
-            ));
-        })
-        .ok()
-}
-
 pub fn run(args: &SyncArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let me = mailbox.agent_id()?;
     let url = remote(&mailbox, args.remote.as_deref(), ctx)?;
-    let signing = signing_key(&me, ctx);
+    let signing = ctx.receipt_key(&me);
     let ring = ctx.keyring();
     let keys = sync::Keys {
         signing: signing.as_ref(),

@@ -8,7 +8,6 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::Context;
-use super::hooks::remove_git_hooks;
 use crate::cli::UninstallArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
@@ -30,7 +29,7 @@ pub fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let repo = mailbox.repo().to_path_buf();
     let id = mailbox.agent_id().ok();
-    let hooks = remove_git_hooks(&mailbox, ctx)?;
+    let hooks = crate::hooks::remove_from_repository(mailbox.repo(), mailbox.dir(), &ctx.rt)?;
     let files = harness::uninstall(&repo, mailbox.dir())?;
     let mut unregistered = false;
     if let (Some(id), Some(path)) = (&id, ctx.registry())
