@@ -224,6 +224,18 @@ pub struct ApprovalRecord {
 }
 
 word_enum! {
+    /// Why an unprocessed message has a processed marker anyway
+    /// ([`Mailbox::stale_marker`]). The words are sentences: `check --json`
+    /// has always printed them.
+    pub enum StaleMarker {
+        /// The marker is a symlink, folder or special file; it is ignored.
+        NotAFile = "its processed marker is not a regular file; ignored",
+        /// The marker was written for other bytes.
+        Replaced = "the file was replaced after it was processed; shown again",
+    }
+}
+
+word_enum! {
     /// Approval state of a message as `check` shows it.
     pub enum Approval {
         NotNeeded = "not_needed",
@@ -451,14 +463,13 @@ impl Mailbox {
     /// Why an unprocessed message has a marker anyway, if it has one: the
     /// marker is not a regular file (ignored), or it was written for other
     /// bytes (the file was replaced after it was processed).
-    pub fn stale_marker(&self, entry: &Entry) -> Option<&'static str> {
+    pub fn stale_marker(&self, entry: &Entry) -> Option<StaleMarker> {
         self.state_dir(PROCESSED_DIR).ok()??;
         let meta = fs::symlink_metadata(self.sub(PROCESSED_DIR).join(&entry.name)).ok()?;
         if !meta.is_file() {
-            return Some("its processed marker is not a regular file; ignored");
+            return Some(StaleMarker::NotAFile);
         }
-        matches!(self.processed(entry), Ok(Processed::Replaced(_)))
-            .then_some("the file was replaced after it was processed; shown again")
+        matches!(self.processed(entry), Ok(Processed::Replaced(_))).then_some(StaleMarker::Replaced)
     }
 
     /// Makes the receiver the owner of the bytes it judged, before a
