@@ -155,7 +155,7 @@ pub(super) fn render(
         let why = record.note.as_ref().or(record.reason.as_ref());
         p(&format!(
             "person:       {} by {} at {}{}\n",
-            one(&record.decision),
+            one(&record.decision.to_string()),
             one(&record.by),
             one(&record.at),
             why.map_or(String::new(), |w| format!(": {}", one(w)))
