@@ -31,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::message::{Message, Signature};
 use crate::registry::Registry;
+use crate::words::word_enum;
 
 pub const ALG: &str = "ed25519";
 const KEY_PREFIX: &str = "ed25519:";
@@ -234,12 +235,23 @@ pub enum Verification {
     Forged { reason: String },
 }
 
+word_enum! {
+    /// A [`Verification`] without its reason: what `check` shows per
+    /// message. `unverified` is decided as an unknown sender unless the
+    /// registry accepts it.
+    pub enum SenderState {
+        Verified = "verified",
+        Unverified = "unverified",
+        Forged = "forged",
+    }
+}
+
 impl Verification {
-    pub fn label(&self) -> &'static str {
+    pub fn state(&self) -> SenderState {
         match self {
-            Verification::Verified => "verified",
-            Verification::Unverified { .. } => "unverified",
-            Verification::Forged { .. } => "forged",
+            Verification::Verified => SenderState::Verified,
+            Verification::Unverified { .. } => SenderState::Unverified,
+            Verification::Forged { .. } => SenderState::Forged,
         }
     }
 

@@ -216,8 +216,9 @@ impl Drop for Claim {
 pub struct ApprovalRecord {
     pub message_id: String,
     pub file: String,
-    /// `approved` or `rejected`.
-    pub decision: String,
+    /// `approved` or `rejected`; another word (written by another version)
+    /// is kept as found and approves nothing (see [`Mailbox::approval`]).
+    pub decision: OrUnknown<ApprovalDecision>,
     /// Git `user.name`, else the OS user.
     pub by: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -235,6 +236,26 @@ pub struct ApprovalRecord {
     /// one (written before 0.2) approves nothing; a rejection still holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
+}
+
+word_enum! {
+    /// What a person decided on a gated message (`aea approve`, `aea reject`).
+    pub enum ApprovalDecision {
+        Approved = "approved",
+        Rejected = "rejected",
+    }
+}
+
+word_enum! {
+    /// Why an unprocessed message has a processed marker anyway
+    /// ([`Mailbox::stale_marker`]). The words are sentences: `check --json`
+    /// has always printed them.
+    pub enum StaleMarker {
+        /// The marker is a symlink, folder or special file; it is ignored.
+        NotAFile = "its processed marker is not a regular file; ignored",
+        /// The marker was written for other bytes.
+        Replaced = "the file was replaced after it was processed; shown again",
+    }
 }
 
 word_enum! {
@@ -478,14 +499,13 @@ impl Mailbox {
     /// Why an unprocessed message has a marker anyway, if it has one: the
     /// marker is not a regular file (ignored), or it was written for other
     /// bytes (the file was replaced after it was processed).
-    pub fn stale_marker(&self, entry: &Entry) -> Option<&'static str> {
+    pub fn stale_marker(&self, entry: &Entry) -> Option<StaleMarker> {
         self.state_dir(PROCESSED_DIR).ok()??;
         let meta = fs::symlink_metadata(self.sub(PROCESSED_DIR).join(&entry.name)).ok()?;
         if !meta.is_file() {
-            return Some("its processed marker is not a regular file; ignored");
+            return Some(StaleMarker::NotAFile);
         }
-        matches!(self.processed(entry), Ok(Processed::Replaced(_)))
-            .then_some("the file was replaced after it was processed; shown again")
+        matches!(self.processed(entry), Ok(Processed::Replaced(_))).then_some(StaleMarker::Replaced)
     }
 
     /// Makes the receiver the owner of the bytes it judged, before a
@@ -840,7 +860,10 @@ impl Mailbox {
     /// The approval state of `entry` whose decision is `gated` or not. Only
     /// a record for the entry's current bytes approves; one that cannot be
     /// read, sits in an unsound folder or was made for other bytes does
-    /// not.
+    /// not. A decision word this version does not know (another version
+    /// wrote it) never approves: it holds like a rejection, because it is a
+    /// person's decision on these bytes, which is never replaced — counting
+    /// it as pending would ask for a decision that cannot be recorded.
     pub fn approval(&self, entry: &Entry, gated: bool) -> Approval {
         if !gated {
             return Approval::NotNeeded;
@@ -850,10 +873,19 @@ impl Mailbox {
         };
         match (record.sha256.as_deref(), entry.sha256.as_deref()) {
             (Some(decided), Some(current)) if decided != current => Approval::ChangedAfterApproval,
-            _ if record.decision == "rejected" => Approval::Rejected,
-            (Some(_), Some(_)) if record.decision == "approved" => Approval::Approved,
-            // An approval without a digest (older aea) cannot say what it approved.
-            _ => Approval::Pending,
+            (decided, current) => match record.decision {
+                // An approval without a digest (older aea) cannot say what it approved.
+                OrUnknown::Known(ApprovalDecision::Approved) => {
+                    if decided.is_some() && current.is_some() {
+                        Approval::Approved
+                    } else {
+                        Approval::Pending
+                    }
+                }
+                OrUnknown::Known(ApprovalDecision::Rejected) | OrUnknown::Unknown(_) => {
+                    Approval::Rejected
+                }
+            },
         }
     }
 
@@ -885,7 +917,7 @@ impl Mailbox {
                     name: record.file.clone(),
                     decision: existing
                         .as_ref()
-                        .map_or("decided".into(), |r| r.decision.clone()),
+                        .map_or("decided".into(), |r| r.decision.to_string()),
                     by: existing.as_ref().map_or("someone".into(), |r| r.by.clone()),
                     at: existing.map_or("an earlier time".into(), |r| r.at),
                 });
@@ -1024,4 +1056,42 @@ fn claim_is_stale(path: &Path, body: &[u8], now: DateTime<Utc>) -> bool {
             Some(DateTime::<Utc>::from(modified))
         });
     claimed_at.is_some_and(|t| now - t > Duration::minutes(CLAIM_STALE_AFTER_MINUTES))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record whose decision is a word this version does not know, made
+    /// for the file's current bytes: it still reads, and never approves.
+    #[test]
+    fn an_unknown_decision_reads_and_never_approves() {
+        let repo = tempfile::tempdir().unwrap();
+        fs::create_dir(repo.path().join(AEA_DIR)).unwrap();
+        let mailbox = Mailbox::at(repo.path()).unwrap();
+        let name = "message-20250101T000000Z-from-a.json";
+        fs::write(mailbox.dir.join(name), b"{}").unwrap();
+        let entry = mailbox.read(name);
+        let sha256 = entry.sha256.clone().expect("a readable file has a digest");
+        let record = |decision: &str| {
+            serde_json::json!({
+                "message_id": "m", "file": name, "decision": decision, "by": "p",
+                "user": "p", "at": "2025-01-01T00:00:00Z", "rule": "r", "sha256": sha256,
+            })
+        };
+        let approvals = mailbox.make_state_dir(APPROVALS_DIR).unwrap();
+        let path = approvals.join(format!("{name}.json"));
+
+        fs::write(&path, record("approved").to_string()).unwrap();
+        assert_eq!(mailbox.approval(&entry, true), Approval::Approved);
+
+        fs::write(&path, record("approved_later").to_string()).unwrap();
+        let read = mailbox
+            .approval_record(name)
+            .expect("an unknown word still reads");
+        assert_eq!(read.decision, OrUnknown::Unknown("approved_later".into()));
+        assert_eq!(read.decision.to_string(), "approved_later");
+        assert_eq!(mailbox.approval(&entry, true), Approval::Rejected);
+        assert!(!mailbox.approval(&entry, true).waits());
+    }
 }

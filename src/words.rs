@@ -78,6 +78,8 @@ pub(crate) use word_enum;
 /// word it does not know never makes the whole file unreadable.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
+// Named after the set, so two in one schema do not become `OrUnknown2`.
+#[cfg_attr(test, schemars(rename = "{T}OrUnknown"))]
 #[serde(untagged)]
 pub enum OrUnknown<T> {
     Known(T),

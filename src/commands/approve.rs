@@ -10,7 +10,7 @@ use super::Context;
 use crate::audit::{self, AuditEvent, Event};
 use crate::cli::ApproveArgs;
 use crate::error::{Error, ExitCode, Result};
-use crate::mailbox::{ApprovalRecord, Entry, Mailbox, Processed};
+use crate::mailbox::{ApprovalDecision, ApprovalRecord, Entry, Mailbox, Processed};
 use crate::message::format_time;
 use crate::policy::Action;
 use crate::policy::Judge;
@@ -102,14 +102,14 @@ pub(super) fn record(
     }
     let identity = repo::identity(mailbox.repo());
     let user = ctx.rt.user().to_string();
-    let (word, note, reason) = match verdict {
-        Verdict::Approve => (AuditEvent::Approved, text, None),
-        Verdict::Reject => (AuditEvent::Rejected, None, text),
+    let (word, decided, note, reason) = match verdict {
+        Verdict::Approve => (AuditEvent::Approved, ApprovalDecision::Approved, text, None),
+        Verdict::Reject => (AuditEvent::Rejected, ApprovalDecision::Rejected, None, text),
     };
     let record = ApprovalRecord {
         message_id: message.message_id.clone(),
         file: entry.name.clone(),
-        decision: word.as_str().into(),
+        decision: decided.into(),
         by: identity.name.unwrap_or_else(|| user.clone()),
         email: identity.email,
         user,

@@ -13,7 +13,9 @@ use super::Context;
 use crate::cli::CheckArgs;
 use crate::error::{ExitCode, Result};
 use crate::harness::Harness;
-use crate::mailbox::{Approval, Entry, Mailbox};
+use crate::identity::SenderState;
+use crate::mailbox::{Approval, Entry, Mailbox, StaleMarker};
+use crate::message::{MessageType, Priority};
 use crate::policy::Decision;
 use crate::policy::Judge;
 use crate::printer::untrusted_short;
@@ -27,22 +29,22 @@ pub struct Item {
     pub file: String,
     pub id: String,
     #[serde(rename = "type")]
-    pub message_type: String,
-    pub priority: String,
+    pub message_type: MessageType,
+    pub priority: Priority,
     pub from: String,
     pub subject: String,
     pub timestamp: String,
     pub requires_response: bool,
-    /// `verified`, `unverified` (decided as an unknown sender unless the
+    /// `verified` or `unverified` (decided as an unknown sender unless the
     /// registry accepts it) — forged mail is listed as invalid.
-    pub sender: &'static str,
+    pub sender: SenderState,
     pub decision: Decision,
     pub approval: Approval,
     pub expired: bool,
     /// Set when a processed marker exists but no longer covers the file
     /// (replaced after processing) or is not a regular file.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stale_marker: Option<&'static str>,
+    pub stale_marker: Option<StaleMarker>,
 }
 
 #[derive(Debug, Serialize)]
@@ -102,13 +104,13 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
                     short_ref,
                     file: entry.name.clone(),
                     id: m.message_id.clone(),
-                    message_type: m.message_type.to_string(),
-                    priority: m.priority.to_string(),
+                    message_type: m.message_type,
+                    priority: m.priority,
                     from: m.from.agent_id.clone(),
                     subject: m.message.subject.clone(),
                     timestamp: m.timestamp.clone(),
                     requires_response: m.requires_response,
-                    sender: judge.verify(m).label(),
+                    sender: judge.verify(m).state(),
                     decision,
                     approval,
                     expired: m.is_expired(now),
@@ -191,7 +193,7 @@ pub(super) fn print_item(n: usize, m: &Item, ctx: &Context) {
     if m.requires_response {
         flags.push("answer wanted".into());
     }
-    if m.sender != "verified" {
+    if m.sender != SenderState::Verified {
         flags.push(format!("sender {}", m.sender));
     }
     ctx.printer.line(format_args!(

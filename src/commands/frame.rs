@@ -84,7 +84,7 @@ pub fn render(
         let why = record.note.as_ref().or(record.reason.as_ref());
         p(&format!(
             "person:       {} by {} at {}{}\n",
-            one(&record.decision),
+            one(&record.decision.to_string()),
             one(&record.by),
             one(&record.at),
             why.map_or(String::new(), |w| format!(": {}", one(w)))

@@ -7,6 +7,25 @@ use crate::cli::ShowArgs;
 use crate::error::{ExitCode, Result};
 use crate::mailbox::Mailbox;
 use crate::sync;
+use crate::words::word_enum;
+
+word_enum! {
+    /// How far a message got to one recipient: the furthest known.
+    pub(super) enum LegState {
+        /// Waiting in `.aea/outgoing/` for `aea sync`.
+        Queued = "queued",
+        /// Pushed to the mail remote.
+        Pushed = "pushed",
+        /// Pushed, then gone from the remote before a receipt came back
+        /// (the detail says whether it was pushed again).
+        LostOnTheRemote = "lost on the remote",
+        /// In the recipient's inbox on this machine, or sent there when
+        /// that inbox is not readable from here (the detail says so).
+        Delivered = "delivered",
+        /// The recipient processed it (a receipt, or its marker here).
+        Processed = "processed",
+    }
+}
 
 /// `aea status --json`.
 #[derive(Serialize)]
@@ -20,8 +39,9 @@ pub(super) struct StatusOutput<'a> {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(super) struct Leg {
     to: String,
-    /// queued, pushed, delivered or processed: the furthest known.
-    state: &'static str,
+    /// queued, pushed, lost on the remote, delivered or processed: the
+    /// furthest known.
+    state: LegState,
     #[serde(skip_serializing_if = "Option::is_none")]
     detail: Option<String>,
 }
@@ -43,13 +63,13 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
         let leg = if let Some(receipt) = state.receipts.get(&id).filter(|r| r.by == to) {
             Leg {
                 to,
-                state: "processed",
+                state: LegState::Processed,
                 detail: Some(format!("{} at {}", receipt.outcome, receipt.at)),
             }
         } else if let Some(lost) = state.lost.get(&id).filter(|l| l.to == to) {
             Leg {
                 to,
-                state: "lost on the remote",
+                state: LegState::LostOnTheRemote,
                 detail: Some(if lost.repushed {
                     format!(
                         "gone from the remote (noticed {}); pushed again from this machine's copy",
@@ -65,13 +85,13 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
         } else if state.pushed.get(&id).is_some_and(|p| p.to.contains(&to)) {
             Leg {
                 to,
-                state: "pushed",
+                state: LegState::Pushed,
                 detail: state.pushed.get(&id).map(|p| format!("at {}", p.at)),
             }
         } else if queued {
             Leg {
                 to,
-                state: "queued",
+                state: LegState::Queued,
                 detail: Some("run `aea sync`".into()),
             }
         } else {
@@ -115,17 +135,17 @@ fn local_leg(to: String, repo_path: Option<&str>, id: &str) -> Leg {
     match found {
         Some((true, marker)) => Leg {
             to,
-            state: "processed",
+            state: LegState::Processed,
             detail: marker.map(|m| format!("{} at {}", m.outcome, m.processed_at)),
         },
         Some((false, _)) => Leg {
             to,
-            state: "delivered",
+            state: LegState::Delivered,
             detail: None,
         },
         None => Leg {
             to,
-            state: "delivered",
+            state: LegState::Delivered,
             detail: Some("recipient's inbox not readable from here".into()),
         },
     }
