@@ -2,6 +2,7 @@
 //! through files (the AEA v1.0 protocol). `run` is the whole program; the
 //! modules below hold one domain idea each.
 
+pub mod approval;
 pub mod audit;
 pub mod cli;
 pub mod commands;

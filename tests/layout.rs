@@ -182,3 +182,49 @@ fn the_macos_watch_backend_is_built_with_its_crates() {
         "notify is built without its FSEvents crates: keep features = [\"macos_fsevent\"] in Cargo.toml"
     );
 }
+
+/// A command never borrows from another command: what two commands share
+/// is domain (outside `commands/`) or one of the shared edge modules.
+#[test]
+fn commands_do_not_borrow_from_each_other() {
+    const EDGES: [&str; 5] = ["context", "content", "listing", "frame", "verdict"];
+    let mut offenders = Vec::new();
+    for (name, text) in all_sources() {
+        let Some(file) = name.strip_prefix("commands/") else {
+            continue;
+        };
+        if file == "mod.rs" || file == "schemas.rs" {
+            continue;
+        }
+        for line in code_lines(&text, "super::") {
+            let used = line
+                .split("super::")
+                .skip(1)
+                .filter_map(|rest| {
+                    let module: String = rest
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    // `super::{Context, content}` lists several.
+                    let listed = rest.starts_with('{').then(|| {
+                        rest[1..rest.find('}').unwrap_or(rest.len())]
+                            .split(',')
+                            .map(|m| m.trim().to_string())
+                            .collect::<Vec<_>>()
+                    });
+                    Some(listed.unwrap_or_else(|| vec![module]))
+                })
+                .flatten()
+                .filter(|m| m.chars().next().is_some_and(|c| c.is_ascii_lowercase()))
+                .filter(|m| !EDGES.contains(&m.as_str()))
+                .collect::<Vec<_>>();
+            if !used.is_empty() {
+                offenders.push(format!("{name}: {used:?}"));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "commands borrowing from other commands: {offenders:?}; move what they share into a domain module or an edge module (CONTRIBUTING.md)"
+    );
+}

@@ -14,6 +14,7 @@ mod frame;
 mod gc;
 mod hooks;
 mod init;
+mod listing;
 mod log;
 mod monitor;
 mod pending;
@@ -32,6 +33,7 @@ mod sync;
 mod trust;
 mod uninstall;
 mod validate;
+mod verdict;
 mod watch;
 
 use crate::cli::{Cli, Command};

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::Context;
-use super::check::{Item, build_report, plural, print_item};
+use super::listing::{Item, build_report, plural, print_item};
 use crate::error::{ExitCode, Result};
 
 /// `aea pending --json`: the items of `aea check` that wait for a person.

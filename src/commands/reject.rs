@@ -1,7 +1,7 @@
 //! `aea reject` (SPEC §6): a person's refusal of a gated message, with a reason.
 
-use super::Context;
-use super::approve::{Verdict, decide};
+use super::{Context, verdict};
+use crate::approval::Verdict;
 use crate::cli::RejectArgs;
 use crate::error::{Error, ExitCode, Result};
 
@@ -12,7 +12,7 @@ pub fn run(args: &RejectArgs, ctx: &Context) -> Result<ExitCode> {
             "say why, for the record and for the agent",
         ));
     }
-    decide(
+    verdict::decide(
         ctx,
         &args.reference,
         Verdict::Reject,

@@ -4,7 +4,7 @@
 use std::io::{self, BufRead, IsTerminal};
 
 use super::Context;
-use super::approve::{Verdict, record};
+use crate::approval::{self, Verdict};
 use crate::error::{Error, ExitCode, Result};
 use crate::policy::Action;
 
@@ -67,7 +67,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
                 "q" | "quit" => break 'messages,
                 _ => continue,
             };
-            let (saved, _) = record(ctx, &mailbox, &judge, entry, verdict, text)?;
+            let (saved, _) = approval::record(&mailbox, &judge, entry, verdict, text, &ctx.rt)?;
             ctx.printer
                 .line(format_args!("{} {}", saved.decision, saved.message_id));
             match verdict {

@@ -1,0 +1,107 @@
+//! A person's decision on a gated message (SPEC §6): checked against the
+//! policy (only mail waiting for a person can be approved or rejected),
+//! bound to the message's bytes, kept in `.approvals/` and the log with who
+//! and when. `approve`, `reject` and `review` all record through here.
+
+use std::path::PathBuf;
+
+use crate::audit::{self, AuditEvent, Event};
+use crate::error::{Error, Result};
+use crate::mailbox::{ApprovalDecision, ApprovalRecord, Entry, Mailbox, Processed};
+use crate::message::format_time;
+use crate::policy::{Action, Judge};
+use crate::repo;
+use crate::runtime::Runtime;
+
+/// What the person decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Approve,
+    Reject,
+}
+
+/// Checks that `entry` waits for a person and records `verdict` with who
+/// and when, in `.approvals/` and the log.
+pub fn record(
+    mailbox: &Mailbox,
+    judge: &Judge,
+    entry: &Entry,
+    verdict: Verdict,
+    text: Option<String>,
+    rt: &Runtime,
+) -> Result<(ApprovalRecord, PathBuf)> {
+    let message = entry.require_valid()?;
+    if let Processed::Done(_) = mailbox.processed(entry)? {
+        return Err(Error::AlreadyProcessed {
+            name: entry.name.clone(),
+        });
+    }
+    let decision = judge.decide(&message);
+    match (decision.action, verdict) {
+        (Action::RequireApproval, _) | (Action::Reject, Verdict::Reject) => {}
+        (Action::Reject, Verdict::Approve) => {
+            return Err(Error::NotActionable {
+                name: entry.name.clone(),
+                reason: format!(
+                    "the policy rejects it (rule {}); change the policy rather than approving it",
+                    decision.rule
+                ),
+            });
+        }
+        (action, _) => {
+            return Err(Error::NotGated {
+                name: entry.name.clone(),
+                action: action.as_str(),
+                rule: decision.rule,
+            });
+        }
+    }
+    let identity = repo::identity(mailbox.repo());
+    let user = rt.user().to_string();
+    let (word, decided, note, reason) = match verdict {
+        Verdict::Approve => (AuditEvent::Approved, ApprovalDecision::Approved, text, None),
+        Verdict::Reject => (AuditEvent::Rejected, ApprovalDecision::Rejected, None, text),
+    };
+    let record = ApprovalRecord {
+        message_id: message.message_id.clone(),
+        file: entry.name.clone(),
+        decision: decided.into(),
+        by: identity.name.unwrap_or_else(|| user.clone()),
+        email: identity.email,
+        user,
+        at: format_time(rt.now()),
+        rule: decision.rule,
+        note,
+        reason,
+        sha256: entry.sha256.clone(),
+    };
+    // The record binds these bytes; in a shared inbox the sender can no
+    // longer change them once the receiver owns the file.
+    mailbox.adopt(entry)?;
+    let (path, superseded) = mailbox.record_approval(&record)?;
+    let mut event = Event::new(rt, word)
+        .with("message", record.message_id.as_str())
+        .with("file", record.file.as_str())
+        .with("rule", record.rule.as_str())
+        .with("by", record.by.as_str())
+        .with("sha256", record.sha256.clone().unwrap_or_default());
+    if let Some(old) = &superseded {
+        // The file changed after an earlier decision; that record is kept.
+        event = event.with("superseded", old.display().to_string());
+    }
+    if let Some(email) = &record.email {
+        event = event.with("email", email.as_str());
+    }
+    if let Some(text) = record.note.as_ref().or(record.reason.as_ref()) {
+        event = event.with(
+            if verdict == Verdict::Approve {
+                "note"
+            } else {
+                "reason"
+            },
+            text.as_str(),
+        );
+    }
+    audit::append(mailbox.dir(), &event)?;
+    Ok((record, path))
+}

@@ -1,0 +1,151 @@
+//! The edge that `check` and `pending` share: the inbox as a report (each
+//! unprocessed message with its decision, approval state and sender, and
+//! the invalid files with their reason) and its human rendering.
+
+
+use serde::Serialize;
+
+use super::Context;
+use crate::identity::SenderState;
+use crate::mailbox::{Approval, Entry, Mailbox, StaleMarker};
+use crate::message::{MessageType, Priority};
+use crate::policy::{Decision, Judge};
+use crate::printer::untrusted_short;
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Item {
+    /// aea's short reference (`m3f9a01c2`, see [`crate::shortref`]).
+    #[serde(rename = "ref")]
+    pub short_ref: String,
+    pub file: String,
+    pub id: String,
+    #[serde(rename = "type")]
+    pub message_type: MessageType,
+    pub priority: Priority,
+    pub from: String,
+    pub subject: String,
+    pub timestamp: String,
+    pub requires_response: bool,
+    /// `verified` or `unverified` (decided as an unknown sender unless the
+    /// registry accepts it) — forged mail is listed as invalid.
+    pub sender: SenderState,
+    pub decision: Decision,
+    pub approval: Approval,
+    pub expired: bool,
+    /// Set when a processed marker exists but no longer covers the file
+    /// (replaced after processing) or is not a regular file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_marker: Option<StaleMarker>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Invalid {
+    #[serde(rename = "ref")]
+    pub short_ref: String,
+    pub file: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Report {
+    pub agent_id: Option<String>,
+    pub repo: String,
+    pub unprocessed: usize,
+    pub needs_approval: usize,
+    pub messages: Vec<Item>,
+    pub invalid: Vec<Invalid>,
+}
+
+pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &Context) -> Report {
+    let now = ctx.rt.now();
+    let mut messages = Vec::new();
+    let mut invalid = Vec::new();
+    let refs = crate::shortref::of_entries(entries);
+    for (entry, short_ref) in entries.iter().zip(refs) {
+        match &entry.message {
+            Ok(m) => {
+                let decision = judge.decide(m);
+                let approval = mailbox.approval(entry, decision.action.awaits_approval());
+                messages.push(Item {
+                    short_ref,
+                    file: entry.name.clone(),
+                    id: m.message_id.clone(),
+                    message_type: m.message_type,
+                    priority: m.priority,
+                    from: m.from.agent_id.clone(),
+                    subject: m.message.subject.clone(),
+                    timestamp: m.timestamp.clone(),
+                    requires_response: m.requires_response,
+                    sender: judge.verify(m).state(),
+                    decision,
+                    approval,
+                    expired: m.is_expired(now),
+                    stale_marker: mailbox.stale_marker(entry),
+                });
+            }
+            Err(reason) => invalid.push(Invalid {
+                short_ref,
+                file: entry.name.clone(),
+                reason: reason.clone(),
+            }),
+        }
+    }
+    Report {
+        agent_id: judge.agent_id.clone(),
+        repo: mailbox.repo().display().to_string(),
+        unprocessed: messages.len(),
+        needs_approval: messages.iter().filter(|m| m.approval.waits()).count(),
+        messages,
+        invalid,
+    }
+}
+
+/// Two lines about one message: what it is, and what the policy decided.
+pub fn print_item(n: usize, m: &Item, ctx: &Context) {
+    let mut flags = Vec::new();
+    if m.expired {
+        flags.push("EXPIRED".to_string());
+    }
+    match m.approval {
+        Approval::NotNeeded => {}
+        Approval::ChangedAfterApproval => {
+            flags.push("CHANGED AFTER APPROVAL: not approved, decide again".into());
+        }
+        other => flags.push(format!("approval {}", other.label())),
+    }
+    if let Some(why) = m.stale_marker {
+        flags.push(format!("processed marker: {why}"));
+    }
+    if m.requires_response {
+        flags.push("answer wanted".into());
+    }
+    if m.sender != SenderState::Verified {
+        flags.push(format!("sender {}", m.sender));
+    }
+    ctx.printer.line(format_args!(
+        "{n:>3}. {:<7} {:<8} from {:<16} {}",
+        m.priority,
+        m.message_type,
+        m.from,
+        untrusted_short(&m.subject, 72)
+    ));
+    ctx.printer.line(format_args!(
+        "     ref {}  id {}  -> {} ({}){}",
+        m.short_ref,
+        untrusted_short(&m.id, 72),
+        m.decision.action.as_str(),
+        m.decision.rule,
+        if flags.is_empty() {
+            String::new()
+        } else {
+            format!("  [{}]", flags.join(", "))
+        }
+    ));
+}
+
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
