@@ -31,6 +31,7 @@ pub mod secrets;
 pub mod shortref;
 pub mod sync;
 pub mod templates;
+pub mod tracking;
 pub mod transport;
 pub mod wake;
 pub mod watch;

@@ -200,7 +200,7 @@ fn commands_do_not_borrow_from_each_other() {
             let used = line
                 .split("super::")
                 .skip(1)
-                .filter_map(|rest| {
+                .map(|rest| {
                     let module: String = rest
                         .chars()
                         .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
@@ -212,7 +212,7 @@ fn commands_do_not_borrow_from_each_other() {
                             .map(|m| m.trim().to_string())
                             .collect::<Vec<_>>()
                     });
-                    Some(listed.unwrap_or_else(|| vec![module]))
+                    listed.unwrap_or_else(|| vec![module])
                 })
                 .flatten()
                 .filter(|m| m.chars().next().is_some_and(|c| c.is_ascii_lowercase()))

@@ -606,7 +606,7 @@ fn mail_deleted_or_rewritten_on_the_remote_is_reported_and_pushed_again() {
     );
     assert_eq!(
         a.json(&env, &["status", &second])["recipients"][0]["state"],
-        "lost on the remote"
+        "lost_on_the_remote"
     );
     let got = b.json(&env, &["sync"]);
     assert_eq!(got["received"], serde_json::json!([second]), "{got}");

@@ -2,7 +2,6 @@
 //! unprocessed message with its decision, approval state and sender, and
 //! the invalid files with their reason) and its human rendering.
 
-
 use serde::Serialize;
 
 use super::Context;
