@@ -200,7 +200,7 @@ fn commands_do_not_borrow_from_each_other() {
             let used = line
                 .split("super::")
                 .skip(1)
-                .map(|rest| {
+                .flat_map(|rest| {
                     let module: String = rest
                         .chars()
                         .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
@@ -214,7 +214,6 @@ fn commands_do_not_borrow_from_each_other() {
                     });
                     listed.unwrap_or_else(|| vec![module])
                 })
-                .flatten()
                 .filter(|m| m.chars().next().is_some_and(|c| c.is_ascii_lowercase()))
                 .filter(|m| !EDGES.contains(&m.as_str()))
                 .collect::<Vec<_>>();
