@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::audit::AuditEvent;
-use crate::duration::{Duration, When};
+use crate::duration::{Duration, Period, When};
 use crate::harness::Harness;
 use crate::hooks::GitHook;
 use crate::mailbox::Outcome;
@@ -293,7 +293,7 @@ pub struct SyncArgs {
 
     /// Keep syncing every INTERVAL (`30s`, `5m`) until interrupted
     #[arg(long, value_name = "INTERVAL")]
-    pub watch: Option<Duration>,
+    pub watch: Option<Period>,
 }
 
 #[derive(Debug, Subcommand)]

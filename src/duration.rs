@@ -30,6 +30,8 @@ pub enum DurationError {
     Overflow(String),
     #[error("{0:?} reaches past the calendar's range")]
     OutOfCalendar(String),
+    #[error("{0:?} is no time at all: a period must be longer than zero ({EXAMPLES})")]
+    Zero(String),
 }
 
 impl Duration {
@@ -97,6 +99,29 @@ impl<'de> Deserialize<'de> for Duration {
 impl serde::Serialize for Duration {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
+    }
+}
+
+/// A [`Duration`] that must not be zero: how often something repeats
+/// (`sync --watch 30s`). A zero period would repeat without pause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Period(Duration);
+
+impl Period {
+    pub fn std(self) -> std::time::Duration {
+        self.0.std()
+    }
+}
+
+impl FromStr for Period {
+    type Err = DurationError;
+
+    fn from_str(text: &str) -> Result<Self, DurationError> {
+        let d: Duration = text.parse()?;
+        if d.std().is_zero() {
+            return Err(DurationError::Zero(short(text)));
+        }
+        Ok(Period(d))
     }
 }
 
@@ -203,6 +228,20 @@ mod tests {
             "99999999999999999999w".parse::<When>(),
             Err(DurationError::Overflow(_))
         ));
+    }
+
+    #[test]
+    fn a_period_is_never_zero() {
+        use super::Period;
+        assert!(matches!(
+            "0s".parse::<Period>(),
+            Err(DurationError::Zero(_))
+        ));
+        assert!(matches!(
+            "0ms".parse::<Period>(),
+            Err(DurationError::Zero(_))
+        ));
+        assert_eq!("30s".parse::<Period>().unwrap().std(), Std::from_secs(30));
     }
 
     #[test]

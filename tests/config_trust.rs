@@ -356,6 +356,9 @@ fn huge_durations_are_usage_errors_not_panics() {
         &["gc", "--older-than", "99999999w"],
         &["gc", "--older-than", "99999999999999999999999w"],
         &["watch", "--timeout", "99999999999999999999999w"],
+        // A period of zero would spin (git started without pause).
+        &["sync", "--watch", "0s"],
+        &["sync", "--watch", "0ms"],
     ] {
         let out = env.run(&api, args);
         assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
