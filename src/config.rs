@@ -5,11 +5,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::duration::Duration;
 use crate::error::{ConfigProblem, Error, Result};
 use crate::fsutil;
 use crate::message::check_agent_id;
+use crate::transport::{DAY, Transport};
 
 pub const FILE_NAME: &str = "agent-config.yaml";
 /// Where aea 0.1 cached the parsed config. Never read any more: its key
@@ -24,8 +27,8 @@ pub struct AgentConfig {
     pub response_policy: BTreeMap<String, TypePolicy>,
     pub auto_safe_operations: Vec<String>,
     pub approval_required_operations: Vec<String>,
-    /// v1.0's monitoring settings; free-form here, read by `watch`/`monitor`.
-    pub monitoring: Option<serde_json::Value>,
+    /// How `aea monitor` rings (SPEC §10).
+    pub monitoring: Option<MonitoringConfig>,
     pub rules: Vec<RuleConfig>,
     pub trust: TrustConfig,
     /// `None` (key absent) means the built-in list; `[]` means none.
@@ -41,6 +44,79 @@ pub struct AgentConfig {
 pub struct SyncConfig {
     /// Any URL the user's git can reach: a bare repository path, ssh, https.
     pub remote: Option<String>,
+}
+
+/// `monitoring:` — the doorbells of `aea monitor` and their timing (SPEC
+/// §10). `transports` run programs and reach hosts, so they take effect only
+/// through [`crate::config_trust`] after `aea trust`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MonitoringConfig {
+    pub transports: Vec<Transport>,
+    /// First retry after this long (default 1m), doubling up to `retry_max`
+    /// (default 30m).
+    #[serde(deserialize_with = "retry_initial")]
+    pub retry_initial: Option<Duration>,
+    #[serde(deserialize_with = "retry_max")]
+    pub retry_max: Option<Duration>,
+    /// Quiet time that ends a burst of arrivals (default 200ms, at most 2s
+    /// of waiting).
+    #[serde(deserialize_with = "debounce")]
+    pub debounce: Option<Duration>,
+    /// What the bash AEA wrote here (openSVM/aea `scripts/install-aea.sh`:
+    /// `enabled`, `log_file`, `check_interval`; its `agent-config.yaml`
+    /// adds `watch_directories`, `auto_process`). Read so that its configs
+    /// keep working, and never used: aea's monitor starts with `aea
+    /// monitor start`, wakes on file events and logs to `.aea/agent.log`.
+    #[serde(skip_serializing)]
+    pub enabled: Option<IgnoredAny>,
+    #[serde(skip_serializing)]
+    pub log_file: Option<IgnoredAny>,
+    #[serde(skip_serializing)]
+    pub check_interval: Option<IgnoredAny>,
+    #[serde(skip_serializing)]
+    pub watch_directories: Option<IgnoredAny>,
+    #[serde(skip_serializing)]
+    pub auto_process: Option<IgnoredAny>,
+}
+
+impl MonitoringConfig {
+    /// The retry schedule: 1m doubling to 30m unless configured.
+    pub fn backoff(&self) -> crate::wake::Backoff {
+        let or = |d: Option<Duration>, default| d.map_or(default, |d| d.capped(DAY).std());
+        crate::wake::Backoff {
+            initial: or(self.retry_initial, std::time::Duration::from_secs(60)),
+            max: or(self.retry_max, std::time::Duration::from_secs(1800)),
+        }
+    }
+}
+
+/// A duration under `monitoring:` whose error names its key: serde-saphyr
+/// gives the line, the key says which setting it is.
+fn keyed_duration<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    key: &str,
+) -> std::result::Result<Option<Duration>, D::Error> {
+    let Some(text) = Option::<String>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    text.parse()
+        .map(Some)
+        .map_err(|e| serde::de::Error::custom(format!("{key}: {e}")))
+}
+
+fn retry_initial<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Duration>, D::Error> {
+    keyed_duration(d, "monitoring.retry_initial")
+}
+
+fn retry_max<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Duration>, D::Error> {
+    keyed_duration(d, "monitoring.retry_max")
+}
+
+fn debounce<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Duration>, D::Error> {
+    keyed_duration(d, "monitoring.debounce")
 }
 
 /// One entry of `rules:`. Every given condition must hold; an absent one
@@ -485,12 +561,54 @@ mod tests {
             ),
             ("rules:\n  - action: reject\n    sender: x\n", "sender"),
             ("sync:\n  remot: x\n", "remot"),
+            ("monitoring:\n  retyr_initial: 1s\n", "retyr_initial"),
+            (
+                "monitoring:\n  transports:\n    - type: desktop\n      target: x\n",
+                "target",
+            ),
+            (
+                "monitoring:\n  transports:\n    - type: command\n      program: /bin/true\n      arg: [x]\n",
+                "arg",
+            ),
         ] {
             let err = AgentConfig::parse(yaml, Path::new("c")).unwrap_err();
             assert!(crate::error::one_line(&err).contains(key), "{yaml}: {err}");
         }
-        let ok = "agent:\n  id: web\n  public_key: ed25519:abc\nsync:\n  remote: /srv/m.git\nmonitoring:\n  anything: goes\n";
+        let ok = "agent:\n  id: web\n  public_key: ed25519:abc\nsync:\n  remote: /srv/m.git\nmonitoring:\n  debounce: 1s\n";
         AgentConfig::parse(ok, Path::new("c")).unwrap();
+    }
+
+    #[test]
+    fn monitoring_is_typed_and_names_the_key_of_a_bad_duration() {
+        let text = "monitoring:\n  retry_initial: 5s\n  retry_max: 1h\n  debounce:\n  transports:\n    - type: tmux\n      target: a:0\n";
+        let config = AgentConfig::parse(text, Path::new("c")).unwrap();
+        let monitoring = config.monitoring.unwrap();
+        assert_eq!(monitoring.backoff().initial.as_secs(), 5);
+        assert_eq!(monitoring.backoff().max.as_secs(), 3600);
+        assert_eq!(monitoring.debounce, None);
+        assert_eq!(monitoring.transports[0].name(), "tmux");
+        for key in ["retry_initial", "retry_max", "debounce"] {
+            let yaml = format!("monitoring:\n  {key}: abc\n");
+            let err =
+                crate::error::one_line(&AgentConfig::parse(&yaml, Path::new("c")).unwrap_err());
+            assert!(
+                err.contains(&format!("monitoring.{key}: \"abc\" is not a duration")),
+                "{err}"
+            );
+            assert!(err.contains("line 2"), "{err}");
+        }
+    }
+
+    /// What the bash AEA wrote under `monitoring:` (openSVM/aea
+    /// `scripts/install-aea.sh`, and the `agent-config.yaml` its
+    /// `install.sh` downloads) still reads, and means nothing.
+    #[test]
+    fn a_bash_monitoring_section_still_reads() {
+        let text = "monitoring:\n  enabled: true\n  log_file: \".aea/agent.log\"\n  check_interval: 60  # seconds\n  watch_directories:\n    - \"./.aea\"\n  auto_process:\n    - message_type: \"question\"\n      requires_response: true\n      action: \"auto_respond\"\n    - message_type: \"issue\"\n      severity: [\"high\", \"urgent\"]\n      action: \"notify_and_wait_approval\"\n";
+        let config = AgentConfig::parse(text, Path::new("c")).unwrap();
+        let monitoring = config.monitoring.unwrap();
+        assert!(monitoring.transports.is_empty());
+        assert_eq!(monitoring.backoff().initial.as_secs(), 60);
     }
 
     #[test]

@@ -17,8 +17,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{AgentConfig, FILE_NAME as CONFIG_FILE, HookConfig};
-use crate::error::{ConfigProblem, Error, Result};
+use crate::config::{AgentConfig, HookConfig};
+use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::hooks::GitHook;
 use crate::transport::Transport;
@@ -41,9 +41,8 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The settings `config` asks for. A `monitoring.transports` that does
-    /// not read is a config error.
-    pub fn of(config: &AgentConfig, aea_dir: &Path) -> Result<Self> {
+    /// The settings `config` asks for.
+    pub fn of(config: &AgentConfig) -> Self {
         let hooks = &config.hooks;
         let asks = |h: &Option<HookConfig>| h.as_ref().and_then(|h| h.sync) == Some(true);
         let hook_sync = [
@@ -55,23 +54,16 @@ impl Settings {
         .filter(|(_, on)| *on)
         .map(|(hook, _)| hook.config_key().to_string())
         .collect();
-        let transports = match config.monitoring.as_ref().and_then(|m| m.get("transports")) {
-            None | Some(serde_json::Value::Null) => Vec::new(),
-            Some(value) => {
-                serde_json::from_value(value.clone()).map_err(|e| Error::ConfigInvalid {
-                    path: aea_dir.join(CONFIG_FILE),
-                    problem: ConfigProblem::Shape {
-                        key: "monitoring.transports",
-                        source: e,
-                    },
-                })?
-            }
-        };
-        Ok(Settings {
+        let transports = config
+            .monitoring
+            .as_ref()
+            .map(|m| m.transports.clone())
+            .unwrap_or_default();
+        Settings {
             sync_remote: config.sync.remote.clone(),
             hook_sync,
             transports,
-        })
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -126,7 +118,7 @@ impl Settings {
                 Transport::Opencode { url, session } => {
                     format!("posts to {url:?} (session {session:?})")
                 }
-                Transport::Desktop => "runs notify-send".to_string(),
+                Transport::Desktop {} => "runs notify-send".to_string(),
             };
             lines.push(format!("monitoring.transports[{i}] ({}): {what}", t.name()));
         }
@@ -211,11 +203,10 @@ pub fn repo_key(repo: &Path) -> Result<String> {
 /// report).
 pub fn trusted_settings(
     config: &AgentConfig,
-    aea_dir: &Path,
     repo: &Path,
     store: Option<&Path>,
 ) -> Result<Trusted> {
-    let asked = Settings::of(config, aea_dir)?;
+    let asked = Settings::of(config);
     let digest = asked.digest();
     if asked.is_empty() {
         return Ok(Trusted {
@@ -292,17 +283,36 @@ mod tests {
     #[test]
     fn the_digest_covers_only_the_settings_that_run_things() {
         let base = "agent:\n  id: web\nsync:\n  remote: /srv/mail.git\nhooks:\n  post_checkout:\n    sync: true\n";
-        let a = Settings::of(&config(base), Path::new(".")).unwrap();
+        let a = Settings::of(&config(base));
         assert_eq!(a.keys(), ["sync.remote", "hooks.post_checkout.sync"]);
         let with_rule = format!("{base}rules:\n  - action: reject\n    from: evil\n");
-        let b = Settings::of(&config(&with_rule), Path::new(".")).unwrap();
+        let b = Settings::of(&config(&with_rule));
         assert_eq!(a.digest(), b.digest(), "a policy edit needs no re-trust");
         let moved = base.replace("/srv/mail.git", "/srv/other.git");
-        let c = Settings::of(&config(&moved), Path::new(".")).unwrap();
+        let c = Settings::of(&config(&moved));
         assert_ne!(a.digest(), c.digest());
         let off = base.replace("sync: true", "sync: false");
-        let d = Settings::of(&config(&off), Path::new(".")).unwrap();
+        let d = Settings::of(&config(&off));
         assert_eq!(d.keys(), ["sync.remote"]);
+    }
+
+    /// Users trusted configs by this digest: reading `monitoring` into
+    /// types must not change it (the same digest as aea before the
+    /// section was typed).
+    #[test]
+    fn the_digest_of_transports_is_stable() {
+        let cfg = config(
+            "monitoring:\n  debounce: 1s\n  transports:\n    - type: command\n      program: /bin/true\n      args: [-q]\n    - type: tmux\n      target: \"a:0\"\n    - type: desktop\n",
+        );
+        let settings = Settings::of(&cfg);
+        assert_eq!(
+            serde_json::to_string(&settings).unwrap(),
+            r#"{"sync_remote":null,"hook_sync":[],"transports":[{"type":"command","program":"/bin/true","args":["-q"]},{"type":"tmux","target":"a:0","socket":null},{"type":"desktop"}]}"#
+        );
+        assert_eq!(
+            settings.digest(),
+            "sha256:b66b67fc8e51492dbc96d886c2f66c820f1b589772e9c19e1a2212cc9801c144"
+        );
     }
 
     #[test]
@@ -311,7 +321,7 @@ mod tests {
         let store = dir.path().join(FILE_NAME);
         let cfg =
             config("monitoring:\n  transports:\n    - type: command\n      program: /bin/true\n");
-        let t = trusted_settings(&cfg, dir.path(), dir.path(), Some(&store)).unwrap();
+        let t = trusted_settings(&cfg, dir.path(), Some(&store)).unwrap();
         assert!(t.settings.is_empty());
         assert_eq!(t.ignored.keys(), ["monitoring.transports"]);
         let key = repo_key(dir.path()).unwrap();
@@ -326,7 +336,7 @@ mod tests {
             )
         })
         .unwrap();
-        let t = trusted_settings(&cfg, dir.path(), dir.path(), Some(&store)).unwrap();
+        let t = trusted_settings(&cfg, dir.path(), Some(&store)).unwrap();
         assert_eq!(t.settings.transports.len(), 1);
         assert!(t.ignored.is_empty());
     }

@@ -311,13 +311,6 @@ pub enum ConfigProblem {
         #[source]
         source: globset::Error,
     },
-    /// A free-form section (`monitoring`) whose content is read later.
-    #[error("{key} does not have the form aea expects")]
-    Shape {
-        key: &'static str,
-        #[source]
-        source: serde_json::Error,
-    },
 }
 
 impl ConfigProblem {
@@ -336,7 +329,6 @@ impl ConfigProblem {
             ConfigProblem::Value { key, .. } | ConfigProblem::Glob { key, .. } => {
                 Some(format!("`{key}`"))
             }
-            ConfigProblem::Shape { key, .. } => Some(format!("`{key}`")),
         }
     }
 }
@@ -877,13 +869,6 @@ mod tests {
             Error::ConfigInvalid {
                 path: p(),
                 problem: ConfigProblem::value("limits.max_recipients", "0 is out of range"),
-            },
-            Error::ConfigInvalid {
-                path: p(),
-                problem: ConfigProblem::Shape {
-                    key: "monitoring",
-                    source: serde_json::from_str::<Vec<u8>>("5").unwrap_err(),
-                },
             },
             Error::PartialDelivery {
                 delivered: vec![],

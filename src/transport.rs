@@ -18,38 +18,15 @@ pub const DOORBELL: &str = "New AEA mail is waiting: run `aea check` and handle 
 /// How long one transport may take before it counts as failed.
 const TIMEOUT: Duration = Duration::from_secs(10);
 
-/// `monitoring:` in agent-config.yaml, as far as the monitor reads it.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct MonitoringConfig {
-    pub transports: Vec<Transport>,
-    /// First retry after this long (default 1m), doubling up to `retry_max` (default 30m).
-    pub retry_initial: Option<crate::duration::Duration>,
-    pub retry_max: Option<crate::duration::Duration>,
-    /// Quiet time that ends a burst of arrivals (default 200ms, at most 2s of waiting).
-    pub debounce: Option<crate::duration::Duration>,
-}
-
 /// Monitoring durations are capped at a day, so adding one to the clock
 /// cannot overflow.
 pub const DAY: Duration = Duration::from_secs(86_400);
 
-impl MonitoringConfig {
-    /// The retry schedule: 1m doubling to 30m unless configured.
-    pub fn backoff(&self) -> crate::wake::Backoff {
-        let or = |d: Option<crate::duration::Duration>, default| {
-            d.map_or(default, |d| d.capped(DAY).std())
-        };
-        crate::wake::Backoff {
-            initial: or(self.retry_initial, Duration::from_secs(60)),
-            max: or(self.retry_max, Duration::from_secs(1800)),
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(tag = "type", rename_all = "snake_case")]
+// A misspelt key (`arg:` for `args:`) is an error, not a doorbell that
+// silently rings without it.
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Transport {
     /// Runs `program` with `args`; the short references are in
     /// `AEA_MESSAGE_REFS` (and, for older scripts, `AEA_MESSAGE_IDS`).
@@ -68,7 +45,9 @@ pub enum Transport {
     /// `POST /session/{session}/prompt_async` to a local OpenCode server.
     Opencode { url: String, session: String },
     /// A desktop notification through `notify-send`.
-    Desktop,
+    // Braces, not a unit variant: serde lets a unit variant of a tagged
+    // enum take any keys, and a misspelt one must be an error.
+    Desktop {},
 }
 
 impl Transport {
@@ -77,7 +56,7 @@ impl Transport {
             Transport::Command { .. } => "command",
             Transport::Tmux { .. } => "tmux",
             Transport::Opencode { .. } => "opencode",
-            Transport::Desktop => "desktop",
+            Transport::Desktop {} => "desktop",
         }
     }
 
@@ -114,7 +93,7 @@ impl Transport {
                 tmux(&["Enter"])
             }
             Transport::Opencode { url, session } => post_prompt(url, session, repo),
-            Transport::Desktop => {
+            Transport::Desktop {} => {
                 let mut cmd = Command::new("notify-send");
                 cmd.args(["aea", DOORBELL]);
                 run(cmd, "notify-send")

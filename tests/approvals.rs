@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use crate::common::*;
 
@@ -236,7 +237,7 @@ fn review_walks_through_pending_mail_on_a_terminal() {
         .unwrap()
         .write_all(b"a\nlooks right\nr\n\nnot ours\ns\n")
         .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = output_within(child, Duration::from_secs(60), "`aea review` under script");
     let text = stdout(&out);
     assert!(out.status.success(), "{text}\n{}", stderr(&out));
     assert!(text.contains("BEGIN UNTRUSTED MESSAGE"), "{text}");

@@ -413,3 +413,48 @@ fn an_absurd_message_limit_is_a_config_error_with_the_range() {
         );
     }
 }
+
+/// `monitoring:` is read with the rest of the config: a duration that does
+/// not parse or a misspelt key is reported by validate, doctor and `monitor
+/// start` (which used to wait for a monitor that exited and time out), with
+/// the key; what the bash AEA wrote there still reads.
+#[test]
+fn monitoring_is_checked_with_the_config() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let config = config_path(&web);
+    let original = std::fs::read_to_string(&config).unwrap();
+    for (section, needle) in [
+        (
+            "  retry_initial: abc\n",
+            "monitoring.retry_initial: \"abc\" is not a duration",
+        ),
+        ("  retyr_initial: 1s\n", "unknown field `retyr_initial`"),
+        (
+            "  transports:\n    - type: desktop\n      taget: x\n",
+            "taget",
+        ),
+    ] {
+        std::fs::write(&config, format!("{original}\nmonitoring:\n{section}")).unwrap();
+        let v = env.run(&web, &["validate"]);
+        assert_eq!(code(&v), 6, "{section}: {}", stdout(&v));
+        assert!(stdout(&v).contains(needle), "{section}: {}", stdout(&v));
+        let d = env.run(&web, &["doctor"]);
+        assert_ne!(code(&d), 0, "{section}");
+        assert!(stdout(&d).contains(needle), "{section}: {}", stdout(&d));
+        let start = env.run(&web, &["monitor", "start"]);
+        assert_ne!(code(&start), 0, "{section}");
+        assert_ne!(code(&start), 4, "{section}: said why, not timed out");
+        assert!(
+            stderr(&start).contains(needle),
+            "{section}: {}",
+            stderr(&start)
+        );
+    }
+    // openSVM/aea's scripts/install-aea.sh, and the agent-config.yaml its
+    // install.sh downloads.
+    let bash = "monitoring:\n  enabled: true\n  log_file: \".aea/agent.log\"\n  check_interval: 60  # seconds\n  watch_directories:\n    - \"./.aea\"\n  auto_process:\n    - message_type: \"question\"\n      requires_response: true\n      action: \"auto_respond\"\n";
+    std::fs::write(&config, format!("{original}\n{bash}")).unwrap();
+    let v = env.run(&web, &["validate"]);
+    assert_eq!(code(&v), 0, "{}", stdout(&v));
+}

@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::process::Stdio;
+use std::time::Duration;
 
 use crate::common::*;
 
@@ -74,7 +75,7 @@ fn claude_hook_prints_the_documented_json() {
         .unwrap()
         .write_all(br#"{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}"#)
         .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = output_within(child, Duration::from_secs(30), "`aea check --hook claude`");
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");

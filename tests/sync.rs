@@ -7,6 +7,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Arc, Barrier};
+use std::time::Duration;
 
 use crate::common::*;
 
@@ -464,7 +465,11 @@ fn commit_on_remote(remote: &Path, git_ref: &str, files: &[(&str, &[u8])]) {
             .spawn()
             .unwrap();
         hash.stdin.take().unwrap().write_all(bytes).unwrap();
-        let blob = stdout(&hash.wait_with_output().unwrap());
+        let blob = stdout(&output_within(
+            hash,
+            Duration::from_secs(30),
+            "git hash-object",
+        ));
         let _ = writeln!(listing, "100644 blob {}\t{name}", blob.trim());
     }
     let mut mktree = Command::new("git")
@@ -480,7 +485,11 @@ fn commit_on_remote(remote: &Path, git_ref: &str, files: &[(&str, &[u8])]) {
         .unwrap()
         .write_all(listing.as_bytes())
         .unwrap();
-    let tree = stdout(&mktree.wait_with_output().unwrap());
+    let tree = stdout(&output_within(
+        mktree,
+        Duration::from_secs(30),
+        "git mktree",
+    ));
     let parent = Command::new("git")
         .args(["rev-parse", "--verify", "-q", git_ref])
         .current_dir(remote)

@@ -144,12 +144,7 @@ impl Context {
         mailbox: &Mailbox,
         config: &crate::config::AgentConfig,
     ) -> crate::config_trust::Settings {
-        match crate::config_trust::trusted_settings(
-            config,
-            mailbox.dir(),
-            mailbox.repo(),
-            self.trust_store(),
-        ) {
+        match crate::config_trust::trusted_settings(config, mailbox.repo(), self.trust_store()) {
             Ok(t) => {
                 if !t.ignored.is_empty() {
                     self.printer.warn(format_args!(

@@ -17,11 +17,12 @@ use serde::{Deserialize, Serialize};
 use super::Context;
 use crate::audit::{self, AuditEvent, Event};
 use crate::cli::MonitorCommand;
+use crate::config::{AgentConfig, MonitoringConfig};
 use crate::error::{ConfigProblem, Error, ExitCode, Result};
 use crate::fsutil;
 use crate::mailbox::Mailbox;
 use crate::message::format_time;
-use crate::transport::{DAY, MonitoringConfig, Transport};
+use crate::transport::{DAY, Transport};
 use crate::wake::{self, Backoff, Schedule, Waiting};
 use crate::watch::DirWatch;
 use crate::words::word_enum;
@@ -146,9 +147,9 @@ fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let exe = ctx.exe.as_deref().ok_or(Error::UnknownExecutable)?;
-    // The monitor runs without a terminal: say here which doorbells it
-    // will leave out until trusted.
-    if let Ok(config) = mailbox.config() {
+    // The monitor runs without a terminal: say here why its config does
+    // not read, and which doorbells it will leave out until trusted.
+    if let Some(config) = agent_config(mailbox)? {
         let _ = ctx.trusted(mailbox, config);
     }
     let _ = fs::remove_file(mailbox.dir().join(STOP_FILE));
@@ -295,28 +296,30 @@ fn waiting(mailbox: &Mailbox, ctx: &Context) -> Vec<Waiting> {
 /// The trusted transports (SPEC §15.1: they run programs and reach hosts),
 /// the retry backoff and the debounce of `monitoring:`.
 fn settings(mailbox: &Mailbox, ctx: &Context) -> Result<(Vec<Transport>, Backoff, Duration)> {
-    let Ok(agent_config) = mailbox.config() else {
+    let Some(agent_config) = agent_config(mailbox)? else {
         return Ok((Vec::new(), MonitoringConfig::default().backoff(), DEBOUNCE));
     };
-    let config: MonitoringConfig = agent_config
-        .monitoring
-        .clone()
-        .map(serde_json::from_value)
-        .transpose()
-        .map_err(|e| Error::ConfigInvalid {
-            path: mailbox.dir().join(crate::config::FILE_NAME),
-            problem: ConfigProblem::Shape {
-                key: "monitoring",
-                source: e,
-            },
-        })?
-        .unwrap_or_default();
+    let config = agent_config.monitoring.clone().unwrap_or_default();
     let debounce = config.debounce.map_or(DEBOUNCE, |d| d.capped(DAY).std());
     Ok((
         ctx.trusted(mailbox, agent_config).transports,
         config.backoff(),
         debounce,
     ))
+}
+
+/// The repository's config; `None` when it has none (the monitor then
+/// rings nothing, with the default timing). One that does not read is an
+/// error, so `start` says why instead of waiting for a monitor that exits.
+fn agent_config(mailbox: &Mailbox) -> Result<Option<&AgentConfig>> {
+    match mailbox.config() {
+        Ok(config) => Ok(Some(config)),
+        Err(Error::ConfigInvalid {
+            problem: ConfigProblem::Missing,
+            ..
+        }) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Lets a burst of arrivals finish — until nothing arrived for `quiet`, or

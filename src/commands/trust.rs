@@ -66,7 +66,7 @@ pub fn run(args: &TrustConfigArgs, ctx: &Context) -> Result<ExitCode> {
     }
 
     let config = AgentConfig::load(mailbox.dir())?;
-    let settings = Settings::of(&config, mailbox.dir())?;
+    let settings = Settings::of(&config);
     let digest = settings.digest();
     if settings.is_empty() {
         if p.json() {
@@ -87,7 +87,7 @@ pub fn run(args: &TrustConfigArgs, ctx: &Context) -> Result<ExitCode> {
     }
     let lines = settings.describe();
     let trusted = if args.show {
-        config_trust::trusted_settings(&config, mailbox.dir(), mailbox.repo(), Some(store))?
+        config_trust::trusted_settings(&config, mailbox.repo(), Some(store))?
             .ignored
             .is_empty()
     } else {

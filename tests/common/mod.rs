@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -275,6 +275,48 @@ pub fn join_within<T>(handle: JoinHandle<T>, limit: Duration, what: &str) -> T {
     match handle.join() {
         Ok(value) => value,
         Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+/// Waits for `child` to exit and collects its output, like
+/// `wait_with_output`, failing the test with `what` — after killing the
+/// child — if it is still running after `limit` (a prompt waiting for
+/// input it never gets must not hang the test run). Its stdin, if piped,
+/// is closed first.
+pub fn output_within(mut child: Child, limit: Duration, what: &str) -> Output {
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> Option<JoinHandle<Vec<u8>>> {
+        pipe.map(|mut pipe| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                let _ = pipe.read_to_end(&mut bytes);
+                bytes
+            })
+        })
+    }
+    drop(child.stdin.take());
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} did not exit within {limit:?}; killed it");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // A grandchild may still hold a pipe open: bounded as well.
+    let collect = |pipe: Option<JoinHandle<Vec<u8>>>| {
+        pipe.map(|h| join_within(h, limit, &format!("reading the output of {what}")))
+            .unwrap_or_default()
+    };
+    Output {
+        status,
+        stdout: collect(out),
+        stderr: collect(err),
     }
 }
 
