@@ -105,14 +105,28 @@ fn keyed_duration<'de, D: Deserializer<'de>>(
         .map_err(|e| serde::de::Error::custom(format!("{key}: {e}")))
 }
 
+/// A duration that repeats something: zero would repeat without pause
+/// (a monitor ringing in a busy loop), so it is refused like a bad value.
+fn keyed_period<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    key: &str,
+) -> std::result::Result<Option<Duration>, D::Error> {
+    let Some(text) = Option::<String>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    text.parse::<crate::duration::Period>()
+        .map(|p| Some(Duration::from_std(p.std())))
+        .map_err(|e| serde::de::Error::custom(format!("{key}: {e}")))
+}
+
 fn retry_initial<'de, D: Deserializer<'de>>(
     d: D,
 ) -> std::result::Result<Option<Duration>, D::Error> {
-    keyed_duration(d, "monitoring.retry_initial")
+    keyed_period(d, "monitoring.retry_initial")
 }
 
 fn retry_max<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Duration>, D::Error> {
-    keyed_duration(d, "monitoring.retry_max")
+    keyed_period(d, "monitoring.retry_max")
 }
 
 fn debounce<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Duration>, D::Error> {

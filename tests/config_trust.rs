@@ -430,6 +430,11 @@ fn monitoring_is_checked_with_the_config() {
             "monitoring.retry_initial: \"abc\" is not a duration",
         ),
         ("  retyr_initial: 1s\n", "unknown field `retyr_initial`"),
+        // Zero would ring without pause.
+        (
+            "  retry_initial: 0s\n",
+            "monitoring.retry_initial: \"0s\" is no time at all",
+        ),
         (
             "  transports:\n    - type: desktop\n      taget: x\n",
             "taget",
