@@ -18,6 +18,7 @@ pub mod hardstop;
 pub mod harness;
 pub mod hooks;
 pub mod identity;
+pub mod liveness;
 pub mod mailbox;
 pub mod message;
 pub mod normalize;

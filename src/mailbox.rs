@@ -186,6 +186,11 @@ struct ClaimBody {
     claimed_at: String,
     by: String,
     pid: u32,
+    /// Host, boot and process start time, so a claim whose process died is
+    /// taken over at once rather than after 30 minutes (older claims have
+    /// none and go by age).
+    #[serde(flatten)]
+    holder: crate::liveness::Holder,
 }
 
 /// A held claim on a message; released (its file removed) on drop.
@@ -756,6 +761,7 @@ impl Mailbox {
             claimed_at: format_time(rt.now()),
             by: rt.user().to_string(),
             pid: std::process::id(),
+            holder: crate::liveness::Holder::current(),
         })
         .expect("a claim always serialises");
         let mut took_over_from = None;
@@ -1047,14 +1053,21 @@ fn describe_claim(bytes: &[u8]) -> String {
     }
 }
 
-fn claim_is_stale(path: &Path, body: &[u8], now: DateTime<Utc>) -> bool {
-    let claimed_at = serde_json::from_slice::<ClaimBody>(body)
-        .ok()
-        .and_then(|c| parse_time(&c.claimed_at))
-        .or_else(|| {
-            let modified = fs::symlink_metadata(path).ok()?.modified().ok()?;
-            Some(DateTime::<Utc>::from(modified))
-        });
+/// A claim is stale when its process is known to be gone (same host, see
+/// [`crate::liveness`]) or when it is older than
+/// [`CLAIM_STALE_AFTER_MINUTES`] (a hung process, or one on another host).
+pub fn claim_is_stale(path: &Path, body: &[u8], now: DateTime<Utc>) -> bool {
+    let parsed = serde_json::from_slice::<ClaimBody>(body).ok();
+    if parsed
+        .as_ref()
+        .is_some_and(|c| c.holder.alive(c.pid) == crate::liveness::Alive::Gone)
+    {
+        return true;
+    }
+    let claimed_at = parsed.and_then(|c| parse_time(&c.claimed_at)).or_else(|| {
+        let modified = fs::symlink_metadata(path).ok()?.modified().ok()?;
+        Some(DateTime::<Utc>::from(modified))
+    });
     claimed_at.is_some_and(|t| now - t > Duration::minutes(CLAIM_STALE_AFTER_MINUTES))
 }
 

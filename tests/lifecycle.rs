@@ -174,6 +174,62 @@ fn stale_claims_are_taken_over_and_fresh_ones_respected() {
     assert!(log.contains("someone"));
 }
 
+/// A claim whose process died is taken over at once, not after 30
+/// minutes; one whose process lives is respected; `doctor` names the dead
+/// one. The holder is a real process (`sleep`), identified the way aea
+/// identifies its own claims: host, boot, pid and start time.
+#[test]
+fn a_claim_whose_process_died_is_taken_over_at_once() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "claimed");
+    let name = env.json(&web, &["show", &id])["file"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut holder = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = holder.id();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let started: u64 = stat[stat.rfind(')').unwrap() + 1..]
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let read = |p: &str| std::fs::read_to_string(p).unwrap().trim().to_string();
+    let body = serde_json::json!({
+        "claimed_at": "2099-01-01T00:00:00.000Z",
+        "by": "worker",
+        "pid": pid,
+        "host": read("/proc/sys/kernel/hostname"),
+        "boot_id": read("/proc/sys/kernel/random/boot_id"),
+        "started": started,
+    });
+    let claim = web.join(".aea/.claims").join(&name);
+    std::fs::write(&claim, body.to_string()).unwrap();
+
+    // Alive: respected, whatever its age says.
+    let out = env.run(&web, &["process", &id]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("being processed by worker"));
+    assert!(stdout(&env.run(&web, &["doctor"])).contains("no stale claims"));
+
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert!(
+        stdout(&env.run(&web, &["doctor"])).contains("stale claims:"),
+        "doctor names the dead holder's claim"
+    );
+    env.ok(&web, &["process", &id]);
+    let log = env.ok(&web, &["--json", "log", "--event", "claim_taken_over"]);
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(!claim.exists(), "the claim was released");
+}
+
 #[test]
 fn process_records_outcome_and_note() {
     let env = TestEnv::new();

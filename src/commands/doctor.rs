@@ -517,7 +517,22 @@ fn leftovers(aea: &Path, now: chrono::DateTime<chrono::Utc>) -> Vec<Finding> {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect()
     };
-    let stale = old(CLAIMS_DIR, Duration::minutes(30));
+    // A claim is stale when its process is gone or it is older than 30
+    // minutes: the same rule `process` takes claims over by.
+    let stale: Vec<String> = fs::read_dir(aea.join(CLAIMS_DIR))
+        .into_iter()
+        .flatten()
+        .filter_map(std::result::Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| {
+            let body = crate::fsutil::read_state(&e.path(), crate::fsutil::SMALL_STATE_LIMIT)
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+            crate::mailbox::claim_is_stale(&e.path(), &body, now)
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
     let claims = Finding::new(
         "claims",
         (!stale.is_empty()).then(|| {
