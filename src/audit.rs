@@ -35,6 +35,7 @@ word_enum! {
         Pushed = "pushed",
         LostOnRemote = "lost_on_remote",
         Processed = "processed",
+        Deferred = "deferred",
         ClaimTakenOver = "claim_taken_over",
         MarkerReplaced = "marker_replaced",
         Approved = "approved",

@@ -190,6 +190,8 @@ pub struct SendArgs {
 }
 
 #[derive(Debug, Args)]
+// Independent on/off flags of the command line, each its own switch.
+#[allow(clippy::struct_excessive_bools)]
 pub struct CheckArgs {
     /// Exit with 6 when unprocessed messages wait (for scripts)
     #[arg(long)]
@@ -202,6 +204,18 @@ pub struct CheckArgs {
     /// Hook event name for `--hook claude` (default: read from the hook input, else `UserPromptSubmit`)
     #[arg(long, value_name = "NAME", requires = "hook")]
     pub event: Option<String>,
+
+    /// List only the mail put off with `process --outcome deferred`
+    #[arg(long, conflicts_with_all = ["processed", "all", "hook"])]
+    pub deferred: bool,
+
+    /// List processed mail, with how and when it was processed
+    #[arg(long, conflicts_with_all = ["all", "hook"])]
+    pub processed: bool,
+
+    /// List every message: unprocessed (deferred last), then processed
+    #[arg(long, conflicts_with = "hook")]
+    pub all: bool,
 }
 
 #[derive(Debug, Args)]

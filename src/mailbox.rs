@@ -30,6 +30,9 @@ use crate::words::{OrUnknown, word_enum};
 
 pub const AEA_DIR: &str = ".aea";
 pub const PROCESSED_DIR: &str = ".processed";
+/// Markers of mail put off with `process --outcome deferred`: still
+/// unprocessed, listed after new mail, finished later with `process`.
+pub const DEFERRED_DIR: &str = ".deferred";
 pub const CLAIMS_DIR: &str = ".claims";
 pub const APPROVALS_DIR: &str = ".approvals";
 pub const SENT_DIR: &str = "sent";
@@ -61,8 +64,9 @@ fn announced_file(channel: &str) -> String {
 
 /// Every folder holding the receiver's own state: created `0700`, checked
 /// (real directory, owned by the owner of `.aea/`) before it is trusted.
-pub const STATE_DIRS: [&str; 9] = [
+pub const STATE_DIRS: [&str; 10] = [
     PROCESSED_DIR,
+    DEFERRED_DIR,
     CLAIMS_DIR,
     APPROVALS_DIR,
     QUARANTINE_DIR,
@@ -74,8 +78,9 @@ pub const STATE_DIRS: [&str; 9] = [
 ];
 
 /// Every folder of the layout, created by `init` and repaired by it.
-pub const LAYOUT_DIRS: [&str; 8] = [
+pub const LAYOUT_DIRS: [&str; 9] = [
     PROCESSED_DIR,
+    DEFERRED_DIR,
     CLAIMS_DIR,
     APPROVALS_DIR,
     SENT_DIR,
@@ -565,6 +570,23 @@ impl Mailbox {
         Ok(entries)
     }
 
+    /// The processed messages of the inbox, oldest first, each with its
+    /// marker (`aea check --processed`).
+    pub fn processed_entries(&self) -> Result<Vec<(Entry, Option<Marker>)>> {
+        self.check_state()?;
+        let processed = self.names_in(PROCESSED_DIR)?;
+        let mut names: Vec<String> = self
+            .message_names()?
+            .into_iter()
+            .filter(|n| processed.contains(n))
+            .collect();
+        names.sort();
+        Ok(names
+            .into_iter()
+            .map(|n| (self.read(&n), self.marker(&n)))
+            .collect())
+    }
+
     /// Finds one message of the inbox by aea's short reference (see
     /// [`crate::shortref`]), file name, id, or a unique prefix of any.
     /// State folders are checked first: what a command then reads of a
@@ -805,6 +827,46 @@ impl Mailbox {
             name: name.to_string(),
             holder: "another process".into(),
         })
+    }
+
+    /// The deferred messages, by file name, with the marker that says when
+    /// and why (a marker that does not read still counts, without them).
+    pub fn deferrals(&self) -> Result<std::collections::HashMap<String, Option<Marker>>> {
+        let names = self.names_in(DEFERRED_DIR)?;
+        let Some(dir) = self.state_dir(DEFERRED_DIR)? else {
+            return Ok(std::collections::HashMap::new());
+        };
+        Ok(names
+            .into_iter()
+            .map(|name| {
+                let marker = fsutil::read_state(&dir.join(&name), fsutil::SMALL_STATE_LIMIT)
+                    .ok()
+                    .flatten()
+                    .and_then(|b| serde_json::from_slice(&b).ok());
+                (name, marker)
+            })
+            .collect())
+    }
+
+    /// Records that `name` was put off (again): it stays unprocessed.
+    pub fn defer(&self, name: &str, marker: &Marker) -> Result<PathBuf> {
+        let dir = self.make_state_dir(DEFERRED_DIR)?;
+        let path = dir.join(name);
+        let body = serde_json::to_vec_pretty(marker).expect("a marker always serialises");
+        fsutil::replace_atomic(&path, &body)?;
+        Ok(path)
+    }
+
+    /// Forgets that `name` was deferred, once it is processed.
+    pub fn undefer(&self, name: &str) -> Result<()> {
+        let Some(dir) = self.state_dir(DEFERRED_DIR)? else {
+            return Ok(());
+        };
+        let path = dir.join(name);
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(Error::io("remove", &path, e)),
+            _ => Ok(()),
+        }
     }
 
     /// Writes the processed marker; fails if one exists already.

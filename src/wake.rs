@@ -20,15 +20,17 @@ pub struct Waiting {
     pub short_ref: String,
 }
 
-/// The valid unprocessed messages, leaving out mail the policy rejects:
-/// nobody should be woken for it. The references are those `aea check`
-/// prints.
+/// The valid unprocessed messages, leaving out mail the policy rejects
+/// (nobody should be woken for it) and mail the agent deferred (it knows).
+/// The references are those `aea check` prints.
 pub fn waiting(mailbox: &Mailbox, judge: &Judge) -> Result<Vec<Waiting>> {
     let entries = mailbox.unprocessed()?;
+    let deferred = mailbox.deferrals()?;
     let refs = crate::shortref::of_entries(&entries);
     Ok(entries
         .into_iter()
         .zip(refs)
+        .filter(|(e, _)| !deferred.contains_key(&e.name))
         .filter_map(|(e, short_ref)| {
             let m = e.valid()?;
             (judge.decide(m).action != Action::Reject).then_some(Waiting {

@@ -230,6 +230,89 @@ fn a_claim_whose_process_died_is_taken_over_at_once() {
     assert!(!claim.exists(), "the claim was released");
 }
 
+/// `--outcome deferred` puts mail off without losing it: it stays on the
+/// list after new mail, with when and why, wakes nobody, and `process`
+/// finishes it later.
+#[test]
+fn deferred_mail_stays_listed_and_can_be_finished() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let first = env.question(&api, "web", "first, put off");
+    let second = env.question(&api, "web", "second, new");
+    env.ok(
+        &web,
+        &[
+            "process",
+            &first,
+            "--outcome",
+            "deferred",
+            "--note",
+            "needs the db",
+        ],
+    );
+
+    let report = env.json(&web, &["check"]);
+    assert_eq!(report["unprocessed"], 2, "{report}");
+    assert_eq!(report["deferred"], 1, "{report}");
+    let messages = report["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["id"], second.as_str(), "new mail first");
+    assert_eq!(messages[1]["id"], first.as_str(), "deferred mail last");
+    assert_eq!(messages[1]["deferred"]["note"], "needs the db");
+    assert!(messages[0].get("deferred").is_none());
+    let text = env.ok(&web, &["check"]);
+    assert!(text.contains("1 deferred, listed last"), "{text}");
+    assert!(text.contains("DEFERRED"), "{text}");
+
+    let only = env.json(&web, &["check", "--deferred"]);
+    let ids: Vec<_> = only["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].clone())
+        .collect();
+    assert_eq!(ids, [serde_json::json!(first)]);
+
+    // Deferred again (a new reason), then finished.
+    env.ok(
+        &web,
+        &[
+            "process",
+            &first,
+            "--outcome",
+            "deferred",
+            "--note",
+            "still",
+        ],
+    );
+    let report = env.json(&web, &["check", "--deferred"]);
+    assert_eq!(report["messages"][0]["deferred"]["note"], "still");
+    env.ok(&web, &["process", &first, "--note", "done now"]);
+    let report = env.json(&web, &["check"]);
+    assert_eq!(report["unprocessed"], 1);
+    assert_eq!(report["deferred"], 0);
+    assert_eq!(
+        std::fs::read_dir(web.join(".aea/.deferred"))
+            .unwrap()
+            .count(),
+        0,
+        "the deferral is gone once processed"
+    );
+    let done = env.json(&web, &["check", "--processed"]);
+    assert_eq!(done["messages"][0]["id"], first.as_str(), "{done}");
+    assert_eq!(done["messages"][0]["processed"]["outcome"], "done");
+    let all = env.json(&web, &["check", "--all"]);
+    assert_eq!(all["messages"].as_array().unwrap().len(), 2, "{all}");
+    let log = env.ok(&web, &["--json", "log", "--event", "deferred"]);
+    assert_eq!(log.lines().count(), 2, "{log}");
+
+    // Deferred mail wakes nobody: with only deferred mail waiting, `watch
+    // --pending` does not return at once.
+    env.ok(&web, &["process", &second, "--outcome", "deferred"]);
+    let out = env.run(&web, &["watch", "--pending", "--timeout", "300ms"]);
+    assert_eq!(code(&out), 4, "{}", stdout(&out));
+}
+
 #[test]
 fn process_records_outcome_and_note() {
     let env = TestEnv::new();
@@ -246,7 +329,7 @@ fn process_records_outcome_and_note() {
             "process",
             &id[..8],
             "--outcome",
-            "deferred",
+            "ignored",
             "--note",
             "after release",
         ],
@@ -254,13 +337,13 @@ fn process_records_outcome_and_note() {
     let marker: serde_json::Value =
         serde_json::from_slice(&std::fs::read(web.join(".aea/.processed").join(&name)).unwrap())
             .unwrap();
-    assert_eq!(marker["outcome"], "deferred");
+    assert_eq!(marker["outcome"], "ignored");
     assert_eq!(marker["note"], "after release");
     assert_eq!(marker["by"], "tester");
     assert!(marker["processed_at"].as_str().unwrap().ends_with('Z'));
     let shown = env.json(&web, &["show", &id]);
     assert_eq!(shown["processed"], true);
-    assert_eq!(shown["marker"]["outcome"], "deferred");
+    assert_eq!(shown["marker"]["outcome"], "ignored");
 }
 
 #[test]

@@ -10,11 +10,12 @@ use std::io::{IsTerminal, Read};
 use serde::Serialize;
 
 use super::Context;
-use super::listing::{Report, build_report, plural, print_item};
+use super::listing::{Item, Report, build_report, plural, print_item};
 use crate::cli::CheckArgs;
 use crate::error::{ExitCode, Result};
 use crate::harness::Harness;
 use crate::mailbox::{Entry, Mailbox};
+use crate::policy::Judge;
 use crate::printer::untrusted_short;
 
 pub fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
@@ -25,8 +26,7 @@ pub fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
         return hook(&mailbox, &entries, harness, args.event.as_deref(), ctx);
     }
     let judge = ctx.judge(&mailbox);
-    let entries = mailbox.unprocessed()?;
-    let report = build_report(&mailbox, &entries, &judge, ctx);
+    let report = report_of(&mailbox, &judge, args, ctx)?;
     if ctx.printer.json() {
         ctx.printer.value(&report);
     } else {
@@ -40,19 +40,59 @@ pub fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
     })
 }
 
+/// The report `args` ask for: unprocessed mail (the default), only the
+/// deferred, only the processed, or all of it.
+fn report_of(mailbox: &Mailbox, judge: &Judge, args: &CheckArgs, ctx: &Context) -> Result<Report> {
+    // The counts are always of the unprocessed mail.
+    let mut report = build_report(mailbox, &mailbox.unprocessed()?, judge, ctx);
+    if args.deferred {
+        report.messages.retain(|m| m.deferred.is_some());
+        report.invalid.clear();
+    }
+    if args.processed {
+        report.messages = processed_items(mailbox, judge, ctx)?;
+        report.invalid.clear();
+    }
+    if args.all {
+        report
+            .messages
+            .extend(processed_items(mailbox, judge, ctx)?);
+    }
+    Ok(report)
+}
+
+/// The processed messages as report items, each with its marker.
+fn processed_items(mailbox: &Mailbox, judge: &Judge, ctx: &Context) -> Result<Vec<Item>> {
+    let (entries, markers): (Vec<Entry>, Vec<_>) = mailbox.processed_entries()?.into_iter().unzip();
+    let mut done = build_report(mailbox, &entries, judge, ctx).messages;
+    for item in &mut done {
+        if let Some(i) = entries.iter().position(|e| e.name == item.file) {
+            item.processed.clone_from(&markers[i]);
+        }
+    }
+    Ok(done)
+}
+
 fn print_human(report: &Report, ctx: &Context) {
     let me = report.agent_id.as_deref().unwrap_or("this repository");
     let p = &ctx.printer;
-    if report.messages.is_empty() {
+    if report.unprocessed == 0 {
         p.line(format_args!("{me}: no unprocessed messages"));
     } else {
-        let approval = if report.needs_approval > 0 {
-            format!(" ({} waiting for approval)", report.needs_approval)
-        } else {
+        let mut notes = Vec::new();
+        if report.needs_approval > 0 {
+            notes.push(format!("{} waiting for approval", report.needs_approval));
+        }
+        if report.deferred > 0 {
+            notes.push(format!("{} deferred, listed last", report.deferred));
+        }
+        let notes = if notes.is_empty() {
             String::new()
+        } else {
+            format!(" ({})", notes.join(", "))
         };
         p.line(format_args!(
-            "{me}: {} unprocessed message{}{approval}",
+            "{me}: {} unprocessed message{}{notes}",
             report.unprocessed,
             plural(report.unprocessed)
         ));

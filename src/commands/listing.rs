@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::Context;
 use crate::identity::SenderState;
-use crate::mailbox::{Approval, Entry, Mailbox, StaleMarker};
+use crate::mailbox::{Approval, Entry, Mailbox, Marker, StaleMarker};
 use crate::message::{MessageType, Priority};
 use crate::policy::{Decision, Judge};
 use crate::printer::untrusted_short;
@@ -36,6 +36,21 @@ pub struct Item {
     /// (replaced after processing) or is not a regular file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stale_marker: Option<StaleMarker>,
+    /// Put off with `process --outcome deferred`: when, by whom and why.
+    /// Deferred mail is listed after the rest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deferred: Option<Deferred>,
+    /// With `check --processed` / `--all`: how it was processed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processed: Option<Marker>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Deferred {
+    pub at: String,
+    pub by: String,
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -54,12 +69,17 @@ pub struct Report {
     pub repo: String,
     pub unprocessed: usize,
     pub needs_approval: usize,
+    /// How many of the unprocessed were deferred (listed last).
+    pub deferred: usize,
     pub messages: Vec<Item>,
     pub invalid: Vec<Invalid>,
 }
 
 pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &Context) -> Report {
     let now = ctx.rt.now();
+    // Unsound state stops the listing before this; here a deferral that
+    // cannot be read only loses its when and why.
+    let deferrals = mailbox.deferrals().unwrap_or_default();
     let mut messages = Vec::new();
     let mut invalid = Vec::new();
     let refs = crate::shortref::of_entries(entries);
@@ -83,6 +103,15 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
                     approval,
                     expired: m.is_expired(now),
                     stale_marker: mailbox.stale_marker(entry),
+                    deferred: deferrals.get(&entry.name).map(|marker| Deferred {
+                        at: marker
+                            .as_ref()
+                            .map(|m| m.processed_at.clone())
+                            .unwrap_or_default(),
+                        by: marker.as_ref().map(|m| m.by.clone()).unwrap_or_default(),
+                        note: marker.as_ref().and_then(|m| m.note.clone()),
+                    }),
+                    processed: None,
                 });
             }
             Err(reason) => invalid.push(Invalid {
@@ -92,9 +121,12 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
             }),
         }
     }
+    // New mail first, in processing order; deferred mail after it.
+    messages.sort_by_key(|m| m.deferred.is_some());
     Report {
         agent_id: judge.agent_id.clone(),
         repo: mailbox.repo().display().to_string(),
+        deferred: messages.iter().filter(|m| m.deferred.is_some()).count(),
         unprocessed: messages.len(),
         needs_approval: messages.iter().filter(|m| m.approval.waits()).count(),
         messages,
@@ -117,6 +149,24 @@ pub fn print_item(n: usize, m: &Item, ctx: &Context) {
     }
     if let Some(why) = m.stale_marker {
         flags.push(format!("processed marker: {why}"));
+    }
+    if let Some(d) = &m.deferred {
+        flags.push(format!(
+            "DEFERRED {} by {}{}",
+            untrusted_short(&d.at, 40),
+            untrusted_short(&d.by, 40),
+            d.note
+                .as_ref()
+                .map_or(String::new(), |n| format!(": {}", untrusted_short(n, 80)))
+        ));
+    }
+    if let Some(p) = &m.processed {
+        flags.push(format!(
+            "processed ({}) {} by {}",
+            p.outcome,
+            untrusted_short(&p.processed_at, 40),
+            untrusted_short(&p.by, 40)
+        ));
     }
     if m.requires_response {
         flags.push("answer wanted".into());

@@ -18,7 +18,8 @@ use crate::message::format_time;
 pub(super) struct ProcessOutput<'a> {
     pub file: &'a str,
     pub message_id: &'a str,
-    /// The marker written in `.aea/.processed/`.
+    /// The marker written in `.aea/.processed/` (`.aea/.deferred/` when
+    /// deferred).
     pub marker: &'a Path,
     pub outcome: Outcome,
 }
@@ -79,8 +80,22 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
         message_id: entry.valid().map(|m| m.message_id.clone()),
         sha256: entry.sha256.clone(),
     };
-    let path = mailbox.mark_processed(&entry.name, &marker)?;
-    let mut event = Event::new(&ctx.rt, AuditEvent::Processed)
+    // Deferred mail stays unprocessed, listed after new mail, and is
+    // finished later by another `process`.
+    let deferring = args.outcome == Outcome::Deferred;
+    let path = if deferring {
+        mailbox.defer(&entry.name, &marker)?
+    } else {
+        let path = mailbox.mark_processed(&entry.name, &marker)?;
+        mailbox.undefer(&entry.name)?;
+        path
+    };
+    let kind = if deferring {
+        AuditEvent::Deferred
+    } else {
+        AuditEvent::Processed
+    };
+    let mut event = Event::new(&ctx.rt, kind)
         .with("message", id.as_str())
         .with("file", entry.name.as_str())
         .with("outcome", args.outcome.as_str());
@@ -103,7 +118,8 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
         });
     } else {
         ctx.printer.line(format_args!(
-            "processed {} ({})",
+            "{} {} ({})",
+            if deferring { "deferred" } else { "processed" },
             crate::shortref::of(&entry.name),
             args.outcome
         ));
