@@ -161,3 +161,36 @@ fn check_exit_code_flag() {
         "without the flag mail is not an error"
     );
 }
+
+/// A harness that keeps stdin open without writing must not hang the hook:
+/// `check --hook claude` waits a moment for the hook input, then answers
+/// with the default event.
+#[test]
+fn a_hook_with_stdin_left_open_does_not_hang() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.question(&api, "web", "waiting");
+    let mut child = env
+        .cmd(&web)
+        .args(["check", "--hook", "claude"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Held open (never written, never closed) until the check is over.
+    let open_stdin = child.stdin.take();
+    let out = output_within(
+        child,
+        std::time::Duration::from_secs(10),
+        "check --hook claude with an open stdin",
+    );
+    drop(open_stdin);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("additionalContext"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -210,11 +210,28 @@ fn event_from_stdin() -> Option<String> {
     if stdin.is_terminal() {
         return None;
     }
-    let mut input = Vec::new();
-    stdin.take(1024 * 1024).read_to_end(&mut input).ok()?;
+    // A harness writes its JSON and closes stdin; one that keeps stdin open
+    // must not hang the hook (issue 11): read on a thread, wait a moment,
+    // and go on without the event if nothing complete arrived. The thread
+    // ends with the process.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut input = Vec::new();
+        if std::io::stdin()
+            .take(1024 * 1024)
+            .read_to_end(&mut input)
+            .is_ok()
+        {
+            let _ = tx.send(input);
+        }
+    });
+    let input = rx.recv_timeout(STDIN_WAIT).ok()?;
     let value: serde_json::Value = serde_json::from_slice(&input).ok()?;
     let name = value.get("hook_event_name")?.as_str()?;
     name.bytes()
         .all(|b| b.is_ascii_alphanumeric())
         .then(|| name.to_string())
 }
+
+/// How long `check --hook` waits for a harness's hook input on stdin.
+const STDIN_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
