@@ -211,7 +211,7 @@ fn thirty_pairs_of_gc_at_once_move_every_file_exactly_once() {
     archive.remove(".processed");
     assert_same("archived", &archive, &expected_archive);
     let mut markers = names_in(&aea.join(".archive/.processed"));
-    markers.retain(|n| n.ends_with(".json"));
+    markers.retain(|n| aea::message::is_message_file_name(n));
     assert_eq!(markers.len(), ROUNDS * 4, "every marker moved along once");
     assert_same(
         "quarantined",
