@@ -60,8 +60,21 @@ fn templates(env: &TestEnv, api: &Path, web: &Path) -> HashMap<Kind, Vec<u8>> {
     out
 }
 
-fn lay_down(web: &Path, round: usize, templates: &HashMap<Kind, Vec<u8>>) -> Round {
+/// Lays down one round of files, each written aside and renamed into
+/// place (a reader never sees one half written); `broken` hears of the
+/// invalid ones before they appear.
+fn lay_down(
+    web: &Path,
+    round: usize,
+    templates: &HashMap<Kind, Vec<u8>>,
+    broken: &std::sync::Mutex<HashSet<String>>,
+) -> Round {
     let aea = web.join(".aea");
+    let put = |path: PathBuf, bytes: &[u8]| {
+        let aside = aea.join(".tmp").join("laying-down");
+        std::fs::write(&aside, bytes).unwrap();
+        std::fs::rename(&aside, path).unwrap();
+    };
     let mut names = Vec::new();
     for (k, kind) in [Kind::Processed, Kind::Expiring, Kind::Broken, Kind::Waiting]
         .into_iter()
@@ -73,9 +86,12 @@ fn lay_down(web: &Path, round: usize, templates: &HashMap<Kind, Vec<u8>>) -> Rou
                 k * 4 + i,
                 round * 100 + k * 10 + i
             );
-            std::fs::write(aea.join(&name), &templates[&kind]).unwrap();
+            if kind == Kind::Broken {
+                broken.lock().unwrap().insert(name.clone());
+            }
+            put(aea.join(&name), &templates[&kind]);
             if kind == Kind::Processed {
-                std::fs::write(aea.join(".processed").join(&name), MARKER).unwrap();
+                put(aea.join(".processed").join(&name), MARKER.as_bytes());
             }
             names.push((name, kind));
         }
@@ -162,13 +178,7 @@ fn thirty_pairs_of_gc_at_once_move_every_file_exactly_once() {
     let mut expected_archive = BTreeSet::new();
     let mut expected_quarantine = BTreeSet::new();
     for round in 0..ROUNDS {
-        let laid = lay_down(&web, round, &templates);
-        broken_names.lock().unwrap().extend(
-            laid.names
-                .iter()
-                .filter(|(_, k)| *k == Kind::Broken)
-                .map(|(n, _)| n.clone()),
-        );
+        let laid = lay_down(&web, round, &templates, &broken_names);
         let outs = gc_at_once(&env, &web);
         for out in &outs {
             assert_eq!(code(out), 0, "round {round}: {}", stderr(out));
@@ -246,7 +256,7 @@ fn gc_skips_what_it_cannot_move_and_says_why() {
     let web = env.repo("web");
     let aea = web.join(".aea");
     let templates = templates(&env, &api, &web);
-    let laid = lay_down(&web, 0, &templates);
+    let laid = lay_down(&web, 0, &templates, &std::sync::Mutex::default());
     // A folder named like a message, with something in it.
     let folder = "message-20260101T000000000Z-from-x-00000000.json";
     std::fs::create_dir(aea.join(folder)).unwrap();
