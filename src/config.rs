@@ -235,6 +235,11 @@ impl TryFrom<String> for BlockOn {
 pub struct LimitsConfig {
     pub max_message_bytes: Option<u64>,
     pub max_recipients: Option<usize>,
+    /// `agent.log` is rotated once it reaches this size (SPEC §7).
+    pub log_bytes: Option<u64>,
+    /// How many rotated files (`agent.log.1` … `agent.log.N`) are kept;
+    /// absent: all of them, since the log is append-only (SPEC §7).
+    pub log_files: Option<u32>,
 }
 
 impl LimitsConfig {
@@ -255,6 +260,11 @@ pub const DEFAULT_MAX_RECIPIENTS: usize = 10;
 pub const MESSAGE_BYTES_RANGE: std::ops::RangeInclusive<u64> = 1024..=64 * 1024 * 1024;
 /// The range `limits.max_recipients` may take.
 pub const RECIPIENTS_RANGE: std::ops::RangeInclusive<usize> = 1..=1000;
+/// The range `limits.log_bytes` may take: a few lines at least, and under
+/// the cap `aea log` reads of one file.
+pub const LOG_BYTES_RANGE: std::ops::RangeInclusive<u64> = 1024..=64 * 1024 * 1024;
+/// The range `limits.log_files` may take.
+pub const LOG_FILES_RANGE: std::ops::RangeInclusive<u32> = 1..=1_000_000;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -380,6 +390,18 @@ impl AgentConfig {
                 ),
             )));
         }
+        check_range(
+            "limits.log_bytes",
+            config.limits.log_bytes,
+            &LOG_BYTES_RANGE,
+        )
+        .map_err(invalid)?;
+        check_range(
+            "limits.log_files",
+            config.limits.log_files,
+            &LOG_FILES_RANGE,
+        )
+        .map_err(invalid)?;
         Ok(config)
     }
 
@@ -409,6 +431,21 @@ impl AgentConfig {
                 path: aea_dir.join(FILE_NAME),
                 problem: ConfigProblem::value("agent.id", "missing"),
             })
+    }
+}
+
+/// A config error naming `key` when its value lies outside `range`.
+fn check_range<T: PartialOrd + std::fmt::Display>(
+    key: &'static str,
+    value: Option<T>,
+    range: &std::ops::RangeInclusive<T>,
+) -> std::result::Result<(), ConfigProblem> {
+    match value {
+        Some(n) if !range.contains(&n) => Err(ConfigProblem::value(
+            key,
+            format!("{n} is out of range ({} to {})", range.start(), range.end()),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -643,6 +680,9 @@ mod tests {
             ),
             ("limits:\n  max_message_bytes: 0\n", "out of range"),
             ("limits:\n  max_recipients: 0\n", "out of range"),
+            ("limits:\n  log_bytes: 10\n", "limits.log_bytes"),
+            ("limits:\n  log_files: 0\n", "limits.log_files"),
+            ("limits:\n  log_files: all\n", "line 2"),
         ] {
             let err = AgentConfig::parse(yaml, Path::new("c")).unwrap_err();
             assert!(

@@ -374,26 +374,33 @@ pub fn lock(path: &Path) -> Result<File> {
 /// moment (the audit log), so a process that holds one forever cannot hang
 /// every command and git hook.
 pub fn lock_within(path: &Path, wait: std::time::Duration) -> Result<File> {
+    try_lock_within(path, wait)?.ok_or_else(|| {
+        Error::io(
+            "lock",
+            path,
+            io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("another process held the lock for over {wait:?}"),
+            ),
+        )
+    })
+}
+
+/// Like [`lock_within`], with `None` when another process still holds the
+/// lock after `wait`: for callers that have something better to do than
+/// fail (a second `aea gc` steps aside).
+pub fn try_lock_within(path: &Path, wait: std::time::Duration) -> Result<Option<File>> {
     let file = open_lock(path)?;
     let deadline = std::time::Instant::now() + wait;
     let mut pause = std::time::Duration::from_millis(1);
     loop {
         match file.try_lock() {
-            Ok(()) => return Ok(file),
+            Ok(()) => return Ok(Some(file)),
             Err(fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(std::time::Duration::from_millis(50));
             }
-            Err(fs::TryLockError::WouldBlock) => {
-                return Err(Error::io(
-                    "lock",
-                    path,
-                    io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        format!("another process held the lock for over {wait:?}"),
-                    ),
-                ));
-            }
+            Err(fs::TryLockError::WouldBlock) => return Ok(None),
             Err(fs::TryLockError::Error(e)) => return Err(Error::io("lock", path, e)),
         }
     }

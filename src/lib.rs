@@ -17,6 +17,7 @@ pub mod fsutil;
 pub mod hardstop;
 pub mod harness;
 pub mod hooks;
+pub mod housekeeping;
 pub mod identity;
 pub mod liveness;
 pub mod mailbox;

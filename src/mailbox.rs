@@ -48,9 +48,10 @@ pub const MONITOR_LOCK_FILE: &str = "monitor.lock";
 /// Files directly in `.aea/` that hold the receiver's state. `--shared`
 /// creates them up front: in a sticky folder a sender cannot replace a file
 /// the receiver owns, but could plant one that does not exist yet.
-pub const TOP_STATE_FILES: [(&str, u32); 6] = [
+pub const TOP_STATE_FILES: [(&str, u32); 7] = [
     (crate::audit::LOG_FILE, 0o644),
     (crate::audit::LOCK_FILE, 0o600),
+    (crate::housekeeping::LOCK_FILE, 0o600),
     (crate::sync::LOCK_FILE, 0o600),
     (MONITOR_LOCK_FILE, 0o600),
     (".announced-agent.json", 0o600),
@@ -560,11 +561,14 @@ impl Mailbox {
     pub fn unprocessed(&self) -> Result<Vec<Entry>> {
         self.check_state()?;
         let processed = self.names_in(PROCESSED_DIR)?;
+        // A file that vanished between the listing and the read was moved
+        // (gc archived it, `quarantine` took it): it is not in the inbox
+        // any more, and not invalid either.
         let mut entries: Vec<Entry> = self
             .message_names()?
             .into_iter()
             .filter(|n| !processed.contains(n))
-            .map(|n| self.read(&n))
+            .filter_map(|n| self.read_listed(&self.dir, &n))
             .collect();
         sort_for_processing(&mut entries);
         Ok(entries)
@@ -617,12 +621,34 @@ impl Mailbox {
             Err(e) => return Err(e),
         };
         names.sort();
-        Ok(names.iter().map(|n| self.read_at(&dir, n)).collect())
+        Ok(names
+            .iter()
+            .filter_map(|n| self.read_listed(&dir, n))
+            .collect())
     }
 
+    /// Reads message `name` of `dir` wherever it was listed; a file gone
+    /// since reads as unreadable (for one that was asked for by name).
     fn read_at(&self, dir: &Path, name: &str) -> Entry {
+        self.read_listed(dir, name).unwrap_or_else(|| {
+            let path = dir.join(name);
+            let (message, sha256) = read_and_hash(&path, name, self.limit_for(dir));
+            Entry {
+                name: name.to_string(),
+                message,
+                path,
+                sha256,
+                verification: None,
+            }
+        })
+    }
+
+    /// Reads message `name` that a listing of `dir` just named: `None` when
+    /// it is gone by now. Another process moved it (gc, `quarantine`, a
+    /// second gc): a reader leaves it out, it never reports it invalid.
+    pub fn read_listed(&self, dir: &Path, name: &str) -> Option<Entry> {
         let path = dir.join(name);
-        let (mut message, sha256) = read_and_hash(&path, name, self.limit_for(dir));
+        let (mut message, sha256) = read_if_present(&path, name, self.limit_for(dir))?;
         let mut verification = None;
         if let (Some(ring), Ok(m)) = (&self.keyring, &message)
             && dir == self.dir
@@ -632,13 +658,13 @@ impl Mailbox {
                 v => verification = Some(v),
             }
         }
-        Entry {
+        Some(Entry {
             name: name.to_string(),
             message,
             path,
             sha256,
             verification,
-        }
+        })
     }
 
     fn resolve_in(&self, dir: &Path, reference: &str) -> Result<Entry> {
@@ -651,8 +677,9 @@ impl Mailbox {
         }
         let mut names = names_of_messages(dir)?;
         names.sort();
+        let listed = |name: &str| self.read_listed(dir, name).ok_or_else(not_found);
         if names.iter().any(|n| n == reference) {
-            return Ok(self.read_at(dir, reference));
+            return listed(reference);
         }
         // aea's own short reference (`m3f9a01c2`): never read as an id,
         // which a sender may have chosen to look like one.
@@ -663,7 +690,7 @@ impl Mailbox {
                 .collect();
             return match hits.as_slice() {
                 [] => Err(not_found()),
-                [one] => Ok(self.read_at(dir, one)),
+                [one] => listed(one),
                 many => Err(Error::AmbiguousReference {
                     reference: reference.to_string(),
                     candidates: crate::shortref::for_names(many),
@@ -672,10 +699,13 @@ impl Mailbox {
         }
         let by_name: Vec<&String> = names.iter().filter(|n| n.starts_with(reference)).collect();
         if by_name.len() == 1 {
-            return Ok(self.read_at(dir, by_name[0]));
+            return listed(by_name[0]);
         }
         // Ids live inside the files: read them all, exact matches first.
-        let entries: Vec<Entry> = names.iter().map(|n| self.read_at(dir, n)).collect();
+        let entries: Vec<Entry> = names
+            .iter()
+            .filter_map(|n| self.read_listed(dir, n))
+            .collect();
         let id_of = |e: &Entry| e.valid().map(|m| m.message_id.clone());
         if let Some(exact) = entries
             .iter()
@@ -888,20 +918,24 @@ impl Mailbox {
     /// the new content can be processed.
     pub fn retire_marker(&self, name: &str) -> Result<PathBuf> {
         let dir = self.make_state_dir(PROCESSED_DIR)?;
-        let path = move_no_replace(&dir.join(name), &dir, &format!("{name}.replaced"))?;
+        let path = move_present(&dir.join(name), &dir, &format!("{name}.replaced"))?;
         fsutil::sync_dir(&dir)?;
         Ok(path)
     }
 
     /// Moves inbox file `name` into `sub` (`.quarantine` or `.archive`),
     /// never replacing anything there, with its processed marker and an
-    /// optional `<name>.reason`. Nothing is deleted.
-    pub fn move_out(&self, name: &str, sub: &str, reason: Option<&str>) -> Result<PathBuf> {
+    /// optional `<name>.reason`. Nothing is deleted. `None` when the file
+    /// is gone: another process moved it first (see [`move_no_replace`]),
+    /// which is not an error — it is where it was meant to go.
+    pub fn move_out(&self, name: &str, sub: &str, reason: Option<&str>) -> Result<Option<PathBuf>> {
         let dir = self.make_state_dir(sub)?;
         // Checked before anything moves: a `.processed` swapped for a
         // symlink must not make us unlink a file outside `.aea/`.
         let processed = self.state_dir(PROCESSED_DIR)?;
-        let target = move_no_replace(&self.dir.join(name), &dir, name)?;
+        let Some(target) = move_no_replace(&self.dir.join(name), &dir, name)? else {
+            return Ok(None);
+        };
         if let Some(processed) = processed {
             let marker = processed.join(name);
             if fs::symlink_metadata(&marker).is_ok() {
@@ -922,7 +956,7 @@ impl Mailbox {
             )?;
         }
         fsutil::sync_dir(&self.dir)?;
-        Ok(target)
+        Ok(Some(target))
     }
 
     /// The approval state of `entry` whose decision is `gated` or not. Only
@@ -990,7 +1024,7 @@ impl Mailbox {
                     at: existing.map_or("an earlier time".into(), |r| r.at),
                 });
             }
-            aside = Some(move_no_replace(&path, &dir, &format!("{file}.superseded"))?);
+            aside = Some(move_present(&path, &dir, &format!("{file}.superseded"))?);
             if !fsutil::create_exclusive(&path, &body)? {
                 return Err(Error::AlreadyDecided {
                     name: record.file.clone(),
@@ -1031,8 +1065,16 @@ impl Mailbox {
 }
 
 /// Moves `from` into `dir` as `name`, or `name.N` if that is taken; links
-/// then unlinks, so an existing file is never replaced.
-fn move_no_replace(from: &Path, dir: &Path, name: &str) -> Result<PathBuf> {
+/// then unlinks, so an existing file is never replaced. `None` when `from`
+/// is gone: another process moved it first.
+///
+/// Two processes moving one file at once (two gc runs, gc and
+/// `quarantine`) must not leave two copies: a taken name that already is
+/// `from` (same device and inode: the other process linked it a moment
+/// ago) means the file is moved, so this one only drops its own name for
+/// it and reports `None`; a new `name.N` is taken only for another file.
+fn move_no_replace(from: &Path, dir: &Path, name: &str) -> Result<Option<PathBuf>> {
+    let identity = |path: &Path| fs::symlink_metadata(path).map(|m| fsutil::identity(&m));
     for n in 0..1000 {
         let target = if n == 0 {
             dir.join(name)
@@ -1041,16 +1083,40 @@ fn move_no_replace(from: &Path, dir: &Path, name: &str) -> Result<PathBuf> {
         };
         match fs::hard_link(from, &target) {
             Ok(()) => {
-                fs::remove_file(from).map_err(|e| Error::io("remove", from, e))?;
-                return Ok(target);
+                return match fs::remove_file(from) {
+                    Ok(()) => Ok(Some(target)),
+                    // The other mover linked it too and unlinked it first;
+                    // it found our link (same inode) and left it: ours.
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Some(target)),
+                    Err(e) => Err(Error::io("remove", from, e)),
+                };
             }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                match (identity(from), identity(&target)) {
+                    (Err(e), _) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                    (Ok(a), Ok(b)) if a == b => {
+                        return match fs::remove_file(from) {
+                            Ok(()) => Ok(None),
+                            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                            Err(e) => Err(Error::io("remove", from, e)),
+                        };
+                    }
+                    _ => {}
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io("move", from, e)),
         }
     }
     Err(Error::NoFreeName {
         dir: dir.to_path_buf(),
     })
+}
+
+/// [`move_no_replace`] of a file that must still be there.
+fn move_present(from: &Path, dir: &Path, name: &str) -> Result<PathBuf> {
+    move_no_replace(from, dir, name)?
+        .ok_or_else(|| Error::io("move", from, io::Error::from(io::ErrorKind::NotFound)))
 }
 
 /// Names of the message files directly in `dir`, unsorted.
@@ -1076,21 +1142,41 @@ pub fn read_message_file(path: &Path, name: &str, limit: u64) -> Result<Message,
 }
 
 /// [`read_message_file`], plus the SHA-256 of the bytes read.
-fn read_and_hash(path: &Path, name: &str, limit: u64) -> (Result<Message, String>, Option<String>) {
-    match fsutil::read_limited(path, limit) {
+fn read_and_hash(path: &Path, name: &str, limit: u64) -> Parsed {
+    try_read(path, name, limit).unwrap_or_else(|e| (Err(format!("cannot be read: {e}")), None))
+}
+
+/// [`read_and_hash`], `None` when the file does not exist (any more).
+fn read_if_present(path: &Path, name: &str, limit: u64) -> Option<Parsed> {
+    match try_read(path, name, limit) {
+        Ok(parsed) => Some(parsed),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => Some((Err(format!("cannot be read: {e}")), None)),
+    }
+}
+
+/// A message file's parse (or the reason it is invalid) and the digest of
+/// its bytes; an I/O error when it could not be opened or read.
+type Parsed = (Result<Message, String>, Option<String>);
+
+fn try_read(path: &Path, name: &str, limit: u64) -> io::Result<Parsed> {
+    Ok(match fsutil::read_limited(path, limit) {
         Ok(bytes) => (
             message::parse(&bytes, Some(name)),
             Some(fsutil::sha256_hex(&bytes)),
         ),
         Err(ReadLimited::Symlink) => (Err("is a symbolic link; not read".into()), None),
-        Err(ReadLimited::NotAFile) => (Err("is not a regular file".into()), None),
+        Err(ReadLimited::NotAFile) => (Err(NOT_A_FILE.into()), None),
         Err(ReadLimited::TooLarge(n)) => (
             Err(format!("is {n} bytes, over the {limit} byte limit")),
             None,
         ),
-        Err(ReadLimited::Io(e)) => (Err(format!("cannot be read: {e}")), None),
-    }
+        Err(ReadLimited::Io(e)) => return Err(e),
+    })
 }
+
+/// Why a folder, FIFO or socket named like a message is not one.
+pub const NOT_A_FILE: &str = "is not a regular file";
 
 /// Processing order of SPEC §5.1: priority, then type, then age; invalid
 /// files after the valid ones.

@@ -17,6 +17,7 @@ mod escape;
 mod git_hooks;
 mod hardstops;
 mod hooks_output;
+mod housekeeping;
 mod identity;
 mod json_output;
 mod layout;

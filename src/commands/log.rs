@@ -23,21 +23,23 @@ pub fn run(args: &LogArgs, ctx: &Context) -> Result<ExitCode> {
         })
         .transpose()?;
     let by_ref = args.message.as_deref().and_then(crate::shortref::parse);
-    let events: Vec<_> = audit::read(mailbox.dir())?
-        .into_iter()
-        .filter(|e| {
-            let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default();
-            since.is_none_or(|t| parse_time(text("ts")).is_some_and(|ts| ts >= t))
-                && args.event.is_none_or(|ev| text("event") == ev.as_str())
-                && args.message.as_deref().is_none_or(|r| match &by_ref {
-                    Some(digits) => crate::shortref::matches(text("file"), digits),
-                    None => {
-                        !r.is_empty()
-                            && (text("message").starts_with(r) || text("file").starts_with(r))
-                    }
-                })
-        })
-        .collect();
+    // Every file of the log, rotated ones first (oldest first); only the
+    // lines that pass the filters are kept in memory.
+    let mut events = Vec::new();
+    audit::for_each(mailbox.dir(), |e| {
+        let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default();
+        let wanted = since.is_none_or(|t| parse_time(text("ts")).is_some_and(|ts| ts >= t))
+            && args.event.is_none_or(|ev| text("event") == ev.as_str())
+            && args.message.as_deref().is_none_or(|r| match &by_ref {
+                Some(digits) => crate::shortref::matches(text("file"), digits),
+                None => {
+                    !r.is_empty() && (text("message").starts_with(r) || text("file").starts_with(r))
+                }
+            });
+        if wanted {
+            events.push(e);
+        }
+    })?;
     if ctx.printer.json() {
         for event in &events {
             ctx.printer.value_line(event);

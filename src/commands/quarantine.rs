@@ -28,7 +28,12 @@ pub fn run(args: &QuarantineArgs, ctx: &Context) -> Result<ExitCode> {
     }
     let mailbox = ctx.mailbox()?;
     let entry = mailbox.resolve(&args.reference)?;
-    let path = mailbox.move_out(&entry.name, QUARANTINE_DIR, Some(&args.reason))?;
+    // Gone since it was found: another process (gc) moved it first.
+    let path = mailbox
+        .move_out(&entry.name, QUARANTINE_DIR, Some(&args.reason))?
+        .ok_or_else(|| Error::MessageNotFound {
+            reference: args.reference.clone(),
+        })?;
     let mut event = Event::new(&ctx.rt, AuditEvent::Quarantined)
         .with("file", entry.name.as_str())
         .with("reason", args.reason.as_str());

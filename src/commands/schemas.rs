@@ -38,7 +38,7 @@ fn all() -> Vec<(&'static str, Schema)> {
             "quarantine",
             schema::<quarantine::QuarantineOutput<'static>>(),
         ),
-        ("gc", schema::<gc::Moves>()),
+        ("gc", schema::<crate::housekeeping::Report>()),
         ("sync", schema::<crate::sync::Report>()),
         ("status", schema::<status::StatusOutput<'static>>()),
         (

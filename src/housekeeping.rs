@@ -1,0 +1,208 @@
+//! Keeping the inbox small (`aea gc`, SPEC §2, §3.2): processed messages
+//! older than a cutoff and expired unprocessed ones move to `.archive/`,
+//! invalid files to `.quarantine/` with the reason. Nothing is deleted.
+//!
+//! One gc at a time per mailbox: a run holds `.aea/.gc.lock` (taken like
+//! the log's and sync's locks, [`fsutil::try_lock_within`]); a second run
+//! waits for it up to [`LOCK_WAIT`], then finds the work done, or steps
+//! aside and says so. The moves themselves are safe without the lock too
+//! (`aea quarantine`, an older aea): a file another process moved first is
+//! left out, never archived twice, never an error. What cannot be moved (a
+//! folder named like a message) is skipped with the reason and reported;
+//! the rest of the inbox is still cleaned.
+
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::audit::{self, AuditEvent, Event, Rotation};
+use crate::error::{Error, Result};
+use crate::fsutil;
+use crate::mailbox::{ARCHIVE_DIR, Mailbox, NOT_A_FILE, PROCESSED_DIR, Processed, QUARANTINE_DIR};
+use crate::message::parse_time;
+use crate::runtime::Runtime;
+
+/// Held by a running gc, in `.aea/`.
+pub const LOCK_FILE: &str = ".gc.lock";
+/// How long a second gc waits for the first before it steps aside. A gc
+/// moves a few thousand files a second; one that holds the lock longer
+/// than this is stuck, or has a very large inbox to itself.
+pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// What a gc run is asked to do.
+#[derive(Debug, Clone, Copy)]
+pub struct Request {
+    /// Processed messages processed before this are archived.
+    pub cutoff: DateTime<Utc>,
+    /// Say what would move, move nothing (and take no lock).
+    pub dry_run: bool,
+    /// How long to wait for another gc ([`LOCK_WAIT`]).
+    pub lock_wait: std::time::Duration,
+}
+
+/// What a gc run moved, or would move, and what it left alone.
+#[derive(Debug, Default, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Report {
+    /// Processed messages moved to `.archive/`.
+    pub archived: Vec<String>,
+    /// Unprocessed messages past their `expires_at`, moved to `.archive/`.
+    pub expired: Vec<String>,
+    /// Invalid files moved to `.quarantine/` with a `.reason` file.
+    pub quarantined: Vec<String>,
+    /// Entries gc could not move, with the reason; they stay where they are.
+    pub skipped: Vec<Skipped>,
+    /// Another gc held the lock for the whole wait: this run moved nothing
+    /// (that one is doing the work).
+    pub busy: bool,
+}
+
+/// An entry of the inbox gc left in place, and why.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Skipped {
+    pub file: String,
+    pub reason: String,
+}
+
+/// Where gc moves a file.
+#[derive(Debug, Clone, Copy)]
+enum Move {
+    Archive,
+    Expire,
+    Quarantine,
+}
+
+impl Move {
+    fn dir(self) -> &'static str {
+        match self {
+            Move::Archive | Move::Expire => ARCHIVE_DIR,
+            Move::Quarantine => QUARANTINE_DIR,
+        }
+    }
+
+    fn event(self) -> AuditEvent {
+        match self {
+            Move::Archive => AuditEvent::Archived,
+            Move::Expire => AuditEvent::Expired,
+            Move::Quarantine => AuditEvent::Quarantined,
+        }
+    }
+}
+
+/// Runs gc on `mailbox` (see the module comment).
+pub fn collect(mailbox: &Mailbox, request: Request, rt: &Runtime) -> Result<Report> {
+    let mut report = Report::default();
+    // Every state folder is checked first: a `.processed` or `.archive`
+    // swapped for a symlink stops gc before it moves or unlinks anything.
+    mailbox.check_state()?;
+    let _lock = if request.dry_run {
+        None
+    } else {
+        let path = mailbox.dir().join(LOCK_FILE);
+        let Some(lock) = fsutil::try_lock_within(&path, request.lock_wait)? else {
+            report.busy = true;
+            return Ok(report);
+        };
+        fsutil::require_owner(&lock, &path, fsutil::dir_owner(mailbox.dir()))?;
+        Some(lock)
+    };
+    let rotation = mailbox.config().map_or_else(
+        |_| Rotation::configured(mailbox.dir()),
+        |c| Rotation::of(&c.limits),
+    );
+    let now = rt.now();
+    let mut names = mailbox.message_names()?;
+    names.sort();
+    for name in names {
+        let (kind, reason) = match judge(mailbox, &name, request.cutoff, now) {
+            Judged::Stays => continue,
+            Judged::Skip(reason) => {
+                report.skipped.push(Skipped { file: name, reason });
+                continue;
+            }
+            Judged::Move(kind, reason) => (kind, reason),
+        };
+        if !request.dry_run {
+            match mailbox.move_out(&name, kind.dir(), reason.as_deref()) {
+                Ok(Some(_)) => {}
+                // Another process moved it first; it reports the move.
+                Ok(None) => continue,
+                // This file could not be moved (its own permissions, a
+                // name taken a thousand times): said, and the rest goes on.
+                Err(e @ (Error::Io { .. } | Error::NoFreeName { .. })) => {
+                    report.skipped.push(Skipped {
+                        file: name,
+                        reason: crate::error::one_line(&e),
+                    });
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+            let mut event = Event::new(rt, kind.event()).with("file", name.as_str());
+            if let Some(reason) = &reason {
+                event = event.with("reason", reason.as_str());
+            }
+            audit::append_rotating(mailbox.dir(), &event, rotation)?;
+        }
+        match kind {
+            Move::Archive => report.archived.push(name),
+            Move::Expire => report.expired.push(name),
+            Move::Quarantine => report.quarantined.push(name),
+        }
+    }
+    Ok(report)
+}
+
+/// What gc does with one inbox entry.
+enum Judged {
+    Stays,
+    Move(Move, Option<String>),
+    Skip(String),
+}
+
+fn judge(mailbox: &Mailbox, name: &str, cutoff: DateTime<Utc>, now: DateTime<Utc>) -> Judged {
+    // Gone since the listing: another process moved it.
+    let Some(entry) = mailbox.read_listed(mailbox.dir(), name) else {
+        return Judged::Stays;
+    };
+    if is_folder(&entry.path) {
+        // `link(2)` cannot move a folder, and a folder is nobody's message:
+        // it stays for a person to look at (`aea doctor` names it).
+        return Judged::Skip(format!(
+            "{NOT_A_FILE} but a folder; gc moves files only: move it out of .aea/ by hand"
+        ));
+    }
+    let processed = match mailbox.processed(&entry) {
+        Ok(processed) => processed,
+        Err(e) => return Judged::Skip(crate::error::one_line(&e)),
+    };
+    if let Processed::Done(marker) = processed {
+        // An empty marker from an older tool has no time: use the file's.
+        let when = marker
+            .and_then(|m| parse_time(&m.processed_at))
+            .or_else(|| {
+                let marker = mailbox.dir().join(PROCESSED_DIR).join(name);
+                let modified = std::fs::symlink_metadata(marker).ok()?.modified().ok()?;
+                Some(DateTime::<Utc>::from(modified))
+            });
+        return if when.is_none_or(|t| t >= cutoff) {
+            Judged::Stays
+        } else {
+            Judged::Move(Move::Archive, None)
+        };
+    }
+    match entry.message {
+        Ok(m) if m.is_expired(now) => Judged::Move(
+            Move::Expire,
+            Some("expired before it was processed".to_string()),
+        ),
+        Ok(_) => Judged::Stays,
+        Err(reason) => Judged::Move(Move::Quarantine, Some(reason)),
+    }
+}
+
+fn is_folder(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}

@@ -1,0 +1,438 @@
+//! Housekeeping under real concurrent processes: `aea gc` run twice at
+//! once, readers running while it moves files, odd entries in the inbox,
+//! and the audit log rotating while several processes append to it.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::Duration;
+
+use crate::common::*;
+
+/// When gc runs: everything processed in 2020 is old, everything with an
+/// expiry has expired.
+const GC_NOW: &str = "2099-01-10T00:00:00Z";
+const MARKER: &str =
+    r#"{"processed_at":"2020-01-01T00:00:00.000Z","by":"tester","outcome":"done"}"#;
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Kind {
+    Processed,
+    Expiring,
+    Broken,
+    Waiting,
+}
+
+/// Files of one round, by where they must end up.
+struct Round {
+    names: Vec<(String, Kind)>,
+}
+
+/// The bytes of a real signed message of each kind, taken out of the inbox
+/// so that each round can lay down fresh copies under new names.
+fn templates(env: &TestEnv, api: &Path, web: &Path) -> HashMap<Kind, Vec<u8>> {
+    let mut out = HashMap::new();
+    for (kind, extra) in [
+        (
+            Kind::Processed,
+            vec!["--type", "question", "--subject", "old"],
+        ),
+        (
+            Kind::Expiring,
+            vec!["--type", "update", "--subject", "short", "--expires", "1h"],
+        ),
+        (
+            Kind::Waiting,
+            vec!["--type", "question", "--subject", "wait"],
+        ),
+    ] {
+        let mut args = extra;
+        args.extend(["--body", "b"]);
+        env.send(api, "web", &args);
+        let name = inbox_files(web).pop().unwrap();
+        let path = web.join(".aea").join(&name);
+        out.insert(kind, std::fs::read(&path).unwrap());
+        std::fs::remove_file(&path).unwrap();
+    }
+    out.insert(Kind::Broken, b"{broken".to_vec());
+    out
+}
+
+/// Lays down one round of files, each written aside and renamed into
+/// place (a reader never sees one half written); `broken` hears of the
+/// invalid ones before they appear.
+fn lay_down(
+    web: &Path,
+    round: usize,
+    templates: &HashMap<Kind, Vec<u8>>,
+    broken: &std::sync::Mutex<HashSet<String>>,
+) -> Round {
+    let aea = web.join(".aea");
+    let put = |path: PathBuf, bytes: &[u8]| {
+        let aside = aea.join(".tmp").join("laying-down");
+        std::fs::write(&aside, bytes).unwrap();
+        std::fs::rename(&aside, path).unwrap();
+    };
+    let mut names = Vec::new();
+    for (k, kind) in [Kind::Processed, Kind::Expiring, Kind::Broken, Kind::Waiting]
+        .into_iter()
+        .enumerate()
+    {
+        for i in 0..4 {
+            let name = format!(
+                "message-20260101T00{round:02}{:02}000Z-from-api-{:08x}.json",
+                k * 4 + i,
+                round * 100 + k * 10 + i
+            );
+            if kind == Kind::Broken {
+                broken.lock().unwrap().insert(name.clone());
+            }
+            put(aea.join(&name), &templates[&kind]);
+            if kind == Kind::Processed {
+                put(aea.join(".processed").join(&name), MARKER.as_bytes());
+            }
+            names.push((name, kind));
+        }
+    }
+    Round { names }
+}
+
+fn names_in(dir: &Path) -> BTreeSet<String> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect(),
+        Err(_) => BTreeSet::new(),
+    }
+}
+
+/// Every expected file there once (no `name.1` copy), nothing else.
+fn assert_same(what: &str, found: &BTreeSet<String>, expected: &BTreeSet<String>) {
+    let extra: Vec<_> = found.difference(expected).collect();
+    let missing: Vec<_> = expected.difference(found).collect();
+    assert!(
+        extra.is_empty() && missing.is_empty(),
+        "{what}: extra {extra:?}, missing {missing:?}"
+    );
+}
+
+fn gc_at_once(env: &TestEnv, web: &Path) -> [std::process::Output; 2] {
+    // Spawned back to back, waited for after both started: the two run at
+    // the same moment as far as the scheduler lets them.
+    let spawn = || {
+        env.cmd(web)
+            .env("AEA_TEST_NOW", GC_NOW)
+            .args(["--json", "gc", "--older-than", "7d"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()]
+}
+
+#[test]
+fn thirty_pairs_of_gc_at_once_move_every_file_exactly_once() {
+    const ROUNDS: usize = 30;
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let aea = web.join(".aea");
+    let templates = templates(&env, &api, &web);
+    let env = Arc::new(env);
+
+    // A reader running the whole time: a file gc moved away between
+    // check's listing and its read is moved, never invalid.
+    let done = Arc::new(AtomicBool::new(false));
+    let broken_names = Arc::new(std::sync::Mutex::new(HashSet::<String>::new()));
+    let reader = {
+        let (env, web, done, broken) = (
+            Arc::clone(&env),
+            web.clone(),
+            Arc::clone(&done),
+            Arc::clone(&broken_names),
+        );
+        thread::spawn(move || {
+            let mut reads = 0;
+            while !done.load(Ordering::SeqCst) || reads == 0 {
+                let out = env.run(&web, &["--json", "check"]);
+                assert!(out.status.success(), "{}", stderr(&out));
+                let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+                let broken = broken.lock().unwrap().clone();
+                for item in v["invalid"].as_array().unwrap() {
+                    let file = item["file"].as_str().unwrap();
+                    assert!(
+                        broken.contains(file),
+                        "check reported a message gc moved as invalid: {item}"
+                    );
+                }
+                reads += 1;
+            }
+            reads
+        })
+    };
+
+    let mut expected_archive = BTreeSet::new();
+    let mut expected_quarantine = BTreeSet::new();
+    for round in 0..ROUNDS {
+        let laid = lay_down(&web, round, &templates, &broken_names);
+        let outs = gc_at_once(&env, &web);
+        for out in &outs {
+            assert_eq!(code(out), 0, "round {round}: {}", stderr(out));
+        }
+        // Between them the two runs report every move once.
+        let mut reported = Vec::new();
+        for out in &outs {
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            for key in ["archived", "expired", "quarantined"] {
+                for n in v[key].as_array().unwrap() {
+                    reported.push(n.as_str().unwrap().to_string());
+                }
+            }
+        }
+        let unique: HashSet<_> = reported.iter().collect();
+        assert_eq!(unique.len(), reported.len(), "reported twice: {reported:?}");
+        for (name, kind) in &laid.names {
+            match kind {
+                Kind::Processed => {
+                    expected_archive.insert(name.clone());
+                }
+                Kind::Expiring => {
+                    expected_archive.insert(name.clone());
+                    expected_archive.insert(format!("{name}.reason"));
+                }
+                Kind::Broken => {
+                    expected_quarantine.insert(name.clone());
+                    expected_quarantine.insert(format!("{name}.reason"));
+                }
+                Kind::Waiting => {}
+            }
+        }
+        assert_eq!(reported.len(), 12, "round {round}: {reported:?}");
+    }
+    done.store(true, Ordering::SeqCst);
+    let reads = join_within(reader, Duration::from_secs(120), "the reader thread");
+    assert!(reads > 1, "the reader ran while gc moved files");
+
+    let mut archive = names_in(&aea.join(".archive"));
+    archive.remove(".processed");
+    assert_same("archived", &archive, &expected_archive);
+    let mut markers = names_in(&aea.join(".archive/.processed"));
+    markers.retain(|n| aea::message::is_message_file_name(n));
+    assert_eq!(markers.len(), ROUNDS * 4, "every marker moved along once");
+    assert_same(
+        "quarantined",
+        &names_in(&aea.join(".quarantine")),
+        &expected_quarantine,
+    );
+    assert_eq!(
+        inbox_files(&web).len(),
+        ROUNDS * 4,
+        "the waiting messages stay"
+    );
+    assert!(names_in(&aea.join(".processed")).is_empty());
+    // The log says so once per file.
+    let log = env.ok(&web, &["--json", "log"]);
+    let mut logged: Vec<String> = log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| ["archived", "expired", "quarantined"].contains(&e["event"].as_str().unwrap()))
+        .map(|e| e["file"].as_str().unwrap().to_string())
+        .collect();
+    logged.sort();
+    let before = logged.len();
+    logged.dedup();
+    assert_eq!(before, logged.len(), "a move logged twice");
+    assert_eq!(logged.len(), ROUNDS * 12);
+}
+
+#[test]
+fn gc_skips_what_it_cannot_move_and_says_why() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let aea = web.join(".aea");
+    let templates = templates(&env, &api, &web);
+    let laid = lay_down(&web, 0, &templates, &std::sync::Mutex::default());
+    // A folder named like a message, with something in it.
+    let folder = "message-20260101T000000000Z-from-x-00000000.json";
+    std::fs::create_dir(aea.join(folder)).unwrap();
+    std::fs::write(aea.join(folder).join("inside"), "x").unwrap();
+
+    let check = env.json(&web, &["check"]);
+    assert!(
+        check["invalid"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["file"] == folder),
+        "{check}"
+    );
+    let out = env
+        .cmd(&web)
+        .env("AEA_TEST_NOW", GC_NOW)
+        .args(["--json", "gc"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["archived"].as_array().unwrap().len(), 4, "{v}");
+    assert_eq!(v["expired"].as_array().unwrap().len(), 4, "{v}");
+    assert_eq!(v["quarantined"].as_array().unwrap().len(), 4, "{v}");
+    let skipped = v["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{v}");
+    assert_eq!(skipped[0]["file"], folder);
+    assert!(
+        skipped[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("not a regular file"),
+        "{v}"
+    );
+    assert!(aea.join(folder).join("inside").is_file(), "left as it was");
+    // The person hears it too, and a second run is just as calm.
+    let out = env
+        .cmd(&web)
+        .env("AEA_TEST_NOW", GC_NOW)
+        .args(["gc"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("skipped"), "{text}");
+    assert!(text.contains(folder), "{text}");
+    assert_eq!(
+        inbox_files(&web).len(),
+        laid.names
+            .iter()
+            .filter(|(_, k)| *k == Kind::Waiting)
+            .count()
+            + 1
+    );
+}
+
+/// The lines of every file of the log on disk (`agent.log`, `agent.log.N`).
+fn log_lines_on_disk(aea: &Path) -> Vec<String> {
+    let mut files: Vec<PathBuf> = names_in(aea)
+        .into_iter()
+        .filter(|n| n == "agent.log" || n.starts_with("agent.log."))
+        .map(|n| aea.join(n))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn the_log_rotates_under_concurrent_appenders_without_losing_a_line() {
+    const SENDERS: usize = 4;
+    const EACH: usize = 30;
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let aea = web.join(".aea");
+    // The smallest rotation size: a file every few lines. Below it the
+    // config is refused, naming the key.
+    let config_path = aea.join("agent-config.yaml");
+    let config = std::fs::read_to_string(&config_path).unwrap();
+    assert!(config.contains("\nlimits:\n"), "{config}");
+    let with =
+        |bytes: &str| config.replace("\nlimits:\n", &format!("\nlimits:\n  log_bytes: {bytes}\n"));
+    std::fs::write(&config_path, with("100")).unwrap();
+    let out = env.run(&web, &["validate"]);
+    assert_eq!(code(&out), 6, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("limits.log_bytes"),
+        "{}",
+        stdout(&out)
+    );
+    std::fs::write(&config_path, with("1024")).unwrap();
+    env.ok(&web, &["validate"]);
+    let senders: Vec<_> = (0..SENDERS)
+        .map(|i| env.repo(&format!("sender{i}")))
+        .collect();
+    let env = Arc::new(env);
+    let start = Arc::new(Barrier::new(SENDERS));
+    let workers: Vec<_> = senders
+        .iter()
+        .map(|repo| {
+            let (env, repo, start) = (Arc::clone(&env), repo.clone(), Arc::clone(&start));
+            thread::spawn(move || {
+                start.wait();
+                (0..EACH)
+                    .map(|n| {
+                        env.send(
+                            &repo,
+                            "web",
+                            &["--type", "update", "--subject", &format!("n{n}")],
+                        )
+                    })
+                    .collect::<Vec<String>>()
+            })
+        })
+        .collect();
+    let sent: Vec<Vec<String>> = workers
+        .into_iter()
+        .map(|w| join_within(w, Duration::from_secs(300), "a sender thread"))
+        .collect();
+
+    let rotated = names_in(&aea)
+        .into_iter()
+        .filter(|n| n.starts_with("agent.log."))
+        .count();
+    assert!(
+        rotated >= 5,
+        "the log rotated several times ({rotated} files)"
+    );
+    // On disk: every delivery once, across all the files.
+    let on_disk: Vec<serde_json::Value> = log_lines_on_disk(&aea)
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let delivered: Vec<&str> = on_disk
+        .iter()
+        .filter(|e| e["event"] == "delivered")
+        .map(|e| e["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(delivered.len(), SENDERS * EACH, "no line lost or doubled");
+    assert_eq!(
+        delivered.iter().collect::<HashSet<_>>().len(),
+        SENDERS * EACH
+    );
+
+    // `aea log` reads them all, oldest first: each sender's deliveries in
+    // the order it sent them.
+    let log = env.ok(&web, &["--json", "log", "--event", "delivered"]);
+    let read: Vec<String> = log
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["message"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(read.len(), SENDERS * EACH);
+    for ids in &sent {
+        let order: Vec<&String> = read.iter().filter(|id| ids.contains(id)).collect();
+        assert_eq!(
+            order,
+            ids.iter().collect::<Vec<_>>(),
+            "in the order appended"
+        );
+    }
+    // The first line ever written (init) is still there.
+    let all = env.ok(&web, &["--json", "log"]);
+    let first: serde_json::Value = serde_json::from_str(all.lines().next().unwrap()).unwrap();
+    assert_eq!(first["event"], "init");
+}
