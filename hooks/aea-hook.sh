@@ -30,7 +30,23 @@ fi
 # into anything it might touch elsewhere. The foreign hook above had them.
 unset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE GIT_OBJECT_DIRECTORY GIT_COMMON_DIR \
   GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_PREFIX GIT_NAMESPACE GIT_CEILING_DIRECTORIES
-# exec saves a process when there is no other status to report.
-[ "$status" -eq 0 ] && exec "$aea" hooks run @HOOK@
-"$aea" hooks run @HOOK@
+# Only a decision of aea's (exit 5: the policy blocks, or the config is
+# broken) stops a commit. A binary that is garbage, crashes or hangs
+# (bounded by `timeout` where it exists) says one line and git goes on,
+# unless AEA_HOOKS_FAIL_CLOSED=1 asks for the opposite. No stdin: a hook
+# never waits on a terminal.
+bound=
+if command -v timeout >/dev/null 2>&1; then
+  bound="timeout -k 2 ${AEA_HOOK_TIMEOUT:-10}"
+fi
+rc=0
+$bound "$aea" hooks run @HOOK@ </dev/null || rc=$?
+case "$rc" in
+  0) ;;
+  5) [ @HOOK@ = pre-commit ] && exit 5 ;;
+  *)
+    echo "aea: the hook could not run aea (exit $rc): mail not checked; run \`aea doctor\`" >&2
+    case "${AEA_HOOKS_FAIL_CLOSED:-0}" in 0) ;; *) [ @HOOK@ = pre-commit ] && exit "$rc" ;; esac
+    ;;
+esac
 exit "$status"

@@ -36,7 +36,7 @@ impl GitHook {
 }
 
 /// Bumped whenever the script changes, so `status` can say "outdated".
-pub const HOOK_VERSION: u32 = 1;
+pub const HOOK_VERSION: u32 = 2;
 const TEMPLATE: &str = include_str!("../hooks/aea-hook.sh");
 const ORIG_SUFFIX: &str = ".aea-orig";
 

@@ -290,6 +290,57 @@ fn a_missing_binary_prints_one_line_and_lets_git_go_on() {
     );
 }
 
+/// A binary that is garbage, crashes or hangs at the hook's aea path says
+/// one line and lets the commit go on (a hang bounded by `timeout`); only
+/// aea's own decision (exit 5) blocks, and AEA_HOOKS_FAIL_CLOSED=1 turns
+/// the rest into a block too.
+#[test]
+fn a_broken_binary_fails_open_unless_asked_to_fail_closed() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = plain_git_repo(&env, "web");
+    env.ok(&web, &["init", "--no-agent-files"]);
+    // Mail waits, so the pre-commit hook starts aea.
+    env.question(&api, &web.display().to_string(), "waiting");
+    let hook = web.join(".git/hooks/pre-commit");
+    let original = std::fs::read_to_string(&hook).unwrap();
+    let fake = env.path().join("fake-aea");
+    for (what, script) in [
+        ("garbage", "\u{7f}ELF\u{1}\u{1}garbage that is no program\n"),
+        ("crash", "#!/bin/sh\nkill -SEGV $$\n"),
+        ("exit 1", "#!/bin/sh\nexit 1\n"),
+        ("hang", "#!/bin/sh\nexec sleep 60\n"),
+    ] {
+        std::fs::write(&fake, script).unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(&hook, original.replace(BIN, fake.to_str().unwrap())).unwrap();
+        let start = std::time::Instant::now();
+        let out = git_command(&web)
+            .env("AEA_HOOK_TIMEOUT", "1")
+            .args(["commit", "-q", "--allow-empty", "-m", what])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{what}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("the hook could not run aea"),
+            "{what}: {}",
+            stderr(&out)
+        );
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "{what}"
+        );
+        let closed = git_command(&web)
+            .env("AEA_HOOK_TIMEOUT", "1")
+            .env("AEA_HOOKS_FAIL_CLOSED", "1")
+            .args(["commit", "-q", "--allow-empty", "-m", what])
+            .output()
+            .unwrap();
+        assert!(!closed.status.success(), "{what}: fail closed was asked");
+    }
+}
+
 #[test]
 fn hooks_go_to_the_common_dir_for_worktrees_and_submodules() {
     let env = TestEnv::new();
@@ -588,7 +639,7 @@ fn doctor_names_each_problem_with_its_fix() {
     let hook = web.join(".git/hooks/post-merge");
     let text = std::fs::read_to_string(&hook)
         .unwrap()
-        .replace("aea-hook-version: 1", "aea-hook-version: 0");
+        .replace("aea-hook-version: 2", "aea-hook-version: 0");
     std::fs::write(&hook, text).unwrap();
     std::fs::remove_file(web.join(".claude/settings.json")).unwrap();
     let out = env.run(&web, &["doctor"]);
