@@ -125,8 +125,17 @@ pub fn deliver(
             },
         });
     }
+    // Once anything was delivered, a failure to keep the copy or the log
+    // line is a warning, not an error: a caller that retried on an error
+    // would send the same message twice.
     if let Some(message) = &first_sent {
-        delivery.sent_copy = Some(keep_sent_copy(message, draft, &broadcast, sender, rt)?);
+        match keep_sent_copy(message, draft, &broadcast, sender, rt) {
+            Ok(copy) => delivery.sent_copy = Some(copy),
+            Err(e) => delivery.warnings.push(format!(
+                "delivered, but the sent/ copy or its log line was not kept: {}",
+                crate::error::one_line(&e)
+            )),
+        }
     }
     Ok(delivery)
 }
@@ -199,12 +208,17 @@ fn write_one(
         }
         Route::Remote(id) => {
             let path = sender.mailbox.store_in(OUTGOING_DIR, message, rt)?;
-            audit::append(
+            if let Err(e) = audit::append(
                 sender.mailbox.dir(),
                 &Event::new(rt, AuditEvent::Queued)
                     .with("message", message.message_id.as_str())
                     .with("to", id.as_str()),
-            )?;
+            ) {
+                warnings.push(format!(
+                    "queued, but not logged: {}",
+                    crate::error::one_line(&e)
+                ));
+            }
             Ok((id.clone(), path, true))
         }
     }

@@ -217,6 +217,41 @@ fn stage(staging: &Path, stem: &str, bytes: &[u8], nonce: &dyn Fn() -> String) -
     }
 }
 
+/// Staged files (`.deliver.*.tmp`) of a send that was killed before it
+/// linked or removed them are removed once they are older than this: a
+/// live send holds one for milliseconds, seconds for the largest message.
+pub const STAGING_STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes `dir`'s staging leftovers older than [`STAGING_STALE_AFTER`]:
+/// regular files named `.deliver.*.tmp` only (never through a symlink).
+/// Best effort: returns how many went.
+pub fn sweep_staging(dir: &Path) -> usize {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let now = std::time::SystemTime::now();
+    let mut swept = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with(".deliver.") && name.ends_with(".tmp")) {
+            continue;
+        }
+        let Ok(meta) = fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age > STAGING_STALE_AFTER);
+        if meta.file_type().is_file() && old && fs::remove_file(entry.path()).is_ok() {
+            swept += 1;
+        }
+    }
+    swept
+}
+
 /// Delivers `bytes` into `dir` under a new name, atomically and without ever
 /// replacing an existing file.
 ///

@@ -354,6 +354,11 @@ impl Mailbox {
     #[must_use]
     pub fn owned(mut self) -> Self {
         self.own = true;
+        // Any command in this repository sweeps staging leftovers of sends
+        // killed mid-way (only a sound `.tmp/` is looked into).
+        if let Ok(Some(tmp)) = self.state_dir(TMP_DIR) {
+            fsutil::sweep_staging(&tmp);
+        }
         self
     }
 
@@ -791,6 +796,8 @@ impl Mailbox {
         } else {
             target.to_path_buf()
         };
+        // Leftovers of a send killed mid-way go with the next one.
+        fsutil::sweep_staging(&staging);
         match fsutil::deliver_new(&staging, target, bytes, &mut name, &nonce) {
             Err(Error::Io { source, .. })
                 if source.kind() == io::ErrorKind::PermissionDenied && staging != target =>

@@ -313,6 +313,70 @@ fn deferred_mail_stays_listed_and_can_be_finished() {
     assert_eq!(code(&out), 4, "{}", stdout(&out));
 }
 
+/// Staging files of a send killed mid-way are swept by the next command
+/// that touches the folder; a fresh one (a send in progress) is left alone.
+#[test]
+fn staging_leftovers_are_swept_by_the_next_command() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let tmp = web.join(".aea/.tmp");
+    let old = tmp.join(".deliver.dead0001.tmp");
+    let fresh = tmp.join(".deliver.live0001.tmp");
+    std::fs::write(&old, "{").unwrap();
+    std::fs::write(&fresh, "{").unwrap();
+    let aged = std::process::Command::new("touch")
+        .args(["-d", "2 hours ago"])
+        .arg(&old)
+        .status()
+        .unwrap();
+    assert!(aged.success());
+    env.ok(&web, &["check"]);
+    assert!(!old.exists(), "an old leftover is swept");
+    assert!(fresh.exists(), "a fresh staging file is left alone");
+
+    // A send into web sweeps web's staging folder too.
+    std::fs::write(&old, "{").unwrap();
+    std::process::Command::new("touch")
+        .args(["-d", "2 hours ago"])
+        .arg(&old)
+        .status()
+        .unwrap();
+    env.question(&api, "web", "sweeps");
+    assert!(!old.exists());
+}
+
+/// A send that delivered succeeds even when keeping its own log line
+/// fails afterwards: an error would make the caller send it again.
+#[test]
+fn a_delivered_send_succeeds_when_its_own_log_fails() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let log = api.join(".aea/agent.log");
+    std::fs::remove_file(&log).unwrap();
+    std::fs::create_dir(&log).unwrap();
+    let out = env.run(
+        &api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "update",
+            "--subject",
+            "once",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: delivered, but"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(inbox_files(&web).len(), 1);
+}
+
 #[test]
 fn process_records_outcome_and_note() {
     let env = TestEnv::new();
