@@ -267,6 +267,9 @@ mod tests {
         watch.wait(SOON);
         let start = std::time::Instant::now();
         assert!(watch.wait(Duration::from_millis(200)));
-        assert!(start.elapsed() >= Duration::from_millis(150), "returned at once");
+        assert!(
+            start.elapsed() >= Duration::from_millis(150),
+            "returned at once"
+        );
     }
 }
