@@ -581,7 +581,7 @@ fn cpu_share(pid: u32, period: Duration) -> (f64, String) {
     let (before, start) = (cpu_time(pid), Instant::now());
     // Not a wait for readiness: the period being measured.
     std::thread::sleep(period);
-    let (used, wall) = (cpu_time(pid) - before, start.elapsed());
+    let (used, wall) = (cpu_time(pid).saturating_sub(before), start.elapsed());
     let share = used.as_secs_f64() / wall.as_secs_f64();
     (share, format!("{used:?} of CPU in {wall:?}"))
 }
