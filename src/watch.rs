@@ -1,12 +1,22 @@
-//! Waiting for a mailbox to change (SPEC §10): file-system notifications
-//! through `notify` (inotify on Linux), with polling as the fallback where
-//! notifications are unavailable. Waiting uses no CPU.
+//! Waiting for a mailbox to change (SPEC §10): file-system notifications,
+//! with polling as the fallback where notifications are unavailable.
+//! Waiting uses no CPU, however much mail already waits.
+//!
+//! Only what can mean new or changed mail wakes a waiter: a file created
+//! in, moved into or written and closed in `.aea/` (not its subfolders)
+//! whose name is a message's or one of the control files the caller names
+//! (`monitor.stop`), and the loss of the watch itself. Reading the inbox
+//! must never wake it: every wake-up lists and reads the messages, so a
+//! watch that reported opens and reads woke itself for ever and burnt a
+//! core while mail waited (issue 11). On Linux the kernel is asked for
+//! exactly those events (`inotify` with an explicit mask: `notify` 8 always
+//! subscribes to IN_OPEN, and every read of a waiting message would wake
+//! its thread); elsewhere `notify`'s backend (FSEvents on macOS) reports
+//! changes, and access events are dropped before they wake anyone.
 
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Duration;
-
-use notify::{Event, RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::message::is_message_file_name;
 
@@ -16,18 +26,16 @@ const POLL_EVERY: Duration = Duration::from_millis(500);
 pub struct DirWatch {
     rx: Receiver<()>,
     /// Kept alive for as long as we wait; `None` in polling mode.
-    watcher: Option<RecommendedWatcher>,
+    backend: Option<backend::Handle>,
 }
 
-/// Whether an event may mean new mail (or a control file for the monitor):
+/// Whether a file named `name`, created or changed directly in the
+/// watched folder, may mean new mail (or is a control file in `extra`):
 /// staging files live in `.tmp/` and markers in `.processed/`, which a
 /// non-recursive watch does not report, and the log is not mail.
-fn relevant(event: &Event, extra: &[&str]) -> bool {
-    event.paths.iter().any(|p| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| is_message_file_name(n) || extra.contains(&n))
-    })
+fn relevant(name: &std::ffi::OsStr, extra: &[&str]) -> bool {
+    name.to_str()
+        .is_some_and(|n| is_message_file_name(n) || extra.contains(&n))
 }
 
 impl DirWatch {
@@ -35,34 +43,233 @@ impl DirWatch {
     /// named in `extra`.
     pub fn new(dir: &Path, extra: &'static [&'static str]) -> Self {
         let (tx, rx) = mpsc::channel();
-        let handler = move |event: notify::Result<Event>| {
-            if event.is_ok_and(|e| relevant(&e, extra)) {
-                let _ = tx.send(());
-            }
-        };
-        let watcher = notify::recommended_watcher(handler)
-            .and_then(|mut w| w.watch(dir, RecursiveMode::NonRecursive).map(|()| w))
-            .ok();
-        DirWatch { rx, watcher }
+        let backend = backend::Handle::start(dir, extra, tx).ok();
+        DirWatch { rx, backend }
     }
 
     pub fn is_polling(&self) -> bool {
-        self.watcher.is_none()
+        self.backend.is_none()
     }
 
     /// Waits until something relevant happened or `timeout` passed; returns
     /// whether something happened. Bursts of events are drained into one.
     pub fn wait(&self, timeout: Duration) -> bool {
         if self.is_polling() {
-            std::thread::sleep(timeout.min(POLL_EVERY));
-            return true;
+            return poll(timeout);
         }
         match self.rx.recv_timeout(timeout) {
             Ok(()) => {
                 while self.rx.try_recv().is_ok() {}
                 true
             }
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => false,
+            Err(RecvTimeoutError::Timeout) => false,
+            // The watch was lost (the folder was deleted or moved, or the
+            // backend failed): poll from now on. Returning at once instead
+            // would spin the caller's loop.
+            Err(RecvTimeoutError::Disconnected) => poll(timeout),
         }
+    }
+}
+
+/// One round of polling: sleep, then report "maybe something happened".
+fn poll(timeout: Duration) -> bool {
+    std::thread::sleep(timeout.min(POLL_EVERY));
+    true
+}
+
+/// inotify with an explicit mask, read on a thread of its own that sleeps
+/// in `read(2)` until the kernel has an event it was asked for.
+#[cfg(target_os = "linux")]
+mod backend {
+    use std::io::ErrorKind;
+    use std::path::Path;
+    use std::sync::mpsc::Sender;
+
+    use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
+
+    /// New or changed files in the folder, and the folder itself going
+    /// away. Not IN_OPEN, IN_ACCESS, IN_CLOSE_NOWRITE or IN_ATTRIB: reading
+    /// mail must not wake the reader. IN_CLOSE_WRITE catches a file
+    /// written in place, whose IN_CREATE came while it was still empty.
+    fn mask() -> WatchMask {
+        WatchMask::CREATE
+            | WatchMask::MOVED_TO
+            | WatchMask::CLOSE_WRITE
+            | WatchMask::DELETE_SELF
+            | WatchMask::MOVE_SELF
+            | WatchMask::ONLYDIR
+    }
+
+    /// Events after which the watch no longer follows the mailbox: the
+    /// folder was deleted or moved away, or the watch was removed.
+    fn lost() -> EventMask {
+        EventMask::DELETE_SELF | EventMask::MOVE_SELF | EventMask::IGNORED
+    }
+
+    pub struct Handle {
+        watches: Watches,
+        wd: WatchDescriptor,
+    }
+
+    impl Handle {
+        pub fn start(
+            dir: &Path,
+            extra: &'static [&'static str],
+            tx: Sender<()>,
+        ) -> std::io::Result<Self> {
+            let mut inotify = Inotify::init()?;
+            let mut watches = inotify.watches();
+            let wd = watches.add(dir, mask())?;
+            std::thread::Builder::new()
+                .name("aea-watch".into())
+                .spawn(move || {
+                    // Room for many events at once (one is 16 bytes plus
+                    // its name, at most 255 bytes).
+                    let mut buffer = [0; 8192];
+                    loop {
+                        let events = match inotify.read_events_blocking(&mut buffer) {
+                            Ok(events) => events,
+                            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                            // Dropping the sender makes the waiter poll.
+                            Err(_) => return,
+                        };
+                        let (mut wake, mut gone) = (false, false);
+                        for event in events {
+                            gone |= event.mask.intersects(lost());
+                            // The queue overflowed: anything may have come.
+                            wake |= event.mask.contains(EventMask::Q_OVERFLOW)
+                                || event.name.is_some_and(|n| super::relevant(n, extra));
+                        }
+                        // A lost watch wakes the waiter too (the folder may
+                        // have been replaced); it polls from then on.
+                        if (wake || gone) && tx.send(()).is_err() {
+                            return;
+                        }
+                        if gone {
+                            return;
+                        }
+                    }
+                })?;
+            Ok(Handle { watches, wd })
+        }
+    }
+
+    impl Drop for Handle {
+        /// Removing the watch queues IN_IGNORED, which ends the thread and
+        /// closes the inotify descriptor.
+        fn drop(&mut self) {
+            let _ = self.watches.remove(self.wd.clone());
+        }
+    }
+}
+
+/// `notify`'s recommended backend (FSEvents on macOS, kqueue on the BSDs,
+/// ReadDirectoryChangesW on Windows). Access events are dropped: they are
+/// what reading the inbox causes.
+#[cfg(not(target_os = "linux"))]
+mod backend {
+    use std::path::Path;
+    use std::sync::mpsc::Sender;
+
+    use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+
+    pub struct Handle {
+        _watcher: RecommendedWatcher,
+    }
+
+    impl Handle {
+        pub fn start(
+            dir: &Path,
+            extra: &'static [&'static str],
+            tx: Sender<()>,
+        ) -> notify::Result<Self> {
+            let handler = move |event: notify::Result<Event>| {
+                let Ok(event) = event else { return };
+                let relevant = !matches!(event.kind, EventKind::Access(_))
+                    && event
+                        .paths
+                        .iter()
+                        .any(|p| p.file_name().is_some_and(|n| super::relevant(n, extra)));
+                if relevant {
+                    let _ = tx.send(());
+                }
+            };
+            let mut watcher = notify::recommended_watcher(handler)?;
+            watcher.watch(dir, RecursiveMode::NonRecursive)?;
+            Ok(Handle { _watcher: watcher })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::DirWatch;
+
+    /// How long a wake-up that must not come is given to come anyway.
+    const QUIET: Duration = Duration::from_millis(300);
+    const SOON: Duration = Duration::from_secs(5);
+
+    fn message_name(n: u32) -> String {
+        let at = chrono::DateTime::from_timestamp(1_700_000_000 + i64::from(n), 0)
+            .expect("a valid time");
+        crate::message::file_name(at, "sender", &format!("{n:08x}"))
+    }
+
+    /// Reading waiting mail (what every wake-up does) never wakes the
+    /// watch; mail moved or written into the folder and a control file do.
+    #[test]
+    fn reads_do_not_wake_the_watch_new_mail_and_control_files_do() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let waiting = dir.path().join(message_name(1));
+        std::fs::write(&waiting, "{}").expect("write a message");
+        std::fs::create_dir(dir.path().join(".tmp")).expect("a staging folder");
+        let watch = DirWatch::new(dir.path(), &["monitor.stop"]);
+        assert!(!watch.is_polling());
+
+        for _ in 0..3 {
+            std::fs::read(&waiting).expect("read the message");
+            let _ = std::fs::metadata(&waiting);
+            let _ = std::fs::read_dir(dir.path()).map(Iterator::count);
+        }
+        // Staging files and other names are not mail either.
+        std::fs::write(dir.path().join(".tmp/x.tmp"), "{").expect("stage");
+        std::fs::write(dir.path().join("notes.json"), "{}").expect("a non-message");
+        assert!(!watch.wait(QUIET), "woke for reads or non-mail");
+
+        std::fs::rename(
+            dir.path().join(".tmp/x.tmp"),
+            dir.path().join(message_name(2)),
+        )
+        .expect("deliver");
+        assert!(watch.wait(SOON), "a delivery wakes the watch");
+        assert!(!watch.wait(QUIET), "one burst, one wake-up");
+
+        std::fs::write(dir.path().join(message_name(3)), "{}").expect("write in place");
+        assert!(watch.wait(SOON), "a message written in place wakes it");
+        while watch.wait(QUIET) {}
+
+        std::fs::write(dir.path().join("monitor.stop"), "stop\n").expect("ask to stop");
+        assert!(watch.wait(SOON), "a control file wakes it");
+    }
+
+    /// A lost watch (the folder deleted) turns into polling rather than a
+    /// wait that returns at once and spins its caller.
+    #[test]
+    fn a_lost_watch_polls_instead_of_spinning() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let inbox = dir.path().join("inbox");
+        std::fs::create_dir(&inbox).expect("the inbox");
+        let watch = DirWatch::new(&inbox, &[]);
+        std::fs::remove_dir(&inbox).expect("remove the inbox");
+        // The loss itself may wake it once.
+        watch.wait(SOON);
+        let start = std::time::Instant::now();
+        assert!(watch.wait(Duration::from_millis(200)));
+        assert!(
+            start.elapsed() >= Duration::from_millis(150),
+            "returned at once"
+        );
     }
 }

@@ -558,3 +558,105 @@ fn nobody_is_woken_for_mail_the_policy_rejects() {
         env.short_ref(&web, &denied)
     );
 }
+
+/// CPU time (user + system, every thread) process `pid` has used so far,
+/// from /proc/<pid>/stat, in clock ticks of 1/100 s (USER_HZ, which is 100
+/// on every architecture these tests run on).
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command name, which is in parentheses and may
+    // hold spaces: the state is the first, utime the 12th, stime the 13th.
+    let ticks: u64 = stat[stat.rfind(')').unwrap() + 1..]
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|f| f.parse::<u64>().unwrap())
+        .sum();
+    Duration::from_millis(ticks * 10)
+}
+
+/// The share of one core (CPU time / wall time) the running process `pid`
+/// uses over `period`, with what it did in that time for the message.
+fn cpu_share(pid: u32, period: Duration) -> (f64, String) {
+    let (before, start) = (cpu_time(pid), Instant::now());
+    // Not a wait for readiness: the period being measured.
+    std::thread::sleep(period);
+    let (used, wall) = (cpu_time(pid).saturating_sub(before), start.elapsed());
+    let share = used.as_secs_f64() / wall.as_secs_f64();
+    (share, format!("{used:?} of CPU in {wall:?}"))
+}
+
+/// A waiting process is asleep: the busy loop of issue 11 used a whole
+/// core (~100 %) while mail waited; a sleeping one uses ~0. The bound is
+/// far from both, so that a loaded machine cannot fail the fix or pass the
+/// busy loop.
+const IDLE_BOUND: f64 = 0.05;
+
+/// Twenty unprocessed messages for `web`, every fourth an urgent issue,
+/// which the default policy gates (it waits for a person's approval).
+fn waiting_mail(env: &TestEnv, from: &Path) {
+    for i in 0..20 {
+        let subject = format!("waiting {i}");
+        let mut args = vec!["--subject", subject.as_str(), "--body", "b"];
+        if i % 4 == 0 {
+            args.extend(["--type", "issue", "--priority", "urgent"]);
+        } else {
+            args.extend(["--type", "question"]);
+        }
+        env.send(from, "web", &args);
+    }
+}
+
+#[test]
+fn a_waiting_watch_uses_no_cpu_while_mail_waits() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    waiting_mail(&env, &api);
+    assert_eq!(
+        env.json(&web, &["pending"])["pending"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5,
+        "gated mail waits too"
+    );
+    let (mut watch, _stderr) = spawn_watch(&env, &web, &["--timeout", "3s"]);
+    let (share, used) = cpu_share(watch.id(), Duration::from_millis(2500));
+    assert!(
+        share < IDLE_BOUND,
+        "a waiting watch used {:.0} % of a core ({used})",
+        share * 100.0
+    );
+    let status = wait_exit(&mut watch, Duration::from_secs(10)).expect("the watch timed out");
+    assert_eq!(status.code(), Some(4), "{}", child_stdout(&mut watch));
+}
+
+#[test]
+fn a_started_monitor_uses_no_cpu_while_mail_waits() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    waiting_mail(&env, &api);
+    let monitor = Monitor::start(&env, &web);
+    let pid = u32::try_from(monitor.started["pid"].as_u64().unwrap()).unwrap();
+    // It rings at once for the mail it found (no transport configured: the
+    // log says so); from then on it only waits.
+    assert!(
+        wait_for(Duration::from_secs(10), || env
+            .ok(&web, &["--json", "log", "--event", "notified"])
+            .contains("notified")),
+        "the monitor rang"
+    );
+    let (share, used) = cpu_share(pid, Duration::from_secs(3));
+    assert!(
+        share < IDLE_BOUND,
+        "a waiting monitor used {:.0} % of a core ({used})",
+        share * 100.0
+    );
+    assert_eq!(
+        env.json(&web, &["monitor", "status"])["state"],
+        "running",
+        "still running"
+    );
+}
