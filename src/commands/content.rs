@@ -36,10 +36,7 @@ pub fn draft(
         .as_ref()
         .map(|when| {
             when.resolve(ctx.rt.now(), true)
-                .map_err(|source| Error::BadDuration {
-                    what: "--expires",
-                    source,
-                })
+                .map_err(|e| e.of_flag("--expires"))
         })
         .transpose()?;
     draft.attachments = content

@@ -4,7 +4,7 @@
 
 use super::Context;
 use crate::cli::GcArgs;
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ExitCode, Result};
 use crate::housekeeping::{self, Request};
 use crate::printer::untrusted_short;
 
@@ -13,10 +13,7 @@ pub fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
     let cutoff = args
         .older_than
         .shift(now, false, &args.older_than.to_string())
-        .map_err(|source| Error::BadDuration {
-            what: "--older-than",
-            source,
-        })?;
+        .map_err(|e| e.of_flag("--older-than"))?;
     let mailbox = ctx.mailbox()?;
     let request = Request {
         cutoff,

@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::Context;
 use crate::audit;
 use crate::cli::LogArgs;
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ExitCode, Result};
 use crate::message::parse_time;
 use crate::printer::untrusted_short;
 
@@ -16,10 +16,7 @@ pub fn run(args: &LogArgs, ctx: &Context) -> Result<ExitCode> {
         .as_ref()
         .map(|when| {
             when.resolve(ctx.rt.now(), false)
-                .map_err(|source| Error::BadDuration {
-                    what: "--since",
-                    source,
-                })
+                .map_err(|e| e.of_flag("--since"))
         })
         .transpose()?;
     let by_ref = args.message.as_deref().and_then(crate::shortref::parse);
