@@ -124,6 +124,9 @@ pub enum Error {
     #[error("git runs this repository's hooks from {}, set in your global or system git config; installing there would affect every repository", path.display())]
     HooksPathInherited { path: PathBuf },
 
+    #[error("git runs this repository's hooks at {}, where they cannot see the .aea/ in {}", root.display(), repo.display())]
+    HooksCannotSee { root: PathBuf, repo: PathBuf },
+
     #[error("{} exists and is not aea's; it was kept", path.display())]
     HookConflict { path: PathBuf },
 
@@ -412,6 +415,7 @@ impl Error {
             | Error::Gated { .. }
             | Error::NotActionable { .. }
             | Error::HooksPathInherited { .. }
+            | Error::HooksCannotSee { .. }
             | Error::RemoteLooksLikeOption { .. }
             | Error::RemoteRefused { .. }
             | Error::AttachmentOutside { .. }
@@ -501,6 +505,10 @@ impl Error {
 or remove the global setting (`git config --global --unset core.hooksPath`), \
 or install into {} for every repository with `aea hooks install --force`",
                 path.display()
+            ),
+            Error::HooksCannotSee { root, .. } => format!(
+                "run `aea init` in {} for one inbox for the whole repository, or keep this one and rely on `aea check` and the agent hooks (`aea hooks install --agents`); `aea init --no-git-hooks` skips the git hooks",
+                root.display()
             ),
             Error::HookConflict { path } => format!(
                 "move {} aside by hand, then run `aea hooks install` again",
@@ -642,7 +650,7 @@ mod tests {
     use std::time::Duration;
 
     /// Number of arms of [`expected_code`]; each returns its own index.
-    const VARIANTS: usize = 54;
+    const VARIANTS: usize = 55;
 
     /// SPEC §13 for each variant, written apart from [`Error::exit_code`]
     /// and without a wildcard: a new variant does not compile until it is
@@ -704,6 +712,7 @@ mod tests {
             Error::BackupExists { .. } => (51, Failure),
             Error::NotActionable { .. } => (52, Refused),
             Error::Git { .. } => (53, Failure),
+            Error::HooksCannotSee { .. } => (54, Refused),
         }
     }
 
@@ -712,6 +721,10 @@ mod tests {
         let p = || PathBuf::from("/r/.aea/x");
         let s = |t: &str| t.to_string();
         vec![
+            Error::HooksCannotSee {
+                root: p(),
+                repo: p(),
+            },
             Error::Git {
                 path: p(),
                 op: "open",

@@ -341,6 +341,52 @@ fn a_broken_binary_fails_open_unless_asked_to_fail_closed() {
     }
 }
 
+/// `aea init` in a package of a monorepo: git runs hooks at the top, where
+/// they would not see the package's `.aea/`. init says so and installs none,
+/// `hooks install` refuses with the choices, and status and doctor tell.
+#[test]
+fn hooks_that_cannot_see_a_subdirectorys_inbox_are_not_claimed() {
+    let env = TestEnv::new();
+    let mono = plain_git_repo(&env, "mono");
+    let pkg = mono.join("packages/web");
+    std::fs::create_dir_all(&pkg).unwrap();
+    let out = env.run(&pkg, &["init", "--no-agent-files"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("git hooks not installed: git runs this repository's hooks at"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!mono.join(".git/hooks/pre-commit").exists());
+
+    let out = env.run(&pkg, &["hooks", "install"]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("run `aea init` in"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!mono.join(".git/hooks/pre-commit").exists());
+
+    let status = env.json(&pkg, &["hooks", "status"]);
+    assert_eq!(status["serve_this_inbox"], false, "{status}");
+    let doctor = env.run(&pkg, &["doctor"]);
+    assert_eq!(code(&doctor), 6);
+    assert!(
+        stdout(&doctor).contains("where they cannot see the .aea/"),
+        "{}",
+        stdout(&doctor)
+    );
+
+    // At the top of the repository everything is as before.
+    env.ok(&mono, &["init", "--no-agent-files"]);
+    assert!(mono.join(".git/hooks/pre-commit").exists());
+    assert_eq!(
+        env.json(&mono, &["hooks", "status"])["serve_this_inbox"],
+        true
+    );
+}
+
 #[test]
 fn hooks_go_to_the_common_dir_for_worktrees_and_submodules() {
     let env = TestEnv::new();

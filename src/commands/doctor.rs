@@ -343,6 +343,17 @@ fn git_hooks(ctx: &Context, repo: &Path) -> Finding {
             )),
             "",
         ),
+        Ok(dirs) if dirs.runs_elsewhere_than(repo).is_some() => {
+            let why = Error::HooksCannotSee {
+                root: dirs.workdir.clone().unwrap_or_default(),
+                repo: repo.to_path_buf(),
+            };
+            Finding::new(
+                "git hooks",
+                Some((why.to_string(), why.hint().unwrap_or_default())),
+                "",
+            )
+        }
         Ok(dirs) => {
             let binary = ctx.exe.clone().unwrap_or_default();
             let bad: Vec<String> = GitHook::ALL

@@ -57,6 +57,12 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
     if dirs.source == HooksPathSource::Inherited && !args.force {
         return Err(Error::HooksPathInherited { path: dirs.active });
     }
+    if let Some(root) = dirs.runs_elsewhere_than(mailbox.repo()) {
+        return Err(Error::HooksCannotSee {
+            root: root.to_path_buf(),
+            repo: mailbox.repo().to_path_buf(),
+        });
+    }
     let changes = hooks::install(&dirs.active, binary(ctx)?)?;
     for c in changes.iter().filter(|c| c.change != Change::Unchanged) {
         audit::append(
@@ -152,6 +158,10 @@ pub(super) struct HooksStatusOutput<'a> {
     pub hooks: &'a [HookStatus],
     /// Whether aea's Claude Code hooks are in `.claude/settings.json`.
     pub claude_hooks: bool,
+    /// False when git runs hooks at the top of a working tree other than
+    /// this repository (a package of a monorepo): they cannot see its
+    /// `.aea/`, whatever their state says.
+    pub serve_this_inbox: bool,
 }
 
 #[derive(Serialize)]
@@ -173,6 +183,7 @@ fn status(ctx: &Context) -> Result<ExitCode> {
         })
         .collect();
     let claude = harness::claude_hooks_present(mailbox.repo());
+    let elsewhere = dirs.runs_elsewhere_than(mailbox.repo());
     let source = match dirs.source {
         HooksPathSource::Default => "the repository's hooks folder",
         HooksPathSource::Local => "core.hooksPath in this repository's config",
@@ -183,8 +194,16 @@ fn status(ctx: &Context) -> Result<ExitCode> {
             hooks_dir: &dirs.active,
             hooks: &rows,
             claude_hooks: claude,
+            serve_this_inbox: elsewhere.is_none(),
         });
         return Ok(ExitCode::Success);
+    }
+    if let Some(root) = elsewhere {
+        ctx.printer.line(format_args!(
+            "NOT SERVING this inbox: git runs hooks at {}, which cannot see {}",
+            root.display(),
+            mailbox.dir().display()
+        ));
     }
     ctx.printer.line(format_args!(
         "git runs hooks from {} ({source})",

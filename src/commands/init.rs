@@ -354,6 +354,20 @@ fn install_git_hooks(
         ));
         return Ok(());
     }
+    // A package of a monorepo: git runs hooks at the top, where they would
+    // look for another .aea/ (issue 11). Say so instead of installing
+    // hooks that serve nothing here.
+    if let Some(root) = dirs.runs_elsewhere_than(repo) {
+        let why = Error::HooksCannotSee {
+            root: root.to_path_buf(),
+            repo: repo.to_path_buf(),
+        };
+        warnings.push(format!(
+            "git hooks not installed: {why}; {}",
+            why.hint().unwrap_or_default()
+        ));
+        return Ok(());
+    }
     for change in hooks::install(&dirs.active, binary)? {
         if change.change != hooks::Change::Unchanged {
             changed.push(format!("git hook {}", change.path.display()));

@@ -75,13 +75,30 @@ pub struct HookDirs {
     pub source: HooksPathSource,
     /// `<common dir>/hooks`, shared by all linked worktrees.
     pub default: PathBuf,
+    /// The top of the working tree, where git runs hooks (none when bare).
+    pub workdir: Option<PathBuf>,
+}
+
+impl HookDirs {
+    /// Where git runs hooks from, if that is not `repo`: hooks look for
+    /// `.aea/` there, so they cannot serve one in a subdirectory (a package
+    /// of a monorepo).
+    pub fn runs_elsewhere_than(&self, repo: &Path) -> Option<&Path> {
+        let root = self.workdir.as_deref()?;
+        let same = match (std::fs::canonicalize(root), std::fs::canonicalize(repo)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => root == repo,
+        };
+        (!same).then_some(root)
+    }
 }
 
 /// Finds where git runs hooks for the repository at or above `path`.
 pub fn hook_dirs(path: &Path) -> Result<HookDirs> {
     let repo = open(path).map_err(|e| git_error(path, "open", e))?;
     let default = repo.commondir().join("hooks");
-    let workdir = repo.workdir().map(Path::to_path_buf);
+    // Without the trailing slash libgit2 gives it, for messages.
+    let workdir = repo.workdir().map(|p| p.components().collect::<PathBuf>());
     let config = repo
         .config()
         .map_err(|e| git_error(path, "read the config of", e))?;
@@ -99,6 +116,7 @@ pub fn hook_dirs(path: &Path) -> Result<HookDirs> {
             active: default.clone(),
             source: HooksPathSource::Default,
             default,
+            workdir,
         });
     };
     let source = match level {
@@ -116,11 +134,12 @@ pub fn hook_dirs(path: &Path) -> Result<HookDirs> {
             .map_or_else(|| PathBuf::from(&value), |d| d.home_dir().join(rest)),
         None => PathBuf::from(&value),
     };
-    let base = workdir.unwrap_or_else(|| repo.path().to_path_buf());
+    let base = workdir.clone().unwrap_or_else(|| repo.path().to_path_buf());
     Ok(HookDirs {
         active: base.join(expanded),
         source,
         default,
+        workdir,
     })
 }
 
