@@ -285,6 +285,10 @@ pub enum GitError {
     Failed { command: &'static str, said: String },
     #[error("{refname} kept moving: pushes were rejected {attempts} times")]
     KeptMoving { refname: String, attempts: u32 },
+    /// Every push was refused because the remote's lock file for the ref
+    /// exists: a push that was killed left it there.
+    #[error("the remote's lock {lock} never went away: a push that was killed left it")]
+    StaleLock { refname: String, lock: String },
 }
 
 /// What is wrong with an `agent-config.yaml`.
@@ -523,6 +527,12 @@ or install into {} for every repository with `aea hooks install --force`",
             } => {
                 "nothing was lost: queued mail stays in .aea/outgoing/; others are pushing to the same remote, so run `aea sync` again in a moment".to_string()
             }
+            Error::SyncFailed {
+                source: GitError::StaleLock { lock, .. },
+                ..
+            } => format!(
+                "nothing was lost: queued mail stays in .aea/outgoing/; if no other `aea sync` or `git push` to that remote is running, remove the lock on the remote's host (`rm '{lock}'`), then run `aea sync` again"
+            ),
             Error::SyncFailed { remote, .. } => format!(
                 "nothing was lost: queued mail stays in .aea/outgoing/; check that `git ls-remote -- {remote}` works, then run `aea sync` again"
             ),
@@ -829,6 +839,13 @@ mod tests {
                 source: GitError::KeptMoving {
                     refname: s("refs/aea/mail/web"),
                     attempts: 10,
+                },
+            },
+            Error::SyncFailed {
+                remote: s("/srv/mail.git"),
+                source: GitError::StaleLock {
+                    refname: s("refs/aea/mail/web"),
+                    lock: s("/srv/mail.git/refs/aea/mail/web.lock"),
                 },
             },
             Error::NoMailRemote,

@@ -647,6 +647,9 @@ impl Session<'_> {
         replace: bool,
     ) -> Result<()> {
         let local = outgoing_ref(remote_ref);
+        // The lock git named on every refusal so far: a lock that never
+        // goes away was left by a push that was killed.
+        let mut lock: Option<Option<String>> = None;
         for attempt in 0..PUSH_ATTEMPTS {
             if attempt > 0 {
                 self.store.fetch(self.url).map_err(|c| self.failed(c))?;
@@ -665,8 +668,19 @@ impl Session<'_> {
                 .map_err(|c| self.failed(c))?
             {
                 Pushed::Done => return Ok(()),
-                Pushed::Rejected => {}
+                Pushed::Rejected { lock: named } => {
+                    lock = Some(match lock {
+                        None => named,
+                        Some(before) => before.filter(|b| named.as_ref() == Some(b)),
+                    });
+                }
             }
+        }
+        if let Some(Some(lock)) = lock {
+            return Err(self.failed(GitError::StaleLock {
+                refname: remote_ref.to_string(),
+                lock,
+            }));
         }
         Err(self.failed(GitError::KeptMoving {
             refname: remote_ref.to_string(),

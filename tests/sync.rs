@@ -300,6 +300,30 @@ fn an_unreachable_remote_keeps_the_queue_and_names_the_cause() {
     assert_eq!(a.outgoing(), 0);
 }
 
+/// A push killed on the remote's host leaves the ref's lock file behind;
+/// every later push is refused. The sync names the file and how to remove
+/// it instead of "rejected 10 times, run aea sync again", and once the
+/// lock is gone the queue goes out.
+#[test]
+fn a_stale_lock_on_the_remote_is_named_with_the_fix() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    a.send(&env, "bb", "blocked by a lock");
+    let lock = remote.join("refs/aea/mail/bb.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    std::fs::write(&lock, "").unwrap();
+    let out = a.run(&env, &["sync"]);
+    assert_eq!(code(&out), 1);
+    let err = stderr(&out);
+    assert!(err.contains("never went away"), "{err}");
+    assert!(err.contains(&format!("rm '{}'", lock.display())), "{err}");
+    assert_eq!(a.outgoing(), 1, "nothing lost");
+    std::fs::remove_file(&lock).unwrap();
+    a.ok(&env, &["sync"]);
+    assert_eq!(a.outgoing(), 0);
+}
+
 #[test]
 fn a_tampered_message_under_a_reused_id_is_quarantined() {
     let env = TestEnv::new();

@@ -19,11 +19,15 @@ pub struct MailStore {
 }
 
 /// How a push ended when git itself ran fine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pushed {
     Done,
-    /// Someone else pushed first: fetch, rebuild, retry.
-    Rejected,
+    /// Someone else pushed first: fetch, rebuild, retry. `lock` is the
+    /// remote's ref lock file when git said it exists (another push holds
+    /// it now — or a killed one left it behind).
+    Rejected {
+        lock: Option<String>,
+    },
 }
 
 impl MailStore {
@@ -117,7 +121,9 @@ impl MailStore {
         // Both are settled by fetching and trying again; a connection or
         // permission failure refuses no ref and is reported as it is.
         if text.lines().any(|l| l.starts_with('!')) {
-            return Ok(Pushed::Rejected);
+            return Ok(Pushed::Rejected {
+                lock: lock_named(&String::from_utf8_lossy(&out.stderr)),
+            });
         }
         Err(GitError::Failed {
             command: "push",
@@ -257,5 +263,30 @@ fn store_error(path: &Path, op: &'static str, e: git2::Error) -> Error {
         path: path.to_path_buf(),
         op,
         source: Box::new(e),
+    }
+}
+
+/// The lock file in git's "Unable to create '<path>.lock': File exists".
+fn lock_named(stderr: &str) -> Option<String> {
+    let start = stderr.find("Unable to create '")? + "Unable to create '".len();
+    let rest = &stderr[start..];
+    let end = rest.find("': File exists")?;
+    let path = &rest[..end];
+    std::path::Path::new(path)
+        .extension()
+        .is_some_and(|e| e == "lock")
+        .then(|| path.replace("/./", "/"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_lock_git_names_is_found() {
+        let said = "remote: error: cannot lock ref 'refs/aea/mail/bb': Unable to create '/srv/m.git/./refs/aea/mail/bb.lock': File exists.\nremote: ...";
+        assert_eq!(
+            super::lock_named(said).as_deref(),
+            Some("/srv/m.git/refs/aea/mail/bb.lock")
+        );
+        assert_eq!(super::lock_named("! rejected (fetch first)"), None);
     }
 }
