@@ -222,9 +222,32 @@ fn stage(staging: &Path, stem: &str, bytes: &[u8], nonce: &dyn Fn() -> String) -
 /// live send holds one for milliseconds, seconds for the largest message.
 pub const STAGING_STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
 
-/// Removes `dir`'s staging leftovers older than [`STAGING_STALE_AFTER`]:
-/// regular files named `.deliver.*.tmp` only (never through a symlink).
-/// Best effort: returns how many went.
+/// A short tag of this host, in staging names.
+fn host_tag() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    sha256_hex(host.trim().as_bytes())[..8].to_string()
+}
+
+/// Whether the staging file `name` (`.deliver.<pid>-<host>-<nonce>.tmp`)
+/// was written by a process of this host that is gone.
+fn writer_gone(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix(".deliver.") else {
+        return false;
+    };
+    let mut parts = rest.splitn(3, '-');
+    let (Some(pid), Some(host)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    pid.parse::<u32>().is_ok()
+        && host == host_tag()
+        && Path::new("/proc/self").exists()
+        && !Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Removes `dir`'s staging leftovers: regular files named `.deliver.*.tmp`
+/// (never through a symlink) whose writer on this host is gone, or that
+/// are older than [`STAGING_STALE_AFTER`]. Best effort: returns how many
+/// went.
 pub fn sweep_staging(dir: &Path) -> usize {
     let Ok(entries) = fs::read_dir(dir) else {
         return 0;
@@ -245,7 +268,10 @@ pub fn sweep_staging(dir: &Path) -> usize {
             .ok()
             .and_then(|t| now.duration_since(t).ok())
             .is_some_and(|age| age > STAGING_STALE_AFTER);
-        if meta.file_type().is_file() && old && fs::remove_file(entry.path()).is_ok() {
+        if meta.file_type().is_file()
+            && (old || writer_gone(&name))
+            && fs::remove_file(entry.path()).is_ok()
+        {
             swept += 1;
         }
     }
@@ -268,7 +294,10 @@ pub fn deliver_new(
     nonce: &dyn Fn() -> String,
 ) -> Result<PathBuf> {
     const ATTEMPTS: u32 = 64;
-    let tmp = stage(staging, "deliver", bytes, nonce)?;
+    // The name says who stages it (pid and host), so the sweep can tell a
+    // leftover of a killed send from a send still writing.
+    let tagged = || format!("{}-{}-{}", std::process::id(), host_tag(), nonce());
+    let tmp = stage(staging, "deliver", bytes, &tagged)?;
     let mut result = Err(Error::NoFreeName {
         dir: dir.to_path_buf(),
     });
@@ -347,6 +376,29 @@ pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
         .and_then(|()| file.sync_all())
         .map_err(|e| Error::io("write", path, e))?;
     Ok(true)
+}
+
+/// Like [`create_exclusive`], but a reader never sees the file empty or
+/// half-written, even if this process is killed mid-way: the content is
+/// staged next to it (a `.deliver.*.tmp` name, swept like delivery
+/// leftovers) and linked into place, which fails if `path` exists.
+/// For claims, which another process judges by their content.
+pub fn create_exclusive_whole(path: &Path, bytes: &[u8]) -> Result<bool> {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    sweep_staging(dir);
+    let counter = std::cell::Cell::new(0u32);
+    let tagged = || {
+        counter.set(counter.get() + 1);
+        format!("{}-{}-{}", std::process::id(), host_tag(), counter.get())
+    };
+    let tmp = stage(dir, "deliver", bytes, &tagged)?;
+    let linked = fs::hard_link(&tmp, path);
+    let _ = fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(Error::io("create", path, e)),
+    }
 }
 
 /// Opens (creating it if needed) the lock file at `path`, without taking

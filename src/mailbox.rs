@@ -826,7 +826,7 @@ impl Mailbox {
         let mut took_over_from = None;
         // Two rounds at most: the second follows the removal of a stale claim.
         for _ in 0..2 {
-            if fsutil::create_exclusive(&path, &body)? {
+            if fsutil::create_exclusive_whole(&path, &body)? {
                 return Ok(Claim {
                     path,
                     took_over_from,
@@ -903,6 +903,22 @@ impl Mailbox {
         match fs::remove_file(&path) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(Error::io("remove", &path, e)),
             _ => Ok(()),
+        }
+    }
+
+    /// Removes the claim on `name` if it is stale (its process gone, or
+    /// too old): for mail already processed by a process killed before it
+    /// released its claim. Best effort.
+    pub fn drop_stale_claim(&self, name: &str, now: DateTime<Utc>) {
+        let Ok(Some(dir)) = self.state_dir(CLAIMS_DIR) else {
+            return;
+        };
+        let path = dir.join(name);
+        let Ok(Some(body)) = fsutil::read_state(&path, fsutil::SMALL_STATE_LIMIT) else {
+            return;
+        };
+        if claim_is_stale(&path, &body, now) {
+            let _ = fs::remove_file(&path);
         }
     }
 
@@ -1218,6 +1234,15 @@ pub fn claim_is_stale(path: &Path, body: &[u8], now: DateTime<Utc>) -> bool {
         .is_some_and(|c| c.holder.alive(c.pid) == crate::liveness::Alive::Gone)
     {
         return true;
+    }
+    // A claim that does not read was cut short by an older aea killed
+    // while writing it (aea now links claims into place whole): a writer
+    // finishes in microseconds, so after a minute it is a leftover.
+    if parsed.is_none() {
+        return fs::symlink_metadata(path)
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .is_some_and(|t| now - DateTime::<Utc>::from(t) > Duration::minutes(1));
     }
     let claimed_at = parsed.and_then(|c| parse_time(&c.claimed_at)).or_else(|| {
         let modified = fs::symlink_metadata(path).ok()?.modified().ok()?;

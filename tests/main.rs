@@ -14,6 +14,7 @@ mod concurrency;
 mod config_trust;
 mod errors;
 mod escape;
+mod faults;
 mod git_hooks;
 mod hardstops;
 mod hooks_output;

@@ -31,7 +31,12 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     // A marker for other bytes means the file was replaced after it was
     // processed: the new content is processed (and judged) afresh.
     let replaced = match mailbox.processed(&entry)? {
-        Processed::Done(_) => return Err(Error::AlreadyProcessed { name: entry.name }),
+        Processed::Done(_) => {
+            // A process killed after its marker but before releasing its
+            // claim left the claim behind.
+            mailbox.drop_stale_claim(&entry.name, ctx.rt.now());
+            return Err(Error::AlreadyProcessed { name: entry.name });
+        }
         Processed::Replaced(_) => true,
         Processed::No => false,
     };
