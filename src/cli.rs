@@ -185,6 +185,10 @@ pub struct SendArgs {
     #[arg(long = "conversation", value_name = "ID")]
     pub conversation: Option<String>,
 
+    /// Send at most once per KEY: a retry with the same key and message delivers only what is missing
+    #[arg(long, value_name = "KEY")]
+    pub idempotency_key: Option<String>,
+
     #[command(flatten)]
     pub content: ContentArgs,
 }

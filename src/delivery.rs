@@ -79,10 +79,89 @@ pub fn deliver(
     recipients: Vec<(String, Result<Route>)>,
     rt: &Runtime,
 ) -> Result<Delivery> {
+    deliver_as(draft, sender, recipients, rt, None)
+}
+
+/// What `send --idempotency-key` records before anything is delivered.
+#[derive(Debug, Serialize, serde::Deserialize)]
+struct KeyRecord {
+    message_id: String,
+    /// Digest of what the message says and whom it goes to: the same key
+    /// with another message is refused, not silently merged.
+    draft: String,
+    at: String,
+}
+
+/// Delivers `draft` at most once per `key` (`send --idempotency-key`): the
+/// first call records the key with the message id before delivering; a
+/// retry (the caller saw no answer, or the first was killed mid-way) reuses
+/// that id, delivers only to recipients that do not hold it yet, and keeps
+/// the `sent/` copy once.
+pub fn deliver_once(
+    draft: &Draft,
+    sender: &Sender<'_>,
+    recipients: Vec<(String, Result<Route>)>,
+    rt: &Runtime,
+    key: &str,
+) -> Result<Delivery> {
+    let digest = crate::fsutil::sha256_hex(key.as_bytes())[..32].to_string();
+    let mut targets: Vec<&str> = recipients.iter().map(|(t, _)| t.as_str()).collect();
+    targets.sort_unstable();
+    let what = serde_json::json!([
+        draft.message_type.as_str(),
+        draft.priority.as_str(),
+        draft.subject,
+        draft.body,
+        draft.context,
+        draft.tags,
+        draft.attachments,
+        draft.reply_to,
+        targets,
+    ]);
+    let draft_digest = crate::fsutil::sha256_hex(what.to_string().as_bytes());
+    let record = KeyRecord {
+        message_id: rt.uuid(),
+        draft: draft_digest.clone(),
+        at: crate::message::format_time(rt.now()),
+    };
+    let bytes = serde_json::to_vec(&record).expect("a key record always serialises");
+    if sender.mailbox.record_send_key(&digest, &bytes)? {
+        return deliver_as(draft, sender, recipients, rt, Some(record.message_id));
+    }
+    let earlier: KeyRecord = sender
+        .mailbox
+        .send_key(&digest)?
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .ok_or_else(|| {
+            Error::usage(
+                format!("the record of --idempotency-key {key:?} does not read"),
+                "use another key, or remove the record from .aea/.sent-keys/",
+            )
+        })?;
+    if earlier.draft != draft_digest {
+        return Err(Error::usage(
+            format!(
+                "--idempotency-key {key:?} was used for another message ({})",
+                earlier.message_id
+            ),
+            "a key names one message: use a new key for a new message",
+        ));
+    }
+    deliver_as(draft, sender, recipients, rt, Some(earlier.message_id))
+}
+
+fn deliver_as(
+    draft: &Draft,
+    sender: &Sender<'_>,
+    recipients: Vec<(String, Result<Route>)>,
+    rt: &Runtime,
+    id: Option<String>,
+) -> Result<Delivery> {
     let single = recipients.len() == 1;
     let (broadcast, resolved) = distinct_recipients(sender, recipients);
+    let retry = id.is_some();
     let mut delivery = Delivery {
-        message_id: rt.uuid(),
+        message_id: id.unwrap_or_else(|| rt.uuid()),
         results: Vec::new(),
         sent_copy: None,
         warnings: Vec::new(),
@@ -101,6 +180,18 @@ pub fn deliver(
                 message.metadata.broadcast = Some(broadcast.clone());
             }
             identity::sign(&mut message, sender.key);
+            // A retry under the same key: a recipient that holds the id
+            // already got it.
+            if retry
+                && let Route::Local(local) = &r
+                && let Ok(held) = local.mailbox.resolve(&message.message_id)
+                && held
+                    .valid()
+                    .is_some_and(|m| m.message_id == message.message_id)
+            {
+                first_sent.get_or_insert(message);
+                return Ok((local.id.clone(), held.path, false));
+            }
             let written = write_one(&message, &r, sender, rt, &mut delivery.warnings)?;
             first_sent.get_or_insert(message);
             Ok(written)
@@ -128,7 +219,15 @@ pub fn deliver(
     // Once anything was delivered, a failure to keep the copy or the log
     // line is a warning, not an error: a caller that retried on an error
     // would send the same message twice.
-    if let Some(message) = &first_sent {
+    let copied = retry
+        && sender
+            .mailbox
+            .resolve_sent(&delivery.message_id)
+            .is_ok_and(|e| {
+                e.valid()
+                    .is_some_and(|m| m.message_id == delivery.message_id)
+            });
+    if let Some(message) = first_sent.as_ref().filter(|_| !copied) {
         match keep_sent_copy(message, draft, &broadcast, sender, rt) {
             Ok(copy) => delivery.sent_copy = Some(copy),
             Err(e) => delivery.warnings.push(format!(

@@ -33,6 +33,9 @@ pub const PROCESSED_DIR: &str = ".processed";
 /// Markers of mail put off with `process --outcome deferred`: still
 /// unprocessed, listed after new mail, finished later with `process`.
 pub const DEFERRED_DIR: &str = ".deferred";
+/// Keys of sends made once (`send --idempotency-key`): key digest -> the
+/// message id, recorded before delivery.
+pub const SEND_KEYS_DIR: &str = ".sent-keys";
 pub const CLAIMS_DIR: &str = ".claims";
 pub const APPROVALS_DIR: &str = ".approvals";
 pub const SENT_DIR: &str = "sent";
@@ -65,9 +68,10 @@ fn announced_file(channel: &str) -> String {
 
 /// Every folder holding the receiver's own state: created `0700`, checked
 /// (real directory, owned by the owner of `.aea/`) before it is trusted.
-pub const STATE_DIRS: [&str; 10] = [
+pub const STATE_DIRS: [&str; 11] = [
     PROCESSED_DIR,
     DEFERRED_DIR,
+    SEND_KEYS_DIR,
     CLAIMS_DIR,
     APPROVALS_DIR,
     QUARANTINE_DIR,
@@ -920,6 +924,21 @@ impl Mailbox {
         if claim_is_stale(&path, &body, now) {
             let _ = fs::remove_file(&path);
         }
+    }
+
+    /// The record of send key `digest` (`send --idempotency-key`), if any.
+    pub fn send_key(&self, digest: &str) -> Result<Option<Vec<u8>>> {
+        let Some(dir) = self.state_dir(SEND_KEYS_DIR)? else {
+            return Ok(None);
+        };
+        fsutil::read_state(&dir.join(digest), fsutil::SMALL_STATE_LIMIT)
+    }
+
+    /// Records send key `digest` before anything is delivered; false when
+    /// it is recorded already (a retry).
+    pub fn record_send_key(&self, digest: &str, record: &[u8]) -> Result<bool> {
+        let dir = self.make_state_dir(SEND_KEYS_DIR)?;
+        fsutil::create_exclusive_whole(&dir.join(digest), record)
     }
 
     /// Writes the processed marker; fails if one exists already.

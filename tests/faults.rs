@@ -250,3 +250,59 @@ fn killed_gc_runs_lose_and_duplicate_nothing() {
     assert_eq!(distinct.len(), ids.len(), "archived: {archived:?}");
     assert_eq!(archived.len(), ids.len(), "something archived twice");
 }
+
+/// A send with `--idempotency-key`, killed at a random moment and then
+/// retried: every message ends delivered exactly once, with exactly one
+/// `sent/` copy, under the id recorded before the first delivery.
+#[test]
+fn a_killed_send_retried_with_its_key_is_delivered_exactly_once() {
+    let mut rng = Rng::from_env("keyed_sends");
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let db = env.repo("db");
+    let args = |round: usize| -> Vec<String> {
+        [
+            "send",
+            "--to",
+            "web",
+            "--to",
+            "db",
+            "--type",
+            "update",
+            "--subject",
+        ]
+        .iter()
+        .map(ToString::to_string)
+        .chain([
+            format!("keyed {round}"),
+            "--idempotency-key".to_string(),
+            format!("job-{round}"),
+        ])
+        .collect()
+    };
+    let first: Vec<String> = args(999);
+    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    let span = window(&env, &api, &first);
+    for round in 0..40 {
+        let owned = args(round);
+        let argv: Vec<&str> = owned.iter().map(String::as_str).collect();
+        kill_after(&env, &api, &argv, rng.below(span));
+        // The retry a caller makes after seeing no answer.
+        env.ok(&api, &argv);
+    }
+    for repo in [&web, &db] {
+        let report = env.json(repo, &["check"]);
+        let subjects: Vec<String> = report["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["subject"].as_str().unwrap().to_string())
+            .collect();
+        let distinct: HashSet<&String> = subjects.iter().collect();
+        assert_eq!(distinct.len(), 41, "{}: {subjects:?}", repo.display());
+        assert_eq!(subjects.len(), 41, "a keyed message arrived twice");
+    }
+    let copies = std::fs::read_dir(api.join(".aea/sent")).unwrap().count();
+    assert_eq!(copies, 41, "one sent/ copy per message");
+}

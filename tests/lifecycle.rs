@@ -377,6 +377,47 @@ fn a_delivered_send_succeeds_when_its_own_log_fails() {
     assert_eq!(inbox_files(&web).len(), 1);
 }
 
+/// `--idempotency-key`: the same send again delivers nothing new and names
+/// the same message; the key with another message is refused.
+#[test]
+fn a_key_names_one_message() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let send = |subject: &str| {
+        env.run(
+            &api,
+            &[
+                "--json",
+                "send",
+                "--to",
+                "web",
+                "--type",
+                "update",
+                "--subject",
+                subject,
+                "--idempotency-key",
+                "deploy-42",
+            ],
+        )
+    };
+    let first: serde_json::Value = serde_json::from_slice(&send("deployed").stdout).unwrap();
+    let again = send("deployed");
+    assert_eq!(code(&again), 0, "{}", stderr(&again));
+    let again: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(first["message_id"], again["message_id"]);
+    assert_eq!(inbox_files(&web).len(), 1);
+    assert_eq!(std::fs::read_dir(api.join(".aea/sent")).unwrap().count(), 1);
+    let other = send("something else");
+    assert_eq!(code(&other), 2);
+    assert!(
+        stderr(&other).contains("was used for another message"),
+        "{}",
+        stderr(&other)
+    );
+    assert_eq!(inbox_files(&web).len(), 1);
+}
+
 #[test]
 fn process_records_outcome_and_note() {
     let env = TestEnv::new();

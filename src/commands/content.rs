@@ -106,6 +106,7 @@ pub fn send(
     sender: &Mailbox,
     sender_id: &str,
     recipients: Vec<(String, Result<Route>)>,
+    once: Option<&str>,
     ctx: &Context,
 ) -> Result<ExitCode> {
     // Every message is signed by the sender's key (SPEC §15.2); without one
@@ -116,7 +117,10 @@ pub fn send(
         id: sender_id,
         key: &key,
     };
-    let delivery = delivery::deliver(draft, &from, recipients, &ctx.rt)?;
+    let delivery = match once {
+        Some(once) => delivery::deliver_once(draft, &from, recipients, &ctx.rt, once)?,
+        None => delivery::deliver(draft, &from, recipients, &ctx.rt)?,
+    };
     for warning in &delivery.warnings {
         ctx.printer.warn(warning);
     }

@@ -41,6 +41,7 @@ pub fn run(args: &ReplyArgs, ctx: &Context) -> Result<ExitCode> {
         &mailbox,
         &me,
         vec![(parent.from.agent_id.clone(), recipient)],
+        None,
         ctx,
     )
 }

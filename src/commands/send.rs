@@ -41,5 +41,12 @@ pub fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
             )
         })
         .collect();
-    content::send(&draft, &sender, &sender_id, recipients, ctx)
+    content::send(
+        &draft,
+        &sender,
+        &sender_id,
+        recipients,
+        args.idempotency_key.as_deref(),
+        ctx,
+    )
 }
