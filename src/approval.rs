@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::audit::{self, AuditEvent, Event};
+use crate::audit::{AuditEvent, Event};
 use crate::error::{Error, Result};
 use crate::mailbox::{ApprovalDecision, ApprovalRecord, Entry, Mailbox, Processed};
 use crate::message::format_time;
@@ -102,6 +102,6 @@ pub fn record(
             text.as_str(),
         );
     }
-    audit::append(mailbox.dir(), &event)?;
+    mailbox.log(&event)?;
     Ok((record, path))
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use ed25519_dalek::SigningKey;
 use serde::Serialize;
 
-use crate::audit::{self, AuditEvent, Event};
+use crate::audit::{AuditEvent, Event};
 use crate::compose::Draft;
 use crate::error::{Error, Result};
 use crate::identity;
@@ -284,8 +284,7 @@ fn write_one(
         Route::Local(local) => {
             let path = local.mailbox.deliver(message, rt)?;
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-            let logged = audit::append(
-                local.mailbox.dir(),
+            let logged = local.mailbox.log(
                 &Event::new(rt, AuditEvent::Delivered)
                     .with("message", message.message_id.as_str())
                     .with("file", name.unwrap_or_default())
@@ -307,8 +306,7 @@ fn write_one(
         }
         Route::Remote(id) => {
             let path = sender.mailbox.store_in(OUTGOING_DIR, message, rt)?;
-            if let Err(e) = audit::append(
-                sender.mailbox.dir(),
+            if let Err(e) = sender.mailbox.log(
                 &Event::new(rt, AuditEvent::Queued)
                     .with("message", message.message_id.as_str())
                     .with("to", id.as_str()),
@@ -332,8 +330,7 @@ fn keep_sent_copy(
     rt: &Runtime,
 ) -> Result<PathBuf> {
     let copy = sender.mailbox.store_sent(message, rt)?;
-    audit::append(
-        sender.mailbox.dir(),
+    sender.mailbox.log(
         &Event::new(rt, AuditEvent::Sent)
             .with("message", message.message_id.as_str())
             .with("type", draft.message_type.as_str())

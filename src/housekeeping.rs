@@ -16,7 +16,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::audit::{self, AuditEvent, Event, Rotation};
+use crate::audit::{self, AuditEvent, Event};
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::mailbox::{ARCHIVE_DIR, Mailbox, NOT_A_FILE, PROCESSED_DIR, Processed, QUARANTINE_DIR};
@@ -108,10 +108,7 @@ pub fn collect(mailbox: &Mailbox, request: Request, rt: &Runtime) -> Result<Repo
         fsutil::require_owner(&lock, &path, fsutil::dir_owner(mailbox.dir()))?;
         Some(lock)
     };
-    let rotation = mailbox.config().map_or_else(
-        |_| Rotation::configured(mailbox.dir()),
-        |c| Rotation::of(&c.limits),
-    );
+    let rotation = mailbox.log_rotation();
     let now = rt.now();
     let mut names = mailbox.message_names()?;
     names.sort();

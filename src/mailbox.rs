@@ -408,6 +408,22 @@ impl Mailbox {
         Ok(self.config.get_or_init(|| loaded))
     }
 
+    /// How this folder's log rotates: from the config read when the
+    /// mailbox was opened (one that did not read keeps every file).
+    pub fn log_rotation(&self) -> crate::audit::Rotation {
+        self.config
+            .get()
+            .map_or_else(crate::audit::Rotation::default, |c| {
+                crate::audit::Rotation::of(&c.limits)
+            })
+    }
+
+    /// Appends `event` to this folder's log, without reading its config
+    /// again.
+    pub fn log(&self, event: &crate::audit::Event) -> Result<()> {
+        crate::audit::append_rotating(&self.dir, event, self.log_rotation())
+    }
+
     /// The id of the agent this mailbox belongs to.
     pub fn agent_id(&self) -> Result<String> {
         Ok(self.config()?.require_id(&self.dir)?.to_string())

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::audit::{self, AuditEvent, Event};
+use crate::audit::{AuditEvent, Event};
 use crate::error::{Error, GitError, Result};
 use crate::fsutil;
 use crate::identity::{self, KeyRing};
@@ -354,8 +354,7 @@ impl Session<'_> {
             }
             for id in ids {
                 let repushed = files.iter().any(|(n, _)| *n == format!("{id}.json"));
-                audit::append(
-                    self.mailbox.dir(),
+                self.mailbox.log(
                     &Event::new(self.rt, AuditEvent::LostOnRemote)
                         .with("message", id.as_str())
                         .with("to", to.as_str())
@@ -446,8 +445,7 @@ impl Session<'_> {
                         .file_name()
                         .map(|n| n.to_string_lossy().into_owned())
                         .unwrap_or_default();
-                    audit::append(
-                        self.mailbox.dir(),
+                    self.mailbox.log(
                         &Event::new(self.rt, AuditEvent::Delivered)
                             .with("message", id)
                             .with("file", file.as_str())
@@ -496,8 +494,7 @@ impl Session<'_> {
             &file.with_extension("json.reason"),
             format!("{reason}\n").as_bytes(),
         )?;
-        audit::append(
-            self.mailbox.dir(),
+        self.mailbox.log(
             &Event::new(self.rt, AuditEvent::Quarantined)
                 .with("message", id)
                 .with("reason", reason)
@@ -622,8 +619,7 @@ impl Session<'_> {
                     .to
                     .push(recipient.clone());
                 let _ = fs::remove_file(path);
-                audit::append(
-                    self.mailbox.dir(),
+                self.mailbox.log(
                     &Event::new(self.rt, AuditEvent::Pushed)
                         .with("message", id.as_str())
                         .with("to", recipient.as_str()),

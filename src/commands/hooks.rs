@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::Context;
-use crate::audit::{self, AuditEvent, Event};
+use crate::audit::{AuditEvent, Event};
 use crate::cli::{HooksCommand, HooksInstallArgs, HooksRunArgs, HooksUninstallArgs};
 use crate::config::BlockOn;
 use crate::error::{Error, ExitCode, Result};
@@ -65,8 +65,7 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
     }
     let changes = hooks::install(&dirs.active, binary(ctx)?)?;
     for c in changes.iter().filter(|c| c.change != Change::Unchanged) {
-        audit::append(
-            mailbox.dir(),
+        mailbox.log(
             &Event::new(&ctx.rt, AuditEvent::HookInstalled)
                 .with("hook", c.hook.as_str())
                 .with("path", c.path.display().to_string()),

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::Context;
-use crate::audit::{self, AuditEvent, Event};
+use crate::audit::{AuditEvent, Event};
 use crate::cli::MonitorCommand;
 use crate::config::{AgentConfig, MonitoringConfig};
 use crate::error::{ConfigProblem, Error, ExitCode, Result};
@@ -241,7 +241,7 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     };
     let (transports, backoff, debounce) = settings(mailbox, ctx)?;
     let log = |event: Event| {
-        let _ = audit::append(mailbox.dir(), &event);
+        let _ = mailbox.log(&event);
     };
 
     // The pid file is the readiness signal `monitor start` waits for: write

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::Context;
-use crate::audit::{self, AuditEvent, Event};
+use crate::audit::{AuditEvent, Event};
 use crate::cli::ProcessArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::{Marker, Outcome, Processed};
@@ -52,8 +52,7 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
         .valid()
         .map_or_else(|| entry.name.clone(), |m| m.message_id.clone());
     if let Some(previous) = &claim.took_over_from {
-        audit::append(
-            mailbox.dir(),
+        mailbox.log(
             &Event::new(&ctx.rt, AuditEvent::ClaimTakenOver)
                 .with("message", id.as_str())
                 .with("file", entry.name.as_str())
@@ -70,8 +69,7 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     mailbox.adopt(&entry)?;
     if replaced {
         let old = mailbox.retire_marker(&entry.name)?;
-        audit::append(
-            mailbox.dir(),
+        mailbox.log(
             &Event::new(&ctx.rt, AuditEvent::MarkerReplaced)
                 .with("file", entry.name.as_str())
                 .with("kept_as", old.display().to_string()),
@@ -112,7 +110,7 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     if let Some(note) = &args.note {
         event = event.with("note", note.as_str());
     }
-    audit::append(mailbox.dir(), &event)?;
+    mailbox.log(&event)?;
     drop(claim);
     if ctx.printer.json() {
         ctx.printer.value(&ProcessOutput {

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::Context;
-use crate::audit::{self, AuditEvent, Event};
+use crate::audit::{AuditEvent, Event};
 use crate::cli::QuarantineArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::QUARANTINE_DIR;
@@ -40,7 +40,7 @@ pub fn run(args: &QuarantineArgs, ctx: &Context) -> Result<ExitCode> {
     if let Some(m) = entry.valid() {
         event = event.with("message", m.message_id.as_str());
     }
-    audit::append(mailbox.dir(), &event)?;
+    mailbox.log(&event)?;
     if ctx.printer.json() {
         ctx.printer.value(&QuarantineOutput {
             file: &entry.name,
