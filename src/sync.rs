@@ -665,6 +665,10 @@ impl Session<'_> {
             {
                 Pushed::Done => return Ok(()),
                 Pushed::Rejected { lock: named } => {
+                    // The remote says which file: only the lock of the ref
+                    // being pushed is named, so a remote cannot get a user
+                    // told to remove some other file.
+                    let named = named.filter(|l| l.ends_with(&format!("/{remote_ref}.lock")));
                     lock = Some(match lock {
                         None => named,
                         Some(before) => before.filter(|b| named.as_ref() == Some(b)),

@@ -324,6 +324,30 @@ fn a_stale_lock_on_the_remote_is_named_with_the_fix() {
     assert_eq!(a.outgoing(), 0);
 }
 
+/// A remote's words are not trusted to name a file to delete: a hook on
+/// the remote that claims some other lock is stuck is not repeated as the
+/// fix.
+#[test]
+fn a_remote_cannot_name_another_file_as_the_stale_lock() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let hook = remote.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho \"Unable to create '/home/user/precious.lock': File exists.\" >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    a.send(&env, "bb", "refused by the remote");
+    let out = a.run(&env, &["sync"]);
+    assert_eq!(code(&out), 1);
+    let err = stderr(&out);
+    assert!(!err.contains("precious.lock"), "{err}");
+    assert_eq!(a.outgoing(), 1);
+}
+
 #[test]
 fn a_tampered_message_under_a_reused_id_is_quarantined() {
     let env = TestEnv::new();
