@@ -83,7 +83,7 @@ pub enum Command {
     /// Revert everything `aea init` did, keeping a backup of messages and log
     Uninstall(UninstallArgs),
     /// Check the whole installation and print the fix for each problem
-    Doctor,
+    Doctor(DoctorArgs),
     /// Read the audit log
     Log(LogArgs),
     /// List or manage the agents this user knows, and their keys (like known_hosts)
@@ -290,6 +290,15 @@ pub struct QuarantineArgs {
     /// Why, kept next to the file
     #[arg(long, required = true)]
     pub reason: String,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// First finish what killed processes left half-done: stale claims,
+    /// staging files, interrupted sends (their sent/ copy), log lines a
+    /// kill cut off (rebuilt from the markers, marked "repaired")
+    #[arg(long)]
+    pub fix: bool,
 }
 
 #[derive(Debug, Args)]

@@ -6,16 +6,18 @@
 use std::path::PathBuf;
 
 use ed25519_dalek::SigningKey;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::audit::{AuditEvent, Event};
 use crate::compose::Draft;
 use crate::error::{Error, Result};
 use crate::identity;
+use crate::liveness::{Alive, Holder};
 use crate::mailbox::{Mailbox, OUTGOING_DIR};
 use crate::message::{Message, Party};
 use crate::route::Route;
 use crate::runtime::Runtime;
+use chrono::{DateTime, Utc};
 
 /// The sending side: its mailbox, id and signing key.
 pub struct Sender<'a> {
@@ -70,41 +72,177 @@ impl Delivery {
     }
 }
 
+/// What a send records in `.aea/.sent-keys/` before anything is
+/// delivered: the message id, what the message says, who sends it and
+/// where it goes. A send that was killed mid-way leaves it behind: the
+/// retry of the same message reuses the id and delivers only what is
+/// missing, and `aea doctor --fix` completes the `sent/` copy from it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Intent {
+    pub message_id: String,
+    /// Digest of what the message says and whom it goes to: a record is
+    /// only ever reused for the same message.
+    pub draft: String,
+    pub at: String,
+    /// The sending process: a record whose process is gone is an
+    /// interrupted send (absent in records of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(default, flatten)]
+    pub holder: Holder,
+    /// Each recipient: its repository when delivered into its inbox, none
+    /// when queued in `outgoing/` for `aea sync`.
+    #[serde(default)]
+    pub to: Vec<Destination>,
+    /// When every recipient had it and the `sent/` copy was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Destination {
+    pub agent_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<PathBuf>,
+}
+
+/// A plain send's record is named `retry-<digest>`: it lives only while
+/// the send runs, or until the retry of an interrupted one.
+pub const RETRY_PREFIX: &str = "retry-";
+
+/// After this, an interrupted send's record is no longer taken for the
+/// one a plain send retries: the same message is then a new one.
+pub const RETRY_WITHIN_HOURS: i64 = 24;
+
+/// A send that finished may still be retried by a caller that never saw
+/// its answer (killed, timed out): for this long the same message to the
+/// same recipients is taken for that retry and not sent twice.
+pub const REPEAT_WITHIN_MINUTES: i64 = 10;
+
+impl Intent {
+    /// Whether the send that wrote this record is gone without finishing:
+    /// its process is known to be gone, or (another host, no `/proc`) the
+    /// record is older than a minute.
+    pub fn interrupted(&self, now: DateTime<Utc>) -> bool {
+        let age = crate::message::parse_time(&self.at).map(|t| now - t);
+        match self.pid.map(|pid| self.holder.alive(pid)) {
+            Some(Alive::Gone) => true,
+            Some(Alive::Yes) => false,
+            _ => age.is_some_and(|a| a > chrono::Duration::minutes(1)),
+        }
+    }
+
+    /// Whether a plain send of the same message is still taken for its
+    /// retry: within [`REPEAT_WITHIN_MINUTES`] of its end when it finished,
+    /// within [`RETRY_WITHIN_HOURS`] when it was interrupted.
+    pub fn recent(&self, now: DateTime<Utc>) -> bool {
+        let within = |at: &str, span: chrono::Duration| {
+            crate::message::parse_time(at).is_some_and(|t| now - t < span)
+        };
+        match &self.finished {
+            Some(at) => within(at, chrono::Duration::minutes(REPEAT_WITHIN_MINUTES)),
+            None => within(&self.at, chrono::Duration::hours(RETRY_WITHIN_HOURS)),
+        }
+    }
+
+    pub fn bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("an intent always serialises")
+    }
+}
+
 /// Delivers `draft` to every resolved recipient (given as `--to` text and
 /// its route), keeps one `sent/` copy and logs. One recipient's failure does
 /// not stop the others; with a single recipient its error is returned as is.
+///
+/// The message id is recorded before anything is delivered, so a send
+/// killed mid-way is recognised when retried: with `key`
+/// (`send --idempotency-key`) every retry with the same key and message
+/// reuses the id; without, a send of the same message to the same
+/// recipients after one that was interrupted (within
+/// [`RETRY_WITHIN_HOURS`]) does. Either way only recipients that do not
+/// hold the id yet get it, and the `sent/` copy is kept once.
 pub fn deliver(
     draft: &Draft,
     sender: &Sender<'_>,
     recipients: Vec<(String, Result<Route>)>,
     rt: &Runtime,
+    key: Option<&str>,
 ) -> Result<Delivery> {
-    deliver_as(draft, sender, recipients, rt, None)
+    let single = recipients.len() == 1;
+    let digest = draft_digest(draft, &recipients);
+    let (broadcast, resolved) = distinct_recipients(sender, recipients);
+    let mut intent = Intent {
+        message_id: rt.uuid(),
+        draft: digest,
+        at: crate::message::format_time(rt.now()),
+        pid: Some(std::process::id()),
+        holder: Holder::current(),
+        to: resolved
+            .iter()
+            .filter_map(|(_, route)| route.as_ref().ok())
+            .map(|route| match route {
+                Route::Local(l) => Destination {
+                    agent_id: l.id.clone(),
+                    repo: Some(l.mailbox.repo().to_path_buf()),
+                },
+                Route::Remote(id) => Destination {
+                    agent_id: id.clone(),
+                    repo: None,
+                },
+            })
+            .collect(),
+        finished: None,
+    };
+    let recorded = match key {
+        Some(key) => Recorded {
+            name: Some(keyed(&mut intent, sender, key)?),
+            retry: true,
+            repeats: None,
+        },
+        None => derived(&mut intent, sender, rt)?,
+    };
+    let result = deliver_to(
+        draft,
+        sender,
+        &broadcast,
+        resolved,
+        single,
+        rt,
+        &intent.message_id,
+        recorded.retry,
+    );
+    // A plain send's record says when the send finished (a caller that
+    // did not see the answer may retry), and goes when nothing was
+    // delivered; a partial send's stays as it is, for the retry.
+    if key.is_none()
+        && let Some(record) = &recorded.name
+    {
+        let (nothing, whole) = match &result {
+            Ok(d) => (
+                d.results.iter().all(|o| !o.delivered),
+                d.sent_copy.is_some() && d.results.iter().all(|o| o.delivered),
+            ),
+            Err(_) => (single, false),
+        };
+        if nothing {
+            let _ = sender.mailbox.forget_send_key(record);
+        } else if whole {
+            intent.finished = Some(crate::message::format_time(rt.now()));
+            let _ = sender.mailbox.replace_send_key(record, &intent.bytes());
+        }
+    }
+    let mut result = result;
+    if let (Some(at), Ok(d)) = (recorded.repeats, &mut result) {
+        d.warnings.push(format!(
+            "the same message went to the same recipients at {at} (message {}): not sent twice. To send it again as a new message, change it or pass --idempotency-key with a new key",
+            d.message_id
+        ));
+    }
+    result
 }
 
-/// What `send --idempotency-key` records before anything is delivered.
-#[derive(Debug, Serialize, serde::Deserialize)]
-struct KeyRecord {
-    message_id: String,
-    /// Digest of what the message says and whom it goes to: the same key
-    /// with another message is refused, not silently merged.
-    draft: String,
-    at: String,
-}
-
-/// Delivers `draft` at most once per `key` (`send --idempotency-key`): the
-/// first call records the key with the message id before delivering; a
-/// retry (the caller saw no answer, or the first was killed mid-way) reuses
-/// that id, delivers only to recipients that do not hold it yet, and keeps
-/// the `sent/` copy once.
-pub fn deliver_once(
-    draft: &Draft,
-    sender: &Sender<'_>,
-    recipients: Vec<(String, Result<Route>)>,
-    rt: &Runtime,
-    key: &str,
-) -> Result<Delivery> {
-    let digest = crate::fsutil::sha256_hex(key.as_bytes())[..32].to_string();
+/// Digest of what the message says and whom it goes to (as given).
+fn draft_digest(draft: &Draft, recipients: &[(String, Result<Route>)]) -> String {
     let mut targets: Vec<&str> = recipients.iter().map(|(t, _)| t.as_str()).collect();
     targets.sort_unstable();
     let what = serde_json::json!([
@@ -118,19 +256,19 @@ pub fn deliver_once(
         draft.reply_to,
         targets,
     ]);
-    let draft_digest = crate::fsutil::sha256_hex(what.to_string().as_bytes());
-    let record = KeyRecord {
-        message_id: rt.uuid(),
-        draft: draft_digest.clone(),
-        at: crate::message::format_time(rt.now()),
-    };
-    let bytes = serde_json::to_vec(&record).expect("a key record always serialises");
-    if sender.mailbox.record_send_key(&digest, &bytes)? {
-        return deliver_as(draft, sender, recipients, rt, Some(record.message_id));
+    crate::fsutil::sha256_hex(what.to_string().as_bytes())
+}
+
+/// `send --idempotency-key`: records the key with the message id before
+/// delivering; a retry reuses the id. Returns the record's name.
+fn keyed(intent: &mut Intent, sender: &Sender<'_>, key: &str) -> Result<String> {
+    let name = crate::fsutil::sha256_hex(key.as_bytes())[..32].to_string();
+    if sender.mailbox.record_send_key(&name, &intent.bytes())? {
+        return Ok(name);
     }
-    let earlier: KeyRecord = sender
+    let earlier: Intent = sender
         .mailbox
-        .send_key(&digest)?
+        .send_key(&name)?
         .and_then(|b| serde_json::from_slice(&b).ok())
         .ok_or_else(|| {
             Error::usage(
@@ -138,7 +276,7 @@ pub fn deliver_once(
                 "use another key, or remove the record from .aea/.sent-keys/",
             )
         })?;
-    if earlier.draft != draft_digest {
+    if earlier.draft != intent.draft {
         return Err(Error::usage(
             format!(
                 "--idempotency-key {key:?} was used for another message ({})",
@@ -147,21 +285,86 @@ pub fn deliver_once(
             "a key names one message: use a new key for a new message",
         ));
     }
-    deliver_as(draft, sender, recipients, rt, Some(earlier.message_id))
+    intent.message_id = earlier.message_id;
+    Ok(name)
 }
 
-fn deliver_as(
+/// How a send's intent was recorded.
+struct Recorded {
+    /// The record's name in `.sent-keys/`; none when an identical send is
+    /// running right now (this one is then a message of its own).
+    name: Option<String>,
+    /// This send reuses an earlier one's id.
+    retry: bool,
+    /// When the earlier send it repeats finished, if it had.
+    repeats: Option<String>,
+}
+
+impl Recorded {
+    fn fresh(name: Option<String>) -> Self {
+        Recorded {
+            name,
+            retry: false,
+            repeats: None,
+        }
+    }
+}
+
+/// A plain send: records its intent under a name derived from the
+/// message, or, when a send of the same message was interrupted (or
+/// finished moments ago, see [`Intent::recent`]), takes its record over
+/// and reuses its id.
+fn derived(intent: &mut Intent, sender: &Sender<'_>, rt: &Runtime) -> Result<Recorded> {
+    let name = format!("{RETRY_PREFIX}{}", &intent.draft[..32]);
+    let now = rt.now();
+    // Two rounds at most: the second follows a record that went meanwhile.
+    for _ in 0..2 {
+        if sender.mailbox.record_send_key(&name, &intent.bytes())? {
+            return Ok(Recorded::fresh(Some(name)));
+        }
+        let Some(held) = sender.mailbox.send_key(&name)? else {
+            continue;
+        };
+        let earlier = serde_json::from_slice::<Intent>(&held).ok();
+        // An identical send running right now is a message of its own.
+        if earlier
+            .as_ref()
+            .is_some_and(|e| e.finished.is_none() && !e.interrupted(now))
+        {
+            return Ok(Recorded::fresh(None));
+        }
+        match sender.mailbox.take_over_send_key(&name, &held, rt)? {
+            crate::fsutil::TakeOver::Taken => {}
+            crate::fsutil::TakeOver::Gone => continue,
+            crate::fsutil::TakeOver::Replaced(_) => return Ok(Recorded::fresh(None)),
+        }
+        let retry = earlier.filter(|e| e.draft == intent.draft && e.recent(now));
+        if let Some(e) = &retry {
+            intent.message_id.clone_from(&e.message_id);
+        }
+        sender.mailbox.replace_send_key(&name, &intent.bytes())?;
+        return Ok(Recorded {
+            name: Some(name),
+            retry: retry.is_some(),
+            repeats: retry.and_then(|e| e.finished),
+        });
+    }
+    Ok(Recorded::fresh(None))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn deliver_to(
     draft: &Draft,
     sender: &Sender<'_>,
-    recipients: Vec<(String, Result<Route>)>,
+    broadcast: &[String],
+    resolved: Vec<(String, Result<Route>)>,
+    single: bool,
     rt: &Runtime,
-    id: Option<String>,
+    id: &str,
+    retry: bool,
 ) -> Result<Delivery> {
-    let single = recipients.len() == 1;
-    let (broadcast, resolved) = distinct_recipients(sender, recipients);
-    let retry = id.is_some();
     let mut delivery = Delivery {
-        message_id: id.unwrap_or_else(|| rt.uuid()),
+        message_id: id.to_string(),
         results: Vec::new(),
         sent_copy: None,
         warnings: Vec::new(),
@@ -177,11 +380,10 @@ fn deliver_as(
         let result = route.and_then(|r| {
             let mut message = draft.message(&delivery.message_id, now, &from, &r);
             if broadcast.len() > 1 {
-                message.metadata.broadcast = Some(broadcast.clone());
+                message.metadata.broadcast = Some(broadcast.to_vec());
             }
             identity::sign(&mut message, sender.key);
-            // A retry under the same key: a recipient that holds the id
-            // already got it.
+            // A retry: a recipient that holds the id already got it.
             if retry
                 && let Route::Local(local) = &r
                 && let Ok(held) = local.mailbox.resolve(&message.message_id)
@@ -219,16 +421,25 @@ fn deliver_as(
     // Once anything was delivered, a failure to keep the copy or the log
     // line is a warning, not an error: a caller that retried on an error
     // would send the same message twice.
-    let copied = retry
-        && sender
+    let copied = if retry {
+        sender
             .mailbox
             .resolve_sent(&delivery.message_id)
-            .is_ok_and(|e| {
+            .ok()
+            .filter(|e| {
                 e.valid()
                     .is_some_and(|m| m.message_id == delivery.message_id)
-            });
+            })
+            .map(|e| e.path)
+    } else {
+        None
+    };
+    let copied = copied.is_some_and(|path| {
+        delivery.sent_copy = Some(path);
+        true
+    });
     if let Some(message) = first_sent.as_ref().filter(|_| !copied) {
-        match keep_sent_copy(message, draft, &broadcast, sender, rt) {
+        match keep_sent_copy(message, draft, broadcast, sender, rt) {
             Ok(copy) => delivery.sent_copy = Some(copy),
             Err(e) => delivery.warnings.push(format!(
                 "delivered, but the sent/ copy or its log line was not kept: {}",

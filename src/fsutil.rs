@@ -217,6 +217,17 @@ fn stage(staging: &Path, stem: &str, bytes: &[u8], nonce: &dyn Fn() -> String) -
     }
 }
 
+/// Writes `bytes` to a fresh `.deliver.<pid>-<host>-<n>.tmp` in `dir`,
+/// flushed: a name [`sweep_staging`] removes once its writer is gone.
+fn stage_tagged(dir: &Path, bytes: &[u8]) -> Result<PathBuf> {
+    let counter = std::cell::Cell::new(0u32);
+    let tagged = || {
+        counter.set(counter.get() + 1);
+        format!("{}-{}-{}", std::process::id(), host_tag(), counter.get())
+    };
+    stage(dir, "deliver", bytes, &tagged)
+}
+
 /// Staged files (`.deliver.*.tmp`) of a send that was killed before it
 /// linked or removed them are removed once they are older than this: a
 /// live send holds one for milliseconds, seconds for the largest message.
@@ -326,15 +337,9 @@ pub fn deliver_new(
 pub fn replace_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     refuse_symlink(path)?;
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let stem = path
-        .file_name()
-        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
-    let counter = std::cell::Cell::new(0u32);
-    let nonce = || {
-        counter.set(counter.get() + 1);
-        format!("{}-{}", std::process::id(), counter.get())
-    };
-    let tmp = stage(dir, &stem, bytes, &nonce)?;
+    // Staged under a name that says who writes it: the sweep of a state
+    // folder removes what a killed writer left.
+    let tmp = stage_tagged(dir, bytes)?;
     if let Err(e) = fs::rename(&tmp, path) {
         let _ = fs::remove_file(&tmp);
         return Err(Error::io("replace", path, e));
@@ -386,12 +391,7 @@ pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
 pub fn create_exclusive_whole(path: &Path, bytes: &[u8]) -> Result<bool> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     sweep_staging(dir);
-    let counter = std::cell::Cell::new(0u32);
-    let tagged = || {
-        counter.set(counter.get() + 1);
-        format!("{}-{}-{}", std::process::id(), host_tag(), counter.get())
-    };
-    let tmp = stage(dir, "deliver", bytes, &tagged)?;
+    let tmp = stage_tagged(dir, bytes)?;
     let linked = fs::hard_link(&tmp, path);
     let _ = fs::remove_file(&tmp);
     match linked {
@@ -399,6 +399,35 @@ pub fn create_exclusive_whole(path: &Path, bytes: &[u8]) -> Result<bool> {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
         Err(e) => Err(Error::io("create", path, e)),
     }
+}
+
+/// What [`take_over`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TakeOver {
+    /// The file was the one judged stale, and is gone: ours to replace.
+    Taken,
+    /// Someone moved or removed it first.
+    Gone,
+    /// Someone replaced it after it was judged: put back, with what it holds.
+    Replaced(Vec<u8>),
+}
+
+/// Takes over the file at `path`, judged stale by its content `judged`
+/// (a claim, a send's record): moves it to `aside` (one rename, so one
+/// process wins), and puts it back when what was moved is no longer what
+/// was judged. After [`TakeOver::Taken`] the file is gone.
+pub fn take_over(path: &Path, judged: &[u8], aside: &Path) -> Result<TakeOver> {
+    if fs::rename(path, aside).is_err() {
+        return Ok(TakeOver::Gone);
+    }
+    let moved = read_state(aside, SMALL_STATE_LIMIT)?.unwrap_or_default();
+    if moved != judged {
+        let _ = fs::hard_link(aside, path);
+        let _ = fs::remove_file(aside);
+        return Ok(TakeOver::Replaced(moved));
+    }
+    let _ = fs::remove_file(aside);
+    Ok(TakeOver::Taken)
 }
 
 /// Opens (creating it if needed) the lock file at `path`, without taking

@@ -25,6 +25,7 @@ pub mod message;
 pub mod normalize;
 pub mod policy;
 pub mod printer;
+pub mod recovery;
 pub mod registry;
 pub mod repo;
 pub mod route;

@@ -860,24 +860,18 @@ impl Mailbox {
                     holder,
                 });
             }
-            // Move the stale claim aside rather than deleting it: if another
-            // process replaced it meanwhile, the moved file is not the one we
-            // judged stale and is put back.
+            // Moved aside rather than deleted: if another process replaced
+            // it meanwhile, the moved file is not the one judged stale.
             let aside = dir.join(format!("{name}.stale-{}", rt.rand_hex8()));
-            if fs::rename(&path, &aside).is_err() {
-                continue;
-            }
-            let moved = read(&aside)?;
-            if moved == held {
-                let _ = fs::remove_file(&aside);
-                took_over_from = Some(holder);
-            } else {
-                let _ = fs::hard_link(&aside, &path);
-                let _ = fs::remove_file(&aside);
-                return Err(Error::Claimed {
-                    name: name.to_string(),
-                    holder: describe_claim(&moved),
-                });
+            match fsutil::take_over(&path, &held, &aside)? {
+                fsutil::TakeOver::Taken => took_over_from = Some(holder),
+                fsutil::TakeOver::Gone => {}
+                fsutil::TakeOver::Replaced(moved) => {
+                    return Err(Error::Claimed {
+                        name: name.to_string(),
+                        holder: describe_claim(&moved),
+                    });
+                }
             }
         }
         Err(Error::Claimed {
@@ -955,6 +949,59 @@ impl Mailbox {
     pub fn record_send_key(&self, digest: &str, record: &[u8]) -> Result<bool> {
         let dir = self.make_state_dir(SEND_KEYS_DIR)?;
         fsutil::create_exclusive_whole(&dir.join(digest), record)
+    }
+
+    /// Takes over the record of send key `digest`, judged to be an
+    /// interrupted send's by its content `judged` (see [`fsutil::take_over`]).
+    pub fn take_over_send_key(
+        &self,
+        digest: &str,
+        judged: &[u8],
+        rt: &Runtime,
+    ) -> Result<fsutil::TakeOver> {
+        let dir = self.make_state_dir(SEND_KEYS_DIR)?;
+        let aside = dir.join(format!(".{digest}.stale-{}", rt.rand_hex8()));
+        fsutil::take_over(&dir.join(digest), judged, &aside)
+    }
+
+    /// Writes the record of send key `digest`, replacing any.
+    pub fn replace_send_key(&self, digest: &str, record: &[u8]) -> Result<()> {
+        let dir = self.make_state_dir(SEND_KEYS_DIR)?;
+        fsutil::replace_atomic(&dir.join(digest), record)
+    }
+
+    /// Removes the record of send key `digest`, if there is one.
+    pub fn forget_send_key(&self, digest: &str) -> Result<()> {
+        let Some(dir) = self.state_dir(SEND_KEYS_DIR)? else {
+            return Ok(());
+        };
+        let path = dir.join(digest);
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(Error::io("remove", &path, e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Every send record, by name, with its bytes.
+    pub fn send_keys(&self) -> Result<Vec<(String, Vec<u8>)>> {
+        let Some(dir) = self.state_dir(SEND_KEYS_DIR)? else {
+            return Ok(Vec::new());
+        };
+        let mut names: Vec<String> = fs::read_dir(&dir)
+            .map_err(|e| Error::io("list", &dir, e))?
+            .filter_map(std::result::Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        names.sort();
+        Ok(names
+            .into_iter()
+            .filter_map(|name| {
+                let bytes =
+                    fsutil::read_state(&dir.join(&name), fsutil::SMALL_STATE_LIMIT).ok()??;
+                Some((name, bytes))
+            })
+            .collect())
     }
 
     /// Writes the processed marker; fails if one exists already.

@@ -38,8 +38,9 @@ impl Rng {
 }
 
 /// Runs `args` in `dir` and kills it after `micros` microseconds (it may
-/// have finished by then).
-fn kill_after(env: &TestEnv, dir: &Path, args: &[&str], micros: u64) {
+/// have finished by then). Returns whether it finished on its own, with
+/// success.
+fn kill_after(env: &TestEnv, dir: &Path, args: &[&str], micros: u64) -> bool {
     let mut child = env
         .cmd(dir)
         .args(args)
@@ -49,7 +50,7 @@ fn kill_after(env: &TestEnv, dir: &Path, args: &[&str], micros: u64) {
         .unwrap();
     std::thread::sleep(Duration::from_micros(micros));
     let _ = child.kill();
-    let _ = child.wait();
+    child.wait().is_ok_and(|status| status.success())
 }
 
 /// How long one run of `args` takes here, in microseconds: the kill
@@ -60,6 +61,28 @@ fn window(env: &TestEnv, dir: &Path, args: &[&str]) -> u64 {
     let out = env.run(dir, args);
     assert!(out.status.success(), "{args:?}: {}", stderr(&out));
     (start.elapsed().as_micros() as u64).max(1_000) * 2
+}
+
+/// The `key` of every `event` line in `repo`'s log.
+fn logged(repo: &Path, event: &str, key: &str) -> HashSet<String> {
+    std::fs::read_to_string(repo.join(".aea/agent.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|l| l["event"] == event)
+        .filter_map(|l| l[key].as_str().map(str::to_string))
+        .collect()
+}
+
+/// `aea doctor --fix` in `repo`; what it fixed.
+fn doctor_fix(env: &TestEnv, repo: &Path) -> Vec<String> {
+    let out = env.run(repo, &["doctor", "--fix", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("doctor --fix --json: {e}: {}", stderr(&out)));
+    report["fixed"]
+        .as_array()
+        .map(|a| a.iter().map(|f| f.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
 }
 
 fn staging_files(aea: &Path) -> Vec<String> {
@@ -159,6 +182,36 @@ fn killed_sends_leave_no_partial_mail_no_duplicates_and_no_staging() {
     env.ok(&api, &["check"]);
     assert_eq!(staging_files(&web.join(".aea")), Vec::<String>::new());
     assert_eq!(staging_files(&api.join(".aea")), Vec::<String>::new());
+    // What a kill cut short is finished from the records and the inbox:
+    // every delivered message then has its sent/ copy and both log lines.
+    let fixed = doctor_fix(&env, &api).len() + doctor_fix(&env, &web).len();
+    eprintln!("killed_sends: doctor --fix finished {fixed} thing(s)");
+    let copies: HashSet<String> = std::fs::read_dir(api.join(".aea/sent"))
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let copy: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap();
+            copy["message_id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    let sent = logged(&api, "sent", "message");
+    let delivered = logged(&web, "delivered", "message");
+    for id in &distinct {
+        assert!(copies.contains(*id), "{id} delivered, no sent/ copy");
+        assert!(sent.contains(*id), "{id} delivered, no sent line");
+        assert!(delivered.contains(*id), "{id} delivered, no delivered line");
+    }
+    assert_eq!(copies.len(), distinct.len(), "a sent/ copy twice");
+    for repo in [&api, &web] {
+        let out = env.run(repo, &["doctor", "--json"]);
+        let after: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for check in after["checks"].as_array().unwrap() {
+            if ["sends", "log", "claims", "staging"].contains(&check["check"].as_str().unwrap()) {
+                assert_eq!(check["ok"], true, "{check}");
+            }
+        }
+    }
 }
 
 /// `process` killed at random moments: no claim of a dead process blocks
@@ -181,6 +234,17 @@ fn killed_process_runs_leave_no_blocking_claims() {
     }
     let processed = env.json(&web, &["check"])["unprocessed"].as_u64().unwrap();
     eprintln!("killed_process: {processed} of 39 left unprocessed by kills");
+    // A marker whose log line a kill cut off gets it back from the marker.
+    let fixed = doctor_fix(&env, &web);
+    eprintln!("killed_process: doctor --fix: {fixed:?}");
+    let lines = logged(&web, "processed", "file");
+    for marker in std::fs::read_dir(web.join(".aea/.processed"))
+        .unwrap()
+        .flatten()
+    {
+        let name = marker.file_name().to_string_lossy().into_owned();
+        assert!(lines.contains(&name), "{name} processed, no log line");
+    }
     assert!(
         processed > 0 && processed < 39,
         "{processed} of 39 unprocessed: the kill moments do not spread"
@@ -256,13 +320,24 @@ fn killed_gc_runs_lose_and_duplicate_nothing() {
 /// `sent/` copy, under the id recorded before the first delivery.
 #[test]
 fn a_killed_send_retried_with_its_key_is_delivered_exactly_once() {
-    let mut rng = Rng::from_env("keyed_sends");
+    killed_sends_retried("keyed_sends", true);
+}
+
+/// The same without a key: the plain retry of an interrupted send is
+/// recognised by the record the send left (issue 11).
+#[test]
+fn a_killed_send_retried_as_is_is_delivered_exactly_once() {
+    killed_sends_retried("plain_sends", false);
+}
+
+fn killed_sends_retried(test: &str, keyed: bool) {
+    let mut rng = Rng::from_env(test);
     let env = TestEnv::new();
     let api = env.repo("api");
     let web = env.repo("web");
     let db = env.repo("db");
     let args = |round: usize| -> Vec<String> {
-        [
+        let mut argv: Vec<String> = [
             "send",
             "--to",
             "web",
@@ -274,22 +349,28 @@ fn a_killed_send_retried_with_its_key_is_delivered_exactly_once() {
         ]
         .iter()
         .map(ToString::to_string)
-        .chain([
-            format!("keyed {round}"),
-            "--idempotency-key".to_string(),
-            format!("job-{round}"),
-        ])
-        .collect()
+        .chain([format!("{test} {round}")])
+        .collect();
+        if keyed {
+            argv.extend(["--idempotency-key".to_string(), format!("job-{round}")]);
+        }
+        argv
     };
     let first: Vec<String> = args(999);
     let first: Vec<&str> = first.iter().map(String::as_str).collect();
     let span = window(&env, &api, &first);
+    let mut killed = 0;
     for round in 0..40 {
         let owned = args(round);
         let argv: Vec<&str> = owned.iter().map(String::as_str).collect();
-        kill_after(&env, &api, &argv, rng.below(span));
-        // The retry a caller makes after seeing no answer.
-        env.ok(&api, &argv);
+        let finished = kill_after(&env, &api, &argv, rng.below(span));
+        // The retry a caller makes after seeing no answer. With a key it
+        // may retry whatever it saw; without, a send that succeeded and is
+        // sent again is a new message.
+        killed += usize::from(!finished);
+        if keyed || !finished {
+            env.ok(&api, &argv);
+        }
     }
     for repo in [&web, &db] {
         let report = env.json(repo, &["check"]);
@@ -301,8 +382,22 @@ fn a_killed_send_retried_with_its_key_is_delivered_exactly_once() {
             .collect();
         let distinct: HashSet<&String> = subjects.iter().collect();
         assert_eq!(distinct.len(), 41, "{}: {subjects:?}", repo.display());
-        assert_eq!(subjects.len(), 41, "a keyed message arrived twice");
+        assert_eq!(subjects.len(), 41, "a message arrived twice");
     }
+    eprintln!("{test}: {killed} of 40 sends killed before they finished");
+    assert!(killed > 5, "the kill moments do not spread");
     let copies = std::fs::read_dir(api.join(".aea/sent")).unwrap().count();
     assert_eq!(copies, 41, "one sent/ copy per message");
+    if !keyed {
+        // Every send finished (the retries did): no record says otherwise.
+        for entry in std::fs::read_dir(api.join(".aea/.sent-keys"))
+            .unwrap()
+            .flatten()
+        {
+            let record: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(entry.path()).unwrap())
+                    .unwrap_or_else(|e| panic!("{}: {e}", entry.path().display()));
+            assert!(record["finished"].is_string(), "unfinished: {record}");
+        }
+    }
 }

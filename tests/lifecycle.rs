@@ -377,6 +377,106 @@ fn a_delivered_send_succeeds_when_its_own_log_fails() {
     assert_eq!(inbox_files(&web).len(), 1);
 }
 
+/// A plain send repeated at once is taken for the retry of a caller that
+/// never saw the answer: the message goes once, and the repeat says so. A
+/// new key sends it again as a new message.
+#[test]
+fn the_same_send_again_at_once_is_a_retry_and_says_so() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let args = [
+        "send",
+        "--to",
+        "web",
+        "--type",
+        "update",
+        "--subject",
+        "build green",
+    ];
+    let first = env.send(&api, "web", &args[3..]);
+    let again = env.run(&api, &[&["--json"], &args[..]].concat());
+    assert_eq!(code(&again), 0, "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("not sent twice"),
+        "{}",
+        stderr(&again)
+    );
+    let again: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(again["message_id"], first.as_str());
+    assert_eq!(inbox_files(&web).len(), 1);
+    assert_eq!(std::fs::read_dir(api.join(".aea/sent")).unwrap().count(), 1);
+    // Another message to the same recipient is not a repeat.
+    env.ok(
+        &api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "update",
+            "--subject",
+            "build red",
+        ],
+    );
+    assert_eq!(inbox_files(&web).len(), 2);
+    let new_key = [&args[..], &["--idempotency-key", "second-build"]].concat();
+    let out = env.run(&api, &new_key);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("not sent twice"), "{}", stderr(&out));
+    assert_eq!(inbox_files(&web).len(), 3);
+}
+
+/// A log line a kill cut off (the marker was written, the line was not):
+/// `doctor` names it, `doctor --fix` writes it from the marker, marked
+/// repaired, once.
+#[test]
+fn a_missing_log_line_is_repaired_from_the_marker() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "q");
+    env.ok(&web, &["process", &id, "--outcome", "done"]);
+    let log = web.join(".aea/agent.log");
+    let kept: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("\"processed\""))
+        .map(str::to_string)
+        .collect();
+    let kept = kept.join("\n") + "\n";
+    std::fs::write(&log, kept).unwrap();
+    let out = env.run(&web, &["doctor"]);
+    assert_eq!(code(&out), 6);
+    assert!(
+        stdout(&out).contains("1 operation(s) with no log line"),
+        "{}",
+        stdout(&out)
+    );
+    let out = env.run(&web, &["doctor", "--fix"]);
+    assert!(
+        stdout(&out).contains("fixed wrote 1 log line"),
+        "{}",
+        stdout(&out)
+    );
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|l: &serde_json::Value| l["event"] == "processed")
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["message"], id.as_str());
+    assert_eq!(lines[0]["outcome"], "done");
+    assert_eq!(lines[0]["repaired"], "from the marker");
+    let again = env.run(&web, &["doctor", "--fix"]);
+    assert!(
+        !stdout(&again).contains("fixed wrote"),
+        "{}",
+        stdout(&again)
+    );
+}
+
 /// `--idempotency-key`: the same send again delivers nothing new and names
 /// the same message; the key with another message is refused.
 #[test]

@@ -117,10 +117,7 @@ pub fn send(
         id: sender_id,
         key: &key,
     };
-    let delivery = match once {
-        Some(once) => delivery::deliver_once(draft, &from, recipients, &ctx.rt, once)?,
-        None => delivery::deliver(draft, &from, recipients, &ctx.rt)?,
-    };
+    let delivery = delivery::deliver(draft, &from, recipients, &ctx.rt, once)?;
     for warning in &delivery.warnings {
         ctx.printer.warn(warning);
     }

@@ -8,6 +8,7 @@ use chrono::Duration;
 use serde::Serialize;
 
 use super::Context;
+use crate::cli::DoctorArgs;
 use crate::config;
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
@@ -15,6 +16,7 @@ use crate::hooks::{self, GitHook, State};
 use crate::mailbox::{
     CLAIMS_DIR, LAYOUT_DIRS, Mailbox, PROCESSED_DIR, Processed, STATE_DIRS, TMP_DIR,
 };
+use crate::recovery;
 use crate::registry::{Health, Registry};
 use crate::repo::{self, HooksPathSource};
 
@@ -22,6 +24,8 @@ use crate::repo::{self, HooksPathSource};
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(super) struct DoctorOutput<'a> {
+    /// What `--fix` finished before the checks ran (empty without it).
+    pub fixed: &'a [String],
     /// How many checks failed; 0 when all is well.
     pub problems: usize,
     pub checks: &'a [Finding],
@@ -162,10 +166,15 @@ fn kind(meta: &fs::Metadata) -> &'static str {
     }
 }
 
-pub fn run(ctx: &Context) -> Result<ExitCode> {
+pub fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let repo = mailbox.repo();
     let aea = mailbox.dir();
+    let fixed = if args.fix {
+        fix(&mailbox, ctx)?
+    } else {
+        Vec::new()
+    };
     let mut out = vec![layout(aea)];
     let (config_findings, id) = config_checks(aea, repo, ctx);
     out.extend(config_findings);
@@ -176,7 +185,77 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     out.extend(state(aea));
     out.extend(inbox(&mailbox));
     out.extend(leftovers(aea, ctx.rt.now()));
-    Ok(report(&out, ctx))
+    out.extend(half_done(&mailbox, ctx));
+    Ok(report(&fixed, &out, ctx))
+}
+
+/// `--fix`: finishes what killed processes left half-done (the checks
+/// `claims`, `staging`, `sends` and `log`), and says what it did.
+fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
+    let aea = mailbox.dir();
+    let now = ctx.rt.now();
+    let mut fixed = Vec::new();
+    for name in stale_claims(aea, now) {
+        mailbox.drop_stale_claim(&name, now);
+        fixed.push(format!("removed the stale claim on {name}"));
+    }
+    for name in old_staging(aea, now) {
+        let path = aea.join(TMP_DIR).join(&name);
+        if fs::remove_file(&path).is_ok() {
+            fixed.push(format!("removed {}", path.display()));
+        }
+    }
+    if let Ok(id) = mailbox.agent_id() {
+        for send in recovery::interrupted_sends(mailbox, now)? {
+            fixed.push(recovery::finish_send(mailbox, &id, &send, &ctx.rt)?);
+        }
+    }
+    let lines = recovery::missing_log_lines(mailbox, &ctx.rt)?;
+    for line in &lines {
+        mailbox.log(line)?;
+    }
+    if !lines.is_empty() {
+        fixed.push(format!(
+            "wrote {} log line(s) a kill had cut off, marked \"repaired\"",
+            lines.len()
+        ));
+    }
+    Ok(fixed)
+}
+
+/// Sends interrupted mid-way, and log lines a kill cut off.
+fn half_done(mailbox: &Mailbox, ctx: &Context) -> Vec<Finding> {
+    let now = ctx.rt.now();
+    let sends = recovery::interrupted_sends(mailbox, now).unwrap_or_default();
+    let sends = Finding::new(
+        "sends",
+        (!sends.is_empty()).then(|| {
+            (
+                format!(
+                    "interrupted: {}",
+                    sends
+                        .iter()
+                        .map(recovery::Interrupted::describe)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+                "run the same `aea send` again (it reuses the id and reaches only who is missing), or `aea doctor --fix` (keeps the sent/ copy of what was delivered)".to_string(),
+            )
+        }),
+        "no interrupted sends",
+    );
+    let missing = recovery::missing_log_lines(mailbox, &ctx.rt).map_or(0, |l| l.len());
+    let log = Finding::new(
+        "log",
+        (missing > 0).then(|| {
+            (
+                format!("{missing} operation(s) with no log line (a process killed after the work, before the line)"),
+                "aea doctor --fix (writes them from the markers, inbox and sent/ copies, marked \"repaired\")".to_string(),
+            )
+        }),
+        "every marker, delivery and sent/ copy has its log line",
+    );
+    vec![sends, log]
 }
 
 impl Finding {
@@ -515,35 +594,7 @@ fn inbox(mailbox: &Mailbox) -> Vec<Finding> {
 
 /// Claims and staging files older than anything alive would leave them.
 fn leftovers(aea: &Path, now: chrono::DateTime<chrono::Utc>) -> Vec<Finding> {
-    let old = |dir: &str, age: Duration| -> Vec<String> {
-        fs::read_dir(aea.join(dir))
-            .into_iter()
-            .flatten()
-            .filter_map(std::result::Result::ok)
-            .filter(|e| {
-                e.metadata()
-                    .and_then(|m| m.modified())
-                    .is_ok_and(|t| now - chrono::DateTime::<chrono::Utc>::from(t) > age)
-            })
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect()
-    };
-    // A claim is stale when its process is gone or it is older than 30
-    // minutes: the same rule `process` takes claims over by.
-    let stale: Vec<String> = fs::read_dir(aea.join(CLAIMS_DIR))
-        .into_iter()
-        .flatten()
-        .filter_map(std::result::Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter(|e| {
-            let body = crate::fsutil::read_state(&e.path(), crate::fsutil::SMALL_STATE_LIMIT)
-                .ok()
-                .flatten()
-                .unwrap_or_default();
-            crate::mailbox::claim_is_stale(&e.path(), &body, now)
-        })
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
+    let stale = stale_claims(aea, now);
     let claims = Finding::new(
         "claims",
         (!stale.is_empty()).then(|| {
@@ -554,7 +605,7 @@ fn leftovers(aea: &Path, now: chrono::DateTime<chrono::Utc>) -> Vec<Finding> {
         }),
         "no stale claims",
     );
-    let leftovers = old(TMP_DIR, Duration::hours(1));
+    let leftovers = old_staging(aea, now);
     let staging = Finding::new(
         "staging",
         (!leftovers.is_empty()).then(|| {
@@ -571,15 +622,54 @@ fn leftovers(aea: &Path, now: chrono::DateTime<chrono::Utc>) -> Vec<Finding> {
     vec![claims, staging]
 }
 
+/// Claims whose process is gone or that are older than 30 minutes: the
+/// same rule `process` takes claims over by.
+fn stale_claims(aea: &Path, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+    fs::read_dir(aea.join(CLAIMS_DIR))
+        .into_iter()
+        .flatten()
+        .filter_map(std::result::Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| {
+            let body = crate::fsutil::read_state(&e.path(), crate::fsutil::SMALL_STATE_LIMIT)
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+            crate::mailbox::claim_is_stale(&e.path(), &body, now)
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Files in `.aea/.tmp/` older than any send takes.
+fn old_staging(aea: &Path, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+    fs::read_dir(aea.join(TMP_DIR))
+        .into_iter()
+        .flatten()
+        .filter_map(std::result::Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| {
+            e.metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| now - chrono::DateTime::<chrono::Utc>::from(t) > Duration::hours(1))
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
 /// Prints the findings; exit 6 when any needs a fix.
-fn report(out: &[Finding], ctx: &Context) -> ExitCode {
+fn report(fixed: &[String], out: &[Finding], ctx: &Context) -> ExitCode {
     let problems = out.iter().filter(|f| !f.ok).count();
     if ctx.printer.json() {
         ctx.printer.value(&DoctorOutput {
+            fixed,
             problems,
             checks: out,
         });
     } else {
+        for line in fixed {
+            ctx.printer.line(format_args!("fixed {line}"));
+        }
         for f in out {
             if f.ok {
                 ctx.printer

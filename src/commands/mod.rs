@@ -65,7 +65,7 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Status(args) => status::run(&args, &ctx),
         Command::Hooks(command) => hooks::run(&command, &ctx),
         Command::Uninstall(args) => uninstall::run(&args, &ctx),
-        Command::Doctor => doctor::run(&ctx),
+        Command::Doctor(args) => doctor::run(&args, &ctx),
         Command::Log(args) => log::run(&args, &ctx),
         Command::Agents(args) => agents::run(&args, &ctx),
         Command::Validate(args) => validate::run(&args, &ctx),

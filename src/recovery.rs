@@ -1,0 +1,296 @@
+//! What a process killed mid-way leaves half-done, found and finished
+//! (`aea doctor`, `aea doctor --fix`; issue 11).
+//!
+//! - An interrupted send: its record in `.sent-keys/` (written before
+//!   anything was delivered) names the message id and every recipient. The
+//!   `sent/` copy is completed from a recipient that holds the message;
+//!   a send that reached nobody leaves nothing; one that reached only some
+//!   recipients is finished by running the same `aea send` again.
+//! - A missing log line: every marker (`.processed/`, `.deferred/`), inbox
+//!   message and `sent/` copy holds what its log line said, so a line that a
+//!   kill cut off is written again from it, marked `"repaired"`. Only what
+//!   is newer than the log's first line is looked at: older lines went with
+//!   rotation, not with a kill.
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+
+use crate::audit::{AuditEvent, Event};
+use crate::delivery::{Destination, Intent, RETRY_PREFIX};
+use crate::error::Result;
+use crate::mailbox::{Mailbox, OUTGOING_DIR, SENT_DIR};
+use crate::message::{Message, format_time, parse_time};
+use crate::runtime::Runtime;
+
+/// A send whose process is gone before it finished.
+#[derive(Debug)]
+pub struct Interrupted {
+    /// The record's name in `.sent-keys/`.
+    pub record: String,
+    pub intent: Intent,
+    /// Recipients that hold the message.
+    pub reached: Vec<String>,
+    /// Recipients that do not.
+    pub missing: Vec<String>,
+    /// Whether `sent/` holds its copy.
+    pub sent_copy: bool,
+}
+
+impl Interrupted {
+    /// One line for a person.
+    pub fn describe(&self) -> String {
+        let reached = if self.reached.is_empty() {
+            "reached nobody".to_string()
+        } else {
+            format!("reached {}", self.reached.join(", "))
+        };
+        let missing = if self.missing.is_empty() {
+            String::new()
+        } else {
+            format!(", not {}", self.missing.join(", "))
+        };
+        let copy = if self.sent_copy {
+            ""
+        } else {
+            ", no sent/ copy"
+        };
+        format!(
+            "message {} (started {}) {reached}{missing}{copy}",
+            self.intent.message_id, self.intent.at
+        )
+    }
+}
+
+/// Every send recorded in `.sent-keys/` that did not finish and whose
+/// process is gone.
+pub fn interrupted_sends(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<Vec<Interrupted>> {
+    let mut found = Vec::new();
+    for (record, bytes) in mailbox.send_keys()? {
+        let Ok(intent) = serde_json::from_slice::<Intent>(&bytes) else {
+            continue;
+        };
+        if intent.finished.is_some() || !intent.interrupted(now) {
+            continue;
+        }
+        let sent_copy = holds(mailbox, SENT_DIR, &intent.message_id).is_some();
+        let (reached, missing): (Vec<&Destination>, Vec<&Destination>) = intent
+            .to
+            .iter()
+            .partition(|d| held_by(mailbox, d, &intent.message_id).is_some());
+        // A keyed record of an older version names no recipients: its
+        // sent/ copy says it finished.
+        if sent_copy && missing.is_empty() {
+            continue;
+        }
+        let ids = |d: Vec<&Destination>| d.into_iter().map(|d| d.agent_id.clone()).collect();
+        found.push(Interrupted {
+            record,
+            reached: ids(reached),
+            missing: ids(missing),
+            sent_copy,
+            intent,
+        });
+    }
+    Ok(found)
+}
+
+/// The message `id` as a recipient holds it (its inbox, or our
+/// `outgoing/` for one reached through `aea sync`).
+fn held_by(mailbox: &Mailbox, to: &Destination, id: &str) -> Option<Message> {
+    match &to.repo {
+        Some(repo) => {
+            let inbox = Mailbox::at(repo).ok()?;
+            let entry = inbox.resolve(id).ok()?;
+            entry.valid().filter(|m| m.message_id == id).cloned()
+        }
+        None => holds(mailbox, OUTGOING_DIR, id),
+    }
+}
+
+/// Message `id` in `sub` of our own `.aea/`.
+fn holds(mailbox: &Mailbox, sub: &str, id: &str) -> Option<Message> {
+    if sub == SENT_DIR {
+        let entry = mailbox.resolve_sent(id).ok()?;
+        return entry.valid().filter(|m| m.message_id == id).cloned();
+    }
+    mailbox
+        .read_all_in(sub)
+        .ok()?
+        .into_iter()
+        .find_map(|e| e.valid().filter(|m| m.message_id == id).cloned())
+}
+
+/// Finishes what can be finished of an interrupted send, and says what
+/// was done: the `sent/` copy (and its log line) from a recipient that
+/// holds the message; the record goes when the send reached nobody (it
+/// can be sent anew) and is marked finished when it reached everyone. A
+/// send that reached only some recipients keeps its record, so that the
+/// same `aea send` again reaches the rest under the same id.
+pub fn finish_send(
+    mailbox: &Mailbox,
+    sender_id: &str,
+    send: &Interrupted,
+    rt: &Runtime,
+) -> Result<String> {
+    let id = &send.intent.message_id;
+    if send.reached.is_empty() {
+        mailbox.forget_send_key(&send.record)?;
+        return Ok(format!(
+            "message {id} reached nobody: its record is removed; send it again"
+        ));
+    }
+    let mut done = Vec::new();
+    if !send.sent_copy {
+        let held = send
+            .intent
+            .to
+            .iter()
+            .find_map(|d| held_by(mailbox, d, id))
+            .filter(|m| m.from.agent_id == sender_id);
+        if let Some(message) = held {
+            mailbox.store_sent(&message, rt)?;
+            let to: Vec<String> = send.intent.to.iter().map(|d| d.agent_id.clone()).collect();
+            mailbox.log(
+                &Event::new(rt, AuditEvent::Sent)
+                    .with("message", id.as_str())
+                    .with("type", message.message_type.as_str())
+                    .with("priority", message.priority.as_str())
+                    .with("to", to)
+                    .with("repaired", "from a recipient's copy"),
+            )?;
+            done.push("its sent/ copy is kept");
+        }
+    }
+    if send.missing.is_empty() {
+        let mut intent = send.intent.clone();
+        intent.finished = Some(format_time(rt.now()));
+        mailbox.replace_send_key(&send.record, &intent.bytes())?;
+        done.push("it is finished");
+    } else {
+        done.push("run the same `aea send` again to reach the rest (it reuses the id)");
+    }
+    Ok(format!("message {id}: {}", done.join("; ")))
+}
+
+/// Log lines a kill cut off, rebuilt from what the operation left: the
+/// markers, the inbox, the `sent/` copies. Not yet written.
+pub fn missing_log_lines(mailbox: &Mailbox, rt: &Runtime) -> Result<Vec<Event>> {
+    let mut first: Option<DateTime<Utc>> = None;
+    let mut logged: HashSet<(String, String)> = HashSet::new();
+    crate::audit::for_each(mailbox.dir(), |line| {
+        let text = |k: &str| line.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        if first.is_none() {
+            first = text("ts").as_deref().and_then(parse_time);
+        }
+        if let Some(event) = text("event") {
+            for key in ["file", "message"] {
+                if let Some(v) = text(key) {
+                    logged.insert((event.clone(), v));
+                }
+            }
+        }
+    })?;
+    let Some(first) = first else {
+        // No log at all: nothing to compare with.
+        return Ok(Vec::new());
+    };
+    let since = |at: Option<DateTime<Utc>>| at.is_some_and(|t| t >= first);
+    let has = |event: AuditEvent, key: &str| {
+        logged.contains(&(event.as_str().to_string(), key.to_string()))
+    };
+    let mut lines = Vec::new();
+    for (entry, marker) in mailbox.processed_entries()? {
+        let Some(marker) = marker else { continue };
+        if has(AuditEvent::Processed, &entry.name) || !since(parse_time(&marker.processed_at)) {
+            continue;
+        }
+        lines.push(repaired_marker(
+            rt,
+            AuditEvent::Processed,
+            &entry.name,
+            &marker,
+        ));
+    }
+    for (name, marker) in mailbox.deferrals()? {
+        let Some(marker) = marker else { continue };
+        if has(AuditEvent::Deferred, &name) || !since(parse_time(&marker.processed_at)) {
+            continue;
+        }
+        lines.push(repaired_marker(rt, AuditEvent::Deferred, &name, &marker));
+    }
+    for name in mailbox.message_names()? {
+        let entry = mailbox.read(&name);
+        let Some(m) = entry.valid() else { continue };
+        if has(AuditEvent::Delivered, &m.message_id) || !since(parse_time(&m.timestamp)) {
+            continue;
+        }
+        lines.push(
+            Event::new(rt, AuditEvent::Delivered)
+                .with("ts", m.timestamp.as_str())
+                .with("message", m.message_id.as_str())
+                .with("file", name.as_str())
+                .with("from", m.from.agent_id.as_str())
+                .with("repaired", "from the inbox"),
+        );
+    }
+    for entry in mailbox.read_all_in(SENT_DIR)? {
+        let Some(m) = entry.valid() else { continue };
+        if has(AuditEvent::Sent, &m.message_id) || !since(parse_time(&m.timestamp)) {
+            continue;
+        }
+        let to: Vec<String> = m
+            .metadata
+            .broadcast
+            .clone()
+            .unwrap_or_else(|| vec![m.to.agent_id.clone()]);
+        lines.push(
+            Event::new(rt, AuditEvent::Sent)
+                .with("ts", m.timestamp.as_str())
+                .with("message", m.message_id.as_str())
+                .with("type", m.message_type.as_str())
+                .with("priority", m.priority.as_str())
+                .with("to", to)
+                .with("repaired", "from the sent/ copy"),
+        );
+    }
+    Ok(lines)
+}
+
+fn repaired_marker(
+    rt: &Runtime,
+    event: AuditEvent,
+    name: &str,
+    marker: &crate::mailbox::Marker,
+) -> Event {
+    let mut line = Event::new(rt, event)
+        .with("ts", marker.processed_at.as_str())
+        .with("actor", marker.by.as_str())
+        .with("file", name)
+        .with("outcome", marker.outcome.to_string())
+        .with("repaired", "from the marker");
+    if let Some(id) = &marker.message_id {
+        line = line.with("message", id.as_str());
+    }
+    line
+}
+
+/// Records of plain sends no retry will use any more
+/// ([`Intent::recent`]), removed; interrupted ones are left for `aea
+/// doctor` to report. Returns how many went.
+pub fn forget_old_records(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<usize> {
+    let mut gone = 0;
+    for (record, bytes) in mailbox.send_keys()? {
+        if !record.starts_with(RETRY_PREFIX) {
+            continue;
+        }
+        let Ok(intent) = serde_json::from_slice::<Intent>(&bytes) else {
+            continue;
+        };
+        if intent.finished.is_some() && !intent.recent(now) {
+            mailbox.forget_send_key(&record)?;
+            gone += 1;
+        }
+    }
+    Ok(gone)
+}
