@@ -205,7 +205,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "HARNESS")]
     pub hook: Option<Harness>,
 
-    /// Hook event name for `--hook claude` (default: read from the hook input, else `UserPromptSubmit`)
+    /// Hook event name (default: `hook_event_name` of the hook input on stdin, else the harness's prompt event). The session is `session_id` of the hook input: each session is told about waiting mail on its own
     #[arg(long, value_name = "NAME", requires = "hook")]
     pub event: Option<String>,
 

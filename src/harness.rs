@@ -26,11 +26,15 @@ pub const CLAUDE_EVENTS: [&str; 2] = ["SessionStart", "UserPromptSubmit"];
 const STATE_FILE: &str = ".installed.json";
 
 word_enum! {
-    /// The agent harnesses `aea check --hook` writes for: Claude Code's
-    /// hook JSON, or plain text (Codex and anything else).
+    /// The agent harnesses `aea check --hook` writes for, each in the
+    /// output shape it documents (see [`crate::reminder`]); `plain` is text
+    /// for anything else.
     pub enum Harness {
         Claude = "claude",
         Codex = "codex",
+        Gemini = "gemini",
+        Copilot = "copilot",
+        Cursor = "cursor",
         Plain = "plain",
     }
 }

@@ -27,6 +27,7 @@ pub mod policy;
 pub mod printer;
 pub mod recovery;
 pub mod registry;
+pub mod reminder;
 pub mod repo;
 pub mod route;
 pub mod runtime;

@@ -37,6 +37,8 @@ pub const DEFERRED_DIR: &str = ".deferred";
 /// message id, recorded before delivery.
 pub const SEND_KEYS_DIR: &str = ".sent-keys";
 pub const CLAIMS_DIR: &str = ".claims";
+/// What each agent-harness session was told (`aea check --hook`).
+pub const ANNOUNCED_DIR: &str = ".announced";
 pub const APPROVALS_DIR: &str = ".approvals";
 pub const SENT_DIR: &str = "sent";
 pub const TMP_DIR: &str = ".tmp";
@@ -68,10 +70,11 @@ fn announced_file(channel: &str) -> String {
 
 /// Every folder holding the receiver's own state: created `0700`, checked
 /// (real directory, owned by the owner of `.aea/`) before it is trusted.
-pub const STATE_DIRS: [&str; 11] = [
+pub const STATE_DIRS: [&str; 12] = [
     PROCESSED_DIR,
     DEFERRED_DIR,
     SEND_KEYS_DIR,
+    ANNOUNCED_DIR,
     CLAIMS_DIR,
     APPROVALS_DIR,
     QUARANTINE_DIR,
@@ -1161,11 +1164,59 @@ impl Mailbox {
             .unwrap_or_default()
     }
 
+    /// The message files one harness session has been told about
+    /// (`.announced/<key>.json`, see [`crate::reminder`]); empty for a new
+    /// session, or when the folder is not the receiver's own.
+    pub fn session_announced(&self, key: &str) -> HashSet<String> {
+        let Ok(Some(dir)) = self.state_dir(ANNOUNCED_DIR) else {
+            return HashSet::new();
+        };
+        let path = dir.join(format!("{key}.json"));
+        fsutil::read_state(&path, fsutil::STATE_LIMIT)
+            .ok()
+            .flatten()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    }
+
+    /// Records what one harness session has been told. A session seen for
+    /// the first time also clears the memories of sessions idle for a
+    /// week, so the folder stays small.
+    pub fn set_session_announced(&self, key: &str, names: &HashSet<String>) -> Result<()> {
+        let dir = self.make_state_dir(ANNOUNCED_DIR)?;
+        let path = dir.join(format!("{key}.json"));
+        if fs::symlink_metadata(&path).is_err() {
+            forget_idle_sessions(&dir);
+        }
+        let mut sorted: Vec<&String> = names.iter().collect();
+        sorted.sort();
+        let bytes = serde_json::to_vec(&sorted).expect("names always serialise");
+        fsutil::replace_atomic(&path, &bytes)
+    }
+
     pub fn set_announced(&self, channel: &str, names: &HashSet<String>) -> Result<()> {
         let mut sorted: Vec<&String> = names.iter().collect();
         sorted.sort();
         let bytes = serde_json::to_vec(&sorted).expect("names always serialise");
         fsutil::replace_atomic(&self.sub(&announced_file(channel)), &bytes)
+    }
+}
+
+/// Removes the session memories in `dir` untouched for a week.
+fn forget_idle_sessions(dir: &Path) {
+    let week = std::time::Duration::from_secs(7 * 24 * 3600);
+    let now = std::time::SystemTime::now();
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let idle = entry
+            .metadata()
+            .ok()
+            .filter(fs::Metadata::is_file)
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age > week);
+        if idle {
+            let _ = fs::remove_file(entry.path());
+        }
     }
 }
 

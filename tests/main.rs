@@ -17,6 +17,7 @@ mod escape;
 mod faults;
 mod git_hooks;
 mod hardstops;
+mod harnesses;
 mod hooks_output;
 mod housekeeping;
 mod identity;
