@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::audit::AuditEvent;
 use crate::duration::{Duration, Period, When};
-use crate::harness::Harness;
+use crate::harness::{Agent, Harness};
 use crate::hooks::GitHook;
 use crate::mailbox::Outcome;
 use crate::message::{MessageType, Priority};
@@ -109,7 +109,18 @@ pub struct InitArgs {
     #[arg(long)]
     pub policy: Option<PolicyPreset>,
 
-    /// Do not touch CLAUDE.md, AGENTS.md or .claude/
+    /// The agent harnesses to install for, comma-separated: claude, codex,
+    /// gemini, opencode, copilot, cursor, cline, aider (default: Claude Code
+    /// and AGENTS.md, plus every harness the repository already uses)
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "LIST",
+        conflicts_with = "no_agent_files"
+    )]
+    pub agents: Option<Vec<Agent>>,
+
+    /// Do not touch any agent-harness file (CLAUDE.md, AGENTS.md, .claude/, …)
     #[arg(long)]
     pub no_agent_files: bool,
 
@@ -355,9 +366,11 @@ pub struct HooksInstallArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Also add the Claude Code hooks, the /aea command and the CLAUDE.md/AGENTS.md section
-    #[arg(long)]
-    pub agents: bool,
+    /// Also install (or bring up to date) the agent-harness files: for the
+    /// harnesses listed (comma-separated), else for those installed before,
+    /// else for the ones the repository uses (see `aea init --agents`)
+    #[arg(long, value_delimiter = ',', value_name = "LIST", num_args = 0..)]
+    pub agents: Option<Vec<Agent>>,
 }
 
 #[derive(Debug, Args)]

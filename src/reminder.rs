@@ -84,6 +84,9 @@ enum Moment {
 ///   (docs.github.com/en/copilot, "Hooks configuration").
 /// - Cursor: `stop` may return `followup_message`, sent as the next user
 ///   message (cursor.com/docs/agent/hooks).
+/// - OpenCode: aea's plugin (`.opencode/plugin/aea.js`) calls the hook on
+///   `chat.message` (the text joins the message) and `session.idle` (the
+///   text becomes a new prompt).
 fn moment(harness: Harness, event: &str) -> Moment {
     type Events = &'static [&'static str];
     let (start, turn, stop): (Events, Events, Events) = match harness {
@@ -94,6 +97,7 @@ fn moment(harness: Harness, event: &str) -> Moment {
         ),
         Harness::Codex => (&["SessionStart"], &["UserPromptSubmit"], &["Stop"]),
         Harness::Gemini => (&["SessionStart"], &["BeforeAgent"], &[]),
+        Harness::Opencode => (&[], &["chat.message"], &["session.idle"]),
         Harness::Copilot => (&[], &[], &["agentStop"]),
         Harness::Cursor => (&[], &[], &["stop"]),
         Harness::Plain => return Moment::Turn,
@@ -115,6 +119,7 @@ fn default_event(harness: Harness) -> &'static str {
     match harness {
         Harness::Claude | Harness::Codex => "UserPromptSubmit",
         Harness::Gemini => "BeforeAgent",
+        Harness::Opencode => "chat.message",
         Harness::Copilot => "agentStop",
         Harness::Cursor => "stop",
         Harness::Plain => "turn",

@@ -43,7 +43,7 @@ fn git_ok(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
 }
 
 /// An empty git repository named `name`, without aea.
-fn plain_git_repo(env: &TestEnv, name: &str) -> PathBuf {
+pub(crate) fn plain_git_repo(env: &TestEnv, name: &str) -> PathBuf {
     let dir = env.path().join(name);
     std::fs::create_dir_all(&dir).unwrap();
     git_ok(env, &dir, &["init", "-q"]);
@@ -588,15 +588,29 @@ fn claude_settings_keep_user_hooks_and_uninstall_restores_them_exactly() {
             .unwrap();
     let submit = settings["hooks"]["UserPromptSubmit"].as_array().unwrap();
     assert_eq!(submit[0]["hooks"][0]["command"], "./remind.sh");
+    // aea by its absolute path: a harness's PATH need not hold it.
     assert_eq!(
         submit[1]["hooks"][0]["command"],
-        "aea check --hook claude --event UserPromptSubmit"
+        format!("'{BIN}' check --hook claude --event UserPromptSubmit")
     );
     assert_eq!(
         settings["hooks"]["SessionStart"][0]["hooks"][0]["command"],
-        "aea check --hook claude --event SessionStart"
+        format!("'{BIN}' check --hook claude --event SessionStart")
+    );
+    assert_eq!(
+        settings["hooks"]["Stop"][0]["hooks"][0]["command"],
+        format!("'{BIN}' check --hook claude --event Stop")
     );
     assert_eq!(settings["permissions"]["allow"][0], "Bash(npm test)");
+    assert_eq!(settings["permissions"]["allow"][1], "Bash(aea check:*)");
+    assert!(
+        !settings["permissions"]["allow"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r.as_str().unwrap().contains("approve")),
+        "approving is never pre-allowed"
+    );
     assert!(web.join(".claude/commands/aea.md").exists());
     let after_first = snapshot(&web.join(".claude"));
     env.ok(&web, &["init"]);

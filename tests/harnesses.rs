@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::common::*;
+use crate::git_hooks::plain_git_repo;
 
 /// Claude Code (and Gemini CLI): `hookSpecificOutput` for events that take
 /// context.
@@ -196,4 +197,232 @@ fn a_hostile_session_id_names_no_file() {
             "{name}"
         );
     }
+}
+
+const ALL: &str = "claude,codex,gemini,opencode,copilot,cursor,cline,aider";
+
+/// The files every harness gets, as written, one snapshot each; every JSON
+/// hook file checked against its harness's layout; a second run changes
+/// nothing; uninstall gives back the repository byte for byte, the user's
+/// own entries included.
+#[test]
+fn every_harness_gets_its_documented_files_and_uninstall_restores_all() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "web");
+    std::fs::create_dir_all(repo.join(".gemini")).unwrap();
+    std::fs::create_dir_all(repo.join(".cursor")).unwrap();
+    std::fs::write(
+        repo.join(".gemini/settings.json"),
+        "{\n  \"theme\": \"dark\",\n  \"hooks\": {\"AfterTool\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./fmt.sh\"}]}]}\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join(".cursor/hooks.json"),
+        "{\"version\": 1, \"hooks\": {\"stop\": [{\"command\": \"./audit.sh\"}]}}\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("GEMINI.md"), "# Gemini notes\n").unwrap();
+    let before = snapshot(&repo);
+    env.ok(&repo, &["init", "--agents", ALL]);
+    let files = [
+        "CLAUDE.md",
+        "AGENTS.md",
+        "GEMINI.md",
+        ".claude/settings.json",
+        ".claude/commands/aea.md",
+        ".codex/hooks.json",
+        ".gemini/settings.json",
+        ".gemini/commands/aea.toml",
+        ".opencode/plugin/aea.js",
+        ".opencode/command/aea.md",
+        ".github/hooks/aea.json",
+        ".cursor/rules/aea.mdc",
+        ".cursor/hooks.json",
+        ".clinerules/aea.md",
+        ".aider.conf.yml",
+    ];
+    for file in files {
+        let text =
+            std::fs::read_to_string(repo.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let name = file.trim_start_matches('.').replace(['/', '.'], "_");
+        insta::assert_snapshot!(format!("harness_{name}"), env.normalise(&text));
+    }
+    // The user's own entries are still there, next to aea's.
+    let gemini: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join(".gemini/settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(gemini["theme"], "dark");
+    assert_eq!(
+        gemini["hooks"]["AfterTool"][0]["hooks"][0]["command"],
+        "./fmt.sh"
+    );
+    let cursor: CursorHooks =
+        serde_json::from_str(&std::fs::read_to_string(repo.join(".cursor/hooks.json")).unwrap())
+            .unwrap();
+    assert_eq!(cursor.version, 1);
+    assert_eq!(cursor.hooks["stop"][0].command, "./audit.sh");
+    assert_eq!(
+        cursor.hooks["stop"][1].command,
+        format!("'{BIN}' check --hook cursor --event stop")
+    );
+    let copilot: CopilotHooks = serde_json::from_str(
+        &std::fs::read_to_string(repo.join(".github/hooks/aea.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(copilot.hooks["agentStop"][0].kind, "command");
+    for file in [
+        ".claude/settings.json",
+        ".codex/hooks.json",
+        ".gemini/settings.json",
+    ] {
+        let grouped: GroupedHooks =
+            serde_json::from_str(&std::fs::read_to_string(repo.join(file)).unwrap()).unwrap();
+        for (event, groups) in &grouped.hooks {
+            for hook in groups.iter().flat_map(|g| &g.hooks) {
+                assert_eq!(hook.kind, "command", "{file} {event}");
+            }
+        }
+    }
+    let after = snapshot(&repo);
+    env.ok(&repo, &["hooks", "install", "--agents"]);
+    assert_eq!(snapshot(&repo), after, "a second install changes nothing");
+    let status = env.json(&repo, &["hooks", "status"]);
+    assert_eq!(status["agents"].as_array().unwrap().len(), 8, "{status}");
+    assert!(
+        status["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["problems"].as_array().unwrap().is_empty()),
+        "{status}"
+    );
+    env.ok(&repo, &["uninstall", "--purge"]);
+    assert_eq!(snapshot(&repo), before, "the repository is as it was");
+}
+
+/// The layouts the harnesses document, unknown fields refused where the
+/// harness refuses them.
+#[derive(Debug, Deserialize)]
+struct GroupedHooks {
+    hooks: std::collections::BTreeMap<String, Vec<HookGroup>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct HookGroup {
+    #[allow(dead_code)]
+    matcher: Option<String>,
+    hooks: Vec<CommandHook>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CommandHook {
+    #[serde(rename = "type")]
+    kind: String,
+    #[allow(dead_code)]
+    command: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CursorHooks {
+    version: u32,
+    hooks: std::collections::BTreeMap<String, Vec<CursorHook>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CursorHook {
+    command: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CopilotHooks {
+    #[allow(dead_code)]
+    version: u32,
+    hooks: std::collections::BTreeMap<String, Vec<CopilotHook>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CopilotHook {
+    #[serde(rename = "type")]
+    kind: String,
+    #[allow(dead_code)]
+    bash: String,
+    #[allow(dead_code)]
+    timeout_sec: u32,
+}
+
+/// Without `--agents`, init installs for Claude Code and what the
+/// repository already uses; a file of the user's at a path aea would own is
+/// left alone and said.
+#[test]
+fn init_detects_the_harnesses_a_repository_uses() {
+    let env = TestEnv::new();
+    let repo = env.path().join("web");
+    std::fs::create_dir_all(repo.join(".codex")).unwrap();
+    std::fs::create_dir_all(repo.join(".opencode/command")).unwrap();
+    std::fs::write(repo.join(".opencode/command/aea.md"), "my own command\n").unwrap();
+    let out = env.run(&repo, &["init"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(".opencode/command/aea.md exists and is not aea's; left alone"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".opencode/command/aea.md")).unwrap(),
+        "my own command\n"
+    );
+    assert!(repo.join(".codex/hooks.json").is_file());
+    assert!(repo.join(".claude/settings.json").is_file());
+    assert!(repo.join(".opencode/plugin/aea.js").is_file());
+    assert!(!repo.join(".gemini").exists());
+    assert!(!repo.join(".cursor").exists());
+    assert!(!repo.join(".aider.conf.yml").exists());
+}
+
+/// Hooks that call an aea which is gone (moved by `cargo install`) are
+/// named by `doctor` and rewritten by `doctor --fix`.
+#[test]
+fn doctor_names_hooks_that_call_a_missing_aea_and_fix_rewrites_them() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "web");
+    env.ok(&repo, &["init", "--agents", "claude,codex"]);
+    let settings = repo.join(".codex/hooks.json");
+    let moved = std::fs::read_to_string(&settings)
+        .unwrap()
+        .replace(BIN, "/nowhere/aea");
+    std::fs::write(&settings, moved).unwrap();
+    let out = env.run(&repo, &["doctor"]);
+    assert_eq!(code(&out), 6, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("codex: .codex/hooks.json: the hooks call /nowhere/aea"),
+        "{}",
+        stdout(&out)
+    );
+    let fixed = env.run(&repo, &["doctor", "--fix"]);
+    assert!(
+        stdout(&fixed).contains("rewrote aea's entries in .codex/hooks.json"),
+        "{}",
+        stdout(&fixed)
+    );
+    let text = std::fs::read_to_string(&settings).unwrap();
+    assert!(text.contains(BIN) && !text.contains("/nowhere"), "{text}");
+    // A bare `aea` (what aea wrote before) counts as broken too.
+    let bare = text.replace(&format!("'{BIN}'"), "aea");
+    std::fs::write(&settings, bare).unwrap();
+    let status = env.json(&repo, &["hooks", "status"]);
+    let codex = status["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["agent"] == "codex")
+        .unwrap()
+        .clone();
+    assert!(
+        !codex["problems"].as_array().unwrap().is_empty(),
+        "{status}"
+    );
 }

@@ -180,8 +180,7 @@ pub fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     out.extend(config_findings);
     out.push(registry(ctx, repo, id.as_deref()));
     out.push(git_hooks(ctx, repo));
-    out.push(agent_instructions(repo));
-    out.push(claude_hooks(repo));
+    out.push(harnesses(repo, aea, ctx));
     out.extend(state(aea));
     out.extend(inbox(&mailbox));
     out.extend(leftovers(aea, ctx.rt.now()));
@@ -209,6 +208,19 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
         for send in recovery::interrupted_sends(mailbox, now)? {
             fixed.push(recovery::finish_send(mailbox, &id, &send, &ctx.rt)?);
         }
+    }
+    // Hooks that call an aea that moved (`cargo install`) are rewritten.
+    let installed = harness::installed(aea);
+    if let Some(exe) = ctx.exe.as_deref()
+        && !installed.is_empty()
+        && !harness::problems(mailbox.repo(), aea, exe).is_empty()
+    {
+        let (files, _) = harness::install(mailbox.repo(), aea, &installed, exe)?;
+        fixed.extend(
+            files
+                .iter()
+                .map(|f| format!("rewrote aea's entries in {f}")),
+        );
     }
     let lines = recovery::missing_log_lines(mailbox, &ctx.rt)?;
     for line in &lines {
@@ -450,43 +462,36 @@ fn git_hooks(ctx: &Context, repo: &Path) -> Finding {
     }
 }
 
-fn agent_instructions(repo: &Path) -> Finding {
-    let sections: Vec<&str> = harness::AGENT_FILES
-        .iter()
-        .copied()
-        .filter(|f| {
-            // Regular files only (a FIFO must not hang doctor), symlinks resolved.
-            !fs::canonicalize(repo.join(f))
-                .ok()
-                .and_then(|real| crate::fsutil::read_optional(&real).ok().flatten())
-                .is_some_and(|t| t.contains(crate::templates::SECTION_BEGIN))
-        })
-        .collect();
+/// Each installed harness's files in place, and its hooks calling an aea
+/// that runs (SPEC §16).
+fn harnesses(repo: &Path, aea: &Path, ctx: &Context) -> Finding {
+    let installed = harness::installed(aea);
+    let exe = ctx.exe.as_deref().unwrap_or_else(|| Path::new("aea"));
+    let problems = harness::problems(repo, aea, exe);
+    let names: Vec<&str> = installed.iter().map(|a| a.as_str()).collect();
     Finding::new(
-        "agent instructions",
-        (!sections.is_empty()).then(|| {
-            (
-                format!("no AEA section in {}", sections.join(", ")),
+        "harnesses",
+        if installed.is_empty() {
+            Some((
+                "no agent harness is told about new mail".to_string(),
                 "aea hooks install --agents".to_string(),
-            )
-        }),
-        "CLAUDE.md and AGENTS.md tell the agent to run `aea check`",
-    )
-}
-
-fn claude_hooks(repo: &Path) -> Finding {
-    Finding::new(
-        "claude hooks",
-        (!harness::claude_hooks_present(repo)).then(|| {
-            (
-                format!(
-                    "{} lacks the SessionStart/UserPromptSubmit hooks",
-                    harness::CLAUDE_SETTINGS
-                ),
-                "aea hooks install --agents".to_string(),
-            )
-        }),
-        "Claude Code is told about new mail",
+            ))
+        } else {
+            problems.first().map(|p| {
+                (
+                    problems
+                        .iter()
+                        .map(|p| format!("{}: {}", p.agent, p.detail))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                    p.fix.clone(),
+                )
+            })
+        },
+        &format!(
+            "{}: files in place, hooks call an aea that runs",
+            names.join(", ")
+        ),
     )
 }
 

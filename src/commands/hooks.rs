@@ -11,7 +11,7 @@ use crate::audit::{AuditEvent, Event};
 use crate::cli::{HooksCommand, HooksInstallArgs, HooksRunArgs, HooksUninstallArgs};
 use crate::config::BlockOn;
 use crate::error::{Error, ExitCode, Result};
-use crate::harness;
+use crate::harness::{self, Agent};
 use crate::hooks::{self, Change, GitHook, State};
 use crate::mailbox::Mailbox;
 use crate::message::Priority;
@@ -71,8 +71,19 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
                 .with("path", c.path.display().to_string()),
         )?;
     }
-    let agent_files = if args.agents {
-        let (files, warnings) = harness::install(mailbox.repo(), mailbox.dir())?;
+    let agent_files = if let Some(listed) = &args.agents {
+        let agents = if listed.is_empty() {
+            let before = harness::installed(mailbox.dir());
+            if before.is_empty() {
+                harness::detect(mailbox.repo())
+            } else {
+                before
+            }
+        } else {
+            listed.clone()
+        };
+        let (files, warnings) =
+            harness::install(mailbox.repo(), mailbox.dir(), &agents, binary(ctx)?)?;
         for w in warnings {
             ctx.printer.warn(w);
         }
@@ -148,6 +159,15 @@ fn uninstall(args: &HooksUninstallArgs, ctx: &Context) -> Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
+/// One agent harness in `aea hooks status --json`.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct AgentStatus {
+    pub agent: Agent,
+    /// Empty when its files are in place and its hooks call an aea that runs.
+    pub problems: Vec<String>,
+}
+
 /// `aea hooks status --json`.
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -157,6 +177,8 @@ pub(super) struct HooksStatusOutput<'a> {
     pub hooks: &'a [HookStatus],
     /// Whether aea's Claude Code hooks are in `.claude/settings.json`.
     pub claude_hooks: bool,
+    /// Every harness installed for, and what is wrong with its files.
+    pub agents: &'a [AgentStatus],
     /// False when git runs hooks at the top of a working tree other than
     /// this repository (a package of a monorepo): they cannot see its
     /// `.aea/`, whatever their state says.
@@ -181,7 +203,21 @@ fn status(ctx: &Context) -> Result<ExitCode> {
             state: hooks::state(hook, &dirs.active, &dirs.default, bin),
         })
         .collect();
-    let claude = harness::claude_hooks_present(mailbox.repo());
+    let problems = harness::problems(mailbox.repo(), mailbox.dir(), bin);
+    let agents: Vec<AgentStatus> = harness::installed(mailbox.dir())
+        .into_iter()
+        .map(|agent| AgentStatus {
+            agent,
+            problems: problems
+                .iter()
+                .filter(|p| p.agent == agent)
+                .map(|p| p.detail.clone())
+                .collect(),
+        })
+        .collect();
+    let claude = agents
+        .iter()
+        .any(|a| a.agent == Agent::Claude && a.problems.is_empty());
     let elsewhere = dirs.runs_elsewhere_than(mailbox.repo());
     let source = match dirs.source {
         HooksPathSource::Default => "the repository's hooks folder",
@@ -193,6 +229,7 @@ fn status(ctx: &Context) -> Result<ExitCode> {
             hooks_dir: &dirs.active,
             hooks: &rows,
             claude_hooks: claude,
+            agents: &agents,
             serve_this_inbox: elsewhere.is_none(),
         });
         return Ok(ExitCode::Success);
@@ -212,11 +249,22 @@ fn status(ctx: &Context) -> Result<ExitCode> {
         ctx.printer
             .line(format_args!("  {:<14} {}", row.hook, row.state.label()));
     }
-    ctx.printer.line(format_args!(
-        "Claude Code hooks in {}: {}",
-        harness::CLAUDE_SETTINGS,
-        if claude { "installed" } else { "not installed" }
-    ));
+    if agents.is_empty() {
+        ctx.printer
+            .line("agent harnesses: none installed (`aea hooks install --agents` adds them)");
+    }
+    for a in &agents {
+        if a.problems.is_empty() {
+            ctx.printer
+                .line(format_args!("  {:<14} installed", a.agent.as_str()));
+        } else {
+            ctx.printer.line(format_args!(
+                "  {:<14} {}",
+                a.agent.as_str(),
+                a.problems.join("; ")
+            ));
+        }
+    }
     if rows.iter().any(|r| r.state != State::Installed) {
         ctx.printer
             .line("run `aea hooks install` to install or update them");

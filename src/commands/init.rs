@@ -13,6 +13,8 @@ use crate::cli::InitArgs;
 use crate::config::{self, AgentConfig};
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
+use crate::harness::{self, Agent};
+use crate::hooks;
 use crate::identity;
 use crate::mailbox::{AEA_DIR, LAYOUT_DIRS, PROMPTS_DIR, STATE_DIRS};
 use crate::message::{check_agent_id, format_time, sanitize_agent_id};
@@ -20,12 +22,14 @@ use crate::registry::{Entry, Health, Registry};
 use crate::repo::{self, HooksPathSource};
 use crate::runtime::Runtime;
 use crate::templates::{self, PolicyPreset};
-use crate::{harness, hooks};
 
 pub struct Options<'a> {
     pub id: Option<&'a str>,
     pub policy: Option<PolicyPreset>,
-    pub agent_files: bool,
+    /// The agent harnesses to install for; `None` touches no harness file.
+    pub agents: Option<Vec<Agent>>,
+    /// This aea, which harness hooks call by its absolute path.
+    pub exe: Option<&'a Path>,
     /// The binary git hooks call; `None` installs no git hooks.
     pub git_hooks: Option<&'a Path>,
     /// `--shared`: other OS users may deliver into `.aea/` (SPEC §15.1).
@@ -60,7 +64,16 @@ pub fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
     let options = Options {
         id: args.id.as_deref(),
         policy: args.policy,
-        agent_files: !args.no_agent_files,
+        agents: if args.no_agent_files {
+            None
+        } else {
+            Some(
+                args.agents
+                    .clone()
+                    .unwrap_or_else(|| harness::detect(&repo)),
+            )
+        },
+        exe: ctx.exe.as_deref(),
         git_hooks: if args.no_git_hooks {
             None
         } else {
@@ -185,8 +198,9 @@ pub fn init_repo(
         }
     }
 
-    if options.agent_files {
-        let (files, notes) = harness::install(repo, &aea)?;
+    if let Some(agents) = &options.agents {
+        let exe = options.exe.unwrap_or_else(|| Path::new("aea"));
+        let (files, notes) = harness::install(repo, &aea, agents, exe)?;
         changed.extend(files);
         warnings.extend(notes);
     }

@@ -1,0 +1,452 @@
+//! Agent-harness integration files (SPEC §9, §16): for each harness a team
+//! runs, its instructions (the AEA section of `CLAUDE.md`, `AGENTS.md`,
+//! `GEMINI.md`, a rule file), its hooks (merged into its JSON settings next
+//! to the user's own), its `/aea` command and, for OpenCode, a plugin. What
+//! each harness gets is in [`kits`]. Every file written is recorded in
+//! `.aea/.installed.json` with what it held before, so that `aea uninstall`
+//! restores it exactly when nobody edited it since, and removes only aea's
+//! parts when somebody did.
+
+pub mod json;
+pub mod kits;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::fsutil;
+use crate::templates;
+use crate::words::word_enum;
+use kits::{Kind, OWNED_MARKER, Piece};
+
+const STATE_FILE: &str = ".installed.json";
+/// The marker of the `/aea` command written by aea before 0.2.
+const OLD_COMMAND_MARKER: &str = "<!-- aea:command";
+
+word_enum! {
+    /// The agent harnesses `aea check --hook` writes for, each in the
+    /// output shape it documents (see [`crate::reminder`]); `plain` is text
+    /// for anything else.
+    pub enum Harness {
+        Claude = "claude",
+        Codex = "codex",
+        Gemini = "gemini",
+        Opencode = "opencode",
+        Copilot = "copilot",
+        Cursor = "cursor",
+        Plain = "plain",
+    }
+}
+
+word_enum! {
+    /// The harnesses `aea init --agents` installs for (SPEC §16).
+    pub enum Agent {
+        Claude = "claude",
+        Codex = "codex",
+        Gemini = "gemini",
+        Opencode = "opencode",
+        Copilot = "copilot",
+        Cursor = "cursor",
+        Cline = "cline",
+        Aider = "aider",
+    }
+}
+
+/// The harnesses a repository already uses, by their files, plus Claude
+/// Code (and with it `AGENTS.md`, which Codex, OpenCode and Copilot CLI
+/// read). Aider only when asked: its `read:` changes every chat.
+pub fn detect(repo: &Path) -> Vec<Agent> {
+    let has = |p: &str| fs::symlink_metadata(repo.join(p)).is_ok();
+    let mut agents = vec![Agent::Claude];
+    let found = [
+        (Agent::Codex, has(".codex")),
+        (Agent::Gemini, has(".gemini") || has("GEMINI.md")),
+        (
+            Agent::Opencode,
+            has(".opencode") || has("opencode.json") || has("opencode.jsonc"),
+        ),
+        (
+            Agent::Copilot,
+            has(".github/hooks") || has(".github/copilot-instructions.md"),
+        ),
+        (Agent::Cursor, has(".cursor") || has(".cursorrules")),
+        (Agent::Cline, has(".clinerules")),
+    ];
+    agents.extend(found.iter().filter(|(_, f)| *f).map(|(a, _)| *a));
+    agents
+}
+
+/// The harnesses installed in the repository of `aea_dir`, as recorded.
+/// aea before 0.2 installed only Claude Code's files and did not record
+/// the harness: its record of them stands for it.
+pub fn installed(aea_dir: &Path) -> Vec<Agent> {
+    let state = InstallState::load(aea_dir);
+    if state.agents.is_empty() && !state.files.is_empty() {
+        return vec![Agent::Claude];
+    }
+    state.agents
+}
+
+/// What `init` wrote, so `uninstall` can take exactly that back.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct InstallState {
+    /// The harnesses installed for, so that `hooks install --agents`
+    /// without a list brings the same ones up to date.
+    #[serde(default)]
+    agents: Vec<Agent>,
+    #[serde(default)]
+    files: BTreeMap<String, FileRecord>,
+    #[serde(default)]
+    dirs_created: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct FileRecord {
+    /// The text before aea first touched the file; `None` if aea created it.
+    original: Option<String>,
+    /// The text aea last wrote.
+    written: String,
+}
+
+impl InstallState {
+    fn load(aea_dir: &Path) -> InstallState {
+        fsutil::read_state(&aea_dir.join(STATE_FILE), fsutil::STATE_LIMIT)
+            .ok()
+            .flatten()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    }
+
+    fn save(&self, aea_dir: &Path) -> Result<()> {
+        let text = serde_json::to_vec_pretty(self).expect("the state always serialises");
+        fsutil::replace_atomic(&aea_dir.join(STATE_FILE), &text)
+    }
+
+    /// Writes `text` to `repo/rel`, remembering what was there first.
+    fn write(&mut self, repo: &Path, rel: &str, before: Option<&str>, text: &str) -> Result<()> {
+        let path = repo.join(rel);
+        if let Some(parent) = path.parent() {
+            self.create_dirs(repo, parent)?;
+        }
+        fsutil::replace_atomic(&path, text.as_bytes())?;
+        let original = match self.files.get(rel) {
+            Some(record) => record.original.clone(),
+            None => before.map(str::to_string),
+        };
+        self.files.insert(
+            rel.to_string(),
+            FileRecord {
+                original,
+                written: text.to_string(),
+            },
+        );
+        Ok(())
+    }
+
+    fn create_dirs(&mut self, repo: &Path, dir: &Path) -> Result<()> {
+        if dir.is_dir() {
+            return Ok(());
+        }
+        if let Some(parent) = dir.parent() {
+            self.create_dirs(repo, parent)?;
+        }
+        fsutil::ensure_dir(dir)?;
+        if let Ok(rel) = dir.strip_prefix(repo) {
+            self.dirs_created.push(rel.to_string_lossy().into_owned());
+        }
+        Ok(())
+    }
+}
+
+/// Reads a text file inside the repository, `None` when missing. Symlinks
+/// are followed only when they stay inside the repository.
+fn read_inside(repo: &Path, rel: &str) -> Result<(PathBuf, Option<String>)> {
+    let path = repo.join(rel);
+    let real = match fs::canonicalize(&path) {
+        Ok(real) if !real.starts_with(repo) => {
+            return Err(Error::LinkLeavesRepository { path });
+        }
+        Ok(real) => real,
+        Err(_) if fs::symlink_metadata(&path).is_ok() => {
+            return Err(Error::DanglingLink { path });
+        }
+        Err(_) => return Ok((path, None)),
+    };
+    // A regular file only, capped: a FIFO committed as CLAUDE.md must not hang init.
+    let text = fsutil::read_optional(&real)?;
+    Ok((real, text))
+}
+
+/// Adds what `agents` need in `repo`, with aea at `exe`; returns what
+/// changed and warnings. A file that is not aea's is left alone and said.
+pub fn install(
+    repo: &Path,
+    aea_dir: &Path,
+    agents: &[Agent],
+    exe: &Path,
+) -> Result<(Vec<String>, Vec<String>)> {
+    let mut state = InstallState::load(aea_dir);
+    let mut changed = Vec::new();
+    let mut warnings = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for agent in agents {
+        if !state.agents.contains(agent) {
+            state.agents.push(*agent);
+        }
+        for piece in kits::pieces(*agent, exe, repo) {
+            let (real, text) = match read_inside(repo, &piece.path) {
+                Ok(found) => found,
+                Err(e) => {
+                    warnings.push(format!("{}; left alone", crate::error::one_line(&e)));
+                    continue;
+                }
+            };
+            // CLAUDE.md may be a symlink to AGENTS.md: one section.
+            if seen.contains(&real) {
+                continue;
+            }
+            seen.push(real.clone());
+            let rel = real
+                .strip_prefix(repo)
+                .map_or_else(|_| piece.path.clone(), |r| r.to_string_lossy().into_owned());
+            match updated(&piece, text.as_deref(), repo)? {
+                Update::Write(new) => {
+                    state.write(repo, &rel, text.as_deref(), &new)?;
+                    changed.push(rel);
+                }
+                Update::Current => {}
+                Update::NotOurs(hint) => warnings.push(hint),
+            }
+        }
+    }
+    state.save(aea_dir)?;
+    Ok((changed, warnings))
+}
+
+enum Update {
+    Write(String),
+    Current,
+    /// The file is the user's: left alone, with what to do instead.
+    NotOurs(String),
+}
+
+fn owned_by_aea(text: &str) -> bool {
+    text.contains(OWNED_MARKER) || text.contains(OLD_COMMAND_MARKER)
+}
+
+/// What `piece` makes of the file's current text.
+fn updated(piece: &Piece, current: Option<&str>, repo: &Path) -> Result<Update> {
+    Ok(match &piece.kind {
+        Kind::Section => match templates::with_agent_section(current.unwrap_or_default()) {
+            Some(text) => Update::Write(text),
+            None => Update::Current,
+        },
+        Kind::Owned(text) => match current {
+            None => Update::Write(text.clone()),
+            Some(now) if now == text => Update::Current,
+            Some(now) if owned_by_aea(now) => Update::Write(text.clone()),
+            Some(_) if piece.path == ".aider.conf.yml" => Update::NotOurs(
+                ".aider.conf.yml exists and is not aea's; left alone: add `read: [AGENTS.md]` to it so aider reads the AEA section".to_string(),
+            ),
+            Some(_) => Update::NotOurs(format!(
+                "{} exists and is not aea's; left alone",
+                piece.path
+            )),
+        },
+        Kind::Json(edit) => match json::merge(current, edit) {
+            Ok(Some(text)) => Update::Write(text),
+            Ok(None) => Update::Current,
+            Err(detail) => {
+                return Err(Error::SettingsInvalid {
+                    path: repo.join(&piece.path),
+                    detail,
+                });
+            }
+        },
+    })
+}
+
+/// How aea's part of the file at `rel` is recognised, from every piece
+/// any harness installs.
+fn kind_of(rel: &str, repo: &Path) -> Option<Kind> {
+    let exe = Path::new("aea");
+    Agent::ALL
+        .iter()
+        .flat_map(|a| kits::pieces(*a, exe, repo))
+        .find(|p| p.path == rel)
+        .map(|p| p.kind)
+}
+
+/// Takes back what `install` did; returns what changed.
+pub fn uninstall(repo: &Path, aea_dir: &Path) -> Result<Vec<String>> {
+    let mut state = InstallState::load(aea_dir);
+    let mut changed = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for agent in Agent::ALL {
+        for piece in kits::pieces(*agent, Path::new("aea"), repo) {
+            if !names.contains(&piece.path) {
+                names.push(piece.path);
+            }
+        }
+    }
+    for rel in state.files.keys() {
+        if !names.contains(rel) {
+            names.push(rel.clone());
+        }
+    }
+    for rel in names {
+        let path = repo.join(&rel);
+        let Some(current) = read_regular(&path) else {
+            continue;
+        };
+        let record = state.files.remove(&rel);
+        let untouched = record.as_ref().filter(|r| r.written == current);
+        // `Some(None)`: the file goes; `Some(Some(text))`: it becomes `text`.
+        let restored: Option<Option<String>> = match untouched {
+            // Nobody edited it since: put back exactly what was there.
+            Some(r) => Some(r.original.clone()),
+            // Edited, or never recorded: take out only aea's part, and the
+            // file too when nothing else is left in one aea created.
+            None => remove_ours(&rel, &current, repo).map(|text| {
+                let created = record.as_ref().is_none_or(|r| r.original.is_none());
+                (!(created && text.trim().is_empty())).then_some(text)
+            }),
+        };
+        match restored {
+            None => {}
+            Some(Some(text)) if text == current => {}
+            Some(Some(text)) => {
+                fsutil::replace_atomic(&path, text.as_bytes())?;
+                changed.push(rel);
+            }
+            Some(None) => {
+                fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
+                changed.push(rel);
+            }
+        }
+    }
+    for dir in state.dirs_created.iter().rev() {
+        let path = repo.join(dir);
+        if fs::read_dir(&path).is_ok_and(|mut d| d.next().is_none()) {
+            let _ = fs::remove_dir(&path);
+        }
+    }
+    let _ = fs::remove_file(aea_dir.join(STATE_FILE));
+    Ok(changed)
+}
+
+/// The text of the regular file `path` resolves to (capped, never a FIFO
+/// or device), `None` when there is none.
+fn read_regular(path: &Path) -> Option<String> {
+    let real = fs::canonicalize(path).ok()?;
+    fsutil::read_optional(&real).ok()?
+}
+
+/// `current` without aea's part, `None` when there is none.
+fn remove_ours(rel: &str, current: &str, repo: &Path) -> Option<String> {
+    match kind_of(rel, repo) {
+        Some(Kind::Json(edit)) => json::remove(current, edit.shape, &edit.allow)
+            .ok()
+            .flatten(),
+        Some(Kind::Owned(_)) => owned_by_aea(current).then(String::new),
+        Some(Kind::Section) | None => templates::without_agent_section(current),
+    }
+}
+
+/// What is wrong with one harness's installed files, each with its fix.
+#[derive(Debug)]
+pub struct Problem {
+    pub agent: Agent,
+    pub detail: String,
+    pub fix: String,
+}
+
+/// Checks every installed harness: each piece present and current, and
+/// every hook command calling an aea that exists and runs (SPEC §16).
+pub fn problems(repo: &Path, aea_dir: &Path, exe: &Path) -> Vec<Problem> {
+    let mut found = Vec::new();
+    let reinstall = "aea hooks install --agents (rewrites aea's entries with this aea's path)";
+    for agent in installed(aea_dir) {
+        for piece in kits::pieces(agent, exe, repo) {
+            let text = read_regular(&repo.join(&piece.path));
+            let problem = match (&piece.kind, &text) {
+                (_, None) => Some(format!("{} is missing", piece.path)),
+                (Kind::Section, Some(t)) if !t.contains(templates::SECTION_BEGIN) => {
+                    Some(format!("{} has no AEA section", piece.path))
+                }
+                (Kind::Owned(_), Some(t)) if !owned_by_aea(t) => None,
+                (Kind::Json(edit), Some(t)) => json_problem(&piece.path, t, edit),
+                _ => None,
+            };
+            if let Some(detail) = problem {
+                found.push(Problem {
+                    agent,
+                    detail,
+                    fix: reinstall.to_string(),
+                });
+            }
+        }
+    }
+    found
+}
+
+/// A JSON settings file whose aea hooks are missing, or call an aea that
+/// is not there (moved by `cargo install`, a deleted checkout).
+fn json_problem(path: &str, text: &str, edit: &json::Edit) -> Option<String> {
+    let present = json::commands(text, edit.shape);
+    let missing: Vec<&str> = edit
+        .hooks
+        .iter()
+        .filter(|(event, _)| !present.iter().any(|(e, _)| e == event))
+        .map(|(event, _)| event.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Some(format!("{path}: no aea hook for {}", missing.join(", ")));
+    }
+    let broken: Vec<String> = present
+        .iter()
+        .filter_map(|(_, command)| program_of(command))
+        .filter(|program| !runs(Path::new(program)))
+        .collect();
+    if let Some(program) = broken.first() {
+        return Some(format!(
+            "{path}: the hooks call {program}, which is not an executable file given by its path: the harness gets exit 127 and no reminder"
+        ));
+    }
+    None
+}
+
+/// The program a hook command runs (unquoted).
+fn program_of(command: &str) -> Option<String> {
+    let command = command.trim_start();
+    if let Some(quoted) = command.strip_prefix('\'') {
+        let mut program = String::new();
+        let mut rest = quoted;
+        // 'a'\''b' style quoting, as `sh_quote` writes it.
+        loop {
+            let end = rest.find('\'')?;
+            program.push_str(&rest[..end]);
+            rest = &rest[end + 1..];
+            match rest.strip_prefix("\\''") {
+                Some(more) => {
+                    program.push('\'');
+                    rest = more;
+                }
+                None => return Some(program),
+            }
+        }
+    }
+    command.split_whitespace().next().map(str::to_string)
+}
+
+/// Whether `program` is an executable file given by its path. A bare name
+/// counts as broken: a harness's PATH need not hold it (issue 12: exit 127
+/// while `doctor` said all was well).
+fn runs(program: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    program.is_absolute()
+        && fs::metadata(program).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
