@@ -55,6 +55,9 @@ pub struct Delivery {
     /// (the recipient's log) did not work.
     #[serde(skip)]
     pub warnings: Vec<String>,
+    /// The record of a whole plain send, for [`settle`].
+    #[serde(skip)]
+    pub record: Option<String>,
 }
 
 impl Delivery {
@@ -94,9 +97,6 @@ pub struct Intent {
     /// when queued in `outgoing/` for `aea sync`.
     #[serde(default)]
     pub to: Vec<Destination>,
-    /// When every recipient had it and the `sent/` copy was kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finished: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -114,11 +114,6 @@ pub const RETRY_PREFIX: &str = "retry-";
 /// one a plain send retries: the same message is then a new one.
 pub const RETRY_WITHIN_HOURS: i64 = 24;
 
-/// A send that finished may still be retried by a caller that never saw
-/// its answer (killed, timed out): for this long the same message to the
-/// same recipients is taken for that retry and not sent twice.
-pub const REPEAT_WITHIN_MINUTES: i64 = 10;
-
 impl Intent {
     /// Whether the send that wrote this record is gone without finishing:
     /// its process is known to be gone, or (another host, no `/proc`) the
@@ -133,16 +128,10 @@ impl Intent {
     }
 
     /// Whether a plain send of the same message is still taken for its
-    /// retry: within [`REPEAT_WITHIN_MINUTES`] of its end when it finished,
-    /// within [`RETRY_WITHIN_HOURS`] when it was interrupted.
+    /// retry ([`RETRY_WITHIN_HOURS`]).
     pub fn recent(&self, now: DateTime<Utc>) -> bool {
-        let within = |at: &str, span: chrono::Duration| {
-            crate::message::parse_time(at).is_some_and(|t| now - t < span)
-        };
-        match &self.finished {
-            Some(at) => within(at, chrono::Duration::minutes(REPEAT_WITHIN_MINUTES)),
-            None => within(&self.at, chrono::Duration::hours(RETRY_WITHIN_HOURS)),
-        }
+        crate::message::parse_time(&self.at)
+            .is_some_and(|t| now - t < chrono::Duration::hours(RETRY_WITHIN_HOURS))
     }
 
     pub fn bytes(&self) -> Vec<u8> {
@@ -191,13 +180,11 @@ pub fn deliver(
                 },
             })
             .collect(),
-        finished: None,
     };
     let recorded = match key {
         Some(key) => Recorded {
             name: Some(keyed(&mut intent, sender, key)?),
             retry: true,
-            repeats: None,
         },
         None => derived(&mut intent, sender, rt)?,
     };
@@ -211,34 +198,45 @@ pub fn deliver(
         &intent.message_id,
         recorded.retry,
     );
-    // A plain send's record says when the send finished (a caller that
-    // did not see the answer may retry), and goes when nothing was
-    // delivered; a partial send's stays as it is, for the retry.
-    if key.is_none()
-        && let Some(record) = &recorded.name
-    {
-        let (nothing, whole) = match &result {
-            Ok(d) => (
-                d.results.iter().all(|o| !o.delivered),
-                d.sent_copy.is_some() && d.results.iter().all(|o| o.delivered),
-            ),
-            Err(_) => (single, false),
-        };
-        if nothing {
-            let _ = sender.mailbox.forget_send_key(record);
-        } else if whole {
-            intent.finished = Some(crate::message::format_time(rt.now()));
-            let _ = sender.mailbox.replace_send_key(record, &intent.bytes());
-        }
-    }
+    // A plain send's record goes when nothing was delivered; once the send
+    // is whole, the caller lets it go after printing the answer
+    // ([`settle`]), so that a send killed before its caller saw the answer
+    // is recognised when retried. A partial send's stays, for the retry.
     let mut result = result;
-    if let (Some(at), Ok(d)) = (recorded.repeats, &mut result) {
+    if key.is_none()
+        && recorded.retry
+        && let Ok(d) = &mut result
+    {
         d.warnings.push(format!(
-            "the same message went to the same recipients at {at} (message {}): not sent twice. To send it again as a new message, change it or pass --idempotency-key with a new key",
+            "the same message to the same recipients was interrupted earlier (message {}): this send finishes it, nothing is delivered twice",
             d.message_id
         ));
     }
+    if key.is_none()
+        && let Some(record) = &recorded.name
+    {
+        match &mut result {
+            Ok(d) if d.results.iter().all(|o| !o.delivered) => {
+                let _ = sender.mailbox.forget_send_key(record);
+            }
+            Ok(d) if d.sent_copy.is_some() && d.results.iter().all(|o| o.delivered) => {
+                d.record = Some(record.clone());
+            }
+            Err(_) if single => {
+                let _ = sender.mailbox.forget_send_key(record);
+            }
+            _ => {}
+        }
+    }
     result
+}
+
+/// Lets a whole plain send's record go, once its answer was printed: a
+/// send of the same message from now on is a new message.
+pub fn settle(sender: &Sender<'_>, delivery: &Delivery) {
+    if let Some(record) = &delivery.record {
+        let _ = sender.mailbox.forget_send_key(record);
+    }
 }
 
 /// Digest of what the message says and whom it goes to (as given).
@@ -296,24 +294,17 @@ struct Recorded {
     name: Option<String>,
     /// This send reuses an earlier one's id.
     retry: bool,
-    /// When the earlier send it repeats finished, if it had.
-    repeats: Option<String>,
 }
 
 impl Recorded {
     fn fresh(name: Option<String>) -> Self {
-        Recorded {
-            name,
-            retry: false,
-            repeats: None,
-        }
+        Recorded { name, retry: false }
     }
 }
 
 /// A plain send: records its intent under a name derived from the
-/// message, or, when a send of the same message was interrupted (or
-/// finished moments ago, see [`Intent::recent`]), takes its record over
-/// and reuses its id.
+/// message, or, when a send of the same message was interrupted (within
+/// [`RETRY_WITHIN_HOURS`]), takes its record over and reuses its id.
 fn derived(intent: &mut Intent, sender: &Sender<'_>, rt: &Runtime) -> Result<Recorded> {
     let name = format!("{RETRY_PREFIX}{}", &intent.draft[..32]);
     let now = rt.now();
@@ -327,10 +318,7 @@ fn derived(intent: &mut Intent, sender: &Sender<'_>, rt: &Runtime) -> Result<Rec
         };
         let earlier = serde_json::from_slice::<Intent>(&held).ok();
         // An identical send running right now is a message of its own.
-        if earlier
-            .as_ref()
-            .is_some_and(|e| e.finished.is_none() && !e.interrupted(now))
-        {
+        if earlier.as_ref().is_some_and(|e| !e.interrupted(now)) {
             return Ok(Recorded::fresh(None));
         }
         match sender.mailbox.take_over_send_key(&name, &held, rt)? {
@@ -346,7 +334,6 @@ fn derived(intent: &mut Intent, sender: &Sender<'_>, rt: &Runtime) -> Result<Rec
         return Ok(Recorded {
             name: Some(name),
             retry: retry.is_some(),
-            repeats: retry.and_then(|e| e.finished),
         });
     }
     Ok(Recorded::fresh(None))
@@ -368,6 +355,7 @@ fn deliver_to(
         results: Vec::new(),
         sent_copy: None,
         warnings: Vec::new(),
+        record: None,
     };
     let now = rt.now();
     let from = Party {

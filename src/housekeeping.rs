@@ -1,8 +1,8 @@
 //! Keeping the inbox small (`aea gc`, SPEC §2, §3.2): processed messages
 //! older than a cutoff and expired unprocessed ones move to `.archive/`,
 //! invalid files to `.quarantine/` with the reason. Nothing is deleted
-//! but the records of plain sends finished long enough ago that no retry
-//! will use them (`.sent-keys/retry-*`).
+//! but the records of interrupted plain sends too old for a retry to use
+//! (`.sent-keys/retry-*`, after a day).
 //!
 //! One gc at a time per mailbox: a run holds `.aea/.gc.lock` (taken like
 //! the log's and sync's locks, [`fsutil::try_lock_within`]); a second run
@@ -113,7 +113,7 @@ pub fn collect(mailbox: &Mailbox, request: Request, rt: &Runtime) -> Result<Repo
     let rotation = mailbox.log_rotation();
     let now = rt.now();
     if !request.dry_run {
-        // Records of finished sends no retry will use any more.
+        // Records of interrupted sends no retry will use any more.
         crate::recovery::forget_old_records(mailbox, now)?;
     }
     let mut names = mailbox.message_names()?;

@@ -20,7 +20,7 @@ use crate::audit::{AuditEvent, Event};
 use crate::delivery::{Destination, Intent, RETRY_PREFIX};
 use crate::error::Result;
 use crate::mailbox::{Mailbox, OUTGOING_DIR, SENT_DIR};
-use crate::message::{Message, format_time, parse_time};
+use crate::message::{Message, parse_time};
 use crate::runtime::Runtime;
 
 /// A send whose process is gone before it finished.
@@ -70,7 +70,7 @@ pub fn interrupted_sends(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<Vec<In
         let Ok(intent) = serde_json::from_slice::<Intent>(&bytes) else {
             continue;
         };
-        if intent.finished.is_some() || !intent.interrupted(now) {
+        if !intent.interrupted(now) {
             continue;
         }
         let sent_copy = holds(mailbox, SENT_DIR, &intent.message_id).is_some();
@@ -124,9 +124,10 @@ fn holds(mailbox: &Mailbox, sub: &str, id: &str) -> Option<Message> {
 /// Finishes what can be finished of an interrupted send, and says what
 /// was done: the `sent/` copy (and its log line) from a recipient that
 /// holds the message; the record goes when the send reached nobody (it
-/// can be sent anew) and is marked finished when it reached everyone. A
-/// send that reached only some recipients keeps its record, so that the
-/// same `aea send` again reaches the rest under the same id.
+/// can be sent anew) or everyone (a plain send's; a keyed one's stays, it
+/// is the key). A send that reached only some recipients keeps its
+/// record, so that the same `aea send` again reaches the rest under the
+/// same id.
 pub fn finish_send(
     mailbox: &Mailbox,
     sender_id: &str,
@@ -163,10 +164,10 @@ pub fn finish_send(
         }
     }
     if send.missing.is_empty() {
-        let mut intent = send.intent.clone();
-        intent.finished = Some(format_time(rt.now()));
-        mailbox.replace_send_key(&send.record, &intent.bytes())?;
-        done.push("it is finished");
+        if send.record.starts_with(RETRY_PREFIX) {
+            mailbox.forget_send_key(&send.record)?;
+        }
+        done.push("every recipient has it");
     } else {
         done.push("run the same `aea send` again to reach the rest (it reuses the id)");
     }
@@ -275,9 +276,8 @@ fn repaired_marker(
     line
 }
 
-/// Records of plain sends no retry will use any more
-/// ([`Intent::recent`]), removed; interrupted ones are left for `aea
-/// doctor` to report. Returns how many went.
+/// Records of plain sends no retry will use any more (older than
+/// [`crate::delivery::RETRY_WITHIN_HOURS`]), removed. Returns how many went.
 pub fn forget_old_records(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<usize> {
     let mut gone = 0;
     for (record, bytes) in mailbox.send_keys()? {
@@ -287,7 +287,7 @@ pub fn forget_old_records(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<usize
         let Ok(intent) = serde_json::from_slice::<Intent>(&bytes) else {
             continue;
         };
-        if intent.finished.is_some() && !intent.recent(now) {
+        if !intent.recent(now) {
             mailbox.forget_send_key(&record)?;
             gone += 1;
         }

@@ -122,6 +122,7 @@ pub fn send(
         ctx.printer.warn(warning);
     }
     print(&delivery, ctx);
+    delivery::settle(&from, &delivery);
     delivery.complete()?;
     Ok(ExitCode::Success)
 }
