@@ -208,6 +208,23 @@ pub fn read(aea_dir: &Path) -> Result<Vec<Map<String, Value>>> {
     Ok(events)
 }
 
+/// The messages (their `message` field) that lines of `event` in the log
+/// name.
+pub fn messages_with(
+    aea_dir: &Path,
+    event: AuditEvent,
+) -> Result<std::collections::HashSet<String>> {
+    let mut ids = std::collections::HashSet::new();
+    for_each(aea_dir, |line| {
+        if line.get("event").and_then(Value::as_str) == Some(event.as_str())
+            && let Some(Value::String(id)) = line.get("message")
+        {
+            ids.insert(id.clone());
+        }
+    })?;
+    Ok(ids)
+}
+
 /// Calls `f` with every JSON event of the log, oldest first: the rotated
 /// files from the highest number down, then `agent.log`. Lines that are
 /// not JSON objects are skipped.

@@ -7,13 +7,13 @@
 //! are never touched. Applying is idempotent by message id; content that
 //! changed under a known id is quarantined, never applied.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::audit::{AuditEvent, Event};
+use crate::audit::{self, AuditEvent, Event};
 use crate::error::{Error, GitError, Result};
 use crate::fsutil;
 use crate::identity::{self, KeyRing};
@@ -217,17 +217,23 @@ pub fn sync(
     rt: &Runtime,
     keys: &Keys<'_>,
 ) -> Result<Report> {
-    let _lock = fsutil::lock(&mailbox.dir().join(LOCK_FILE))?;
+    let lock_path = mailbox.dir().join(LOCK_FILE);
+    let lock = fsutil::lock(&lock_path)?;
     // The private store is the receiver's state: never through a symlink.
     mailbox.check_state()?;
     fsutil::ensure_state_dir(&mailbox.dir().join(STORE_DIR))?;
+    // The store passes the lock on to the git it runs: held until the last
+    // of them ends, even when this process is killed first.
+    let held = lock
+        .try_clone()
+        .map_err(|e| Error::io("lock", &lock_path, e))?;
     let mut session = Session {
         mailbox,
         me,
         url,
         rt,
         keys,
-        store: MailStore::open(&mailbox.dir().join(STORE_DIR))?,
+        store: MailStore::open(&mailbox.dir().join(STORE_DIR), held)?,
         state: load_state(mailbox),
         report: Report::default(),
     };
@@ -407,8 +413,10 @@ impl Session<'_> {
 
     fn receive(&mut self) -> Result<()> {
         let files = self.store.files(&fetched(&mail_ref(self.me)))?;
-        // Ids already in the inbox, for mail that arrived by another route.
+        // Ids already in the inbox, for mail that arrived by another route,
+        // and those of them whose delivery is in the log.
         let mut local: Option<HashMap<String, String>> = None;
+        let mut logged: Option<HashSet<String>> = None;
         for (name, bytes) in files {
             let Some(id) = name.strip_suffix(".json") else {
                 continue;
@@ -436,22 +444,30 @@ impl Session<'_> {
             };
             let from = parsed.from.agent_id.clone();
             let local = local.get_or_insert_with(|| inbox_ids(self.mailbox));
-            // Same message by two routes: delivered once.
+            // Same message by two routes: delivered once. A sync killed
+            // after delivering left it here too, maybe before its log line:
+            // that line is written now, once.
             let file = match local.get(id) {
-                Some(file) => file.clone(),
+                Some(file) => {
+                    let logged = match &mut logged {
+                        Some(logged) => logged,
+                        None => logged.insert(audit::messages_with(
+                            self.mailbox.dir(),
+                            AuditEvent::Delivered,
+                        )?),
+                    };
+                    if logged.insert(id.to_string()) {
+                        self.log_delivered(id, file, &from)?;
+                    }
+                    file.clone()
+                }
                 None => {
                     let path = self.mailbox.deliver_raw(&bytes, &parsed, self.rt)?;
                     let file = path
                         .file_name()
                         .map(|n| n.to_string_lossy().into_owned())
                         .unwrap_or_default();
-                    self.mailbox.log(
-                        &Event::new(self.rt, AuditEvent::Delivered)
-                            .with("message", id)
-                            .with("file", file.as_str())
-                            .with("from", from.as_str())
-                            .with("via", "sync"),
-                    )?;
+                    self.log_delivered(id, &file, &from)?;
                     local.insert(id.to_string(), file.clone());
                     self.report.received.push(id.to_string());
                     file
@@ -467,6 +483,16 @@ impl Session<'_> {
             );
         }
         Ok(())
+    }
+
+    fn log_delivered(&self, id: &str, file: &str, from: &str) -> Result<()> {
+        self.mailbox.log(
+            &Event::new(self.rt, AuditEvent::Delivered)
+                .with("message", id)
+                .with("file", file)
+                .with("from", from)
+                .with("via", "sync"),
+        )
     }
 
     /// Moves content that must not be applied to `.quarantine/`, with the
@@ -551,6 +577,11 @@ impl Session<'_> {
 
     /// Records receipts for our messages from `refs/aea/receipts/<me>`.
     fn read_receipts(&mut self) -> Result<()> {
+        // Recipients of messages still queued here, by id: a push can land
+        // after the sync that made it was killed (its `git push` runs on),
+        // and the receipt can come back before the queue is pushed again
+        // and the push recorded.
+        let mut queued: Option<HashMap<String, Vec<String>>> = None;
         for (name, bytes) in self.store.files(&fetched(&receipts_ref(self.me)))? {
             let Ok(receipt) = serde_json::from_slice::<Receipt>(&bytes) else {
                 continue;
@@ -561,12 +592,22 @@ impl Session<'_> {
             if self.state.receipts.contains_key(&receipt.message_id) {
                 continue;
             }
-            let recipients = self
+            let mut recipients = self
                 .state
                 .pushed
                 .get(&receipt.message_id)
                 .map(|p| p.to.clone())
                 .unwrap_or_default();
+            if !recipients.contains(&receipt.by) {
+                let queued = queued.get_or_insert_with(|| queued_recipients(self.mailbox));
+                recipients.extend(
+                    queued
+                        .get(&receipt.message_id)
+                        .into_iter()
+                        .flatten()
+                        .cloned(),
+                );
+            }
             if let Err(reason) = receipt.verify(&recipients, self.keys.ring) {
                 self.report
                     .receipts_rejected
@@ -607,23 +648,33 @@ impl Session<'_> {
                 .map(|(_, id, bytes)| (format!("{id}.json"), bytes.clone()))
                 .collect();
             self.push_files(&mail_ref(&recipient), &files, false)?;
+            // The push is saved before the queue lets go of the message: a
+            // sync that ends in between (killed, or the log unwritable)
+            // would leave mail on the remote this machine does not know it
+            // sent, and refuse its receipt as from a stranger. Ending after
+            // the save pushes again next time, which adds nothing.
             let at = format_time(self.rt.now());
-            for (path, id, _) in &queued {
-                self.state
+            for (_, id, _) in &queued {
+                let record = self
+                    .state
                     .pushed
                     .entry(id.clone())
                     .or_insert_with(|| PushRecord {
                         to: Vec::new(),
                         at: at.clone(),
-                    })
-                    .to
-                    .push(recipient.clone());
-                let _ = fs::remove_file(path);
+                    });
+                if !record.to.contains(&recipient) {
+                    record.to.push(recipient.clone());
+                }
+            }
+            self.save()?;
+            for (path, id, _) in &queued {
                 self.mailbox.log(
                     &Event::new(self.rt, AuditEvent::Pushed)
                         .with("message", id.as_str())
                         .with("to", recipient.as_str()),
                 )?;
+                let _ = fs::remove_file(path);
             }
             self.report
                 .pushed
@@ -700,6 +751,20 @@ fn inbox_ids(mailbox: &Mailbox) -> HashMap<String, String> {
             entry.valid().map(|m| (m.message_id.clone(), name.clone()))
         })
         .collect()
+}
+
+/// The recipients of each message waiting in `outgoing/`, by id.
+fn queued_recipients(mailbox: &Mailbox) -> HashMap<String, Vec<String>> {
+    let mut recipients: HashMap<String, Vec<String>> = HashMap::new();
+    for entry in mailbox.read_all_in(OUTGOING_DIR).unwrap_or_default() {
+        if let Some(message) = entry.valid() {
+            recipients
+                .entry(message.message_id.clone())
+                .or_default()
+                .push(message.to.agent_id.clone());
+        }
+    }
+    recipients
 }
 
 /// Whether the message `id` still waits in `outgoing/`.

@@ -4,120 +4,12 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use crate::common::*;
-
-struct Machine {
-    repo: PathBuf,
-    registry: PathBuf,
-}
-
-impl Machine {
-    /// A repository `id` alone in its own folder, with its own registry,
-    /// whose mail remote is `remote`; `peers` are registered as remote-only.
-    fn new(env: &TestEnv, id: &str, remote: &Path, peers: &[&str]) -> Self {
-        let home = env.path().join(format!("machine-{id}"));
-        let repo = home.join(id);
-        std::fs::create_dir_all(&repo).unwrap();
-        let registry = home.join("registry.toml");
-        let machine = Machine { repo, registry };
-        machine.ok(env, &["init", "--no-agent-files", "--no-git-hooks"]);
-        let config = machine.repo.join(".aea/agent-config.yaml");
-        let mut text = std::fs::read_to_string(&config).unwrap();
-        let _ = write!(text, "\nsync:\n  remote: {}\n", remote.display());
-        std::fs::write(&config, text).unwrap();
-        // A remote in the config is used only once the user trusts it.
-        machine.ok(env, &["trust"]);
-        let mut reg = std::fs::read_to_string(&machine.registry).unwrap();
-        for peer in peers {
-            let _ = write!(
-                reg,
-                "
-[agents.{peer}]
-remote = \"{}\"
-key = \"{}\"
-",
-                remote.display(),
-                env.public_key(peer)
-            );
-        }
-        std::fs::write(&machine.registry, reg).unwrap();
-        machine
-    }
-
-    fn run(&self, env: &TestEnv, args: &[&str]) -> Output {
-        env.cmd(&self.repo)
-            .env("AEA_REGISTRY", &self.registry)
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
-    fn ok(&self, env: &TestEnv, args: &[&str]) -> String {
-        let out = self.run(env, args);
-        assert!(out.status.success(), "aea {args:?}: {}", stderr(&out));
-        stdout(&out)
-    }
-
-    fn json(&self, env: &TestEnv, args: &[&str]) -> serde_json::Value {
-        let mut full = vec!["--json"];
-        full.extend_from_slice(args);
-        serde_json::from_str(self.ok(env, &full).trim()).unwrap()
-    }
-
-    fn send(&self, env: &TestEnv, to: &str, subject: &str) -> String {
-        let v = self.json(
-            env,
-            &[
-                "send",
-                "--to",
-                to,
-                "--type",
-                "question",
-                "--subject",
-                subject,
-            ],
-        );
-        v["message_id"].as_str().unwrap().to_string()
-    }
-
-    fn inbox_ids(&self, env: &TestEnv) -> Vec<String> {
-        let report = self.json(env, &["check"]);
-        report["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["id"].as_str().unwrap().to_string())
-            .collect()
-    }
-
-    fn outgoing(&self) -> usize {
-        std::fs::read_dir(self.repo.join(".aea/outgoing")).map_or(0, Iterator::count)
-    }
-}
-
-fn git(dir: &Path, args: &[&str]) -> Output {
-    let out = git_command(dir).args(args).output().unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
-    out
-}
-
-fn bare_remote(env: &TestEnv) -> PathBuf {
-    let remote = env.path().join("mail.git");
-    git(
-        &env.path(),
-        &["init", "-q", "--bare", remote.to_str().unwrap()],
-    );
-    remote
-}
-
-fn refs(remote: &Path) -> String {
-    stdout(&git(remote, &["for-each-ref"]))
-}
 
 #[test]
 fn three_machines_exchange_mail_replies_and_receipts() {
@@ -324,6 +216,94 @@ fn a_stale_lock_on_the_remote_is_named_with_the_fix() {
     assert_eq!(a.outgoing(), 0);
 }
 
+/// A sync that ends after its push reached the remote but before it was
+/// recorded (found by the fault suite: a sync killed there) still knows
+/// it sent the mail: the queue lets go of a message only once the push is
+/// in the sync state, so the recipient's receipt is taken, not refused as
+/// from an agent the message never went to (exit 6 on every sync after).
+/// Here the audit log, written between the two, cannot be written.
+#[test]
+fn a_sync_cut_short_after_its_push_still_takes_the_receipt() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    let id = a.send(&env, "bb", "pushed, then cut short");
+    let log = a.repo.join(".aea/agent.log");
+    let lines = std::fs::read(&log).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    std::fs::create_dir(&log).unwrap();
+    let out = a.run(&env, &["sync"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        refs(&remote).contains("refs/aea/mail/bb"),
+        "the push landed"
+    );
+    std::fs::remove_dir(&log).unwrap();
+    std::fs::write(&log, lines).unwrap();
+
+    assert_eq!(b.inbox_ids(&env), Vec::<String>::new());
+    b.ok(&env, &["sync"]);
+    b.ok(&env, &["process", &id]);
+    b.ok(&env, &["sync"]);
+    let out = a.run(&env, &["--json", "sync"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(
+        report["receipts_received"],
+        serde_json::json!([id]),
+        "{report}"
+    );
+    assert_eq!(a.outgoing(), 0);
+    assert_eq!(
+        a.json(&env, &["status", &id])["recipients"][0]["state"],
+        "processed"
+    );
+    let pushed = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"pushed\"") && l.contains(&id))
+        .count();
+    assert_eq!(pushed, 1, "one log line for the push");
+}
+
+/// A sync that ends after delivering a message but before its log line
+/// (found by the fault suite: a sync killed there; here the log cannot be
+/// written) leaves the message in the inbox and out of the sync state. The
+/// next sync delivers it no second time and writes the missing line, once.
+#[test]
+fn a_delivery_cut_short_before_its_log_line_is_logged_by_the_next_sync() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    let id = a.send(&env, "bb", "delivered, then cut short");
+    a.ok(&env, &["sync"]);
+    let log = b.repo.join(".aea/agent.log");
+    let lines = std::fs::read(&log).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    std::fs::create_dir(&log).unwrap();
+    let out = b.run(&env, &["sync"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert_eq!(b.inbox_ids(&env), std::slice::from_ref(&id), "delivered");
+    std::fs::remove_dir(&log).unwrap();
+    std::fs::write(&log, lines).unwrap();
+
+    let delivered = || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("\"delivered\"") && l.contains(&id))
+            .count()
+    };
+    assert_eq!(delivered(), 0);
+    for _ in 0..2 {
+        b.ok(&env, &["sync"]);
+        assert_eq!(delivered(), 1, "the delivery is logged once");
+        assert_eq!(inbox_files(&b.repo).len(), 1, "and delivered once");
+    }
+}
+
 /// A remote's words are not trusted to name a file to delete: a hook on
 /// the remote that claims some other lock is stuck is not repeated as the
 /// fix.
@@ -432,8 +412,14 @@ fn the_same_message_by_two_routes_is_delivered_once() {
     a.ok(&env, &["sync"]);
     let got = b.json(&env, &["sync"]);
     assert_eq!(got["received"], serde_json::json!([]));
-    assert_eq!(b.inbox_ids(&env), [id]);
+    assert_eq!(b.inbox_ids(&env), std::slice::from_ref(&id));
     assert_eq!(inbox_files(&b.repo).len(), 1);
+    let logged = std::fs::read_to_string(b.repo.join(".aea/agent.log")).unwrap();
+    let delivered = logged
+        .lines()
+        .filter(|l| l.contains("\"delivered\"") && l.contains(&id))
+        .count();
+    assert_eq!(delivered, 1, "one log line for the one delivery: {logged}");
 }
 
 /// Ends a background process when the test ends, even by a panic.
@@ -681,4 +667,137 @@ fn mail_deleted_or_rewritten_on_the_remote_is_reported_and_pushed_again() {
     // Reported once: the next sync with no change is quiet.
     let out = b.run(&env, &["--json", "sync"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+/// Lock files git leaves in the private store when a sync is killed in
+/// the middle of a ref update (found by the fault suite: a fetch or an
+/// in-process ref write cut short) made every later sync fail, the first
+/// one with a hint about the remote. The store is aea's alone and the
+/// sync lock proves no writer of it is left, so the next sync removes
+/// them and goes on.
+#[test]
+fn lock_files_a_killed_sync_left_in_its_store_are_removed() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    a.send(&env, "bb", "before the kill");
+    a.ok(&env, &["sync"]);
+    b.ok(&env, &["sync"]);
+    let store = a.repo.join(".aea/.sync");
+    let locks = [
+        "refs/fetched/aea/mail/bb.lock",
+        "refs/outgoing/aea/mail/bb.lock",
+        "packed-refs.lock",
+        "objects/maintenance.lock",
+    ];
+    for lock in locks {
+        let path = store.join(lock);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "").unwrap();
+    }
+    let id = a.send(&env, "bb", "after the kill");
+    a.ok(&env, &["sync"]);
+    for lock in locks {
+        assert!(!store.join(lock).exists(), "{lock} is left");
+    }
+    assert_eq!(a.outgoing(), 0);
+    b.ok(&env, &["sync"]);
+    assert!(b.inbox_ids(&env).contains(&id));
+}
+
+/// Creates the file a waiting hook polls for, when the test ends, even by
+/// a panic.
+struct ReleaseOnDrop(std::path::PathBuf);
+
+impl Drop for ReleaseOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.0, "");
+    }
+}
+
+/// An `aea sync` killed alone while its `git push` runs (found by the
+/// fault suite). The sync lock stays taken until that git ends, so a later
+/// sync waits for it instead of taking its lock files for stale. The push
+/// lands, unrecorded; the receipt for that mail, back before the queue is
+/// pushed again, is taken, not refused as from an agent the message never
+/// went to (exit 6).
+#[test]
+fn a_sync_killed_while_its_git_pushes() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    // The remote holds the push until the test lets it go (or a minute
+    // passes: a failed test leaves nothing running).
+    let (started, release) = (env.path().join("started"), env.path().join("release"));
+    let hook = remote.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ntouch '{}'\ni=0\nwhile [ ! -e '{}' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\n",
+            started.display(),
+            release.display()
+        ),
+    )
+    .unwrap();
+    let _release = ReleaseOnDrop(release.clone());
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let id = a.send(&env, "bb", "held by the remote");
+    let mut sync = a
+        .cmd(&env)
+        .arg("sync")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !started.exists() {
+        assert!(std::time::Instant::now() < deadline, "the push never began");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // aea alone is killed: its `git push` runs on.
+    sync.kill().unwrap();
+    sync.wait().unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(a.repo.join(".aea/.sync.lock"))
+        .unwrap();
+    assert!(
+        matches!(lock.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
+        "the sync lock was free while its git still ran"
+    );
+    std::fs::write(&release, "").unwrap();
+    while lock.try_lock().is_err() {
+        assert!(std::time::Instant::now() < deadline, "the push never ended");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    lock.unlock().unwrap();
+    std::fs::remove_file(&hook).unwrap();
+
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    b.ok(&env, &["sync"]);
+    assert_eq!(
+        b.inbox_ids(&env),
+        std::slice::from_ref(&id),
+        "the push landed"
+    );
+    b.ok(&env, &["process", &id]);
+    b.ok(&env, &["sync"]);
+    assert_eq!(a.outgoing(), 1, "unrecorded, so still queued");
+    let out = a.run(&env, &["--json", "sync"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(
+        report["receipts_received"],
+        serde_json::json!([id]),
+        "{report}"
+    );
+    assert_eq!(a.outgoing(), 0);
+    assert_eq!(
+        a.json(&env, &["status", &id])["recipients"][0]["state"],
+        "processed"
+    );
+    b.ok(&env, &["sync"]);
+    assert_eq!(inbox_files(&b.repo).len(), 1, "delivered once");
 }

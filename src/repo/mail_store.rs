@@ -3,7 +3,17 @@
 //! git2; the network goes through the user's own `git` (credential helpers,
 //! ssh configuration), as SPEC §11 asks. The user's repository, branches,
 //! index and working tree are never involved.
+//!
+//! Only a sync that holds the sync lock writes here, and every `git` it
+//! runs on the store holds that lock too: it gets the locked file as its
+//! stdin, and a lock taken with `flock` stays taken while any process has
+//! the file open (a `git fetch` outlives an `aea sync` killed alone). Auto
+//! maintenance runs in the foreground for the same reason. So whoever
+//! takes the lock knows no writer of the store is left, and a git lock
+//! file still there was left by one that was killed: it is removed when
+//! the store is opened (a stale ref lock made every later sync fail).
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use git2::Repository;
@@ -16,6 +26,8 @@ pub const FETCHED_PREFIX: &str = "refs/fetched/";
 pub struct MailStore {
     repo: Repository,
     dir: PathBuf,
+    /// The sync lock the caller holds, passed on to every `git` run here.
+    held: File,
 }
 
 /// How a push ended when git itself ran fine.
@@ -32,7 +44,11 @@ pub enum Pushed {
 
 impl MailStore {
     /// Opens the store at `dir`, creating an empty bare repository there.
-    pub fn open(dir: &Path) -> Result<Self> {
+    /// `held` is the sync lock, taken by the caller (see the module
+    /// comment): the git lock files left in the store by a killed sync are
+    /// removed first.
+    pub fn open(dir: &Path, held: File) -> Result<Self> {
+        remove_stale_locks(dir);
         let repo = if dir.join("HEAD").exists() {
             Repository::open_bare(dir)
         } else {
@@ -42,16 +58,26 @@ impl MailStore {
         Ok(MailStore {
             repo,
             dir: dir.to_path_buf(),
+            held,
         })
     }
 
     /// Runs the user's git on the store, with the hook-time variables that
     /// would point it at another repository removed.
     fn git(&self, args: &[&str]) -> std::result::Result<std::process::Output, GitError> {
+        let held = self.held.try_clone().map_err(GitError::Spawn)?;
         std::process::Command::new("git")
             .arg("--git-dir")
             .arg(&self.dir)
             .args(["-c", "core.hooksPath=/dev/null"])
+            // Maintenance git starts after a fetch stays its child, under
+            // the sync lock, instead of going on alone in the background.
+            .args([
+                "-c",
+                "maintenance.autoDetach=false",
+                "-c",
+                "gc.autoDetach=false",
+            ])
             // A remote is data, never a program: no `ext::`/`fd::` transport
             // helpers, whatever a config or a URL says (second wall behind
             // `config_trust::check_remote`).
@@ -69,7 +95,9 @@ impl MailStore {
             .env_remove("GIT_OBJECT_DIRECTORY")
             .env_remove("GIT_COMMON_DIR")
             .env("GIT_TERMINAL_PROMPT", "0")
-            .stdin(std::process::Stdio::null())
+            // Nothing is read from it: it keeps the sync lock taken for as
+            // long as this git (or a child that inherits it) runs.
+            .stdin(held)
             .output()
             .map_err(GitError::Spawn)
     }
@@ -263,6 +291,33 @@ fn store_error(path: &Path, op: &'static str, e: git2::Error) -> Error {
         path: path.to_path_buf(),
         op,
         source: Box::new(e),
+    }
+}
+
+/// Removes the lock files git leaves behind when it is killed in the
+/// middle of an update: a ref's (`refs/**.lock`), those next to the
+/// store's own files (`packed-refs.lock`, `HEAD.lock`, `config.lock`, …)
+/// and maintenance's. Called with the sync lock held, when no writer of
+/// the store is left (module comment). What cannot be removed is left for
+/// git to name when it trips on it.
+fn remove_stale_locks(dir: &Path) {
+    let is_lock = |path: &Path| path.extension().is_some_and(|e| e == "lock");
+    let mut stale = vec![dir.join("objects").join("maintenance.lock")];
+    // The store's own files, not its folders: `objects/` holds thousands
+    // of files and no other lock.
+    let mut folders = vec![(dir.to_path_buf(), false), (dir.join("refs"), true)];
+    while let Some((folder, deep)) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() && deep => folders.push((path, true)),
+                Ok(kind) if kind.is_file() && is_lock(&path) => stale.push(path),
+                _ => {}
+            }
+        }
+    }
+    for file in stale {
+        let _ = std::fs::remove_file(file);
     }
 }
 

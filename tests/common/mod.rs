@@ -12,6 +12,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tempfile::TempDir;
 
+mod machines;
+
+pub use machines::*;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_aea");
 
 pub struct TestEnv {
