@@ -115,8 +115,19 @@ impl Settings {
                 Transport::Tmux { target, socket } => {
                     format!("types into tmux pane {target:?} (socket {socket:?})")
                 }
-                Transport::Opencode { url, session } => {
-                    format!("posts to {url:?} (session {session:?})")
+                Transport::Opencode(bell) => {
+                    let session = bell.session.as_ref().map_or_else(
+                        || "the newest session of this repository".to_string(),
+                        |s| format!("session {s:?}"),
+                    );
+                    let password = bell
+                        .password_env
+                        .as_deref()
+                        .unwrap_or(crate::env::OPENCODE_SERVER_PASSWORD);
+                    format!(
+                        "posts to {:?} ({session}; password from ${password} if set)",
+                        bell.url
+                    )
                 }
                 Transport::Desktop {} => "runs notify-send".to_string(),
             };
@@ -312,6 +323,36 @@ mod tests {
         assert_eq!(
             settings.digest(),
             "sha256:b66b67fc8e51492dbc96d886c2f66c820f1b589772e9c19e1a2212cc9801c144"
+        );
+    }
+
+    /// `session` became optional and `password_env` was added: a config
+    /// written when `session` was required keeps the canonical form (so
+    /// the digest) it was trusted by; the new key shows in it when set.
+    #[test]
+    fn an_opencode_doorbell_keeps_its_digest_and_shows_its_password_variable() {
+        let canonical = |yaml: &str| {
+            let settings = Settings::of(&config(&format!(
+                "monitoring:\n  transports:\n    - type: opencode\n{yaml}"
+            )));
+            serde_json::to_string(&settings.transports).unwrap()
+        };
+        assert_eq!(
+            canonical("      url: http://127.0.0.1:4096\n      session: ses_abc123\n"),
+            r#"[{"type":"opencode","url":"http://127.0.0.1:4096","session":"ses_abc123"}]"#
+        );
+        assert_eq!(
+            canonical("      url: http://127.0.0.1:4096\n      password_env: OC_PW\n"),
+            r#"[{"type":"opencode","url":"http://127.0.0.1:4096","password_env":"OC_PW"}]"#
+        );
+        let settings = Settings::of(&config(
+            "monitoring:\n  transports:\n    - type: opencode\n      url: http://127.0.0.1:4096\n      password_env: OC_PW\n",
+        ));
+        assert_eq!(
+            settings.describe(),
+            [
+                "monitoring.transports[0] (opencode): posts to \"http://127.0.0.1:4096\" (the newest session of this repository; password from $OC_PW if set)"
+            ]
         );
     }
 

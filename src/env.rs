@@ -2,6 +2,7 @@
 //! the values through [`Env`], so tests can seal the environment and inject
 //! the clock and randomness.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
@@ -12,6 +13,12 @@ pub const AEA_REGISTRY: &str = "AEA_REGISTRY";
 pub const AEA_TEST_NOW: &str = "AEA_TEST_NOW";
 /// Seeds the id generator, for reproducible output in tests.
 pub const AEA_TEST_SEED: &str = "AEA_TEST_SEED";
+/// The Basic-auth user of `opencode serve` (OpenCode's own variable; it
+/// defaults to `opencode`).
+pub const OPENCODE_SERVER_USERNAME: &str = "OPENCODE_SERVER_USERNAME";
+/// The Basic-auth password of `opencode serve` (OpenCode's own variable:
+/// the server asks for it when it is set in the server's environment).
+pub const OPENCODE_SERVER_PASSWORD: &str = "OPENCODE_SERVER_PASSWORD";
 
 #[derive(Debug, Clone, Default)]
 pub struct Env {
@@ -29,6 +36,61 @@ pub struct Env {
     pub config_dir: Option<PathBuf>,
     /// The user's aea cache dir (derived data only; safe to delete).
     pub cache_dir: Option<PathBuf>,
+    /// `OPENCODE_SERVER_USERNAME`, for the `opencode` doorbell.
+    pub opencode_username: Option<String>,
+    /// `OPENCODE_SERVER_PASSWORD`, for the `opencode` doorbell.
+    pub opencode_password: Option<Secret>,
+    /// Every variable, for a doorbell whose trusted config names the one
+    /// that holds its password (`password_env`).
+    pub variables: Variables,
+}
+
+/// A value that must not end up in output, logs or a `{:?}`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    /// The value itself, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(..)")
+    }
+}
+
+/// The process's environment variables (those whose name and value are
+/// UTF-8), each a [`Secret`]: `{:?}` shows the names only.
+#[derive(Clone, Default)]
+pub struct Variables(BTreeMap<String, Secret>);
+
+impl Variables {
+    pub fn get(&self, name: &str) -> Option<&Secret> {
+        self.0.get(name)
+    }
+}
+
+impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Variables {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        Variables(
+            iter.into_iter()
+                .map(|(k, v)| (k.into(), Secret::new(v)))
+                .collect(),
+        )
+    }
+}
+
+impl std::fmt::Debug for Variables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
 }
 
 impl Env {
@@ -53,6 +115,33 @@ impl Env {
             temp_dir: std::env::temp_dir(),
             config_dir: dirs.as_ref().map(|d| d.config_dir().to_path_buf()),
             cache_dir: dirs.as_ref().map(|d| d.cache_dir().to_path_buf()),
+            opencode_username: var(OPENCODE_SERVER_USERNAME),
+            opencode_password: var(OPENCODE_SERVER_PASSWORD).map(Secret::new),
+            variables: std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                .filter(|(_, v)| !v.is_empty())
+                .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_show_in_debug_output() {
+        let env = Env {
+            opencode_password: Some(Secret::new("hunter2")),
+            variables: [("MY_PASSWORD", "hunter3")].into_iter().collect(),
+            ..Env::default()
+        };
+        let shown = format!("{env:?}");
+        assert!(!shown.contains("hunter"), "{shown}");
+        assert!(shown.contains("MY_PASSWORD"), "{shown}");
+        assert_eq!(
+            env.variables.get("MY_PASSWORD").map(Secret::expose),
+            Some("hunter3")
+        );
     }
 }

@@ -439,11 +439,26 @@ fn monitoring_is_checked_with_the_config() {
             "  transports:\n    - type: desktop\n      taget: x\n",
             "taget",
         ),
+        // The config is committed: a password there would reach every
+        // clone. The error says where it goes instead, and never echoes it.
+        (
+            "  transports:\n    - type: opencode\n      url: http://127.0.0.1:4096\n      password: hunter2\n",
+            "opencode `password`: a secret must not go into the committed config",
+        ),
+        (
+            "  transports:\n    - type: opencode\n      url: http://opencode:hunter2@127.0.0.1:4096\n",
+            "holds credentials",
+        ),
+        (
+            "  transports:\n    - type: opencode\n      url: http://127.0.0.1:4096\n      session: ../../config\n",
+            "opencode session \"../../config\" does not start with ses_",
+        ),
     ] {
         std::fs::write(&config, format!("{original}\nmonitoring:\n{section}")).unwrap();
         let v = env.run(&web, &["validate"]);
         assert_eq!(code(&v), 6, "{section}: {}", stdout(&v));
         assert!(stdout(&v).contains(needle), "{section}: {}", stdout(&v));
+        assert!(!stdout(&v).contains("hunter2"), "{}", stdout(&v));
         let d = env.run(&web, &["doctor"]);
         assert_ne!(code(&d), 0, "{section}");
         assert!(stdout(&d).contains(needle), "{section}: {}", stdout(&d));

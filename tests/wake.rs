@@ -1,6 +1,7 @@
 //! Waking agents (SPEC §10): `aea watch`, the monitor and its transports,
 //! against real processes, a real tmux server and a real HTTP listener.
 
+use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -170,7 +171,19 @@ impl<'a> Monitor<'a> {
     /// file, which it does only after its watch is set up: mail sent from
     /// then on must ring, no sleep needed.
     fn start(env: &'a TestEnv, repo: &Path) -> Self {
-        let v = env.json(repo, &["monitor", "start"]);
+        Self::start_with(env, repo, &[])
+    }
+
+    /// Starts the monitor with `vars` added to its sealed environment.
+    fn start_with(env: &'a TestEnv, repo: &Path, vars: &[(&str, &str)]) -> Self {
+        let out = env
+            .cmd(repo)
+            .args(["--json", "monitor", "start"])
+            .envs(vars.iter().copied())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
         assert_eq!(v["state"], "started", "{v}");
         Monitor {
             env,
@@ -381,46 +394,150 @@ fn a_burst_of_50_coalesces_and_retries_stop_once_processed() {
     assert_eq!(rings(&log).len(), settled, "no doorbell once processed");
 }
 
+/// A request the fake OpenCode server received.
+#[derive(Debug)]
+struct Seen {
+    /// `METHOD target`.
+    line: String,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A fake `opencode serve` on a free port of 127.0.0.1: each connection
+/// carries one request, answered with the raw HTTP `answer` returns for it,
+/// then passed on through the channel.
+fn fake_opencode(
+    mut answer: impl FnMut(&Seen) -> String + Send + 'static,
+) -> (u16, std::sync::mpsc::Receiver<Seen>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            // A client that connects and then stalls must not hang the thread.
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            let Some(seen) = read_request(&stream) else {
+                continue;
+            };
+            let _ = (&stream).write_all(answer(&seen).as_bytes());
+            if tx.send(seen).is_err() {
+                break;
+            }
+        }
+    });
+    (port, rx)
+}
+
+fn read_request(stream: &std::net::TcpStream) -> Option<Seen> {
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let line = line.trim_end().strip_suffix(" HTTP/1.1")?.to_string();
+    let mut headers = Vec::new();
+    loop {
+        let mut header = String::new();
+        reader.read_line(&mut header).ok()?;
+        if header == "\r\n" {
+            break;
+        }
+        let (name, value) = header.trim_end().split_once(':')?;
+        headers.push((name.to_string(), value.trim().to_string()));
+    }
+    let mut seen = Seen {
+        line,
+        headers,
+        body: String::new(),
+    };
+    let length = seen
+        .header("content-length")
+        .map_or(0, |v| v.parse().unwrap());
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    seen.body = String::from_utf8(body).unwrap();
+    Some(seen)
+}
+
+fn next_request(rx: &std::sync::mpsc::Receiver<Seen>, what: &str) -> Seen {
+    rx.recv_timeout(Duration::from_secs(15))
+        .unwrap_or_else(|_| panic!("the fake OpenCode server got no {what}"))
+}
+
+/// `body` as a chunked HTTP answer, cut into pieces of 7 bytes.
+fn chunked(status: &str, body: &str) -> String {
+    let mut text = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    );
+    assert!(body.is_ascii(), "pieces of 7 bytes stay text");
+    for piece in body.as_bytes().chunks(7) {
+        let piece = std::str::from_utf8(piece).unwrap();
+        let _ = write!(text, "{:x}\r\n{piece}\r\n", piece.len());
+    }
+    text.push_str("0\r\n\r\n");
+    text
+}
+
+const NO_CONTENT: &str = "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n";
+const UNAUTHORIZED: &str = "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Basic realm=\"Secure Area\"\r\nContent-Length: 0\r\n\r\n";
+
+/// What the monitor logged as `notify_failed` for `transport`.
+fn failures(repo: &Path) -> Vec<String> {
+    std::fs::read_to_string(repo.join(".aea/agent.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["event"] == "notify_failed")
+        .map(|e| e["error"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// The repository as OpenCode names it: resolved, as the query encodes it.
+fn directory_query(repo: &Path) -> String {
+    let resolved = std::fs::canonicalize(repo).unwrap();
+    resolved
+        .display()
+        .to_string()
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// A configured session, no password in the monitor's environment: no
+/// Authorization header goes out, a server that wants one gets a clear
+/// `notify_failed`, and the retry after it posts the fixed doorbell.
 #[test]
 fn opencode_transport_posts_the_fixed_doorbell() {
     let env = TestEnv::new();
     let api = env.repo("api");
     let web = env.repo("web");
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let server = std::thread::spawn(move || {
-        let (stream, _) = listener.accept().unwrap();
-        // A client that connects and then stalls must not hang the thread.
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        let mut reader = BufReader::new(stream);
-        let mut head = Vec::new();
-        let mut length = 0;
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = v.trim().parse().unwrap();
-            }
-            if line == "\r\n" {
-                break;
-            }
-            head.push(line);
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
-        reader
-            .get_mut()
-            .write_all(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
-            .unwrap();
-        (head, String::from_utf8(body).unwrap())
+    let mut first = true;
+    let (port, requests) = fake_opencode(move |_| {
+        let answer = if first { UNAUTHORIZED } else { NO_CONTENT };
+        first = false;
+        answer.to_string()
     });
     add_monitoring(
         &env,
         &web,
         &format!(
-            "  transports:\n    - type: opencode\n      url: http://127.0.0.1:{port}\n      session: ses_abc123\n"
+            "  retry_initial: 300ms\n  transports:\n    - type: opencode\n      url: http://127.0.0.1:{port}\n      session: ses_abc123\n"
         ),
     );
     let _monitor = Monitor::start(&env, &web);
@@ -436,22 +553,178 @@ fn opencode_transport_posts_the_fixed_doorbell() {
             "secret body",
         ],
     );
-    let (head, body) = join_within(
-        server,
-        Duration::from_secs(15),
-        "the OpenCode listener (the monitor never posted the doorbell)",
+    let refused = next_request(&requests, "doorbell");
+    assert_eq!(refused.header("authorization"), None, "{refused:?}");
+    assert!(
+        wait_for(Duration::from_secs(5), || !failures(&web).is_empty()),
+        "the 401 was logged"
     );
+    let error = &failures(&web)[0];
+    assert!(
+        error.contains("wants a password (401 Unauthorized): set OPENCODE_SERVER_PASSWORD"),
+        "{error}"
+    );
+
+    let seen = next_request(&requests, "retried doorbell");
     assert_eq!(
-        head[0],
-        "POST /session/ses_abc123/prompt_async HTTP/1.1\r\n"
+        seen.line,
+        format!(
+            "POST /session/ses_abc123/prompt_async?directory={}",
+            directory_query(&web)
+        )
     );
-    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(seen.header("authorization"), None);
+    let v: serde_json::Value = serde_json::from_str(&seen.body).unwrap();
     assert_eq!(v["parts"][0]["type"], "text");
     assert_eq!(v["parts"][0]["text"], aea::transport::DOORBELL);
-    assert!(!body.contains("secret"), "no message text");
+    assert!(!seen.body.contains("secret"), "no message text");
     assert!(wait_for(Duration::from_secs(5), || env
         .ok(&web, &["--json", "log", "--event", "notified"])
         .contains("opencode")));
+}
+
+/// No session configured, the password in the monitor's environment: the
+/// doorbell logs in (Basic, user `opencode`), asks for this repository's
+/// sessions, reads the chunked answer, and rings the most recently updated
+/// top-level session whose directory is this repository — not a newer one
+/// of another repository, a sub-agent's or one in a subfolder.
+#[test]
+fn opencode_doorbell_logs_in_and_finds_the_session_of_this_repository() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let dir = std::fs::canonicalize(&web).unwrap().display().to_string();
+    let other = std::fs::canonicalize(&api).unwrap().display().to_string();
+    let sessions = serde_json::json!([
+        {"id": "ses_otherRepo", "directory": other, "time": {"created": 1, "updated": 9000}},
+        {"id": "ses_subAgent", "directory": dir, "parentID": "ses_newest", "time": {"updated": 8000}},
+        {"id": "ses_subfolder", "directory": format!("{dir}/src"), "time": {"updated": 7000}},
+        {"id": "ses_older", "directory": dir, "time": {"updated": 1000}},
+        {"id": "ses_newest", "directory": dir, "title": "t", "time": {"created": 1, "updated": 5000}},
+    ])
+    .to_string();
+    let (port, requests) = fake_opencode(move |seen| {
+        if seen.header("authorization") != Some("Basic b3BlbmNvZGU6aHVudGVyMg==") {
+            UNAUTHORIZED.to_string()
+        } else if seen.line.starts_with("GET /session?") {
+            chunked("200 OK", &sessions)
+        } else {
+            NO_CONTENT.to_string()
+        }
+    });
+    add_monitoring(
+        &env,
+        &web,
+        &format!("  transports:\n    - type: opencode\n      url: http://127.0.0.1:{port}\n"),
+    );
+    let _monitor = Monitor::start_with(&env, &web, &[("OPENCODE_SERVER_PASSWORD", "hunter2")]);
+    env.question(&api, "web", "wake up");
+
+    let list = next_request(&requests, "session list");
+    assert_eq!(
+        list.line,
+        format!(
+            "GET /session?directory={}&roots=true",
+            directory_query(&web)
+        )
+    );
+    assert_eq!(
+        list.header("authorization"),
+        Some("Basic b3BlbmNvZGU6aHVudGVyMg==")
+    );
+    let post = next_request(&requests, "doorbell");
+    assert!(
+        post.line
+            .starts_with("POST /session/ses_newest/prompt_async?directory="),
+        "{post:?}"
+    );
+    assert_eq!(
+        post.header("authorization"),
+        Some("Basic b3BlbmNvZGU6aHVudGVyMg==")
+    );
+    assert!(wait_for(Duration::from_secs(5), || env
+        .ok(&web, &["--json", "log", "--event", "notified"])
+        .contains("opencode")));
+    assert_eq!(failures(&web), Vec::<String>::new());
+    let log = std::fs::read_to_string(web.join(".aea/agent.log")).unwrap();
+    assert!(!log.contains("hunter2"), "the password is never logged");
+}
+
+/// The server's answer is another program's: a session id that would
+/// change the URL path is refused and nothing is posted; the password comes
+/// from the variable `password_env` names, the user from
+/// OPENCODE_SERVER_USERNAME; a repository without a session says so.
+#[test]
+fn opencode_doorbell_refuses_a_session_id_the_server_made_up() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let dir = std::fs::canonicalize(&web).unwrap().display().to_string();
+    let mut lists = 0;
+    let (port, requests) = fake_opencode(move |seen| {
+        if !seen.line.starts_with("GET /session?") {
+            return NO_CONTENT.to_string();
+        }
+        lists += 1;
+        let body = if lists == 1 {
+            serde_json::json!([
+                {"id": "ses_fine", "directory": dir, "time": {"updated": 1}},
+                {"id": "../../session/ses_fine/abort?x=", "directory": dir, "time": {"updated": 2}},
+            ])
+        } else {
+            serde_json::json!([])
+        };
+        let body = body.to_string();
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    });
+    add_monitoring(
+        &env,
+        &web,
+        &format!(
+            "  retry_initial: 300ms\n  transports:\n    - type: opencode\n      url: http://127.0.0.1:{port}\n      password_env: MY_OC_PW\n"
+        ),
+    );
+    let _monitor = Monitor::start_with(
+        &env,
+        &web,
+        &[
+            ("MY_OC_PW", "pw from var"),
+            ("OPENCODE_SERVER_USERNAME", "me"),
+            ("OPENCODE_SERVER_PASSWORD", "not this one"),
+        ],
+    );
+    env.question(&api, "web", "wake up");
+    let list = next_request(&requests, "session list");
+    assert_eq!(
+        list.header("authorization"),
+        Some("Basic bWU6cHcgZnJvbSB2YXI=")
+    );
+    let second = next_request(&requests, "second session list (the retry)");
+    assert!(
+        second.line.starts_with("GET /session?"),
+        "nothing posted: {second:?}"
+    );
+    assert!(
+        wait_for(Duration::from_secs(5), || failures(&web).len() >= 2),
+        "{:?}",
+        failures(&web)
+    );
+    let errors = failures(&web);
+    assert!(
+        errors[0].contains("named session \"../../session/ses_fine/abort?x=\", which is not an OpenCode session id; not used"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[1].contains("has no session in")
+            && errors[1].contains("start `opencode` in this repository"),
+        "{errors:?}"
+    );
+    while let Ok(seen) = requests.try_recv() {
+        assert!(seen.line.starts_with("GET "), "nothing posted: {seen:?}");
+    }
 }
 
 /// Kills the test's tmux server when the test ends.

@@ -11,6 +11,7 @@ use crate::mailbox::Mailbox;
 use crate::policy::Judge;
 use crate::printer::Printer;
 use crate::runtime::Runtime;
+use crate::transport::RingEnv;
 
 /// What every command gets: clock and ids, output, and where things are.
 pub struct Context {
@@ -30,6 +31,9 @@ pub struct Context {
     keys_dir: Option<PathBuf>,
     /// The user's cache dir (verified signatures of earlier runs).
     cache_dir: Option<PathBuf>,
+    /// What the doorbells take from the environment (the monitor's login
+    /// to OpenCode).
+    pub ring_env: RingEnv,
     /// The keys this command verifies mail with, shared by the mailbox and
     /// the judge so each message is verified once.
     keyring: std::cell::OnceCell<Rc<KeyRing>>,
@@ -62,6 +66,7 @@ impl Context {
             temp_dir: env.temp_dir.clone(),
             keys_dir: env.config_dir.as_ref().map(|d| d.join(identity::KEYS_DIR)),
             cache_dir: env.cache_dir.clone(),
+            ring_env: RingEnv::new(env),
             keyring: std::cell::OnceCell::new(),
         })
     }

@@ -40,6 +40,10 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         temp_dir: ctx.temp_dir.clone(),
         config_dir: Some(root.join("config")),
         cache_dir: Some(root.join("cache")),
+        // The demo rings no doorbells.
+        opencode_username: None,
+        opencode_password: None,
+        variables: crate::env::Variables::default(),
     };
     let api = root.join("api");
     let web = root.join("web");

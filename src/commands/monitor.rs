@@ -22,7 +22,7 @@ use crate::error::{ConfigProblem, Error, ExitCode, Result};
 use crate::fsutil;
 use crate::mailbox::Mailbox;
 use crate::message::format_time;
-use crate::transport::{DAY, Transport};
+use crate::transport::{DAY, RingEnv, Transport};
 use crate::wake::{self, Backoff, Schedule, Waiting};
 use crate::watch::DirWatch;
 use crate::words::word_enum;
@@ -273,7 +273,7 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
             }
             let refs = schedule.ring(&waiting, Instant::now());
             if !refs.is_empty() {
-                ring(&transports, &refs, mailbox, ctx, &log);
+                ring(&transports, &refs, mailbox, ctx, &ctx.ring_env, &log);
             }
         }
         let wait = schedule
@@ -335,6 +335,7 @@ fn ring(
     refs: &[String],
     mailbox: &Mailbox,
     ctx: &Context,
+    env: &RingEnv,
     log: &dyn Fn(Event),
 ) {
     if transports.is_empty() {
@@ -344,7 +345,7 @@ fn ring(
         return;
     }
     for transport in transports {
-        let event = match transport.ring(refs, mailbox.repo()) {
+        let event = match transport.ring(refs, mailbox.repo(), env) {
             Ok(()) => Event::new(&ctx.rt, AuditEvent::Notified).with("transport", transport.name()),
             Err(e) => Event::new(&ctx.rt, AuditEvent::NotifyFailed)
                 .with("transport", transport.name())

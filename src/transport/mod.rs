@@ -4,19 +4,27 @@
 //! file name, see [`crate::shortref`]) are the only message data passed on —
 //! never an id or file name, which the sender chose — and only to the
 //! `command` transport, in environment variables, never through a shell.
+//!
+//! `opencode.rs` is the OpenCode doorbell (its auth and how it finds the
+//! session), `http.rs` the minimal HTTP client it talks through.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+mod http;
+mod opencode;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+pub use opencode::Opencode;
+
+use crate::env::{Env, Secret, Variables};
+
 /// The one text every doorbell carries.
 pub const DOORBELL: &str = "New AEA mail is waiting: run `aea check` and handle it.";
 /// How long one transport may take before it counts as failed.
-const TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Monitoring durations are capped at a day, so adding one to the clock
 /// cannot overflow.
@@ -42,8 +50,10 @@ pub enum Transport {
         #[serde(default)]
         socket: Option<String>,
     },
-    /// `POST /session/{session}/prompt_async` to a local OpenCode server.
-    Opencode { url: String, session: String },
+    /// `POST /session/{session}/prompt_async` to a local OpenCode server,
+    /// with Basic auth from the monitor's environment; without `session`,
+    /// to the most recently updated session of this repository.
+    Opencode(Opencode),
     /// A desktop notification through `notify-send`.
     // Braces, not a unit variant: serde lets a unit variant of a tagged
     // enum take any keys, and a misspelt one must be an error.
@@ -61,7 +71,7 @@ impl Transport {
     }
 
     /// Rings once. `refs` are short references, `repo` the repository path.
-    pub fn ring(&self, refs: &[String], repo: &Path) -> Result<(), TransportError> {
+    pub fn ring(&self, refs: &[String], repo: &Path, env: &RingEnv) -> Result<(), TransportError> {
         match self {
             Transport::Command { program, args } => {
                 let mut cmd = Command::new(program);
@@ -92,12 +102,35 @@ impl Transport {
                 std::thread::sleep(Duration::from_millis(50));
                 tmux(&["Enter"])
             }
-            Transport::Opencode { url, session } => post_prompt(url, session, repo),
+            Transport::Opencode(bell) => bell.ring(repo, env),
             Transport::Desktop {} => {
                 let mut cmd = Command::new("notify-send");
                 cmd.args(["aea", DOORBELL]);
                 run(cmd, "notify-send")
             }
+        }
+    }
+}
+
+/// What the doorbells take from the environment of the process that rings
+/// them (the monitor's): OpenCode's login. Never from the committed config,
+/// which every clone of the repository reads.
+#[derive(Debug, Clone, Default)]
+pub struct RingEnv {
+    /// `OPENCODE_SERVER_USERNAME`; OpenCode's default is `opencode`.
+    pub opencode_username: Option<String>,
+    /// `OPENCODE_SERVER_PASSWORD`.
+    pub opencode_password: Option<Secret>,
+    /// For an `opencode` transport's `password_env`.
+    pub variables: Variables,
+}
+
+impl RingEnv {
+    pub fn new(env: &Env) -> Self {
+        RingEnv {
+            opencode_username: env.opencode_username.clone(),
+            opencode_password: env.opencode_password.clone(),
+            variables: env.variables.clone(),
         }
     }
 }
@@ -155,76 +188,40 @@ pub enum TransportError {
     },
     #[error("{what} took longer than {}s", within.as_secs())]
     TimedOut { what: String, within: Duration },
-    /// The configured OpenCode url or session cannot be used.
+    /// The configured OpenCode url, session or login cannot be used.
     #[error("{0}")]
     Opencode(String),
     #[error("opencode {host}")]
     OpencodeIo {
         host: String,
         #[source]
-        source: std::io::Error,
+        source: http::HttpError,
     },
-    #[error("opencode {host} answered {code:?}")]
-    OpencodeStatus { host: String, code: String },
-}
-
-/// A minimal HTTP/1.1 POST to a local OpenCode server (plain `http://`
-/// only: the server listens on the loopback interface).
-fn post_prompt(url: &str, session: &str, repo: &Path) -> Result<(), TransportError> {
-    let rest = url.strip_prefix("http://").ok_or_else(|| {
-        TransportError::Opencode(format!("opencode url {url:?} must start with http://"))
-    })?;
-    let host = rest.trim_end_matches('/');
-    if host.contains('/') {
-        return Err(TransportError::Opencode(format!(
-            "opencode url {url:?} must be http://host:port"
-        )));
-    }
-    if !session
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-    {
-        return Err(TransportError::Opencode(format!(
-            "opencode session id {session:?} has unexpected characters"
-        )));
-    }
-    let body = serde_json::json!({ "parts": [{ "type": "text", "text": DOORBELL }] }).to_string();
-    let request = format!(
-        "POST /session/{session}/prompt_async HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nx-opencode-directory: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        repo.display().to_string().replace(['\r', '\n'], ""),
-        body.len()
-    );
-    let io = |source: std::io::Error| TransportError::OpencodeIo {
-        host: host.to_string(),
-        source,
-    };
-    let addr = match host.parse::<std::net::SocketAddr>() {
-        Ok(addr) => addr,
-        Err(_) => {
-            use std::net::ToSocketAddrs;
-            host.to_socket_addrs().map_err(io)?.next().ok_or_else(|| {
-                io(std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    "no address",
-                ))
-            })?
-        }
-    };
-    let mut stream = TcpStream::connect_timeout(&addr, TIMEOUT).map_err(io)?;
-    stream
-        .set_read_timeout(Some(TIMEOUT))
-        .and_then(|()| stream.write_all(request.as_bytes()))
-        .map_err(io)?;
-    let mut head = [0u8; 64];
-    let n = stream.read(&mut head).map_err(io)?;
-    let status_line = String::from_utf8_lossy(&head[..n]);
-    let code = status_line.split_whitespace().nth(1).unwrap_or_default();
-    if code.starts_with('2') {
-        Ok(())
-    } else {
-        Err(TransportError::OpencodeStatus {
-            host: host.to_string(),
-            code: code.to_string(),
-        })
-    }
+    #[error("opencode {host} answered {code} to {request}")]
+    OpencodeStatus {
+        host: String,
+        request: String,
+        code: u16,
+    },
+    #[error(
+        "opencode {host} wants a password (401 Unauthorized): set OPENCODE_SERVER_PASSWORD (and OPENCODE_SERVER_USERNAME if not `opencode`) in the environment of `aea monitor start`, or name the variable with `password_env`"
+    )]
+    OpencodeNoPassword { host: String },
+    #[error(
+        "opencode {host} refused user {user:?} with the password from {variable} (401 Unauthorized)"
+    )]
+    OpencodeRefused {
+        host: String,
+        user: String,
+        variable: String,
+    },
+    #[error(
+        "opencode {host} has no session in {}: start `opencode` in this repository, or name a session with `session:`",
+        repo.display()
+    )]
+    OpencodeNoSession { host: String, repo: PathBuf },
+    #[error("opencode {host} named session {id:?}, which is not an OpenCode session id; not used")]
+    OpencodeHostileSession { host: String, id: String },
+    #[error("opencode {host} answered GET /session with something else than a JSON list")]
+    OpencodeBadList { host: String },
 }
