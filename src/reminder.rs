@@ -70,15 +70,17 @@ enum Moment {
 /// The events of each harness that take context, in the order (session
 /// start, turn, stop), as each documents them:
 /// - Claude Code: `hookSpecificOutput.additionalContext` is read for
-///   SessionStart, UserPromptSubmit and PostToolUse; Stop and SubagentStop
-///   take `decision: "block"` + `reason`; PreCompact, SessionEnd and
-///   Notification take no context (docs.claude.com/en/docs/claude-code/hooks,
-///   "Hook output").
+///   SessionStart, UserPromptSubmit, PostToolUse and Stop (where it
+///   continues the turn as a system reminder; `decision: "block"` would too,
+///   but reads as a blocking error); PreCompact, SessionEnd and Notification
+///   take no context (docs.claude.com/en/docs/claude-code/hooks, "Hook
+///   output"; checked against Claude Code 2.1.330 by scripts/harness-e2e).
 /// - Codex: SessionStart and UserPromptSubmit add plain stdout as context;
 ///   Stop reads only `decision` / `reason` (developers.openai.com/codex/hooks).
 /// - Gemini CLI: SessionStart and BeforeAgent read
 ///   `hookSpecificOutput.additionalContext`; plain text only reaches the
-///   user (geminicli.com/docs/hooks).
+///   user; AfterAgent takes `decision: "block"` + `reason`, which becomes
+///   the next prompt (geminicli.com/docs/hooks; Gemini CLI 0.61.0).
 /// - Copilot CLI: sessionStart and userPromptSubmitted output is not read;
 ///   agentStop takes `decision: "block"` + `reason` as the next prompt
 ///   (docs.github.com/en/copilot, "Hooks configuration").
@@ -96,7 +98,7 @@ fn moment(harness: Harness, event: &str) -> Moment {
             &["Stop", "SubagentStop"],
         ),
         Harness::Codex => (&["SessionStart"], &["UserPromptSubmit"], &["Stop"]),
-        Harness::Gemini => (&["SessionStart"], &["BeforeAgent"], &[]),
+        Harness::Gemini => (&["SessionStart"], &["BeforeAgent"], &["AfterAgent"]),
         Harness::Opencode => (&[], &["chat.message"], &["session.idle"]),
         Harness::Copilot => (&[], &[], &["agentStop"]),
         Harness::Cursor => (&[], &[], &["stop"]),
@@ -201,7 +203,7 @@ pub fn remind(
     }
     let text = summary(entries, &new);
     Some(match (harness, moment) {
-        (Harness::Claude | Harness::Codex | Harness::Copilot, Moment::Stop) => {
+        (Harness::Codex | Harness::Gemini | Harness::Copilot, Moment::Stop) => {
             Output::Json(json(&BlockOutput {
                 decision: "block",
                 reason: &text,

@@ -121,19 +121,13 @@ fn a_stop_hook_continues_the_turn_once_per_new_message() {
     // Nothing arrived during the turn: the agent stops.
     assert_eq!(hook(&env, &web, "claude", &event("Stop", "s")), "");
     let during = env.question(&api, "web", "during");
+    // Claude Code continues the turn with Stop's additionalContext.
     let stop = hook(&env, &web, "claude", &event("Stop", "s"));
-    let stop: BlockOutput = serde_json::from_str(&stop).unwrap();
-    assert_eq!(stop.decision, "block");
-    assert!(
-        stop.reason.contains("2 unprocessed messages"),
-        "{}",
-        stop.reason
-    );
-    assert!(
-        stop.reason.contains(&env.short_ref(&web, &during)),
-        "{}",
-        stop.reason
-    );
+    let stop: ContextOutput = serde_json::from_str(&stop).unwrap();
+    assert_eq!(stop.hook_specific_output.hook_event_name, "Stop");
+    let reason = stop.hook_specific_output.additional_context;
+    assert!(reason.contains("2 unprocessed messages"), "{reason}");
+    assert!(reason.contains(&env.short_ref(&web, &during)), "{reason}");
     // The continued turn stops again: no loop.
     assert_eq!(hook(&env, &web, "claude", &event("Stop", "s")), "");
     // Codex's Stop takes the same two fields, and nothing else.
@@ -141,6 +135,11 @@ fn a_stop_hook_continues_the_turn_once_per_new_message() {
     let codex = hook(&env, &web, "codex", &event("Stop", "c"));
     let codex: BlockOutput = serde_json::from_str(&codex).unwrap();
     assert_eq!(codex.decision, "block");
+    // Gemini CLI's AfterAgent takes the same two fields.
+    env.question(&api, "web", "for gemini");
+    let gemini = hook(&env, &web, "gemini", &event("AfterAgent", "g"));
+    let gemini: BlockOutput = serde_json::from_str(&gemini).unwrap();
+    assert_eq!(gemini.decision, "block");
     // Cursor's stop sends a follow-up message.
     let cursor = hook(
         &env,
@@ -149,7 +148,7 @@ fn a_stop_hook_continues_the_turn_once_per_new_message() {
         r#"{"conversation_id":"k","status":"completed"}"#,
     );
     let cursor: FollowUp = serde_json::from_str(&cursor).unwrap();
-    assert!(cursor.followup_message.contains("3 unprocessed messages"));
+    assert!(cursor.followup_message.contains("4 unprocessed messages"));
 }
 
 #[test]

@@ -111,7 +111,9 @@ pub fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
         ],
         // developers.openai.com/codex: AGENTS.md; hooks in .codex/hooks.json
         // (same layout as Claude Code's; SessionStart, UserPromptSubmit,
-        // Stop; enabled by `[features] codex_hooks = true`).
+        // Stop). Codex runs project hooks only in a trusted project, each
+        // once a person trusted it (`/hooks`): aea cannot, and must not,
+        // trust them itself.
         Agent::Codex => vec![
             piece("AGENTS.md", Kind::Section),
             piece(
@@ -128,15 +130,20 @@ pub fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
             ),
         ],
         // geminicli.com/docs: GEMINI.md context file; hooks in
-        // .gemini/settings.json (SessionStart, BeforeAgent); custom commands
-        // as TOML in .gemini/commands/ (`description`, `prompt`).
+        // .gemini/settings.json (SessionStart, BeforeAgent, AfterAgent;
+        // project hooks run in trusted folders only); custom commands as
+        // TOML in .gemini/commands/ (`description`, `prompt`).
         Agent::Gemini => vec![
             piece("GEMINI.md", Kind::Section),
             piece(
                 ".gemini/settings.json",
                 Kind::Json(Edit {
                     shape: Shape::Grouped,
-                    hooks: hooks(exe, Harness::Gemini, &["SessionStart", "BeforeAgent"]),
+                    hooks: hooks(
+                        exe,
+                        Harness::Gemini,
+                        &["SessionStart", "BeforeAgent", "AfterAgent"],
+                    ),
                     allow: Vec::new(),
                 }),
             ),
