@@ -135,11 +135,17 @@ fn a_stop_hook_continues_the_turn_once_per_new_message() {
     let codex = hook(&env, &web, "codex", &event("Stop", "c"));
     let codex: BlockOutput = serde_json::from_str(&codex).unwrap();
     assert_eq!(codex.decision, "block");
+    assert!(
+        codex.reason.contains("AEA: 3 unprocessed messages"),
+        "{}",
+        codex.reason
+    );
     // Gemini CLI's AfterAgent takes the same two fields.
     env.question(&api, "web", "for gemini");
     let gemini = hook(&env, &web, "gemini", &event("AfterAgent", "g"));
     let gemini: BlockOutput = serde_json::from_str(&gemini).unwrap();
     assert_eq!(gemini.decision, "block");
+    assert!(!gemini.reason.is_empty());
     // Cursor's stop sends a follow-up message.
     let cursor = hook(
         &env,
