@@ -241,7 +241,10 @@ pub fn deliver(
     result
 }
 
-/// Digest of what the message says and whom it goes to (as given).
+/// Digest of what the message says and whom it goes to (as given):
+/// everything a recipient acts on, so that another message is never taken
+/// for a repeat. Not `expires_at`: `--expires 2h` is another time on
+/// every run, and a retry must still be recognised.
 fn draft_digest(draft: &Draft, recipients: &[(String, Result<Route>)]) -> String {
     let mut targets: Vec<&str> = recipients.iter().map(|(t, _)| t.as_str()).collect();
     targets.sort_unstable();
@@ -255,6 +258,8 @@ fn draft_digest(draft: &Draft, recipients: &[(String, Result<Route>)]) -> String
         draft.attachments,
         draft.reply_to,
         targets,
+        draft.requires_response,
+        draft.conversation,
     ]);
     crate::fsutil::sha256_hex(what.to_string().as_bytes())
 }
