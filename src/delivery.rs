@@ -106,6 +106,79 @@ pub struct Destination {
     pub repo: Option<PathBuf>,
 }
 
+impl Destination {
+    fn of(route: &Route) -> Self {
+        match route {
+            Route::Local(l) => Destination {
+                agent_id: l.id.clone(),
+                repo: Some(l.mailbox.repo().to_path_buf()),
+            },
+            Route::Remote(id) => Destination {
+                agent_id: id.clone(),
+                repo: None,
+            },
+        }
+    }
+}
+
+/// A recipient's copy of a message we sent, found by [`held`].
+#[derive(Debug)]
+pub struct Held {
+    /// Where it is: the recipient's inbox or `.archive/`, or our
+    /// `outgoing/`; none once `aea sync` pushed it.
+    pub path: Option<PathBuf>,
+    /// The copy, where it can be read here.
+    pub message: Option<Message>,
+}
+
+/// Whether recipient `to` holds message `id` of sender `from`: in its
+/// inbox, or in its `.archive/` once it was processed and `gc` moved it
+/// there; for a recipient on another machine, in our `outgoing/` queue,
+/// or on the remote once `aea sync` pushed it. With `key`, only a copy
+/// signed with it counts: a copy someone else wrote (a recipient that
+/// changed its own, another sender where the inbox is shared) does not
+/// hold back the real one, nor become our record of what we said.
+pub fn held(
+    mailbox: &Mailbox,
+    to: &Destination,
+    from: &str,
+    id: &str,
+    key: Option<&ed25519_dalek::VerifyingKey>,
+) -> Option<Held> {
+    let ours = |m: &Message| {
+        m.message_id == id
+            && m.from.agent_id == from
+            && key.is_none_or(|k| identity::signed_by(m, k))
+    };
+    let found = match &to.repo {
+        Some(repo) => Mailbox::at(repo).ok()?.holding(id, from),
+        None => mailbox
+            .read_all_in(OUTGOING_DIR)
+            .ok()?
+            .into_iter()
+            .find(|e| {
+                e.valid()
+                    .is_some_and(|m| m.to.agent_id == to.agent_id && ours(m))
+            }),
+    };
+    if let Some(entry) = found {
+        let message = entry.valid().filter(|m| ours(m))?.clone();
+        return Some(Held {
+            path: Some(entry.path),
+            message: Some(message),
+        });
+    }
+    let pushed = to.repo.is_none()
+        && crate::sync::load_state(mailbox)
+            .pushed
+            .get(id)
+            .is_some_and(|p| p.to.contains(&to.agent_id));
+    pushed.then_some(Held {
+        path: None,
+        message: None,
+    })
+}
+
 /// A plain send's record is named `retry-<digest>`: it lives only while
 /// the send runs, or until the retry of an interrupted one.
 pub const RETRY_PREFIX: &str = "retry-";
@@ -180,16 +253,7 @@ pub fn deliver(
         to: resolved
             .iter()
             .filter_map(|(_, route)| route.as_ref().ok())
-            .map(|route| match route {
-                Route::Local(l) => Destination {
-                    agent_id: l.id.clone(),
-                    repo: Some(l.mailbox.repo().to_path_buf()),
-                },
-                Route::Remote(id) => Destination {
-                    agent_id: id.clone(),
-                    repo: None,
-                },
-            })
+            .map(Destination::of)
             .collect(),
         finished: None,
     };
@@ -211,12 +275,12 @@ pub fn deliver(
         &intent.message_id,
         recorded.retry,
     );
-    // A plain send's record says when the send finished (a caller that
-    // did not see the answer may retry), and goes when nothing was
-    // delivered; a partial send's stays as it is, for the retry.
-    if key.is_none()
-        && let Some(record) = &recorded.name
-    {
+    // A send's record says when the send finished (a caller that did not
+    // see the answer may retry; doctor no longer looks for its copies,
+    // which recipients may have archived or `aea sync` carried away). A
+    // plain send's record goes when nothing was delivered; a partial
+    // send's stays as it is, for the retry.
+    if let Some(record) = &recorded.name {
         let (nothing, whole) = match &result {
             Ok(d) => (
                 d.results.iter().all(|o| !o.delivered),
@@ -224,7 +288,7 @@ pub fn deliver(
             ),
             Err(_) => (single, false),
         };
-        if nothing {
+        if nothing && key.is_none() {
             let _ = sender.mailbox.forget_send_key(record);
         } else if whole {
             intent.finished = Some(crate::message::format_time(rt.now()));
@@ -390,18 +454,25 @@ fn deliver_to(
             identity::sign(&mut message, sender.key);
             // A retry: a recipient that holds the id already got it.
             if retry
-                && let Route::Local(local) = &r
-                && let Ok(held) = local.mailbox.resolve(&message.message_id)
-                && held
-                    .valid()
-                    .is_some_and(|m| m.message_id == message.message_id)
+                && let Some(held) = held(
+                    sender.mailbox,
+                    &Destination::of(&r),
+                    sender.id,
+                    &message.message_id,
+                    Some(&sender.key.verifying_key()),
+                )
             {
                 first_sent.get_or_insert(message);
-                return Ok((local.id.clone(), held.path, false));
+                let queued = matches!(r, Route::Remote(_)) && held.path.is_some();
+                let id = match &r {
+                    Route::Local(local) => local.id.clone(),
+                    Route::Remote(id) => id.clone(),
+                };
+                return Ok((id, held.path, queued));
             }
-            let written = write_one(&message, &r, sender, rt, &mut delivery.warnings)?;
+            let (id, path, queued) = write_one(&message, &r, sender, rt, &mut delivery.warnings)?;
             first_sent.get_or_insert(message);
-            Ok(written)
+            Ok((id, Some(path), queued))
         });
         delivery.results.push(match result {
             Ok((id, path, queued)) => Outcome {
@@ -409,7 +480,7 @@ fn deliver_to(
                 delivered: true,
                 queued,
                 agent_id: Some(id),
-                path: Some(path),
+                path,
                 error: None,
             },
             Err(e) if single => return Err(e),

@@ -635,6 +635,25 @@ impl Mailbox {
         self.resolve_in(&sent, reference)
     }
 
+    /// The message `id` from `sender` as this mailbox holds it: in the
+    /// inbox, or in `.archive/` once processed and moved there by `gc`.
+    /// Only files named as `sender`'s are read in `.archive/`, which grows.
+    pub fn holding(&self, id: &str, sender: &str) -> Option<Entry> {
+        let is_it = |e: &Entry| e.valid().is_some_and(|m| m.message_id == id);
+        if let Ok(entry) = self.resolve(id)
+            && is_it(&entry)
+        {
+            return Some(entry);
+        }
+        let archive = self.state_dir(ARCHIVE_DIR).ok()??;
+        names_of_messages(&archive)
+            .ok()?
+            .into_iter()
+            .filter(|n| message::parse_file_name(n).is_some_and(|p| p.sender == sender))
+            .filter_map(|n| self.read_listed(&archive, &n))
+            .find(is_it)
+    }
+
     /// Message files in `sub` (e.g. `outgoing`), read and validated.
     pub fn read_all_in(&self, sub: &str) -> Result<Vec<Entry>> {
         let Some(dir) = self.state_dir(sub)? else {

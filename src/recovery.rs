@@ -3,7 +3,7 @@
 //!
 //! - An interrupted send: its record in `.sent-keys/` (written before
 //!   anything was delivered) names the message id and every recipient. The
-//!   `sent/` copy is completed from a recipient that holds the message;
+//!   `sent/` copy is completed from a recipient's copy signed with our key;
 //!   a send that reached nobody leaves nothing; one that reached only some
 //!   recipients is finished by running the same `aea send` again.
 //! - A missing log line: every marker (`.processed/`, `.deferred/`), inbox
@@ -17,9 +17,11 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 
 use crate::audit::{AuditEvent, Event};
-use crate::delivery::{Destination, Intent, RETRY_PREFIX};
+use ed25519_dalek::VerifyingKey;
+
+use crate::delivery::{Destination, Intent, RETRY_PREFIX, held};
 use crate::error::Result;
-use crate::mailbox::{Mailbox, OUTGOING_DIR, SENT_DIR};
+use crate::mailbox::{Mailbox, SENT_DIR};
 use crate::message::{Message, format_time, parse_time};
 use crate::runtime::Runtime;
 
@@ -62,9 +64,15 @@ impl Interrupted {
     }
 }
 
-/// Every send recorded in `.sent-keys/` that did not finish and whose
-/// process is gone.
-pub fn interrupted_sends(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<Vec<Interrupted>> {
+/// Every send recorded in `.sent-keys/` by `sender` that did not finish
+/// and whose process is gone. A recipient reached is one that holds the
+/// message signed with `key` (see [`held`]).
+pub fn interrupted_sends(
+    mailbox: &Mailbox,
+    sender: &str,
+    key: Option<&VerifyingKey>,
+    now: DateTime<Utc>,
+) -> Result<Vec<Interrupted>> {
     let mut found = Vec::new();
     for (record, bytes) in mailbox.send_keys()? {
         let Ok(intent) = serde_json::from_slice::<Intent>(&bytes) else {
@@ -73,11 +81,11 @@ pub fn interrupted_sends(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<Vec<In
         if intent.finished.is_some() || !intent.interrupted(now) {
             continue;
         }
-        let sent_copy = holds(mailbox, SENT_DIR, &intent.message_id).is_some();
+        let sent_copy = sent_copy(mailbox, &intent.message_id).is_some();
         let (reached, missing): (Vec<&Destination>, Vec<&Destination>) = intent
             .to
             .iter()
-            .partition(|d| held_by(mailbox, d, &intent.message_id).is_some());
+            .partition(|d| held(mailbox, d, sender, &intent.message_id, key).is_some());
         // A keyed record of an older version names no recipients: its
         // sent/ copy says it finished.
         if sent_copy && missing.is_empty() {
@@ -95,41 +103,23 @@ pub fn interrupted_sends(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<Vec<In
     Ok(found)
 }
 
-/// The message `id` as a recipient holds it (its inbox, or our
-/// `outgoing/` for one reached through `aea sync`).
-fn held_by(mailbox: &Mailbox, to: &Destination, id: &str) -> Option<Message> {
-    match &to.repo {
-        Some(repo) => {
-            let inbox = Mailbox::at(repo).ok()?;
-            let entry = inbox.resolve(id).ok()?;
-            entry.valid().filter(|m| m.message_id == id).cloned()
-        }
-        None => holds(mailbox, OUTGOING_DIR, id),
-    }
-}
-
-/// Message `id` in `sub` of our own `.aea/`.
-fn holds(mailbox: &Mailbox, sub: &str, id: &str) -> Option<Message> {
-    if sub == SENT_DIR {
-        let entry = mailbox.resolve_sent(id).ok()?;
-        return entry.valid().filter(|m| m.message_id == id).cloned();
-    }
-    mailbox
-        .read_all_in(sub)
-        .ok()?
-        .into_iter()
-        .find_map(|e| e.valid().filter(|m| m.message_id == id).cloned())
+/// Our `sent/` copy of message `id`.
+fn sent_copy(mailbox: &Mailbox, id: &str) -> Option<Message> {
+    let entry = mailbox.resolve_sent(id).ok()?;
+    entry.valid().filter(|m| m.message_id == id).cloned()
 }
 
 /// Finishes what can be finished of an interrupted send, and says what
-/// was done: the `sent/` copy (and its log line) from a recipient that
-/// holds the message; the record goes when the send reached nobody (it
-/// can be sent anew) and is marked finished when it reached everyone. A
-/// send that reached only some recipients keeps its record, so that the
-/// same `aea send` again reaches the rest under the same id.
+/// was done: the `sent/` copy (and its log line) from a recipient's copy
+/// signed with our `key` (never from one we cannot tell is ours); the
+/// record goes when the send reached nobody (it can be sent anew) and is
+/// marked finished when it reached everyone. A send that reached only
+/// some recipients keeps its record, so that the same `aea send` again
+/// reaches the rest under the same id.
 pub fn finish_send(
     mailbox: &Mailbox,
     sender_id: &str,
+    key: Option<&VerifyingKey>,
     send: &Interrupted,
     rt: &Runtime,
 ) -> Result<String> {
@@ -141,13 +131,14 @@ pub fn finish_send(
         ));
     }
     let mut done = Vec::new();
-    if !send.sent_copy {
+    if !send.sent_copy
+        && let Some(key) = key
+    {
         let held = send
             .intent
             .to
             .iter()
-            .find_map(|d| held_by(mailbox, d, id))
-            .filter(|m| m.from.agent_id == sender_id);
+            .find_map(|d| held(mailbox, d, sender_id, id, Some(key))?.message);
         if let Some(message) = held {
             mailbox.store_sent(&message, rt)?;
             let to: Vec<String> = send.intent.to.iter().map(|d| d.agent_id.clone()).collect();

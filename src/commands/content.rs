@@ -144,6 +144,10 @@ fn print(delivery: &Delivery, ctx: &Context) {
             (None, Some(error)) => ctx
                 .printer
                 .line(format_args!("FAILED for {}: {error}", outcome.recipient)),
+            // A retry: `aea sync` carried it to the remote already.
+            (None, None) if outcome.delivered => ctx.printer.line(format_args!(
+                "pushed for {who} already (a retry): not queued again"
+            )),
             (None, None) => {}
         }
     }

@@ -206,8 +206,15 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
         }
     }
     if let Ok(id) = mailbox.agent_id() {
-        for send in recovery::interrupted_sends(mailbox, now)? {
-            fixed.push(recovery::finish_send(mailbox, &id, &send, &ctx.rt)?);
+        let key = own_key(ctx, &id);
+        for send in recovery::interrupted_sends(mailbox, &id, key.as_ref(), now)? {
+            fixed.push(recovery::finish_send(
+                mailbox,
+                &id,
+                key.as_ref(),
+                &send,
+                &ctx.rt,
+            )?);
         }
     }
     let lines = recovery::missing_log_lines(mailbox, &ctx.rt)?;
@@ -223,10 +230,19 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
     Ok(fixed)
 }
 
+/// The public key that signs what agent `id` sends, on this machine.
+fn own_key(ctx: &Context, id: &str) -> Option<ed25519_dalek::VerifyingKey> {
+    ctx.signing_key(id).ok().map(|k| k.verifying_key())
+}
+
 /// Sends interrupted mid-way, and log lines a kill cut off.
 fn half_done(mailbox: &Mailbox, ctx: &Context) -> Vec<Finding> {
     let now = ctx.rt.now();
-    let sends = recovery::interrupted_sends(mailbox, now).unwrap_or_default();
+    let sends = match mailbox.agent_id() {
+        Ok(id) => recovery::interrupted_sends(mailbox, &id, own_key(ctx, &id).as_ref(), now)
+            .unwrap_or_default(),
+        Err(_) => Vec::new(),
+    };
     let sends = Finding::new(
         "sends",
         (!sends.is_empty()).then(|| {
