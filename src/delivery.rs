@@ -207,15 +207,27 @@ impl Intent {
 
     /// Whether a plain send of the same message is still taken for its
     /// retry: within [`REPEAT_WITHIN_MINUTES`] of its end when it finished,
-    /// within [`RETRY_WITHIN_HOURS`] when it was interrupted.
+    /// within [`RETRY_WITHIN_HOURS`] when it was interrupted. A time more
+    /// than a minute ahead of the clock (set back since, or a record that
+    /// lies) says nothing about how long ago it was: not recent.
     pub fn recent(&self, now: DateTime<Utc>) -> bool {
         let within = |at: &str, span: chrono::Duration| {
-            crate::message::parse_time(at).is_some_and(|t| now - t < span)
+            crate::message::parse_time(at)
+                .is_some_and(|t| now - t < span && t - now <= chrono::Duration::minutes(1))
         };
         match &self.finished {
             Some(at) => within(at, chrono::Duration::minutes(REPEAT_WITHIN_MINUTES)),
             None => within(&self.at, chrono::Duration::hours(RETRY_WITHIN_HOURS)),
         }
+    }
+
+    /// Parses a record; `None` when it does not read or its message id is
+    /// not one (a hand edit, a record a cloned repository brought): such a
+    /// record is never reused.
+    pub fn parse(bytes: &[u8]) -> Option<Self> {
+        serde_json::from_slice::<Intent>(bytes)
+            .ok()
+            .filter(|i| crate::message::check_message_id(&i.message_id).is_ok())
     }
 
     pub fn bytes(&self) -> Vec<u8> {
@@ -338,7 +350,7 @@ fn keyed(intent: &mut Intent, sender: &Sender<'_>, key: &str) -> Result<String> 
     let earlier: Intent = sender
         .mailbox
         .send_key(&name)?
-        .and_then(|b| serde_json::from_slice(&b).ok())
+        .and_then(|b| Intent::parse(&b))
         .ok_or_else(|| {
             Error::usage(
                 format!("the record of --idempotency-key {key:?} does not read"),
@@ -394,7 +406,7 @@ fn derived(intent: &mut Intent, sender: &Sender<'_>, rt: &Runtime) -> Result<Rec
         let Some(held) = sender.mailbox.send_key(&name)? else {
             continue;
         };
-        let earlier = serde_json::from_slice::<Intent>(&held).ok();
+        let earlier = Intent::parse(&held);
         // An identical send running right now is a message of its own.
         if earlier
             .as_ref()

@@ -10,7 +10,9 @@
 //!   message and `sent/` copy holds what its log line said, so a line that a
 //!   kill cut off is written again from it, marked `"repaired"`. Only what
 //!   is newer than the log's first line is looked at: older lines went with
-//!   rotation, not with a kill.
+//!   rotation, not with a kill. Mail no aea process logged by design (other
+//!   OS users' deliveries into a shared inbox, unsigned mail other tools
+//!   wrote) is not looked at either.
 
 use std::collections::HashSet;
 
@@ -37,6 +39,9 @@ pub struct Interrupted {
     pub missing: Vec<String>,
     /// Whether `sent/` holds its copy.
     pub sent_copy: bool,
+    /// Whether the same `aea send` is still taken for its retry
+    /// ([`Intent::recent`]); past that, it would be a new message.
+    pub retriable: bool,
 }
 
 impl Interrupted {
@@ -57,8 +62,13 @@ impl Interrupted {
         } else {
             ", no sent/ copy"
         };
+        let old = if self.retriable || self.missing.is_empty() {
+            ""
+        } else {
+            ", too old to be retried under its id"
+        };
         format!(
-            "message {} (started {}) {reached}{missing}{copy}",
+            "message {} (started {}) {reached}{missing}{copy}{old}",
             self.intent.message_id, self.intent.at
         )
     }
@@ -75,7 +85,7 @@ pub fn interrupted_sends(
 ) -> Result<Vec<Interrupted>> {
     let mut found = Vec::new();
     for (record, bytes) in mailbox.send_keys()? {
-        let Ok(intent) = serde_json::from_slice::<Intent>(&bytes) else {
+        let Some(intent) = Intent::parse(&bytes) else {
             continue;
         };
         if intent.finished.is_some() || !intent.interrupted(now) {
@@ -93,6 +103,7 @@ pub fn interrupted_sends(
         }
         let ids = |d: Vec<&Destination>| d.into_iter().map(|d| d.agent_id.clone()).collect();
         found.push(Interrupted {
+            retriable: intent.recent(now),
             record,
             reached: ids(reached),
             missing: ids(missing),
@@ -130,7 +141,8 @@ pub fn finish_send(
             "message {id} reached nobody: its record is removed; send it again"
         ));
     }
-    let mut done = Vec::new();
+    let mut done: Vec<&str> = Vec::new();
+    let missing: String;
     if !send.sent_copy
         && let Some(key) = key
     {
@@ -158,8 +170,16 @@ pub fn finish_send(
         intent.finished = Some(format_time(rt.now()));
         mailbox.replace_send_key(&send.record, &intent.bytes())?;
         done.push("it is finished");
-    } else {
+    } else if send.retriable {
         done.push("run the same `aea send` again to reach the rest (it reuses the id)");
+    } else {
+        // No retry will use the record any more: a send now is new.
+        mailbox.forget_send_key(&send.record)?;
+        missing = format!(
+            "too old to be retried under its id: send it to {} as a new message (its record is removed)",
+            send.missing.join(", ")
+        );
+        done.push(&missing);
     }
     Ok(format!("message {id}: {}", done.join("; ")))
 }
@@ -210,9 +230,20 @@ pub fn missing_log_lines(mailbox: &Mailbox, rt: &Runtime) -> Result<Vec<Event>> 
         }
         lines.push(repaired_marker(rt, AuditEvent::Deferred, &name, &marker));
     }
-    for name in mailbox.message_names()? {
+    // Deliveries nobody logged by design are not cut-off lines: where
+    // other OS users deliver (the log is not theirs to write, SPEC §15.1),
+    // and mail other tools wrote straight into the inbox (the bash AEA,
+    // bridges), which aea would have signed.
+    let names = if writable_by_others(mailbox.dir()) {
+        Vec::new()
+    } else {
+        mailbox.message_names()?
+    };
+    for name in names {
         let entry = mailbox.read(&name);
-        let Some(m) = entry.valid() else { continue };
+        let Some(m) = entry.valid().filter(|m| m.signature.is_some()) else {
+            continue;
+        };
         if has(AuditEvent::Delivered, &m.message_id) || !since(parse_time(&m.timestamp)) {
             continue;
         }
@@ -226,7 +257,9 @@ pub fn missing_log_lines(mailbox: &Mailbox, rt: &Runtime) -> Result<Vec<Event>> 
         );
     }
     for entry in mailbox.read_all_in(SENT_DIR)? {
-        let Some(m) = entry.valid() else { continue };
+        let Some(m) = entry.valid().filter(|m| m.signature.is_some()) else {
+            continue;
+        };
         if has(AuditEvent::Sent, &m.message_id) || !since(parse_time(&m.timestamp)) {
             continue;
         }
@@ -246,6 +279,20 @@ pub fn missing_log_lines(mailbox: &Mailbox, rt: &Runtime) -> Result<Vec<Event>> 
         );
     }
     Ok(lines)
+}
+
+/// Whether other OS users may create files in `.aea/` (`init --shared`).
+fn writable_by_others(dir: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o022 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        false
+    }
 }
 
 fn repaired_marker(

@@ -278,3 +278,217 @@ fn doctor_fix_keeps_as_our_copy_only_what_we_signed() {
         );
     }
 }
+
+/// Mail that other tools write straight into the inbox (the bash AEA,
+/// bridges: unsigned, never logged) and mail other OS users deliver into
+/// a shared inbox (whose log is not theirs to write) have no `delivered`
+/// line by design: doctor took each for "a process killed before its log
+/// line", and `--fix` wrote a line saying aea had delivered it.
+#[test]
+fn mail_no_aea_process_logged_is_not_a_missing_log_line() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let now = aea::message::format_time(chrono::Utc::now());
+    let legacy = serde_json::json!({
+        "protocol_version": "0.1.0",
+        "message_id": "msg-1760436000-abc",
+        "message_type": "issue",
+        "timestamp": now,
+        "sender": {"agent_id": "claude-backend"},
+        "recipient": {"agent_id": "web"},
+        "routing": {"priority": "high"},
+        "content": {"subject": "Build broken", "body": "see CI"}
+    });
+    let name = "message-20251014T100000Z-from-claude-backend.json";
+    std::fs::write(web.join(".aea").join(name), legacy.to_string()).unwrap();
+    let report = doctor(&env, &web, false);
+    assert_eq!(check(&report, "log")["ok"], true, "{report}");
+    let fixed = doctor(&env, &web, true);
+    assert_eq!(fixed["fixed"], serde_json::json!([]), "{fixed}");
+    let log = std::fs::read_to_string(web.join(".aea/agent.log")).unwrap();
+    assert!(!log.contains("\"repaired\""), "{log}");
+
+    // A shared inbox: a signed message with no line, as another OS user's
+    // delivery leaves it.
+    let shared = env.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    env.ok(&shared, &["init", "--no-agent-files", "--shared"]);
+    let api = env.repo("api");
+    env.send(&api, "../shared", &["--type", "update", "--subject", "s"]);
+    let log = shared.join(".aea/agent.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("\"delivered\""))
+        .collect();
+    let kept = kept.join("\n") + "\n";
+    std::fs::write(&log, kept).unwrap();
+    let report = doctor(&env, &shared, false);
+    assert_eq!(check(&report, "log")["ok"], true, "{report}");
+}
+
+/// A `.sent-keys` that is not a real folder (a symlink a cloned repository
+/// brought): `doctor --fix` stopped on it with an error instead of naming
+/// it, and plain `doctor` said "no interrupted sends" without looking.
+#[test]
+fn doctor_names_an_unsound_send_record_folder_instead_of_stopping() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let elsewhere = env.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let _ = std::fs::remove_dir(api.join(".aea/.sent-keys"));
+    std::os::unix::fs::symlink(&elsewhere, api.join(".aea/.sent-keys")).unwrap();
+    for fix in [false, true] {
+        let mut args = vec!["--json", "doctor"];
+        if fix {
+            args.push("--fix");
+        }
+        let out = env.run(&api, &args);
+        assert_eq!(code(&out), 6, "{}", stderr(&out));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let sends = check(&report, "sends");
+        assert_eq!(sends["ok"], false, "{report}");
+        assert!(
+            sends["detail"].as_str().unwrap().contains("not checked"),
+            "{report}"
+        );
+        let state = report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["check"] == "state" && c["ok"] == false);
+        assert!(state, "{report}");
+    }
+}
+
+/// A broadcast that reached one recipient and not the other (unreachable
+/// then): the hint said "resend to the failed recipients only", which
+/// sends them a new message under another id and leaves the first send's
+/// record unfinished. The same send again is the way: it reuses the id
+/// and reaches only the rest.
+#[test]
+fn a_partial_broadcast_is_finished_by_the_same_send_as_the_hint_says() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let db = env.repo("db");
+    let aside = env.path().join("db-aea");
+    std::fs::rename(db.join(".aea"), &aside).unwrap();
+    let argv = [
+        "send",
+        "--to",
+        "web",
+        "--to",
+        "db",
+        "--type",
+        "update",
+        "--subject",
+        "s",
+    ];
+    let out = env.run(&api, &argv);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("run the same `aea send` again"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::rename(&aside, db.join(".aea")).unwrap();
+    env.ok(&api, &argv);
+    assert_eq!(inbox_ids(&env, &web), inbox_ids(&env, &db));
+    assert_eq!(inbox_files(&web).len(), 1);
+    let record: Value = serde_json::from_slice(&std::fs::read(record(&api)).unwrap()).unwrap();
+    assert!(record["finished"].is_string(), "{record}");
+}
+
+/// A record whose message id is not one (a cloned repository's planted
+/// record, a hand edit) is not reused: the retry went out under the id
+/// `../../x`, which every recipient reads as invalid mail.
+#[test]
+fn a_record_with_a_bad_message_id_is_not_reused() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let argv = ["send", "--to", "web", "--type", "update", "--subject", "s"];
+    env.ok(&api, &argv);
+    for name in inbox_files(&web) {
+        std::fs::remove_file(web.join(".aea").join(name)).unwrap();
+    }
+    interrupt(&api, |r| {
+        r.insert("message_id".into(), "../../x y".into());
+    });
+    let report = doctor(&env, &api, false);
+    assert_eq!(check(&report, "sends")["ok"], true, "{report}");
+    env.ok(&api, &argv);
+    let report = env.json(&web, &["check"]);
+    assert_eq!(report["messages"].as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(report["invalid"], serde_json::json!([]), "{report}");
+}
+
+/// A send whose record says it finished in the future (the clock was
+/// ahead then, or the record lies) is no proof of a send "moments ago":
+/// the same message an hour later is sent, not held back as a repeat.
+#[test]
+fn a_record_finished_in_the_future_does_not_hold_back_a_send() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let argv = ["send", "--to", "web", "--type", "update", "--subject", "s"];
+    env.ok(&api, &argv);
+    let now = chrono::Utc::now();
+    let path = record(&api);
+    let mut value: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    value["finished"] = aea::message::format_time(now + chrono::Duration::days(2)).into();
+    std::fs::write(&path, serde_json::to_vec(&value).unwrap()).unwrap();
+    let later = aea::message::format_time(now + chrono::Duration::hours(1));
+    let out = env
+        .cmd(&api)
+        .env("AEA_TEST_NOW", &later)
+        .args(argv)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("not sent twice"), "{}", stderr(&out));
+    assert_eq!(inbox_files(&web).len(), 2);
+}
+
+/// An interrupted send older than the retry window: the same send now is
+/// a new message, yet doctor kept saying "run the same `aea send` again
+/// (it reuses the id …)" and `--fix` kept the record for that retry, so
+/// the send was reported forever.
+#[test]
+fn doctor_does_not_promise_a_retry_past_its_window() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let db = env.repo("db");
+    env.ok(
+        &api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--to",
+            "db",
+            "--type",
+            "update",
+            "--subject",
+            "s",
+        ],
+    );
+    for name in inbox_files(&db) {
+        std::fs::remove_file(db.join(".aea").join(name)).unwrap();
+    }
+    interrupt(&api, |r| {
+        let at = chrono::Utc::now() - chrono::Duration::hours(25);
+        r.insert("at".into(), aea::message::format_time(at).into());
+    });
+    let report = doctor(&env, &api, false);
+    let sends = check(&report, "sends");
+    let said = format!("{} {}", sends["detail"], sends["fix"]);
+    assert!(said.contains("too old to be retried"), "{report}");
+    let fixed = doctor(&env, &api, true);
+    let fixed_text = fixed["fixed"].to_string();
+    assert!(fixed_text.contains("as a new message"), "{fixed}");
+    assert_eq!(check(&fixed, "sends")["ok"], true, "{fixed}");
+    assert_eq!(inbox_files(&web).len(), 1);
+}
