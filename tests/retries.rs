@@ -492,3 +492,46 @@ fn doctor_does_not_promise_a_retry_past_its_window() {
     assert_eq!(check(&fixed, "sends")["ok"], true, "{fixed}");
     assert_eq!(inbox_files(&web).len(), 1);
 }
+
+/// Two `doctor --fix` at once (an agent's hook and a person, say) each
+/// kept the sent/ copy of the same interrupted send and each wrote the
+/// lines a kill cut off: four runs left four copies and four `sent` lines
+/// per message. One repairs at a time.
+#[test]
+fn concurrent_doctor_fixes_repair_once() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    env.repo("web");
+    let argv = ["send", "--to", "web", "--type", "update", "--subject", "s"];
+    env.ok(&api, &argv);
+    for entry in std::fs::read_dir(api.join(".aea/sent")).unwrap() {
+        std::fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    interrupt(&api, |_| {});
+    let log = api.join(".aea/agent.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let kept: Vec<&str> = text.lines().filter(|l| !l.contains("\"sent\"")).collect();
+    std::fs::write(&log, kept.join("\n") + "\n").unwrap();
+
+    let children: Vec<std::process::Child> = (0..4)
+        .map(|_| {
+            env.cmd(&api)
+                .args(["doctor", "--fix"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        output_within(child, std::time::Duration::from_secs(60), "doctor --fix");
+    }
+    let copies = std::fs::read_dir(api.join(".aea/sent")).unwrap().count();
+    assert_eq!(copies, 1, "one sent/ copy");
+    let sent_lines = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"sent\""))
+        .count();
+    assert_eq!(sent_lines, 1, "one sent line");
+}

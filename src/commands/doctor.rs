@@ -13,6 +13,7 @@ use crate::config;
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
 use crate::hooks::{self, GitHook, State};
+use crate::housekeeping;
 use crate::mailbox::{
     CLAIMS_DIR, LAYOUT_DIRS, Mailbox, PROCESSED_DIR, Processed, STATE_DIRS, TMP_DIR,
 };
@@ -190,9 +191,21 @@ pub fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
 }
 
 /// `--fix`: finishes what killed processes left half-done (the checks
-/// `claims`, `staging`, `sends` and `log`), and says what it did.
+/// `claims`, `staging`, `sends` and `log`), and says what it did. One
+/// repair at a time, under gc's lock: two at once would each keep the
+/// same `sent/` copy and write the same lost lines. A second one waits,
+/// then finds the work done.
 fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
     let aea = mailbox.dir();
+    let lock_path = aea.join(housekeeping::LOCK_FILE);
+    let Some(lock) = crate::fsutil::try_lock_within(&lock_path, housekeeping::LOCK_WAIT)? else {
+        return Ok(vec![format!(
+            "nothing: another aea gc or doctor --fix held .aea/{} for over {}s",
+            housekeeping::LOCK_FILE,
+            housekeeping::LOCK_WAIT.as_secs()
+        )]);
+    };
+    crate::fsutil::require_owner(&lock, &lock_path, crate::fsutil::dir_owner(aea))?;
     let now = ctx.rt.now();
     let mut fixed = Vec::new();
     for name in stale_claims(aea, now) {
