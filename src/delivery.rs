@@ -403,6 +403,11 @@ fn derived(intent: &mut Intent, sender: &Sender<'_>, rt: &Runtime) -> Result<Rec
         if sender.mailbox.record_send_key(&name, &intent.bytes())? {
             return Ok(Recorded::fresh(Some(name)));
         }
+        // Judged and replaced under the lock, in one rename: a second
+        // retry waits and then finds this one's record (its process alive:
+        // a message of its own), and a kill leaves the old record or the
+        // new, never none.
+        let _lock = sender.mailbox.lock_send_keys()?;
         let Some(held) = sender.mailbox.send_key(&name)? else {
             continue;
         };
@@ -413,11 +418,6 @@ fn derived(intent: &mut Intent, sender: &Sender<'_>, rt: &Runtime) -> Result<Rec
             .is_some_and(|e| e.finished.is_none() && !e.interrupted(now))
         {
             return Ok(Recorded::fresh(None));
-        }
-        match sender.mailbox.take_over_send_key(&name, &held, rt)? {
-            crate::fsutil::TakeOver::Taken => {}
-            crate::fsutil::TakeOver::Gone => continue,
-            crate::fsutil::TakeOver::Replaced(_) => return Ok(Recorded::fresh(None)),
         }
         let retry = earlier.filter(|e| e.draft == intent.draft && e.recent(now));
         if let Some(e) = &retry {

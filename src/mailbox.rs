@@ -36,6 +36,8 @@ pub const DEFERRED_DIR: &str = ".deferred";
 /// Keys of sends made once (`send --idempotency-key`): key digest -> the
 /// message id, recorded before delivery.
 pub const SEND_KEYS_DIR: &str = ".sent-keys";
+/// A send holds `.sent-keys/.lock` only to read and replace one record.
+const SEND_KEYS_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 pub const CLAIMS_DIR: &str = ".claims";
 pub const APPROVALS_DIR: &str = ".approvals";
 pub const SENT_DIR: &str = "sent";
@@ -970,17 +972,17 @@ impl Mailbox {
         fsutil::create_exclusive_whole(&dir.join(digest), record)
     }
 
-    /// Takes over the record of send key `digest`, judged to be an
-    /// interrupted send's by its content `judged` (see [`fsutil::take_over`]).
-    pub fn take_over_send_key(
-        &self,
-        digest: &str,
-        judged: &[u8],
-        rt: &Runtime,
-    ) -> Result<fsutil::TakeOver> {
+    /// Holds the lock under which a send judges an earlier record of the
+    /// same message and replaces it (`.sent-keys/.lock`, released when the
+    /// process ends, however it ends). The record is replaced in one
+    /// rename, never moved away first: a send killed while taking a record
+    /// over leaves the record, so its retry still finds the id.
+    pub fn lock_send_keys(&self) -> Result<fs::File> {
         let dir = self.make_state_dir(SEND_KEYS_DIR)?;
-        let aside = dir.join(format!(".{digest}.stale-{}", rt.rand_hex8()));
-        fsutil::take_over(&dir.join(digest), judged, &aside)
+        let path = dir.join(".lock");
+        let file = fsutil::lock_within(&path, SEND_KEYS_LOCK_WAIT)?;
+        fsutil::require_owner(&file, &path, self.owner)?;
+        Ok(file)
     }
 
     /// Writes the record of send key `digest`, replacing any.
