@@ -51,6 +51,11 @@ pub struct Delivery {
     pub message_id: String,
     pub results: Vec<Outcome>,
     pub sent_copy: Option<PathBuf>,
+    /// When the same message to the same recipients finished moments
+    /// before (within [`REPEAT_WITHIN_MINUTES`]): this send was taken for
+    /// its retry and delivered nothing twice.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<String>,
     /// Said on stderr by the caller: delivered, but something around it
     /// (the recipient's log) did not work.
     #[serde(skip)]
@@ -309,6 +314,7 @@ pub fn deliver(
     }
     let mut result = result;
     if let (Some(at), Ok(d)) = (recorded.repeats, &mut result) {
+        d.repeats = Some(at.clone());
         d.warnings.push(format!(
             "the same message went to the same recipients at {at} (message {}): not sent twice. To send it again as a new message, change it or pass --idempotency-key with a new key",
             d.message_id
@@ -448,6 +454,7 @@ fn deliver_to(
         message_id: id.to_string(),
         results: Vec::new(),
         sent_copy: None,
+        repeats: None,
         warnings: Vec::new(),
     };
     let now = rt.now();

@@ -535,3 +535,28 @@ fn concurrent_doctor_fixes_repair_once() {
         .count();
     assert_eq!(sent_lines, 1, "one sent line");
 }
+
+/// A repeat taken for the retry of a send that finished moments ago says
+/// so in `--json` too: an agent reading stdout only could not tell it
+/// from a new message (stderr alone said "not sent twice").
+#[test]
+fn a_repeat_says_so_in_json() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    env.repo("web");
+    let argv = [
+        "--json",
+        "send",
+        "--to",
+        "web",
+        "--type",
+        "update",
+        "--subject",
+        "s",
+    ];
+    let first: Value = serde_json::from_str(&env.ok(&api, &argv)).unwrap();
+    assert!(first.get("repeats").is_none(), "{first}");
+    let again: Value = serde_json::from_str(&env.ok(&api, &argv)).unwrap();
+    assert_eq!(again["message_id"], first["message_id"]);
+    assert!(again["repeats"].is_string(), "{again}");
+}
