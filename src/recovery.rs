@@ -135,6 +135,19 @@ pub fn finish_send(
     rt: &Runtime,
 ) -> Result<String> {
     let id = &send.intent.message_id;
+    // Under the lock a retry takes records over by: a retry of this send
+    // running now owns the record (its process alive) and keeps the
+    // sent/ copy itself; doctor keeping one too made two.
+    let _lock = mailbox.lock_send_keys()?;
+    let still = mailbox
+        .send_key(&send.record)?
+        .and_then(|b| Intent::parse(&b))
+        .is_some_and(|i| i.message_id == *id && i.finished.is_none() && i.interrupted(rt.now()));
+    if !still {
+        return Ok(format!(
+            "message {id}: left to the send that took it over meanwhile"
+        ));
+    }
     if send.reached.is_empty() {
         mailbox.forget_send_key(&send.record)?;
         return Ok(format!(

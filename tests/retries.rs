@@ -560,3 +560,90 @@ fn a_repeat_says_so_in_json() {
     assert_eq!(again["message_id"], first["message_id"]);
     assert!(again["repeats"].is_string(), "{again}");
 }
+
+/// The retry of an interrupted send and `doctor --fix` at the same time
+/// (real processes): each kept the sent/ copy, two copies in 27 runs of
+/// 30. Doctor now finishes a send only under the lock a retry takes it
+/// over by, and leaves to a running retry what that retry does.
+#[test]
+fn a_retry_and_doctor_fix_at_once_keep_one_sent_copy() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    env.repo("web");
+    let db = env.repo("db");
+    for round in 0..10 {
+        let subject = format!("m{round}");
+        let argv = [
+            "send",
+            "--to",
+            "web",
+            "--to",
+            "db",
+            "--type",
+            "update",
+            "--subject",
+            &subject,
+        ];
+        env.ok(&api, &argv);
+        // Killed after web, before db and the sent/ copy.
+        for name in inbox_files(&db) {
+            let path = db.join(".aea").join(name);
+            if std::fs::read_to_string(&path).unwrap().contains(&subject) {
+                std::fs::remove_file(path).unwrap();
+            }
+        }
+        let mut id = String::new();
+        for entry in std::fs::read_dir(api.join(".aea/sent")).unwrap() {
+            let path = entry.unwrap().path();
+            let message: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            if message["message"]["subject"] == subject.as_str() {
+                id = message["message_id"].as_str().unwrap().to_string();
+                std::fs::remove_file(path).unwrap();
+            }
+        }
+        for entry in std::fs::read_dir(api.join(".aea/.sent-keys")).unwrap() {
+            let path = entry.unwrap().path();
+            let Ok(mut record) = serde_json::from_slice::<Value>(&std::fs::read(&path).unwrap())
+            else {
+                continue;
+            };
+            if record["message_id"] == id.as_str() {
+                let object = record.as_object_mut().unwrap();
+                for field in ["finished", "pid", "host", "boot_id", "started"] {
+                    object.remove(field);
+                }
+                let at = chrono::Utc::now() - chrono::Duration::minutes(5);
+                object.insert("at".into(), aea::message::format_time(at).into());
+                std::fs::write(&path, serde_json::to_vec(&record).unwrap()).unwrap();
+            }
+        }
+        let spawn = |args: &[&str]| {
+            env.cmd(&api)
+                .args(args)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let retry = spawn(&argv);
+        let doctor = spawn(&["doctor", "--fix"]);
+        let limit = std::time::Duration::from_secs(60);
+        let out = output_within(retry, limit, "the retry");
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        output_within(doctor, limit, "doctor --fix");
+        let copies = std::fs::read_dir(api.join(".aea/sent"))
+            .unwrap()
+            .filter(|e| {
+                std::fs::read_to_string(e.as_ref().unwrap().path())
+                    .unwrap()
+                    .contains(&id)
+            })
+            .count();
+        assert_eq!(copies, 1, "round {round}: sent/ copies of {id}");
+        assert_eq!(
+            inbox_ids(&env, &db).iter().filter(|i| **i == id).count(),
+            1,
+            "round {round}"
+        );
+    }
+}
