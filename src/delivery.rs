@@ -274,6 +274,11 @@ pub fn deliver(
             .collect(),
         finished: None,
     };
+    // One send per key at a time: two at once would each find a recipient
+    // without the message and both deliver it.
+    let _one_at_a_time = key
+        .map(|k| sender.mailbox.lock_send_key(&key_name(k)))
+        .transpose()?;
     let recorded = match key {
         Some(key) => Recorded {
             name: Some(keyed(&mut intent, sender, key)?),
@@ -346,10 +351,15 @@ fn draft_digest(draft: &Draft, recipients: &[(String, Result<Route>)]) -> String
     crate::fsutil::sha256_hex(what.to_string().as_bytes())
 }
 
+/// The name of `--idempotency-key`'s record in `.sent-keys/`.
+fn key_name(key: &str) -> String {
+    crate::fsutil::sha256_hex(key.as_bytes())[..32].to_string()
+}
+
 /// `send --idempotency-key`: records the key with the message id before
 /// delivering; a retry reuses the id. Returns the record's name.
 fn keyed(intent: &mut Intent, sender: &Sender<'_>, key: &str) -> Result<String> {
-    let name = crate::fsutil::sha256_hex(key.as_bytes())[..32].to_string();
+    let name = key_name(key);
     if sender.mailbox.record_send_key(&name, &intent.bytes())? {
         return Ok(name);
     }

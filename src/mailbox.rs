@@ -38,6 +38,9 @@ pub const DEFERRED_DIR: &str = ".deferred";
 pub const SEND_KEYS_DIR: &str = ".sent-keys";
 /// A send holds `.sent-keys/.lock` only to read and replace one record.
 const SEND_KEYS_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a send with `--idempotency-key` waits for another send with
+/// the same key to end: longer than any delivery takes.
+const SEND_KEY_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 pub const CLAIMS_DIR: &str = ".claims";
 pub const APPROVALS_DIR: &str = ".approvals";
 pub const SENT_DIR: &str = "sent";
@@ -981,6 +984,17 @@ impl Mailbox {
         let dir = self.make_state_dir(SEND_KEYS_DIR)?;
         let path = dir.join(".lock");
         let file = fsutil::lock_within(&path, SEND_KEYS_LOCK_WAIT)?;
+        fsutil::require_owner(&file, &path, self.owner)?;
+        Ok(file)
+    }
+
+    /// Holds `.sent-keys/.<digest>.lock` for a whole send with that key:
+    /// a second send with the same key waits for the first to end (or
+    /// die: the lock goes with its process), then finds what it delivered.
+    pub fn lock_send_key(&self, digest: &str) -> Result<fs::File> {
+        let dir = self.make_state_dir(SEND_KEYS_DIR)?;
+        let path = dir.join(format!(".{digest}.lock"));
+        let file = fsutil::lock_within(&path, SEND_KEY_LOCK_WAIT)?;
         fsutil::require_owner(&file, &path, self.owner)?;
         Ok(file)
     }
