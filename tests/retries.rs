@@ -647,3 +647,38 @@ fn a_retry_and_doctor_fix_at_once_keep_one_sent_copy() {
         );
     }
 }
+
+/// A record that names other repositories (a cloned repository's planted
+/// record, pointing at `/`, at a folder with no `.aea/`, at another
+/// agent's inbox): `doctor` and `doctor --fix` read there at most, and
+/// write nothing outside the `.aea/` they were pointed at.
+#[test]
+fn a_planted_record_makes_doctor_write_nowhere_else() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let victim = env.repo("victim");
+    env.question(&api, "victim", "private");
+    std::fs::remove_file(record(&api)).unwrap();
+    env.ok(
+        &api,
+        &["send", "--to", "web", "--type", "update", "--subject", "s"],
+    );
+    let before_victim = snapshot(&victim);
+    let before_web = snapshot(&web);
+    interrupt(&api, |r| {
+        r.insert(
+            "to".into(),
+            serde_json::json!([
+                {"agent_id": "root", "repo": "/"},
+                {"agent_id": "nowhere", "repo": env.path().join("nowhere")},
+                {"agent_id": "victim", "repo": victim},
+                {"agent_id": "web", "repo": web},
+            ]),
+        );
+    });
+    doctor(&env, &api, false);
+    doctor(&env, &api, true);
+    assert_eq!(snapshot(&victim), before_victim);
+    assert_eq!(snapshot(&web), before_web);
+}
