@@ -317,6 +317,10 @@ pub fn deliver(
             let _ = sender.mailbox.replace_send_key(record, &intent.bytes());
         }
     }
+    // Records no retry will use any more go with the next send, not only
+    // with `aea gc` (which a sending agent may never run): one file per
+    // message would pile up and every send lists them.
+    let _ = crate::recovery::forget_old_records(sender.mailbox, rt.now());
     let mut result = result;
     if let (Some(at), Ok(d)) = (recorded.repeats, &mut result) {
         d.repeats = Some(at.clone());

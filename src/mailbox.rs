@@ -1017,6 +1017,25 @@ impl Mailbox {
         }
     }
 
+    /// Names of the send records last written before `cutoff`: a cheap
+    /// listing (no record is read) for dropping the ones no retry uses.
+    pub fn send_keys_written_before(&self, cutoff: std::time::SystemTime) -> Result<Vec<String>> {
+        let Some(dir) = self.state_dir(SEND_KEYS_DIR)? else {
+            return Ok(Vec::new());
+        };
+        Ok(fs::read_dir(&dir)
+            .map_err(|e| Error::io("list", &dir, e))?
+            .filter_map(std::result::Result::ok)
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .filter(|e| {
+                e.metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t < cutoff)
+            })
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect())
+    }
+
     /// Every send record, by name, with its bytes.
     pub fn send_keys(&self) -> Result<Vec<(String, Vec<u8>)>> {
         let Some(dir) = self.state_dir(SEND_KEYS_DIR)? else {

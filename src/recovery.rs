@@ -328,17 +328,23 @@ fn repaired_marker(
 
 /// Records of plain sends no retry will use any more
 /// ([`Intent::recent`]), removed; interrupted ones are left for `aea
-/// doctor` to report. Returns how many went.
+/// doctor` to report. Only records last written more than
+/// [`crate::delivery::REPEAT_WITHIN_MINUTES`] ago are read, so that every
+/// send can afford it (`aea gc` does it too). Returns how many went.
 pub fn forget_old_records(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<usize> {
+    let cutoff = now - chrono::Duration::minutes(crate::delivery::REPEAT_WITHIN_MINUTES);
     let mut gone = 0;
-    for (record, bytes) in mailbox.send_keys()? {
+    for record in mailbox.send_keys_written_before(cutoff.into())? {
         if !record.starts_with(RETRY_PREFIX) {
             continue;
         }
-        let Ok(intent) = serde_json::from_slice::<Intent>(&bytes) else {
+        let Some(bytes) = mailbox.send_key(&record).ok().flatten() else {
             continue;
         };
-        if intent.finished.is_some() && !intent.recent(now) {
+        // One that does not read is no send's: no retry can use it.
+        let useless = serde_json::from_slice::<Intent>(&bytes)
+            .map_or(true, |i| i.finished.is_some() && !i.recent(now));
+        if useless {
             mailbox.forget_send_key(&record)?;
             gone += 1;
         }

@@ -682,3 +682,50 @@ fn a_planted_record_makes_doctor_write_nowhere_else() {
     assert_eq!(snapshot(&victim), before_victim);
     assert_eq!(snapshot(&web), before_web);
 }
+
+/// The record of every plain send stayed in `.sent-keys/` until someone
+/// ran `aea gc`, which a sending agent may never do: one file (a disk
+/// block) per message, forever, and each send listing them all (50 000
+/// records made a send four times slower). A send now drops records no
+/// retry will use any more.
+#[test]
+fn sends_do_not_pile_up_records_no_retry_will_use() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    env.repo("web");
+    env.ok(
+        &api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "update",
+            "--subject",
+            "one",
+        ],
+    );
+    let first = record(&api);
+    let later = aea::message::format_time(chrono::Utc::now() + chrono::Duration::hours(1));
+    let out = env
+        .cmd(&api)
+        .env("AEA_TEST_NOW", &later)
+        .args([
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "update",
+            "--subject",
+            "two",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        !first.exists(),
+        "the finished record of an hour ago is still there"
+    );
+    let second = record(&api);
+    assert_ne!(first, second);
+}
