@@ -154,8 +154,7 @@ pub fn finish_send(
             "message {id} reached nobody: its record is removed; send it again"
         ));
     }
-    let mut done: Vec<&str> = Vec::new();
-    let missing: String;
+    let mut done: Vec<String> = Vec::new();
     if !send.sent_copy
         && let Some(key) = key
     {
@@ -175,24 +174,23 @@ pub fn finish_send(
                     .with("to", to)
                     .with("repaired", "from a recipient's copy"),
             )?;
-            done.push("its sent/ copy is kept");
+            done.push("its sent/ copy is kept".into());
         }
     }
     if send.missing.is_empty() {
         let mut intent = send.intent.clone();
         intent.finished = Some(format_time(rt.now()));
         mailbox.replace_send_key(&send.record, &intent.bytes())?;
-        done.push("it is finished");
+        done.push("it is finished".into());
     } else if send.retriable {
-        done.push("run the same `aea send` again to reach the rest (it reuses the id)");
+        done.push("run the same `aea send` again to reach the rest (it reuses the id)".into());
     } else {
         // No retry will use the record any more: a send now is new.
         mailbox.forget_send_key(&send.record)?;
-        missing = format!(
+        done.push(format!(
             "too old to be retried under its id: send it to {} as a new message (its record is removed)",
             send.missing.join(", ")
-        );
-        done.push(&missing);
+        ));
     }
     Ok(format!("message {id}: {}", done.join("; ")))
 }
