@@ -97,6 +97,9 @@ pub struct Intent {
     /// when queued in `outgoing/` for `aea sync`.
     #[serde(default)]
     pub to: Vec<Destination>,
+    /// When every recipient had it and the `sent/` copy was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -104,6 +107,79 @@ pub struct Destination {
     pub agent_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repo: Option<PathBuf>,
+}
+
+impl Destination {
+    fn of(route: &Route) -> Self {
+        match route {
+            Route::Local(l) => Destination {
+                agent_id: l.id.clone(),
+                repo: Some(l.mailbox.repo().to_path_buf()),
+            },
+            Route::Remote(id) => Destination {
+                agent_id: id.clone(),
+                repo: None,
+            },
+        }
+    }
+}
+
+/// A recipient's copy of a message we sent, found by [`held`].
+#[derive(Debug)]
+pub struct Held {
+    /// Where it is: the recipient's inbox or `.archive/`, or our
+    /// `outgoing/`; none once `aea sync` pushed it.
+    pub path: Option<PathBuf>,
+    /// The copy, where it can be read here.
+    pub message: Option<Message>,
+}
+
+/// Whether recipient `to` holds message `id` of sender `from`: in its
+/// inbox, or in its `.archive/` once it was processed and `gc` moved it
+/// there; for a recipient on another machine, in our `outgoing/` queue,
+/// or on the remote once `aea sync` pushed it. With `key`, only a copy
+/// signed with it counts: a copy someone else wrote (a recipient that
+/// changed its own, another sender where the inbox is shared) does not
+/// hold back the real one, nor become our record of what we said.
+pub fn held(
+    mailbox: &Mailbox,
+    to: &Destination,
+    from: &str,
+    id: &str,
+    key: Option<&ed25519_dalek::VerifyingKey>,
+) -> Option<Held> {
+    let ours = |m: &Message| {
+        m.message_id == id
+            && m.from.agent_id == from
+            && key.is_none_or(|k| identity::signed_by(m, k))
+    };
+    let found = match &to.repo {
+        Some(repo) => Mailbox::at(repo).ok()?.holding(id, from),
+        None => mailbox
+            .read_all_in(OUTGOING_DIR)
+            .ok()?
+            .into_iter()
+            .find(|e| {
+                e.valid()
+                    .is_some_and(|m| m.to.agent_id == to.agent_id && ours(m))
+            }),
+    };
+    if let Some(entry) = found {
+        let message = entry.valid().filter(|m| ours(m))?.clone();
+        return Some(Held {
+            path: Some(entry.path),
+            message: Some(message),
+        });
+    }
+    let pushed = to.repo.is_none()
+        && crate::sync::load_state(mailbox)
+            .pushed
+            .get(id)
+            .is_some_and(|p| p.to.contains(&to.agent_id));
+    pushed.then_some(Held {
+        path: None,
+        message: None,
+    })
 }
 
 /// A plain send's record is named `retry-<digest>`: it lives only while
@@ -128,10 +204,23 @@ impl Intent {
     }
 
     /// Whether a plain send of the same message is still taken for its
-    /// retry ([`RETRY_WITHIN_HOURS`]).
+    /// retry ([`RETRY_WITHIN_HOURS`]). A time more than a minute ahead of
+    /// the clock (set back since, or a record that lies) says nothing about
+    /// how long ago it was: not recent.
     pub fn recent(&self, now: DateTime<Utc>) -> bool {
-        crate::message::parse_time(&self.at)
-            .is_some_and(|t| now - t < chrono::Duration::hours(RETRY_WITHIN_HOURS))
+        crate::message::parse_time(&self.at).is_some_and(|t| {
+            now - t < chrono::Duration::hours(RETRY_WITHIN_HOURS)
+                && t - now <= chrono::Duration::minutes(1)
+        })
+    }
+
+    /// Parses a record; `None` when it does not read or its message id is
+    /// not one (a hand edit, a record a cloned repository brought): such a
+    /// record is never reused.
+    pub fn parse(bytes: &[u8]) -> Option<Self> {
+        serde_json::from_slice::<Intent>(bytes)
+            .ok()
+            .filter(|i| crate::message::check_message_id(&i.message_id).is_ok())
     }
 
     pub fn bytes(&self) -> Vec<u8> {
@@ -169,18 +258,15 @@ pub fn deliver(
         to: resolved
             .iter()
             .filter_map(|(_, route)| route.as_ref().ok())
-            .map(|route| match route {
-                Route::Local(l) => Destination {
-                    agent_id: l.id.clone(),
-                    repo: Some(l.mailbox.repo().to_path_buf()),
-                },
-                Route::Remote(id) => Destination {
-                    agent_id: id.clone(),
-                    repo: None,
-                },
-            })
+            .map(Destination::of)
             .collect(),
+        finished: None,
     };
+    // One send per key at a time: two at once would each find a recipient
+    // without the message and both deliver it.
+    let _one_at_a_time = key
+        .map(|k| sender.mailbox.lock_send_key(&key_name(k)))
+        .transpose()?;
     let recorded = match key {
         Some(key) => Recorded {
             name: Some(keyed(&mut intent, sender, key)?),
@@ -198,11 +284,34 @@ pub fn deliver(
         &intent.message_id,
         recorded.retry,
     );
-    // A plain send's record goes when nothing was delivered; once the send
-    // is whole, the caller lets it go after printing the answer
-    // ([`settle`]), so that a send killed before its caller saw the answer
-    // is recognised when retried. A partial send's stays, for the retry.
+    // A keyed send's record says when it finished (doctor then no longer
+    // looks for its copies, which recipients may have archived or `aea
+    // sync` carried away). A plain send's record goes when nothing was
+    // delivered; once the send is whole, the caller lets it go after
+    // printing the answer ([`settle`]), so that a send killed before its
+    // caller saw the answer is recognised when retried. A partial send's
+    // stays, for the retry.
     let mut result = result;
+    if let Some(record) = &recorded.name {
+        let (nothing, whole) = match &result {
+            Ok(d) => (
+                d.results.iter().all(|o| !o.delivered),
+                d.sent_copy.is_some() && d.results.iter().all(|o| o.delivered),
+            ),
+            Err(_) => (single, false),
+        };
+        match (key, &mut result) {
+            (None, _) if nothing => {
+                let _ = sender.mailbox.forget_send_key(record);
+            }
+            (None, Ok(d)) if whole => d.record = Some(record.clone()),
+            (Some(_), _) if whole => {
+                intent.finished = Some(crate::message::format_time(rt.now()));
+                let _ = sender.mailbox.replace_send_key(record, &intent.bytes());
+            }
+            _ => {}
+        }
+    }
     if key.is_none()
         && recorded.retry
         && let Ok(d) = &mut result
@@ -211,22 +320,6 @@ pub fn deliver(
             "the same message to the same recipients was interrupted earlier (message {}): this send finishes it, nothing is delivered twice",
             d.message_id
         ));
-    }
-    if key.is_none()
-        && let Some(record) = &recorded.name
-    {
-        match &mut result {
-            Ok(d) if d.results.iter().all(|o| !o.delivered) => {
-                let _ = sender.mailbox.forget_send_key(record);
-            }
-            Ok(d) if d.sent_copy.is_some() && d.results.iter().all(|o| o.delivered) => {
-                d.record = Some(record.clone());
-            }
-            Err(_) if single => {
-                let _ = sender.mailbox.forget_send_key(record);
-            }
-            _ => {}
-        }
     }
     result
 }
@@ -239,7 +332,10 @@ pub fn settle(sender: &Sender<'_>, delivery: &Delivery) {
     }
 }
 
-/// Digest of what the message says and whom it goes to (as given).
+/// Digest of what the message says and whom it goes to (as given):
+/// everything a recipient acts on, so that another message is never taken
+/// for a repeat. Not `expires_at`: `--expires 2h` is another time on
+/// every run, and a retry must still be recognised.
 fn draft_digest(draft: &Draft, recipients: &[(String, Result<Route>)]) -> String {
     let mut targets: Vec<&str> = recipients.iter().map(|(t, _)| t.as_str()).collect();
     targets.sort_unstable();
@@ -253,21 +349,28 @@ fn draft_digest(draft: &Draft, recipients: &[(String, Result<Route>)]) -> String
         draft.attachments,
         draft.reply_to,
         targets,
+        draft.requires_response,
+        draft.conversation,
     ]);
     crate::fsutil::sha256_hex(what.to_string().as_bytes())
+}
+
+/// The name of `--idempotency-key`'s record in `.sent-keys/`.
+fn key_name(key: &str) -> String {
+    crate::fsutil::sha256_hex(key.as_bytes())[..32].to_string()
 }
 
 /// `send --idempotency-key`: records the key with the message id before
 /// delivering; a retry reuses the id. Returns the record's name.
 fn keyed(intent: &mut Intent, sender: &Sender<'_>, key: &str) -> Result<String> {
-    let name = crate::fsutil::sha256_hex(key.as_bytes())[..32].to_string();
+    let name = key_name(key);
     if sender.mailbox.record_send_key(&name, &intent.bytes())? {
         return Ok(name);
     }
     let earlier: Intent = sender
         .mailbox
         .send_key(&name)?
-        .and_then(|b| serde_json::from_slice(&b).ok())
+        .and_then(|b| Intent::parse(&b))
         .ok_or_else(|| {
             Error::usage(
                 format!("the record of --idempotency-key {key:?} does not read"),
@@ -313,18 +416,21 @@ fn derived(intent: &mut Intent, sender: &Sender<'_>, rt: &Runtime) -> Result<Rec
         if sender.mailbox.record_send_key(&name, &intent.bytes())? {
             return Ok(Recorded::fresh(Some(name)));
         }
+        // Judged and replaced under the lock, in one rename: a second
+        // retry waits and then finds this one's record (its process alive:
+        // a message of its own), and a kill leaves the old record or the
+        // new, never none.
+        let _lock = sender.mailbox.lock_send_keys()?;
         let Some(held) = sender.mailbox.send_key(&name)? else {
             continue;
         };
-        let earlier = serde_json::from_slice::<Intent>(&held).ok();
+        let earlier = Intent::parse(&held);
         // An identical send running right now is a message of its own.
-        if earlier.as_ref().is_some_and(|e| !e.interrupted(now)) {
+        if earlier
+            .as_ref()
+            .is_some_and(|e| e.finished.is_none() && !e.interrupted(now))
+        {
             return Ok(Recorded::fresh(None));
-        }
-        match sender.mailbox.take_over_send_key(&name, &held, rt)? {
-            crate::fsutil::TakeOver::Taken => {}
-            crate::fsutil::TakeOver::Gone => continue,
-            crate::fsutil::TakeOver::Replaced(_) => return Ok(Recorded::fresh(None)),
         }
         let retry = earlier.filter(|e| e.draft == intent.draft && e.recent(now));
         if let Some(e) = &retry {
@@ -373,18 +479,25 @@ fn deliver_to(
             identity::sign(&mut message, sender.key);
             // A retry: a recipient that holds the id already got it.
             if retry
-                && let Route::Local(local) = &r
-                && let Ok(held) = local.mailbox.resolve(&message.message_id)
-                && held
-                    .valid()
-                    .is_some_and(|m| m.message_id == message.message_id)
+                && let Some(held) = held(
+                    sender.mailbox,
+                    &Destination::of(&r),
+                    sender.id,
+                    &message.message_id,
+                    Some(&sender.key.verifying_key()),
+                )
             {
                 first_sent.get_or_insert(message);
-                return Ok((local.id.clone(), held.path, false));
+                let queued = matches!(r, Route::Remote(_)) && held.path.is_some();
+                let id = match &r {
+                    Route::Local(local) => local.id.clone(),
+                    Route::Remote(id) => id.clone(),
+                };
+                return Ok((id, held.path, queued));
             }
-            let written = write_one(&message, &r, sender, rt, &mut delivery.warnings)?;
+            let (id, path, queued) = write_one(&message, &r, sender, rt, &mut delivery.warnings)?;
             first_sent.get_or_insert(message);
-            Ok(written)
+            Ok((id, Some(path), queued))
         });
         delivery.results.push(match result {
             Ok((id, path, queued)) => Outcome {
@@ -392,7 +505,7 @@ fn deliver_to(
                 delivered: true,
                 queued,
                 agent_id: Some(id),
-                path: Some(path),
+                path,
                 error: None,
             },
             Err(e) if single => return Err(e),

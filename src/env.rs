@@ -13,6 +13,10 @@ pub const AEA_REGISTRY: &str = "AEA_REGISTRY";
 pub const AEA_TEST_NOW: &str = "AEA_TEST_NOW";
 /// Seeds the id generator, for reproducible output in tests.
 pub const AEA_TEST_SEED: &str = "AEA_TEST_SEED";
+/// Tests only: `send` keeps its record after answering, as a send killed
+/// between its answer and letting the record go does (a fault point the
+/// SIGKILL suite hits only by chance).
+pub const AEA_TEST_KEEP_SEND_RECORD: &str = "AEA_TEST_KEEP_SEND_RECORD";
 /// The Basic-auth user of `opencode serve` (OpenCode's own variable; it
 /// defaults to `opencode`).
 pub const OPENCODE_SERVER_USERNAME: &str = "OPENCODE_SERVER_USERNAME";
@@ -26,6 +30,8 @@ pub struct Env {
     pub user: Option<String>,
     pub fixed_now: Option<DateTime<Utc>>,
     pub seed: Option<u64>,
+    /// [`AEA_TEST_KEEP_SEND_RECORD`].
+    pub keep_send_record: bool,
     /// This binary, for the hooks to call back.
     pub exe: Option<PathBuf>,
     /// The directory aea was started in; `None` when it is gone.
@@ -110,6 +116,7 @@ impl Env {
                 .and_then(|v| DateTime::parse_from_rfc3339(&v).ok())
                 .map(|t| t.with_timezone(&Utc)),
             seed: var(AEA_TEST_SEED).and_then(|v| v.parse().ok()),
+            keep_send_record: var(AEA_TEST_KEEP_SEND_RECORD).is_some(),
             exe: std::env::current_exe().ok(),
             cwd: std::env::current_dir().ok(),
             temp_dir: std::env::temp_dir(),

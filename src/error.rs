@@ -592,7 +592,7 @@ or install into {} for every repository with `aea hooks install --force`",
                 ),
             },
             Error::PartialDelivery { delivered, failed } => format!(
-                "delivered: {}; failed: {}; resend to the failed recipients only",
+                "delivered: {}; failed: {}. Once they can be reached, run the same `aea send` again (within 24 hours): it reuses the message id and delivers only to them",
                 if delivered.is_empty() {
                     "none".to_string()
                 } else {

@@ -172,6 +172,15 @@ pub fn sign(message: &mut Message, key: &SigningKey) {
     message.digest = Some(digest);
 }
 
+/// Whether `message`, as read, carries a valid signature by `key`: the
+/// sender's own check that a copy someone else holds is the one it signed.
+pub fn signed_by(message: &Message, key: &VerifyingKey) -> bool {
+    match (&message.signature, message.digest) {
+        (Some(signature), Some(digest)) => check(signature, &digest, key).is_ok(),
+        _ => false,
+    }
+}
+
 /// Signs arbitrary bytes under a domain tag (sync receipts).
 pub fn sign_bytes(domain: &str, bytes: &[u8], key: &SigningKey) -> Signature {
     Signature {

@@ -36,6 +36,11 @@ pub const DEFERRED_DIR: &str = ".deferred";
 /// Keys of sends made once (`send --idempotency-key`): key digest -> the
 /// message id, recorded before delivery.
 pub const SEND_KEYS_DIR: &str = ".sent-keys";
+/// A send holds `.sent-keys/.lock` only to read and replace one record.
+const SEND_KEYS_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a send with `--idempotency-key` waits for another send with
+/// the same key to end: longer than any delivery takes.
+const SEND_KEY_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 pub const CLAIMS_DIR: &str = ".claims";
 /// What each agent-harness session was told (`aea check --hook`).
 pub const ANNOUNCED_DIR: &str = ".announced";
@@ -638,6 +643,25 @@ impl Mailbox {
         self.resolve_in(&sent, reference)
     }
 
+    /// The message `id` from `sender` as this mailbox holds it: in the
+    /// inbox, or in `.archive/` once processed and moved there by `gc`.
+    /// Only files named as `sender`'s are read in `.archive/`, which grows.
+    pub fn holding(&self, id: &str, sender: &str) -> Option<Entry> {
+        let is_it = |e: &Entry| e.valid().is_some_and(|m| m.message_id == id);
+        if let Ok(entry) = self.resolve(id)
+            && is_it(&entry)
+        {
+            return Some(entry);
+        }
+        let archive = self.state_dir(ARCHIVE_DIR).ok()??;
+        names_of_messages(&archive)
+            .ok()?
+            .into_iter()
+            .filter(|n| message::parse_file_name(n).is_some_and(|p| p.sender == sender))
+            .filter_map(|n| self.read_listed(&archive, &n))
+            .find(is_it)
+    }
+
     /// Message files in `sub` (e.g. `outgoing`), read and validated.
     pub fn read_all_in(&self, sub: &str) -> Result<Vec<Entry>> {
         let Some(dir) = self.state_dir(sub)? else {
@@ -954,17 +978,28 @@ impl Mailbox {
         fsutil::create_exclusive_whole(&dir.join(digest), record)
     }
 
-    /// Takes over the record of send key `digest`, judged to be an
-    /// interrupted send's by its content `judged` (see [`fsutil::take_over`]).
-    pub fn take_over_send_key(
-        &self,
-        digest: &str,
-        judged: &[u8],
-        rt: &Runtime,
-    ) -> Result<fsutil::TakeOver> {
+    /// Holds the lock under which a send judges an earlier record of the
+    /// same message and replaces it (`.sent-keys/.lock`, released when the
+    /// process ends, however it ends). The record is replaced in one
+    /// rename, never moved away first: a send killed while taking a record
+    /// over leaves the record, so its retry still finds the id.
+    pub fn lock_send_keys(&self) -> Result<fs::File> {
         let dir = self.make_state_dir(SEND_KEYS_DIR)?;
-        let aside = dir.join(format!(".{digest}.stale-{}", rt.rand_hex8()));
-        fsutil::take_over(&dir.join(digest), judged, &aside)
+        let path = dir.join(".lock");
+        let file = fsutil::lock_within(&path, SEND_KEYS_LOCK_WAIT)?;
+        fsutil::require_owner(&file, &path, self.owner)?;
+        Ok(file)
+    }
+
+    /// Holds `.sent-keys/.<digest>.lock` for a whole send with that key:
+    /// a second send with the same key waits for the first to end (or
+    /// die: the lock goes with its process), then finds what it delivered.
+    pub fn lock_send_key(&self, digest: &str) -> Result<fs::File> {
+        let dir = self.make_state_dir(SEND_KEYS_DIR)?;
+        let path = dir.join(format!(".{digest}.lock"));
+        let file = fsutil::lock_within(&path, SEND_KEY_LOCK_WAIT)?;
+        fsutil::require_owner(&file, &path, self.owner)?;
+        Ok(file)
     }
 
     /// Writes the record of send key `digest`, replacing any.
@@ -983,6 +1018,25 @@ impl Mailbox {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(Error::io("remove", &path, e)),
             _ => Ok(()),
         }
+    }
+
+    /// Names of the send records last written before `cutoff`: a cheap
+    /// listing (no record is read) for dropping the ones no retry uses.
+    pub fn send_keys_written_before(&self, cutoff: std::time::SystemTime) -> Result<Vec<String>> {
+        let Some(dir) = self.state_dir(SEND_KEYS_DIR)? else {
+            return Ok(Vec::new());
+        };
+        Ok(fs::read_dir(&dir)
+            .map_err(|e| Error::io("list", &dir, e))?
+            .filter_map(std::result::Result::ok)
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .filter(|e| {
+                e.metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t < cutoff)
+            })
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect())
     }
 
     /// Every send record, by name, with its bytes.

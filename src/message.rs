@@ -224,7 +224,7 @@ pub fn sanitize_agent_id(name: &str) -> String {
 
 /// Message ids are printed in hook output and used in file-system lookups:
 /// keep them to a plain alphabet.
-fn check_message_id(id: &str) -> Result<(), String> {
+pub fn check_message_id(id: &str) -> Result<(), String> {
     if id.is_empty() || id.len() > 128 {
         return Err("message_id must be 1-128 characters".into());
     }

@@ -3,24 +3,28 @@
 //!
 //! - An interrupted send: its record in `.sent-keys/` (written before
 //!   anything was delivered) names the message id and every recipient. The
-//!   `sent/` copy is completed from a recipient that holds the message;
+//!   `sent/` copy is completed from a recipient's copy signed with our key;
 //!   a send that reached nobody leaves nothing; one that reached only some
 //!   recipients is finished by running the same `aea send` again.
 //! - A missing log line: every marker (`.processed/`, `.deferred/`), inbox
 //!   message and `sent/` copy holds what its log line said, so a line that a
 //!   kill cut off is written again from it, marked `"repaired"`. Only what
 //!   is newer than the log's first line is looked at: older lines went with
-//!   rotation, not with a kill.
+//!   rotation, not with a kill. Mail no aea process logged by design (other
+//!   OS users' deliveries into a shared inbox, unsigned mail other tools
+//!   wrote) is not looked at either.
 
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 
 use crate::audit::{AuditEvent, Event};
-use crate::delivery::{Destination, Intent, RETRY_PREFIX};
+use ed25519_dalek::VerifyingKey;
+
+use crate::delivery::{Destination, Intent, RETRY_PREFIX, held};
 use crate::error::Result;
-use crate::mailbox::{Mailbox, OUTGOING_DIR, SENT_DIR};
-use crate::message::{Message, parse_time};
+use crate::mailbox::{Mailbox, SENT_DIR};
+use crate::message::{Message, format_time, parse_time};
 use crate::runtime::Runtime;
 
 /// A send whose process is gone before it finished.
@@ -35,6 +39,9 @@ pub struct Interrupted {
     pub missing: Vec<String>,
     /// Whether `sent/` holds its copy.
     pub sent_copy: bool,
+    /// Whether the same `aea send` is still taken for its retry
+    /// ([`Intent::recent`]); past that, it would be a new message.
+    pub retriable: bool,
 }
 
 impl Interrupted {
@@ -55,29 +62,40 @@ impl Interrupted {
         } else {
             ", no sent/ copy"
         };
+        let old = if self.retriable || self.missing.is_empty() {
+            ""
+        } else {
+            ", too old to be retried under its id"
+        };
         format!(
-            "message {} (started {}) {reached}{missing}{copy}",
+            "message {} (started {}) {reached}{missing}{copy}{old}",
             self.intent.message_id, self.intent.at
         )
     }
 }
 
-/// Every send recorded in `.sent-keys/` that did not finish and whose
-/// process is gone.
-pub fn interrupted_sends(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<Vec<Interrupted>> {
+/// Every send recorded in `.sent-keys/` by `sender` that did not finish
+/// and whose process is gone. A recipient reached is one that holds the
+/// message signed with `key` (see [`held`]).
+pub fn interrupted_sends(
+    mailbox: &Mailbox,
+    sender: &str,
+    key: Option<&VerifyingKey>,
+    now: DateTime<Utc>,
+) -> Result<Vec<Interrupted>> {
     let mut found = Vec::new();
     for (record, bytes) in mailbox.send_keys()? {
-        let Ok(intent) = serde_json::from_slice::<Intent>(&bytes) else {
+        let Some(intent) = Intent::parse(&bytes) else {
             continue;
         };
         if !intent.interrupted(now) {
             continue;
         }
-        let sent_copy = holds(mailbox, SENT_DIR, &intent.message_id).is_some();
+        let sent_copy = sent_copy(mailbox, &intent.message_id).is_some();
         let (reached, missing): (Vec<&Destination>, Vec<&Destination>) = intent
             .to
             .iter()
-            .partition(|d| held_by(mailbox, d, &intent.message_id).is_some());
+            .partition(|d| held(mailbox, d, sender, &intent.message_id, key).is_some());
         // A keyed record of an older version names no recipients: its
         // sent/ copy says it finished.
         if sent_copy && missing.is_empty() {
@@ -85,6 +103,7 @@ pub fn interrupted_sends(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<Vec<In
         }
         let ids = |d: Vec<&Destination>| d.into_iter().map(|d| d.agent_id.clone()).collect();
         found.push(Interrupted {
+            retriable: intent.recent(now),
             record,
             reached: ids(reached),
             missing: ids(missing),
@@ -95,60 +114,58 @@ pub fn interrupted_sends(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<Vec<In
     Ok(found)
 }
 
-/// The message `id` as a recipient holds it (its inbox, or our
-/// `outgoing/` for one reached through `aea sync`).
-fn held_by(mailbox: &Mailbox, to: &Destination, id: &str) -> Option<Message> {
-    match &to.repo {
-        Some(repo) => {
-            let inbox = Mailbox::at(repo).ok()?;
-            let entry = inbox.resolve(id).ok()?;
-            entry.valid().filter(|m| m.message_id == id).cloned()
-        }
-        None => holds(mailbox, OUTGOING_DIR, id),
-    }
-}
-
-/// Message `id` in `sub` of our own `.aea/`.
-fn holds(mailbox: &Mailbox, sub: &str, id: &str) -> Option<Message> {
-    if sub == SENT_DIR {
-        let entry = mailbox.resolve_sent(id).ok()?;
-        return entry.valid().filter(|m| m.message_id == id).cloned();
-    }
-    mailbox
-        .read_all_in(sub)
-        .ok()?
-        .into_iter()
-        .find_map(|e| e.valid().filter(|m| m.message_id == id).cloned())
+/// Our `sent/` copy of message `id`.
+fn sent_copy(mailbox: &Mailbox, id: &str) -> Option<Message> {
+    let entry = mailbox.resolve_sent(id).ok()?;
+    entry.valid().filter(|m| m.message_id == id).cloned()
 }
 
 /// Finishes what can be finished of an interrupted send, and says what
-/// was done: the `sent/` copy (and its log line) from a recipient that
-/// holds the message; the record goes when the send reached nobody (it
-/// can be sent anew) or everyone (a plain send's; a keyed one's stays, it
-/// is the key). A send that reached only some recipients keeps its
-/// record, so that the same `aea send` again reaches the rest under the
-/// same id.
+/// was done: the `sent/` copy (and its log line) from a recipient's copy
+/// signed with our `key` (never from one we cannot tell is ours); the
+/// record goes when the send reached nobody (it can be sent anew) or, for
+/// a plain send, everyone; a keyed send's is marked finished (it is the
+/// key). A send that reached only some recipients keeps its record, so
+/// that the same `aea send` again reaches the rest under the same id.
 pub fn finish_send(
     mailbox: &Mailbox,
     sender_id: &str,
+    key: Option<&VerifyingKey>,
     send: &Interrupted,
     rt: &Runtime,
 ) -> Result<String> {
     let id = &send.intent.message_id;
+    // Under the lock a retry takes records over by: a retry of this send
+    // running now owns the record (its process alive) and keeps the
+    // sent/ copy itself; doctor keeping one too made two.
+    let _lock = mailbox.lock_send_keys()?;
+    let still = mailbox
+        .send_key(&send.record)?
+        .and_then(|b| Intent::parse(&b))
+        .is_some_and(|i| i.message_id == *id && i.finished.is_none() && i.interrupted(rt.now()));
+    if !still {
+        return Ok(format!(
+            "message {id}: left to the send that took it over meanwhile"
+        ));
+    }
     if send.reached.is_empty() {
         mailbox.forget_send_key(&send.record)?;
         return Ok(format!(
             "message {id} reached nobody: its record is removed; send it again"
         ));
     }
-    let mut done = Vec::new();
-    if !send.sent_copy {
+    let mut done: Vec<String> = Vec::new();
+    // Looked at again under the lock: a retry that ran meanwhile (and was
+    // killed before it let its record go) kept the copy already.
+    if !send.sent_copy
+        && sent_copy(mailbox, id).is_none()
+        && let Some(key) = key
+    {
         let held = send
             .intent
             .to
             .iter()
-            .find_map(|d| held_by(mailbox, d, id))
-            .filter(|m| m.from.agent_id == sender_id);
+            .find_map(|d| held(mailbox, d, sender_id, id, Some(key))?.message);
         if let Some(message) = held {
             mailbox.store_sent(&message, rt)?;
             let to: Vec<String> = send.intent.to.iter().map(|d| d.agent_id.clone()).collect();
@@ -160,16 +177,27 @@ pub fn finish_send(
                     .with("to", to)
                     .with("repaired", "from a recipient's copy"),
             )?;
-            done.push("its sent/ copy is kept");
+            done.push("its sent/ copy is kept".into());
         }
     }
     if send.missing.is_empty() {
         if send.record.starts_with(RETRY_PREFIX) {
             mailbox.forget_send_key(&send.record)?;
+        } else {
+            let mut intent = send.intent.clone();
+            intent.finished = Some(format_time(rt.now()));
+            mailbox.replace_send_key(&send.record, &intent.bytes())?;
         }
-        done.push("every recipient has it");
+        done.push("every recipient has it".into());
+    } else if send.retriable {
+        done.push("run the same `aea send` again to reach the rest (it reuses the id)".into());
     } else {
-        done.push("run the same `aea send` again to reach the rest (it reuses the id)");
+        // No retry will use the record any more: a send now is new.
+        mailbox.forget_send_key(&send.record)?;
+        done.push(format!(
+            "too old to be retried under its id: send it to {} as a new message (its record is removed)",
+            send.missing.join(", ")
+        ));
     }
     Ok(format!("message {id}: {}", done.join("; ")))
 }
@@ -220,9 +248,20 @@ pub fn missing_log_lines(mailbox: &Mailbox, rt: &Runtime) -> Result<Vec<Event>> 
         }
         lines.push(repaired_marker(rt, AuditEvent::Deferred, &name, &marker));
     }
-    for name in mailbox.message_names()? {
+    // Deliveries nobody logged by design are not cut-off lines: where
+    // other OS users deliver (the log is not theirs to write, SPEC §15.1),
+    // and mail other tools wrote straight into the inbox (the bash AEA,
+    // bridges), which aea would have signed.
+    let names = if writable_by_others(mailbox.dir()) {
+        Vec::new()
+    } else {
+        mailbox.message_names()?
+    };
+    for name in names {
         let entry = mailbox.read(&name);
-        let Some(m) = entry.valid() else { continue };
+        let Some(m) = entry.valid().filter(|m| m.signature.is_some()) else {
+            continue;
+        };
         if has(AuditEvent::Delivered, &m.message_id) || !since(parse_time(&m.timestamp)) {
             continue;
         }
@@ -236,7 +275,9 @@ pub fn missing_log_lines(mailbox: &Mailbox, rt: &Runtime) -> Result<Vec<Event>> 
         );
     }
     for entry in mailbox.read_all_in(SENT_DIR)? {
-        let Some(m) = entry.valid() else { continue };
+        let Some(m) = entry.valid().filter(|m| m.signature.is_some()) else {
+            continue;
+        };
         if has(AuditEvent::Sent, &m.message_id) || !since(parse_time(&m.timestamp)) {
             continue;
         }
@@ -258,6 +299,20 @@ pub fn missing_log_lines(mailbox: &Mailbox, rt: &Runtime) -> Result<Vec<Event>> 
     Ok(lines)
 }
 
+/// Whether other OS users may create files in `.aea/` (`init --shared`).
+fn writable_by_others(dir: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o022 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        false
+    }
+}
+
 fn repaired_marker(
     rt: &Runtime,
     event: AuditEvent,
@@ -277,17 +332,22 @@ fn repaired_marker(
 }
 
 /// Records of plain sends no retry will use any more (older than
-/// [`crate::delivery::RETRY_WITHIN_HOURS`]), removed. Returns how many went.
+/// [`crate::delivery::RETRY_WITHIN_HOURS`], or that do not read), removed
+/// by `aea gc`. Only records last written before that are read. Returns
+/// how many went.
 pub fn forget_old_records(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<usize> {
+    let cutoff = now - chrono::Duration::hours(crate::delivery::RETRY_WITHIN_HOURS);
     let mut gone = 0;
-    for (record, bytes) in mailbox.send_keys()? {
+    for record in mailbox.send_keys_written_before(cutoff.into())? {
         if !record.starts_with(RETRY_PREFIX) {
             continue;
         }
-        let Ok(intent) = serde_json::from_slice::<Intent>(&bytes) else {
+        let Some(bytes) = mailbox.send_key(&record).ok().flatten() else {
             continue;
         };
-        if !intent.recent(now) {
+        // One that does not read is no send's: no retry can use it.
+        let useless = Intent::parse(&bytes).is_none_or(|i| !i.recent(now));
+        if useless {
             mailbox.forget_send_key(&record)?;
             gone += 1;
         }

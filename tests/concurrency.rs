@@ -216,3 +216,54 @@ fn two_concurrent_process_calls_one_wins() {
         "claims released"
     );
 }
+
+/// Sends with the same `--idempotency-key` at the same time (a caller
+/// whose timeout fired while the first was still running): the key
+/// promises one delivery, and eight at once delivered the message seven
+/// times (same id, each judged the recipient not to hold it yet). The
+/// second waits for the first, then finds everything delivered.
+#[test]
+fn concurrent_sends_with_one_key_deliver_once() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    for round in 0..4 {
+        let key = format!("deploy-{round}");
+        let children: Vec<std::process::Child> = (0..8)
+            .map(|_| {
+                env.cmd(&api)
+                    .args([
+                        "--json",
+                        "send",
+                        "--to",
+                        "web",
+                        "--type",
+                        "update",
+                        "--subject",
+                        "deployed",
+                        "--idempotency-key",
+                        &key,
+                    ])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut ids = HashSet::new();
+        for child in children {
+            let out = output_within(child, Duration::from_secs(60), "send");
+            assert_eq!(code(&out), 0, "{}", stderr(&out));
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            ids.insert(v["message_id"].as_str().unwrap().to_string());
+        }
+        assert_eq!(ids.len(), 1, "{ids:?}");
+        assert_eq!(
+            inbox_files(&web).len(),
+            round + 1,
+            "{key} delivered more than once"
+        );
+        let copies = std::fs::read_dir(api.join(".aea/sent")).unwrap().count();
+        assert_eq!(copies, round + 1, "{key}: more than one sent/ copy");
+    }
+}

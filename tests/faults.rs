@@ -432,7 +432,20 @@ fn killed_sends_retried(test: &str, keyed: bool) {
     assert!(killed > 5, "the kill moments do not spread");
     let copies = std::fs::read_dir(api.join(".aea/sent")).unwrap().count();
     assert_eq!(copies, 41, "one sent/ copy per message");
-    if !keyed {
+    if keyed {
+        // Every keyed send finished (the retries did): its record says so,
+        // so doctor never looks for their copies again.
+        for entry in std::fs::read_dir(api.join(".aea/.sent-keys"))
+            .unwrap()
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        {
+            let record: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(entry.path()).unwrap())
+                    .unwrap_or_else(|e| panic!("{}: {e}", entry.path().display()));
+            assert!(record["finished"].is_string(), "unfinished: {record}");
+        }
+    } else {
         // Every send was retried until it answered: no record is left.
         let records = std::fs::read_dir(api.join(".aea/.sent-keys")).map_or(0, |d| {
             d.filter_map(Result::ok)
@@ -440,6 +453,104 @@ fn killed_sends_retried(test: &str, keyed: bool) {
                 .count()
         });
         assert_eq!(records, 0, "records of answered sends remain");
+    }
+}
+
+/// The retry itself killed at a random moment, then retried again: an
+/// interrupted send (here one that reached web, not db, with its process
+/// gone) is taken over by the retry, and a kill while the retry took it
+/// over must not lose the id. It did: the record was moved away and
+/// written anew, and a kill between the two left no record, so the next
+/// retry sent a new message and web got it twice.
+#[test]
+fn a_killed_retry_retried_again_is_delivered_exactly_once() {
+    let mut rng = Rng::from_env("killed_retries");
+    let env = TestEnv::new();
+    // Sends keep their record, as one killed after answering does: the
+    // test turns it into the record of a send killed mid-way.
+    env.set_var("AEA_TEST_KEEP_SEND_RECORD", "1");
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let db = env.repo("db");
+    let argv = |round: usize| -> Vec<String> {
+        [
+            "send",
+            "--to",
+            "web",
+            "--to",
+            "db",
+            "--type",
+            "update",
+            "--subject",
+        ]
+        .iter()
+        .map(ToString::to_string)
+        .chain([format!("retry {round}")])
+        .collect()
+    };
+    let gone = {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    };
+    let mut span = 0;
+    for round in 0..30 {
+        let owned = argv(round);
+        let argv: Vec<&str> = owned.iter().map(String::as_str).collect();
+        if round == 0 {
+            span = window(&env, &api, &argv);
+        } else {
+            env.ok(&api, &argv);
+        }
+        // What a send killed after web and before db leaves: db without
+        // the message, no sent/ copy, the record of a process that is gone.
+        let id = {
+            let report = env.json(&db, &["check"]);
+            let found = report["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["subject"] == format!("retry {round}"))
+                .unwrap()
+                .clone();
+            let path = db.join(".aea").join(found["file"].as_str().unwrap());
+            std::fs::remove_file(path).unwrap();
+            found["id"].as_str().unwrap().to_string()
+        };
+        for entry in std::fs::read_dir(api.join(".aea/sent")).unwrap().flatten() {
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            if text.contains(&id) {
+                std::fs::remove_file(entry.path()).unwrap();
+            }
+        }
+        for entry in std::fs::read_dir(api.join(".aea/.sent-keys"))
+            .unwrap()
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        {
+            let mut record: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(entry.path()).unwrap()).unwrap();
+            if record["message_id"] == id.as_str() {
+                let object = record.as_object_mut().unwrap();
+                object.remove("finished");
+                object.insert("pid".into(), gone.into());
+                std::fs::write(entry.path(), serde_json::to_vec(&record).unwrap()).unwrap();
+            }
+        }
+        kill_after(&env, &api, &argv, rng.below(span));
+        env.ok(&api, &argv);
+        for repo in [&web, &db] {
+            let report = env.json(repo, &["check"]);
+            let ids: Vec<&str> = report["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["subject"] == format!("retry {round}"))
+                .map(|m| m["id"].as_str().unwrap())
+                .collect();
+            assert_eq!(ids, [id.as_str()], "round {round}, {}", repo.display());
+        }
     }
 }
 

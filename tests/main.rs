@@ -25,6 +25,7 @@ mod json_output;
 mod layout;
 mod lifecycle;
 mod policy_corpus;
+mod retries;
 mod roundtrip;
 mod schemas;
 mod snapshots;

@@ -122,7 +122,9 @@ pub fn send(
         ctx.printer.warn(warning);
     }
     print(&delivery, ctx);
-    delivery::settle(&from, &delivery);
+    if !ctx.keep_send_record {
+        delivery::settle(&from, &delivery);
+    }
     delivery.complete()?;
     Ok(ExitCode::Success)
 }
@@ -145,6 +147,10 @@ fn print(delivery: &Delivery, ctx: &Context) {
             (None, Some(error)) => ctx
                 .printer
                 .line(format_args!("FAILED for {}: {error}", outcome.recipient)),
+            // A retry: `aea sync` carried it to the remote already.
+            (None, None) if outcome.delivered => ctx.printer.line(format_args!(
+                "pushed for {who} already (a retry): not queued again"
+            )),
             (None, None) => {}
         }
     }

@@ -27,6 +27,8 @@ pub struct Context {
     pub temp_dir: PathBuf,
     /// This binary, which installed hooks call.
     pub exe: Option<PathBuf>,
+    /// See [`crate::env::AEA_TEST_KEEP_SEND_RECORD`].
+    pub keep_send_record: bool,
     /// The user's private signing keys (SPEC §15.2).
     keys_dir: Option<PathBuf>,
     /// The user's cache dir (verified signatures of earlier runs).
@@ -63,6 +65,7 @@ impl Context {
                 .as_ref()
                 .map(|d| d.join(crate::config_trust::FILE_NAME)),
             exe: env.exe.clone(),
+            keep_send_record: env.keep_send_record,
             temp_dir: env.temp_dir.clone(),
             keys_dir: env.config_dir.as_ref().map(|d| d.join(identity::KEYS_DIR)),
             cache_dir: env.cache_dir.clone(),

@@ -35,6 +35,7 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         user: Some(ctx.rt.user().to_string()),
         fixed_now: None,
         seed: None,
+        keep_send_record: false,
         exe: None,
         cwd: Some(root.clone()),
         temp_dir: ctx.temp_dir.clone(),

@@ -13,6 +13,7 @@ use crate::config;
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
 use crate::hooks::{self, GitHook, State};
+use crate::housekeeping;
 use crate::mailbox::{
     CLAIMS_DIR, LAYOUT_DIRS, Mailbox, PROCESSED_DIR, Processed, STATE_DIRS, TMP_DIR,
 };
@@ -189,9 +190,21 @@ pub fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
 }
 
 /// `--fix`: finishes what killed processes left half-done (the checks
-/// `claims`, `staging`, `sends` and `log`), and says what it did.
+/// `claims`, `staging`, `sends` and `log`), and says what it did. One
+/// repair at a time, under gc's lock: two at once would each keep the
+/// same `sent/` copy and write the same lost lines. A second one waits,
+/// then finds the work done.
 fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
     let aea = mailbox.dir();
+    let lock_path = aea.join(housekeeping::LOCK_FILE);
+    let Some(lock) = crate::fsutil::try_lock_within(&lock_path, housekeeping::LOCK_WAIT)? else {
+        return Ok(vec![format!(
+            "nothing: another aea gc or doctor --fix held .aea/{} for over {}s",
+            housekeeping::LOCK_FILE,
+            housekeeping::LOCK_WAIT.as_secs()
+        )]);
+    };
+    crate::fsutil::require_owner(&lock, &lock_path, crate::fsutil::dir_owner(aea))?;
     let now = ctx.rt.now();
     let mut fixed = Vec::new();
     for name in stale_claims(aea, now) {
@@ -204,9 +217,19 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
             fixed.push(format!("removed {}", path.display()));
         }
     }
+    // What cannot be looked at (an unsound `.sent-keys/`, say) is left
+    // to the checks below, which name it with its fix.
     if let Ok(id) = mailbox.agent_id() {
-        for send in recovery::interrupted_sends(mailbox, now)? {
-            fixed.push(recovery::finish_send(mailbox, &id, &send, &ctx.rt)?);
+        let key = own_key(ctx, &id);
+        let sends = recovery::interrupted_sends(mailbox, &id, key.as_ref(), now);
+        for send in sends.unwrap_or_default() {
+            fixed.push(recovery::finish_send(
+                mailbox,
+                &id,
+                key.as_ref(),
+                &send,
+                &ctx.rt,
+            )?);
         }
     }
     // Hooks that call an aea that moved (`cargo install`) are rewritten.
@@ -222,7 +245,7 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
                 .map(|f| format!("rewrote aea's entries in {f}")),
         );
     }
-    let lines = recovery::missing_log_lines(mailbox, &ctx.rt)?;
+    let lines = recovery::missing_log_lines(mailbox, &ctx.rt).unwrap_or_default();
     for line in &lines {
         mailbox.log(line)?;
     }
@@ -235,14 +258,33 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
     Ok(fixed)
 }
 
+/// The public key that signs what agent `id` sends, on this machine.
+fn own_key(ctx: &Context, id: &str) -> Option<ed25519_dalek::VerifyingKey> {
+    ctx.signing_key(id).ok().map(|k| k.verifying_key())
+}
+
 /// Sends interrupted mid-way, and log lines a kill cut off.
 fn half_done(mailbox: &Mailbox, ctx: &Context) -> Vec<Finding> {
     let now = ctx.rt.now();
-    let sends = recovery::interrupted_sends(mailbox, now).unwrap_or_default();
+    // Where unsound state (reported above) stops the looking, these
+    // checks say so rather than "ok".
+    let not_checked = |e: &Error| {
+        (
+            format!("not checked: {}", crate::error::one_line(e)),
+            e.hint()
+                .unwrap_or_else(|| "fix the state named above".to_string()),
+        )
+    };
+    let sends = match mailbox.agent_id() {
+        Ok(id) => recovery::interrupted_sends(mailbox, &id, own_key(ctx, &id).as_ref(), now),
+        Err(_) => Ok(Vec::new()),
+    };
     let sends = Finding::new(
         "sends",
-        (!sends.is_empty()).then(|| {
-            (
+        match sends {
+            Err(e) => Some(not_checked(&e)),
+            Ok(sends) if sends.is_empty() => None,
+            Ok(sends) => Some((
                 format!(
                     "interrupted: {}",
                     sends
@@ -251,20 +293,21 @@ fn half_done(mailbox: &Mailbox, ctx: &Context) -> Vec<Finding> {
                         .collect::<Vec<_>>()
                         .join("; ")
                 ),
-                "run the same `aea send` again (it reuses the id and reaches only who is missing), or `aea doctor --fix` (keeps the sent/ copy of what was delivered)".to_string(),
-            )
-        }),
+                "run the same `aea send` again within 24 hours of its start (it reuses the id and reaches only who is missing), or `aea doctor --fix` (keeps the sent/ copy of what was delivered)".to_string(),
+            )),
+        },
         "no interrupted sends",
     );
-    let missing = recovery::missing_log_lines(mailbox, &ctx.rt).map_or(0, |l| l.len());
     let log = Finding::new(
         "log",
-        (missing > 0).then(|| {
-            (
-                format!("{missing} operation(s) with no log line (a process killed after the work, before the line)"),
+        match recovery::missing_log_lines(mailbox, &ctx.rt) {
+            Err(e) => Some(not_checked(&e)),
+            Ok(lines) if lines.is_empty() => None,
+            Ok(lines) => Some((
+                format!("{} operation(s) with no log line (a process killed after the work, before the line)", lines.len()),
                 "aea doctor --fix (writes them from the markers, inbox and sent/ copies, marked \"repaired\")".to_string(),
-            )
-        }),
+            )),
+        },
         "every marker, delivery and sent/ copy has its log line",
     );
     vec![sends, log]

@@ -20,6 +20,8 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_aea");
 
 pub struct TestEnv {
     pub root: TempDir,
+    /// Variables every command of this environment gets (fault points).
+    vars: std::sync::Mutex<Vec<(String, String)>>,
 }
 
 impl TestEnv {
@@ -29,7 +31,10 @@ impl TestEnv {
             .tempdir()
             .unwrap();
         std::fs::create_dir(root.path().join("home")).unwrap();
-        TestEnv { root }
+        TestEnv {
+            root,
+            vars: std::sync::Mutex::default(),
+        }
     }
 
     pub fn path(&self) -> PathBuf {
@@ -76,8 +81,14 @@ impl TestEnv {
             .env("AEA_REGISTRY", self.registry())
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
+            .envs(self.vars.lock().unwrap().iter().map(|(k, v)| (k, v)))
             .current_dir(dir);
         cmd
+    }
+
+    /// Gives every later command of this environment `name=value`.
+    pub fn set_var(&self, name: &str, value: &str) {
+        self.vars.lock().unwrap().push((name.into(), value.into()));
     }
 
     pub fn run(&self, dir: &Path, args: &[&str]) -> Output {
