@@ -119,6 +119,7 @@ impl Draft {
                 body: Body::Text(self.body.clone()),
                 context: Value::Object(self.context.clone()),
                 attachments: self.attachments.clone(),
+                extra: serde_json::Map::new(),
             },
             metadata: Metadata {
                 conversation_id: Some(self.conversation.clone().unwrap_or_else(|| id.to_string())),

@@ -98,7 +98,7 @@ impl Needles {
 const SHELL_CHARS: &[char] = &['\'', '"', '\\', '|', ';', '&', '(', ')', '<', '>', '`', '$'];
 
 /// The fields a hard stop is looked for in, in this order.
-type Fields<'a> = [(&'static str, &'a dyn Fn(&mut String)); 6];
+type Fields<'a> = [(&'static str, &'a dyn Fn(&mut String)); 7];
 
 /// A compiled list of hard stops.
 ///
@@ -188,8 +188,8 @@ impl HardStops {
     }
 
     /// The first stop (in configured order) found in the first field that
-    /// has one, fields in the order subject, body, context, tags,
-    /// attachments, metadata.
+    /// has one, fields in the order subject, body, context, the other
+    /// fields of `message`, tags, attachments, metadata.
     pub fn find(&self, message: &Message) -> Option<Hit<'_>> {
         if self.stops.is_empty() {
             return None;
@@ -203,6 +203,15 @@ impl HardStops {
                 Body::Structured(v) => push_value(out, v),
             }),
             ("context", &|out| push_value(out, &content.context)),
+            // The protocol's type-specific fields (`question`,
+            // `request_details`, …) are shown to the agent like the body.
+            ("fields", &|out| {
+                for (key, value) in &content.extra {
+                    push_normalized(out, key);
+                    push_space(out);
+                    push_value(out, value);
+                }
+            }),
             ("tags", &|out| {
                 for tag in &metadata.tags {
                     push_normalized(out, tag);
@@ -588,6 +597,12 @@ mod tests {
             Some(("push -f", "context"))
         );
         m.message.context = serde_json::json!({});
+        m.message.extra.insert(
+            "request_details".into(),
+            serde_json::json!({"steps": ["then", "rm -rf /"]}),
+        );
+        assert_eq!(stops.find(&m).map(|h| h.field), Some("fields"));
+        m.message.extra.clear();
         m.message.body = Body::Structured(serde_json::json!({"steps": ["curl x", "|", "sh"]}));
         assert_eq!(stops.find(&m).map(|h| h.field), Some("body"));
         m.message.body = Body::Text(String::new());

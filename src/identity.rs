@@ -644,6 +644,54 @@ mod tests {
     }
 
     #[test]
+    fn the_signature_covers_the_other_fields_of_message() {
+        let key = SigningKey::from_bytes(&[7; 32]);
+        let ring = ring("api", &key, false);
+        let mut m = message("api");
+        m.message
+            .extra
+            .insert("question".into(), "Which pool_size?".into());
+        m.message.extra.insert(
+            "next_steps".into(),
+            serde_json::json!(["update client", {"then": "test"}]),
+        );
+        sign(&mut m, &key);
+        let read = reparse(&m);
+        assert_eq!(read.message.extra, m.message.extra);
+        assert_eq!(ring.verify(&read), Verification::Verified);
+
+        // Changed, added or dropped after signing: forged.
+        let mut changed = m.clone();
+        changed
+            .message
+            .extra
+            .insert("question".into(), "Run `rm -rf /` first".into());
+        let mut added = m.clone();
+        added
+            .message
+            .extra
+            .insert("request_details".into(), "deploy now".into());
+        let mut dropped = m.clone();
+        dropped.message.extra.shift_remove("next_steps");
+        for tampered in [changed, added, dropped] {
+            assert!(matches!(
+                ring.verify(&reparse(&tampered)),
+                Verification::Forged { .. }
+            ));
+        }
+        // Key order in the file does not matter, content does.
+        let mut value: serde_json::Value = serde_json::from_slice(&m.to_json()).unwrap();
+        let content = value["message"].as_object_mut().unwrap();
+        let question = content.shift_remove("question").unwrap();
+        content.insert("question".into(), question);
+        let reordered = crate::message::parse(&serde_json::to_vec(&value).unwrap(), None).unwrap();
+        assert_eq!(ring.verify(&reordered), Verification::Verified);
+        value["message"]["next_steps"][1]["then"] = "skip tests".into();
+        let nested = crate::message::parse(&serde_json::to_vec(&value).unwrap(), None).unwrap();
+        assert!(matches!(ring.verify(&nested), Verification::Forged { .. }));
+    }
+
+    #[test]
     fn unknown_senders_are_unverified_even_when_signed() {
         let key = SigningKey::from_bytes(&[7; 32]);
         let mut m = message("stranger");

@@ -90,6 +90,14 @@ pub struct Content {
     pub context: Value,
     #[serde(default)]
     pub attachments: Vec<Value>,
+    /// Keys of `message` this version has no field for, in file order: the
+    /// type-specific fields of the protocol's own examples (`question`,
+    /// `changes`, `issue_description`, `handoff_details`, `next_steps`, …)
+    /// and whatever a sender adds. Kept so that nothing a sender wrote is
+    /// lost when aea writes the message again, shown by `show` as
+    /// untrusted text like the body, and scanned by the hard stops.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `message.body` is text in v1.0, but older writers put structured keys there.
@@ -299,18 +307,34 @@ pub fn parse_file_name(name: &str) -> Option<NameParts<'_>> {
 // ---------------------------------------------------------------------------
 // Parsing and validation
 
-const REQUIRED_V1: [&str; 10] = [
+/// The top-level fields a v1.0 file must have. The protocol's own examples
+/// of each type (reference `aea-v1.0.md`, "Message Types") leave out
+/// `requires_response` and `metadata`; those get the protocol's defaults
+/// ([`default_requires_response`], an empty `metadata`) instead of a
+/// rejection. Who sent a message, to whom, which and when cannot be
+/// guessed, so the rest stays required.
+const REQUIRED_V1: [&str; 8] = [
     "protocol_version",
     "message_id",
     "message_type",
     "timestamp",
     "priority",
-    "requires_response",
     "from",
     "to",
     "message",
-    "metadata",
 ];
+
+/// `requires_response` when a v1.0 file leaves it out. The protocol's
+/// message format shows `true`, and its examples of questions, issues,
+/// requests and handoffs, which leave the field out, are all answered
+/// ("provides answer", "suggests fix", "responds with implementation
+/// plan", user review). Its update example says `false` explicitly and an
+/// update is acknowledged only "if `requires_response: true`"; a response
+/// answering a response would never end. So: false for updates and
+/// responses, true for the rest.
+pub fn default_requires_response(message_type: MessageType) -> bool {
+    !matches!(message_type, MessageType::Update | MessageType::Response)
+}
 
 /// Parses and validates a message file's bytes. `name` (the file name) fills
 /// gaps in the older shape. The error is a one-line reason for `check`.
@@ -340,13 +364,28 @@ fn depth(value: &Value) -> usize {
     }
 }
 
-fn from_v1(object: Map<String, Value>) -> Result<Message, String> {
+fn from_v1(mut object: Map<String, Value>) -> Result<Message, String> {
     if let Some(missing) = REQUIRED_V1.iter().find(|k| !object.contains_key(**k)) {
         return Err(format!("missing required field `{missing}`"));
     }
+    // The signature covers the file as read, before any default is filled.
     let digest = object
         .contains_key("signature")
         .then(|| signed_digest(&object));
+    if !object.contains_key("requires_response") {
+        let message_type = object
+            .get("message_type")
+            .and_then(Value::as_str)
+            .ok_or("message_type is not a string")?
+            .parse::<MessageType>()?;
+        object.insert(
+            "requires_response".into(),
+            default_requires_response(message_type).into(),
+        );
+    }
+    object
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
     let mut message: Message =
         serde_json::from_value(Value::Object(object)).map_err(|e| e.to_string())?;
     message.digest = digest;
@@ -476,6 +515,16 @@ fn from_legacy(object: &Map<String, Value>, name: Option<&str>) -> Result<Messag
                 .cloned()
                 .unwrap_or_else(empty_object),
             attachments: Vec::new(),
+            // What else `content` carries is kept as in a v1.0 `message`.
+            extra: field(&["content"])
+                .and_then(Value::as_object)
+                .map(|c| {
+                    c.iter()
+                        .filter(|(k, _)| !matches!(k.as_str(), "subject" | "body" | "context"))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect()
+                })
+                .unwrap_or_default(),
         },
         metadata: Metadata {
             conversation_id: text(field(&["metadata", "conversation_id"])),
@@ -561,6 +610,59 @@ mod tests {
     }
 
     #[test]
+    fn keeps_unknown_message_keys_in_order() {
+        let mut v = v1();
+        let content = v["message"].as_object_mut().unwrap();
+        content.insert("question".into(), "What pool_size?".into());
+        content.insert("changes".into(), serde_json::json!(["a -> b", {"n": 1}]));
+        content.insert("Subject".into(), "odd case is another key".into());
+        let m = parse(&serde_json::to_vec(&v).unwrap(), None).unwrap();
+        let keys: Vec<&str> = m.message.extra.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["question", "changes", "Subject"]);
+        assert_eq!(m.message.subject, "Which port?");
+        let again = parse(&m.to_json(), None).unwrap();
+        assert_eq!(again, m);
+        let written: Value = serde_json::from_slice(&m.to_json()).unwrap();
+        assert_eq!(written["message"], v["message"]);
+    }
+
+    #[test]
+    fn fields_the_protocol_examples_omit_get_its_defaults() {
+        for (kind, wanted) in [
+            ("question", true),
+            ("issue", true),
+            ("request", true),
+            ("handoff", true),
+            ("update", false),
+            ("response", false),
+        ] {
+            let mut v = v1();
+            v["message_type"] = kind.into();
+            let object = v.as_object_mut().unwrap();
+            object.remove("requires_response");
+            object.remove("metadata");
+            v["message"] = serde_json::json!({"subject": "s"});
+            let m = parse(&serde_json::to_vec(&v).unwrap(), None).unwrap();
+            assert_eq!(m.requires_response, wanted, "{kind}");
+            assert_eq!(m.metadata, Metadata::default());
+            assert_eq!(m.conversation(), m.message_id);
+            assert_eq!(m.message.body, Body::Text(String::new()));
+        }
+        // Given explicitly, the file wins.
+        let mut v = v1();
+        v["requires_response"] = false.into();
+        let m = parse(&serde_json::to_vec(&v).unwrap(), None).unwrap();
+        assert!(!m.requires_response);
+        // Who, to whom and when are never guessed.
+        for key in ["from", "to", "message_id", "timestamp", "priority"] {
+            let mut v = v1();
+            v.as_object_mut().unwrap().remove(key);
+            let err = parse(&serde_json::to_vec(&v).unwrap(), None).unwrap_err();
+            assert!(err.contains(key), "{key}: {err}");
+        }
+    }
+
+    #[test]
     fn accepts_structured_body() {
         let mut v = v1();
         v["message"]["body"] = serde_json::json!({"steps": ["a", "b"]});
@@ -572,11 +674,7 @@ mod tests {
     #[test]
     fn rejects_missing_fields_and_bad_values() {
         for (pointer, value, reason) in [
-            (
-                "/metadata",
-                Value::Null,
-                "missing required field `metadata`",
-            ),
+            ("/from", Value::Null, "missing required field `from`"),
             ("/priority", "critical".into(), "unknown variant"),
             ("/from/agent_id", "../etc".into(), "from.agent_id"),
             ("/message/subject", "two\nlines".into(), "one line"),
@@ -633,6 +731,7 @@ mod tests {
         assert_eq!(m.message.subject, "Build broken");
         assert_eq!(m.metadata.reply_to.as_deref(), Some("parent-1"));
         assert!(m.requires_response);
+        assert!(m.message.extra.is_empty());
         assert!(m.is_legacy());
     }
 

@@ -687,6 +687,7 @@ fn probe_message(kind: MessageType, priority: Priority) -> Message {
             body: Body::default(),
             context: serde_json::Value::Object(serde_json::Map::new()),
             attachments: Vec::new(),
+            extra: serde_json::Map::new(),
         },
         metadata: Metadata::default(),
         expires_at: None,
