@@ -42,7 +42,7 @@ fn offending(text: &str) -> Option<char> {
 
 /// Asserts on the raw bytes of one stream: valid UTF-8, no ESC, no BEL, no
 /// C1 (UTF-8 `C2 80`–`C2 9F`), no bidi controls, no forged aea line.
-fn assert_clean(what: &str, bytes: &[u8]) {
+pub(crate) fn assert_clean(what: &str, bytes: &[u8]) {
     assert!(
         !bytes.contains(&0x1b) && !bytes.contains(&0x07),
         "{what}: raw ESC or BEL in {:?}",

@@ -28,6 +28,7 @@ mod policy_corpus;
 mod retries;
 mod roundtrip;
 mod schemas;
+mod seed_fields;
 mod snapshots;
 mod state;
 mod sync;

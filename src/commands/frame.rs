@@ -1,7 +1,9 @@
 //! The framed text of one message that `show` and `review` print: clear
 //! begin and end markers with a random tag (a body cannot fake the end),
 //! the sender as far as the receiver can tell, the decision, what the agent
-//! may do, and whether a person decided. Every value is escaped.
+//! may do, and whether a person decided. The other fields of `message`
+//! (the protocol's `question`, `next_steps`, …) follow the body inside the
+//! frame, cut to a size an agent can read. Every value is escaped.
 
 use std::fmt::Write as _;
 
@@ -42,9 +44,11 @@ pub fn render(
     p("\n");
     let body = untrusted(&m.message.body.to_text(), true);
     p(&body);
-    if !body.ends_with('\n') {
+    // The protocol's examples often carry no body, only their own fields.
+    if !body.is_empty() && !body.ends_with('\n') {
         p("\n");
     }
+    p(&other_fields(message, &tag, &short_ref));
     p(&format!("----- END UNTRUSTED MESSAGE {tag} -----\n"));
     p(&format!(
         "decision:     {} (rule {}){}\n",
@@ -92,6 +96,54 @@ pub fn render(
     }
     p(&format!("processed:    {state}\n"));
     text
+}
+
+/// How many of the other fields of `message` the frame shows, and how many
+/// characters of each: a message file may be 1 MiB of them, which no agent
+/// wants to read through `show`. `show --json` has every field whole.
+const MAX_FIELDS: usize = 32;
+const MAX_FIELD_CHARS: usize = 16 * 1024;
+
+/// The other fields of `message` (the protocol's `question`, `changes`,
+/// `next_steps`, …) inside the frame after the body, each under a line
+/// carrying the frame's tag (so a body cannot fake where a field starts),
+/// escaped like the body: text as it is, anything else as indented JSON.
+fn other_fields(message: &Message, tag: &str, short_ref: &str) -> String {
+    let extra = &message.message.extra;
+    let mut out = String::new();
+    for (key, value) in extra.iter().take(MAX_FIELDS) {
+        let _ = writeln!(
+            out,
+            "----- FIELD {tag}: message.{} -----",
+            untrusted_short(key, 64)
+        );
+        let text = match value {
+            serde_json::Value::String(s) => s.clone(),
+            other => serde_json::to_string_pretty(other).unwrap_or_default(),
+        };
+        let total = text.chars().count();
+        let shown: String = text.chars().take(MAX_FIELD_CHARS).collect();
+        let shown = untrusted(&shown, true);
+        out.push_str(&shown);
+        if !shown.ends_with('\n') {
+            out.push('\n');
+        }
+        if total > MAX_FIELD_CHARS {
+            let _ = writeln!(
+                out,
+                "[{} more characters cut; `aea show --json {short_ref}` has the whole field]",
+                total - MAX_FIELD_CHARS
+            );
+        }
+    }
+    if extra.len() > MAX_FIELDS {
+        let _ = writeln!(
+            out,
+            "[{} more fields of message not shown; `aea show --json {short_ref}` has them]",
+            extra.len() - MAX_FIELDS
+        );
+    }
+    out
 }
 
 /// The header of the frame: one `name: value` line per field, every value
