@@ -721,7 +721,7 @@ mod tests {
             "sender": {"agent_id": "claude-backend", "repo_path": "/r/b"},
             "recipient": {"agent_id": "web"},
             "routing": {"priority": "high", "requires_response": true},
-            "content": {"subject": "Build broken", "body": "details"},
+            "content": {"subject": "Build broken", "body": "details", "impact": "CI red"},
             "metadata": {"in_reply_to": "parent-1"}
         });
         let m = parse(&serde_json::to_vec(&legacy).unwrap(), None).unwrap();
@@ -731,7 +731,7 @@ mod tests {
         assert_eq!(m.message.subject, "Build broken");
         assert_eq!(m.metadata.reply_to.as_deref(), Some("parent-1"));
         assert!(m.requires_response);
-        assert!(m.message.extra.is_empty());
+        assert_eq!(m.message.extra["impact"], "CI red");
         assert!(m.is_legacy());
     }
 

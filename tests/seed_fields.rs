@@ -295,3 +295,45 @@ fn huge_and_many_fields_are_cut_in_show_and_whole_in_json() {
         "{report}"
     );
 }
+
+#[test]
+fn sync_carries_the_fields_signed_and_byte_for_byte() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    let id = a.send(&env, "bb", "retry logic");
+    // The queued copy gets the request example's fields, signed by aa as a
+    // sender writing them would.
+    let queued = std::fs::read_dir(a.repo.join(".aea/outgoing"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut message: Value = serde_json::from_slice(&std::fs::read(&queued).unwrap()).unwrap();
+    message["message"]["request_details"] = "Need exponential backoff".into();
+    message["message"]["acceptance_criteria"] = json!(["3 retries", {"log": true}]);
+    env.resign(&mut message);
+    let bytes = serde_json::to_vec_pretty(&message).unwrap();
+    std::fs::write(&queued, &bytes).unwrap();
+
+    a.ok(&env, &["sync"]);
+    assert_eq!(b.json(&env, &["sync"])["received"], json!([id]));
+    let shown = b.json(&env, &["show", &id]);
+    assert_eq!(shown["sender"]["state"], "verified", "{shown}");
+    assert_eq!(
+        shown["message"]["message"]["acceptance_criteria"],
+        message["message"]["acceptance_criteria"]
+    );
+    let delivered = inbox_files(&b.repo).remove(0);
+    assert_eq!(
+        std::fs::read(b.repo.join(".aea").join(delivered)).unwrap(),
+        bytes
+    );
+    let text = b.ok(&env, &["show", &id]);
+    assert!(
+        text.contains(": message.request_details -----\nNeed exponential backoff\n"),
+        "{text}"
+    );
+}
