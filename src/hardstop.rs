@@ -205,7 +205,7 @@ impl HardStops {
             ("context", &|out| push_value(out, &content.context)),
             // The protocol's type-specific fields (`question`,
             // `request_details`, …) are shown to the agent like the body.
-            ("fields", &|out| {
+            ("message fields", &|out| {
                 for (key, value) in &content.extra {
                     push_normalized(out, key);
                     push_space(out);
@@ -601,7 +601,7 @@ mod tests {
             "request_details".into(),
             serde_json::json!({"steps": ["then", "rm -rf /"]}),
         );
-        assert_eq!(stops.find(&m).map(|h| h.field), Some("fields"));
+        assert_eq!(stops.find(&m).map(|h| h.field), Some("message fields"));
         m.message.extra.clear();
         m.message.body = Body::Structured(serde_json::json!({"steps": ["curl x", "|", "sh"]}));
         assert_eq!(stops.find(&m).map(|h| h.field), Some("body"));
