@@ -195,3 +195,70 @@ fn send_takes_oacp_priorities() {
         assert!(found.contains(want), "{given}: {found}");
     }
 }
+
+const ROO_EXAMPLE: &str = "---
+from: nestjs-developer
+timestamp: \"2025-07-07T11:15:00Z\"
+id: \"msg-a4b1c9e0\"
+priority: high
+---
+
+**Request: Integration Test**
+
+Please run integration tests on the new `auth-service`.
+";
+
+#[test]
+fn roo_import_is_idempotent_and_export_never_overwrites() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let mailbox = env.path().join("ws/.roo/mailbox");
+    std::fs::create_dir_all(&mailbox).unwrap();
+    std::fs::write(mailbox.join("to-web.md"), ROO_EXAMPLE).unwrap();
+    std::fs::write(mailbox.join("notes.md"), "not a message\n").unwrap();
+    let dir = mailbox.to_str().unwrap();
+
+    let report = env.json(&web, &["import", "roo", dir]);
+    assert_eq!(report.as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(report[0]["status"], "imported", "{report}");
+    assert_eq!(
+        env.json(&web, &["import", "roo", dir])[0]["status"],
+        "already-held"
+    );
+    let check = env.json(&web, &["check"]).to_string();
+    assert!(check.contains("Request: Integration Test"), "{check}");
+
+    // Out again: to-<slug>.md; a second message for a slug with one
+    // waiting is refused and stays in our mailbox, the waiting one intact.
+    let api = env.repo("api");
+    let first = env.send(
+        &api,
+        "web",
+        &["--type", "update", "--subject", "one", "--body", "1"],
+    );
+    let second = env.send(
+        &api,
+        "web",
+        &["--type", "update", "--subject", "two", "--body", "2"],
+    );
+    let out_dir = env.path().join("roo-out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let out = out_dir.to_str().unwrap();
+    let written = env.json(&web, &["export", "roo", &first, "--out", out]);
+    assert!(
+        written[0]["path"].as_str().unwrap().ends_with("/to-web.md"),
+        "{written}"
+    );
+    let waiting = std::fs::read(out_dir.join("to-web.md")).unwrap();
+    // The same message again is already there: fine.
+    env.json(&web, &["export", "roo", &first, "--out", out]);
+    let refused = env.run(&web, &["export", "roo", &second, "--out", out]);
+    assert_eq!(code(&refused), 5, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("waiting there already"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(std::fs::read(out_dir.join("to-web.md")).unwrap(), waiting);
+    assert_eq!(names(&out_dir), ["to-web.md"]);
+}

@@ -14,6 +14,7 @@
 //! own fields alone.
 
 pub mod oacp;
+pub mod roo;
 pub mod transfer;
 
 use std::fmt::Write as _;

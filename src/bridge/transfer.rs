@@ -25,25 +25,32 @@ word_enum! {
     /// The file protocols aea can import from and export to.
     pub enum Protocol {
         Oacp = "oacp",
+        Roo = "roo",
     }
 }
 
 impl Protocol {
-    fn parse(self, text: &str) -> Result<Message, String> {
+    fn parse(self, text: &str, name: &str) -> Result<Message, String> {
         match self {
             Protocol::Oacp => super::oacp::parse(text),
+            Protocol::Roo => match super::roo::slug_of(name) {
+                Some(slug) => super::roo::parse(text, slug),
+                None => Err("is not named `to-<slug>.md`".into()),
+            },
         }
     }
 
     fn render(self, message: &Message) -> String {
         match self {
             Protocol::Oacp => super::oacp::render(message),
+            Protocol::Roo => super::roo::render(message),
         }
     }
 
     fn file_name(self, message: &Message) -> String {
         match self {
             Protocol::Oacp => super::oacp::file_name(message),
+            Protocol::Roo => super::roo::file_name(message),
         }
     }
 
@@ -54,6 +61,17 @@ impl Protocol {
             Protocol::Oacp => {
                 !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"))
             }
+            Protocol::Roo => super::roo::slug_of(name).is_some(),
+        }
+    }
+
+    /// Roo has one file per recipient, `to-<slug>.md`: another name would
+    /// never be read, so a message for a recipient with one waiting is
+    /// refused (it stays in our mailbox) instead of written elsewhere.
+    fn one_file_per_recipient(self) -> bool {
+        match self {
+            Protocol::Oacp => false,
+            Protocol::Roo => true,
         }
     }
 }
@@ -143,7 +161,11 @@ fn import_one(
     let Ok(text) = String::from_utf8(bytes) else {
         return Ok(refused("is not UTF-8 text".into()));
     };
-    let message = match protocol.parse(&text) {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let message = match protocol.parse(&text, &name) {
         Ok(message) => message,
         Err(reason) => return Ok(refused(reason)),
     };
@@ -187,7 +209,12 @@ pub fn export(protocol: Protocol, messages: &[Message], dir: &Path) -> Result<Ve
         let name = protocol.file_name(message);
         let (stem, ext) = name.rsplit_once('.').unwrap_or((&name, ""));
         let mut written = None;
-        for n in 1..=100 {
+        let tries = if protocol.one_file_per_recipient() {
+            1
+        } else {
+            100
+        };
+        for n in 1..=tries {
             let candidate = if n == 1 {
                 name.clone()
             } else {
@@ -206,7 +233,13 @@ pub fn export(protocol: Protocol, messages: &[Message], dir: &Path) -> Result<Ve
         }
         let path = written.ok_or_else(|| Error::UnsafeState {
             path: dir.join(&name),
-            detail: "100 files of that name exist already; nothing replaced".into(),
+            detail: if protocol.one_file_per_recipient() {
+                "a message for this recipient is waiting there already; nothing replaced \
+                 (export again once the recipient has processed and deleted it)"
+                    .into()
+            } else {
+                "100 files of that name exist already; nothing replaced".into()
+            },
         })?;
         out.push(Exported {
             message_id: message.message_id.clone(),
