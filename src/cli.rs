@@ -94,6 +94,44 @@ pub enum Command {
     Trust(TrustConfigArgs),
     /// Show two repositories exchanging mail, in a temporary directory
     Demo(DemoArgs),
+    /// Deliver another protocol's message files into this inbox (once per message id)
+    Import(ImportArgs),
+    /// Write messages as another protocol's files into a folder, never replacing one
+    Export(ExportArgs),
+}
+
+/// `--priority` takes AEA's words and OACP's P0-P3 (SPEC §12), mapped by
+/// the bridge's table.
+fn parse_priority(text: &str) -> Result<Priority, String> {
+    text.parse::<Priority>().or_else(|e| {
+        text.parse::<crate::bridge::oacp::OacpPriority>()
+            .map(crate::bridge::oacp::OacpPriority::to_aea)
+            .map_err(|_| format!("{e}, or P0-P3"))
+    })
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The protocol the files are written in
+    pub protocol: crate::bridge::transfer::Protocol,
+
+    /// Files, or folders of them (not descended into)
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The protocol to write
+    pub protocol: crate::bridge::transfer::Protocol,
+
+    /// Messages to export: id, file name or short reference (inbox or sent/)
+    #[arg(required = true)]
+    pub refs: Vec<String>,
+
+    /// The folder to write into (an OACP agent's inbox/, for example)
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -145,8 +183,8 @@ pub struct ContentArgs {
     #[arg(long, value_name = "FILE")]
     pub body_file: Option<PathBuf>,
 
-    /// Priority (default: normal)
-    #[arg(long, value_name = "PRIORITY")]
+    /// Priority: urgent, high, normal, low, or OACP's P0-P3 (default: normal)
+    #[arg(long, value_name = "PRIORITY", value_parser = parse_priority)]
     pub priority: Option<Priority>,
 
     /// Ask the recipient to answer

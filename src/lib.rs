@@ -4,6 +4,7 @@
 
 pub mod approval;
 pub mod audit;
+pub mod bridge;
 pub mod cli;
 pub mod commands;
 pub mod compose;

@@ -10,9 +10,11 @@ mod content;
 mod context;
 pub mod demo;
 mod doctor;
+mod export;
 mod frame;
 mod gc;
 mod hooks;
+mod import;
 mod init;
 mod listing;
 mod log;
@@ -71,5 +73,7 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Validate(args) => validate::run(&args, &ctx),
         Command::Demo(args) => demo::run(&args, &ctx),
         Command::Trust(args) => trust::run(&args, &ctx),
+        Command::Import(args) => import::run(&args, &ctx),
+        Command::Export(args) => export::run(&args, &ctx),
     }
 }

@@ -1,0 +1,236 @@
+//! Bridges to other file protocols agents already use (SPEC §12): pure
+//! conversions between their files and [`crate::message::Message`], one
+//! module per protocol, and what they share: the patch that carries the
+//! AEA fields a foreign format has no place for, and a YAML scalar writer.
+//!
+//! Losslessness works the same way for every bridge. Converting a message
+//! out writes the foreign file from the fields that protocol has; reading
+//! that file back gives a message that may differ (a timestamp cut to
+//! seconds, no `repo_path`, a body the other side could not take). The
+//! differences are computed and written into the file as one
+//! [`Patch`] line that the foreign tool sees as an opaque reference;
+//! reading the file applies it, so AEA → foreign → AEA is exact by
+//! construction, and a file written by hand (no patch) is read from its
+//! own fields alone.
+
+pub mod oacp;
+pub mod roo;
+pub mod transfer;
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The prefix of the line that carries a [`Patch`] inside a foreign file.
+pub const PATCH_PREFIX: &str = "aea-patch: ";
+
+/// The AEA fields a foreign file does not carry by itself: JSON pointers
+/// (RFC 6901) to set to a value, and pointers to remove, applied to the
+/// message read from the foreign fields. Arrays are replaced whole.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Patch {
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub set: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unset: Vec<String>,
+}
+
+impl Patch {
+    /// What turns `read` into `wanted`.
+    pub fn between(read: &Value, wanted: &Value) -> Patch {
+        let mut patch = Patch::default();
+        diff(read, wanted, &mut String::new(), &mut patch);
+        patch
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty() && self.unset.is_empty()
+    }
+
+    /// One line: the prefix and compact JSON (which never holds a newline).
+    pub fn to_line(&self) -> String {
+        format!(
+            "{PATCH_PREFIX}{}",
+            serde_json::to_string(self).expect("a patch always serialises")
+        )
+    }
+
+    pub fn from_line(line: &str) -> Option<Result<Patch, String>> {
+        let json = line.strip_prefix(PATCH_PREFIX)?;
+        Some(
+            serde_json::from_str(json).map_err(|e| format!("unreadable {PATCH_PREFIX:?}line: {e}")),
+        )
+    }
+
+    pub fn apply(&self, value: &mut Value) -> Result<(), String> {
+        for pointer in &self.unset {
+            let (parent, key) = split_pointer(pointer)?;
+            if let Some(Value::Object(map)) = value.pointer_mut(&parent) {
+                map.remove(&key);
+            }
+        }
+        for (pointer, new) in &self.set {
+            if pointer.is_empty() {
+                *value = new.clone();
+                continue;
+            }
+            let (parent, key) = split_pointer(pointer)?;
+            let mut at = &mut *value;
+            for part in parent.split('/').skip(1) {
+                let part = unescape(part);
+                let Value::Object(map) = at else {
+                    return Err(format!("patch path {pointer:?} runs through a non-object"));
+                };
+                at = map.entry(part).or_insert_with(|| Value::Object(Map::new()));
+            }
+            let Value::Object(map) = at else {
+                return Err(format!("patch path {pointer:?} runs through a non-object"));
+            };
+            map.insert(key, new.clone());
+        }
+        Ok(())
+    }
+}
+
+fn diff(read: &Value, wanted: &Value, path: &mut String, patch: &mut Patch) {
+    match (read, wanted) {
+        (Value::Object(a), Value::Object(b)) => {
+            for key in a.keys().filter(|k| !b.contains_key(*k)) {
+                patch.unset.push(format!("{path}/{}", escape(key)));
+            }
+            for (key, b_value) in b {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&escape(key));
+                match a.get(key) {
+                    Some(a_value) => diff(a_value, b_value, path, patch),
+                    None => {
+                        patch.set.insert(path.clone(), b_value.clone());
+                    }
+                }
+                path.truncate(len);
+            }
+        }
+        (a, b) if a == b => {}
+        (_, b) => {
+            patch.set.insert(path.clone(), b.clone());
+        }
+    }
+}
+
+fn split_pointer(pointer: &str) -> Result<(String, String), String> {
+    match pointer.rsplit_once('/') {
+        Some((parent, key)) if pointer.starts_with('/') => Ok((parent.to_string(), unescape(key))),
+        _ => Err(format!("patch path {pointer:?} is not a JSON pointer")),
+    }
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn unescape(part: &str) -> String {
+    part.replace("~1", "/").replace("~0", "~")
+}
+
+/// A YAML double-quoted scalar that every YAML 1.1 and 1.2 reader (PyYAML
+/// included) reads back as exactly `text`: JSON's escapes, plus `\u`
+/// escapes for what YAML 1.1 does not allow raw in a stream (DEL, C1
+/// controls, U+FFFE/FFFF) or takes as a line break inside quotes (NEL,
+/// U+2028, U+2029).
+pub fn yaml_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if needs_escape(c) => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn needs_escape(c: char) -> bool {
+    matches!(c, '\0'..='\x1f' | '\x7f'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{fffe}' | '\u{ffff}')
+}
+
+/// `key: <text>` as a literal block scalar when `text` reads well as one
+/// (printable, not blank), else as a quoted scalar. The chomping indicator
+/// keeps trailing newlines exact; an indentation indicator is added only
+/// when the first line starts with a space, because OACP's fallback reader
+/// (no PyYAML) knows `|`, `|-` and `|+` only.
+pub fn yaml_text_field(key: &str, text: &str) -> String {
+    let plain = !text.trim().is_empty()
+        && !text
+            .chars()
+            .any(|c| c != '\n' && (needs_escape(c) || c == '\t'));
+    if !plain {
+        return format!("{key}: {}\n", yaml_quoted(text));
+    }
+    let trimmed = text.trim_end_matches('\n');
+    let chomp = match text.len() - trimmed.len() {
+        0 => "-",
+        1 => "",
+        _ => "+",
+    };
+    let indent = if text.starts_with(' ') { "2" } else { "" };
+    let mut out = format!("{key}: |{indent}{chomp}\n");
+    for line in text.split_inclusive('\n') {
+        if line == "\n" {
+            out.push('\n');
+        } else {
+            out.push_str("  ");
+            out.push_str(line);
+        }
+    }
+    if !text.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn patch_turns_one_value_into_the_other() {
+        let read = json!({"a": 1, "b": {"c": 2, "gone": true}, "x": [1]});
+        let wanted = json!({"a": 1, "b": {"c": 3, "new/key~": null}, "x": [1, 2], "y": {"z": 1}});
+        let patch = Patch::between(&read, &wanted);
+        let line = patch.to_line();
+        assert!(!line.contains('\n'));
+        let back = Patch::from_line(&line).unwrap().unwrap();
+        let mut value = read.clone();
+        back.apply(&mut value).unwrap();
+        assert_eq!(value, wanted);
+        assert!(Patch::between(&wanted, &wanted).is_empty());
+    }
+
+    #[test]
+    fn quoted_scalars_escape_what_yaml_would_change() {
+        assert_eq!(
+            yaml_quoted("a\"b\\c\nd\u{7f}\u{2028}"),
+            r#""a\"b\\c\nd\u007f\u2028""#
+        );
+    }
+
+    #[test]
+    fn text_fields_keep_trailing_newlines() {
+        assert_eq!(yaml_text_field("body", "a\nb"), "body: |-\n  a\n  b\n");
+        assert_eq!(yaml_text_field("body", "a\n\nb\n"), "body: |\n  a\n\n  b\n");
+        assert_eq!(yaml_text_field("body", "a\n\n"), "body: |+\n  a\n\n");
+        assert_eq!(yaml_text_field("body", " a"), "body: |2-\n   a\n");
+        assert_eq!(yaml_text_field("body", "\t"), "body: \"\\t\"\n");
+    }
+}

@@ -1,0 +1,1106 @@
+//! OACP inbox messages (`reference/oacp-inbox-outbox.md`, kiloloop/oacp's
+//! `validate_message.py`): one YAML file per message, converted to and
+//! from [`Message`] without loss.
+//!
+//! Reading keeps everything: the OACP `type` and `priority` and every field
+//! AEA has no place for travel in `message.context.oacp` and are written
+//! back unchanged. Writing produces only what OACP's validator accepts (it
+//! rejects unknown top-level fields), so the AEA fields OACP has no place
+//! for travel as one [`Patch`] line at the end of `context_keys`, the one
+//! free-form reference list OACP has.
+
+use std::fmt::Write as _;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use super::{PATCH_PREFIX, Patch, yaml_quoted, yaml_text_field};
+use crate::message::{
+    self, Body, Content, Message, MessageType, Metadata, PROTOCOL_VERSION, Party, Priority,
+};
+use crate::words::word_enum;
+
+/// The key inside `message.context` that holds what only OACP has.
+pub const CONTEXT_KEY: &str = "oacp";
+/// OACP's limits (validate_message.py).
+pub const MAX_BODY_CHARS: usize = 20_000;
+pub const MAX_ID_CHARS: usize = 200;
+pub const MAX_RECIPIENTS: usize = 10;
+
+word_enum! {
+    /// The 12 OACP message types.
+    pub enum OacpType {
+        TaskRequest = "task_request",
+        Question = "question",
+        Notification = "notification",
+        FollowUp = "follow_up",
+        Handoff = "handoff",
+        HandoffComplete = "handoff_complete",
+        ReviewRequest = "review_request",
+        ReviewFeedback = "review_feedback",
+        ReviewAddressed = "review_addressed",
+        ReviewLgtm = "review_lgtm",
+        BrainstormRequest = "brainstorm_request",
+        BrainstormFollowup = "brainstorm_followup",
+    }
+}
+
+word_enum! {
+    pub enum OacpPriority {
+        P0 = "P0",
+        P1 = "P1",
+        P2 = "P2",
+        P3 = "P3",
+    }
+}
+
+impl OacpType {
+    /// The AEA type an OACP type is read as (the README's table).
+    pub fn to_aea(self) -> MessageType {
+        match self {
+            OacpType::TaskRequest | OacpType::ReviewRequest => MessageType::Request,
+            OacpType::Question | OacpType::BrainstormRequest => MessageType::Question,
+            OacpType::Notification => MessageType::Update,
+            OacpType::Handoff => MessageType::Handoff,
+            OacpType::FollowUp
+            | OacpType::HandoffComplete
+            | OacpType::ReviewFeedback
+            | OacpType::ReviewAddressed
+            | OacpType::ReviewLgtm
+            | OacpType::BrainstormFollowup => MessageType::Response,
+        }
+    }
+
+    /// The OACP type an AEA message is written as when it did not come
+    /// from OACP.
+    pub fn from_aea(t: MessageType) -> OacpType {
+        match t {
+            MessageType::Handoff => OacpType::Handoff,
+            MessageType::Request | MessageType::Issue => OacpType::TaskRequest,
+            MessageType::Question => OacpType::Question,
+            MessageType::Update => OacpType::Notification,
+            MessageType::Response => OacpType::FollowUp,
+        }
+    }
+
+    /// Whether the reference's "Expected response" column names one.
+    pub fn expects_response(self) -> bool {
+        matches!(
+            self,
+            OacpType::TaskRequest
+                | OacpType::Question
+                | OacpType::Handoff
+                | OacpType::ReviewRequest
+                | OacpType::ReviewFeedback
+                | OacpType::ReviewAddressed
+                | OacpType::BrainstormRequest
+        )
+    }
+
+    /// `handoff` and `handoff_complete` are point to point only.
+    pub fn may_broadcast(self) -> bool {
+        !matches!(self, OacpType::Handoff | OacpType::HandoffComplete)
+    }
+}
+
+impl OacpPriority {
+    pub fn to_aea(self) -> Priority {
+        match self {
+            OacpPriority::P0 => Priority::Urgent,
+            OacpPriority::P1 => Priority::High,
+            OacpPriority::P2 => Priority::Normal,
+            OacpPriority::P3 => Priority::Low,
+        }
+    }
+
+    pub fn from_aea(p: Priority) -> OacpPriority {
+        match p {
+            Priority::Urgent => OacpPriority::P0,
+            Priority::High => OacpPriority::P1,
+            Priority::Normal => OacpPriority::P2,
+            Priority::Low => OacpPriority::P3,
+        }
+    }
+}
+
+/// Fields the OACP validator knows, in the order of its template; written
+/// in this order, and the only top-level keys we ever write.
+const FIELD_ORDER: [&str; 22] = [
+    "id",
+    "from",
+    "to",
+    "type",
+    "priority",
+    "created_at_utc",
+    "expires_at",
+    "channel",
+    "related_packet",
+    "related_pr",
+    "conversation_id",
+    "parent_message_id",
+    "autonomy_hint",
+    "model",
+    "turns",
+    "input_tokens",
+    "output_tokens",
+    "wall_time_s",
+    "est_cost_usd",
+    "subject",
+    "body",
+    "context_keys",
+];
+
+/// Reads one OACP message file. `max_bytes` bounds what is parsed; the
+/// error is a one-line reason for the quarantine.
+pub fn parse(text: &str) -> Result<Message, String> {
+    let value: Value = serde_saphyr::from_str(text)
+        .map_err(|e| format!("not valid YAML: {}", one_line(&e.to_string())))?;
+    let Value::Object(mut fields) = value else {
+        return Err("the top level is not a YAML mapping".into());
+    };
+    let mut patch = None;
+    match fields.get_mut("context_keys") {
+        Some(Value::String(keys)) => {
+            if let Some((rest, line)) = split_patch(keys) {
+                patch = Some(Patch::from_line(line).expect("split_patch found the prefix")?);
+                if rest.is_empty() {
+                    fields.remove("context_keys");
+                } else {
+                    let rest = rest.to_string();
+                    fields.insert("context_keys".into(), Value::String(rest));
+                }
+            }
+        }
+        // The reference text's list form: the patch is the last item.
+        Some(Value::Array(items)) => {
+            if let Some(Value::String(last)) = items.last()
+                && let Some(found) = Patch::from_line(last)
+            {
+                patch = Some(found?);
+                items.pop();
+            }
+        }
+        _ => {}
+    }
+    let message = from_fields(fields)?;
+    let message = match patch {
+        None => message,
+        Some(patch) => {
+            let mut value = serde_json::to_value(&message).expect("a message always serialises");
+            patch.apply(&mut value)?;
+            serde_json::from_value(value)
+                .map_err(|e| format!("{PATCH_PREFIX:?}line gives no message: {e}"))?
+        }
+    };
+    message::validate(&message)?;
+    Ok(message)
+}
+
+/// The patch is the last line of `context_keys`; what comes before it is
+/// the sender's own references.
+fn split_patch(keys: &str) -> Option<(&str, &str)> {
+    let body = keys.strip_suffix('\n').unwrap_or(keys);
+    let (rest, last) = match body.rsplit_once('\n') {
+        Some((rest, last)) => (rest, last),
+        None => ("", body),
+    };
+    last.starts_with(PATCH_PREFIX).then_some((rest, last))
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn scalar(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn take_text(fields: &mut Map<String, Value>, key: &str) -> Result<String, String> {
+    let value = fields
+        .remove(key)
+        .ok_or_else(|| format!("missing required field `{key}`"))?;
+    let text = scalar(&value).ok_or_else(|| format!("field `{key}` must be a single value"))?;
+    if text.trim().is_empty() {
+        return Err(format!("field `{key}` is empty"));
+    }
+    Ok(text)
+}
+
+/// An OACP agent name as an AEA agent id: the same when it is one, else
+/// the name with what AEA ids do not allow (`.`) replaced; the original is
+/// kept in `context.oacp`.
+fn agent_id(name: &str) -> String {
+    if message::check_agent_id(name).is_ok() {
+        name.to_string()
+    } else {
+        message::sanitize_agent_id(name)
+    }
+}
+
+/// A message id AEA can use in file names and hook output: the OACP id
+/// when it is one, else `oacp-` and a hash of it (the original is kept).
+fn message_id(id: &str) -> String {
+    if message::check_message_id(id).is_ok() {
+        return id.to_string();
+    }
+    let digest = <sha2::Sha256 as sha2::Digest>::digest(id.as_bytes());
+    let hex = digest[..16].iter().fold(String::new(), |mut out, b| {
+        let _ = write!(out, "{b:02x}");
+        out
+    });
+    format!("oacp-{hex}")
+}
+
+/// OACP conversation ids must look like `conv-<YYYYMMDD>-<agent>-<seq>`;
+/// an AEA conversation id that does not is written as
+/// `conv-00000000-<id>-0`, which reads back as the id itself.
+fn wrap_conversation(id: &str) -> Option<String> {
+    if is_oacp_conversation(id) {
+        return Some(id.to_string());
+    }
+    let fits = (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    fits.then(|| format!("conv-00000000-{id}-0"))
+}
+
+fn unwrap_conversation(id: &str) -> &str {
+    id.strip_prefix("conv-00000000-")
+        .and_then(|rest| rest.strip_suffix("-0"))
+        .filter(|inner| !inner.is_empty())
+        .unwrap_or(id)
+}
+
+fn is_oacp_conversation(id: &str) -> bool {
+    let Some(rest) = id.strip_prefix("conv-") else {
+        return false;
+    };
+    let Some((date, rest)) = rest.split_at_checked(8) else {
+        return false;
+    };
+    let Some((agent, seq)) = rest.strip_prefix('-').and_then(|r| r.rsplit_once('-')) else {
+        return false;
+    };
+    date.bytes().all(|b| b.is_ascii_digit())
+        && (1..=64).contains(&agent.len())
+        && agent
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        && (1..=6).contains(&seq.len())
+        && seq.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The message an OACP file's own fields describe (no patch applied).
+fn from_fields(mut fields: Map<String, Value>) -> Result<Message, String> {
+    let mut oacp = Map::new();
+    let id = take_text(&mut fields, "id")?;
+    let from = take_text(&mut fields, "from")?;
+    let kind: OacpType = take_text(&mut fields, "type")?.trim().parse()?;
+    let priority: OacpPriority = take_text(&mut fields, "priority")?.trim().parse()?;
+    let created = take_text(&mut fields, "created_at_utc")?;
+    let subject = take_text(&mut fields, "subject")?;
+    let body = match fields.remove("body") {
+        None => return Err("missing required field `body`".into()),
+        Some(Value::Null) => return Err("field `body` is empty".into()),
+        Some(v @ (Value::Object(_) | Value::Array(_))) => Body::Structured(v),
+        Some(v) => Body::Text(scalar(&v).expect("not null, object or array")),
+    };
+    let to_value = fields.remove("to").ok_or("missing required field `to`")?;
+    let recipients: Vec<String> = match &to_value {
+        Value::Array(items) => items
+            .iter()
+            .map(|v| scalar(v).ok_or("field `to` holds a non-name"))
+            .collect::<Result<_, _>>()?,
+        v => vec![scalar(v).ok_or("field `to` must be a name or a list of names")?],
+    };
+    if recipients.is_empty() || recipients.iter().any(|r| r.trim().is_empty()) {
+        return Err("field `to` names no recipient".into());
+    }
+    if recipients.len() > MAX_RECIPIENTS {
+        return Err(format!(
+            "field `to` lists more than {MAX_RECIPIENTS} recipients"
+        ));
+    }
+    if recipients.len() > 1 && !kind.may_broadcast() {
+        return Err(format!("type `{kind}` cannot be broadcast"));
+    }
+    let timestamp = DateTime::parse_from_rfc3339(created.trim())
+        .map_err(|_| format!("created_at_utc {created:?} is not an ISO 8601 time"))?
+        .with_timezone(&Utc);
+
+    let message_id = message_id(&id);
+    if message_id != id {
+        oacp.insert("id".into(), Value::String(id));
+    }
+    let from_id = agent_id(&from);
+    if from_id != from {
+        oacp.insert("from".into(), Value::String(from));
+    }
+    let to_id = agent_id(&recipients[0]);
+    let broadcast =
+        (recipients.len() > 1).then(|| recipients.iter().map(|r| agent_id(r)).collect::<Vec<_>>());
+    let to_kept = match &to_value {
+        Value::String(s) => *s != to_id,
+        _ => true,
+    };
+    if to_kept {
+        oacp.insert("to".into(), to_value);
+    }
+    oacp.insert("type".into(), Value::String(kind.as_str().into()));
+    oacp.insert("priority".into(), Value::String(priority.as_str().into()));
+    let time = message::format_time(timestamp);
+    if time != created {
+        oacp.insert("created_at_utc".into(), Value::String(created));
+    }
+    let conversation_id = match fields.remove("conversation_id") {
+        Some(v) => scalar(&v).map(|raw| {
+            let id = unwrap_conversation(&raw).to_string();
+            // Written back as found, not in our wrapped form.
+            if wrap_conversation(&id).as_deref() != Some(raw.as_str()) {
+                oacp.insert("conversation_id".into(), v.clone());
+            }
+            id
+        }),
+        None => None,
+    };
+    let reply_to = fields.remove("parent_message_id").and_then(|v| scalar(&v));
+    let expires_at = match fields.remove("expires_at") {
+        Some(v) => match scalar(&v).and_then(|s| message::parse_time(&s).map(|t| (s, t))) {
+            Some((s, t)) if message::format_time(t) == s => Some(s),
+            Some((_, t)) => {
+                oacp.insert("expires_at".into(), v);
+                Some(message::format_time(t))
+            }
+            None => {
+                oacp.insert("expires_at".into(), v);
+                None
+            }
+        },
+        None => None,
+    };
+    // Everything else (channel, related_packet, related_pr, context_keys,
+    // autonomy_hint, review telemetry, and fields a newer OACP may add)
+    // travels as found.
+    oacp.extend(fields);
+
+    let mut context = Map::new();
+    context.insert(CONTEXT_KEY.into(), Value::Object(oacp));
+    Ok(Message {
+        protocol_version: PROTOCOL_VERSION.into(),
+        message_id,
+        message_type: kind.to_aea(),
+        timestamp: time,
+        priority: priority.to_aea(),
+        requires_response: kind.expects_response(),
+        from: Party {
+            agent_id: from_id,
+            repo_path: None,
+            user: None,
+        },
+        to: Party {
+            agent_id: to_id,
+            repo_path: None,
+            user: None,
+        },
+        message: Content {
+            subject,
+            body,
+            context: Value::Object(context),
+            attachments: Vec::new(),
+        },
+        metadata: Metadata {
+            conversation_id,
+            reply_to,
+            tags: Vec::new(),
+            broadcast,
+            refs: None,
+        },
+        expires_at,
+        signature: None,
+        digest: None,
+    })
+}
+
+/// What the message carries from OACP, if it came from there.
+fn kept(message: &Message) -> Map<String, Value> {
+    match message.message.context.get(CONTEXT_KEY) {
+        Some(Value::Object(map)) => map.clone(),
+        _ => Map::new(),
+    }
+}
+
+/// Writes a message as an OACP inbox file that OACP's validator accepts,
+/// and that [`parse`] reads back as exactly `message`.
+pub fn render(message: &Message) -> String {
+    let fields = to_fields(message);
+    let mut text = write_fields(&fields);
+    let read_back = parse_unpatched(&text);
+    let wanted = serde_json::to_value(message).expect("a message always serialises");
+    let patch = match read_back {
+        Some(read) => Patch::between(&read, &wanted),
+        None => Patch {
+            set: std::iter::once((String::new(), wanted)).collect(),
+            unset: Vec::new(),
+        },
+    };
+    if !patch.is_empty() {
+        let mut with_patch = fields;
+        let keys = match with_patch.remove("context_keys") {
+            Some(Value::String(keys)) if !keys.is_empty() => Value::String(format!(
+                "{}\n{}",
+                keys.strip_suffix('\n').unwrap_or(&keys),
+                patch.to_line()
+            )),
+            Some(Value::Array(mut items)) => {
+                items.push(Value::String(patch.to_line()));
+                Value::Array(items)
+            }
+            _ => Value::String(patch.to_line()),
+        };
+        with_patch.insert("context_keys".into(), keys);
+        text = write_fields(&with_patch);
+    }
+    text
+}
+
+fn parse_unpatched(text: &str) -> Option<Value> {
+    let value: Value = serde_saphyr::from_str(text).ok()?;
+    let Value::Object(fields) = value else {
+        return None;
+    };
+    let message = from_fields(fields).ok()?;
+    Some(serde_json::to_value(&message).expect("a message always serialises"))
+}
+
+/// The OACP fields for a message: what it kept from OACP where that still
+/// agrees with it, else mapped from its AEA fields.
+fn to_fields(message: &Message) -> Map<String, Value> {
+    let mut kept = kept(message);
+    let mut out = Map::new();
+    let text = |s: &str| Value::String(s.to_string());
+
+    let id = kept
+        .remove("id")
+        .filter(|v| scalar(v).is_some_and(|s| message_id(&s) == message.message_id))
+        .unwrap_or_else(|| text(&message.message_id));
+    out.insert("id".into(), id);
+    let from = kept
+        .remove("from")
+        .filter(|v| scalar(v).is_some_and(|s| agent_id(&s) == message.from.agent_id))
+        .unwrap_or_else(|| text(&message.from.agent_id));
+    out.insert("from".into(), from);
+
+    let kind = kept
+        .remove("type")
+        .and_then(|v| scalar(&v)?.parse::<OacpType>().ok())
+        .filter(|t| t.to_aea() == message.message_type)
+        .unwrap_or_else(|| OacpType::from_aea(message.message_type));
+    let to = kept.remove("to").filter(|v| match v {
+        Value::Array(items) => {
+            kind.may_broadcast()
+                && items.len() <= MAX_RECIPIENTS
+                && items
+                    .first()
+                    .and_then(scalar)
+                    .is_some_and(|s| agent_id(&s) == message.to.agent_id)
+        }
+        v => scalar(v).is_some_and(|s| agent_id(&s) == message.to.agent_id),
+    });
+    let to = to.unwrap_or_else(|| match &message.metadata.broadcast {
+        Some(list)
+            if kind.may_broadcast()
+                && (2..=MAX_RECIPIENTS).contains(&list.len())
+                && list.first() == Some(&message.to.agent_id) =>
+        {
+            Value::Array(list.iter().map(|r| text(r)).collect())
+        }
+        _ => text(&message.to.agent_id),
+    });
+    out.insert("to".into(), to);
+    out.insert("type".into(), text(kind.as_str()));
+
+    let priority = kept
+        .remove("priority")
+        .and_then(|v| scalar(&v)?.parse::<OacpPriority>().ok())
+        .filter(|p| p.to_aea() == message.priority)
+        .unwrap_or_else(|| OacpPriority::from_aea(message.priority));
+    out.insert("priority".into(), text(priority.as_str()));
+
+    let sent = message.sent_at();
+    let created = kept
+        .remove("created_at_utc")
+        .filter(|v| {
+            scalar(v)
+                .and_then(|s| message::parse_time(s.trim()))
+                .is_some_and(|t| Some(t) == sent)
+        })
+        .unwrap_or_else(|| match sent {
+            Some(t) => text(&t.format("%Y-%m-%dT%H:%M:%SZ").to_string()),
+            None => text(&message.timestamp),
+        });
+    out.insert("created_at_utc".into(), created);
+
+    let expires = kept.remove("expires_at");
+    if let Some(e) = &message.expires_at {
+        let t = message::parse_time(e);
+        let value = expires
+            .filter(|v| scalar(v).and_then(|s| message::parse_time(s.trim())) == t)
+            .unwrap_or_else(|| match t {
+                Some(t) => text(&t.format("%Y-%m-%dT%H:%M:%SZ").to_string()),
+                None => text(e),
+            });
+        out.insert("expires_at".into(), value);
+    }
+    let conversation = kept.remove("conversation_id");
+    if let Some(c) = &message.metadata.conversation_id {
+        let found = conversation
+            .filter(|v| scalar(v).is_some_and(|raw| unwrap_conversation(&raw) == c))
+            .or_else(|| wrap_conversation(c).map(Value::String));
+        if let Some(v) = found {
+            out.insert("conversation_id".into(), v);
+        }
+    }
+    if let Some(parent) = &message.metadata.reply_to
+        && parent.chars().count() <= MAX_ID_CHARS
+    {
+        out.insert("parent_message_id".into(), text(parent));
+    }
+    out.insert("subject".into(), text(&message.message.subject));
+    let body = match &message.message.body {
+        Body::Text(t) if !t.trim().is_empty() && t.chars().count() <= MAX_BODY_CHARS => {
+            if kind == OacpType::Handoff && !looks_like_handoff_packet(t) {
+                text(&handoff_packet(message))
+            } else {
+                text(t)
+            }
+        }
+        Body::Text(t) if t.trim().is_empty() => text("(no body)"),
+        Body::Text(t) => {
+            let head: String = t.chars().take(MAX_BODY_CHARS - 200).collect();
+            text(&format!(
+                "{head}\n\n[cut at {} characters; the whole text travels in the \
+                 `aea-patch` line of context_keys]",
+                MAX_BODY_CHARS - 200
+            ))
+        }
+        Body::Structured(v) => v.clone(),
+    };
+    out.insert("body".into(), body);
+    // What is left of the kept fields goes out as found: channel,
+    // related_packet, related_pr, context_keys, autonomy_hint, telemetry.
+    for (key, value) in kept {
+        if FIELD_ORDER.contains(&key.as_str()) && !out.contains_key(&key) {
+            out.insert(key, value);
+        }
+    }
+    out
+}
+
+/// OACP validates a handoff's body as a packet; an AEA handoff's text is
+/// put inside one (its exact text comes back through the patch).
+fn looks_like_handoff_packet(text: &str) -> bool {
+    [
+        "source_agent:",
+        "target_agent:",
+        "intent:",
+        "context_bundle:",
+    ]
+    .iter()
+    .all(|k| text.lines().any(|l| l.starts_with(k)))
+}
+
+fn handoff_packet(message: &Message) -> String {
+    let quoted = |s: &str| yaml_quoted(s);
+    let mut artifacts: Vec<String> = message
+        .message
+        .attachments
+        .iter()
+        .filter_map(|a| a.get("path").and_then(Value::as_str).map(str::to_string))
+        .collect();
+    if artifacts.is_empty() {
+        artifacts.push("the notes below".into());
+    }
+    let list = |items: &[String], indent: &str| {
+        items.iter().fold(String::new(), |mut out, i| {
+            let _ = writeln!(out, "{indent}- {}", quoted(i));
+            out
+        })
+    };
+    let notes = message.message.body.to_text();
+    let mut out = format!(
+        "source_agent: {}\ntarget_agent: {}\nintent: {}\nartifacts_to_review:\n{}\
+         definition_of_done:\n  - \"the receiver confirms with handoff_complete\"\n\
+         context_bundle:\n  files_touched:\n{}  decisions_made:\n    - \"see notes\"\n  \
+         blockers_hit:\n    - \"see notes\"\n  suggested_next_steps:\n    - \"see notes\"\n",
+        message.from.agent_id,
+        message.to.agent_id,
+        quoted(&message.message.subject),
+        list(&artifacts, "  "),
+        list(&artifacts, "    "),
+    );
+    out.push_str(&yaml_text_field("notes", &notes));
+    out
+}
+
+fn write_fields(fields: &Map<String, Value>) -> String {
+    let mut out = String::new();
+    for key in FIELD_ORDER {
+        let Some(value) = fields.get(key) else {
+            continue;
+        };
+        match value {
+            Value::String(s) if matches!(key, "body" | "context_keys") => {
+                out.push_str(&yaml_text_field(key, s));
+            }
+            Value::Array(items) => {
+                out.push_str(key);
+                out.push_str(":\n");
+                for item in items {
+                    out.push_str("  - ");
+                    out.push_str(&yaml_value(item));
+                    out.push('\n');
+                }
+            }
+            Value::Object(_) => {
+                // A structured body (AEA allows one, OACP wants text): JSON
+                // is YAML, and the patch restores the exact value.
+                let _ = writeln!(out, "{key}: {}", yaml_quoted(&value.to_string()));
+            }
+            v => {
+                let _ = writeln!(out, "{key}: {}", yaml_value(v));
+            }
+        }
+    }
+    out
+}
+
+fn yaml_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => yaml_quoted(s),
+        Value::Number(_) | Value::Bool(_) => value.to_string(),
+        Value::Null => "null".into(),
+        other => yaml_quoted(&other.to_string()),
+    }
+}
+
+/// The checks of OACP's `validate_message.py` that a file we write must
+/// pass, over the fields as PyYAML's BaseLoader reads them (every scalar
+/// a string). Returns the problems found.
+pub fn oacp_problems(fields: &Map<String, Value>) -> Vec<String> {
+    let mut problems = Vec::new();
+    let utc = |s: &str| {
+        s.len() == 20 && chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%SZ").is_ok()
+    };
+    let agent = |s: &str| {
+        (1..=64).contains(&s.len())
+            && s.as_bytes()[0].is_ascii_alphanumeric()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    };
+    for key in fields.keys() {
+        if !FIELD_ORDER.contains(&key.as_str()) {
+            problems.push(format!("unknown field {key}"));
+        }
+    }
+    let get = |k: &str| fields.get(k).and_then(scalar).unwrap_or_default();
+    for key in [
+        "id",
+        "from",
+        "type",
+        "priority",
+        "created_at_utc",
+        "subject",
+        "body",
+    ] {
+        if get(key).trim().is_empty() {
+            problems.push(format!("{key} missing, empty or not a scalar"));
+        }
+    }
+    if !agent(get("from").trim()) {
+        problems.push("from is not an agent name".into());
+    }
+    let kind = get("type").trim().parse::<OacpType>();
+    if kind.is_err() {
+        problems.push("unknown type".into());
+    }
+    if get("priority").trim().parse::<OacpPriority>().is_err() {
+        problems.push("unknown priority".into());
+    }
+    match fields.get("to") {
+        Some(Value::Array(items)) => {
+            if items.is_empty() || items.len() > MAX_RECIPIENTS {
+                problems.push("to: 1-10 recipients".into());
+            }
+            if items
+                .iter()
+                .any(|i| !scalar(i).is_some_and(|s| agent(s.trim())))
+            {
+                problems.push("to: not an agent name".into());
+            }
+            if items.iter().any(|i| scalar(i) == Some(get("from"))) {
+                problems.push("to includes the sender".into());
+            }
+            if items.len() > 1 && kind.as_ref().is_ok_and(|k| !k.may_broadcast()) {
+                problems.push("handoff broadcast".into());
+            }
+        }
+        Some(v) if scalar(v).is_some_and(|s| agent(s.trim())) => {}
+        _ => problems.push("to missing or not an agent name".into()),
+    }
+    for key in FIELD_ORDER.iter().skip(6) {
+        if matches!(fields.get(*key), Some(Value::Array(_) | Value::Object(_))) {
+            problems.push(format!("{key} is not a scalar"));
+        }
+    }
+    if !utc(get("created_at_utc").trim()) {
+        problems.push("created_at_utc is not YYYY-MM-DDTHH:MM:SSZ".into());
+    }
+    let expires = get("expires_at");
+    if !expires.trim().is_empty() && !utc(expires.trim()) {
+        problems.push("expires_at is not YYYY-MM-DDTHH:MM:SSZ".into());
+    }
+    let pr = get("related_pr");
+    if !pr.trim().is_empty() && !pr.trim().bytes().all(|b| b.is_ascii_digit()) {
+        problems.push("related_pr is not numeric".into());
+    }
+    let conv = get("conversation_id");
+    if !conv.trim().is_empty() && !is_oacp_conversation(conv.trim()) {
+        problems.push("conversation_id is not conv-<YYYYMMDD>-<agent>-<seq>".into());
+    }
+    let channel = get("channel");
+    if !channel.trim().is_empty()
+        && (channel.trim().len() > 64
+            || !channel
+                .trim()
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')))
+    {
+        problems.push("channel".into());
+    }
+    if get("id").trim().chars().count() > MAX_ID_CHARS
+        || get("parent_message_id").trim().chars().count() > MAX_ID_CHARS
+    {
+        problems.push("id too long".into());
+    }
+    if get("subject").trim().chars().count() > 200 {
+        problems.push("subject too long".into());
+    }
+    if get("body").trim().chars().count() > MAX_BODY_CHARS {
+        problems.push("body too long".into());
+    }
+    if kind == Ok(OacpType::Handoff) && !looks_like_handoff_packet(&get("body")) {
+        problems.push("handoff body is not a packet".into());
+    }
+    problems
+}
+
+/// A file name for a message in an OACP inbox, as OACP's sender makes
+/// them (`<UTC stamp>_<from>_<type>.yaml`) plus part of the id, so two
+/// messages of one second never share a name.
+pub fn file_name(message: &Message) -> String {
+    let stamp = message.sent_at().map_or_else(
+        || "00000000T000000Z".into(),
+        |t| t.format("%Y%m%dT%H%M%SZ").to_string(),
+    );
+    let kind = kept(message)
+        .get("type")
+        .and_then(scalar)
+        .and_then(|t| t.parse::<OacpType>().ok())
+        .filter(|t| t.to_aea() == message.message_type)
+        .unwrap_or_else(|| OacpType::from_aea(message.message_type));
+    let id: String = message
+        .message_id
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(12)
+        .collect();
+    format!("{stamp}_{}_{kind}_{id}.yaml", message.from.agent_id)
+}
+
+/// The fields of a file as OACP's validator sees them, for tests and
+/// `aea doctor`: PyYAML's BaseLoader reads every scalar as a string.
+pub fn fields_of(text: &str) -> Result<Map<String, Value>, String> {
+    match serde_saphyr::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err("not a mapping".into()),
+        Err(e) => Err(one_line(&e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::path::PathBuf;
+
+    fn corpus(kind: &str) -> Vec<(String, String)> {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/bridge-corpus/oacp")
+            .join(kind);
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        files
+            .into_iter()
+            .map(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(&p).unwrap())
+            })
+            .collect()
+    }
+
+    /// A message with every AEA field set, in every shape the patch must carry.
+    fn full(kind: MessageType) -> Message {
+        serde_json::from_value(json!({
+            "protocol_version": "1.0",
+            "message_id": "5b0e8e8e-1111-4222-8333-444455556666",
+            "message_type": kind,
+            "timestamp": "2026-11-21T22:48:14.123Z",
+            "priority": "high",
+            "requires_response": kind != MessageType::Response,
+            "from": {"agent_id": "api", "repo_path": "/r/api", "user": "ana"},
+            "to": {"agent_id": "web", "repo_path": "/r/web"},
+            "message": {
+                "subject": "Port 8080 \"or\" 9090?",
+                "body": "line one\n  indented\n\ttab\u{2028}\n\n",
+                "context": {"question": "which", "n": [1, null, {"x": true}], "empty": {}},
+                "attachments": [{"path": "src/a.rs", "sha256": "ab"}]
+            },
+            "metadata": {
+                "conversation_id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                "reply_to": "0a0a0a0a-1111-4222-8333-444455556666",
+                "tags": ["x", "y"],
+                "broadcast": ["web", "docs"],
+                "refs": {"commit": "abc", "paths": ["src"]}
+            },
+            "expires_at": "2026-11-22T00:00:00.500+01:00",
+            "signature": {"alg": "ed25519", "key": "ed25519:00", "value": "ff"}
+        }))
+        .unwrap()
+    }
+
+    fn problems(text: &str) -> Vec<String> {
+        oacp_problems(&fields_of(text).unwrap())
+    }
+
+    #[test]
+    fn every_aea_type_survives_a_round_trip_through_oacp() {
+        for kind in MessageType::ALL {
+            let message = full(*kind);
+            let text = render(&message);
+            assert_eq!(problems(&text), Vec::<String>::new(), "{kind}:\n{text}");
+            assert_eq!(parse(&text).unwrap(), message, "{kind}:\n{text}");
+        }
+    }
+
+    #[test]
+    fn plain_messages_need_no_patch() {
+        let mut message = full(MessageType::Question);
+        message.message.body = Body::Text("Which port?\n".into());
+        message.message.context = json!({});
+        message.message.attachments.clear();
+        message.metadata.tags.clear();
+        message.metadata.broadcast = None;
+        message.metadata.refs = None;
+        message.metadata.conversation_id = Some("conv-20261121-api-1".into());
+        message.timestamp = "2026-11-21T22:48:14.000Z".into();
+        message.expires_at = None;
+        message.signature = None;
+        message.from.repo_path = None;
+        message.from.user = None;
+        message.to.repo_path = None;
+        let text = render(&message);
+        // The type and priority read back into context.oacp: that, and
+        // nothing else, is what the patch removes again.
+        assert!(text.contains("priority: \"P1\"\n"), "{text}");
+        assert!(text.contains("type: \"question\"\n"), "{text}");
+        assert!(text.contains("body: |\n  Which port?\n"), "{text}");
+        let fields = fields_of(&text).unwrap();
+        assert_eq!(
+            fields["context_keys"],
+            json!("aea-patch: {\"unset\":[\"/message/context/oacp\"]}")
+        );
+        assert_eq!(parse(&text).unwrap(), message);
+    }
+
+    #[test]
+    fn oacp_types_and_priorities_come_back_unchanged() {
+        for kind in OacpType::ALL {
+            for priority in OacpPriority::ALL {
+                let body = if *kind == OacpType::Handoff {
+                    "source_agent: a1\ntarget_agent: b1\nintent: x\nartifacts_to_review:\n  - f\n\
+                     definition_of_done:\n  - d\ncontext_bundle:\n  files_touched:\n    - f\n  \
+                     decisions_made:\n    - d\n  blockers_hit:\n    - b\n  suggested_next_steps:\n    - s\n"
+                        .to_string()
+                } else {
+                    "text\n".to_string()
+                };
+                let text = format!(
+                    "id: \"m-1\"\nfrom: a1\nto: b1\ntype: {kind}\npriority: {priority}\n\
+                     created_at_utc: \"2025-01-15T14:30:00Z\"\nsubject: \"s\"\n{}",
+                    yaml_text_field("body", &body)
+                );
+                let message = parse(&text).unwrap();
+                assert_eq!(message.message_type, kind.to_aea());
+                assert_eq!(message.priority, priority.to_aea());
+                assert_eq!(message.requires_response, kind.expects_response());
+                let again = render(&message);
+                let fields = fields_of(&again).unwrap();
+                assert_eq!(fields["type"], json!(kind.as_str()));
+                assert_eq!(fields["priority"], json!(priority.as_str()));
+                assert!(!fields.contains_key("context_keys"), "{again}");
+                assert_eq!(problems(&again), Vec::<String>::new(), "{again}");
+                assert_eq!(parse(&again).unwrap(), message);
+            }
+        }
+    }
+
+    #[test]
+    fn the_reference_example_imports_with_every_field() {
+        let (_, text) = corpus("valid")
+            .into_iter()
+            .find(|(n, _)| n == "reference-example.yaml")
+            .unwrap();
+        let m = parse(&text).unwrap();
+        assert_eq!(m.message_id, "a1b2c3d4-5678-9abc-def0-1234567890ab");
+        assert_eq!(
+            (m.from.agent_id.as_str(), m.to.agent_id.as_str()),
+            ("claude", "codex")
+        );
+        assert_eq!(
+            (m.message_type, m.priority),
+            (MessageType::Request, Priority::High)
+        );
+        assert_eq!(m.timestamp, "2025-01-15T14:30:00.000Z");
+        assert_eq!(m.message.subject, "Review auth middleware PR");
+        assert_eq!(
+            m.message.body,
+            Body::Text("PR #42 adds JWT validation middleware.\nFocus areas: token expiry handling, error responses.\n".into())
+        );
+        assert_eq!(m.metadata.conversation_id.as_deref(), Some("review-pr-42"));
+        assert_eq!(
+            m.message.context["oacp"],
+            json!({
+                "type": "review_request",
+                "priority": "P1",
+                "created_at_utc": "2025-01-15T14:30:00Z",
+                "related_pr": "https://github.com/kiloloop/oacp/pull/42",
+                "conversation_id": "review-pr-42"
+            })
+        );
+    }
+
+    #[test]
+    fn threads_broadcasts_and_odd_names_import() {
+        let all: std::collections::BTreeMap<_, _> = corpus("valid").into_iter().collect();
+        let thread = parse(&all["reference-thread.yaml"]).unwrap();
+        assert_eq!(
+            thread.metadata.reply_to.as_deref(),
+            Some("a1b2c3d4-5678-9abc-def0-1234567890ab")
+        );
+        assert_eq!(
+            thread.message.context["oacp"]["context_keys"],
+            json!(["pr:42", "file:src/middleware/auth.ts"])
+        );
+        let broadcast = parse(&all["broadcast.yaml"]).unwrap();
+        assert_eq!(
+            broadcast.metadata.broadcast,
+            Some(vec![
+                "codex".into(),
+                "gemini".into(),
+                "claude-reviewer".into()
+            ])
+        );
+        assert_eq!(
+            broadcast.expires_at.as_deref(),
+            Some("2025-01-17T09:00:00.000Z")
+        );
+        assert_eq!(
+            broadcast.message.context["oacp"]["channel"],
+            json!("release-1_2")
+        );
+        let shaped = parse(&all["validator-shape.yaml"]).unwrap();
+        assert_eq!(
+            shaped.metadata.conversation_id.as_deref(),
+            Some("conv-20250115-claude-1")
+        );
+        assert_eq!(
+            shaped.message.context["oacp"]["related_packet"],
+            json!("packets/2025-01-16-auth")
+        );
+        assert_eq!(
+            shaped.message.context["oacp"]["est_cost_usd"],
+            json!("0.12")
+        );
+        let odd = parse(&all["odd-names.yaml"]).unwrap();
+        assert!(odd.message_id.starts_with("oacp-"));
+        assert_eq!(odd.from.agent_id, "agenta");
+        assert_eq!(odd.to.agent_id, "team-lead");
+        assert_eq!(odd.timestamp, "2025-01-16T09:00:00.000Z");
+    }
+
+    #[test]
+    fn foreign_files_come_back_as_they_were() {
+        for (name, text) in corpus("valid") {
+            let message = parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let again = render(&message);
+            assert_eq!(parse(&again).unwrap(), message, "{name}:\n{again}");
+            let before = fields_of(&text).unwrap();
+            let after = fields_of(&again).unwrap();
+            // What the sender wrote comes back field for field.
+            assert_eq!(after, before, "{name}:\n{again}");
+            if name == "validator-shape.yaml" || name == "handoff.yaml" {
+                assert_eq!(problems(&again), Vec::<String>::new(), "{name}:\n{again}");
+            }
+        }
+    }
+
+    #[test]
+    fn broken_files_are_refused_with_a_reason() {
+        let corpus = corpus("broken");
+        assert!(corpus.len() >= 10);
+        for (name, text) in corpus {
+            let err = parse(&text).expect_err(&name);
+            assert!(!err.contains('\n'), "{name}: {err}");
+        }
+    }
+
+    #[test]
+    fn handoffs_are_never_broadcast() {
+        let mut message = full(MessageType::Handoff);
+        message.metadata.broadcast = Some(vec!["web".into(), "docs".into()]);
+        let text = render(&message);
+        assert_eq!(fields_of(&text).unwrap()["to"], json!("web"));
+        assert_eq!(problems(&text), Vec::<String>::new());
+        let mut update = full(MessageType::Update);
+        update.metadata.broadcast = Some(vec!["web".into(), "docs".into()]);
+        assert_eq!(
+            fields_of(&render(&update)).unwrap()["to"],
+            json!(["web", "docs"])
+        );
+    }
+
+    #[test]
+    fn long_and_empty_bodies_still_validate() {
+        for body in ["x".repeat(MAX_BODY_CHARS * 2), String::new()] {
+            let mut message = full(MessageType::Update);
+            message.message.body = Body::Text(body);
+            let text = render(&message);
+            assert_eq!(problems(&text), Vec::<String>::new());
+            assert_eq!(parse(&text).unwrap(), message);
+        }
+        let mut message = full(MessageType::Update);
+        message.message.body = Body::Structured(json!({"question": "q", "n": 1}));
+        let text = render(&message);
+        assert_eq!(problems(&text), Vec::<String>::new());
+        assert_eq!(parse(&text).unwrap(), message);
+    }
+}

@@ -1,0 +1,250 @@
+//! One-shot transfers between a foreign protocol's files and this
+//! repository's mailbox: `aea import` (their files into our inbox) and
+//! `aea export` (our messages into a folder as their files).
+//!
+//! Both only ever add files. An import reads the foreign files and never
+//! moves or deletes them, so a file it refuses (a symlink, a FIFO, one too
+//! large, bad YAML) stays where it was, and the reason is reported. It is
+//! idempotent by message id: a message this inbox already holds (also
+//! processed, or archived by `gc`) is not delivered again. An export never
+//! replaces a file.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::fsutil::{self, ReadLimited};
+use crate::mailbox::Mailbox;
+use crate::message::Message;
+use crate::runtime::Runtime;
+use crate::words::word_enum;
+
+word_enum! {
+    /// The file protocols aea can import from and export to.
+    pub enum Protocol {
+        Oacp = "oacp",
+        Roo = "roo",
+    }
+}
+
+impl Protocol {
+    fn parse(self, text: &str, name: &str) -> Result<Message, String> {
+        match self {
+            Protocol::Oacp => super::oacp::parse(text),
+            Protocol::Roo => match super::roo::slug_of(name) {
+                Some(slug) => super::roo::parse(text, slug),
+                None => Err("is not named `to-<slug>.md`".into()),
+            },
+        }
+    }
+
+    fn render(self, message: &Message) -> String {
+        match self {
+            Protocol::Oacp => super::oacp::render(message),
+            Protocol::Roo => super::roo::render(message),
+        }
+    }
+
+    fn file_name(self, message: &Message) -> String {
+        match self {
+            Protocol::Oacp => super::oacp::file_name(message),
+            Protocol::Roo => super::roo::file_name(message),
+        }
+    }
+
+    /// Whether a file in a folder given to `import` is one of theirs.
+    #[allow(clippy::case_sensitive_file_extension_comparisons)]
+    fn is_theirs(self, name: &str) -> bool {
+        match self {
+            Protocol::Oacp => {
+                !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"))
+            }
+            Protocol::Roo => super::roo::slug_of(name).is_some(),
+        }
+    }
+
+    /// Roo has one file per recipient, `to-<slug>.md`: another name would
+    /// never be read, so a message for a recipient with one waiting is
+    /// refused (it stays in our mailbox) instead of written elsewhere.
+    fn one_file_per_recipient(self) -> bool {
+        match self {
+            Protocol::Oacp => false,
+            Protocol::Roo => true,
+        }
+    }
+}
+
+word_enum! {
+    pub enum Status {
+        Imported = "imported",
+        Held = "already-held",
+        Refused = "refused",
+    }
+}
+
+/// What became of one foreign file.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Imported {
+    pub source: PathBuf,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Imports foreign files (files, or folders of them, not descending) into
+/// `mailbox`'s inbox. The message keeps the recipient the file named (a
+/// signed AEA message readdressed would no longer verify); `check` shows
+/// mail for another id as unverified, which it is.
+pub fn import(
+    mailbox: &Mailbox,
+    protocol: Protocol,
+    paths: &[PathBuf],
+    rt: &Runtime,
+) -> Result<Vec<Imported>> {
+    let mut out = Vec::new();
+    for path in paths {
+        let meta = fs::symlink_metadata(path).map_err(|e| Error::io("read", path, e))?;
+        if meta.is_dir() {
+            let mut names: Vec<_> = fs::read_dir(path)
+                .map_err(|e| Error::io("list", path, e))?
+                .filter_map(std::result::Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| protocol.is_theirs(n))
+                .collect();
+            names.sort();
+            for name in names {
+                out.push(import_one(mailbox, protocol, &path.join(name), rt)?);
+            }
+        } else {
+            out.push(import_one(mailbox, protocol, path, rt)?);
+        }
+    }
+    Ok(out)
+}
+
+fn import_one(
+    mailbox: &Mailbox,
+    protocol: Protocol,
+    path: &Path,
+    rt: &Runtime,
+) -> Result<Imported> {
+    let refused = |reason: String| Imported {
+        source: path.to_path_buf(),
+        status: Status::Refused,
+        message_id: None,
+        path: None,
+        reason: Some(reason),
+    };
+    let limit = mailbox.message_limit();
+    let bytes = match fsutil::read_limited(path, limit) {
+        Ok(bytes) => bytes,
+        Err(ReadLimited::Symlink) => return Ok(refused("is a symbolic link; not read".into())),
+        Err(ReadLimited::NotAFile) => {
+            return Ok(refused(
+                "is not a regular file (a FIFO, socket or device); not opened".into(),
+            ));
+        }
+        Err(ReadLimited::TooLarge(n)) => {
+            return Ok(refused(format!(
+                "is {n} bytes, over the {limit} byte limit"
+            )));
+        }
+        Err(ReadLimited::Io(e)) => return Err(Error::io("read", path, e)),
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Ok(refused("is not UTF-8 text".into()));
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let message = match protocol.parse(&text, &name) {
+        Ok(message) => message,
+        Err(reason) => return Ok(refused(reason)),
+    };
+    if mailbox
+        .holding(&message.message_id, &message.from.agent_id)
+        .is_some()
+    {
+        return Ok(Imported {
+            source: path.to_path_buf(),
+            status: Status::Held,
+            message_id: Some(message.message_id),
+            path: None,
+            reason: None,
+        });
+    }
+    let delivered = mailbox.deliver(&message, rt)?;
+    Ok(Imported {
+        source: path.to_path_buf(),
+        status: Status::Imported,
+        message_id: Some(message.message_id),
+        path: Some(delivered),
+        reason: None,
+    })
+}
+
+/// What one export wrote.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Exported {
+    pub message_id: String,
+    pub path: PathBuf,
+}
+
+/// Writes `messages` into `dir` as `protocol` files, each under a new
+/// name: an existing file is never replaced (a name taken gets `-2`, `-3`…).
+pub fn export(protocol: Protocol, messages: &[Message], dir: &Path) -> Result<Vec<Exported>> {
+    fsutil::require_real_dir(dir)?;
+    let mut out = Vec::new();
+    for message in messages {
+        let text = protocol.render(message);
+        let name = protocol.file_name(message);
+        let (stem, ext) = name.rsplit_once('.').unwrap_or((&name, ""));
+        let mut written = None;
+        let tries = if protocol.one_file_per_recipient() {
+            1
+        } else {
+            100
+        };
+        for n in 1..=tries {
+            let candidate = if n == 1 {
+                name.clone()
+            } else {
+                format!("{stem}-{n}.{ext}")
+            };
+            let path = dir.join(&candidate);
+            // Exported before, unchanged: nothing to write, nothing doubled.
+            if fsutil::read_limited(&path, text.len() as u64).is_ok_and(|b| b == text.as_bytes()) {
+                written = Some(path);
+                break;
+            }
+            if fsutil::create_exclusive_whole(&path, text.as_bytes())? {
+                written = Some(path);
+                break;
+            }
+        }
+        let path = written.ok_or_else(|| Error::UnsafeState {
+            path: dir.join(&name),
+            detail: if protocol.one_file_per_recipient() {
+                "a message for this recipient is waiting there already; nothing replaced \
+                 (export again once the recipient has processed and deleted it)"
+                    .into()
+            } else {
+                "100 files of that name exist already; nothing replaced".into()
+            },
+        })?;
+        out.push(Exported {
+            message_id: message.message_id.clone(),
+            path,
+        });
+    }
+    Ok(out)
+}

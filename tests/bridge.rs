@@ -1,0 +1,264 @@
+//! `aea import` / `aea export` with other protocols' files (SPEC §12):
+//! real files in temporary folders, hostile ones included.
+
+use std::os::unix::fs::symlink;
+use std::path::Path;
+
+use crate::common::*;
+
+const REFERENCE: &str = "id: \"a1b2c3d4-5678-9abc-def0-1234567890ab\"
+from: claude
+to: codex
+type: review_request
+priority: P1
+created_at_utc: \"2025-01-15T14:30:00Z\"
+subject: \"Review auth middleware PR\"
+body: |
+  PR #42 adds JWT validation middleware.
+related_pr: \"https://github.com/kiloloop/oacp/pull/42\"
+conversation_id: \"review-pr-42\"
+";
+
+fn oacp_inbox(env: &TestEnv) -> std::path::PathBuf {
+    let dir = env.path().join("oacp/projects/p/agents/codex/inbox");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn oacp_import_is_idempotent_and_lands_in_check() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let inbox = oacp_inbox(&env);
+    std::fs::write(inbox.join("a.yaml"), REFERENCE).unwrap();
+    let dir = inbox.to_str().unwrap();
+
+    let report = env.json(&web, &["import", "oacp", dir]);
+    assert_eq!(report[0]["status"], "imported", "{report}");
+    let again = env.json(&web, &["import", "oacp", dir]);
+    assert_eq!(again[0]["status"], "already-held", "{again}");
+    assert_eq!(inbox_files(&web).len(), 1);
+
+    let check = env.json(&web, &["check"]);
+    assert_eq!(check["unprocessed"], 1, "{check}");
+    let shown = env.json(&web, &["show", "a1b2c3d4-5678-9abc-def0-1234567890ab"]);
+    let text = shown.to_string();
+    assert!(text.contains("review_request"), "{text}");
+    assert!(text.contains("Review auth middleware PR"), "{text}");
+    // The foreign file is left as it was.
+    assert_eq!(
+        std::fs::read_to_string(inbox.join("a.yaml")).unwrap(),
+        REFERENCE
+    );
+}
+
+#[test]
+fn oacp_import_refuses_hostile_files_and_keeps_them() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let inbox = oacp_inbox(&env);
+    std::fs::write(inbox.join("bad.yaml"), "id: [unclosed\n").unwrap();
+    let mut big = String::from("body: \"");
+    big.push_str(&"x".repeat(1024 * 1024 + 10));
+    big.push_str("\"\n");
+    std::fs::write(inbox.join("huge.yaml"), &big).unwrap();
+    std::fs::write(env.path().join("elsewhere.yaml"), REFERENCE).unwrap();
+    symlink(env.path().join("elsewhere.yaml"), inbox.join("link.yaml")).unwrap();
+    let fifo = inbox.join("pipe.yaml");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let before = snapshot(&inbox);
+
+    let out = env.run(&web, &["--json", "import", "oacp", inbox.to_str().unwrap()]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let reasons: Vec<(String, String)> = report
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["status"].as_str().unwrap().to_string(),
+                r["reason"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(reasons.len(), 4, "{report}");
+    assert!(reasons.iter().all(|(s, _)| s == "refused"), "{report}");
+    assert!(reasons[0].1.starts_with("not valid YAML"), "{report}");
+    assert!(
+        reasons[1].1.contains("over the 1048576 byte limit"),
+        "{report}"
+    );
+    assert!(reasons[2].1.contains("symbolic link"), "{report}");
+    assert!(reasons[3].1.contains("not a regular file"), "{report}");
+    assert!(inbox_files(&web).is_empty());
+    assert_eq!(snapshot(&inbox), before, "nothing moved or lost");
+}
+
+#[test]
+fn oacp_export_round_trips_and_never_overwrites() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let api = env.repo("api");
+    let id = env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "question",
+            "--priority",
+            "P1",
+            "--subject",
+            "Which port?",
+            "--body",
+            "8080 or 9090?",
+        ],
+    );
+    let out_dir = env.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let out = out_dir.to_str().unwrap();
+
+    let written = env.json(&web, &["export", "oacp", &id, "--out", out]);
+    let path = written[0]["path"].as_str().unwrap().to_string();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("priority: \"P1\""), "{text}");
+    assert!(text.contains("type: \"question\""), "{text}");
+    // Again: the same file is there already; nothing doubled or replaced.
+    env.json(&web, &["export", "oacp", &id, "--out", out]);
+    assert_eq!(names(&out_dir).len(), 1);
+    // A different file under that name is never replaced.
+    std::fs::write(&path, "someone else's\n").unwrap();
+    let again = env.json(&web, &["export", "oacp", &id, "--out", out]);
+    assert_ne!(again[0]["path"].as_str().unwrap(), path);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "someone else's\n");
+
+    // Imported back elsewhere, it is the message sent, field for field.
+    let docs = env.repo("docs");
+    let imported = env.json(
+        &docs,
+        &["import", "oacp", again[0]["path"].as_str().unwrap()],
+    );
+    assert_eq!(imported[0]["status"], "imported", "{imported}");
+    let original: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(web.join(".aea").join(&inbox_files(&web)[0])).unwrap(),
+    )
+    .unwrap();
+    let copy: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(docs.join(".aea").join(&inbox_files(&docs)[0])).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(copy, original);
+}
+
+#[test]
+fn send_takes_oacp_priorities() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let api = env.repo("api");
+    for (given, want) in [
+        ("P0", "urgent"),
+        ("P1", "high"),
+        ("P2", "normal"),
+        ("P3", "low"),
+    ] {
+        env.send(
+            &api,
+            "web",
+            &[
+                "--type",
+                "update",
+                "--priority",
+                given,
+                "--subject",
+                given,
+                "--body",
+                "b",
+            ],
+        );
+        let check = env.json(&web, &["check"]);
+        let found = check.to_string();
+        assert!(found.contains(want), "{given}: {found}");
+    }
+}
+
+const ROO_EXAMPLE: &str = "---
+from: nestjs-developer
+timestamp: \"2025-07-07T11:15:00Z\"
+id: \"msg-a4b1c9e0\"
+priority: high
+---
+
+**Request: Integration Test**
+
+Please run integration tests on the new `auth-service`.
+";
+
+#[test]
+fn roo_import_is_idempotent_and_export_never_overwrites() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let mailbox = env.path().join("ws/.roo/mailbox");
+    std::fs::create_dir_all(&mailbox).unwrap();
+    std::fs::write(mailbox.join("to-web.md"), ROO_EXAMPLE).unwrap();
+    std::fs::write(mailbox.join("notes.md"), "not a message\n").unwrap();
+    let dir = mailbox.to_str().unwrap();
+
+    let report = env.json(&web, &["import", "roo", dir]);
+    assert_eq!(report.as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(report[0]["status"], "imported", "{report}");
+    assert_eq!(
+        env.json(&web, &["import", "roo", dir])[0]["status"],
+        "already-held"
+    );
+    let check = env.json(&web, &["check"]).to_string();
+    assert!(check.contains("Request: Integration Test"), "{check}");
+
+    // Out again: to-<slug>.md; a second message for a slug with one
+    // waiting is refused and stays in our mailbox, the waiting one intact.
+    let api = env.repo("api");
+    let first = env.send(
+        &api,
+        "web",
+        &["--type", "update", "--subject", "one", "--body", "1"],
+    );
+    let second = env.send(
+        &api,
+        "web",
+        &["--type", "update", "--subject", "two", "--body", "2"],
+    );
+    let out_dir = env.path().join("roo-out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let out = out_dir.to_str().unwrap();
+    let written = env.json(&web, &["export", "roo", &first, "--out", out]);
+    assert!(
+        written[0]["path"].as_str().unwrap().ends_with("/to-web.md"),
+        "{written}"
+    );
+    let waiting = std::fs::read(out_dir.join("to-web.md")).unwrap();
+    // The same message again is already there: fine.
+    env.json(&web, &["export", "roo", &first, "--out", out]);
+    let refused = env.run(&web, &["export", "roo", &second, "--out", out]);
+    assert_eq!(code(&refused), 5, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("waiting there already"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(std::fs::read(out_dir.join("to-web.md")).unwrap(), waiting);
+    assert_eq!(names(&out_dir), ["to-web.md"]);
+}
