@@ -413,6 +413,7 @@ fn from_fields(mut fields: Map<String, Value>) -> Result<Message, String> {
             body,
             context: Value::Object(context),
             attachments: Vec::new(),
+            extra: serde_json::Map::new(),
         },
         metadata: Metadata {
             conversation_id,

@@ -191,6 +191,7 @@ fn from_fields(mut fields: Map<String, Value>, body: &str, slug: &str) -> Result
             body: Body::Text(body.to_string()),
             context: Value::Object(context),
             attachments: Vec::new(),
+            extra: serde_json::Map::new(),
         },
         metadata: Metadata::default(),
         expires_at: None,
