@@ -1,0 +1,176 @@
+//! Next to the original bash AEA (openSVM/aea, SPEC §12): folders laid out as
+//! its `install-aea.sh` leaves them, and what aea does with them (issue 13).
+//! The fixture is written from the installer's documented output, not copied.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::common::*;
+
+/// The installer writes its config from a quoted heredoc: the shell
+/// expressions reach the file unevaluated.
+const BASH_CONFIG: &str = r#"# AEA Agent Configuration
+agent:
+  id: "claude-$(basename $(pwd))"
+  name: "Claude Code Agent"
+  description: "Autonomous development agent for $(basename $(pwd))"
+  capabilities:
+    - code_analysis
+response_policy:
+  question:
+    auto_respond: true
+    approval_required: false
+    actions:
+      - search_codebase
+  issue:
+    high:
+      auto_respond: false
+      approval_required: true
+      actions:
+        - wait_for_approval
+  handoff:
+    auto_respond: false
+    approval_required: true
+auto_safe_operations:
+  - read_files
+approval_required_operations:
+  - modify_code
+monitoring:
+  enabled: true
+  log_file: ".aea/agent.log"
+  check_interval: 60  # seconds
+"#;
+
+/// Its `.claude/settings.json`: one object per event, a form no harness reads.
+const BASH_SETTINGS: &str = r#"{
+  "hooks": {
+    "SessionStart": {
+      "command": "bash .aea/scripts/aea-auto-processor.sh",
+      "description": "Auto-process AEA messages on session start",
+      "enabled": true
+    },
+    "Stop": {
+      "command": "bash .aea/scripts/aea-auto-processor.sh",
+      "description": "Auto-process AEA messages after task completion",
+      "enabled": true
+    }
+  }
+}
+"#;
+
+const BASH_CLAUDE_MD: &str = "# CLAUDE.md\n\n---\n\n## 📬 Inter-Agent Communication (AEA Protocol)\n\n```bash\nbash .aea/scripts/aea-check.sh || cat .aea/prompts/check-messages.md\n```\n";
+
+/// A repository `name` as `install-aea.sh` leaves it (a git repository).
+pub fn bash_install(env: &TestEnv, name: &str) -> PathBuf {
+    let repo = env.path().join(name);
+    for dir in ["docs", "prompts", "scripts", ".processed"] {
+        fs::create_dir_all(repo.join(".aea").join(dir)).unwrap();
+    }
+    fs::create_dir_all(repo.join(".claude")).unwrap();
+    fs::write(repo.join(".aea/agent-config.yaml"), BASH_CONFIG).unwrap();
+    fs::write(repo.join(".claude/settings.json"), BASH_SETTINGS).unwrap();
+    fs::write(repo.join("CLAUDE.md"), BASH_CLAUDE_MD).unwrap();
+    fs::write(repo.join(".aea/agent.log"), "").unwrap();
+    let status = git_command(&repo).arg("init").arg("-q").status().unwrap();
+    assert!(status.success());
+    repo
+}
+
+/// The repository's files outside `.aea/` (and the backup `uninstall`
+/// makes of it) and `.git/`, as text.
+fn outside_aea(repo: &Path) -> Vec<(PathBuf, String)> {
+    snapshot(repo)
+        .into_iter()
+        .filter_map(|(p, bytes)| {
+            let rel = p.strip_prefix(repo).unwrap().to_path_buf();
+            let top = rel
+                .components()
+                .next()?
+                .as_os_str()
+                .to_string_lossy()
+                .into_owned();
+            (!top.starts_with(".aea") && top != ".git")
+                .then(|| (rel, String::from_utf8_lossy(&bytes).into_owned()))
+        })
+        .collect()
+}
+
+#[test]
+fn send_into_a_bash_install_uses_the_id_its_scripts_use() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let bash = bash_install(&env, "backend");
+    let out = env.run(
+        &web,
+        &[
+            "send",
+            "--to",
+            bash.to_str().unwrap(),
+            "--type",
+            "update",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let files = inbox_files(&bash);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = fs::read_to_string(bash.join(".aea").join(&files[0])).unwrap();
+    let sent: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(sent["to"]["agent_id"], "claude-backend");
+}
+
+#[test]
+fn init_on_a_bash_install_converts_and_uninstall_takes_it_all_back() {
+    let env = TestEnv::new();
+    let bash = bash_install(&env, "backend");
+    let before = outside_aea(&bash);
+    let report = env.json(&bash, &["init", "--agents", "claude"]);
+    assert_eq!(report["agent_id"], "claude-backend");
+
+    let settings: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(bash.join(".claude/settings.json")).unwrap())
+            .unwrap();
+    let start = settings["hooks"]["SessionStart"].as_array().unwrap();
+    assert_eq!(
+        start.len(),
+        1,
+        "the bash entry made room for aea's: {settings}"
+    );
+    assert!(
+        start[0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .contains("check --hook claude")
+    );
+    // The config is kept: the bash scripts keep reading it.
+    let config = fs::read_to_string(bash.join(".aea/agent-config.yaml")).unwrap();
+    assert!(config.contains("response_policy:"));
+    assert_eq!(code(&env.run(&bash, &["validate"])), 0);
+
+    env.ok(&bash, &["uninstall"]);
+    assert_eq!(
+        outside_aea(&bash),
+        before,
+        "uninstall restores every file init changed"
+    );
+}
+
+/// A settings file init cannot merge stops it before it has changed any file.
+#[test]
+fn init_that_cannot_merge_changes_nothing() {
+    let env = TestEnv::new();
+    let bash = bash_install(&env, "backend");
+    fs::write(
+        bash.join(".claude/settings.json"),
+        r#"{"hooks": {"Stop": {"command": "make lint", "enabled": false}}}"#,
+    )
+    .unwrap();
+    let before = snapshot(&bash);
+    let out = env.run(&bash, &["init", "--agents", "claude", "--no-git-hooks"]);
+    assert_ne!(code(&out), 0);
+    assert!(stderr(&out).contains("disabled"), "{}", stderr(&out));
+    assert_eq!(snapshot(&bash), before, "nothing changed");
+}
