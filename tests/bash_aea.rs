@@ -174,3 +174,51 @@ fn init_that_cannot_merge_changes_nothing() {
     assert!(stderr(&out).contains("disabled"), "{}", stderr(&out));
     assert_eq!(snapshot(&bash), before, "nothing changed");
 }
+
+/// `aea-send.sh` writes what it sends into its own `.aea/` first, named
+/// like incoming mail; those copies are not mail for this repository.
+#[test]
+fn copies_the_bash_sender_keeps_of_its_own_mail_are_not_incoming() {
+    let env = TestEnv::new();
+    let bash = bash_install(&env, "backend");
+    env.ok(&bash, &["init", "--no-agent-files", "--no-git-hooks"]);
+    let legacy = |from: &str, to: &str, subject: &str| {
+        serde_json::json!({
+            "protocol_version": "0.1.0",
+            "message_id": format!("msg-20251014T100000Z-{subject}"),
+            "message_type": "question",
+            "timestamp": "2025-10-14T10:00:00Z",
+            "sender": {"agent_id": from, "agent_type": "claude-sonnet-4.5", "role": "AEA Agent"},
+            "recipient": {"agent_id": to, "broadcast": false},
+            "routing": {"priority": "normal", "requires_response": false},
+            "content": {"subject": subject, "body": "b"},
+            "metadata": {"conversation_id": "conv-1", "tags": []}
+        })
+        .to_string()
+    };
+    let aea = bash.join(".aea");
+    fs::write(
+        aea.join("message-20251014T100000Z-from-claude-backend.json"),
+        legacy("claude-backend", "claude-web", "sent"),
+    )
+    .unwrap();
+    // Unreadable, but named as its sender names its own copies.
+    fs::write(
+        aea.join("message-20251014T100500Z-from-claude-backend.json"),
+        "{",
+    )
+    .unwrap();
+    fs::write(
+        aea.join("message-20251014T101000Z-from-claude-web.json"),
+        legacy("claude-web", "claude-backend", "incoming"),
+    )
+    .unwrap();
+    let report = env.json(&bash, &["check"]);
+    let subjects: Vec<&str> = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["subject"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(subjects, ["incoming"], "{report}");
+}

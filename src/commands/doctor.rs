@@ -124,6 +124,7 @@ fn state_problems(aea: &Path) -> Vec<(String, String)> {
             || name.starts_with(".announced-")
             || name.starts_with("agent.log")
             || name.starts_with("monitor.")
+            || name.starts_with("aea-monitor.")
             || name == ".installed.json"
             || crate::mailbox::TOP_STATE_FILES
                 .iter()
