@@ -470,6 +470,11 @@ impl Mailbox {
         names_of_messages(&self.dir)
     }
 
+    /// Names of the processed markers, whatever wrote them.
+    pub fn processed_names(&self) -> Result<HashSet<String>> {
+        self.names_in(PROCESSED_DIR)
+    }
+
     /// Names in state folder `sub`. The folder is checked before and after
     /// listing: a folder swapped for a symlink meanwhile is an error, not
     /// a list of someone else's names.

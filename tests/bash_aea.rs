@@ -222,3 +222,52 @@ fn copies_the_bash_sender_keeps_of_its_own_mail_are_not_incoming() {
         .collect();
     assert_eq!(subjects, ["incoming"], "{report}");
 }
+
+/// The bash scripts mark a message processed with `touch`: for gated mail
+/// that says nobody approved it, and `check`, `pending` and `doctor` say so.
+#[test]
+fn gated_mail_a_bash_script_marked_processed_is_flagged() {
+    let env = TestEnv::new();
+    let bash = bash_install(&env, "backend");
+    env.ok(&bash, &["init", "--no-agent-files", "--no-git-hooks"]);
+    let name = "message-20251014T100000Z-from-claude-web.json";
+    let urgent = serde_json::json!({
+        "protocol_version": "1.0",
+        "message_id": "6f1c2a7e-0000-4000-8000-00000000b001",
+        "message_type": "issue",
+        "timestamp": "2025-10-14T10:00:00Z",
+        "priority": "urgent",
+        "requires_response": true,
+        "from": {"agent_id": "claude-web", "repo_path": "/nonexistent/web"},
+        "to": {"agent_id": "claude-backend"},
+        "message": {"subject": "Prod down", "body": "b"},
+        "metadata": {}
+    });
+    fs::write(bash.join(".aea").join(name), urgent.to_string()).unwrap();
+    fs::write(bash.join(".aea/.processed").join(name), "").unwrap();
+
+    let check = env.json(&bash, &["check"]);
+    assert_eq!(check["unprocessed"], 0);
+    assert_eq!(
+        check["processed_without_approval"][0]["file"], name,
+        "{check}"
+    );
+    let pending = env.json(&bash, &["pending"]);
+    assert_eq!(pending["pending"].as_array().unwrap().len(), 0);
+    assert_eq!(
+        pending["processed_without_approval"][0]["subject"],
+        "Prod down"
+    );
+    let human = env.ok(&bash, &["pending"]);
+    assert!(human.contains("PROCESSED WITHOUT APPROVAL"), "{human}");
+    let doctor = stdout(&env.run(&bash, &["doctor"]));
+    assert!(
+        doctor.contains("without approval: ") && doctor.contains(name),
+        "{doctor}"
+    );
+
+    // An ungated message processed the same way is nobody's concern.
+    fs::remove_file(bash.join(".aea").join(name)).unwrap();
+    let check = env.json(&bash, &["check"]);
+    assert!(check.get("processed_without_approval").is_none(), "{check}");
+}
