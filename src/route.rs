@@ -36,7 +36,7 @@ impl Recipient {
 }
 
 /// Whether `--to` names a path rather than an id.
-fn looks_like_path(target: &str) -> bool {
+pub fn looks_like_path(target: &str) -> bool {
     target.contains(['/', '\\']) || target.starts_with('.') || target == "~"
 }
 

@@ -271,3 +271,63 @@ fn gated_mail_a_bash_script_marked_processed_is_flagged() {
     let check = env.json(&bash, &["check"]);
     assert!(check.get("processed_without_approval").is_none(), "{check}");
 }
+
+/// The protocol text and the CLAUDE.md files it left tell agents to send
+/// with `--to ID --to-path PATH ... --message M`; aea takes that as is.
+#[test]
+fn send_takes_the_protocol_texts_flags() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let bash = bash_install(&env, "backend");
+    let path = bash.to_str().unwrap();
+    let out = env.run(
+        &web,
+        &[
+            "send",
+            "--to",
+            "claude-backend",
+            "--to-path",
+            path,
+            "--type",
+            "question",
+            "--priority",
+            "normal",
+            "--subject",
+            "Pool size?",
+            "--message",
+            "What pool_size?",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let files = inbox_files(&bash);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let sent: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(bash.join(".aea").join(&files[0])).unwrap())
+            .unwrap();
+    assert_eq!(sent["message"]["body"], "What pool_size?");
+
+    // A --to that names someone else than the agent at --to-path is refused.
+    let out = env.run(
+        &web,
+        &[
+            "send",
+            "--to",
+            "claude-other",
+            "--to-path",
+            path,
+            "--type",
+            "update",
+            "--subject",
+            "s",
+            "--message",
+            "m",
+        ],
+    );
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is claude-backend, not claude-other"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(inbox_files(&bash).len(), 1, "nothing delivered");
+}
