@@ -331,3 +331,58 @@ fn send_takes_the_protocol_texts_flags() {
     );
     assert_eq!(inbox_files(&bash).len(), 1, "nothing delivered");
 }
+
+/// Mail from a bash agent (0.1.0, no `from.repo_path`) is answered through
+/// the bash registry `agents.yaml`, which aea reads and never writes; `send
+/// --to ID` finds bash agents there too.
+#[test]
+fn the_bash_registry_is_a_return_address() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let bash = bash_install(&env, "backend");
+    let legacy = serde_json::json!({
+        "protocol_version": "0.1.0",
+        "message_id": "msg-20251014T100000Z-1a2b3c4d",
+        "message_type": "question",
+        "timestamp": "2025-10-14T10:00:00Z",
+        "sender": {"agent_id": "claude-backend", "agent_type": "claude-sonnet-4.5", "role": "AEA Agent"},
+        "recipient": {"agent_id": "web", "broadcast": false},
+        "routing": {"priority": "normal", "requires_response": true},
+        "content": {"subject": "Pool size?", "body": "b"},
+        "metadata": {"conversation_id": "conv-1", "tags": []}
+    });
+    fs::write(
+        web.join(".aea/message-20251014T100000Z-from-claude-backend.json"),
+        legacy.to_string(),
+    )
+    .unwrap();
+    let out = env.run(&web, &["reply", "msg-20251014T100000Z", "--body", "25"]);
+    assert_eq!(code(&out), 5, "no return address yet: {}", stderr(&out));
+
+    let agents = env.registry().with_file_name("agents.yaml");
+    let yaml = format!(
+        "# AEA Agent Registry\nversion: \"1.0\"\nagents:\n  claude-backend:\n    path: {}\n    enabled: true\n    description: \"Backend\"\n",
+        bash.display()
+    );
+    fs::write(&agents, &yaml).unwrap();
+    let out = env.run(&web, &["reply", "msg-20251014T100000Z", "--body", "25"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(inbox_files(&bash).len(), 1);
+    let out = env.run(
+        &web,
+        &[
+            "send",
+            "--to",
+            "claude-backend",
+            "--type",
+            "update",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(inbox_files(&bash).len(), 2);
+    assert_eq!(fs::read_to_string(&agents).unwrap(), yaml, "read only");
+}
