@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use crate::audit::{AuditEvent, Event};
 use crate::error::{Error, Result};
-use crate::mailbox::{ApprovalDecision, ApprovalRecord, Entry, Mailbox, Processed};
+use crate::mailbox::{Approval, ApprovalDecision, ApprovalRecord, Entry, Mailbox, Processed};
 use crate::message::format_time;
 use crate::policy::{Action, Judge};
 use crate::repo;
@@ -104,4 +104,32 @@ pub fn record(
     }
     mailbox.log(&event)?;
     Ok((record, path))
+}
+
+/// The processed messages of the inbox that the policy gates but no person
+/// approved: marked processed by another tool (the bash AEA's scripts mark
+/// with `touch`, an empty marker that says nothing of an approval), never
+/// through `aea process`, which refuses gated mail without one. They stay
+/// processed; `check`, `pending` and `doctor` say that nobody approved them.
+pub fn processed_without_approval(mailbox: &Mailbox, judge: &Judge) -> Result<Vec<Entry>> {
+    mailbox.check_state()?;
+    let marked = mailbox.processed_names()?;
+    let mut names: Vec<String> = mailbox
+        .message_names()?
+        .into_iter()
+        // aea's own markers are JSON: only the others are read further.
+        .filter(|n| marked.contains(n) && mailbox.marker(n).is_none())
+        .collect();
+    names.sort();
+    Ok(names
+        .into_iter()
+        .map(|n| mailbox.read(&n))
+        .filter(|entry| {
+            matches!(mailbox.processed(entry), Ok(Processed::Done(None)))
+                && entry.message.as_ref().is_ok_and(|m| {
+                    judge.decide(m).action.awaits_approval()
+                        && mailbox.approval(entry, true) != Approval::Approved
+                })
+        })
+        .collect())
 }

@@ -175,8 +175,13 @@ pub struct InitArgs {
 /// What a new message says; shared by `send` and `reply`.
 #[derive(Debug, Args)]
 pub struct ContentArgs {
-    /// Message body
-    #[arg(long, conflicts_with = "body_file", allow_hyphen_values = true)]
+    /// Message body (`--message` is the AEA protocol text's name for it)
+    #[arg(
+        long,
+        visible_alias = "message",
+        conflicts_with = "body_file",
+        allow_hyphen_values = true
+    )]
     pub body: Option<String>,
 
     /// Read the body from a file (`-` for standard input)
@@ -215,8 +220,16 @@ pub struct ContentArgs {
 #[derive(Debug, Args)]
 pub struct SendArgs {
     /// Recipient: a path to a repository, or an agent id (repeat to broadcast, at most 10)
-    #[arg(long = "to", required = true, value_name = "AGENT|PATH")]
+    #[arg(
+        long = "to",
+        required_unless_present = "to_path",
+        value_name = "AGENT|PATH"
+    )]
     pub to: Vec<String>,
+
+    /// Recipient's repository, as the AEA protocol text's `aea-send.sh` takes it; a `--to` id next to it must be the id there
+    #[arg(long = "to-path", value_name = "PATH")]
+    pub to_path: Vec<String>,
 
     /// Message type
     #[arg(long = "type", value_name = "TYPE")]

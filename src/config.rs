@@ -19,6 +19,12 @@ pub const FILE_NAME: &str = "agent-config.yaml";
 /// (size and time) let a sender forge the policy. `doctor` suggests
 /// deleting a leftover one.
 pub const STALE_CACHE_FILE: &str = ".config-cache.json";
+/// The `agent.id` the bash AEA's `install-aea.sh` writes: the shell
+/// expression sits in a quoted heredoc, so it reaches the file unevaluated.
+/// Its own scripts never read the key and name the agent
+/// `claude-<directory name>` (openSVM/aea `scripts/aea-send.sh`), so that
+/// is what this id means.
+pub const BASH_PLACEHOLDER_ID: &str = "claude-$(basename $(pwd))";
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -335,6 +341,15 @@ pub struct PolicyEntry {
     pub actions: Option<Vec<String>>,
 }
 
+/// The id a bash AEA install at `<repo>/.aea/agent-config.yaml` goes by:
+/// `claude-<repo directory name>`, made into a valid id.
+fn bash_agent_id(config_path: &Path) -> Option<String> {
+    let absolute = std::path::absolute(config_path).ok()?;
+    let repo = absolute.parent()?.parent()?;
+    let name = repo.file_name()?.to_string_lossy();
+    Some(crate::message::sanitize_agent_id(&format!("claude-{name}")))
+}
+
 impl AgentConfig {
     /// Reads and checks a config: the types refuse unknown keys, values of
     /// the wrong kind and unknown names of closed sets (serde itself, so
@@ -345,8 +360,13 @@ impl AgentConfig {
             path: path.to_path_buf(),
             problem,
         };
-        let config: AgentConfig =
+        let mut config: AgentConfig =
             serde_saphyr::from_str(text).map_err(|e| invalid(yaml_problem(&e)))?;
+        if config.agent.id.as_deref() == Some(BASH_PLACEHOLDER_ID)
+            && let Some(id) = bash_agent_id(path)
+        {
+            config.agent.id = Some(id);
+        }
         if let Some(id) = &config.agent.id {
             check_agent_id(id).map_err(|reason| {
                 invalid(ConfigProblem::value(
@@ -660,6 +680,21 @@ mod tests {
         let monitoring = config.monitoring.unwrap();
         assert!(monitoring.transports.is_empty());
         assert_eq!(monitoring.backoff().initial.as_secs(), 60);
+    }
+
+    /// install-aea.sh writes `id: "claude-$(basename $(pwd))"` unevaluated;
+    /// it means `claude-<repo directory>`, as its scripts name the agent.
+    #[test]
+    fn the_bash_placeholder_id_is_the_directory_name() {
+        let text = "agent:\n  id: \"claude-$(basename $(pwd))\"\n  description: \"Agent for $(basename $(pwd))\"\n";
+        let path = Path::new("/work/my repo/.aea/agent-config.yaml");
+        let config = AgentConfig::parse(text, path).unwrap();
+        assert_eq!(config.agent.id.as_deref(), Some("claude-my-repo"));
+        let other = AgentConfig::parse("agent:\n  id: \"$(whoami)\"\n", path);
+        assert!(
+            other.is_err(),
+            "only the installer's own expression is read"
+        );
     }
 
     #[test]

@@ -470,6 +470,11 @@ impl Mailbox {
         names_of_messages(&self.dir)
     }
 
+    /// Names of the processed markers, whatever wrote them.
+    pub fn processed_names(&self) -> Result<HashSet<String>> {
+        self.names_in(PROCESSED_DIR)
+    }
+
     /// Names in state folder `sub`. The folder is checked before and after
     /// listing: a folder swapped for a symlink meanwhile is an error, not
     /// a list of someone else's names.
@@ -603,6 +608,9 @@ impl Mailbox {
             .filter(|n| !processed.contains(n))
             .filter_map(|n| self.read_listed(&self.dir, &n))
             .collect();
+        if let Ok(us) = self.agent_id() {
+            entries.retain(|e| !is_own_copy(e, &us));
+        }
         sort_for_processing(&mut entries);
         Ok(entries)
     }
@@ -1330,6 +1338,28 @@ fn move_present(from: &Path, dir: &Path, name: &str) -> Result<PathBuf> {
 }
 
 /// Names of the message files directly in `dir`, unsorted.
+/// Whether `entry` is a copy the bash AEA kept of mail it sent: its
+/// `aea-send.sh` writes each message into its own `.aea/` before copying it
+/// to the recipient (openSVM/aea), under the inbox's naming. Such a file
+/// is from us to someone else, or (unreadable) named
+/// `message-<YYYYMMDDTHHMMSSZ>-from-<us>.json`; it is not incoming mail.
+/// Mail an agent sends itself (to us) stays incoming.
+fn is_own_copy(entry: &Entry, us: &str) -> bool {
+    match &entry.message {
+        Ok(m) => m.from.agent_id == us && m.to.agent_id != us,
+        Err(_) => entry
+            .name
+            .strip_prefix("message-")
+            .and_then(|rest| rest.split_once("-from-"))
+            .is_some_and(|(stamp, tail)| {
+                stamp.len() == 16
+                    && stamp.as_bytes()[8] == b'T'
+                    && stamp.ends_with('Z')
+                    && tail.strip_suffix(".json") == Some(us)
+            }),
+    }
+}
+
 fn names_of_messages(dir: &Path) -> Result<Vec<String>> {
     let entries = fs::read_dir(dir).map_err(|e| Error::io("list", dir, e))?;
     let mut names = Vec::new();

@@ -170,3 +170,69 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "agents = [oops");
     }
 }
+
+/// The bash AEA's registry (openSVM/aea `scripts/aea-registry.sh`):
+/// `agents.yaml` next to aea's own registry, in the same config directory,
+/// with `agents: {<id>: {path, enabled, description}}`. Read only, as a
+/// second source: aea never writes it, and an entry of aea's own registry
+/// wins. Entries reached over ssh (`host:`) are not used.
+pub mod bash {
+    use std::collections::BTreeMap;
+    use std::path::{Path, PathBuf};
+
+    use serde::Deserialize;
+
+    pub const FILE_NAME: &str = "agents.yaml";
+
+    #[derive(Deserialize)]
+    struct File {
+        #[serde(default)]
+        agents: BTreeMap<String, Agent>,
+    }
+
+    #[derive(Deserialize)]
+    struct Agent {
+        path: Option<PathBuf>,
+        #[serde(default = "yes")]
+        enabled: bool,
+        host: Option<serde::de::IgnoredAny>,
+    }
+
+    fn yes() -> bool {
+        true
+    }
+
+    /// The repository the bash registry next to `registry` names for `id`:
+    /// enabled, local and absolute. An unreadable file names nothing.
+    pub fn path_of(registry: &Path, id: &str) -> Option<PathBuf> {
+        let file = registry.with_file_name(FILE_NAME);
+        let text = crate::fsutil::read_optional(&file).ok()??;
+        let parsed: File = serde_saphyr::from_str(&text).ok()?;
+        let agent = parsed.agents.get(id)?;
+        let path = agent.path.as_ref()?;
+        (agent.enabled && agent.host.is_none() && path.is_absolute()).then(|| path.clone())
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn reads_what_aea_registry_sh_writes() {
+            let dir = tempfile::tempdir().unwrap();
+            let registry = dir.path().join("registry.toml");
+            std::fs::write(
+                dir.path().join(FILE_NAME),
+                "# AEA Agent Registry\nversion: \"1.0\"\nagents:\n  claude-backend:\n    path: /src/backend\n    enabled: true\n    description: \"Backend\"\n  off:\n    path: /src/off\n    enabled: false\n  remote:\n    host: server.example.com\n    path: /opt/api\n    method: ssh\n    enabled: true\n  rel:\n    path: src/rel\n",
+            )
+            .unwrap();
+            assert_eq!(
+                path_of(&registry, "claude-backend"),
+                Some(PathBuf::from("/src/backend"))
+            );
+            for id in ["off", "remote", "rel", "nobody"] {
+                assert_eq!(path_of(&registry, id), None, "{id}");
+            }
+        }
+    }
+}

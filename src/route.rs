@@ -36,7 +36,7 @@ impl Recipient {
 }
 
 /// Whether `--to` names a path rather than an id.
-fn looks_like_path(target: &str) -> bool {
+pub fn looks_like_path(target: &str) -> bool {
     target.contains(['/', '\\']) || target.starts_with('.') || target == "~"
 }
 
@@ -81,6 +81,23 @@ pub fn resolve(
             }
         }
         None => tried.push("registry (no config directory)".into()),
+    }
+    if let Some(path) = registry
+        && let Some(repo) = crate::registry::bash::path_of(path, target)
+    {
+        // The bash registry is anyone's text: only a repository configured
+        // with that id counts.
+        let recipient = Recipient::open(&repo)?;
+        if recipient.id == target {
+            return Ok(Route::Local(recipient));
+        }
+        tried.push(format!(
+            "bash registry {}: {} is agent {}",
+            path.with_file_name(crate::registry::bash::FILE_NAME)
+                .display(),
+            repo.display(),
+            recipient.id
+        ));
     }
     let siblings = sibling_repos(own_repo, target);
     match siblings.len() {
@@ -171,12 +188,19 @@ fn local_return_address(message: &Message, registry: Option<&Path>) -> Result<Re
         }
         return Ok(recipient);
     }
-    let Some(repo_path) = &message.from.repo_path else {
-        return Err(refuse(
-            "it is not in the registry and the message has no from.repo_path".into(),
-        ));
+    // A 0.1.0 message (the bash AEA's) has no repo_path: its registry may
+    // know the agent.
+    let bash_path = registry.and_then(|path| crate::registry::bash::path_of(path, agent));
+    let repo_path = match (&message.from.repo_path, bash_path) {
+        (Some(path), _) => path.clone(),
+        (None, Some(path)) => path.display().to_string(),
+        (None, None) => {
+            return Err(refuse(
+                "it is not in the registry and the message has no from.repo_path".into(),
+            ));
+        }
     };
-    let repo = Path::new(repo_path);
+    let repo = Path::new(&repo_path);
     if !repo.is_absolute() || !repo.join(AEA_DIR).is_dir() {
         return Err(refuse(format!(
             "it is not in the registry and {repo_path} holds no AEA repository"

@@ -9,6 +9,7 @@ mod common;
 
 mod approvals;
 mod bad_input;
+mod bash_aea;
 mod bridge;
 mod compat;
 mod concurrency;

@@ -680,11 +680,11 @@ fn a_sender_as_another_os_user_can_deliver_and_do_nothing_else() {
     assert_eq!(inbox_files(&web).len(), 2);
 
     // A file the sender plants under a state name is reported, not trusted.
-    let out = as_sender(ids, &home, &api, "touch", &["../web/.aea/monitor.pid"]);
+    let out = as_sender(ids, &home, &api, "touch", &["../web/.aea/aea-monitor.pid"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let doctor = stdout(&aea(&env, &web, &["doctor"]));
     assert!(
-        doctor.contains(&format!("monitor.pid belongs to uid {}", ids.0)),
+        doctor.contains(&format!("aea-monitor.pid belongs to uid {}", ids.0)),
         "{doctor}"
     );
 }

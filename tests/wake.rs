@@ -229,6 +229,23 @@ fn monitor_start_stop_status_and_double_start() {
     assert!(log.contains("monitor_started") && log.contains("monitor_stopped"));
 }
 
+/// The bash AEA's `aea-monitor.sh status` deletes `.aea/monitor.pid` when
+/// it does not see its own process there; aea's monitor keeps its pid
+/// under another name, so that costs it nothing (issue 13).
+#[test]
+fn the_bash_monitors_pid_file_is_not_ours() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let _monitor = Monitor::start(&env, &web);
+    assert!(web.join(".aea/aea-monitor.pid").is_file());
+    assert!(!web.join(".aea/monitor.pid").exists());
+    std::fs::write(web.join(".aea/monitor.pid"), "12345\n").unwrap();
+    std::fs::remove_file(web.join(".aea/monitor.pid")).unwrap();
+    let status = env.json(&web, &["monitor", "status"]);
+    assert_eq!(status["state"], "running");
+    assert!(status["pid"].is_number(), "{status}");
+}
+
 #[test]
 fn a_stale_pid_file_is_recognised_without_signalling_the_pid() {
     let env = TestEnv::new();
@@ -238,7 +255,7 @@ fn a_stale_pid_file_is_recognised_without_signalling_the_pid() {
     let bystander_pid = bystander.id();
     let plant_stale_pid_file = || {
         std::fs::write(
-            web.join(".aea/monitor.pid"),
+            web.join(".aea/aea-monitor.pid"),
             format!(r#"{{"pid":{bystander_pid},"started_at":"2026-01-01T00:00:00.000Z"}}"#),
         )
         .unwrap();

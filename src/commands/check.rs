@@ -6,7 +6,7 @@
 use std::io::{IsTerminal, Read};
 
 use super::Context;
-use super::listing::{Item, Report, build_report, plural, print_item};
+use super::listing::{Item, Report, build_report, plural, print_item, print_unapproved};
 use crate::cli::CheckArgs;
 use crate::error::{ExitCode, Result};
 use crate::harness::Harness;
@@ -118,6 +118,7 @@ fn print_human(report: &Report, ctx: &Context) {
             ));
         }
     }
+    print_unapproved(&report.processed_without_approval, ctx);
     if !report.messages.is_empty() {
         p.line("read one with `aea show <ref>`; mark it done with `aea process <ref>`");
     }

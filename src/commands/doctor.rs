@@ -124,6 +124,7 @@ fn state_problems(aea: &Path) -> Vec<(String, String)> {
             || name.starts_with(".announced-")
             || name.starts_with("agent.log")
             || name.starts_with("monitor.")
+            || name.starts_with("aea-monitor.")
             || name == ".installed.json"
             || crate::mailbox::TOP_STATE_FILES
                 .iter()
@@ -184,6 +185,7 @@ pub fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     out.push(harnesses(repo, aea, ctx));
     out.extend(state(aea));
     out.extend(inbox(&mailbox));
+    out.extend(unapproved(&mailbox, ctx));
     out.extend(leftovers(aea, ctx.rt.now()));
     out.extend(half_done(&mailbox, ctx));
     Ok(report(&fixed, &out, ctx))
@@ -551,6 +553,31 @@ fn state(aea: &Path) -> Vec<Finding> {
         .into_iter()
         .map(|problem| Finding::new("state", Some(problem), ""))
         .collect()
+}
+
+/// Gated mail another tool (the bash AEA's `touch`) marked processed with
+/// no approval on record. Said only when there is some: it is not a fault
+/// of this repository's state, and a repository without a bash neighbour
+/// never sees the line.
+fn unapproved(mailbox: &Mailbox, ctx: &Context) -> Option<Finding> {
+    let judge = ctx.judge(mailbox);
+    let list = crate::approval::processed_without_approval(mailbox, &judge).ok()?;
+    if list.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = list.iter().map(|e| e.name.as_str()).collect();
+    Some(Finding::new(
+        "approvals",
+        Some((
+            format!(
+                "{} gated message(s) marked processed by another tool without approval: {}",
+                list.len(),
+                names.join(", ")
+            ),
+            "check with the person what was done about them (`aea show <file>`); aea never marks gated mail processed without `aea approve`".to_string(),
+        )),
+        "",
+    ))
 }
 
 /// Forged and invalid mail, and processed messages replaced since.

@@ -154,6 +154,16 @@ pub fn init_repo(
         });
     }
 
+    // Nothing is written until the harness files are known to merge: an
+    // init that stops half way leaves no edit `uninstall` cannot see.
+    if let Some(agents) = &options.agents {
+        harness::preflight(
+            repo,
+            agents,
+            options.exe.unwrap_or_else(|| Path::new("aea")),
+        )?;
+    }
+
     if fsutil::ensure_dir(&aea)? {
         changed.push(format!("{AEA_DIR}/"));
     }

@@ -73,6 +73,70 @@ pub struct Report {
     pub deferred: usize,
     pub messages: Vec<Item>,
     pub invalid: Vec<Invalid>,
+    /// Gated messages another tool marked processed (an empty marker, as
+    /// the bash AEA's `touch` makes) with no approval on record.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processed_without_approval: Vec<Unapproved>,
+}
+
+/// A gated message marked processed without a person's approval.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Unapproved {
+    #[serde(rename = "ref")]
+    pub short_ref: String,
+    pub file: String,
+    pub id: String,
+    #[serde(rename = "type")]
+    pub message_type: MessageType,
+    pub priority: Priority,
+    pub from: String,
+    pub subject: String,
+}
+
+/// The gated messages processed without approval, as listed items.
+pub fn unapproved(mailbox: &Mailbox, judge: &Judge) -> Vec<Unapproved> {
+    // Unsound state has stopped the listing before this.
+    let entries = crate::approval::processed_without_approval(mailbox, judge).unwrap_or_default();
+    let refs = crate::shortref::of_entries(&entries);
+    entries
+        .iter()
+        .zip(refs)
+        .filter_map(|(entry, short_ref)| {
+            let m = entry.message.as_ref().ok()?;
+            Some(Unapproved {
+                short_ref,
+                file: entry.name.clone(),
+                id: m.message_id.clone(),
+                message_type: m.message_type,
+                priority: m.priority,
+                from: m.from.agent_id.clone(),
+                subject: m.message.subject.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The warning that names them, for people.
+pub fn print_unapproved(list: &[Unapproved], ctx: &Context) {
+    if list.is_empty() {
+        return;
+    }
+    ctx.printer.line(format_args!(
+        "{} gated message{} marked processed by another tool without approval:",
+        list.len(),
+        plural(list.len())
+    ));
+    for u in list {
+        ctx.printer.line(format_args!(
+            "     ref {}  {} {} from {}: {}  [PROCESSED WITHOUT APPROVAL]",
+            u.short_ref,
+            u.priority,
+            u.message_type,
+            untrusted_short(&u.from, 40),
+            untrusted_short(&u.subject, 72)
+        ));
+    }
 }
 
 pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &Context) -> Report {
@@ -131,6 +195,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
         needs_approval: messages.iter().filter(|m| m.approval.waits()).count(),
         messages,
         invalid,
+        processed_without_approval: unapproved(mailbox, judge),
     }
 }
 

@@ -3,7 +3,7 @@
 //! again with capped backoff until it is processed.
 //!
 //! Liveness is a lock, not a pid: the monitor holds an exclusive lock on
-//! `.aea/monitor.lock` for its whole life, so a stale `monitor.pid` whose
+//! `.aea/monitor.lock` for its whole life, so a stale `aea-monitor.pid` whose
 //! number was reused by another process is recognised without ever
 //! signalling it. Stopping is a request file, `.aea/monitor.stop`, which the
 //! monitor sees through the same file watch it uses for mail.
@@ -27,7 +27,10 @@ use crate::wake::{self, Backoff, Schedule, Waiting};
 use crate::watch::DirWatch;
 use crate::words::word_enum;
 
-const PID_FILE: &str = "monitor.pid";
+/// Not `monitor.pid`: the bash AEA's `aea-monitor.sh` uses that name in the
+/// same folder, and its `status` deletes a pid file whose process it does
+/// not recognise (issue 13).
+const PID_FILE: &str = "aea-monitor.pid";
 const STOP_FILE: &str = "monitor.stop";
 /// Quiet time that ends a burst of arrivals unless `monitoring.debounce` says.
 const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -207,7 +210,7 @@ fn status(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         None => {
             let note = stale_pid(mailbox).map(|p| {
                 format!(
-                    "monitor.pid names pid {p}, but no monitor holds the lock: the file is stale"
+                    "aea-monitor.pid names pid {p}, but no monitor holds the lock: the file is stale"
                 )
             });
             report(ctx, MonitorState::NotRunning, None, note);

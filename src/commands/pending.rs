@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::Context;
-use super::listing::{Item, build_report, plural, print_item};
+use super::listing::{Item, Unapproved, build_report, plural, print_item, print_unapproved};
 use crate::error::{ExitCode, Result};
 
 /// `aea pending --json`: the items of `aea check` that wait for a person.
@@ -11,6 +11,10 @@ use crate::error::{ExitCode, Result};
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(super) struct PendingOutput<'a> {
     pub pending: Vec<&'a Item>,
+    /// Gated mail another tool marked processed with no approval on record:
+    /// nothing waits, but nobody approved it either.
+    #[serde(default, skip_serializing_if = "<[Unapproved]>::is_empty")]
+    pub processed_without_approval: &'a [Unapproved],
 }
 
 pub fn run(ctx: &Context) -> Result<ExitCode> {
@@ -24,11 +28,15 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         .filter(|m| m.approval.waits() && !m.decision.action.eq(&crate::policy::Action::Reject))
         .collect();
     if ctx.printer.json() {
-        ctx.printer.value(&PendingOutput { pending });
+        ctx.printer.value(&PendingOutput {
+            pending,
+            processed_without_approval: &report.processed_without_approval,
+        });
         return Ok(ExitCode::Success);
     }
     if pending.is_empty() {
         ctx.printer.line("nothing waits for approval");
+        print_unapproved(&report.processed_without_approval, ctx);
         return Ok(ExitCode::Success);
     }
     ctx.printer.line(format_args!(
@@ -39,6 +47,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     for (n, m) in pending.iter().enumerate() {
         print_item(n + 1, m, ctx);
     }
+    print_unapproved(&report.processed_without_approval, ctx);
     ctx.printer
         .line("decide with `aea approve <ref> [--note ...]` or `aea reject <ref> --reason ...`, or walk through them with `aea review`");
     Ok(ExitCode::Success)

@@ -137,6 +137,28 @@ fn remove_from(shape: Shape, list: &mut Vec<Value>) -> bool {
     *list != before
 }
 
+/// The entries of `hooks.<event>` written as one object `{"command",
+/// "description", "enabled"}`, the form the bash AEA's `install-aea.sh`
+/// (openSVM/aea) writes and no harness reads. Its own entries (a command
+/// under `.aea/scripts/`) go: aea's hook does their job, and the shims
+/// `init` puts there call aea. Any other command keeps its place in the
+/// list form; a disabled one cannot be carried (the list form has no
+/// switch) and is said rather than silently dropped or turned on.
+fn from_object_form(shape: Shape, event: &str, object: &Value) -> Result<Vec<Value>, String> {
+    let Some(command) = object.get("command").and_then(Value::as_str) else {
+        return Err(format!("`hooks.{event}` is not a list"));
+    };
+    if command.contains(".aea/scripts/") {
+        return Ok(Vec::new());
+    }
+    if object.get("enabled") == Some(&Value::Bool(false)) {
+        return Err(format!(
+            "`hooks.{event}` is a disabled single entry; remove it or make it a list"
+        ));
+    }
+    Ok(vec![entry(shape, command)])
+}
+
 /// The settings text with aea's entries added or brought up to date (an
 /// older command, another path to aea), `None` when already current.
 pub fn merge(existing: Option<&str>, edit: &Edit) -> Result<Option<String>, String> {
@@ -159,6 +181,10 @@ pub fn merge(existing: Option<&str>, edit: &Edit) -> Result<Option<String>, Stri
         let list = hooks
             .entry(event.as_str())
             .or_insert_with(|| Value::Array(Vec::new()));
+        if list.is_object() {
+            *list = Value::Array(from_object_form(edit.shape, event, list)?);
+            changed = true;
+        }
         let Value::Array(list) = list else {
             return Err(format!("`hooks.{event}` is not a list"));
         };
@@ -328,6 +354,38 @@ mod tests {
         assert_eq!(back, serde_json::from_str::<Value>(user).unwrap());
         assert!(merge(Some("[1]"), &edit).is_err());
         assert!(merge(Some("{not json"), &edit).is_err());
+    }
+
+    /// install-aea.sh writes `hooks.SessionStart` as one object: its own
+    /// entry makes room for aea's, anyone else's moves into the list form.
+    #[test]
+    fn the_bash_object_form_is_converted() {
+        let bash = r#"{"model": "x", "hooks": {
+            "SessionStart": {"command": "bash .aea/scripts/aea-auto-processor.sh", "description": "d", "enabled": true},
+            "Stop": {"command": "make lint", "enabled": true}}}"#;
+        let edit = Edit {
+            shape: Shape::Grouped,
+            hooks: vec![
+                ("SessionStart".into(), "aea check --hook claude".into()),
+                ("Stop".into(), "aea check --hook claude".into()),
+            ],
+            allow: Vec::new(),
+        };
+        let merged: Value =
+            serde_json::from_str(&merge(Some(bash), &edit).unwrap().unwrap()).unwrap();
+        assert_eq!(merged["model"], "x");
+        let start = merged["hooks"]["SessionStart"].as_array().unwrap();
+        assert_eq!(start.len(), 1);
+        assert_eq!(start[0]["hooks"][0]["command"], "aea check --hook claude");
+        let stop = merged["hooks"]["Stop"].as_array().unwrap();
+        assert_eq!(stop[0]["hooks"][0]["command"], "make lint");
+        assert_eq!(stop[1]["hooks"][0]["command"], "aea check --hook claude");
+        let disabled = r#"{"hooks": {"Stop": {"command": "make lint", "enabled": false}}}"#;
+        assert!(
+            merge(Some(disabled), &edit)
+                .unwrap_err()
+                .contains("disabled")
+        );
     }
 
     #[test]

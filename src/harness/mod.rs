@@ -189,13 +189,45 @@ pub fn install(
     exe: &Path,
 ) -> Result<(Vec<String>, Vec<String>)> {
     let mut state = InstallState::load(aea_dir);
-    let mut changed = Vec::new();
-    let mut warnings = Vec::new();
-    let mut seen: Vec<PathBuf> = Vec::new();
     for agent in agents {
         if !state.agents.contains(agent) {
             state.agents.push(*agent);
         }
+    }
+    let (writes, warnings) = plan(repo, agents, exe)?;
+    let mut changed = Vec::new();
+    // Every file's new text is known before the first is written, so a
+    // settings file aea cannot merge stops init before it has touched
+    // CLAUDE.md (issue 13); and what was written is recorded even when a
+    // later write fails, so `uninstall` can take it back.
+    let mut written = Ok(());
+    for (rel, before, new) in writes {
+        written = state.write(repo, &rel, before.as_deref(), &new);
+        if written.is_err() {
+            break;
+        }
+        changed.push(rel);
+    }
+    state.save(aea_dir)?;
+    written?;
+    Ok((changed, warnings))
+}
+
+/// Fails as `install` would, without writing anything: `init` asks before
+/// it creates `.aea/` or touches any file.
+pub fn preflight(repo: &Path, agents: &[Agent], exe: &Path) -> Result<()> {
+    plan(repo, agents, exe).map(drop)
+}
+
+/// A file to write: its path relative to the repo, its text before, its new text.
+type Write = (String, Option<String>, String);
+
+/// What `install` would write, and its warnings.
+fn plan(repo: &Path, agents: &[Agent], exe: &Path) -> Result<(Vec<Write>, Vec<String>)> {
+    let mut warnings = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut writes: Vec<Write> = Vec::new();
+    for agent in agents {
         for piece in kits::pieces(*agent, exe, repo) {
             let (real, text) = match read_inside(repo, &piece.path) {
                 Ok(found) => found,
@@ -213,17 +245,13 @@ pub fn install(
                 .strip_prefix(repo)
                 .map_or_else(|_| piece.path.clone(), |r| r.to_string_lossy().into_owned());
             match updated(&piece, text.as_deref(), repo)? {
-                Update::Write(new) => {
-                    state.write(repo, &rel, text.as_deref(), &new)?;
-                    changed.push(rel);
-                }
+                Update::Write(new) => writes.push((rel, text, new)),
                 Update::Current => {}
                 Update::NotOurs(hint) => warnings.push(hint),
             }
         }
     }
-    state.save(aea_dir)?;
-    Ok((changed, warnings))
+    Ok((writes, warnings))
 }
 
 enum Update {
