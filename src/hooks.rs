@@ -45,7 +45,7 @@ fn id_line(hook: GitHook) -> String {
 }
 
 /// Quotes `text` for POSIX sh: single quotes, with `'` as `'\''`.
-fn sh_quote(text: &str) -> String {
+pub fn sh_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
@@ -219,14 +219,14 @@ fn recorded_binary(text: &str) -> Option<String> {
 }
 
 #[cfg(unix)]
-fn make_executable(path: &Path) -> Result<()> {
+pub fn make_executable(path: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(path, fs::Permissions::from_mode(0o755))
         .map_err(|e| Error::io("make executable", path, e))
 }
 
 #[cfg(not(unix))]
-fn make_executable(_: &Path) -> Result<()> {
+pub fn make_executable(_: &Path) -> Result<()> {
     Ok(())
 }
 

@@ -386,3 +386,72 @@ fn the_bash_registry_is_a_return_address() {
     assert_eq!(inbox_files(&bash).len(), 2);
     assert_eq!(fs::read_to_string(&agents).unwrap(), yaml, "read only");
 }
+
+/// The protocol text's own commands (`bash .aea/scripts/aea-check.sh`,
+/// `.aea/scripts/aea-send.sh --to ID --to-path PATH … --message M`) run
+/// aea; a script of the bash AEA already there is left alone.
+#[test]
+fn the_protocols_own_scripts_run_aea() {
+    let env = TestEnv::new();
+    let api = env.path().join("api");
+    let web = env.path().join("web");
+    for repo in [&api, &web] {
+        std::fs::create_dir_all(repo).unwrap();
+    }
+    std::fs::create_dir_all(web.join(".aea/scripts")).unwrap();
+    std::fs::write(
+        web.join(".aea/scripts/aea-check.sh"),
+        "#!/bin/bash\necho bash-aea\n",
+    )
+    .unwrap();
+    env.ok(&api, &["init", "--id", "api"]);
+    env.ok(&web, &["init", "--id", "web"]);
+    for name in ["aea-check.sh", "aea-send.sh", "aea-monitor.sh"] {
+        let path = api.join(".aea/scripts").join(name);
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&path).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o111, 0o111, "{name} is executable");
+    }
+    assert_eq!(
+        std::fs::read_to_string(web.join(".aea/scripts/aea-check.sh")).unwrap(),
+        "#!/bin/bash\necho bash-aea\n",
+        "the bash AEA's own script is left alone"
+    );
+    // Run as the protocol text says, with aea not on PATH: the shims call
+    // it by its path.
+    let script = |program: &str, args: &[&str]| {
+        std::process::Command::new(program)
+            .args(args)
+            .current_dir(&api)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", env.path().join("home"))
+            .env("USER", "tester")
+            .env("AEA_REGISTRY", env.registry())
+            .output()
+            .unwrap()
+    };
+    let web_path = web.to_str().unwrap();
+    let out = script(
+        ".aea/scripts/aea-send.sh",
+        &[
+            "--to",
+            "web",
+            "--to-path",
+            web_path,
+            "--type",
+            "question",
+            "--priority",
+            "normal",
+            "--subject",
+            "shim",
+            "--message",
+            "asked through the protocol's script",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = script("bash", &[".aea/scripts/aea-check.sh"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(inbox_files(&web).len(), 1);
+}

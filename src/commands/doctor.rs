@@ -241,6 +241,9 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
         && !harness::problems(mailbox.repo(), aea, exe).is_empty()
     {
         let (files, _) = harness::install(mailbox.repo(), aea, &installed, exe)?;
+        for rel in harness::shims::install(aea, exe)? {
+            fixed.push(format!("rewrote .aea/{rel}"));
+        }
         fixed.extend(
             files
                 .iter()

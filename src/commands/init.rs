@@ -208,6 +208,15 @@ pub fn init_repo(
         }
     }
 
+    // The protocol text's own scripts run this aea (not with
+    // --no-agent-files: they are instructions' commands).
+    if options.agents.is_some()
+        && let Some(exe) = options.exe
+    {
+        for rel in harness::shims::install(&aea, exe)? {
+            changed.push(format!("{AEA_DIR}/{rel}"));
+        }
+    }
     if let Some(agents) = &options.agents {
         let exe = options.exe.unwrap_or_else(|| Path::new("aea"));
         let (files, notes) = harness::install(repo, &aea, agents, exe)?;

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::json::{Edit, Shape};
 use super::{Agent, Harness};
+use crate::hooks::sh_quote;
 
 /// The marker line of a whole file aea owns; a file without it is the
 /// user's and is left alone.
@@ -35,11 +36,6 @@ pub enum Kind {
 /// §16): reading mail never needs a person; approving and rejecting always
 /// do and are never listed.
 pub const READ_ONLY: [&str; 6] = ["check", "show", "pending", "status", "log", "validate"];
-
-/// Quotes `text` for POSIX sh: single quotes, with `'` as `'\''`.
-fn sh_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
-}
 
 /// The hook command for `harness` and `event`, calling aea by an absolute
 /// path (a harness's PATH need not hold it: a bare `aea` exits 127).

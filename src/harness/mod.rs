@@ -9,6 +9,7 @@
 
 pub mod json;
 pub mod kits;
+pub mod shims;
 
 use std::collections::BTreeMap;
 use std::fs;
