@@ -198,6 +198,27 @@ pub fn yaml_text_field(key: &str, text: &str) -> String {
     out
 }
 
+/// The files of `tests/bridge-corpus/<protocol>/<kind>/`, by name, sorted.
+#[cfg(test)]
+fn test_corpus(protocol: &str, kind: &str) -> Vec<(String, String)> {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/bridge-corpus")
+        .join(protocol)
+        .join(kind);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&p).unwrap())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -838,24 +838,9 @@ pub fn fields_of(text: &str) -> Result<Map<String, Value>, String> {
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::path::PathBuf;
 
     fn corpus(kind: &str) -> Vec<(String, String)> {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/bridge-corpus/oacp")
-            .join(kind);
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        files.sort();
-        files
-            .into_iter()
-            .map(|p| {
-                let name = p.file_name().unwrap().to_string_lossy().into_owned();
-                (name, std::fs::read_to_string(&p).unwrap())
-            })
-            .collect()
+        super::super::test_corpus("oacp", kind)
     }
 
     /// A message with every AEA field set, in every shape the patch must carry.

@@ -270,26 +270,9 @@ fn parse_unpatched(text: &str, slug: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::path::PathBuf;
 
     fn corpus(kind: &str) -> Vec<(String, String)> {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/bridge-corpus/roo")
-            .join(kind);
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        files.sort();
-        files
-            .into_iter()
-            .map(|p| {
-                (
-                    p.file_name().unwrap().to_string_lossy().into_owned(),
-                    std::fs::read_to_string(&p).unwrap(),
-                )
-            })
-            .collect()
+        super::super::test_corpus("roo", kind)
     }
 
     fn full(kind: MessageType, priority: Priority) -> Message {
