@@ -523,11 +523,23 @@ pub enum AgentsCommand {
         /// The agent's id
         id: String,
         /// The repository of the agent on this machine
-        #[arg(long, conflicts_with = "remote", required_unless_present = "remote")]
+        #[arg(
+            long,
+            conflicts_with_all = ["remote", "oacp", "roo"],
+            required_unless_present_any = ["remote", "oacp", "roo"]
+        )]
         path: Option<PathBuf>,
         /// The mail remote through which the agent is reached (`aea sync`)
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["oacp", "roo"])]
         remote: Option<String>,
+        /// An OACP agent's folder (`<OACP_HOME>/projects/<p>/agents/<id>`):
+        /// mail is written into its inbox/ as OACP YAML
+        #[arg(long, value_name = "AGENT_DIR", conflicts_with = "roo")]
+        oacp: Option<PathBuf>,
+        /// A Roo mailbox folder (`<repo>/.roo/mailbox`): mail is written
+        /// there as `to-<id>.md`
+        #[arg(long, value_name = "MAILBOX_DIR")]
+        roo: Option<PathBuf>,
         /// The agent's public key, `ed25519:<64 hex>` (its `agent.public_key`)
         #[arg(long)]
         key: Option<String>,

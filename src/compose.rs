@@ -99,8 +99,8 @@ impl Draft {
                 repo_path: Some(r.mailbox.repo().display().to_string()),
                 user: None,
             },
-            Route::Remote(id) => Party {
-                agent_id: id.clone(),
+            Route::Remote(_) | Route::Foreign(_) => Party {
+                agent_id: to.agent_id().to_string(),
                 repo_path: None,
                 user: None,
             },

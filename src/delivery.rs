@@ -9,6 +9,7 @@ use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Serialize};
 
 use crate::audit::{AuditEvent, Event};
+use crate::bridge::transfer::Protocol;
 use crate::compose::Draft;
 use crate::error::{Error, Result};
 use crate::identity;
@@ -107,18 +108,31 @@ pub struct Destination {
     pub agent_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repo: Option<PathBuf>,
+    /// An OACP or Roo agent's folder, written as that protocol's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreign: Option<ForeignDir>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ForeignDir {
+    pub protocol: Protocol,
+    pub dir: PathBuf,
 }
 
 impl Destination {
     fn of(route: &Route) -> Self {
-        match route {
-            Route::Local(l) => Destination {
-                agent_id: l.id.clone(),
-                repo: Some(l.mailbox.repo().to_path_buf()),
+        Destination {
+            agent_id: route.agent_id().to_string(),
+            repo: match route {
+                Route::Local(l) => Some(l.mailbox.repo().to_path_buf()),
+                _ => None,
             },
-            Route::Remote(id) => Destination {
-                agent_id: id.clone(),
-                repo: None,
+            foreign: match route {
+                Route::Foreign(f) => Some(ForeignDir {
+                    protocol: f.protocol,
+                    dir: f.dir.clone(),
+                }),
+                _ => None,
             },
         }
     }
@@ -153,6 +167,13 @@ pub fn held(
             && m.from.agent_id == from
             && key.is_none_or(|k| identity::signed_by(m, k))
     };
+    if let Some(foreign) = &to.foreign {
+        let (path, message) = crate::bridge::transfer::holding(foreign.protocol, &foreign.dir, id)?;
+        return ours(&message).then_some(Held {
+            path: Some(path),
+            message: Some(message),
+        });
+    }
     let found = match &to.repo {
         Some(repo) => Mailbox::at(repo).ok()?.holding(id, from),
         None => mailbox
@@ -489,11 +510,7 @@ fn deliver_to(
             {
                 first_sent.get_or_insert(message);
                 let queued = matches!(r, Route::Remote(_)) && held.path.is_some();
-                let id = match &r {
-                    Route::Local(local) => local.id.clone(),
-                    Route::Remote(id) => id.clone(),
-                };
-                return Ok((id, held.path, queued));
+                return Ok((r.agent_id().to_string(), held.path, queued));
             }
             let (id, path, queued) = write_one(&message, &r, sender, rt, &mut delivery.warnings)?;
             first_sent.get_or_insert(message);
@@ -561,10 +578,11 @@ fn distinct_recipients(
     let mut resolved = Vec::new();
     for (target, route) in recipients {
         let checked = route.and_then(|r| {
-            let (id, same_repo) = match &r {
-                Route::Local(l) => (l.id.clone(), l.mailbox.repo() == sender.mailbox.repo()),
-                Route::Remote(id) => (id.clone(), false),
+            let same_repo = match &r {
+                Route::Local(l) => l.mailbox.repo() == sender.mailbox.repo(),
+                Route::Remote(_) | Route::Foreign(_) => false,
             };
+            let id = r.agent_id().to_string();
             if id == sender.id || same_repo {
                 Err(Error::SendToSelf { id })
             } else {
@@ -629,6 +647,12 @@ fn write_one(
                 ));
             }
             Ok((id.clone(), path, true))
+        }
+        // Their protocol has no log of ours to write; our `sent` line and
+        // `sent/` copy record it.
+        Route::Foreign(f) => {
+            let path = crate::bridge::transfer::deliver(f.protocol, message, &f.dir)?;
+            Ok((f.id.clone(), path, false))
         }
     }
 }

@@ -49,6 +49,12 @@ pub enum Error {
     #[error("{} {detail}", path.display())]
     UnsafeState { path: PathBuf, detail: String },
 
+    #[error(
+        "a message is waiting in {} already, and a Roo mailbox holds one per recipient; nothing replaced",
+        path.display()
+    )]
+    MailboxSlotTaken { path: PathBuf },
+
     #[error("invalid agent id {id:?}: {reason}")]
     InvalidAgentId { id: String, reason: &'static str },
 
@@ -413,6 +419,7 @@ impl Error {
             Error::MonitorDidNotStart { .. } => ExitCode::Timeout,
             Error::Symlink { .. }
             | Error::UnsafeState { .. }
+            | Error::MailboxSlotTaken { .. }
             | Error::SendToSelf { .. }
             | Error::SecretDetected { .. }
             | Error::NoReturnAddress { .. }
@@ -456,6 +463,7 @@ impl Error {
                 "aea reads its state only from regular files and real folders owned by the receiver; move {0} aside (`mv {0} {0}.suspect`) and run `aea doctor`",
                 path.display()
             ),
+            Error::MailboxSlotTaken { .. } => "the recipient deletes that file once it has processed the message: send again then (the message is not lost: it was not sent)".to_string(),
             Error::InvalidAgentId { .. } => {
                 "an agent id is 2-64 characters of letters, digits, `_` and `-`, starting with a letter or digit".to_string()
             }
@@ -660,7 +668,7 @@ mod tests {
     use std::time::Duration;
 
     /// Number of arms of [`expected_code`]; each returns its own index.
-    const VARIANTS: usize = 55;
+    const VARIANTS: usize = 56;
 
     /// SPEC §13 for each variant, written apart from [`Error::exit_code`]
     /// and without a wildcard: a new variant does not compile until it is
@@ -723,6 +731,7 @@ mod tests {
             Error::NotActionable { .. } => (52, Refused),
             Error::Git { .. } => (53, Failure),
             Error::HooksCannotSee { .. } => (54, Refused),
+            Error::MailboxSlotTaken { .. } => (55, Refused),
         }
     }
 
@@ -740,6 +749,7 @@ mod tests {
                 op: "open",
                 source: Box::new(io::Error::other("config file parse error")),
             },
+            Error::MailboxSlotTaken { path: p() },
             Error::NotActionable {
                 name: s("message-x.json"),
                 reason: s("it is not a valid message"),

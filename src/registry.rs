@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::bridge::transfer::Protocol;
 use crate::config;
 use crate::error::{Error, Result};
 use crate::fsutil;
@@ -28,12 +29,32 @@ pub struct Entry {
     /// The mail remote through which this agent is reached (SPEC §11).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<String>,
+    /// An OACP agent's folder (`<OACP_HOME>/projects/<p>/agents/<name>`):
+    /// mail for this id is written into its `inbox/` as OACP YAML.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oacp: Option<PathBuf>,
+    /// A Roo mailbox (`<repo>/.roo/mailbox`): mail for this id is written
+    /// there as `to-<id>.md`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roo: Option<PathBuf>,
     #[serde(default)]
     pub description: String,
     #[serde(default = "yes")]
     pub enabled: bool,
     #[serde(default)]
     pub registered: String,
+}
+
+impl Entry {
+    /// The folder another protocol's files for this agent go into: an
+    /// OACP agent's `inbox/`, or a Roo mailbox.
+    pub fn foreign(&self) -> Option<(Protocol, PathBuf)> {
+        match (&self.oacp, &self.roo) {
+            (Some(agent), _) => Some((Protocol::Oacp, agent.join("inbox"))),
+            (None, Some(mailbox)) => Some((Protocol::Roo, mailbox.clone())),
+            (None, None) => None,
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -47,6 +68,8 @@ impl Default for Entry {
             allow_unsigned: false,
             path: PathBuf::new(),
             remote: None,
+            oacp: None,
+            roo: None,
             description: String::new(),
             enabled: true,
             registered: String::new(),
@@ -70,6 +93,10 @@ word_enum! {
         IdMismatch = "id_mismatch",
         /// Reached through a mail remote, not on this machine.
         Remote = "remote",
+        /// An OACP agent, reached through its inbox folder.
+        Oacp = "oacp",
+        /// A Roo agent, reached through its mailbox folder.
+        Roo = "roo",
     }
 }
 
@@ -83,6 +110,8 @@ impl Health {
             Health::NotInitialized => "no .aea/",
             Health::IdMismatch => "id mismatch",
             Health::Remote => "remote",
+            Health::Oacp => "OACP inbox",
+            Health::Roo => "Roo mailbox",
         }
     }
 }
@@ -124,6 +153,13 @@ impl Registry {
         }
         if entry.remote.is_some() && entry.path.as_os_str().is_empty() {
             return Health::Remote;
+        }
+        if let Some((protocol, dir)) = entry.foreign() {
+            return match (fsutil::require_real_dir(&dir).is_ok(), protocol) {
+                (false, _) => Health::PathMissing,
+                (true, Protocol::Oacp) => Health::Oacp,
+                (true, Protocol::Roo) => Health::Roo,
+            };
         }
         if !entry.path.is_dir() {
             return Health::PathMissing;

@@ -4,6 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::bridge::transfer::Protocol;
 use crate::config;
 use crate::error::{Error, Result};
 use crate::mailbox::{AEA_DIR, Mailbox};
@@ -17,6 +18,39 @@ pub enum Route {
     Local(Recipient),
     /// An agent behind the mail remote: the mail is queued for `aea sync`.
     Remote(String),
+    /// An agent of another file protocol (SPEC §12): the mail is written
+    /// into its folder as that protocol's file.
+    Foreign(Foreign),
+}
+
+impl Route {
+    /// The agent id this route reaches.
+    pub fn agent_id(&self) -> &str {
+        match self {
+            Route::Local(r) => &r.id,
+            Route::Remote(id) => id,
+            Route::Foreign(f) => &f.id,
+        }
+    }
+}
+
+/// An OACP or Roo agent named in the registry: its id and the folder its
+/// mail goes into (an OACP agent's `inbox/`, a Roo mailbox).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Foreign {
+    pub id: String,
+    pub protocol: Protocol,
+    pub dir: PathBuf,
+}
+
+impl Foreign {
+    fn of(id: &str, entry: &crate::registry::Entry) -> Option<Self> {
+        entry.foreign().map(|(protocol, dir)| Foreign {
+            id: id.to_string(),
+            protocol,
+            dir,
+        })
+    }
 }
 
 /// A resolved recipient: its mailbox and its configured id.
@@ -70,6 +104,11 @@ pub fn resolve(
         Some(path) => {
             let registry = Registry::load(path)?;
             match registry.get(target) {
+                Some(entry) if entry.enabled && entry.foreign().is_some() => {
+                    return Ok(Route::Foreign(
+                        Foreign::of(target, entry).expect("checked just above"),
+                    ));
+                }
                 Some(entry) if entry.enabled && is_remote(entry) => {
                     return Ok(Route::Remote(target.to_string()));
                 }
@@ -157,9 +196,13 @@ pub fn return_address(
     if let Some(path) = registry
         && let Some(entry) = Registry::load(path)?.get(agent)
         && entry.enabled
-        && is_remote(entry)
     {
-        return Ok(Route::Remote(agent.clone()));
+        if let Some(foreign) = Foreign::of(agent, entry) {
+            return Ok(Route::Foreign(foreign));
+        }
+        if is_remote(entry) {
+            return Ok(Route::Remote(agent.clone()));
+        }
     }
     match local_return_address(message, registry) {
         Ok(recipient) => Ok(Route::Local(recipient)),

@@ -255,10 +255,240 @@ fn roo_import_is_idempotent_and_export_never_overwrites() {
     let refused = env.run(&web, &["export", "roo", &second, "--out", out]);
     assert_eq!(code(&refused), 5, "{}", stderr(&refused));
     assert!(
-        stderr(&refused).contains("waiting there already"),
+        stderr(&refused).contains("one per recipient"),
         "{}",
         stderr(&refused)
     );
     assert_eq!(std::fs::read(out_dir.join("to-web.md")).unwrap(), waiting);
     assert_eq!(names(&out_dir), ["to-web.md"]);
+}
+
+/// An OACP agent folder registered with `aea agents add --oacp`.
+fn oacp_agent(env: &TestEnv, from: &Path, name: &str) -> std::path::PathBuf {
+    let agent = env.path().join("oacp/projects/p/agents").join(name);
+    std::fs::create_dir_all(agent.join("inbox")).unwrap();
+    std::fs::create_dir_all(agent.join("outbox")).unwrap();
+    env.ok(
+        from,
+        &["agents", "add", name, "--oacp", agent.to_str().unwrap()],
+    );
+    agent
+}
+
+#[test]
+fn send_to_an_oacp_agent_writes_a_valid_inbox_file_and_replies_come_back() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let codex = oacp_agent(&env, &web, "codex");
+    let listed = env.json(&web, &["agents"]);
+    let row = &listed["agents"][0];
+    assert_eq!(row["health"], "oacp", "{listed}");
+    assert!(row["oacp"].as_str().unwrap().ends_with("agents/codex"));
+
+    let id = env.send(
+        &web,
+        "codex",
+        &[
+            "--type",
+            "question",
+            "--priority",
+            "P1",
+            "--subject",
+            "Which port?",
+            "--body",
+            "The API listens where?\n",
+        ],
+    );
+    let inbox = codex.join("inbox");
+    let files = names(&inbox);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(inbox.join(&files[0])).unwrap();
+    let fields = aea::bridge::oacp::fields_of(&text).unwrap();
+    assert_eq!(
+        aea::bridge::oacp::oacp_problems(&fields),
+        Vec::<String>::new()
+    );
+    assert_eq!(fields["id"], id.as_str());
+    assert_eq!(fields["from"], "web");
+    assert_eq!(fields["to"], "codex");
+    assert_eq!(fields["type"], "question");
+    assert_eq!(fields["priority"], "P1");
+    // Our own copy is in sent/, as for any send; nothing in our inbox.
+    assert!(
+        env.json(&web, &["status", &id])
+            .to_string()
+            .contains("codex")
+    );
+    assert!(inbox_files(&web).is_empty());
+
+    // Their answer, written as OACP's sender would, imports and threads.
+    let answer = format!(
+        "id: \"b7f0c1d2-0000-4000-8000-000000000001\"\nfrom: codex\nto: web\ntype: follow_up\n\
+         priority: P2\ncreated_at_utc: \"2026-11-23T10:00:00Z\"\nsubject: \"Re: Which port?\"\n\
+         body: \"8080\"\nparent_message_id: \"{id}\"\nconversation_id: \"{id}\"\n"
+    );
+    let theirs = env.path().join("their-answer");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join("answer.yaml"), answer).unwrap();
+    let report = env.json(&web, &["import", "oacp", theirs.to_str().unwrap()]);
+    assert_eq!(report[0]["status"], "imported", "{report}");
+
+    // Our reply to it goes back into their inbox, threaded.
+    env.ok(
+        &web,
+        &[
+            "reply",
+            "b7f0c1d2-0000-4000-8000-000000000001",
+            "--body",
+            "thanks",
+        ],
+    );
+    let files = names(&inbox);
+    assert_eq!(files.len(), 2, "{files:?}");
+    let reply = files
+        .iter()
+        .map(|f| {
+            aea::bridge::oacp::fields_of(&std::fs::read_to_string(inbox.join(f)).unwrap()).unwrap()
+        })
+        .find(|f| f["id"] != id.as_str())
+        .unwrap();
+    assert_eq!(
+        aea::bridge::oacp::oacp_problems(&reply),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        reply["parent_message_id"],
+        "b7f0c1d2-0000-4000-8000-000000000001"
+    );
+    assert_eq!(reply["to"], "codex");
+}
+
+#[test]
+fn send_to_an_oacp_agent_refuses_a_swapped_inbox_and_never_overwrites() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let codex = oacp_agent(&env, &web, "codex");
+    let inbox = codex.join("inbox");
+    // The inbox swapped for a symlink to somewhere else: nothing written there.
+    let elsewhere = env.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::remove_dir(&inbox).unwrap();
+    symlink(&elsewhere, &inbox).unwrap();
+    let out = env.run(
+        &web,
+        &[
+            "send",
+            "--to",
+            "codex",
+            "--type",
+            "update",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+        ],
+    );
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    assert!(stderr(&out).contains("symbolic link"), "{}", stderr(&out));
+    assert!(names(&elsewhere).is_empty());
+
+    // Ten sends at once into a real inbox: ten files, none replaced.
+    std::fs::remove_file(&inbox).unwrap();
+    std::fs::create_dir(&inbox).unwrap();
+    let children: Vec<_> = (0..10)
+        .map(|i| {
+            env.cmd(&web)
+                .args(["send", "--to", "codex", "--type", "update", "--subject"])
+                .arg(format!("same subject {}", i % 2))
+                .args(["--body", "b"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    assert_eq!(names(&inbox).len(), 10, "{:?}", names(&inbox));
+}
+
+#[test]
+fn send_to_a_roo_agent_writes_its_one_file_and_refuses_while_it_waits() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let mailbox = env.path().join("app/.roo/mailbox");
+    std::fs::create_dir_all(&mailbox).unwrap();
+    env.ok(
+        &web,
+        &[
+            "agents",
+            "add",
+            "tester",
+            "--roo",
+            mailbox.to_str().unwrap(),
+        ],
+    );
+    let first = env.send(
+        &web,
+        "tester",
+        &[
+            "--type",
+            "request",
+            "--priority",
+            "high",
+            "--subject",
+            "Run the tests",
+            "--body",
+            "please",
+        ],
+    );
+    let text = std::fs::read_to_string(mailbox.join("to-tester.md")).unwrap();
+    assert!(text.starts_with("---\n"), "{text}");
+    assert!(
+        text.contains(&format!("id: \"{first}\"")) || text.contains(&first),
+        "{text}"
+    );
+    assert!(text.contains("from: \"web\""), "{text}");
+    assert!(text.contains("\n\n**Run the tests**\n\nplease"), "{text}");
+    assert!(text.contains("priority: high"), "{text}");
+
+    let out = env.run(
+        &web,
+        &[
+            "send",
+            "--to",
+            "tester",
+            "--type",
+            "update",
+            "--subject",
+            "again",
+            "--body",
+            "b",
+        ],
+    );
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("one per recipient"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(mailbox.join("to-tester.md")).unwrap(),
+        text
+    );
+
+    // Once the Roo agent deleted it (processed), the next one goes.
+    std::fs::remove_file(mailbox.join("to-tester.md")).unwrap();
+    env.send(
+        &web,
+        "tester",
+        &["--type", "update", "--subject", "again", "--body", "b"],
+    );
+    assert!(
+        std::fs::read_to_string(mailbox.join("to-tester.md"))
+            .unwrap()
+            .contains("again")
+    );
 }

@@ -688,3 +688,55 @@ fn a_planted_record_makes_doctor_write_nowhere_else() {
     assert_eq!(snapshot(&victim), before_victim);
     assert_eq!(snapshot(&web), before_web);
 }
+
+#[test]
+fn a_retry_does_not_write_an_oacp_or_roo_file_twice() {
+    let env = TestEnv::new();
+    // Sends keep their record, as one killed after delivering but before
+    // answering does.
+    env.set_var("AEA_TEST_KEEP_SEND_RECORD", "1");
+    let api = env.repo("api");
+    let agent = env.path().join("oacp/projects/p/agents/codex");
+    std::fs::create_dir_all(agent.join("inbox")).unwrap();
+    let mailbox = env.path().join("app/.roo/mailbox");
+    std::fs::create_dir_all(&mailbox).unwrap();
+    env.ok(
+        &api,
+        &["agents", "add", "codex", "--oacp", agent.to_str().unwrap()],
+    );
+    env.ok(
+        &api,
+        &[
+            "agents",
+            "add",
+            "tester",
+            "--roo",
+            mailbox.to_str().unwrap(),
+        ],
+    );
+    let argv = [
+        "send",
+        "--to",
+        "codex",
+        "--to",
+        "tester",
+        "--type",
+        "update",
+        "--subject",
+        "s",
+        "--body",
+        "b",
+    ];
+    env.ok(&api, &argv);
+    let retried = env.run(&api, &argv);
+    assert_eq!(code(&retried), 0, "{}", stderr(&retried));
+    assert!(
+        stderr(&retried).contains("interrupted earlier"),
+        "{}",
+        stderr(&retried)
+    );
+    // Once each: a second OACP file would be a second message; a second
+    // Roo message would have been refused (its one file is taken).
+    assert_eq!(std::fs::read_dir(agent.join("inbox")).unwrap().count(), 1);
+    assert_eq!(std::fs::read_dir(&mailbox).unwrap().count(), 1);
+}

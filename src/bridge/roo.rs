@@ -3,8 +3,10 @@
 //! converted to and from [`Message`] without loss.
 //!
 //! Roo has no subject, type, recipient field or conversation: the
-//! recipient is the file name's slug, the subject is the body's first line,
-//! and an imported message is a `request` (the protocol's messages are
+//! recipient is the file name's slug; the subject is a bold first line
+//! (`**Subject**` and a blank line, as in the protocol's example), which
+//! is not part of the body, else the body's first line; and an imported
+//! message is a `request` (the protocol's messages are
 //! "actionable requests or notifications"). Front-matter keys Roo does not
 //! define are kept in `message.context.roo`. What AEA has and Roo does not
 //! travels as one more front-matter key, `aea-patch` (see [`Patch`]), which
@@ -123,7 +125,24 @@ fn subject_of(body: &str) -> String {
     line.chars().take(MAX_SUBJECT_CHARS).collect()
 }
 
-fn from_fields(mut fields: Map<String, Value>, body: &str, slug: &str) -> Result<Message, String> {
+/// A bold first line, `**Subject**`, followed by a blank line or nothing:
+/// the subject a Roo agent reads first. Returns it and the body after it.
+fn heading(text: &str) -> Option<(String, &str)> {
+    let (line, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let inner = line.strip_prefix("**")?.strip_suffix("**")?;
+    let rest = match rest {
+        "" => "",
+        _ => rest.strip_prefix('\n')?,
+    };
+    let ok = !inner.trim().is_empty()
+        && inner.trim() == inner
+        && !inner.contains('*')
+        && inner.chars().count() <= MAX_SUBJECT_CHARS;
+    ok.then(|| (inner.to_string(), rest))
+}
+
+fn from_fields(mut fields: Map<String, Value>, text: &str, slug: &str) -> Result<Message, String> {
+    let (subject, body) = heading(text).unwrap_or_else(|| (subject_of(text), text));
     let mut roo = Map::new();
     let from = required(&mut fields, "from")?;
     let id = required(&mut fields, "id")?;
@@ -187,7 +206,7 @@ fn from_fields(mut fields: Map<String, Value>, body: &str, slug: &str) -> Result
             user: None,
         },
         message: Content {
-            subject: subject_of(body),
+            subject,
             body: Body::Text(body.to_string()),
             context: Value::Object(context),
             attachments: Vec::new(),
@@ -237,6 +256,14 @@ pub fn render(message: &Message) -> String {
         }
     }
     let body = message.message.body.to_text();
+    // The subject as a Roo agent reads it: a bold first line, unless the
+    // body's own first line is the subject already.
+    let subject = &message.message.subject;
+    let body = if heading(&body).is_some() || subject_of(&body) != *subject {
+        format!("**{subject}**\n\n{body}")
+    } else {
+        body
+    };
     let slug = message.to.agent_id.clone();
     let plain = format!("---\n{front}---\n\n{body}");
     let wanted = serde_json::to_value(message).expect("a message always serialises");
@@ -325,12 +352,11 @@ mod tests {
         assert_eq!(m.priority, Priority::High);
         assert_eq!(m.timestamp, "2025-07-07T11:15:00.000Z");
         assert_eq!(m.message.subject, "Request: Integration Test");
-        assert!(
-            m.message
-                .body
-                .to_text()
-                .starts_with("**Request: Integration Test**\n\nPlease run")
-        );
+        assert!(m.message.body.to_text().starts_with("Please run"));
+        // The body a Roo agent reads comes back byte for byte (the front
+        // matter's quoting may differ).
+        let body = |t: &str| t.split_once("---\n\n").unwrap().1.to_string();
+        assert_eq!(body(&render(&m)), body(text));
         let (_, text) = &corpus("valid")[0];
         let m = parse(text, "architect").unwrap();
         assert_eq!(m.priority, Priority::Normal);
@@ -339,6 +365,29 @@ mod tests {
             m.message.context["roo"],
             json!({"id": "msg with spaces", "timestamp": "2025-07-07T12:00:00+02:00", "mode": "architect"})
         );
+    }
+
+    #[test]
+    fn a_roo_agent_reads_the_subject_first() {
+        let mut m = full(MessageType::Request, Priority::High);
+        m.message.subject = "Run the tests".into();
+        m.message.body = Body::Text("please".into());
+        let text = render(&m);
+        assert!(
+            text.contains("---\n\n**Run the tests**\n\nplease"),
+            "{text}"
+        );
+        assert_eq!(parse(&text, "tester").unwrap(), m);
+        // Bodies that look like a heading, or repeat it, still come back.
+        for body in [
+            "**Run the tests**\n\nplease",
+            "**other**",
+            "Run the tests\nmore",
+            "",
+        ] {
+            m.message.body = Body::Text(body.into());
+            assert_eq!(parse(&render(&m), "tester").unwrap(), m, "{body:?}");
+        }
     }
 
     #[test]

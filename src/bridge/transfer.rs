@@ -30,6 +30,14 @@ word_enum! {
 }
 
 impl Protocol {
+    /// The protocol's name for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            Protocol::Oacp => "OACP",
+            Protocol::Roo => "Roo",
+        }
+    }
+
     fn parse(self, text: &str, name: &str) -> Result<Message, String> {
         match self {
             Protocol::Oacp => super::oacp::parse(text),
@@ -203,48 +211,82 @@ pub struct Exported {
 /// name: an existing file is never replaced (a name taken gets `-2`, `-3`…).
 pub fn export(protocol: Protocol, messages: &[Message], dir: &Path) -> Result<Vec<Exported>> {
     fsutil::require_real_dir(dir)?;
-    let mut out = Vec::new();
-    for message in messages {
-        let text = protocol.render(message);
-        let name = protocol.file_name(message);
-        let (stem, ext) = name.rsplit_once('.').unwrap_or((&name, ""));
-        let mut written = None;
-        let tries = if protocol.one_file_per_recipient() {
-            1
+    messages
+        .iter()
+        .map(|message| {
+            Ok(Exported {
+                message_id: message.message_id.clone(),
+                path: write(protocol, message, dir)?,
+            })
+        })
+        .collect()
+}
+
+/// `aea send` to an OACP or Roo agent: writes `message` into its folder
+/// (`dir`, a real directory) as that protocol's file, atomically and never
+/// replacing one. Roo's one file per recipient may be taken by a message
+/// the agent has not processed yet: the send is then refused.
+pub fn deliver(protocol: Protocol, message: &Message, dir: &Path) -> Result<PathBuf> {
+    fsutil::require_real_dir(dir)?;
+    write(protocol, message, dir)
+}
+
+/// Writes one message into `dir`; the same file written before (a retry)
+/// counts as written.
+fn write(protocol: Protocol, message: &Message, dir: &Path) -> Result<PathBuf> {
+    let text = protocol.render(message);
+    let name = protocol.file_name(message);
+    let (stem, ext) = name.rsplit_once('.').unwrap_or((&name, ""));
+    let tries = if protocol.one_file_per_recipient() {
+        1
+    } else {
+        100
+    };
+    for n in 1..=tries {
+        let candidate = if n == 1 {
+            name.clone()
         } else {
-            100
+            format!("{stem}-{n}.{ext}")
         };
-        for n in 1..=tries {
-            let candidate = if n == 1 {
-                name.clone()
-            } else {
-                format!("{stem}-{n}.{ext}")
-            };
-            let path = dir.join(&candidate);
-            // Exported before, unchanged: nothing to write, nothing doubled.
-            if fsutil::read_limited(&path, text.len() as u64).is_ok_and(|b| b == text.as_bytes()) {
-                written = Some(path);
-                break;
-            }
-            if fsutil::create_exclusive_whole(&path, text.as_bytes())? {
-                written = Some(path);
-                break;
-            }
+        let path = dir.join(&candidate);
+        // Written before, unchanged: nothing to write, nothing doubled.
+        if fsutil::read_limited(&path, text.len() as u64).is_ok_and(|b| b == text.as_bytes()) {
+            return Ok(path);
         }
-        let path = written.ok_or_else(|| Error::UnsafeState {
+        if fsutil::create_exclusive_whole(&path, text.as_bytes())? {
+            return Ok(path);
+        }
+    }
+    if protocol.one_file_per_recipient() {
+        return Err(Error::MailboxSlotTaken {
             path: dir.join(&name),
-            detail: if protocol.one_file_per_recipient() {
-                "a message for this recipient is waiting there already; nothing replaced \
-                 (export again once the recipient has processed and deleted it)"
-                    .into()
-            } else {
-                "100 files of that name exist already; nothing replaced".into()
-            },
-        })?;
-        out.push(Exported {
-            message_id: message.message_id.clone(),
-            path,
         });
     }
-    Ok(out)
+    Err(Error::UnsafeState {
+        path: dir.join(&name),
+        detail: "100 files of that name exist already; nothing replaced".into(),
+    })
+}
+
+/// The file in `dir` (an OACP inbox or a Roo mailbox) that holds message
+/// `id`, read as the protocol's reader would; for a retried send.
+pub fn holding(protocol: Protocol, dir: &Path, id: &str) -> Option<(PathBuf, Message)> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .ok()?
+        .filter_map(std::result::Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| protocol.is_theirs(n))
+        .collect();
+    names.sort();
+    names.into_iter().find_map(|name| {
+        let path = dir.join(&name);
+        let bytes = fsutil::read_limited(&path, *crate::config::MESSAGE_BYTES_RANGE.end()).ok()?;
+        let message = protocol
+            .parse(std::str::from_utf8(&bytes).ok()?, &name)
+            .ok()?;
+        // Read back as a message file is, so that its signature is checked.
+        let json = serde_json::to_vec(&message).expect("a message always serialises");
+        let message = crate::message::parse(&json, None).ok()?;
+        (message.message_id == id).then_some((path, message))
+    })
 }

@@ -54,6 +54,12 @@ pub(super) struct Row {
     path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     remote: Option<String>,
+    /// The OACP agent folder this agent is reached through.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    oacp: Option<String>,
+    /// The Roo mailbox this agent is reached through.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    roo: Option<String>,
     description: String,
     enabled: bool,
     registered: String,
@@ -78,13 +84,19 @@ pub fn run(args: &AgentsArgs, ctx: &Context) -> Result<ExitCode> {
             id,
             path: repo,
             remote,
+            oacp,
+            roo,
             key,
             force,
         }) => add(
             path,
             id,
-            repo.as_deref(),
-            remote.as_deref(),
+            Place {
+                repo: repo.as_deref(),
+                remote: remote.as_deref(),
+                oacp: oacp.as_deref(),
+                roo: roo.as_deref(),
+            },
             key.as_deref(),
             *force,
             ctx,
@@ -126,6 +138,8 @@ fn list(path: &Path, ctx: &Context) -> Result<ExitCode> {
             id: id.clone(),
             path: e.path.display().to_string(),
             remote: e.remote.clone(),
+            oacp: e.oacp.as_ref().map(|p| p.display().to_string()),
+            roo: e.roo.as_ref().map(|p| p.display().to_string()),
             description: e.description.clone(),
             enabled: e.enabled,
             registered: e.registered.clone(),
@@ -155,7 +169,10 @@ fn list(path: &Path, ctx: &Context) -> Result<ExitCode> {
             (None, true) => "no key, unsigned accepted".into(),
             (None, false) => "no key".into(),
         };
-        let place = row.remote.as_deref().unwrap_or(&row.path);
+        let place = [&row.remote, &row.oacp, &row.roo]
+            .into_iter()
+            .find_map(Option::as_deref)
+            .unwrap_or(&row.path);
         ctx.printer.line(format_args!(
             "{:<20} {:<12} {:<26} {}",
             row.id,
@@ -180,15 +197,38 @@ fn check_key(key: &str) -> Result<()> {
     })
 }
 
+/// Where `aea agents add` finds the agent: one of these is given.
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    repo: Option<&'a Path>,
+    remote: Option<&'a str>,
+    oacp: Option<&'a Path>,
+    roo: Option<&'a Path>,
+}
+
+/// `--path`, `--oacp` or `--roo` as an absolute path that exists.
+fn absolute(ctx: &Context, path: Option<&Path>) -> Result<Option<std::path::PathBuf>> {
+    path.map(|p| {
+        let p = ctx.cwd.join(p);
+        std::fs::canonicalize(&p).map_err(|e| Error::io("resolve", &p, e))
+    })
+    .transpose()
+}
+
 fn add(
     registry: &Path,
     id: &str,
-    repo: Option<&Path>,
-    remote: Option<&str>,
+    place: Place<'_>,
     key: Option<&str>,
     force: bool,
     ctx: &Context,
 ) -> Result<ExitCode> {
+    let Place {
+        repo,
+        remote,
+        oacp,
+        roo,
+    } = place;
     check_agent_id(id).map_err(|reason| Error::InvalidAgentId {
         id: id.to_string(),
         reason,
@@ -199,17 +239,12 @@ fn add(
     if let Some(remote) = remote {
         crate::config_trust::check_remote(remote)?;
     }
-    let repo = match repo {
-        Some(p) => {
-            let p = ctx.cwd.join(p);
-            std::fs::canonicalize(&p).map_err(|e| Error::io("resolve", &p, e))?
-        }
-        None => std::path::PathBuf::new(),
-    };
     let entry = Entry {
         key: key.map(str::to_string),
-        path: repo,
+        path: absolute(ctx, repo)?.unwrap_or_default(),
         remote: remote.map(str::to_string),
+        oacp: absolute(ctx, oacp)?,
+        roo: absolute(ctx, roo)?,
         registered: format_time(ctx.rt.now()),
         ..Entry::default()
     };
@@ -231,6 +266,22 @@ fn add(
         Ok(())
     })?;
     report(ctx, id, AgentAction::Added, entry.key.as_deref());
+    if let Some((protocol, dir)) = entry.foreign() {
+        // Mail goes there as their files, which carry no key of theirs.
+        if let Err(e) = crate::fsutil::require_real_dir(&dir) {
+            ctx.printer.warn(format_args!(
+                "{}: mail for {id} cannot be written until it is a folder",
+                crate::error::one_line(&e)
+            ));
+        }
+        ctx.printer.line(format_args!(
+            "mail for {id} is written into {} as {} files; its own mail is unsigned: \
+             `aea agents trust {id} --allow-unsigned` takes it as from a known sender",
+            dir.display(),
+            protocol.label()
+        ));
+        return Ok(ExitCode::Success);
+    }
     if entry.key.is_none() {
         ctx.printer.warn(format_args!(
             "no --key: mail claiming to be {id} stays unverified until `aea agents trust {id}`"
