@@ -100,6 +100,12 @@ word_enum! {
         MonitorStopped = "monitor_stopped",
         Notified = "notified",
         NotifyFailed = "notify_failed",
+        /// Another protocol's file delivered into the inbox (`aea import`,
+        /// `aea bridge`).
+        Imported = "imported",
+        /// A bridged message processed here, and its file removed from the
+        /// other protocol's folder (SPEC §12).
+        BridgeCompleted = "bridge_completed",
     }
 }
 

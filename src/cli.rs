@@ -98,6 +98,8 @@ pub enum Command {
     Import(ImportArgs),
     /// Write messages as another protocol's files into a folder, never replacing one
     Export(ExportArgs),
+    /// Import the OACP and Roo folders named in `bridges:` as mail arrives there
+    Bridge(BridgeArgs),
 }
 
 /// `--priority` takes AEA's words and OACP's P0-P3 (SPEC §12), mapped by
@@ -118,6 +120,13 @@ pub struct ImportArgs {
     /// Files, or folders of them (not descended into)
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BridgeArgs {
+    /// Import what is there now, then exit (default: keep watching until stopped)
+    #[arg(long)]
+    pub once: bool,
 }
 
 #[derive(Debug, Args)]

@@ -42,6 +42,26 @@ pub struct AgentConfig {
     pub hooks: HooksConfig,
     pub limits: LimitsConfig,
     pub sync: SyncConfig,
+    /// Other protocols' folders that `aea bridge` imports from (SPEC §12).
+    /// They make aea read and delete files outside `.aea/`, so they take
+    /// effect only through [`crate::config_trust`] after `aea trust`.
+    pub bridges: Vec<BridgeConfig>,
+}
+
+/// One entry of `bridges:`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct BridgeConfig {
+    pub protocol: crate::bridge::transfer::Protocol,
+    /// OACP: this agent's folder (`<OACP_HOME>/projects/<p>/agents/<name>`),
+    /// whose `inbox/` is read. Roo: the mailbox folder (`.roo/mailbox`).
+    /// Relative to the repository.
+    pub path: std::path::PathBuf,
+    /// Roo: the slug our mail is named for, `to-<slug>.md` (default: this
+    /// agent's id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slug: Option<String>,
 }
 
 /// `sync:` — the git remote that carries mail between machines (SPEC §11).

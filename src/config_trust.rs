@@ -38,6 +38,11 @@ pub struct Settings {
     pub hook_sync: Vec<String>,
     /// `monitoring.transports`: programs, tmux sockets, URLs.
     pub transports: Vec<Transport>,
+    /// `bridges`: folders outside `.aea/` that `aea bridge` reads and
+    /// deletes processed files from. Left out of the canonical form when
+    /// empty, so trust given before bridges existed still holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bridges: Vec<crate::config::BridgeConfig>,
 }
 
 impl Settings {
@@ -63,11 +68,15 @@ impl Settings {
             sync_remote: config.sync.remote.clone(),
             hook_sync,
             transports,
+            bridges: config.bridges.clone(),
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.sync_remote.is_none() && self.hook_sync.is_empty() && self.transports.is_empty()
+        self.sync_remote.is_none()
+            && self.hook_sync.is_empty()
+            && self.transports.is_empty()
+            && self.bridges.is_empty()
     }
 
     /// `sha256:<hex>` of the canonical form.
@@ -90,6 +99,9 @@ impl Settings {
         keys.extend(self.hook_sync.iter().map(|h| format!("hooks.{h}.sync")));
         if !self.transports.is_empty() {
             keys.push("monitoring.transports".to_string());
+        }
+        if !self.bridges.is_empty() {
+            keys.push("bridges".to_string());
         }
         keys
     }
@@ -132,6 +144,13 @@ impl Settings {
                 Transport::Desktop {} => "runs notify-send".to_string(),
             };
             lines.push(format!("monitoring.transports[{i}] ({}): {what}", t.name()));
+        }
+        for (i, b) in self.bridges.iter().enumerate() {
+            lines.push(format!(
+                "bridges[{i}] ({}): imports from {:?} and deletes each file there once its message is processed",
+                b.protocol,
+                b.path.display().to_string()
+            ));
         }
         lines
     }

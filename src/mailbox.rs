@@ -45,6 +45,10 @@ pub const CLAIMS_DIR: &str = ".claims";
 /// What each agent-harness session was told (`aea check --hook`).
 pub const ANNOUNCED_DIR: &str = ".announced";
 pub const APPROVALS_DIR: &str = ".approvals";
+/// Where `aea bridge` keeps, per imported message, the file it came from
+/// (`<message id>.json`), so that processing it here completes the other
+/// side.
+pub const BRIDGED_DIR: &str = ".bridged";
 pub const SENT_DIR: &str = "sent";
 pub const TMP_DIR: &str = ".tmp";
 pub const QUARANTINE_DIR: &str = ".quarantine";
@@ -75,8 +79,9 @@ fn announced_file(channel: &str) -> String {
 
 /// Every folder holding the receiver's own state: created `0700`, checked
 /// (real directory, owned by the owner of `.aea/`) before it is trusted.
-pub const STATE_DIRS: [&str; 12] = [
+pub const STATE_DIRS: [&str; 13] = [
     PROCESSED_DIR,
+    BRIDGED_DIR,
     DEFERRED_DIR,
     SEND_KEYS_DIR,
     ANNOUNCED_DIR,
@@ -977,6 +982,36 @@ impl Mailbox {
             return Ok(None);
         };
         fsutil::read_state(&dir.join(digest), fsutil::SMALL_STATE_LIMIT)
+    }
+
+    /// The bridge record of message `id`, if any (see [`BRIDGED_DIR`]).
+    pub fn bridged(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        crate::message::check_message_id(id).map_err(|reason| Error::UnsafeState {
+            path: self.sub(BRIDGED_DIR),
+            detail: format!("message id {id:?} is not one: {reason}"),
+        })?;
+        let Some(dir) = self.state_dir(BRIDGED_DIR)? else {
+            return Ok(None);
+        };
+        fsutil::read_state(&dir.join(format!("{id}.json")), fsutil::SMALL_STATE_LIMIT)
+    }
+
+    pub fn record_bridged(&self, id: &str, record: &[u8]) -> Result<()> {
+        let dir = self.make_state_dir(BRIDGED_DIR)?;
+        fsutil::replace_atomic(&dir.join(format!("{id}.json")), record)
+    }
+
+    pub fn forget_bridged(&self, id: &str) -> Result<()> {
+        let Some(dir) = self.state_dir(BRIDGED_DIR)? else {
+            return Ok(());
+        };
+        let path = dir.join(format!("{id}.json"));
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(Error::io("remove", &path, e))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Records send key `digest` before anything is delivered; false when

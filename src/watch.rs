@@ -25,30 +25,53 @@ const POLL_EVERY: Duration = Duration::from_millis(500);
 
 pub struct DirWatch {
     rx: Receiver<()>,
-    /// Kept alive for as long as we wait; `None` in polling mode.
-    backend: Option<backend::Handle>,
+    /// Kept alive for as long as we wait; empty in polling mode.
+    backend: Vec<backend::Handle>,
+}
+
+/// Which files wake a watch.
+#[derive(Debug, Clone, Copy)]
+pub enum Names {
+    /// An AEA inbox: message files, and the control files named.
+    Mail(&'static [&'static str]),
+    /// Another protocol's folder: the files whose names pass.
+    Matching(fn(&str) -> bool),
 }
 
 /// Whether a file named `name`, created or changed directly in the
-/// watched folder, may mean new mail (or is a control file in `extra`):
-/// staging files live in `.tmp/` and markers in `.processed/`, which a
-/// non-recursive watch does not report, and the log is not mail.
-fn relevant(name: &std::ffi::OsStr, extra: &[&str]) -> bool {
-    name.to_str()
-        .is_some_and(|n| is_message_file_name(n) || extra.contains(&n))
+/// watched folder, may mean new mail (or is a control file): staging files
+/// live in `.tmp/` and markers in `.processed/`, which a non-recursive
+/// watch does not report, and the log is not mail.
+fn relevant(name: &std::ffi::OsStr, names: Names) -> bool {
+    name.to_str().is_some_and(|n| match names {
+        Names::Mail(extra) => is_message_file_name(n) || extra.contains(&n),
+        Names::Matching(wanted) => wanted(n),
+    })
 }
 
 impl DirWatch {
     /// Watches `dir` (not its subfolders) for message files and for files
     /// named in `extra`.
     pub fn new(dir: &Path, extra: &'static [&'static str]) -> Self {
+        Self::watching(&[dir], Names::Mail(extra))
+    }
+
+    /// Watches each folder of `dirs` (not their subfolders) for `names`;
+    /// polls if any of them cannot be watched.
+    pub fn watching(dirs: &[&Path], names: Names) -> Self {
         let (tx, rx) = mpsc::channel();
-        let backend = backend::Handle::start(dir, extra, tx).ok();
-        DirWatch { rx, backend }
+        let backend: Option<Vec<_>> = dirs
+            .iter()
+            .map(|dir| backend::Handle::start(dir, names, tx.clone()).ok())
+            .collect();
+        DirWatch {
+            rx,
+            backend: backend.unwrap_or_default(),
+        }
     }
 
     pub fn is_polling(&self) -> bool {
-        self.backend.is_none()
+        self.backend.is_empty()
     }
 
     /// Waits until something relevant happened or `timeout` passed; returns
@@ -112,11 +135,7 @@ mod backend {
     }
 
     impl Handle {
-        pub fn start(
-            dir: &Path,
-            extra: &'static [&'static str],
-            tx: Sender<()>,
-        ) -> std::io::Result<Self> {
+        pub fn start(dir: &Path, names: super::Names, tx: Sender<()>) -> std::io::Result<Self> {
             let mut inotify = Inotify::init()?;
             let mut watches = inotify.watches();
             let wd = watches.add(dir, mask())?;
@@ -138,7 +157,7 @@ mod backend {
                             gone |= event.mask.intersects(lost());
                             // The queue overflowed: anything may have come.
                             wake |= event.mask.contains(EventMask::Q_OVERFLOW)
-                                || event.name.is_some_and(|n| super::relevant(n, extra));
+                                || event.name.is_some_and(|n| super::relevant(n, names));
                         }
                         // A lost watch wakes the waiter too (the folder may
                         // have been replaced); it polls from then on.
@@ -183,18 +202,14 @@ mod notify_backend {
     }
 
     impl Handle {
-        pub fn start(
-            dir: &Path,
-            extra: &'static [&'static str],
-            tx: Sender<()>,
-        ) -> notify::Result<Self> {
+        pub fn start(dir: &Path, names: super::Names, tx: Sender<()>) -> notify::Result<Self> {
             let handler = move |event: notify::Result<Event>| {
                 let Ok(event) = event else { return };
                 let relevant = !matches!(event.kind, EventKind::Access(_))
                     && event
                         .paths
                         .iter()
-                        .any(|p| p.file_name().is_some_and(|n| super::relevant(n, extra)));
+                        .any(|p| p.file_name().is_some_and(|n| super::relevant(n, names)));
                 if relevant {
                     let _ = tx.send(());
                 }
@@ -221,7 +236,7 @@ mod tests {
         let waiting = dir.path().join(message_name(1));
         std::fs::write(&waiting, "{}").expect("write a message");
         let (tx, rx) = std::sync::mpsc::channel();
-        let _handle = super::notify_backend::Handle::start(dir.path(), &[], tx)
+        let _handle = super::notify_backend::Handle::start(dir.path(), super::Names::Mail(&[]), tx)
             .expect("notify watches the folder");
         std::fs::read(&waiting).expect("read the waiting message");
         assert!(rx.recv_timeout(QUIET).is_err(), "a read woke it");

@@ -1,8 +1,10 @@
 //! `aea import` / `aea export` with other protocols' files (SPEC §12):
 //! real files in temporary folders, hostile ones included.
 
+use std::fmt::Write as _;
 use std::os::unix::fs::symlink;
 use std::path::Path;
+use std::time::Duration;
 
 use crate::common::*;
 
@@ -491,4 +493,222 @@ fn send_to_a_roo_agent_writes_its_one_file_and_refuses_while_it_waits() {
             .unwrap()
             .contains("again")
     );
+}
+
+/// `web` with two bridges in its config, trusted: its OACP agent folder
+/// and a Roo mailbox. Returns (OACP inbox, Roo mailbox).
+fn bridged(env: &TestEnv, web: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let agent = env.path().join("oacp/projects/p/agents/web");
+    std::fs::create_dir_all(agent.join("inbox")).unwrap();
+    let mailbox = web.join(".roo/mailbox");
+    std::fs::create_dir_all(&mailbox).unwrap();
+    let config = web.join(".aea/agent-config.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    let _ = write!(
+        text,
+        "\nbridges:\n  - protocol: oacp\n    path: {}\n  - protocol: roo\n    path: .roo/mailbox\n",
+        agent.display()
+    );
+    std::fs::write(&config, text).unwrap();
+    // The senders, known: OACP and Roo mail is unsigned.
+    let codex = env.path().join("oacp/projects/p/agents/codex");
+    std::fs::create_dir_all(codex.join("inbox")).unwrap();
+    for (id, flag, dir) in [
+        ("codex", "--oacp", &codex),
+        ("nestjs-developer", "--roo", &mailbox),
+    ] {
+        env.ok(web, &["agents", "add", id, flag, dir.to_str().unwrap()]);
+        env.ok(web, &["agents", "trust", id, "--allow-unsigned"]);
+    }
+    (agent.join("inbox"), mailbox)
+}
+
+fn oacp_file(id: &str, subject: &str) -> String {
+    format!(
+        "id: \"{id}\"\nfrom: codex\nto: web\ntype: task_request\npriority: P1\n\
+         created_at_utc: \"2026-11-23T09:00:00Z\"\nsubject: \"{subject}\"\nbody: \"do it\"\n"
+    )
+}
+
+fn log_events(repo: &Path, event: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(repo.join(".aea/agent.log"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["event"] == event)
+        .collect()
+}
+
+#[test]
+fn bridge_imports_and_processing_completes_their_side() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (inbox, mailbox) = bridged(&env, &web);
+    let first = "c0ffee00-0000-4000-8000-000000000001";
+    std::fs::write(inbox.join("a.yaml"), oacp_file(first, "Build it")).unwrap();
+    std::fs::write(mailbox.join("to-web.md"), ROO_EXAMPLE).unwrap();
+    std::fs::write(mailbox.join("to-tester.md"), ROO_EXAMPLE).unwrap();
+
+    // Bridges read and delete outside .aea/: nothing until trusted.
+    let untrusted = env.run(&web, &["bridge", "--once"]);
+    assert_eq!(code(&untrusted), 2, "{}", stderr(&untrusted));
+    assert!(
+        stderr(&untrusted).contains("aea trust"),
+        "{}",
+        stderr(&untrusted)
+    );
+    assert!(inbox_files(&web).is_empty());
+    env.ok(&web, &["trust"]);
+
+    let report = env.json(&web, &["bridge", "--once"]);
+    let statuses: Vec<&str> = report["imported"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["status"].as_str().unwrap())
+        .collect();
+    // Our OACP file and our Roo file; the Roo file for someone else is not ours.
+    assert_eq!(statuses, ["imported", "imported"], "{report}");
+    assert_eq!(inbox_files(&web).len(), 2);
+    assert_eq!(log_events(&web, "imported").len(), 2);
+    // Again: nothing new, nothing doubled.
+    let again = env.json(&web, &["bridge", "--once"]);
+    assert!(again.to_string().contains("already-held"), "{again}");
+    assert_eq!(inbox_files(&web).len(), 2);
+
+    // Processing here deletes their file, as their reader would.
+    let done = env.json(&web, &["process", first]);
+    assert_eq!(done["bridge"]["done"], "removed", "{done}");
+    assert!(!inbox.join("a.yaml").exists());
+    let done = env.json(&web, &["process", "msg-a4b1c9e0"]);
+    assert_eq!(done["bridge"]["done"], "removed", "{done}");
+    assert!(!mailbox.join("to-web.md").exists());
+    assert!(mailbox.join("to-tester.md").exists());
+    // Roo's reader logs the id it archived; ours is in the audit log.
+    let completed = log_events(&web, "bridge_completed");
+    assert_eq!(completed.len(), 2, "{completed:?}");
+    assert!(completed.iter().any(|e| e["foreign_id"] == "msg-a4b1c9e0"));
+
+    // Human output says it too.
+    let second = "c0ffee00-0000-4000-8000-000000000002";
+    std::fs::write(inbox.join("b.yaml"), oacp_file(second, "More")).unwrap();
+    env.ok(&web, &["bridge", "--once"]);
+    let said = env.ok(&web, &["process", second]);
+    assert!(
+        said.contains("completed on the OACP side (removed)"),
+        "{said}"
+    );
+}
+
+#[test]
+fn bridge_never_removes_a_file_it_did_not_import() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (inbox, _) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+
+    // A file rewritten after it was imported holds someone else's words:
+    // processing ours leaves it.
+    let changed = "c0ffee00-0000-4000-8000-00000000000c";
+    std::fs::write(inbox.join("c.yaml"), oacp_file(changed, "Before")).unwrap();
+    env.ok(&web, &["bridge", "--once"]);
+    std::fs::write(inbox.join("c.yaml"), oacp_file(changed, "After")).unwrap();
+    let done = env.json(&web, &["process", changed]);
+    assert_eq!(done["bridge"]["done"], "changed", "{done}");
+    assert!(inbox.join("c.yaml").exists());
+
+    // A file swapped for a symlink: neither followed nor removed.
+    let linked = "c0ffee00-0000-4000-8000-00000000000d";
+    std::fs::write(inbox.join("d.yaml"), oacp_file(linked, "Linked")).unwrap();
+    env.ok(&web, &["bridge", "--once"]);
+    let target = env.path().join("precious.yaml");
+    std::fs::rename(inbox.join("d.yaml"), &target).unwrap();
+    symlink(&target, inbox.join("d.yaml")).unwrap();
+    let done = env.json(&web, &["process", linked]);
+    assert_eq!(done["bridge"]["done"], "refused", "{done}");
+    assert!(target.exists());
+    assert!(std::fs::symlink_metadata(inbox.join("d.yaml")).is_ok());
+
+    // A record planted in .aea/.bridged/ (a cloned repository can carry
+    // one) that points outside every bridge, at a file with the right
+    // bytes: the file stays.
+    let api = env.repo("api");
+    let planted = env.send(
+        &api,
+        "web",
+        &["--type", "update", "--subject", "s", "--body", "b"],
+    );
+    let victim = env.path().join("victim.yaml");
+    std::fs::write(&victim, "keep me\n").unwrap();
+    let dir = web.join(".aea/.bridged");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join(format!("{planted}.json")),
+        serde_json::json!({
+            "protocol": "oacp",
+            "source": victim,
+            "sha256": aea::fsutil::sha256_hex(b"keep me\n"),
+            "foreign_id": planted,
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let done = env.json(&web, &["process", &planted]);
+    assert_eq!(done["bridge"]["done"], "not-bridged", "{done}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
+    assert!(log_events(&web, "bridge_completed").is_empty());
+}
+
+#[test]
+fn a_running_bridge_imports_mail_as_it_arrives() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (inbox, mailbox) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    let mut child = env
+        .cmd(&web)
+        .arg("bridge")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Lines::read(child.stdout.take().unwrap());
+    lines.wait_for("the bridge waiting", Duration::from_secs(20), |l| {
+        l.contains("waiting for mail")
+    });
+    // Written as OACP's sender does: staged, then renamed into the inbox.
+    let id = "c0ffee00-0000-4000-8000-0000000000aa";
+    std::fs::write(inbox.join(".staged"), oacp_file(id, "Live")).unwrap();
+    std::fs::rename(inbox.join(".staged"), inbox.join("live.yaml")).unwrap();
+    lines.wait_for("the OACP file imported", Duration::from_secs(20), |l| {
+        l.starts_with("imported:") && l.contains(id)
+    });
+    std::fs::write(mailbox.join("to-web.md"), ROO_EXAMPLE).unwrap();
+    lines.wait_for("the Roo file imported", Duration::from_secs(20), |l| {
+        l.starts_with("imported:") && l.contains("msg-a4b1c9e0")
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(inbox_files(&web).len(), 2);
+}
+
+#[test]
+fn a_completion_left_undone_is_finished_by_the_next_pass() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (inbox, _) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    let id = "c0ffee00-0000-4000-8000-0000000000bb";
+    std::fs::write(inbox.join("e.yaml"), oacp_file(id, "Later")).unwrap();
+    env.ok(&web, &["bridge", "--once"]);
+    // Processed while the bridges are not trusted: their file stays.
+    env.ok(&web, &["trust", "--revoke"]);
+    let done = env.json(&web, &["process", id]);
+    assert_eq!(done["bridge"]["done"], "not-bridged", "{done}");
+    assert!(inbox.join("e.yaml").exists());
+    // Trusted again, the next pass finishes it.
+    env.ok(&web, &["trust"]);
+    let report = env.json(&web, &["bridge", "--once"]);
+    assert_eq!(report["completed"][0]["done"], "removed", "{report}");
+    assert!(!inbox.join("e.yaml").exists());
 }

@@ -187,7 +187,14 @@ fn the_macos_watch_backend_is_built_with_its_crates() {
 /// is domain (outside `commands/`) or one of the shared edge modules.
 #[test]
 fn commands_do_not_borrow_from_each_other() {
-    const EDGES: [&str; 5] = ["context", "content", "listing", "frame", "verdict"];
+    const EDGES: [&str; 6] = [
+        "context",
+        "content",
+        "listing",
+        "frame",
+        "verdict",
+        "transfers",
+    ];
     let mut offenders = Vec::new();
     for (name, text) in all_sources() {
         let Some(file) = name.strip_prefix("commands/") else {

@@ -13,6 +13,7 @@
 //! construction, and a file written by hand (no patch) is read from its
 //! own fields alone.
 
+pub mod live;
 pub mod oacp;
 pub mod roo;
 pub mod transfer;

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::audit::{AuditEvent, Event};
 use crate::error::{Error, Result};
 use crate::fsutil::{self, ReadLimited};
 use crate::mailbox::Mailbox;
@@ -62,9 +63,25 @@ impl Protocol {
         }
     }
 
+    /// The message's id as their file gave it (kept in the message's
+    /// context when AEA could not use it as is).
+    pub fn foreign_id(self, message: &Message) -> &str {
+        let key = match self {
+            Protocol::Oacp => super::oacp::CONTEXT_KEY,
+            Protocol::Roo => super::roo::CONTEXT_KEY,
+        };
+        message
+            .message
+            .context
+            .get(key)
+            .and_then(|kept| kept.get("id"))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or(&message.message_id)
+    }
+
     /// Whether a file in a folder given to `import` is one of theirs.
     #[allow(clippy::case_sensitive_file_extension_comparisons)]
-    fn is_theirs(self, name: &str) -> bool {
+    pub fn is_theirs(self, name: &str) -> bool {
         match self {
             Protocol::Oacp => {
                 !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"))
@@ -104,6 +121,12 @@ pub struct Imported {
     pub path: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// SHA-256 of the bytes read, for `aea bridge`'s record.
+    #[serde(skip)]
+    pub sha256: Option<String>,
+    /// The message's id as the file gave it.
+    #[serde(skip)]
+    pub foreign_id: Option<String>,
 }
 
 /// Imports foreign files (files, or folders of them, not descending) into
@@ -137,7 +160,7 @@ pub fn import(
     Ok(out)
 }
 
-fn import_one(
+pub fn import_one(
     mailbox: &Mailbox,
     protocol: Protocol,
     path: &Path,
@@ -149,6 +172,8 @@ fn import_one(
         message_id: None,
         path: None,
         reason: Some(reason),
+        sha256: None,
+        foreign_id: None,
     };
     let limit = mailbox.message_limit();
     let bytes = match fsutil::read_limited(path, limit) {
@@ -177,6 +202,8 @@ fn import_one(
         Ok(message) => message,
         Err(reason) => return Ok(refused(reason)),
     };
+    let sha256 = Some(fsutil::sha256_hex(text.as_bytes()));
+    let foreign_id = Some(protocol.foreign_id(&message).to_string());
     if mailbox
         .holding(&message.message_id, &message.from.agent_id)
         .is_some()
@@ -187,15 +214,28 @@ fn import_one(
             message_id: Some(message.message_id),
             path: None,
             reason: None,
+            sha256,
+            foreign_id,
         });
     }
     let delivered = mailbox.deliver(&message, rt)?;
+    // Delivered either way; a log that cannot be written is not a reason
+    // to import again.
+    let _ = mailbox.log(
+        &Event::new(rt, AuditEvent::Imported)
+            .with("message", message.message_id.as_str())
+            .with("protocol", protocol.as_str())
+            .with("source", path.display().to_string())
+            .with("from", message.from.agent_id.as_str()),
+    );
     Ok(Imported {
         source: path.to_path_buf(),
         status: Status::Imported,
         message_id: Some(message.message_id),
         path: Some(delivered),
         reason: None,
+        sha256,
+        foreign_id,
     })
 }
 

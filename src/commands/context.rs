@@ -173,6 +173,23 @@ impl Context {
         }
     }
 
+    /// The bridges of `mailbox`'s config in force (SPEC §12): none until
+    /// the user trusted them (`aea trust`), since they read and delete
+    /// files outside `.aea/`.
+    pub fn bridges(&self, mailbox: &Mailbox) -> Result<Vec<crate::bridge::live::Bridge>> {
+        let config = mailbox.config()?;
+        if config.bridges.is_empty() {
+            return Ok(Vec::new());
+        }
+        let id = config.require_id(mailbox.dir())?;
+        Ok(self
+            .trusted(mailbox, config)
+            .bridges
+            .iter()
+            .map(|b| crate::bridge::live::Bridge::of(b, mailbox.repo(), id))
+            .collect())
+    }
+
     /// The mailbox of `--repo`, or of the repository around the current directory.
     pub fn mailbox(&self) -> Result<Mailbox> {
         let mailbox = match &self.repo {

@@ -2,10 +2,10 @@
 //! this inbox. The work is [`crate::bridge::transfer`]'s.
 
 use super::Context;
+use super::transfers::print_item;
 use crate::bridge::transfer::{self, Status};
 use crate::cli::ImportArgs;
 use crate::error::{ExitCode, Result};
-use crate::printer::untrusted_short;
 
 pub fn run(args: &ImportArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
@@ -14,20 +14,7 @@ pub fn run(args: &ImportArgs, ctx: &Context) -> Result<ExitCode> {
         ctx.printer.value(&report);
     } else {
         for item in &report {
-            let source = untrusted_short(&item.source.display().to_string(), 200);
-            match (&item.message_id, &item.reason) {
-                (_, Some(reason)) => ctx.printer.line(format_args!(
-                    "{}: {source}: {}",
-                    item.status,
-                    untrusted_short(reason, 300)
-                )),
-                (Some(id), None) => ctx.printer.line(format_args!(
-                    "{}: {source} (message {})",
-                    item.status,
-                    untrusted_short(id, 130)
-                )),
-                (None, None) => ctx.printer.line(format_args!("{}: {source}", item.status)),
-            }
+            print_item(item, ctx);
         }
     }
     // A refused file is left where it was; exit 6 (as `validate` finding

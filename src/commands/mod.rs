@@ -5,6 +5,7 @@
 
 mod agents;
 mod approve;
+mod bridge;
 mod check;
 mod content;
 mod context;
@@ -32,6 +33,7 @@ mod send;
 mod show;
 mod status;
 mod sync;
+mod transfers;
 mod trust;
 mod uninstall;
 mod validate;
@@ -74,6 +76,7 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Demo(args) => demo::run(&args, &ctx),
         Command::Trust(args) => trust::run(&args, &ctx),
         Command::Import(args) => import::run(&args, &ctx),
+        Command::Bridge(args) => bridge::run(&args, &ctx),
         Command::Export(args) => export::run(&args, &ctx),
     }
 }

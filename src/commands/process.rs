@@ -22,6 +22,10 @@ pub(super) struct ProcessOutput<'a> {
     /// deferred).
     pub marker: &'a Path,
     pub outcome: Outcome,
+    /// For a message `aea bridge` brought in from an OACP or Roo folder:
+    /// what became of its file there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bridge: Option<crate::bridge::live::Completed>,
 }
 
 pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
@@ -112,12 +116,19 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     }
     mailbox.log(&event)?;
     drop(claim);
+    // Processed here: the other protocol's reader would now delete its
+    // file. The message is processed either way; a failure is said.
+    let bridge = match entry.valid() {
+        Some(m) if !deferring => complete_bridged(&mailbox, &m.message_id, ctx),
+        _ => None,
+    };
     if ctx.printer.json() {
         ctx.printer.value(&ProcessOutput {
             file: &entry.name,
             message_id: &id,
             marker: &path,
             outcome: args.outcome,
+            bridge,
         });
     } else {
         ctx.printer.line(format_args!(
@@ -126,6 +137,36 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
             crate::shortref::of(&entry.name),
             args.outcome
         ));
+        if let Some(done) = &bridge {
+            super::transfers::print_completed(done, ctx);
+        }
     }
     Ok(ExitCode::Success)
+}
+
+/// Completes the other side of a bridged message (see
+/// [`crate::bridge::live::complete`]); `None` for any other message.
+fn complete_bridged(
+    mailbox: &crate::mailbox::Mailbox,
+    id: &str,
+    ctx: &Context,
+) -> Option<crate::bridge::live::Completed> {
+    // Most mail came by no bridge: one missing file says so, before the
+    // config's trust is looked at.
+    if !matches!(mailbox.bridged(id), Ok(Some(_))) {
+        return None;
+    }
+    let done = ctx
+        .bridges(mailbox)
+        .and_then(|bridges| crate::bridge::live::complete(mailbox, id, &bridges, &ctx.rt));
+    match done {
+        Ok(done) => done,
+        Err(e) => {
+            ctx.printer.warn(format_args!(
+                "processed, but its file on the other side was not removed: {}",
+                crate::error::one_line(&e)
+            ));
+            None
+        }
+    }
 }

@@ -61,6 +61,7 @@ fn all() -> Vec<(&'static str, Schema)> {
             schema::<agents::AgentChangeOutput<'static>>(),
         ),
         ("validate", schema::<validate::Report>()),
+        ("bridge", schema::<bridge::BridgeOutput<'static>>()),
         ("trust", schema::<trust::TrustOutput<'static>>()),
         (
             "trust-revoke",

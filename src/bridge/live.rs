@@ -1,0 +1,248 @@
+//! `aea bridge` (SPEC §12): the folders named in `bridges:` imported into
+//! this inbox as their mail arrives, and their side completed when we
+//! process it.
+//!
+//! A bridge reads an OACP agent's `inbox/` or the `to-<slug>.md` file of a
+//! Roo mailbox, with [`transfer::import_one`]'s checks (no symlinks, no
+//! FIFOs, capped reads, idempotent by message id). For each message it
+//! brought in it records, in the receiver's `.aea/.bridged/`, the file and
+//! the SHA-256 of the bytes it read. Processing the message here then does
+//! what the other protocol's reader does once done: OACP deletes the file
+//! from its inbox, Roo deletes its mailbox file and logs the message id
+//! (in our audit log, `bridge_completed`). A file is removed only when it
+//! still lies in a bridge the user trusted and still holds exactly the
+//! bytes that were imported; anything else is left where it is and said.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::transfer::{self, Imported, Protocol, Status};
+use crate::audit::{AuditEvent, Event};
+use crate::config::BridgeConfig;
+use crate::error::{Error, Result};
+use crate::fsutil::{self, ReadLimited};
+use crate::mailbox::{Mailbox, Processed};
+use crate::runtime::Runtime;
+use crate::words::word_enum;
+
+/// One bridge in force: the folder read and which files in it are ours.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bridge {
+    pub protocol: Protocol,
+    /// OACP: the agent's `inbox/`; Roo: the mailbox folder.
+    pub dir: PathBuf,
+    /// Roo: our file is `to-<slug>.md`.
+    pub slug: Option<String>,
+}
+
+impl Bridge {
+    /// The bridge `config` names, for the agent `own_id` of `repo`.
+    pub fn of(config: &BridgeConfig, repo: &Path, own_id: &str) -> Self {
+        let base = repo.join(&config.path);
+        match config.protocol {
+            Protocol::Oacp => Bridge {
+                protocol: Protocol::Oacp,
+                dir: base.join("inbox"),
+                slug: None,
+            },
+            Protocol::Roo => Bridge {
+                protocol: Protocol::Roo,
+                dir: base,
+                slug: Some(config.slug.clone().unwrap_or_else(|| own_id.to_string())),
+            },
+        }
+    }
+
+    /// Whether the file `name` in the folder is mail for us.
+    pub fn wants(&self, name: &str) -> bool {
+        match &self.slug {
+            Some(slug) => name == format!("to-{slug}.md"),
+            None => self.protocol.is_theirs(name),
+        }
+    }
+
+    /// Our files in the folder, sorted.
+    fn files(&self) -> Result<Vec<PathBuf>> {
+        fsutil::require_real_dir(&self.dir)?;
+        let mut names: Vec<String> = fs::read_dir(&self.dir)
+            .map_err(|e| Error::io("list", &self.dir, e))?
+            .filter_map(std::result::Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| self.wants(n))
+            .collect();
+        names.sort();
+        Ok(names.into_iter().map(|n| self.dir.join(n)).collect())
+    }
+}
+
+/// What a bridge remembers of a message it imported.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Record {
+    protocol: Protocol,
+    source: PathBuf,
+    sha256: String,
+    /// The id as their file gave it: what Roo's reader logs.
+    foreign_id: String,
+}
+
+word_enum! {
+    /// What became of the other side of a processed message.
+    pub enum Done {
+        /// Their file was removed, as their reader would have.
+        Removed = "removed",
+        /// Their file was gone already.
+        Gone = "gone",
+        /// Their file holds other bytes now (not what we imported): left.
+        Changed = "changed",
+        /// Their folder is no longer a bridge in force (removed from the
+        /// config, or not trusted): left.
+        NotBridged = "not-bridged",
+        /// Their file is a symlink or not a regular file now: left.
+        Refused = "refused",
+    }
+}
+
+/// The other side of one processed message.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Completed {
+    pub message_id: String,
+    pub protocol: Protocol,
+    pub source: PathBuf,
+    pub done: Done,
+}
+
+/// One pass over every bridge: new files imported, each recorded; a file
+/// whose message is already processed here (its completion was cut short)
+/// completed now. Files refused are reported and left.
+pub fn pass(
+    mailbox: &Mailbox,
+    bridges: &[Bridge],
+    rt: &Runtime,
+) -> Result<(Vec<Imported>, Vec<Completed>)> {
+    let mut imported = Vec::new();
+    let mut completed = Vec::new();
+    for bridge in bridges {
+        for path in bridge.files()? {
+            let item = transfer::import_one(mailbox, bridge.protocol, &path, rt)?;
+            if let (Some(id), Some(sha256), Some(foreign_id)) =
+                (&item.message_id, &item.sha256, &item.foreign_id)
+            {
+                let record = Record {
+                    protocol: bridge.protocol,
+                    source: path.clone(),
+                    sha256: sha256.clone(),
+                    foreign_id: foreign_id.clone(),
+                };
+                // Only what this pass brought in is recorded: a file whose
+                // id we hold from elsewhere (`aea import`, or a file
+                // rewritten after its import) is not ours to remove.
+                if item.status == Status::Imported {
+                    let bytes = serde_json::to_vec(&record).expect("a record always serialises");
+                    mailbox.record_bridged(id, &bytes)?;
+                } else if mailbox.bridged(id)?.is_some() && processed_here(mailbox, id) {
+                    // Processed, but the removal was cut short.
+                    completed.extend(complete(mailbox, id, bridges, rt)?);
+                }
+            }
+            imported.push(item);
+        }
+    }
+    Ok((imported, completed))
+}
+
+/// Whether message `id` is in this inbox and processed.
+fn processed_here(mailbox: &Mailbox, id: &str) -> bool {
+    mailbox
+        .resolve(id)
+        .ok()
+        .and_then(|entry| mailbox.processed(&entry).ok())
+        .is_some_and(|p| matches!(p, Processed::Done(_)))
+}
+
+/// Completes the other side of message `id`, processed here, if a bridge
+/// brought it in: its file is removed from their folder when it still
+/// lies in a bridge in force and holds the bytes imported. `None` when no
+/// bridge brought it.
+pub fn complete(
+    mailbox: &Mailbox,
+    id: &str,
+    bridges: &[Bridge],
+    rt: &Runtime,
+) -> Result<Option<Completed>> {
+    let Some(bytes) = mailbox.bridged(id)? else {
+        return Ok(None);
+    };
+    let Ok(record) = serde_json::from_slice::<Record>(&bytes) else {
+        // Not a record of ours: nothing to act on.
+        mailbox.forget_bridged(id)?;
+        return Ok(None);
+    };
+    let completed = |done: Done| Completed {
+        message_id: id.to_string(),
+        protocol: record.protocol,
+        source: record.source.clone(),
+        done,
+    };
+    let name = record.source.file_name().and_then(|n| n.to_str());
+    let in_force = bridges.iter().any(|b| {
+        b.protocol == record.protocol
+            && record.source.parent() == Some(b.dir.as_path())
+            && name.is_some_and(|n| b.wants(n))
+    });
+    if !in_force {
+        return Ok(Some(completed(Done::NotBridged)));
+    }
+    let name = name.expect("checked by in_force");
+    let done = remove_if_unchanged(&record.source, name, &record.sha256, mailbox)?;
+    if matches!(done, Done::Removed | Done::Gone | Done::Changed) {
+        mailbox.forget_bridged(id)?;
+    }
+    if done == Done::Removed {
+        mailbox.log(
+            &Event::new(rt, AuditEvent::BridgeCompleted)
+                .with("message", id)
+                .with("protocol", record.protocol.as_str())
+                .with("source", record.source.display().to_string())
+                .with("foreign_id", record.foreign_id.as_str()),
+        )?;
+    }
+    Ok(Some(completed(done)))
+}
+
+/// Removes `path` if it holds the bytes of digest `sha256`. The file is
+/// first renamed aside in its folder, in one step, and checked there: a
+/// file put in its place meanwhile is never the one removed, and a
+/// changed one is put back.
+fn remove_if_unchanged(path: &Path, name: &str, sha256: &str, mailbox: &Mailbox) -> Result<Done> {
+    let limit = mailbox.message_limit();
+    match fsutil::read_limited(path, limit) {
+        Ok(bytes) if fsutil::sha256_hex(&bytes) == sha256 => {}
+        Ok(_) | Err(ReadLimited::TooLarge(_)) => return Ok(Done::Changed),
+        Err(ReadLimited::Symlink | ReadLimited::NotAFile) => return Ok(Done::Refused),
+        Err(ReadLimited::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Done::Gone);
+        }
+        Err(ReadLimited::Io(e)) => return Err(Error::io("read", path, e)),
+    }
+    let aside = path.with_file_name(format!(".aea-completing-{name}"));
+    match fs::rename(path, &aside) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Done::Gone),
+        Err(e) => return Err(Error::io("move aside", path, e)),
+    }
+    let same =
+        fsutil::read_limited(&aside, limit).is_ok_and(|bytes| fsutil::sha256_hex(&bytes) == sha256);
+    if same {
+        fs::remove_file(&aside).map_err(|e| Error::io("remove", &aside, e))?;
+        return Ok(Done::Removed);
+    }
+    // Someone else's file came in between: back under its name, unless
+    // that is taken again (then it stays aside, under a name that says so).
+    if fs::hard_link(&aside, path).is_ok() {
+        let _ = fs::remove_file(&aside);
+    }
+    Ok(Done::Changed)
+}
