@@ -712,3 +712,32 @@ fn a_completion_left_undone_is_finished_by_the_next_pass() {
     assert_eq!(report["completed"][0]["done"], "removed", "{report}");
     assert!(!inbox.join("e.yaml").exists());
 }
+
+#[test]
+fn a_handoff_is_never_broadcast() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    env.repo("web");
+    env.repo("db");
+    let out = env.run(
+        &api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--to",
+            "db",
+            "--type",
+            "handoff",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+        ],
+    );
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("one agent"), "{}", stderr(&out));
+    for repo in ["web", "db"] {
+        assert!(inbox_files(&env.path().join(repo)).is_empty());
+    }
+}

@@ -23,6 +23,17 @@ pub fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
             "split the recipients over several sends, or raise limits.max_recipients",
         ));
     }
+    // A handoff gives the work to one agent (OACP's rule, SPEC §12): two
+    // owners would both take it.
+    if args.message_type == crate::message::MessageType::Handoff && targets.len() > 1 {
+        return Err(Error::usage(
+            format!(
+                "a handoff goes to one agent; {} recipients given",
+                targets.len()
+            ),
+            "hand the work to one agent, and tell the others with `--type update`",
+        ));
+    }
     let mut draft = content::draft(
         &args.content,
         ctx,
