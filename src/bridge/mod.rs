@@ -66,6 +66,22 @@ impl Patch {
     }
 
     pub fn apply(&self, value: &mut Value) -> Result<(), String> {
+        // A pointer a patch of ours holds points into a message, which is
+        // never deeper than a message file may be; a longer one (`/a/a/…`
+        // a million times, from a hostile file) would build a value too deep
+        // to walk or drop without overflowing the stack.
+        if let Some(deep) = self
+            .unset
+            .iter()
+            .chain(self.set.keys())
+            .find(|p| p.matches('/').count() > crate::message::MAX_DEPTH)
+        {
+            return Err(format!(
+                "patch path {:?}… is nested deeper than {} levels",
+                deep.chars().take(40).collect::<String>(),
+                crate::message::MAX_DEPTH
+            ));
+        }
         for pointer in &self.unset {
             let (parent, key) = split_pointer(pointer)?;
             if let Some(Value::Object(map)) = value.pointer_mut(&parent) {
@@ -93,6 +109,35 @@ impl Patch {
         }
         Ok(())
     }
+}
+
+/// The message a foreign file describes: `message` read from its fields,
+/// with the file's `patch` (named `what` in errors) applied, checked as an
+/// AEA message file is, nesting included, so that what is delivered reads
+/// back from the inbox.
+fn finish(
+    message: crate::message::Message,
+    patch: Option<&Patch>,
+    what: &str,
+) -> Result<crate::message::Message, String> {
+    let mut value = serde_json::to_value(&message).expect("a message always serialises");
+    if let Some(patch) = patch {
+        patch.apply(&mut value)?;
+    }
+    if crate::message::depth(&value) > crate::message::MAX_DEPTH {
+        return Err(format!(
+            "nested deeper than {} levels (an AEA message may not be)",
+            crate::message::MAX_DEPTH
+        ));
+    }
+    let message = match patch {
+        None => message,
+        Some(_) => {
+            serde_json::from_value(value).map_err(|e| format!("{what} gives no message: {e}"))?
+        }
+    };
+    crate::message::validate(&message)?;
+    Ok(message)
 }
 
 fn diff(read: &Value, wanted: &Value, path: &mut String, patch: &mut Patch) {
@@ -237,6 +282,54 @@ mod tests {
         back.apply(&mut value).unwrap();
         assert_eq!(value, wanted);
         assert!(Patch::between(&wanted, &wanted).is_empty());
+    }
+
+    /// A hostile patch path a million levels deep is refused, not walked
+    /// (building it overflowed the stack and aborted `aea bridge`).
+    #[test]
+    fn a_patch_path_deeper_than_a_message_is_refused() {
+        let deep = format!("/message/context{}", "/a".repeat(200_000));
+        let patch = Patch {
+            set: std::iter::once((deep, json!(1))).collect(),
+            unset: Vec::new(),
+        };
+        let mut value = json!({"message": {"context": {}}});
+        let err = patch.apply(&mut value).unwrap_err();
+        assert!(err.contains("deeper than"), "{err}");
+        // Through the parsers, as a file carries it.
+        let oacp = format!(
+            "id: x-1\nfrom: codex\nto: web\ntype: question\npriority: P2\n\
+             created_at_utc: \"2026-11-23T09:00:00Z\"\nsubject: s\nbody: b\n\
+             context_keys: {}\n",
+            yaml_quoted(&patch.to_line())
+        );
+        assert!(
+            super::oacp::parse(&oacp)
+                .unwrap_err()
+                .contains("deeper than")
+        );
+        let roo = format!(
+            "---\nfrom: x\ntimestamp: \"2026-11-23T09:00:00Z\"\nid: r-1\naea-patch: {}\n---\nhi\n",
+            yaml_quoted(&serde_json::to_string(&patch).unwrap())
+        );
+        assert!(
+            super::roo::parse(&roo, "web")
+                .unwrap_err()
+                .contains("deeper than")
+        );
+        // Nesting the file's own fields carry is held to a message's limit
+        // too: what is delivered must read back from the inbox.
+        let nested = format!(
+            "id: x-2\nfrom: codex\nto: web\ntype: question\npriority: P2\n\
+             created_at_utc: \"2026-11-23T09:00:00Z\"\nsubject: s\nbody: b\nchannel: {}{}\n",
+            "[".repeat(60),
+            "]".repeat(60)
+        );
+        assert!(
+            super::oacp::parse(&nested)
+                .unwrap_err()
+                .contains("deeper than")
+        );
     }
 
     #[test]

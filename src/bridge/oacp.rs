@@ -183,17 +183,7 @@ pub fn parse(text: &str) -> Result<Message, String> {
         _ => {}
     }
     let message = from_fields(fields)?;
-    let message = match patch {
-        None => message,
-        Some(patch) => {
-            let mut value = serde_json::to_value(&message).expect("a message always serialises");
-            patch.apply(&mut value)?;
-            serde_json::from_value(value)
-                .map_err(|e| format!("{PATCH_PREFIX:?}line gives no message: {e}"))?
-        }
-    };
-    message::validate(&message)?;
-    Ok(message)
+    super::finish(message, patch.as_ref(), &format!("{PATCH_PREFIX:?}line"))
 }
 
 /// The patch is the last line of `context_keys`; what comes before it is
