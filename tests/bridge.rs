@@ -741,3 +741,137 @@ fn a_handoff_is_never_broadcast() {
         assert!(inbox_files(&env.path().join(repo)).is_empty());
     }
 }
+
+/// A record planted in `.aea/.bridged/` (a cloned repository can commit
+/// one) for a message we processed, naming another file of the bridge with
+/// that file's own digest: the file holds another message, never imported,
+/// and stays.
+#[test]
+fn a_planted_record_never_removes_another_file_of_the_bridge() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (inbox, _) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    let ours = "c0ffee00-0000-4000-8000-0000000000c1";
+    std::fs::write(inbox.join("a.yaml"), oacp_file(ours, "Ours")).unwrap();
+    env.ok(&web, &["bridge", "--once"]);
+    // Arrived since the last pass; not imported yet.
+    let victim = inbox.join("victim.yaml");
+    let text = oacp_file("c0ffee00-0000-4000-8000-0000000000c2", "Not yet read");
+    std::fs::write(&victim, &text).unwrap();
+    std::fs::write(
+        web.join(format!(".aea/.bridged/{ours}.json")),
+        serde_json::json!({
+            "protocol": "oacp",
+            "source": victim,
+            "sha256": aea::fsutil::sha256_hex(text.as_bytes()),
+            "foreign_id": ours,
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let done = env.json(&web, &["process", ours]);
+    assert_ne!(done["bridge"]["done"], "removed", "{done}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), text);
+    assert!(log_events(&web, "bridge_completed").is_empty());
+    // And the next pass still brings it in.
+    let report = env.json(&web, &["bridge", "--once"]);
+    assert!(
+        report.to_string().contains("0000000000c2"),
+        "victim not imported: {report}"
+    );
+
+    // A file nested deeper than a message may be is refused, once, not
+    // delivered unreadable (and again on every pass).
+    let deep = format!(
+        "{}channel: {}{}\n",
+        oacp_file("c0ffee00-0000-4000-8000-0000000000c3", "Deep"),
+        "[".repeat(60),
+        "]".repeat(60)
+    );
+    std::fs::write(inbox.join("deep.yaml"), deep).unwrap();
+    let before = inbox_files(&web).len();
+    for _ in 0..2 {
+        let out = env.run(&web, &["bridge", "--once"]);
+        assert_eq!(code(&out), 6, "{}", stderr(&out));
+        assert!(stdout(&out).contains("deeper than"), "{}", stdout(&out));
+    }
+    assert_eq!(inbox_files(&web).len(), before);
+    assert!(inbox.join("deep.yaml").exists());
+}
+
+/// `path: .roo/mailbox` is trusted as text; `.roo` committed (or pulled
+/// later) as a symbolic link would send the bridge elsewhere to read and
+/// delete. A relative bridge folder is reached through no link.
+#[test]
+fn a_bridge_folder_behind_a_symlink_is_neither_read_nor_emptied() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (_, mailbox) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    std::fs::write(mailbox.join("to-web.md"), ROO_EXAMPLE).unwrap();
+    env.ok(&web, &["bridge", "--once"]);
+    // The repository's `.roo` becomes a link to a folder elsewhere, which
+    // holds the same bytes: the config (and so its trust) is unchanged.
+    let elsewhere = env.path().join("elsewhere");
+    std::fs::rename(web.join(".roo"), &elsewhere).unwrap();
+    symlink(&elsewhere, web.join(".roo")).unwrap();
+    let done = env.json(&web, &["process", "msg-a4b1c9e0"]);
+    assert_eq!(done["bridge"]["done"], "refused", "{done}");
+    assert!(elsewhere.join("mailbox/to-web.md").exists());
+    // Nor is anything read there.
+    std::fs::write(
+        elsewhere.join("mailbox/to-web.md"),
+        ROO_EXAMPLE.replace("msg-a4b1c9e0", "msg-elsewhere"),
+    )
+    .unwrap();
+    let out = env.run(&web, &["bridge", "--once"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(stdout(&out).contains("symbolic link"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("msg-elsewhere"), "{}", stdout(&out));
+    assert_eq!(inbox_files(&web).len(), 1);
+}
+
+/// One bridge folder missing (an OACP agent not set up yet) is said, and
+/// the other bridges are still read, once and running.
+#[test]
+fn a_missing_bridge_folder_does_not_stop_the_others() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (inbox, mailbox) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    std::fs::remove_dir(&inbox).unwrap();
+    std::fs::write(mailbox.join("to-web.md"), ROO_EXAMPLE).unwrap();
+    let out = env.run(&web, &["bridge", "--once"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(stdout(&out).contains("msg-a4b1c9e0"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(&format!("refused: {}", inbox.display())),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(inbox_files(&web).len(), 1);
+
+    let mut child = env
+        .cmd(&web)
+        .arg("bridge")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Lines::read(child.stdout.take().unwrap());
+    lines.wait_for("the bridge waiting", Duration::from_secs(20), |l| {
+        l.contains("waiting for mail")
+    });
+    std::fs::remove_file(mailbox.join("to-web.md")).unwrap();
+    std::fs::write(
+        mailbox.join("to-web.md"),
+        ROO_EXAMPLE.replace("msg-a4b1c9e0", "msg-second"),
+    )
+    .unwrap();
+    lines.wait_for("the Roo file imported", Duration::from_secs(20), |l| {
+        l.starts_with("imported:") && l.contains("msg-second")
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

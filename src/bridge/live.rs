@@ -35,24 +35,50 @@ pub struct Bridge {
     pub dir: PathBuf,
     /// Roo: our file is `to-<slug>.md`.
     pub slug: Option<String>,
+    /// The repository, when the config named the folder relative to it:
+    /// the folder must then be reached through no symbolic link. Trust is
+    /// bound to the config's text; a link committed in the repository (or
+    /// changed by a pull after `aea trust`) would otherwise send a trusted
+    /// `.roo/mailbox` anywhere.
+    pub within: Option<PathBuf>,
 }
 
 impl Bridge {
     /// The bridge `config` names, for the agent `own_id` of `repo`.
     pub fn of(config: &BridgeConfig, repo: &Path, own_id: &str) -> Self {
         let base = repo.join(&config.path);
+        let within = config.path.is_relative().then(|| repo.to_path_buf());
         match config.protocol {
             Protocol::Oacp => Bridge {
                 protocol: Protocol::Oacp,
                 dir: base.join("inbox"),
                 slug: None,
+                within,
             },
             Protocol::Roo => Bridge {
                 protocol: Protocol::Roo,
                 dir: base,
                 slug: Some(config.slug.clone().unwrap_or_else(|| own_id.to_string())),
+                within,
             },
         }
+    }
+
+    /// The folder is a real directory, and one named relative to the
+    /// repository is reached through no symbolic link on the way.
+    pub fn require_folder(&self) -> Result<()> {
+        if let Some(repo) = &self.within
+            && let Ok(rest) = self.dir.strip_prefix(repo)
+        {
+            let mut at = repo.clone();
+            for part in rest.components() {
+                at.push(part);
+                if fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+                    return Err(Error::Symlink { path: at });
+                }
+            }
+        }
+        fsutil::require_real_dir(&self.dir)
     }
 
     /// Whether the file `name` in the folder is mail for us.
@@ -65,7 +91,7 @@ impl Bridge {
 
     /// Our files in the folder, sorted.
     fn files(&self) -> Result<Vec<PathBuf>> {
-        fsutil::require_real_dir(&self.dir)?;
+        self.require_folder()?;
         let mut names: Vec<String> = fs::read_dir(&self.dir)
             .map_err(|e| Error::io("list", &self.dir, e))?
             .filter_map(std::result::Result::ok)
@@ -94,7 +120,8 @@ word_enum! {
         Removed = "removed",
         /// Their file was gone already.
         Gone = "gone",
-        /// Their file holds other bytes now (not what we imported): left.
+        /// Their file holds other bytes now, or not this message (not what
+        /// we imported): left.
         Changed = "changed",
         /// Their folder is no longer a bridge in force (removed from the
         /// config, or not trusted): left.
@@ -125,7 +152,24 @@ pub fn pass(
     let mut imported = Vec::new();
     let mut completed = Vec::new();
     for bridge in bridges {
-        for path in bridge.files()? {
+        // One folder missing or refused is reported like a refused file,
+        // and the other bridges are still read.
+        let files = match bridge.files() {
+            Ok(files) => files,
+            Err(e) => {
+                imported.push(Imported {
+                    source: bridge.dir.clone(),
+                    status: Status::Refused,
+                    message_id: None,
+                    path: None,
+                    reason: Some(crate::error::one_line(&e)),
+                    sha256: None,
+                    foreign_id: None,
+                });
+                continue;
+            }
+        };
+        for path in files {
             let item = transfer::import_one(mailbox, bridge.protocol, &path, rt)?;
             if let (Some(id), Some(sha256), Some(foreign_id)) =
                 (&item.message_id, &item.sha256, &item.foreign_id)
@@ -187,16 +231,20 @@ pub fn complete(
         done,
     };
     let name = record.source.file_name().and_then(|n| n.to_str());
-    let in_force = bridges.iter().any(|b| {
+    let in_force = bridges.iter().find(|b| {
         b.protocol == record.protocol
             && record.source.parent() == Some(b.dir.as_path())
             && name.is_some_and(|n| b.wants(n))
     });
-    if !in_force {
+    let Some(bridge) = in_force else {
         return Ok(Some(completed(Done::NotBridged)));
-    }
+    };
     let name = name.expect("checked by in_force");
-    let done = remove_if_unchanged(&record.source, name, &record.sha256, mailbox)?;
+    let done = if bridge.require_folder().is_err() {
+        Done::Refused
+    } else {
+        remove_if_unchanged(&record, name, id, mailbox)?
+    };
     if matches!(done, Done::Removed | Done::Gone | Done::Changed) {
         mailbox.forget_bridged(id)?;
     }
@@ -212,14 +260,20 @@ pub fn complete(
     Ok(Some(completed(done)))
 }
 
-/// Removes `path` if it holds the bytes of digest `sha256`. The file is
-/// first renamed aside in its folder, in one step, and checked there: a
-/// file put in its place meanwhile is never the one removed, and a
-/// changed one is put back.
-fn remove_if_unchanged(path: &Path, name: &str, sha256: &str, mailbox: &Mailbox) -> Result<Done> {
+/// Removes the record's file if it holds the bytes of its digest, and
+/// those bytes are message `id`. The file is first renamed aside in its
+/// folder, in one step, and checked there: a file put in its place
+/// meanwhile is never the one removed, and a changed one is put back.
+fn remove_if_unchanged(record: &Record, name: &str, id: &str, mailbox: &Mailbox) -> Result<Done> {
+    let (path, sha256) = (record.source.as_path(), record.sha256.as_str());
     let limit = mailbox.message_limit();
     match fsutil::read_limited(path, limit) {
-        Ok(bytes) if fsutil::sha256_hex(&bytes) == sha256 => {}
+        // A record planted in `.aea/.bridged/` can name any file of a
+        // bridge with its digest: only one that holds the message
+        // processed here is ours to remove.
+        Ok(bytes)
+            if fsutil::sha256_hex(&bytes) == sha256 && holds(record.protocol, &bytes, name, id) => {
+        }
         Ok(_) | Err(ReadLimited::TooLarge(_)) => return Ok(Done::Changed),
         Err(ReadLimited::Symlink | ReadLimited::NotAFile) => return Ok(Done::Refused),
         Err(ReadLimited::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -245,4 +299,12 @@ fn remove_if_unchanged(path: &Path, name: &str, sha256: &str, mailbox: &Mailbox)
         let _ = fs::remove_file(&aside);
     }
     Ok(Done::Changed)
+}
+
+/// Whether `bytes`, the file `name` of a `protocol` folder, is message `id`.
+fn holds(protocol: Protocol, bytes: &[u8], name: &str, id: &str) -> bool {
+    std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|text| protocol.parse(text, name).ok())
+        .is_some_and(|message| message.message_id == id)
 }
