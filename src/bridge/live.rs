@@ -13,6 +13,7 @@
 //! still lies in a bridge the user trusted and still holds exactly the
 //! bytes that were imported; anything else is left where it is and said.
 
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -141,13 +142,23 @@ pub struct Completed {
     pub done: Done,
 }
 
+/// What a running bridge found in earlier passes: the digest of each file
+/// it imported or found held. Such a file, unchanged, is skipped: finding
+/// a message held reads the whole inbox, so every pass re-reading every
+/// file an agent has not processed yet cost time in the square of their
+/// number, on every file event (seconds per pass at a few hundred).
+#[derive(Debug, Default)]
+pub struct Seen(HashMap<PathBuf, String>);
+
 /// One pass over every bridge: new files imported, each recorded; a file
 /// whose message is already processed here (its completion was cut short)
-/// completed now. Files refused are reported and left.
+/// completed now. Files refused are reported and left. With `seen`, files
+/// unchanged since an earlier pass imported or held them are skipped.
 pub fn pass(
     mailbox: &Mailbox,
     bridges: &[Bridge],
     rt: &Runtime,
+    mut seen: Option<&mut Seen>,
 ) -> Result<(Vec<Imported>, Vec<Completed>)> {
     let mut imported = Vec::new();
     let mut completed = Vec::new();
@@ -169,8 +180,24 @@ pub fn pass(
                 continue;
             }
         };
+        if let Some(seen) = seen.as_deref_mut() {
+            seen.0
+                .retain(|p, _| p.parent() != Some(bridge.dir.as_path()) || files.contains(p));
+        }
         for path in files {
+            let known = seen.as_deref().and_then(|seen| seen.0.get(&path));
+            if let Some(known) = known
+                && fsutil::read_limited(&path, mailbox.message_limit())
+                    .is_ok_and(|bytes| fsutil::sha256_hex(&bytes) == *known)
+            {
+                continue;
+            }
             let item = transfer::import_one(mailbox, bridge.protocol, &path, rt)?;
+            if let (Some(seen), Some(sha256), Status::Imported | Status::Held) =
+                (seen.as_deref_mut(), &item.sha256, item.status)
+            {
+                seen.0.insert(path.clone(), sha256.clone());
+            }
             if let (Some(id), Some(sha256), Some(foreign_id)) =
                 (&item.message_id, &item.sha256, &item.foreign_id)
             {
@@ -307,4 +334,50 @@ fn holds(protocol: Protocol, bytes: &[u8], name: &str, id: &str) -> bool {
         .ok()
         .and_then(|text| protocol.parse(text, name).ok())
         .is_some_and(|message| message.message_id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROO: &str =
+        "---\nfrom: tester\ntimestamp: \"2025-07-07T11:15:00Z\"\nid: \"msg-1\"\n---\n\nRun it.\n";
+
+    /// A running bridge reads a file it found held once, unchanged, no
+    /// more (each look costs a read of the whole inbox); a new file, or
+    /// the same name with new bytes, is read.
+    #[test]
+    fn a_running_pass_skips_files_unchanged_since_it_held_them() {
+        let repo = tempfile::tempdir().unwrap();
+        fs::create_dir(repo.path().join(crate::mailbox::AEA_DIR)).unwrap();
+        let mailbox = Mailbox::at(repo.path()).unwrap();
+        let rt = Runtime::new(&crate::env::Env::default());
+        let folder = tempfile::tempdir().unwrap();
+        let bridges = [Bridge {
+            protocol: Protocol::Roo,
+            dir: folder.path().to_path_buf(),
+            slug: Some("web".into()),
+            within: None,
+        }];
+        fs::write(folder.path().join("to-web.md"), ROO).unwrap();
+        let mut seen = Seen::default();
+        let statuses = |seen: Option<&mut Seen>| -> Vec<Status> {
+            pass(&mailbox, &bridges, &rt, seen)
+                .unwrap()
+                .0
+                .iter()
+                .map(|i| i.status)
+                .collect()
+        };
+        assert_eq!(statuses(Some(&mut seen)), [Status::Imported]);
+        assert_eq!(statuses(Some(&mut seen)), []);
+        // Without memory (`--once`), it is looked at and found held.
+        assert_eq!(statuses(None), [Status::Held]);
+        fs::write(
+            folder.path().join("to-web.md"),
+            ROO.replace("msg-1", "msg-2"),
+        )
+        .unwrap();
+        assert_eq!(statuses(Some(&mut seen)), [Status::Imported]);
+    }
 }
