@@ -875,3 +875,27 @@ fn a_missing_bridge_folder_does_not_stop_the_others() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// Completing a file moves it aside first; a file already holding the
+/// aside name (theirs, or one an earlier completion had to leave there)
+/// is never replaced by that move.
+#[test]
+fn completing_a_file_never_replaces_another_in_their_folder() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (inbox, _) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    let id = "c0ffee00-0000-4000-8000-0000000000d1";
+    std::fs::write(inbox.join("a.yaml"), oacp_file(id, "Done soon")).unwrap();
+    env.ok(&web, &["bridge", "--once"]);
+    let theirs = inbox.join(".aea-completing-a.yaml");
+    std::fs::write(&theirs, "someone's file\n").unwrap();
+    let done = env.json(&web, &["process", id]);
+    assert_eq!(done["bridge"]["done"], "removed", "{done}");
+    assert!(!inbox.join("a.yaml").exists());
+    assert_eq!(
+        std::fs::read_to_string(&theirs).unwrap(),
+        "someone's file\n"
+    );
+    assert_eq!(names(&inbox), [".aea-completing-a.yaml"]);
+}

@@ -308,7 +308,24 @@ fn remove_if_unchanged(record: &Record, name: &str, id: &str, mailbox: &Mailbox)
         }
         Err(ReadLimited::Io(e)) => return Err(Error::io("read", path, e)),
     }
-    let aside = path.with_file_name(format!(".aea-completing-{name}"));
+    // rename(2) replaces what holds the name it moves to: the aside name
+    // must be one nobody holds (a file of theirs, or one an earlier
+    // completion had to leave aside), so it is made unique and checked.
+    let aside = (0..100u32)
+        .map(|n| {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            path.with_file_name(format!(
+                ".aea-completing-{}-{nanos:09}-{n}-{name}",
+                std::process::id()
+            ))
+        })
+        .find(|aside| fs::symlink_metadata(aside).is_err())
+        .ok_or_else(|| Error::UnsafeState {
+            path: path.to_path_buf(),
+            detail: "has no free name to be moved aside under; left".into(),
+        })?;
     match fs::rename(path, &aside) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Done::Gone),
