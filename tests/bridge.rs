@@ -899,3 +899,23 @@ fn completing_a_file_never_replaces_another_in_their_folder() {
     );
     assert_eq!(names(&inbox), [".aea-completing-a.yaml"]);
 }
+
+/// A foreign id shaped like aea's short reference (`m3f9a01c2`) or the
+/// start of a message file name is still found by id: imported once, held
+/// after, by the bridge and by `aea import`.
+#[test]
+fn ids_shaped_like_references_are_imported_once() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (inbox, _) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    std::fs::write(inbox.join("a.yaml"), oacp_file("m3f9a01c2", "Short")).unwrap();
+    std::fs::write(inbox.join("b.yaml"), oacp_file("message-2026", "Prefix")).unwrap();
+    env.ok(&web, &["bridge", "--once"]);
+    assert_eq!(inbox_files(&web).len(), 2);
+    let again = env.ok(&web, &["bridge", "--once"]);
+    assert!(!again.contains("imported:"), "{again}");
+    let by_hand = env.ok(&web, &["import", "oacp", inbox.to_str().unwrap()]);
+    assert!(!by_hand.contains("imported:"), "{by_hand}");
+    assert_eq!(inbox_files(&web).len(), 2);
+}

@@ -227,8 +227,7 @@ pub fn pass(
 /// Whether message `id` is in this inbox and processed.
 fn processed_here(mailbox: &Mailbox, id: &str) -> bool {
     mailbox
-        .resolve(id)
-        .ok()
+        .with_id(id)
         .and_then(|entry| mailbox.processed(&entry).ok())
         .is_some_and(|p| matches!(p, Processed::Done(_)))
 }
