@@ -830,6 +830,19 @@ fn a_bridge_folder_behind_a_symlink_is_neither_read_nor_emptied() {
     assert!(stdout(&out).contains("symbolic link"), "{}", stdout(&out));
     assert!(!stdout(&out).contains("msg-elsewhere"), "{}", stdout(&out));
     assert_eq!(inbox_files(&web).len(), 1);
+
+    // The same folder written out in full is held to the same rule.
+    let config = web.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "path: .roo/mailbox",
+        &format!("path: {}", web.join(".roo/mailbox").display()),
+    );
+    std::fs::write(&config, text).unwrap();
+    env.ok(&web, &["trust"]);
+    let out = env.run(&web, &["bridge", "--once"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(stdout(&out).contains("symbolic link"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("msg-elsewhere"), "{}", stdout(&out));
 }
 
 /// One bridge folder missing (an OACP agent not set up yet) is said, and
@@ -851,6 +864,27 @@ fn a_missing_bridge_folder_does_not_stop_the_others() {
         stdout(&out)
     );
     assert_eq!(inbox_files(&web).len(), 1);
+    // A new user's slip, `path:` naming the inbox itself, is said.
+    let config = web.join(".aea/agent-config.yaml");
+    let agent = inbox.parent().unwrap().to_path_buf();
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace(
+            &format!("path: {}", agent.display()),
+            &format!("path: {}", agent.join("inbox").display()),
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir(&inbox).unwrap();
+    env.ok(&web, &["trust"]);
+    let out = env.run(&web, &["bridge", "--once"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("is the agent's folder, whose inbox/ is read"),
+        "{}",
+        stdout(&out)
+    );
 
     let mut child = env
         .cmd(&web)

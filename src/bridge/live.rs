@@ -48,7 +48,10 @@ impl Bridge {
     /// The bridge `config` names, for the agent `own_id` of `repo`.
     pub fn of(config: &BridgeConfig, repo: &Path, own_id: &str) -> Self {
         let base = repo.join(&config.path);
-        let within = config.path.is_relative().then(|| repo.to_path_buf());
+        // A path written out in full that leads into the repository is
+        // held to the same rule: the links are the repository's.
+        let within =
+            (config.path.is_relative() || base.starts_with(repo)).then(|| repo.to_path_buf());
         match config.protocol {
             Protocol::Oacp => Bridge {
                 protocol: Protocol::Oacp,
@@ -168,12 +171,21 @@ pub fn pass(
         let files = match bridge.files() {
             Ok(files) => files,
             Err(e) => {
+                let mut reason = crate::error::one_line(&e);
+                // `path:` naming the inbox itself, a likely slip.
+                if bridge.protocol == Protocol::Oacp
+                    && bridge.dir.parent().and_then(Path::file_name) == Some("inbox".as_ref())
+                {
+                    reason.push_str(
+                        " (an OACP bridge's `path` is the agent's folder, whose inbox/ is read)",
+                    );
+                }
                 imported.push(Imported {
                     source: bridge.dir.clone(),
                     status: Status::Refused,
                     message_id: None,
                     path: None,
-                    reason: Some(crate::error::one_line(&e)),
+                    reason: Some(reason),
                     sha256: None,
                     foreign_id: None,
                 });
