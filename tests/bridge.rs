@@ -953,3 +953,27 @@ fn ids_shaped_like_references_are_imported_once() {
     assert!(!by_hand.contains("imported:"), "{by_hand}");
     assert_eq!(inbox_files(&web).len(), 2);
 }
+
+/// A file under the size limit whose message is over it (JSON escapes
+/// what YAML holds raw) is refused with a reason, and the files after it
+/// are still imported.
+#[test]
+fn a_file_that_grows_past_the_limit_is_refused_and_the_rest_imported() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (inbox, _) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    let big = oacp_file("c0ffee00-0000-4000-8000-0000000000e1", "Quotes").replace(
+        "body: \"do it\"\n",
+        &format!("body: |\n  {}\n", "\"".repeat(700_000)),
+    );
+    std::fs::write(inbox.join("a.yaml"), big).unwrap();
+    let after = "c0ffee00-0000-4000-8000-0000000000e2";
+    std::fs::write(inbox.join("z.yaml"), oacp_file(after, "After")).unwrap();
+    let out = env.run(&web, &["bridge", "--once"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(stdout(&out).contains("over the"), "{}", stdout(&out));
+    assert!(stdout(&out).contains(after), "{}", stdout(&out));
+    assert_eq!(inbox_files(&web).len(), 1);
+    assert!(inbox.join("a.yaml").exists());
+}

@@ -223,7 +223,17 @@ pub fn import_one(
             foreign_id,
         });
     }
-    let delivered = mailbox.deliver(&message, rt)?;
+    // A file under the limit can make a message over it (JSON escapes
+    // what YAML and Markdown hold raw): that file is refused like one too
+    // large, not an error that ends the import and every bridge pass.
+    let delivered = match mailbox.deliver(&message, rt) {
+        Err(Error::MessageTooLarge { bytes, limit, .. }) => {
+            return Ok(refused(format!(
+                "makes a message of {bytes} bytes, over the {limit} byte limit"
+            )));
+        }
+        delivered => delivered?,
+    };
     // Delivered either way; a log that cannot be written is not a reason
     // to import again.
     let _ = mailbox.log(
