@@ -977,3 +977,41 @@ fn a_file_that_grows_past_the_limit_is_refused_and_the_rest_imported() {
     assert_eq!(inbox_files(&web).len(), 1);
     assert!(inbox.join("a.yaml").exists());
 }
+
+/// A Roo agent writes its file in place; a running bridge woken as the
+/// file is created must not import the half written so far (and then
+/// hold the whole one as already imported).
+#[test]
+fn a_running_bridge_waits_for_a_file_being_written() {
+    use std::io::Write as _;
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (_, mailbox) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    let mut child = env
+        .cmd(&web)
+        .arg("bridge")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Lines::read(child.stdout.take().unwrap());
+    lines.wait_for("the bridge waiting", Duration::from_secs(20), |l| {
+        l.contains("waiting for mail")
+    });
+    let (head, tail) = ROO_EXAMPLE.split_at(ROO_EXAMPLE.len() - 20);
+    let mut file = std::fs::File::create(mailbox.join("to-web.md")).unwrap();
+    file.write_all(head.as_bytes()).unwrap();
+    file.flush().unwrap();
+    // A writer that takes its time (the only sleep: it is the writer's).
+    std::thread::sleep(Duration::from_millis(700));
+    file.write_all(tail.as_bytes()).unwrap();
+    drop(file);
+    lines.wait_for("the Roo file imported", Duration::from_secs(20), |l| {
+        l.starts_with("imported:") && l.contains("msg-a4b1c9e0")
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let shown = env.ok(&web, &["show", "msg-a4b1c9e0"]);
+    assert!(shown.contains("`auth-service`."), "{shown}");
+}

@@ -150,8 +150,27 @@ pub struct Completed {
 /// a message held reads the whole inbox, so every pass re-reading every
 /// file an agent has not processed yet cost time in the square of their
 /// number, on every file event (seconds per pass at a few hundred).
+///
+/// It also holds back a file changed in the last [`SETTLE`]: a running
+/// bridge is woken when a file is created, and a Roo agent writes its file
+/// in place, so the pass could read half a file that parses (a cut body),
+/// import it, and then hold the whole one as already imported.
 #[derive(Debug, Default)]
-pub struct Seen(HashMap<PathBuf, String>);
+pub struct Seen {
+    digests: HashMap<PathBuf, String>,
+    /// A file was held back this pass: look again after [`SETTLE`].
+    pub unsettled: bool,
+}
+
+/// How long a file must be left unchanged before a running bridge reads it.
+pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Whether `path` changed less than [`SETTLE`] ago.
+fn unsettled(path: &Path) -> bool {
+    fs::symlink_metadata(path)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().map_or(true, |age| age < SETTLE))
+}
 
 /// One pass over every bridge: new files imported, each recorded; a file
 /// whose message is already processed here (its completion was cut short)
@@ -193,11 +212,17 @@ pub fn pass(
             }
         };
         if let Some(seen) = seen.as_deref_mut() {
-            seen.0
+            seen.digests
                 .retain(|p, _| p.parent() != Some(bridge.dir.as_path()) || files.contains(p));
         }
         for path in files {
-            let known = seen.as_deref().and_then(|seen| seen.0.get(&path));
+            if let Some(seen) = seen.as_deref_mut()
+                && unsettled(&path)
+            {
+                seen.unsettled = true;
+                continue;
+            }
+            let known = seen.as_deref().and_then(|seen| seen.digests.get(&path));
             if let Some(known) = known
                 && fsutil::read_limited(&path, mailbox.message_limit())
                     .is_ok_and(|bytes| fsutil::sha256_hex(&bytes) == *known)
@@ -208,7 +233,7 @@ pub fn pass(
             if let (Some(seen), Some(sha256), Status::Imported | Status::Held) =
                 (seen.as_deref_mut(), &item.sha256, item.status)
             {
-                seen.0.insert(path.clone(), sha256.clone());
+                seen.digests.insert(path.clone(), sha256.clone());
             }
             if let (Some(id), Some(sha256), Some(foreign_id)) =
                 (&item.message_id, &item.sha256, &item.foreign_id)
@@ -387,8 +412,28 @@ mod tests {
             slug: Some("web".into()),
             within: None,
         }];
+        let write = |text: &str| {
+            let path = folder.path().join("to-web.md");
+            fs::write(&path, text).unwrap();
+            let settled = std::time::SystemTime::now() - SETTLE * 2;
+            fs::File::options()
+                .append(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(settled)
+                .unwrap();
+        };
+        // Just written: a running pass holds it back, and says so.
         fs::write(folder.path().join("to-web.md"), ROO).unwrap();
         let mut seen = Seen::default();
+        assert!(
+            pass(&mailbox, &bridges, &rt, Some(&mut seen))
+                .unwrap()
+                .0
+                .is_empty()
+        );
+        assert!(seen.unsettled);
+        write(ROO);
         let statuses = |seen: Option<&mut Seen>| -> Vec<Status> {
             pass(&mailbox, &bridges, &rt, seen)
                 .unwrap()
@@ -401,11 +446,7 @@ mod tests {
         assert_eq!(statuses(Some(&mut seen)), []);
         // Without memory (`--once`), it is looked at and found held.
         assert_eq!(statuses(None), [Status::Held]);
-        fs::write(
-            folder.path().join("to-web.md"),
-            ROO.replace("msg-1", "msg-2"),
-        )
-        .unwrap();
+        write(&ROO.replace("msg-1", "msg-2"));
         assert_eq!(statuses(Some(&mut seen)), [Status::Imported]);
     }
 }

@@ -94,7 +94,14 @@ pub fn run(args: &BridgeArgs, ctx: &Context) -> Result<ExitCode> {
         ));
     }
     loop {
-        watch.wait(LOOK_AGAIN);
+        // A file held back while it may still be written is looked at
+        // again once it has settled.
+        let wait = if std::mem::take(&mut seen.unsettled) {
+            live::SETTLE
+        } else {
+            LOOK_AGAIN
+        };
+        watch.wait(wait);
         match live::pass(&mailbox, &bridges, &ctx.rt, Some(&mut seen)) {
             Ok((imported, completed)) => told.report(&imported, &completed, ctx),
             Err(e) => told.warn(&crate::error::one_line(&e), ctx),
