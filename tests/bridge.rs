@@ -650,3 +650,109 @@ fn every_field_and_seed_field_survives_export_and_import() {
         std::fs::remove_file(web.join(".aea").join(inbox_files(&web).pop().unwrap())).unwrap();
     }
 }
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bridge-corpus");
+
+/// A folder of foreign files for `aea import`: `held` (imported once
+/// before), `new` and `broken`, copied from the corpus under `names`.
+fn import_folder(
+    env: &TestEnv,
+    protocol: &str,
+    names: [&str; 3],
+    sources: [&str; 3],
+) -> std::path::PathBuf {
+    let dir = env.path().join(format!("{protocol}-in"));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, source) in names.into_iter().zip(sources) {
+        let text = std::fs::read(Path::new(CORPUS).join(protocol).join(source)).unwrap();
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    dir
+}
+
+/// What `aea import` and `aea export` print, human and `--json`: one file
+/// imported, one already held, one refused (exit 6); exported files.
+#[test]
+fn import_and_export_output() {
+    let env = TestEnv::new();
+    let fixed = Fixed::new(&env);
+    let oacp = import_folder(
+        &env,
+        "oacp",
+        ["a-held.yaml", "b-new.yaml", "c-broken.yaml"],
+        [
+            "valid/reference-example.yaml",
+            "valid/handoff.yaml",
+            "broken/bad-priority.yaml",
+        ],
+    );
+    let roo = import_folder(
+        &env,
+        "roo",
+        ["to-architect.md", "to-tester.md", "to-badprio.md"],
+        [
+            "valid/to-architect.md",
+            "valid/to-tester.md",
+            "broken/to-badprio.md",
+        ],
+    );
+    for (protocol, dir, held) in [
+        ("oacp", &oacp, "a-held.yaml"),
+        ("roo", &roo, "to-architect.md"),
+    ] {
+        for json in [false, true] {
+            let repo = env.repo(&format!(
+                "{protocol}-{}",
+                if json { "json" } else { "human" }
+            ));
+            fixed.ok(
+                &repo,
+                &["import", protocol, dir.join(held).to_str().unwrap()],
+            );
+            let mut args = vec!["import", protocol, dir.to_str().unwrap()];
+            if json {
+                args.insert(0, "--json");
+            }
+            insta::assert_snapshot!(
+                format!("import_{protocol}{}", if json { "_json" } else { "" }),
+                fixed.render(&repo, &args)
+            );
+        }
+    }
+
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = fixed.ok(
+        &api,
+        &[
+            "--json",
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "question",
+            "--priority",
+            "P1",
+            "--subject",
+            "Which port?",
+            "--body",
+            "8080 or 9090?",
+        ],
+    );
+    let id: serde_json::Value = serde_json::from_str(&id).unwrap();
+    let id = id["message_id"].as_str().unwrap();
+    for protocol in ["oacp", "roo"] {
+        for json in [false, true] {
+            let out = env.path().join(format!("{protocol}-out-{json}"));
+            std::fs::create_dir(&out).unwrap();
+            let mut args = vec!["export", protocol, id, "--out", out.to_str().unwrap()];
+            if json {
+                args.insert(0, "--json");
+            }
+            insta::assert_snapshot!(
+                format!("export_{protocol}{}", if json { "_json" } else { "" }),
+                fixed.render(&web, &args)
+            );
+        }
+    }
+}
