@@ -574,13 +574,18 @@ fn mail_to_a_bash_install_carries_the_fields_its_readers_parse() {
     let human = env.ok(&bash, &["show", &r]);
     assert_eq!(human.matches("CI is red since 10:02").count(), 1, "{human}");
 
-    // An aea repository without the bash scripts gets v1.0 mail only.
-    env.send(&api, "web", &["--type", "update", "--subject", "s"]);
-    let files = inbox_files(&web);
+    // A repository whose checker is aea's own shim gets v1.0 mail only.
+    let docs = env.path().join("docs");
+    fs::create_dir_all(&docs).unwrap();
+    env.ok(&docs, &["init", "--id", "docs", "--no-git-hooks"]);
+    assert!(docs.join(".aea/scripts/aea-check.sh").is_file());
+    env.send(&api, "docs", &["--type", "update", "--subject", "s"]);
+    let files = inbox_files(&docs);
     let plain: serde_json::Value =
-        serde_json::from_slice(&fs::read(web.join(".aea").join(&files[0])).unwrap()).unwrap();
-    assert!(plain.get("sender").is_none(), "{plain}");
-    assert!(plain.get("routing").is_none(), "{plain}");
+        serde_json::from_slice(&fs::read(docs.join(".aea").join(&files[0])).unwrap()).unwrap();
+    for key in ["sender", "recipient", "routing", "content"] {
+        assert!(plain.get(key).is_none(), "{key}: {plain}");
+    }
 }
 
 /// A sender can write 0.1.0 fields that contradict its v1.0 ones: aea goes
