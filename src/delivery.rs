@@ -497,6 +497,13 @@ fn deliver_to(
             if broadcast.len() > 1 {
                 message.metadata.broadcast = Some(broadcast.to_vec());
             }
+            // The bash AEA's scripts read 0.1.0 fields only; without them
+            // they show v1.0 mail as "Priority: normal | From: unknown".
+            if let Route::Local(local) = &r
+                && crate::harness::shims::bash_readers(local.mailbox.dir())
+            {
+                message.add_legacy_copy();
+            }
             identity::sign(&mut message, sender.key);
             // A retry: a recipient that holds the id already got it.
             if retry

@@ -425,6 +425,7 @@ fn from_fields(mut fields: Map<String, Value>) -> Result<Message, String> {
         expires_at,
         signature: None,
         digest: None,
+        extra: serde_json::Map::new(),
     })
 }
 
