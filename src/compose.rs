@@ -131,6 +131,7 @@ impl Draft {
             expires_at: self.expires_at.map(format_time),
             signature: None,
             digest: None,
+            extra: serde_json::Map::new(),
         }
     }
 }

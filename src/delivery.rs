@@ -322,9 +322,7 @@ pub fn deliver(
             Err(_) => (single, false),
         };
         match (key, &mut result) {
-            (None, _) if nothing => {
-                let _ = sender.mailbox.forget_send_key(record);
-            }
+            (None, _) if nothing => let_go(sender.mailbox, record),
             (None, Ok(d)) if whole => d.record = Some(record.clone()),
             (Some(_), _) if whole => {
                 intent.finished = Some(crate::message::format_time(rt.now()));
@@ -349,7 +347,26 @@ pub fn deliver(
 /// send of the same message from now on is a new message.
 pub fn settle(sender: &Sender<'_>, delivery: &Delivery) {
     if let Some(record) = &delivery.record {
-        let _ = sender.mailbox.forget_send_key(record);
+        let_go(sender.mailbox, record);
+    }
+}
+
+/// Removes this process's own record, under the lock an identical send
+/// judges it under: that send then sees this one alive (a message of its
+/// own) or finds no record, never a record whose process has just gone —
+/// which it would take for an interrupted send and "finish" by reusing
+/// this message's id, delivering nothing. A record another send took over
+/// meanwhile is that send's, and stays.
+fn let_go(mailbox: &Mailbox, record: &str) {
+    let Ok(_lock) = mailbox.lock_send_keys() else {
+        return;
+    };
+    let ours = match mailbox.send_key(record) {
+        Ok(Some(bytes)) => Intent::parse(&bytes).is_none_or(|i| i.pid == Some(std::process::id())),
+        _ => false,
+    };
+    if ours {
+        let _ = mailbox.forget_send_key(record);
     }
 }
 
@@ -496,6 +513,13 @@ fn deliver_to(
             let mut message = draft.message(&delivery.message_id, now, &from, &r);
             if broadcast.len() > 1 {
                 message.metadata.broadcast = Some(broadcast.to_vec());
+            }
+            // The bash AEA's scripts read 0.1.0 fields only; without them
+            // they show v1.0 mail as "Priority: normal | From: unknown".
+            if let Route::Local(local) = &r
+                && crate::harness::shims::bash_readers(local.mailbox.dir())
+            {
+                message.add_legacy_copy();
             }
             identity::sign(&mut message, sender.key);
             // A retry: a recipient that holds the id already got it.

@@ -98,7 +98,7 @@ impl Needles {
 const SHELL_CHARS: &[char] = &['\'', '"', '\\', '|', ';', '&', '(', ')', '<', '>', '`', '$'];
 
 /// The fields a hard stop is looked for in, in this order.
-type Fields<'a> = [(&'static str, &'a dyn Fn(&mut String)); 7];
+type Fields<'a> = [(&'static str, &'a dyn Fn(&mut String)); 8];
 
 /// A compiled list of hard stops.
 ///
@@ -189,7 +189,8 @@ impl HardStops {
 
     /// The first stop (in configured order) found in the first field that
     /// has one, fields in the order subject, body, context, the other
-    /// fields of `message`, tags, attachments, metadata.
+    /// fields of `message`, tags, attachments, metadata, the other
+    /// top-level fields.
     pub fn find(&self, message: &Message) -> Option<Hit<'_>> {
         if self.stops.is_empty() {
             return None;
@@ -235,6 +236,17 @@ impl HardStops {
                 }
                 if let Some(refs) = &metadata.refs {
                     push_value(out, refs);
+                }
+            }),
+            // Top-level keys aea does not read, such as the 0.1.0 copy a
+            // bash AEA reader shows instead of the v1.0 fields: a sender
+            // could hide there what the v1.0 fields do not say. Scanning
+            // them only ever makes a decision stricter.
+            ("other fields", &|out| {
+                for (key, value) in &message.extra {
+                    push_normalized(out, key);
+                    push_space(out);
+                    push_value(out, value);
                 }
             }),
         ];

@@ -691,6 +691,33 @@ mod tests {
         assert!(matches!(ring.verify(&nested), Verification::Forged { .. }));
     }
 
+    /// Mail to a bash AEA recipient carries a 0.1.0 copy of its fields:
+    /// signed like the rest, so it verifies as written and through every
+    /// rewrite, and a copy changed afterwards is a forgery.
+    #[test]
+    fn the_signature_covers_the_legacy_copy() {
+        let key = SigningKey::from_bytes(&[7; 32]);
+        let ring = ring("api", &key, false);
+        let mut m = message("api");
+        m.add_legacy_copy();
+        sign(&mut m, &key);
+        let read = reparse(&m);
+        assert_eq!(read.extra, m.extra);
+        assert_eq!(ring.verify(&read), Verification::Verified);
+        assert_eq!(ring.verify(&reparse(&read)), Verification::Verified);
+
+        let mut changed = m.clone();
+        changed.extra["routing"]["priority"] = "low".into();
+        let mut dropped = m.clone();
+        dropped.extra.shift_remove("sender");
+        for tampered in [changed, dropped] {
+            assert!(matches!(
+                ring.verify(&reparse(&tampered)),
+                Verification::Forged { .. }
+            ));
+        }
+    }
+
     #[test]
     fn unknown_senders_are_unverified_even_when_signed() {
         let key = SigningKey::from_bytes(&[7; 32]);

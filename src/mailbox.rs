@@ -1122,7 +1122,11 @@ impl Mailbox {
         let dir = self.make_state_dir(PROCESSED_DIR)?;
         let path = dir.join(name);
         let body = serde_json::to_vec_pretty(marker).expect("a marker always serialises");
-        if !fsutil::create_exclusive(&path, &body)? {
+        // Whole or not at all: a process killed between creating the file
+        // and writing it would leave an empty marker, which counts as
+        // processed (older tools `touch` them) but says nothing `doctor`
+        // could rebuild the cut-off log line from.
+        if !fsutil::create_exclusive_whole(&path, &body)? {
             return Err(Error::AlreadyProcessed {
                 name: name.to_string(),
             });

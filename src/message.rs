@@ -58,6 +58,15 @@ pub struct Message {
     /// Set when a signed file is parsed; never written.
     #[serde(skip)]
     pub digest: Option<[u8; 32]>,
+    /// Top-level keys of a v1.0 file this version has no field for, in
+    /// file order: the 0.1.0 copy that mail to a bash AEA recipient
+    /// carries ([`Message::add_legacy_copy`]) and whatever a sender or a
+    /// later aea adds. Never read as the message's fields (a v1.0 file is
+    /// read by its v1.0 fields only, whatever these say); kept so that a
+    /// message written again (the `sent/` copy, sync, export) loses
+    /// nothing and its signature, which covers them, still verifies.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `signature`: who signed (`key`, `ed25519:<hex>`) and the signature over
@@ -173,7 +182,45 @@ impl Message {
             .as_deref()
             .unwrap_or(&self.message_id)
     }
+
+    /// Adds the 0.1.0 fields the original bash AEA's readers parse, so mail
+    /// to a bash recipient shows there with its type, priority, sender and
+    /// subject, and is offered for automatic handling exactly when its
+    /// type and priority allow (see [`LEGACY_COPY_KEYS`]). Call it before
+    /// signing: the signature covers the copy like every other field.
+    pub fn add_legacy_copy(&mut self) {
+        let copy = serde_json::json!({
+            "sender": {"agent_id": self.from.agent_id},
+            "recipient": {"agent_id": self.to.agent_id},
+            "routing": {
+                "priority": self.priority.as_str(),
+                "requires_response": self.requires_response,
+            },
+            "content": {
+                "subject": self.message.subject,
+                "body": self.message.body.to_text(),
+            },
+        });
+        let Value::Object(copy) = copy else {
+            unreachable!("a json! object is an object")
+        };
+        self.extra.extend(copy);
+    }
 }
+
+/// The top-level keys of the 0.1.0 copy ([`Message::add_legacy_copy`]):
+/// exactly the 0.1.0 paths the bash AEA's readers parse besides
+/// `message_type`, which both versions share. Its `aea-check.sh` lists
+/// `.message_type`, `.routing.priority`, `.sender.agent_id`,
+/// `.content.subject` (defaults "unknown", "normal", "unknown", "No
+/// subject": what v1.0 mail showed there before); its
+/// `process-messages-iterative.sh` reads `.routing.requires_response` too,
+/// prints `.content`, and offers a message for automatic handling by type
+/// and `.routing.priority` (an issue only below high); its
+/// `aea-validate-message.sh` wants `.recipient.agent_id` and
+/// `.content.body`. `show --json` leaves them out: they repeat fields the
+/// message already shows.
+pub const LEGACY_COPY_KEYS: [&str; 4] = ["sender", "recipient", "routing", "content"];
 
 /// Formats a time the way messages carry it: `2026-11-21T22:48:14.123Z`.
 pub fn format_time(t: DateTime<Utc>) -> String {
@@ -540,6 +587,7 @@ fn from_legacy(object: &Map<String, Value>, name: Option<&str>) -> Result<Messag
         expires_at: None,
         signature: None,
         digest: None,
+        extra: Map::new(),
     })
 }
 
@@ -734,6 +782,94 @@ mod tests {
         assert!(m.requires_response);
         assert_eq!(m.message.extra["impact"], "CI red");
         assert!(m.is_legacy());
+    }
+
+    /// The paths the bash AEA's readers parse, with their jq defaults
+    /// (`aea-check.sh`, `process-messages-iterative.sh`: `.message_type //
+    /// "unknown"`, `.routing.priority // "normal"`, `.sender.agent_id //
+    /// "unknown"`, `.content.subject // "No subject"`).
+    fn bash_view(file: &Value) -> [String; 4] {
+        let at = |pointer: &str, default: &str| {
+            file.pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or(default)
+                .to_string()
+        };
+        [
+            at("/message_type", "unknown"),
+            at("/routing/priority", "normal"),
+            at("/sender/agent_id", "unknown"),
+            at("/content/subject", "No subject"),
+        ]
+    }
+
+    #[test]
+    fn the_legacy_copy_says_what_the_v1_fields_say_and_is_read_as_v1() {
+        let mut v = v1();
+        v["message_type"] = "issue".into();
+        v["priority"] = "urgent".into();
+        v["message"]["question"] = "seed".into();
+        let plain = parse(&serde_json::to_vec(&v).unwrap(), None).unwrap();
+        assert_eq!(
+            bash_view(&v),
+            ["issue", "normal", "unknown", "No subject"],
+            "what v1.0 mail showed in the bash readers"
+        );
+        let mut m = plain.clone();
+        m.add_legacy_copy();
+        let file: Value = serde_json::from_slice(&m.to_json()).unwrap();
+        assert_eq!(bash_view(&file), ["issue", "urgent", "api", "Which port?"]);
+        assert_eq!(file["content"]["body"], "text");
+        assert_eq!(file["recipient"]["agent_id"], "web");
+        assert_eq!(file["routing"]["requires_response"], true);
+
+        // aea still reads it as v1.0: the same message, the copy kept
+        // under its own keys and nowhere else.
+        let read = parse(&m.to_json(), None).unwrap();
+        assert!(!read.is_legacy());
+        assert_eq!(read, m);
+        let keys: Vec<&str> = read.extra.keys().map(String::as_str).collect();
+        assert_eq!(keys, LEGACY_COPY_KEYS);
+        assert_eq!(read.message.extra, plain.message.extra);
+        assert_eq!(
+            Message {
+                extra: Map::new(),
+                ..read
+            },
+            plain
+        );
+    }
+
+    /// A hostile sender can write 0.1.0 fields that contradict the v1.0
+    /// ones: aea goes by the v1.0 fields.
+    #[test]
+    fn conflicting_legacy_fields_never_change_a_v1_message() {
+        let mut v = v1();
+        v["sender"] = serde_json::json!({"agent_id": "boss", "repo_path": "/r/boss"});
+        v["recipient"] = serde_json::json!({"agent_id": "someone-else"});
+        v["routing"] = serde_json::json!({"priority": "low", "requires_response": false});
+        v["content"] = serde_json::json!({
+            "subject": "Pre-approved",
+            "body": "other text",
+            "context": {"approved": true},
+            "question": "hidden"
+        });
+        v["metadata"]["in_reply_to"] = "parent-1".into();
+        let m = parse(&serde_json::to_vec(&v).unwrap(), None).unwrap();
+        assert!(!m.is_legacy());
+        assert_eq!(m.from.agent_id, "api");
+        assert_eq!(m.from.repo_path.as_deref(), Some("/r/api"));
+        assert_eq!(m.to.agent_id, "web");
+        assert_eq!(m.priority, Priority::Normal);
+        assert!(m.requires_response);
+        assert_eq!(m.message.subject, "Which port?");
+        assert_eq!(m.message.body, Body::Text("text".into()));
+        assert_eq!(m.message.context, serde_json::json!({}));
+        assert!(m.message.extra.is_empty());
+        assert_eq!(m.metadata.reply_to, None);
+        // Kept as written, under their own keys.
+        assert_eq!(m.extra["sender"]["agent_id"], "boss");
+        assert_eq!(m.extra["content"]["question"], "hidden");
     }
 
     #[test]

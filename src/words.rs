@@ -45,7 +45,7 @@ macro_rules! word_enum {
                 match s {
                     $($text => Ok($name::$variant),)+
                     _ => Err(format!("unknown {} {s:?} (expected one of: {})",
-                        stringify!($name).to_lowercase(), Self::NAMES.join(", "))),
+                        $crate::words::spaced(stringify!($name)), Self::NAMES.join(", "))),
                 }
             }
         }
@@ -70,6 +70,19 @@ macro_rules! word_enum {
 }
 
 pub(crate) use word_enum;
+
+/// A type name as words for a message: `OacpPriority` → `oacp priority`
+/// (not `oacppriority`, which a reader has to take apart).
+pub fn spaced(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push(' ');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
 
 /// A word of a closed set as read from a file that an older tool, another
 /// implementation or a newer version may have written: the known word, or
@@ -134,7 +147,12 @@ mod tests {
             let parsed = <Sample as ValueEnum>::from_str(name, false).unwrap();
             assert_eq!(&parsed, word);
         }
-        assert!("TwoWords".parse::<Sample>().is_err());
+        assert_eq!(
+            "TwoWords".parse::<Sample>().unwrap_err(),
+            "unknown sample \"TwoWords\" (expected one of: one, two_words)"
+        );
+        assert_eq!(spaced("OacpPriority"), "oacp priority");
+        assert_eq!(spaced("MessageType"), "message type");
         assert_eq!(format!("[{:<5}]", Sample::One), "[one  ]");
     }
 

@@ -740,3 +740,33 @@ fn a_retry_does_not_write_an_oacp_or_roo_file_twice() {
     assert_eq!(std::fs::read_dir(agent.join("inbox")).unwrap().count(), 1);
     assert_eq!(std::fs::read_dir(&mailbox).unwrap().count(), 1);
 }
+
+/// Identical sends at once are each a message of their own: one that
+/// finds another's record just as that one lets it go and exits must not
+/// take it for an interrupted send and reuse its id (delivering nothing).
+#[test]
+fn identical_sends_at_once_are_each_delivered() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    for round in 0..3 {
+        let children: Vec<_> = (0..12)
+            .map(|_| {
+                env.cmd(&api)
+                    .args(["send", "--to", "web", "--type", "update", "--subject"])
+                    .arg(format!("same {round}"))
+                    .args(["--body", "b"])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            assert_eq!(code(&out), 0, "{}", stderr(&out));
+            assert!(!stderr(&out).contains("interrupted"), "{}", stderr(&out));
+        }
+        assert_eq!(inbox_files(&web).len(), 12 * (round + 1));
+    }
+}

@@ -212,8 +212,11 @@ fn needs_escape(c: char) -> bool {
 /// `key: <text>` as a literal block scalar when `text` reads well as one
 /// (printable, not blank), else as a quoted scalar. The chomping indicator
 /// keeps trailing newlines exact; an indentation indicator is added only
-/// when the first line starts with a space, because OACP's fallback reader
-/// (no PyYAML) knows `|`, `|-` and `|+` only.
+/// when the first line that is not empty starts with a space (YAML would
+/// otherwise take its spaces as the block's indentation, and reject the
+/// lines after it: OACP's validator did, for a body of blank lines and an
+/// indented line), because OACP's fallback reader (no PyYAML) knows `|`,
+/// `|-` and `|+` only.
 pub fn yaml_text_field(key: &str, text: &str) -> String {
     let plain = !text.trim().is_empty()
         && !text
@@ -228,7 +231,11 @@ pub fn yaml_text_field(key: &str, text: &str) -> String {
         1 => "",
         _ => "+",
     };
-    let indent = if text.starts_with(' ') { "2" } else { "" };
+    let indent = if text.trim_start_matches('\n').starts_with(' ') {
+        "2"
+    } else {
+        ""
+    };
     let mut out = format!("{key}: |{indent}{chomp}\n");
     for line in text.split_inclusive('\n') {
         if line == "\n" {
@@ -346,6 +353,12 @@ mod tests {
         assert_eq!(yaml_text_field("body", "a\n\nb\n"), "body: |\n  a\n\n  b\n");
         assert_eq!(yaml_text_field("body", "a\n\n"), "body: |+\n  a\n\n");
         assert_eq!(yaml_text_field("body", " a"), "body: |2-\n   a\n");
+        // Blank lines before an indented one: the indicator is needed too
+        // (found by scripts/oacp-e2e: PyYAML refused the file without it).
+        assert_eq!(
+            yaml_text_field("body", "\n\n   x\ny\n"),
+            "body: |2\n\n\n     x\n  y\n"
+        );
         assert_eq!(yaml_text_field("body", "\t"), "body: \"\\t\"\n");
     }
 }

@@ -206,6 +206,7 @@ fn from_fields(mut fields: Map<String, Value>, text: &str, slug: &str) -> Result
         expires_at: None,
         signature: None,
         digest: None,
+        extra: serde_json::Map::new(),
     })
 }
 

@@ -32,7 +32,25 @@ pub(super) struct ShowOutput<'a> {
     pub decision: Decision,
     pub sender: Verification,
     pub expired: bool,
+    /// The message as aea reads it: its v1.0 fields, the seed fields and
+    /// any other top-level key, but not the 0.1.0 copy mail to a bash
+    /// recipient carries, which repeats the v1.0 fields (or, from a
+    /// hostile sender, contradicts them; aea goes by the v1.0 fields).
+    #[serde(serialize_with = "without_legacy_copy")]
     pub message: &'a Message,
+}
+
+// serde hands `serialize_with` a reference to the field, itself a reference.
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn without_legacy_copy<S: serde::Serializer>(
+    message: &&Message,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    let mut shown = (*message).clone();
+    shown
+        .extra
+        .retain(|key, _| !crate::message::LEGACY_COPY_KEYS.contains(&key.as_str()));
+    shown.serialize(s)
 }
 
 pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {

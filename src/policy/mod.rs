@@ -693,6 +693,7 @@ fn probe_message(kind: MessageType, priority: Priority) -> Message {
         expires_at: None,
         signature: None,
         digest: None,
+        extra: serde_json::Map::new(),
     }
 }
 
@@ -833,6 +834,62 @@ mod tests {
         }
         assert!(policy.decide(&message(Update, Urgent), known()).notify_user);
         assert!(!policy.decide(&message(Update, Normal), known()).notify_user);
+    }
+
+    /// Whether the bash AEA's `process-messages-iterative.sh` offers a
+    /// message for automatic handling (its `case "$message_type"`): by
+    /// `.message_type` and `.routing.priority` only.
+    fn bash_iterative_offers(file: &serde_json::Value) -> bool {
+        let kind = file["message_type"].as_str().unwrap_or("unknown");
+        let priority = file
+            .pointer("/routing/priority")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("normal");
+        match kind {
+            "question" | "update" => true,
+            "issue" => !matches!(priority, "high" | "urgent"),
+            _ => false,
+        }
+    }
+
+    /// Whether the bash AEA's `aea-auto-processor.sh` (the hook
+    /// `install-aea.sh` sets up) acts on its own (its `classify_message`
+    /// says `AUTO_PROCESS`): by `.message_type` and the v1.0 `.priority`.
+    /// A question also has to look simple; taken as simple here.
+    fn bash_auto_processor_acts(file: &serde_json::Value) -> bool {
+        let kind = file["message_type"].as_str().unwrap_or("");
+        let priority = file["priority"].as_str().unwrap_or("");
+        matches!(
+            (kind, priority),
+            ("question" | "update", "low" | "normal") | ("response", _) | ("issue", "low")
+        )
+    }
+
+    /// Mail to a bash recipient carries the 0.1.0 copy: what the default
+    /// table holds for a person, the bash readers do not handle on their
+    /// own either (issue 13, finding 3: an urgent issue was offered).
+    #[test]
+    fn bash_readers_hold_back_what_the_default_table_gates() {
+        let policy = policy("{}");
+        let mut offered_before = Vec::new();
+        for &kind in MessageType::ALL {
+            for &priority in Priority::ALL {
+                let mut m = message(kind, priority);
+                let plain: serde_json::Value = serde_json::from_slice(&m.to_json()).unwrap();
+                m.add_legacy_copy();
+                let file: serde_json::Value = serde_json::from_slice(&m.to_json()).unwrap();
+                if !policy.decide(&m, known()).action.is_gated() {
+                    continue;
+                }
+                assert!(!bash_iterative_offers(&file), "{kind} {priority}");
+                assert!(!bash_auto_processor_acts(&file), "{kind} {priority}");
+                if bash_iterative_offers(&plain) {
+                    offered_before.push(format!("{kind} {priority}"));
+                }
+            }
+        }
+        // Without the copy, high and urgent issues were offered.
+        assert_eq!(offered_before, ["issue urgent", "issue high"]);
     }
 
     #[test]
