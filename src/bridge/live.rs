@@ -165,11 +165,17 @@ pub struct Seen {
 /// How long a file must be left unchanged before a running bridge reads it.
 pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Whether `path` changed less than [`SETTLE`] ago.
+/// Whether `path` changed less than [`SETTLE`] ago. A time further in
+/// the future (another machine's clock, or a sender's `touch`) counts as
+/// settled: waiting for it would hold the file back for as long as the
+/// sender likes.
 fn unsettled(path: &Path) -> bool {
     fs::symlink_metadata(path)
         .and_then(|m| m.modified())
-        .is_ok_and(|t| t.elapsed().map_or(true, |age| age < SETTLE))
+        .is_ok_and(|t| match t.elapsed() {
+            Ok(age) => age < SETTLE,
+            Err(ahead) => ahead.duration() < SETTLE,
+        })
 }
 
 /// One pass over every bridge: new files imported, each recorded; a file
@@ -447,6 +453,17 @@ mod tests {
         // Without memory (`--once`), it is looked at and found held.
         assert_eq!(statuses(None), [Status::Held]);
         write(&ROO.replace("msg-1", "msg-2"));
+        assert_eq!(statuses(Some(&mut seen)), [Status::Imported]);
+
+        // A time far ahead is not a file being written.
+        let path = folder.path().join("to-web.md");
+        fs::write(&path, ROO.replace("msg-1", "msg-3")).unwrap();
+        fs::File::options()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() + SETTLE * 1000)
+            .unwrap();
         assert_eq!(statuses(Some(&mut seen)), [Status::Imported]);
     }
 }
