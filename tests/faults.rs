@@ -404,6 +404,10 @@ fn killed_sends_retried(test: &str, keyed: bool) {
     let first: Vec<&str> = first.iter().map(String::as_str).collect();
     let span = window(&env, &api, &first);
     let mut killed = 0;
+    // Killed after printing its answer, before letting its record go: the
+    // caller saw the answer and does not retry, so that record stays (the
+    // one window no order of writes closes).
+    let mut killed_after_answering = 0;
     for round in 0..40 {
         let owned = args(round);
         let argv: Vec<&str> = owned.iter().map(String::as_str).collect();
@@ -412,6 +416,7 @@ fn killed_sends_retried(test: &str, keyed: bool) {
         // may retry whatever it saw; without, a send whose answer it saw
         // and sends again is a new message.
         killed += usize::from(!ended.finished);
+        killed_after_answering += usize::from(ended.cut && ended.answered);
         if keyed || !ended.answered {
             env.ok(&api, &argv);
         }
@@ -446,13 +451,17 @@ fn killed_sends_retried(test: &str, keyed: bool) {
             assert!(record["finished"].is_string(), "unfinished: {record}");
         }
     } else {
-        // Every send was retried until it answered: no record is left.
+        // Every send was retried until it answered: no record is left but
+        // those of sends killed between their answer and letting go.
         let records = std::fs::read_dir(api.join(".aea/.sent-keys")).map_or(0, |d| {
             d.filter_map(Result::ok)
                 .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
                 .count()
         });
-        assert_eq!(records, 0, "records of answered sends remain");
+        assert!(
+            records <= killed_after_answering,
+            "{records} records of answered sends remain, {killed_after_answering} sends killed after answering"
+        );
     }
 }
 
