@@ -49,6 +49,18 @@ pub struct Review {
     pub questions: Vec<String>,
 }
 
+/// What an append did: the event as written, and where it left the
+/// collaboration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Appended {
+    pub event: Event,
+    pub phase: Phase,
+    pub waiting_for: Vec<String>,
+    /// Who the event put into `waitingFor` (not its author, not those
+    /// waited for already): the participants to tell it is their turn.
+    pub woken: Vec<String>,
+}
+
 /// The last event of the log, as found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LastEvent {
@@ -234,6 +246,7 @@ impl Folder {
 
     /// Appends one event by `participant`, every rule of the protocol
     /// checked first: a refusal ([`Error::CollabRefused`]) writes nothing.
+    /// Returns the event and who it puts into `waitingFor`.
     /// `at` is `now`, or the previous event's time if the clock went back.
     pub fn append(
         &self,
@@ -243,7 +256,7 @@ impl Folder {
         doc: Option<&str>,
         reply_to: Option<u64>,
         now: DateTime<Utc>,
-    ) -> Result<Event> {
+    ) -> Result<Appended> {
         self.commit(participant, event, summary, doc, reply_to, None, now)
     }
 
@@ -256,7 +269,7 @@ impl Folder {
         reply_to: u64,
         review: &Review,
         now: DateTime<Utc>,
-    ) -> Result<Event> {
+    ) -> Result<Appended> {
         let summary = if review.summary.trim().is_empty() {
             "Review submitted"
         } else {
@@ -283,7 +296,7 @@ impl Folder {
         reply_to: Option<u64>,
         review: Option<&Review>,
         now: DateTime<Utc>,
-    ) -> Result<Event> {
+    ) -> Result<Appended> {
         fsutil::require_real_dir(&self.path)?;
         let summary = docs::one_line(summary);
         check_input(participant, &summary, doc).map_err(refused)?;
@@ -325,6 +338,7 @@ impl Folder {
         };
         let candidate = Logged::from_event(&event);
         let mut problems = shape.check(&candidate);
+        let waiting_before = state.waiting.clone();
         problems.extend(state.apply(&protocol.participants(), &candidate));
 
         let review_original = read_doc(&self.path, REVIEW)?;
@@ -419,7 +433,20 @@ impl Folder {
             &self.path.join(PROTOCOL),
             Protocol { map }.to_text().as_bytes(),
         )?;
-        Ok(event)
+        let woken = state
+            .waiting
+            .iter()
+            .filter(|w| !waiting_before.contains(w) && **w != event.from)
+            .cloned()
+            .collect();
+        Ok(Appended {
+            event,
+            phase: state
+                .phase
+                .expect("an appended event leaves the collaboration in a phase"),
+            waiting_for: state.waiting,
+            woken,
+        })
     }
 
     /// Reads `protocol.json` and the log, and checks the log: a writer

@@ -35,7 +35,7 @@ fn started(dir: &Path, participants: &[&str]) -> Folder {
     folder
 }
 
-fn refusal(result: crate::error::Result<Event>) -> Refusal {
+fn refusal(result: crate::error::Result<Appended>) -> Refusal {
     match result {
         Err(Error::CollabRefused(r)) => r,
         other => panic!("expected a refusal, got {other:?}"),
@@ -218,15 +218,18 @@ fn the_phases_and_turns_follow_the_log() {
         t(1),
     ));
     assert_eq!(r.rule, Rule::Turn, "{r}");
-    f.append(
-        "web",
-        EventName::ProposalSubmitted,
-        "Draft",
-        None,
-        Some(1),
-        t(1),
-    )
-    .unwrap();
+    let appended = f
+        .append(
+            "web",
+            EventName::ProposalSubmitted,
+            "Draft",
+            None,
+            Some(1),
+            t(1),
+        )
+        .unwrap();
+    assert_eq!(appended.phase, Phase::Reviewing);
+    assert_eq!(appended.woken, ids(&["api", "ops"]));
     let next = f.next("ops").unwrap();
     assert_eq!(next.phase, Some(Phase::Reviewing));
     assert_eq!(next.waiting_for, ids(&["api", "ops"]));
@@ -236,8 +239,9 @@ fn the_phases_and_turns_follow_the_log() {
         next.action
     );
 
-    f.review("ops", 2, &review("ok"), t(2)).unwrap();
-    assert_eq!(f.next("web").unwrap().waiting_for, ids(&["api"]));
+    let appended = f.review("ops", 2, &review("ok"), t(2)).unwrap();
+    assert_eq!(appended.waiting_for, ids(&["api"]));
+    assert!(appended.woken.is_empty(), "api was waited for already");
     let r = refusal(f.review("ops", 2, &review("again"), t(3)));
     assert_eq!(r.rule, Rule::Turn);
     f.review("api", 2, &review("ok"), t(3)).unwrap();
@@ -280,15 +284,17 @@ fn the_phases_and_turns_follow_the_log() {
     );
 
     // The skeleton's open question is still [unresolved]: no acceptance yet.
-    f.append(
-        "web",
-        EventName::QuestionClassified,
-        "Classified",
-        None,
-        Some(5),
-        t(5),
-    )
-    .unwrap();
+    let appended = f
+        .append(
+            "web",
+            EventName::QuestionClassified,
+            "Classified",
+            None,
+            Some(5),
+            t(5),
+        )
+        .unwrap();
+    assert_eq!(appended.woken, ids(&["api", "ops"]), "not the author");
     assert_eq!(
         f.next("web").unwrap().waiting_for,
         ids(&["api", "ops", "web"])
@@ -600,10 +606,10 @@ fn time_never_goes_back_even_when_the_clock_does() {
             t(-60),
         )
         .unwrap();
-    assert_eq!(e.at, "2026-01-05T10:00:00Z");
+    assert_eq!(e.event.at, "2026-01-05T10:00:00Z");
     let sub = t(5) + Duration::milliseconds(700);
     let e = f.review("api", 2, &review("ok"), sub).unwrap();
-    assert_eq!(e.at, "2026-01-05T10:05:00Z");
+    assert_eq!(e.event.at, "2026-01-05T10:05:00Z");
     assert!(f.validate().unwrap().is_valid());
 }
 
