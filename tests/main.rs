@@ -11,6 +11,7 @@ mod approvals;
 mod bad_input;
 mod bash_aea;
 mod bridge;
+mod collab;
 mod collab_corpus;
 mod compat;
 mod concurrency;

@@ -90,6 +90,14 @@ pub struct Next {
     pub log_valid: bool,
 }
 
+impl Next {
+    /// Whether a participant waiting for its turn can stop waiting: it is
+    /// its turn, or the collaboration has ended (completed or blocked).
+    pub fn settled(&self) -> bool {
+        self.your_turn || matches!(self.phase, Some(Phase::Completed | Phase::Blocked))
+    }
+}
+
 /// What a writer read from the folder under the lock.
 struct Loaded {
     protocol: Protocol,
@@ -183,11 +191,7 @@ impl Folder {
                 "pass --resume to keep it as it is, or choose another folder",
             )));
         }
-        self.write_documents(objective, &gates)?;
-        if exists(PROTOCOL) {
-            return Ok(None);
-        }
-        if exists(EVENTS) {
+        if !exists(PROTOCOL) && exists(EVENTS) {
             return Err(refused(Refusal::new(
                 Rule::Exists,
                 format!(
@@ -196,6 +200,10 @@ impl Folder {
                 ),
                 "move events.jsonl aside or choose another folder; a log is never started over",
             )));
+        }
+        self.write_documents(objective, &gates)?;
+        if exists(PROTOCOL) {
+            return Ok(None);
         }
 
         let at = log::format_time(now);
