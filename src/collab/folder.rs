@@ -349,45 +349,16 @@ impl Folder {
         let waiting_before = state.waiting.clone();
         problems.extend(state.apply(&protocol.participants(), &candidate));
 
-        let review_original = read_doc(&self.path, REVIEW)?;
-        let review_text = review_original.clone().unwrap_or_default();
-        let review_text = match review {
-            Some(review) => {
-                let section = docs::review_section(
-                    &event.at,
-                    participant,
-                    seq,
-                    reply_to.unwrap_or(0),
-                    [
-                        ("Position", &review.position),
-                        ("Concerns", &review.concerns),
-                        ("Required Changes", &review.required_changes),
-                        ("Questions", &review.questions),
-                    ],
-                );
-                let heading = section.lines().find(|l| l.starts_with("## ")).unwrap_or("");
-                if docs::review_heading(heading) != Some((seq, participant.to_string())) {
-                    return Err(refused(Refusal::new(
-                        Rule::Participant,
-                        format!("{participant:?} cannot be written in a review heading"),
-                        "participant ids are plain words (letters, digits, `_`, `-`)",
-                    )));
-                }
-                let mut text = review_text;
-                if !text.is_empty() && !text.ends_with('\n') {
-                    text.push('\n');
-                }
-                text.push_str(&section);
-                Some(text)
-            }
-            None => {
-                problems.extend(heading_problems(&review_text, &event));
-                None
-            }
+        let review_before = read_doc(&self.path, REVIEW)?;
+        let review_after = match review {
+            Some(review) => Some(
+                with_review(review_before.as_deref().unwrap_or_default(), &event, review)
+                    .map_err(refused)?,
+            ),
+            None => None,
         };
-        if let Some(text) = &review_text {
-            problems.extend(heading_problems(text, &event));
-        }
+        let review_text = review_after.as_deref().or(review_before.as_deref());
+        problems.extend(heading_problems(review_text.unwrap_or_default(), &event));
         if matches!(
             name,
             EventName::DecisionAccepted | EventName::ReadinessPassed | EventName::Completed
@@ -408,7 +379,7 @@ impl Folder {
 
         // Every rule holds: write the review, the event, then protocol.json.
         let review_path = self.path.join(REVIEW);
-        if let Some(text) = &review_text {
+        if let Some(text) = &review_after {
             fsutil::replace_atomic(&review_path, text.as_bytes())?;
         }
         let mut line = event.to_line();
@@ -417,8 +388,8 @@ impl Folder {
         }
         if let Err(e) = append_line(&self.path.join(EVENTS), &line) {
             // The review must not stay without its event.
-            if review_text.is_some() {
-                let _ = match &review_original {
+            if review_after.is_some() {
+                let _ = match &review_before {
                     Some(before) => fsutil::replace_atomic(&review_path, before.as_bytes()),
                     None => std::fs::remove_file(&review_path)
                         .map_err(|e| Error::io("remove", &review_path, e)),
@@ -702,6 +673,39 @@ fn is_plain_name(name: &str) -> bool {
         && name.len() <= 255
         && !name.contains(['/', '\\'])
         && !name.chars().any(char::is_control)
+}
+
+/// `text` (review.md) with `review` appended under the heading of `event`,
+/// its review_submitted.
+fn with_review(text: &str, event: &Event, review: &Review) -> std::result::Result<String, Refusal> {
+    let section = docs::review_section(
+        &event.at,
+        &event.from,
+        event.seq,
+        event.reply_to.unwrap_or(0),
+        [
+            ("Position", &review.position),
+            ("Concerns", &review.concerns),
+            ("Required Changes", &review.required_changes),
+            ("Questions", &review.questions),
+        ],
+    );
+    // An id another tool allowed (` - ` or `seq 9` in it) could make a
+    // heading that reads back as someone else's or another seq.
+    let heading = section.lines().find(|l| l.starts_with("## ")).unwrap_or("");
+    if docs::review_heading(heading) != Some((event.seq, event.from.clone())) {
+        return Err(Refusal::new(
+            Rule::Participant,
+            format!("{:?} cannot be written in a review heading", event.from),
+            "participant ids are plain words (letters, digits, `_`, `-`)",
+        ));
+    }
+    let mut out = text.to_string();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&section);
+    Ok(out)
 }
 
 /// A review heading for `event`'s seq other than its own review.

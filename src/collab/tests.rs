@@ -593,6 +593,30 @@ fn review_text_cannot_forge_a_heading() {
 }
 
 #[test]
+fn an_id_that_would_misread_as_a_heading_cannot_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = started(dir.path(), &["web", "api"]);
+    // Another ACP tool may allow any id; this one would read back as `x`.
+    edit(&f, "protocol.json", |t| t.replace("\"api\"", "\" x\""));
+    f.append(
+        "web",
+        EventName::ProposalSubmitted,
+        "Draft",
+        None,
+        Some(1),
+        t(1),
+    )
+    .unwrap();
+    let before = snapshot(&f);
+    let r = refusal(f.review(" x", 2, &review("ok"), t(2)));
+    assert_eq!(r.rule, Rule::Participant, "{r}");
+    assert_eq!(snapshot(&f), before);
+    let next = f.next(" x").unwrap();
+    assert!(next.your_turn && next.settled());
+    assert!(!f.next("web").unwrap().settled());
+}
+
+#[test]
 fn time_never_goes_back_even_when_the_clock_does() {
     let dir = tempfile::tempdir().unwrap();
     let f = started(dir.path(), &["web", "api"]);
