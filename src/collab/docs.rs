@@ -25,6 +25,7 @@ word_enum! {
 
 /// One classified item of `readiness.md`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ReadinessItem {
     /// 1-based line in `readiness.md`.
     pub line: usize,
@@ -81,6 +82,7 @@ pub fn readiness_items(text: &str) -> Vec<ReadinessItem> {
 
 /// What the readiness gate looks at in `readiness.md`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ReadinessScan {
     pub items: Vec<ReadinessItem>,
     pub blocking: Vec<String>,
@@ -213,6 +215,7 @@ const OUTCOMES: [&str; 4] = ["proceed", "do_not_proceed", "defer", "blocked"];
 
 /// What the conclusion gate looks at in `conclusion.md`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ConclusionScan {
     pub missing_headings: Vec<String>,
     /// Every `- [outcome] text` line, outcome word first.

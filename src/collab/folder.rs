@@ -16,7 +16,7 @@ use chrono::{DateTime, SubsecRound, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::docs::{self, Classification, ReadinessItem};
+use super::docs::{self, Classification, ReadinessItem, ReadinessScan};
 use super::log::{self, Logged, Protocol, Shape};
 use super::machine::State;
 use super::validate::{self, Report};
@@ -52,6 +52,7 @@ pub struct Review {
 /// What an append did: the event as written, and where it left the
 /// collaboration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Appended {
     pub event: Event,
     pub phase: Phase,
@@ -63,6 +64,7 @@ pub struct Appended {
 
 /// The last event of the log, as found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct LastEvent {
     pub seq: Option<u64>,
     pub event: Option<String>,
@@ -73,6 +75,7 @@ pub struct LastEvent {
 
 /// Where a collaboration stands for one participant (`aea collab next`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Next {
     pub participant: String,
     /// `None` before `initialized`.
@@ -464,6 +467,15 @@ impl Folder {
             state,
             shape,
         })
+    }
+
+    /// The classified items and gates of `readiness.md`, read safely (for
+    /// the readiness helper's listing).
+    pub fn readiness(&self) -> Result<ReadinessScan> {
+        fsutil::require_real_dir(&self.path)?;
+        Ok(docs::scan_readiness(
+            &read_doc(&self.path, READINESS)?.unwrap_or_default(),
+        ))
     }
 
     /// Gives readiness item `number` (1-based, see [`docs::set_classification`])

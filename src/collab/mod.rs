@@ -143,6 +143,7 @@ word_enum! {
 /// An event or an edit refused by a rule of the protocol: which rule, what
 /// is wrong, and how to satisfy it. Nothing was written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Refusal {
     pub rule: Rule,
     pub message: String,
@@ -170,6 +171,7 @@ impl std::error::Error for Refusal {}
 /// One event as aea writes it: the protocol's required fields, then the
 /// recommended ones when present, as one compact JSON line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Event {
     pub seq: u64,
     pub from: String,

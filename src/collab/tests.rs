@@ -117,6 +117,7 @@ fn full_collaboration(dir: &Path) -> Folder {
         )
     });
     f.classify(1, Classification::Resolved, None).unwrap();
+    assert_eq!(f.readiness().unwrap().items.len(), 2);
     f.classify(
         2,
         Classification::DeferredNonblocking,

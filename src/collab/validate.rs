@@ -22,6 +22,7 @@ use crate::fsutil;
 
 /// One thing the validator found: the rule, what is wrong, how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Finding {
     pub rule: Rule,
     pub message: String,
@@ -47,6 +48,7 @@ impl std::fmt::Display for Finding {
 /// What [`validate`] found. Valid when there are no errors; warnings do
 /// not make a folder invalid.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Report {
     pub errors: Vec<Finding>,
     pub warnings: Vec<Finding>,
