@@ -146,10 +146,25 @@ impl Settings {
             lines.push(format!("monitoring.transports[{i}] ({}): {what}", t.name()));
         }
         for (i, b) in self.bridges.iter().enumerate() {
+            // Which files exactly: a Roo slug picks another agent's
+            // mailbox file as easily as ours.
+            let files = match b.protocol {
+                crate::bridge::transfer::Protocol::Oacp => {
+                    b.path.join("inbox").join("*.yaml").display().to_string()
+                }
+                crate::bridge::transfer::Protocol::Roo => match &b.slug {
+                    Some(slug) => b.path.join(format!("to-{slug}.md")).display().to_string(),
+                    None => b.path.join("to-<this agent's id>.md").display().to_string(),
+                },
+            };
+            let base = if b.path.is_relative() {
+                " (relative to the repository)"
+            } else {
+                ""
+            };
             lines.push(format!(
-                "bridges[{i}] ({}): imports from {:?} and deletes each file there once its message is processed",
+                "bridges[{i}] ({}): imports {files:?}{base} and deletes each such file once its message is processed",
                 b.protocol,
-                b.path.display().to_string()
             ));
         }
         lines
@@ -399,6 +414,25 @@ mod tests {
         let t = trusted_settings(&cfg, dir.path(), Some(&store)).unwrap();
         assert_eq!(t.settings.transports.len(), 1);
         assert!(t.ignored.is_empty());
+    }
+
+    /// `aea trust --show` names the files a bridge takes: a Roo slug can
+    /// name another agent's mailbox file, which "imports from
+    /// .roo/mailbox" did not say.
+    #[test]
+    fn a_bridge_shows_the_files_it_takes() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = config(
+            "bridges:\n  - protocol: roo\n    path: .roo/mailbox\n    slug: tester\n  \
+             - protocol: oacp\n    path: /o/agents/web\n",
+        );
+        let t = trusted_settings(&cfg, dir.path(), None).unwrap();
+        let lines = t.ignored.describe().join("\n");
+        assert!(
+            lines.contains("\".roo/mailbox/to-tester.md\" (relative to the repository)"),
+            "{lines}"
+        );
+        assert!(lines.contains("\"/o/agents/web/inbox/*.yaml\""), "{lines}");
     }
 
     #[test]

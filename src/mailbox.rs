@@ -661,9 +661,7 @@ impl Mailbox {
     /// Only files named as `sender`'s are read in `.archive/`, which grows.
     pub fn holding(&self, id: &str, sender: &str) -> Option<Entry> {
         let is_it = |e: &Entry| e.valid().is_some_and(|m| m.message_id == id);
-        if let Ok(entry) = self.resolve(id)
-            && is_it(&entry)
-        {
+        if let Some(entry) = self.with_id(id) {
             return Some(entry);
         }
         let archive = self.state_dir(ARCHIVE_DIR).ok()??;
@@ -673,6 +671,21 @@ impl Mailbox {
             .filter(|n| message::parse_file_name(n).is_some_and(|p| p.sender == sender))
             .filter_map(|n| self.read_listed(&archive, &n))
             .find(is_it)
+    }
+
+    /// The message in the inbox whose id is `id`, by id alone. Not
+    /// [`Mailbox::resolve`]: it reads a reference shaped like a short
+    /// reference or the start of a file name as that, and a sender's id
+    /// may be shaped so on purpose (a bridged `m3f9a01c2` was never found
+    /// held, and imported again on every pass).
+    pub fn with_id(&self, id: &str) -> Option<Entry> {
+        self.check_state().ok()?;
+        let mut names = names_of_messages(&self.dir).ok()?;
+        names.sort();
+        names
+            .iter()
+            .filter_map(|n| self.read_listed(&self.dir, n))
+            .find(|e| e.valid().is_some_and(|m| m.message_id == id))
     }
 
     /// Message files in `sub` (e.g. `outgoing`), read and validated.

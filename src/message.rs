@@ -403,7 +403,8 @@ pub fn parse(bytes: &[u8], name: Option<&str>) -> Result<Message, String> {
     Ok(message)
 }
 
-fn depth(value: &Value) -> usize {
+/// How deeply `value` nests arrays and objects.
+pub fn depth(value: &Value) -> usize {
     match value {
         Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
         Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),

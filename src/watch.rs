@@ -57,17 +57,17 @@ impl DirWatch {
     }
 
     /// Watches each folder of `dirs` (not their subfolders) for `names`;
-    /// polls if any of them cannot be watched.
+    /// polls only if none of them can be watched. A folder that cannot be
+    /// (missing for now) is left to the caller's own timeout: polling every
+    /// folder twice a second for its sake made `aea bridge` re-read every
+    /// file of every bridge twice a second, for as long as it ran.
     pub fn watching(dirs: &[&Path], names: Names) -> Self {
         let (tx, rx) = mpsc::channel();
-        let backend: Option<Vec<_>> = dirs
+        let backend: Vec<_> = dirs
             .iter()
-            .map(|dir| backend::Handle::start(dir, names, tx.clone()).ok())
+            .filter_map(|dir| backend::Handle::start(dir, names, tx.clone()).ok())
             .collect();
-        DirWatch {
-            rx,
-            backend: backend.unwrap_or_default(),
-        }
+        DirWatch { rx, backend }
     }
 
     pub fn is_polling(&self) -> bool {
@@ -289,6 +289,22 @@ mod tests {
 
         std::fs::write(dir.path().join("monitor.stop"), "stop\n").expect("ask to stop");
         assert!(watch.wait(SOON), "a control file wakes it");
+    }
+
+    /// Of several folders, one missing does not turn the others' watch
+    /// into polling: they still wake it, and it otherwise sleeps.
+    #[test]
+    fn a_missing_folder_leaves_the_others_watched() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let missing = dir.path().join("missing");
+        let watch = DirWatch::watching(
+            &[missing.as_path(), dir.path()],
+            super::Names::Matching(|n| n.starts_with("to-")),
+        );
+        assert!(!watch.is_polling());
+        assert!(!watch.wait(QUIET), "woke with nothing new");
+        std::fs::write(dir.path().join("to-web.md"), "x").expect("new mail");
+        assert!(watch.wait(SOON), "new mail did not wake it");
     }
 
     /// A lost watch (the folder deleted) turns into polling rather than a

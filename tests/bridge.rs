@@ -742,6 +742,280 @@ fn a_handoff_is_never_broadcast() {
     }
 }
 
+/// A record planted in `.aea/.bridged/` (a cloned repository can commit
+/// one) for a message we processed, naming another file of the bridge with
+/// that file's own digest: the file holds another message, never imported,
+/// and stays.
+#[test]
+fn a_planted_record_never_removes_another_file_of_the_bridge() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (inbox, _) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    let ours = "c0ffee00-0000-4000-8000-0000000000c1";
+    std::fs::write(inbox.join("a.yaml"), oacp_file(ours, "Ours")).unwrap();
+    env.ok(&web, &["bridge", "--once"]);
+    // Arrived since the last pass; not imported yet.
+    let victim = inbox.join("victim.yaml");
+    let text = oacp_file("c0ffee00-0000-4000-8000-0000000000c2", "Not yet read");
+    std::fs::write(&victim, &text).unwrap();
+    std::fs::write(
+        web.join(format!(".aea/.bridged/{ours}.json")),
+        serde_json::json!({
+            "protocol": "oacp",
+            "source": victim,
+            "sha256": aea::fsutil::sha256_hex(text.as_bytes()),
+            "foreign_id": ours,
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let done = env.json(&web, &["process", ours]);
+    assert_ne!(done["bridge"]["done"], "removed", "{done}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), text);
+    assert!(log_events(&web, "bridge_completed").is_empty());
+    // And the next pass still brings it in.
+    let report = env.json(&web, &["bridge", "--once"]);
+    assert!(
+        report.to_string().contains("0000000000c2"),
+        "victim not imported: {report}"
+    );
+
+    // A file nested deeper than a message may be is refused, once, not
+    // delivered unreadable (and again on every pass).
+    let deep = format!(
+        "{}channel: {}{}\n",
+        oacp_file("c0ffee00-0000-4000-8000-0000000000c3", "Deep"),
+        "[".repeat(60),
+        "]".repeat(60)
+    );
+    std::fs::write(inbox.join("deep.yaml"), deep).unwrap();
+    let before = inbox_files(&web).len();
+    for _ in 0..2 {
+        let out = env.run(&web, &["bridge", "--once"]);
+        assert_eq!(code(&out), 6, "{}", stderr(&out));
+        assert!(stdout(&out).contains("deeper than"), "{}", stdout(&out));
+    }
+    assert_eq!(inbox_files(&web).len(), before);
+    assert!(inbox.join("deep.yaml").exists());
+}
+
+/// `path: .roo/mailbox` is trusted as text; `.roo` committed (or pulled
+/// later) as a symbolic link would send the bridge elsewhere to read and
+/// delete. A relative bridge folder is reached through no link.
+#[test]
+fn a_bridge_folder_behind_a_symlink_is_neither_read_nor_emptied() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (_, mailbox) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    std::fs::write(mailbox.join("to-web.md"), ROO_EXAMPLE).unwrap();
+    env.ok(&web, &["bridge", "--once"]);
+    // The repository's `.roo` becomes a link to a folder elsewhere, which
+    // holds the same bytes: the config (and so its trust) is unchanged.
+    let elsewhere = env.path().join("elsewhere");
+    std::fs::rename(web.join(".roo"), &elsewhere).unwrap();
+    symlink(&elsewhere, web.join(".roo")).unwrap();
+    let done = env.json(&web, &["process", "msg-a4b1c9e0"]);
+    assert_eq!(done["bridge"]["done"], "refused", "{done}");
+    assert!(elsewhere.join("mailbox/to-web.md").exists());
+    // Nor is anything read there.
+    std::fs::write(
+        elsewhere.join("mailbox/to-web.md"),
+        ROO_EXAMPLE.replace("msg-a4b1c9e0", "msg-elsewhere"),
+    )
+    .unwrap();
+    let out = env.run(&web, &["bridge", "--once"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(stdout(&out).contains("symbolic link"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("msg-elsewhere"), "{}", stdout(&out));
+    assert_eq!(inbox_files(&web).len(), 1);
+
+    // The same folder written out in full is held to the same rule.
+    let config = web.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "path: .roo/mailbox",
+        &format!("path: {}", web.join(".roo/mailbox").display()),
+    );
+    std::fs::write(&config, text).unwrap();
+    env.ok(&web, &["trust"]);
+    let out = env.run(&web, &["bridge", "--once"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(stdout(&out).contains("symbolic link"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("msg-elsewhere"), "{}", stdout(&out));
+}
+
+/// One bridge folder missing (an OACP agent not set up yet) is said, and
+/// the other bridges are still read, once and running.
+#[test]
+fn a_missing_bridge_folder_does_not_stop_the_others() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (inbox, mailbox) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    std::fs::remove_dir(&inbox).unwrap();
+    std::fs::write(mailbox.join("to-web.md"), ROO_EXAMPLE).unwrap();
+    let out = env.run(&web, &["bridge", "--once"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(stdout(&out).contains("msg-a4b1c9e0"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(&format!("refused: {}", inbox.display())),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(inbox_files(&web).len(), 1);
+    // A new user's slip, `path:` naming the inbox itself, is said.
+    let config = web.join(".aea/agent-config.yaml");
+    let agent = inbox.parent().unwrap().to_path_buf();
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace(
+            &format!("path: {}", agent.display()),
+            &format!("path: {}", agent.join("inbox").display()),
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir(&inbox).unwrap();
+    env.ok(&web, &["trust"]);
+    let out = env.run(&web, &["bridge", "--once"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("is the agent's folder, whose inbox/ is read"),
+        "{}",
+        stdout(&out)
+    );
+
+    let mut child = env
+        .cmd(&web)
+        .arg("bridge")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Lines::read(child.stdout.take().unwrap());
+    lines.wait_for("the bridge waiting", Duration::from_secs(20), |l| {
+        l.contains("waiting for mail")
+    });
+    std::fs::remove_file(mailbox.join("to-web.md")).unwrap();
+    std::fs::write(
+        mailbox.join("to-web.md"),
+        ROO_EXAMPLE.replace("msg-a4b1c9e0", "msg-second"),
+    )
+    .unwrap();
+    lines.wait_for("the Roo file imported", Duration::from_secs(20), |l| {
+        l.starts_with("imported:") && l.contains("msg-second")
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// Completing a file moves it aside first; a file already holding the
+/// aside name (theirs, or one an earlier completion had to leave there)
+/// is never replaced by that move.
+#[test]
+fn completing_a_file_never_replaces_another_in_their_folder() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (inbox, _) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    let id = "c0ffee00-0000-4000-8000-0000000000d1";
+    std::fs::write(inbox.join("a.yaml"), oacp_file(id, "Done soon")).unwrap();
+    env.ok(&web, &["bridge", "--once"]);
+    let theirs = inbox.join(".aea-completing-a.yaml");
+    std::fs::write(&theirs, "someone's file\n").unwrap();
+    let done = env.json(&web, &["process", id]);
+    assert_eq!(done["bridge"]["done"], "removed", "{done}");
+    assert!(!inbox.join("a.yaml").exists());
+    assert_eq!(
+        std::fs::read_to_string(&theirs).unwrap(),
+        "someone's file\n"
+    );
+    assert_eq!(names(&inbox), [".aea-completing-a.yaml"]);
+}
+
+/// A foreign id shaped like aea's short reference (`m3f9a01c2`) or the
+/// start of a message file name is still found by id: imported once, held
+/// after, by the bridge and by `aea import`.
+#[test]
+fn ids_shaped_like_references_are_imported_once() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (inbox, _) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    std::fs::write(inbox.join("a.yaml"), oacp_file("m3f9a01c2", "Short")).unwrap();
+    std::fs::write(inbox.join("b.yaml"), oacp_file("message-2026", "Prefix")).unwrap();
+    env.ok(&web, &["bridge", "--once"]);
+    assert_eq!(inbox_files(&web).len(), 2);
+    let again = env.ok(&web, &["bridge", "--once"]);
+    assert!(!again.contains("imported:"), "{again}");
+    let by_hand = env.ok(&web, &["import", "oacp", inbox.to_str().unwrap()]);
+    assert!(!by_hand.contains("imported:"), "{by_hand}");
+    assert_eq!(inbox_files(&web).len(), 2);
+}
+
+/// A file under the size limit whose message is over it (JSON escapes
+/// what YAML holds raw) is refused with a reason, and the files after it
+/// are still imported.
+#[test]
+fn a_file_that_grows_past_the_limit_is_refused_and_the_rest_imported() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (inbox, _) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    let big = oacp_file("c0ffee00-0000-4000-8000-0000000000e1", "Quotes").replace(
+        "body: \"do it\"\n",
+        &format!("body: |\n  {}\n", "\"".repeat(700_000)),
+    );
+    std::fs::write(inbox.join("a.yaml"), big).unwrap();
+    let after = "c0ffee00-0000-4000-8000-0000000000e2";
+    std::fs::write(inbox.join("z.yaml"), oacp_file(after, "After")).unwrap();
+    let out = env.run(&web, &["bridge", "--once"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(stdout(&out).contains("over the"), "{}", stdout(&out));
+    assert!(stdout(&out).contains(after), "{}", stdout(&out));
+    assert_eq!(inbox_files(&web).len(), 1);
+    assert!(inbox.join("a.yaml").exists());
+}
+
+/// A Roo agent writes its file in place; a running bridge woken as the
+/// file is created must not import the half written so far (and then
+/// hold the whole one as already imported).
+#[test]
+fn a_running_bridge_waits_for_a_file_being_written() {
+    use std::io::Write as _;
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let (_, mailbox) = bridged(&env, &web);
+    env.ok(&web, &["trust"]);
+    let mut child = env
+        .cmd(&web)
+        .arg("bridge")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Lines::read(child.stdout.take().unwrap());
+    lines.wait_for("the bridge waiting", Duration::from_secs(20), |l| {
+        l.contains("waiting for mail")
+    });
+    let (head, tail) = ROO_EXAMPLE.split_at(ROO_EXAMPLE.len() - 20);
+    let mut file = std::fs::File::create(mailbox.join("to-web.md")).unwrap();
+    file.write_all(head.as_bytes()).unwrap();
+    file.flush().unwrap();
+    // A writer that takes its time (the only sleep: it is the writer's).
+    std::thread::sleep(Duration::from_millis(700));
+    file.write_all(tail.as_bytes()).unwrap();
+    drop(file);
+    lines.wait_for("the Roo file imported", Duration::from_secs(20), |l| {
+        l.starts_with("imported:") && l.contains("msg-a4b1c9e0")
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let shown = env.ok(&web, &["show", "msg-a4b1c9e0"]);
+    assert!(shown.contains("`auth-service`."), "{shown}");
+}
+
 /// The one message in `repo`'s inbox, as JSON.
 fn only_inbox_message(repo: &Path) -> serde_json::Value {
     let files = inbox_files(repo);

@@ -66,6 +66,22 @@ impl Patch {
     }
 
     pub fn apply(&self, value: &mut Value) -> Result<(), String> {
+        // A pointer a patch of ours holds points into a message, which is
+        // never deeper than a message file may be; a longer one (`/a/a/…`
+        // a million times, from a hostile file) would build a value too deep
+        // to walk or drop without overflowing the stack.
+        if let Some(deep) = self
+            .unset
+            .iter()
+            .chain(self.set.keys())
+            .find(|p| p.matches('/').count() > crate::message::MAX_DEPTH)
+        {
+            return Err(format!(
+                "patch path {:?}… is nested deeper than {} levels",
+                deep.chars().take(40).collect::<String>(),
+                crate::message::MAX_DEPTH
+            ));
+        }
         for pointer in &self.unset {
             let (parent, key) = split_pointer(pointer)?;
             if let Some(Value::Object(map)) = value.pointer_mut(&parent) {
@@ -93,6 +109,35 @@ impl Patch {
         }
         Ok(())
     }
+}
+
+/// The message a foreign file describes: `message` read from its fields,
+/// with the file's `patch` (named `what` in errors) applied, checked as an
+/// AEA message file is, nesting included, so that what is delivered reads
+/// back from the inbox.
+fn finish(
+    message: crate::message::Message,
+    patch: Option<&Patch>,
+    what: &str,
+) -> Result<crate::message::Message, String> {
+    let mut value = serde_json::to_value(&message).expect("a message always serialises");
+    if let Some(patch) = patch {
+        patch.apply(&mut value)?;
+    }
+    if crate::message::depth(&value) > crate::message::MAX_DEPTH {
+        return Err(format!(
+            "nested deeper than {} levels (an AEA message may not be)",
+            crate::message::MAX_DEPTH
+        ));
+    }
+    let message = match patch {
+        None => message,
+        Some(_) => {
+            serde_json::from_value(value).map_err(|e| format!("{what} gives no message: {e}"))?
+        }
+    };
+    crate::message::validate(&message)?;
+    Ok(message)
 }
 
 fn diff(read: &Value, wanted: &Value, path: &mut String, patch: &mut Patch) {
@@ -167,8 +212,11 @@ fn needs_escape(c: char) -> bool {
 /// `key: <text>` as a literal block scalar when `text` reads well as one
 /// (printable, not blank), else as a quoted scalar. The chomping indicator
 /// keeps trailing newlines exact; an indentation indicator is added only
-/// when the first line starts with a space, because OACP's fallback reader
-/// (no PyYAML) knows `|`, `|-` and `|+` only.
+/// when the first line that is not empty starts with a space (YAML would
+/// otherwise take its spaces as the block's indentation, and reject the
+/// lines after it: OACP's validator did, for a body of blank lines and an
+/// indented line), because OACP's fallback reader (no PyYAML) knows `|`,
+/// `|-` and `|+` only.
 pub fn yaml_text_field(key: &str, text: &str) -> String {
     let plain = !text.trim().is_empty()
         && !text
@@ -183,7 +231,11 @@ pub fn yaml_text_field(key: &str, text: &str) -> String {
         1 => "",
         _ => "+",
     };
-    let indent = if text.starts_with(' ') { "2" } else { "" };
+    let indent = if text.trim_start_matches('\n').starts_with(' ') {
+        "2"
+    } else {
+        ""
+    };
     let mut out = format!("{key}: |{indent}{chomp}\n");
     for line in text.split_inclusive('\n') {
         if line == "\n" {
@@ -239,6 +291,54 @@ mod tests {
         assert!(Patch::between(&wanted, &wanted).is_empty());
     }
 
+    /// A hostile patch path a million levels deep is refused, not walked
+    /// (building it overflowed the stack and aborted `aea bridge`).
+    #[test]
+    fn a_patch_path_deeper_than_a_message_is_refused() {
+        let deep = format!("/message/context{}", "/a".repeat(200_000));
+        let patch = Patch {
+            set: std::iter::once((deep, json!(1))).collect(),
+            unset: Vec::new(),
+        };
+        let mut value = json!({"message": {"context": {}}});
+        let err = patch.apply(&mut value).unwrap_err();
+        assert!(err.contains("deeper than"), "{err}");
+        // Through the parsers, as a file carries it.
+        let oacp = format!(
+            "id: x-1\nfrom: codex\nto: web\ntype: question\npriority: P2\n\
+             created_at_utc: \"2026-11-23T09:00:00Z\"\nsubject: s\nbody: b\n\
+             context_keys: {}\n",
+            yaml_quoted(&patch.to_line())
+        );
+        assert!(
+            super::oacp::parse(&oacp)
+                .unwrap_err()
+                .contains("deeper than")
+        );
+        let roo = format!(
+            "---\nfrom: x\ntimestamp: \"2026-11-23T09:00:00Z\"\nid: r-1\naea-patch: {}\n---\nhi\n",
+            yaml_quoted(&serde_json::to_string(&patch).unwrap())
+        );
+        assert!(
+            super::roo::parse(&roo, "web")
+                .unwrap_err()
+                .contains("deeper than")
+        );
+        // Nesting the file's own fields carry is held to a message's limit
+        // too: what is delivered must read back from the inbox.
+        let nested = format!(
+            "id: x-2\nfrom: codex\nto: web\ntype: question\npriority: P2\n\
+             created_at_utc: \"2026-11-23T09:00:00Z\"\nsubject: s\nbody: b\nchannel: {}{}\n",
+            "[".repeat(60),
+            "]".repeat(60)
+        );
+        assert!(
+            super::oacp::parse(&nested)
+                .unwrap_err()
+                .contains("deeper than")
+        );
+    }
+
     #[test]
     fn quoted_scalars_escape_what_yaml_would_change() {
         assert_eq!(
@@ -253,6 +353,12 @@ mod tests {
         assert_eq!(yaml_text_field("body", "a\n\nb\n"), "body: |\n  a\n\n  b\n");
         assert_eq!(yaml_text_field("body", "a\n\n"), "body: |+\n  a\n\n");
         assert_eq!(yaml_text_field("body", " a"), "body: |2-\n   a\n");
+        // Blank lines before an indented one: the indicator is needed too
+        // (found by scripts/oacp-e2e: PyYAML refused the file without it).
+        assert_eq!(
+            yaml_text_field("body", "\n\n   x\ny\n"),
+            "body: |2\n\n\n     x\n  y\n"
+        );
         assert_eq!(yaml_text_field("body", "\t"), "body: \"\\t\"\n");
     }
 }

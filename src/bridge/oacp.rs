@@ -183,17 +183,7 @@ pub fn parse(text: &str) -> Result<Message, String> {
         _ => {}
     }
     let message = from_fields(fields)?;
-    let message = match patch {
-        None => message,
-        Some(patch) => {
-            let mut value = serde_json::to_value(&message).expect("a message always serialises");
-            patch.apply(&mut value)?;
-            serde_json::from_value(value)
-                .map_err(|e| format!("{PATCH_PREFIX:?}line gives no message: {e}"))?
-        }
-    };
-    message::validate(&message)?;
-    Ok(message)
+    super::finish(message, patch.as_ref(), &format!("{PATCH_PREFIX:?}line"))
 }
 
 /// The patch is the last line of `context_keys`; what comes before it is
@@ -498,11 +488,11 @@ fn to_fields(message: &Message) -> Map<String, Value> {
         .unwrap_or_else(|| text(&message.from.agent_id));
     out.insert("from".into(), from);
 
-    let kind = kept
+    let kept_kind = kept
         .remove("type")
         .and_then(|v| scalar(&v)?.parse::<OacpType>().ok())
-        .filter(|t| t.to_aea() == message.message_type)
-        .unwrap_or_else(|| OacpType::from_aea(message.message_type));
+        .filter(|t| t.to_aea() == message.message_type);
+    let kind = kept_kind.unwrap_or_else(|| OacpType::from_aea(message.message_type));
     let to = kept.remove("to").filter(|v| match v {
         Value::Array(items) => {
             kind.may_broadcast()
@@ -576,7 +566,14 @@ fn to_fields(message: &Message) -> Map<String, Value> {
     out.insert("subject".into(), text(&message.message.subject));
     let body = match &message.message.body {
         Body::Text(t) if !t.trim().is_empty() && t.chars().count() <= MAX_BODY_CHARS => {
-            if kind == OacpType::Handoff && !looks_like_handoff_packet(t) {
+            // A handoff that came from OACP goes back with the body its
+            // sender wrote: OACP's sender and validator take any text (the
+            // packet is the handoff workflow's rule), and a round trip must
+            // not change it (found by scripts/oacp-e2e).
+            if kind == OacpType::Handoff
+                && kept_kind != Some(OacpType::Handoff)
+                && !looks_like_handoff_packet(t)
+            {
                 text(&handoff_packet(message))
             } else {
                 text(t)
@@ -1048,6 +1045,44 @@ mod tests {
                 assert_eq!(problems(&again), Vec::<String>::new(), "{name}:\n{again}");
             }
         }
+    }
+
+    #[test]
+    fn a_handoff_from_oacp_keeps_the_body_its_sender_wrote() {
+        // OACP's own sender writes a handoff with any body (the packet is
+        // checked by the handoff workflow, not by validate_message.py).
+        let text = "id: msg-20261123112426-claude-71c1\nfrom: claude\nto: web\n\
+                    type: handoff\npriority: P0\ncreated_at_utc: \"2026-11-23T11:24:26Z\"\n\
+                    conversation_id: conv-20261123-claude-4\nsubject: \"Take over\"\n\
+                    body: |\n  Plain notes.\n  key: value # hash\n";
+        let message = parse(text).unwrap();
+        let again = render(&message);
+        assert_eq!(
+            fields_of(&again).unwrap(),
+            fields_of(text).unwrap(),
+            "{again}"
+        );
+        assert_eq!(parse(&again).unwrap(), message);
+        // An AEA handoff still goes out as a packet.
+        let ours = render(&full(MessageType::Handoff));
+        assert!(looks_like_handoff_packet(
+            fields_of(&ours).unwrap()["body"].as_str().unwrap()
+        ));
+    }
+
+    #[test]
+    fn bodies_with_blank_lines_before_an_indented_line_stay_valid_yaml() {
+        // PyYAML refused this body without an indentation indicator (found
+        // by scripts/oacp-e2e).
+        let mut message = full(MessageType::Update);
+        message.message.body = Body::Text("\n\n   indented first line\ntrailing\n\n\n".into());
+        let text = render(&message);
+        assert!(
+            text.contains("body: |2+\n\n\n     indented first line\n  trailing\n"),
+            "{text}"
+        );
+        assert_eq!(problems(&text), Vec::<String>::new());
+        assert_eq!(parse(&text).unwrap(), message);
     }
 
     #[test]

@@ -79,17 +79,7 @@ pub fn parse(text: &str, slug: &str) -> Result<Message, String> {
     };
     let body = rest.strip_prefix('\n').unwrap_or(rest);
     let message = from_fields(fields, body, slug)?;
-    let message = match patch {
-        None => message,
-        Some(patch) => {
-            let mut value = serde_json::to_value(&message).expect("a message always serialises");
-            patch.apply(&mut value)?;
-            serde_json::from_value(value)
-                .map_err(|e| format!("{PATCH_KEY} gives no message: {e}"))?
-        }
-    };
-    message::validate(&message)?;
-    Ok(message)
+    super::finish(message, patch.as_ref(), PATCH_KEY)
 }
 
 fn text_of(value: &Value) -> Option<String> {

@@ -39,7 +39,8 @@ impl Protocol {
         }
     }
 
-    fn parse(self, text: &str, name: &str) -> Result<Message, String> {
+    /// Reads one of their files, named `name`, as a message.
+    pub(crate) fn parse(self, text: &str, name: &str) -> Result<Message, String> {
         match self {
             Protocol::Oacp => super::oacp::parse(text),
             Protocol::Roo => match super::roo::slug_of(name) {
@@ -109,7 +110,8 @@ word_enum! {
     }
 }
 
-/// What became of one foreign file.
+/// What became of one foreign file (for `aea bridge`, also of a folder
+/// it could not read: `refused`, with the reason).
 #[derive(Debug, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Imported {
@@ -189,7 +191,10 @@ pub fn import_one(
                 "is {n} bytes, over the {limit} byte limit"
             )));
         }
-        Err(ReadLimited::Io(e)) => return Err(Error::io("read", path, e)),
+        // Their file, not our state: one that cannot be read (no
+        // permission, gone since it was listed) is reported and left, and
+        // the files after it are still read.
+        Err(ReadLimited::Io(e)) => return Ok(refused(format!("could not be read: {e}"))),
     };
     let Ok(text) = String::from_utf8(bytes) else {
         return Ok(refused("is not UTF-8 text".into()));
@@ -218,7 +223,17 @@ pub fn import_one(
             foreign_id,
         });
     }
-    let delivered = mailbox.deliver(&message, rt)?;
+    // A file under the limit can make a message over it (JSON escapes
+    // what YAML and Markdown hold raw): that file is refused like one too
+    // large, not an error that ends the import and every bridge pass.
+    let delivered = match mailbox.deliver(&message, rt) {
+        Err(Error::MessageTooLarge { bytes, limit, .. }) => {
+            return Ok(refused(format!(
+                "makes a message of {bytes} bytes, over the {limit} byte limit"
+            )));
+        }
+        delivered => delivered?,
+    };
     // Delivered either way; a log that cannot be written is not a reason
     // to import again.
     let _ = mailbox.log(

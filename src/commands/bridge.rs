@@ -53,7 +53,7 @@ pub fn run(args: &BridgeArgs, ctx: &Context) -> Result<ExitCode> {
     }
     let folders: Vec<&Path> = bridges.iter().map(|b| b.dir.as_path()).collect();
     if args.once {
-        let (imported, completed) = live::pass(&mailbox, &bridges, &ctx.rt)?;
+        let (imported, completed) = live::pass(&mailbox, &bridges, &ctx.rt, None)?;
         if ctx.printer.json() {
             ctx.printer.value(&BridgeOutput {
                 folders,
@@ -78,7 +78,8 @@ pub fn run(args: &BridgeArgs, ctx: &Context) -> Result<ExitCode> {
     // the next one.
     let watch = DirWatch::watching(&folders, Names::Matching(foreign_name));
     let mut told = Told::default();
-    let (imported, completed) = live::pass(&mailbox, &bridges, &ctx.rt)?;
+    let mut seen = live::Seen::default();
+    let (imported, completed) = live::pass(&mailbox, &bridges, &ctx.rt, Some(&mut seen))?;
     told.report(&imported, &completed, ctx);
     if ctx.printer.json() {
         ctx.printer.value_line(&serde_json::json!({
@@ -93,8 +94,15 @@ pub fn run(args: &BridgeArgs, ctx: &Context) -> Result<ExitCode> {
         ));
     }
     loop {
-        watch.wait(LOOK_AGAIN);
-        match live::pass(&mailbox, &bridges, &ctx.rt) {
+        // A file held back while it may still be written is looked at
+        // again once it has settled.
+        let wait = if std::mem::take(&mut seen.unsettled) {
+            live::SETTLE
+        } else {
+            LOOK_AGAIN
+        };
+        watch.wait(wait);
+        match live::pass(&mailbox, &bridges, &ctx.rt, Some(&mut seen)) {
             Ok((imported, completed)) => told.report(&imported, &completed, ctx),
             Err(e) => told.warn(&crate::error::one_line(&e), ctx),
         }
