@@ -78,6 +78,8 @@ pub struct LastEvent {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Next {
     pub participant: String,
+    /// `protocol.json`'s objective (the folder's text: untrusted).
+    pub objective: Option<String>,
     /// `None` before `initialized`.
     pub phase: Option<Phase>,
     pub proposal_owner: Option<String>,
@@ -546,6 +548,11 @@ impl Folder {
         };
         Ok(Next {
             participant: participant.to_string(),
+            objective: protocol
+                .map
+                .get("objective")
+                .and_then(Value::as_str)
+                .map(Into::into),
             phase: state.phase,
             proposal_owner: state.owner.clone(),
             waiting_for: state.waiting.clone(),
