@@ -13,6 +13,7 @@ mod bash_aea;
 mod bridge;
 mod collab;
 mod collab_corpus;
+mod collab_e2e;
 mod compat;
 mod concurrency;
 mod config_trust;

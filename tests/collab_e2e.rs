@@ -1,0 +1,523 @@
+//! `aea collab` end to end: two agents in two repositories drive one
+//! collaboration in a shared folder through the CLI, each woken by aea
+//! mail at its turn; refusals change nothing; `wait` returns as soon as
+//! the other side acts.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// Text of the documents that no wake-up mail may carry.
+const PROPOSAL_SECRET: &str = "PROPOSAL-BODY-7f3a";
+const REVIEW_SECRET: &str = "REVIEW-NOTE-91c2";
+
+const CONCLUSION_TEXT: &str = "# Conclusion\n\n## Decision Outcome\n\n- [proceed] Build the API as proposed.\n\n## Rationale\n\nBoth sides agree.\n\n## Accepted Decisions\n\n- JSON over HTTP.\n\n## Implementation Approach\n\nOne endpoint first.\n\n## Assumptions\n\n- One client.\n\n## Deferred Follow-ups\n\n- Pagination.\n\n## Implementation Blockers\n\n- None.\n\n## Next Action\n\nweb opens the first pull request.\n";
+
+struct Two {
+    env: TestEnv,
+    web: PathBuf,
+    api: PathBuf,
+    folder: PathBuf,
+}
+
+impl Two {
+    /// web and api, and a collaboration folder web started (web owns it).
+    fn started() -> Two {
+        let env = TestEnv::new();
+        let web = env.repo("web");
+        let api = env.repo("api");
+        let folder = env.path().join("shared/api-design");
+        let two = Two {
+            env,
+            web,
+            api,
+            folder,
+        };
+        let out = two.collab(
+            &two.web,
+            &[
+                "init",
+                "--participant",
+                "web",
+                "--participant",
+                "api",
+                "--objective",
+                "Agree the v2 orders API",
+                "--completion",
+                "conclusion.md says proceed",
+            ],
+        );
+        assert_eq!(out["event"]["event"], "initialized", "{out}");
+        assert_eq!(out["event"]["from"], "web");
+        // web starts it and owns the draft: no one else to wake yet.
+        assert_eq!(out["woken"], Value::Array(Vec::new()));
+        two
+    }
+
+    fn folder(&self) -> &str {
+        self.folder.to_str().unwrap()
+    }
+
+    /// `aea --json collab <args…> --folder F` in `dir`.
+    fn collab(&self, dir: &Path, args: &[&str]) -> Value {
+        let mut full = vec!["collab"];
+        full.extend_from_slice(args);
+        full.extend_from_slice(&["--folder", self.folder()]);
+        self.env.json(dir, &full)
+    }
+
+    /// Appends `event` as `who` (the repository's own agent).
+    fn event(&self, who: &str, event: &str, summary: &str, doc: &str, reply_to: u64) -> Value {
+        let dir = self.repo(who);
+        let reply = reply_to.to_string();
+        self.collab(
+            dir,
+            &[
+                "event",
+                "--participant",
+                who,
+                "--event",
+                event,
+                "--summary",
+                summary,
+                "--doc",
+                doc,
+                "--reply-to",
+                &reply,
+            ],
+        )
+    }
+
+    fn repo(&self, who: &str) -> &Path {
+        match who {
+            "web" => &self.web,
+            "api" => &self.api,
+            other => panic!("no repository for {other}"),
+        }
+    }
+
+    fn next(&self, who: &str) -> Value {
+        self.collab(self.repo(who), &["next", "--participant", who])
+    }
+
+    /// The collab wake-up requests waiting in `who`'s inbox.
+    fn wake_ups(&self, who: &str) -> Vec<Value> {
+        let report = self.env.json(self.repo(who), &["check"]);
+        report["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| {
+                m["type"] == "request"
+                    && m["subject"]
+                        .as_str()
+                        .is_some_and(|s| s.starts_with("collab: your turn"))
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Asserts that `out` (an event's output) woke `who` by mail, that a
+    /// new wake-up from `from` naming `phase` is in `who`'s inbox, and
+    /// that it is `who`'s turn; marks the mail processed.
+    fn assert_woken(&self, out: &Value, who: &str, from: &str, phase: &str) {
+        let mailed = out["mailed"].as_array().unwrap();
+        assert_eq!(mailed.len(), 1, "{out}");
+        assert_eq!(mailed[0]["participant"], who, "{out}");
+        assert_eq!(mailed[0]["mailed"], true, "{out}");
+        let id = mailed[0]["message_id"].as_str().unwrap();
+        let waiting = self.wake_ups(who);
+        assert_eq!(
+            waiting.len(),
+            1,
+            "one wake-up waiting for {who}: {waiting:?}"
+        );
+        let mail = &waiting[0];
+        assert_eq!(mail["id"], id);
+        assert_eq!(mail["from"], from);
+        assert!(
+            mail["subject"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("({phase})")),
+            "{mail}"
+        );
+        let next = self.next(who);
+        assert_eq!(next["your_turn"], true, "{next}");
+        assert_eq!(next["phase"], phase, "{next}");
+        let reference = mail["ref"].as_str().unwrap();
+        self.env.ok(self.repo(who), &["process", reference]);
+    }
+}
+
+fn seq(out: &Value) -> u64 {
+    out["event"]["seq"].as_u64().unwrap()
+}
+
+/// Every message file (inbox, sent, outgoing) under `repo`'s `.aea/`, as text.
+fn all_mail_text(repo: &Path) -> String {
+    snapshot(&repo.join(".aea"))
+        .into_iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "json"))
+        .map(|(_, bytes)| String::from_utf8_lossy(&bytes).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn two_agents_collaborate_through_aea_collab_woken_by_mail() {
+    let two = Two::started();
+    let f = two.folder.clone();
+
+    // Drafting: web's turn.
+    assert_eq!(two.next("web")["your_turn"], true);
+    assert_eq!(two.next("api")["your_turn"], false);
+    fs::write(
+        f.join("proposal.md"),
+        format!("# Proposal\n\nOrders as JSON over HTTP. {PROPOSAL_SECRET}\n"),
+    )
+    .unwrap();
+    let out = two.event(
+        "web",
+        "proposal_submitted",
+        "First proposal",
+        "proposal.md",
+        1,
+    );
+    assert_eq!(out["phase"], "reviewing");
+    two.assert_woken(&out, "api", "web", "reviewing");
+
+    // api reviews with a required change: web is woken to revise.
+    let reply = seq(&out).to_string();
+    let out = two.collab(
+        &two.api,
+        &[
+            "review",
+            "--participant",
+            "api",
+            "--reply-to",
+            &reply,
+            "--summary",
+            "Needs error codes",
+            "--position",
+            "JSON over HTTP is right",
+            "--concern",
+            REVIEW_SECRET,
+            "--required-change",
+            "Name the error codes",
+            "--question",
+            "Pagination now or later?",
+        ],
+    );
+    assert_eq!(out["event"]["event"], "review_submitted");
+    assert_eq!(out["phase"], "revising");
+    let review = fs::read_to_string(f.join("review.md")).unwrap();
+    assert!(review.contains(&format!("seq {}", seq(&out))), "{review}");
+    assert!(review.contains("Name the error codes"), "{review}");
+    two.assert_woken(&out, "web", "api", "revising");
+
+    // web resubmits for a second review; api reviews again, no changes.
+    fs::write(
+        f.join("proposal.md"),
+        format!("# Proposal\n\nOrders as JSON over HTTP; 409 on conflict. {PROPOSAL_SECRET}\n"),
+    )
+    .unwrap();
+    let out = two.event(
+        "web",
+        "proposal_submitted",
+        "Error codes named",
+        "proposal.md",
+        seq(&out),
+    );
+    two.assert_woken(&out, "api", "web", "reviewing");
+    let reply = seq(&out).to_string();
+    let out = two.collab(
+        &two.api,
+        &[
+            "review",
+            "--participant",
+            "api",
+            "--reply-to",
+            &reply,
+            "--summary",
+            "Good now",
+            "--position",
+            "Agreed",
+        ],
+    );
+    two.assert_woken(&out, "web", "api", "revising");
+
+    // The revision: on to the decisions, web classifies the questions.
+    let out = two.event(
+        "web",
+        "proposal_revised",
+        "Final wording",
+        "proposal.md",
+        seq(&out),
+    );
+    assert_eq!(out["phase"], "decision_review");
+    let readiness = fs::read_to_string(f.join("readiness.md")).unwrap();
+    let readiness = readiness.replace(
+        "- [unresolved] List each open question of proposal.md here.",
+        "- [unresolved] Which status code for a conflict?\n- [unresolved] Pagination now or later?",
+    );
+    fs::write(f.join("readiness.md"), readiness).unwrap();
+    let listed = two.collab(&two.web, &["classify"]);
+    assert_eq!(listed["items"].as_array().unwrap().len(), 2, "{listed}");
+    two.collab(&two.web, &["classify", "--item", "1", "--as", "resolved"]);
+    // A deferred item needs its reason.
+    let no_reason = two.env.run(
+        &two.web,
+        &[
+            "collab",
+            "classify",
+            "--folder",
+            two.folder(),
+            "--item",
+            "2",
+            "--as",
+            "deferred_nonblocking",
+        ],
+    );
+    assert_eq!(code(&no_reason), 5, "{}", stderr(&no_reason));
+    let item = two.collab(
+        &two.web,
+        &[
+            "classify",
+            "--item",
+            "2",
+            "--as",
+            "deferred_nonblocking",
+            "--reason",
+            "one client needs no pages",
+        ],
+    );
+    assert_eq!(item["items"][0]["class"], "deferred_nonblocking", "{item}");
+    let out = two.event(
+        "web",
+        "question_classified",
+        "Questions classified",
+        "readiness.md",
+        seq(&out),
+    );
+    two.assert_woken(&out, "api", "web", "decision_review");
+
+    // Both accept the decisions.
+    let out = two.event(
+        "api",
+        "decision_accepted",
+        "Accepted",
+        "decisions.md",
+        seq(&out),
+    );
+    let next = two.next("web");
+    assert_eq!(next["your_turn"], true, "{next}");
+    let out = two.event(
+        "web",
+        "decision_accepted",
+        "Accepted",
+        "decisions.md",
+        seq(&out),
+    );
+    assert_eq!(out["phase"], "readiness_check");
+
+    // Readiness, the conclusion, completed.
+    let readiness = fs::read_to_string(f.join("readiness.md")).unwrap();
+    fs::write(f.join("readiness.md"), readiness.replace("- [ ]", "- [x]")).unwrap();
+    let out = two.event(
+        "web",
+        "readiness_passed",
+        "Ready",
+        "readiness.md",
+        seq(&out),
+    );
+    fs::write(f.join("conclusion.md"), CONCLUSION_TEXT).unwrap();
+    let out = two.event("web", "completed", "Done", "conclusion.md", seq(&out));
+    assert_eq!(out["phase"], "completed");
+    assert_eq!(out["waiting_for"], Value::Array(Vec::new()));
+
+    // The folder validates, for aea and as the protocol reads it.
+    two.env
+        .ok(&two.web, &["collab", "validate", "--folder", two.folder()]);
+    let report = two.collab(&two.api, &["validate"]);
+    assert_eq!(report["valid"], true, "{report}");
+    assert_eq!(report["errors"], Value::Array(Vec::new()));
+
+    // Both list it, completed.
+    for who in ["web", "api"] {
+        let list = two.env.json(two.repo(who), &["collab", "list"]);
+        let all = list["collaborations"].as_array().unwrap();
+        assert_eq!(all.len(), 1, "{list}");
+        assert_eq!(all[0]["phase"], "completed");
+        assert_eq!(all[0]["your_turn"], false);
+    }
+
+    // The mail woke; the folder holds the text. No wake-up carried the
+    // proposal or the review.
+    for repo in [&two.web, &two.api] {
+        let mail = all_mail_text(repo);
+        assert!(
+            mail.contains("collab: your turn"),
+            "no collab mail in {}",
+            repo.display()
+        );
+        assert!(!mail.contains(PROPOSAL_SECRET), "proposal text mailed");
+        assert!(!mail.contains(REVIEW_SECRET), "review text mailed");
+    }
+}
+
+#[test]
+fn a_refused_event_names_its_rule_and_changes_nothing() {
+    let two = Two::started();
+    let before = snapshot(&two.folder);
+    let inbox_web = inbox_files(&two.web);
+    // api advancing web's draft.
+    let out = two.env.run(
+        &two.api,
+        &[
+            "collab",
+            "event",
+            "--folder",
+            two.folder(),
+            "--participant",
+            "api",
+            "--event",
+            "proposal_submitted",
+            "--summary",
+            "Not mine to submit",
+            "--doc",
+            "proposal.md",
+            "--reply-to",
+            "1",
+        ],
+    );
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(stderr(&out).contains("rule turn"), "{}", stderr(&out));
+    assert_eq!(snapshot(&two.folder), before);
+    assert_eq!(inbox_files(&two.web), inbox_web);
+
+    // One agent never acts for another.
+    let out = two.env.run(
+        &two.api,
+        &[
+            "collab",
+            "event",
+            "--folder",
+            two.folder(),
+            "--participant",
+            "web",
+            "--event",
+            "proposal_submitted",
+            "--summary",
+            "Posing as web",
+            "--doc",
+            "proposal.md",
+            "--reply-to",
+            "1",
+        ],
+    );
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not this repository's agent"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(snapshot(&two.folder), before);
+
+    // A broken folder fails validation with exit 6.
+    fs::write(two.folder.join("discussion.md"), "chat\n").unwrap();
+    let out = two
+        .env
+        .run(&two.web, &["collab", "validate", "--folder", two.folder()]);
+    assert_eq!(code(&out), 6, "{}", stdout(&out));
+    assert!(stdout(&out).contains("forbidden_file"), "{}", stdout(&out));
+}
+
+#[test]
+fn wait_returns_when_the_other_participant_acts() {
+    let two = Two::started();
+    let out = two.event(
+        "web",
+        "proposal_submitted",
+        "First proposal",
+        "proposal.md",
+        1,
+    );
+    let reply = seq(&out).to_string();
+
+    let mut child = two
+        .env
+        .cmd(&two.web)
+        .args([
+            "--json",
+            "collab",
+            "wait",
+            "--folder",
+            two.folder(),
+            "--participant",
+            "web",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = Lines::read(child.stderr.take().unwrap());
+    err.wait_for("wait listening", Duration::from_secs(30), |l| {
+        l.contains("waiting for web's turn")
+    });
+    two.collab(
+        &two.api,
+        &[
+            "review",
+            "--participant",
+            "api",
+            "--reply-to",
+            &reply,
+            "--summary",
+            "Fine",
+            "--position",
+            "Agreed",
+        ],
+    );
+    let done = output_within(child, Duration::from_secs(30), "aea collab wait");
+    assert_eq!(code(&done), 0, "{}", stderr(&done));
+    let line: Value = serde_json::from_str(stdout(&done).trim()).unwrap();
+    assert_eq!(line["event"], "turn", "{line}");
+    assert_eq!(line["phase"], "revising", "{line}");
+    assert_eq!(line["your_turn"], true);
+
+    // Already web's turn: returns at once. api waits in vain.
+    two.env.ok(
+        &two.web,
+        &[
+            "collab",
+            "wait",
+            "--folder",
+            two.folder(),
+            "--participant",
+            "web",
+        ],
+    );
+    let out = two.env.run(
+        &two.api,
+        &[
+            "--json",
+            "collab",
+            "wait",
+            "--folder",
+            two.folder(),
+            "--participant",
+            "api",
+            "--timeout",
+            "1s",
+        ],
+    );
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    let line: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(line["event"], "timeout");
+}
