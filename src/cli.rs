@@ -597,13 +597,13 @@ pub enum CollabCommand {
     Review(CollabReviewArgs),
     /// Classify an open question of readiness.md (or list them, without --item)
     Classify(CollabClassifyArgs),
-    /// Phase, owner, who is waited for, and what this participant does next
+    /// Show the phase, the owner, who is waited for, and what this participant does next
     Next(CollabParticipantArgs),
     /// Block until it is this participant's turn, or the collaboration ended
     Wait(CollabWaitArgs),
     /// Check a folder against every rule of the protocol
     Validate(CollabFolderArgs),
-    /// The collaborations this agent takes part in, and whose turn it is
+    /// List the collaborations this agent takes part in, and whose turn it is
     List,
 }
 

@@ -521,3 +521,217 @@ fn wait_returns_when_the_other_participant_acts() {
     let line: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(line["event"], "timeout");
 }
+
+/// What people and scripts read, snapshotted with a fixed clock and ids.
+#[test]
+fn collab_output_as_people_and_scripts_read_it() {
+    let env = TestEnv::new();
+    let fixed = Fixed::new(&env);
+    let (web, api) = (env.path().join("web"), env.path().join("api"));
+    for dir in [&web, &api] {
+        std::fs::create_dir(dir).unwrap();
+        fixed.ok(dir, &["init", "--no-agent-files"]);
+    }
+    let folder = env.path().join("shared/c");
+    let f = folder.to_str().unwrap();
+    let render = |name: &str, dir: &Path, args: &[&str]| {
+        insta::assert_snapshot!(format!("collab_{name}"), fixed.render(dir, args));
+    };
+    render(
+        "init",
+        &web,
+        &[
+            "collab",
+            "init",
+            "--folder",
+            f,
+            "--participant",
+            "web",
+            "--participant",
+            "api",
+            "--objective",
+            "Agree the v2 orders API",
+            "--completion",
+            "conclusion.md says proceed",
+        ],
+    );
+    render(
+        "next",
+        &web,
+        &["collab", "next", "--folder", f, "--participant", "web"],
+    );
+    render(
+        "refused",
+        &api,
+        &[
+            "collab",
+            "event",
+            "--folder",
+            f,
+            "--participant",
+            "api",
+            "--event",
+            "proposal_submitted",
+            "--summary",
+            "Not mine",
+            "--reply-to",
+            "1",
+        ],
+    );
+    render(
+        "event",
+        &web,
+        &[
+            "collab",
+            "event",
+            "--folder",
+            f,
+            "--participant",
+            "web",
+            "--event",
+            "proposal_submitted",
+            "--summary",
+            "First proposal",
+            "--doc",
+            "proposal.md",
+            "--reply-to",
+            "1",
+        ],
+    );
+    render("check_api", &api, &["check"]);
+    render("list_api", &api, &["collab", "list"]);
+    render(
+        "next_json",
+        &api,
+        &[
+            "--json",
+            "collab",
+            "next",
+            "--folder",
+            f,
+            "--participant",
+            "api",
+        ],
+    );
+    render(
+        "review_json",
+        &api,
+        &[
+            "--json",
+            "collab",
+            "review",
+            "--folder",
+            f,
+            "--participant",
+            "api",
+            "--reply-to",
+            "2",
+            "--summary",
+            "Needs error codes",
+            "--required-change",
+            "Name the error codes",
+        ],
+    );
+    render(
+        "wait_timeout",
+        &api,
+        &[
+            "collab",
+            "wait",
+            "--folder",
+            f,
+            "--participant",
+            "api",
+            "--timeout",
+            "250ms",
+        ],
+    );
+    render(
+        "classify_list",
+        &web,
+        &["collab", "classify", "--folder", f],
+    );
+    render("validate", &web, &["collab", "validate", "--folder", f]);
+    std::fs::write(folder.join("opinions.md"), "chat\n").unwrap();
+    render(
+        "validate_broken",
+        &web,
+        &["collab", "validate", "--folder", f],
+    );
+}
+
+/// A hostile objective (terminal escapes, a forged line) reaches no
+/// terminal raw: not through `next`, `list`, or the wake-up mail's subject
+/// as `check` prints it.
+#[test]
+fn folder_text_is_escaped_wherever_it_is_shown() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let api = env.repo("api");
+    let folder = env.path().join("evil");
+    let f = folder.to_str().unwrap();
+    env.ok(
+        &web,
+        &[
+            "collab",
+            "init",
+            "--folder",
+            f,
+            "--participant",
+            "web",
+            "--participant",
+            "api",
+            "--objective",
+            "x",
+            "--completion",
+            "g",
+        ],
+    );
+    // Another ACP tool (or a hostile participant) wrote the objective.
+    let protocol = folder.join("protocol.json");
+    let mut value: Value = serde_json::from_str(&fs::read_to_string(&protocol).unwrap()).unwrap();
+    value["objective"] = "\u{1b}]0;pwned\u{7}\u{1b}[2J\nerror: forged line".into();
+    fs::write(&protocol, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+    env.ok(
+        &web,
+        &[
+            "collab",
+            "event",
+            "--folder",
+            f,
+            "--participant",
+            "web",
+            "--event",
+            "proposal_submitted",
+            "--summary",
+            "\u{1b}[31mred",
+            "--doc",
+            "proposal.md",
+            "--reply-to",
+            "1",
+        ],
+    );
+    for (dir, args) in [
+        (
+            &api,
+            vec!["collab", "next", "--folder", f, "--participant", "api"],
+        ),
+        (&api, vec!["collab", "list"]),
+        (&api, vec!["check"]),
+        (
+            &web,
+            vec!["collab", "next", "--folder", f, "--participant", "web"],
+        ),
+    ] {
+        let out = env.ok(dir, &args);
+        assert!(
+            !out.contains('\u{1b}'),
+            "{args:?} printed an escape: {out:?}"
+        );
+        assert!(!out.contains('\u{7}'), "{args:?} printed a bell: {out:?}");
+        assert!(
+            !out.lines().any(|l| l.starts_with("error: forged")),
+            "{args:?} printed a forged line: {out}"
+        );
+    }
+}

@@ -26,6 +26,7 @@ use crate::message::MessageType;
 use crate::printer::untrusted_short;
 use crate::route;
 use crate::watch::{DirWatch, Names};
+use crate::words::word_enum;
 
 /// The tag of every wake-up message.
 pub const TAG: &str = "collab";
@@ -90,12 +91,25 @@ pub(super) struct ClassifyOutput {
     pub items: Vec<ReadinessItem>,
 }
 
+word_enum! {
+    /// Why `aea collab wait` returned.
+    pub(super) enum WaitEvent {
+        /// It is the participant's turn.
+        Turn = "turn",
+        /// The collaboration is completed.
+        Completed = "completed",
+        /// The collaboration is blocked.
+        Blocked = "blocked",
+        /// `--timeout` passed first (exit status 4).
+        Timeout = "timeout",
+    }
+}
+
 /// `aea collab wait --json`: one JSON line.
 #[derive(Debug, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(super) struct WaitOutput {
-    /// `turn`, `completed`, `blocked` or `timeout` (exit 4).
-    pub event: &'static str,
+    pub event: WaitEvent,
     #[serde(flatten)]
     pub next: Next,
 }
@@ -422,7 +436,8 @@ fn wake_draft(folder: &Folder, next: &Next) -> Result<Draft> {
         "It is your turn in the collaboration in {path} (phase {phase}).\n\n\
          Next: {action}\n\n\
          The folder is the record; read it there, not in this message:\n\
-         \x20 aea collab next --folder {path} --participant {who}\n",
+         \x20 aea collab next --folder {path} --participant {who}\n\n\
+         Once you have appended your event, mark this message processed.\n",
         who = next.participant,
     );
     let mut draft = Draft::new(
@@ -557,7 +572,7 @@ fn wait(args: &CollabWaitArgs, ctx: &Context) -> Result<ExitCode> {
             Some(d) => match d.checked_duration_since(Instant::now()) {
                 Some(left) if !left.is_zero() => left,
                 _ => {
-                    print_wait("timeout", next, ctx);
+                    print_wait(WaitEvent::Timeout, next, ctx);
                     return Ok(ExitCode::Timeout);
                 }
             },
@@ -569,31 +584,31 @@ fn wait(args: &CollabWaitArgs, ctx: &Context) -> Result<ExitCode> {
         next = folder.next(&id)?;
     }
     let why = match next.phase {
-        Some(Phase::Completed) if !next.your_turn => "completed",
-        Some(Phase::Blocked) if !next.your_turn => "blocked",
-        _ => "turn",
+        Some(Phase::Completed) if !next.your_turn => WaitEvent::Completed,
+        Some(Phase::Blocked) if !next.your_turn => WaitEvent::Blocked,
+        _ => WaitEvent::Turn,
     };
     print_wait(why, next, ctx);
     Ok(ExitCode::Success)
 }
 
-fn print_wait(why: &'static str, next: Next, ctx: &Context) {
+fn print_wait(why: WaitEvent, next: Next, ctx: &Context) {
     if ctx.printer.json() {
         ctx.printer.value_line(&WaitOutput { event: why, next });
         return;
     }
     match why {
-        "timeout" => ctx
+        WaitEvent::Timeout => ctx
             .printer
             .line("timed out: still not your turn (`aea collab next` says who is waited for)"),
-        "turn" => ctx.printer.line(format_args!(
+        WaitEvent::Turn => ctx.printer.line(format_args!(
             "your turn ({}): {}",
             next.phase.map_or("not started", |p| p.as_str()),
             untrusted_short(&next.action, 400)
         )),
-        other => ctx
-            .printer
-            .line(format_args!("the collaboration is {other}")),
+        WaitEvent::Completed | WaitEvent::Blocked => {
+            ctx.printer.line(format_args!("the collaboration is {why}"));
+        }
     }
 }
 
@@ -611,11 +626,12 @@ fn validate(args: &CollabFolderArgs, ctx: &Context) -> Result<ExitCode> {
         for (kind, findings) in [("error", &report.errors), ("warning", &report.warnings)] {
             for f in findings {
                 ctx.printer.line(format_args!(
-                    "{kind}: {} (rule {}); {}",
+                    "{kind}: {} (rule {})",
                     untrusted_short(&f.message, 300),
-                    f.rule,
-                    untrusted_short(&f.hint, 300)
+                    f.rule
                 ));
+                ctx.printer
+                    .line(format_args!("  fix: {}", untrusted_short(&f.hint, 300)));
             }
         }
         if valid {
