@@ -315,6 +315,9 @@ fn two_agents_collaborate_through_aea_collab_woken_by_mail() {
         "decisions.md",
         seq(&out),
     );
+    // web was waited for already (since its question_classified): no
+    // mail, it is still its turn.
+    assert_eq!(out["mailed"], Value::Array(Vec::new()), "{out}");
     let next = two.next("web");
     assert_eq!(next["your_turn"], true, "{next}");
     let out = two.event(
@@ -734,4 +737,75 @@ fn folder_text_is_escaped_wherever_it_is_shown() {
             "{args:?} printed a forged line: {out}"
         );
     }
+}
+
+#[test]
+fn init_by_a_participant_who_does_not_own_the_proposal_wakes_the_owner() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let api = env.repo("api");
+    let folder = env.path().join("c");
+    let f = folder.to_str().unwrap();
+    let init = |participants: &[&'static str]| -> Vec<String> {
+        let mut args: Vec<String> = ["collab", "init", "--folder", f]
+            .iter()
+            .map(|a| (*a).to_string())
+            .collect();
+        for p in participants {
+            args.extend(["--participant".to_string(), (*p).to_string()]);
+        }
+        args.extend(["--objective", "o", "--completion", "g"].map(String::from));
+        args
+    };
+    // api cannot start a collaboration it is not part of.
+    let args = init(&["web", "other"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = env.run(&api, &args);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(!folder.exists());
+
+    let full = init(&["web", "api"]);
+    let mut args = vec!["--json"];
+    args.extend(full.iter().map(String::as_str));
+    let out: Value = serde_json::from_str(&env.ok(&api, &args)).unwrap();
+    assert_eq!(out["event"]["from"], "web", "{out}");
+    assert_eq!(out["woken"][0]["participant"], "web", "{out}");
+    assert_eq!(out["woken"][0]["mailed"], true, "{out}");
+    let check = env.json(&web, &["check"]);
+    assert_eq!(check["messages"][0]["from"], "api", "{check}");
+    assert_eq!(check["messages"][0]["type"], "request", "{check}");
+    let list = env.json(&web, &["collab", "list"]);
+    assert_eq!(list["collaborations"][0]["your_turn"], true, "{list}");
+    assert_eq!(list["collaborations"][0]["phase"], "drafting", "{list}");
+
+    // A participant that cannot be reached is a warning; the event stands.
+    let lone = env.path().join("lone");
+    let lone_s = lone.to_str().unwrap();
+    let out = env.run(
+        &web,
+        &[
+            "--json",
+            "collab",
+            "init",
+            "--folder",
+            lone_s,
+            "--participant",
+            "nobody",
+            "--participant",
+            "web",
+            "--objective",
+            "o",
+            "--completion",
+            "g",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nobody was not woken"),
+        "{}",
+        stderr(&out)
+    );
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["woken"][0]["mailed"], false, "{doc}");
+    assert!(lone.join("events.jsonl").exists());
 }

@@ -176,9 +176,14 @@ fn acting(who: &CollabParticipantArgs, ctx: &Context) -> Result<(Mailbox, String
 /// lexically (the name the mail and `list` show; a symlinked folder is
 /// still refused by the folder's own checks).
 fn folder(path: &Path, ctx: &Context) -> Folder {
+    Folder::new(lexical(&ctx.cwd.join(path)))
+}
+
+/// `path` with `.` and `..` taken out, without asking the file system.
+fn lexical(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut clean = PathBuf::new();
-    for part in ctx.cwd.join(path).components() {
+    for part in path.components() {
         match part {
             Component::CurDir => {}
             Component::ParentDir => {
@@ -187,7 +192,7 @@ fn folder(path: &Path, ctx: &Context) -> Folder {
             other => clean.push(other),
         }
     }
-    Folder::new(clean)
+    clean
 }
 
 /// Remembers `folder` for `aea collab list`; a failure only warns.
@@ -675,7 +680,7 @@ fn known_folders(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<PathBuf>> {
         else {
             continue;
         };
-        let path = PathBuf::from(path);
+        let path = lexical(Path::new(path));
         if path.is_absolute() && !folders.contains(&path) && !mailed.contains(&path) {
             mailed.push(path);
         }
