@@ -809,3 +809,66 @@ fn init_by_a_participant_who_does_not_own_the_proposal_wakes_the_owner() {
     assert_eq!(doc["woken"][0]["mailed"], false, "{doc}");
     assert!(lone.join("events.jsonl").exists());
 }
+
+/// protocol.json is anyone's to write: a participant id that is a path
+/// wakes no one (it would deliver into whatever repository it names), and
+/// the event stands.
+#[test]
+fn a_participant_that_is_a_path_is_not_mailed() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let api = env.repo("api");
+    let folder = env.path().join("c");
+    let f = folder.to_str().unwrap();
+    env.ok(
+        &web,
+        &[
+            "collab",
+            "init",
+            "--folder",
+            f,
+            "--participant",
+            "web",
+            "--participant",
+            "zed",
+            "--objective",
+            "o",
+            "--completion",
+            "g",
+        ],
+    );
+    let protocol = folder.join("protocol.json");
+    let text = fs::read_to_string(&protocol).unwrap();
+    fs::write(&protocol, text.replace("\"zed\"", "\"../api\"")).unwrap();
+    let out = env.run(
+        &web,
+        &[
+            "collab",
+            "event",
+            "--folder",
+            f,
+            "--participant",
+            "web",
+            "--event",
+            "proposal_submitted",
+            "--summary",
+            "s",
+            "--doc",
+            "proposal.md",
+            "--reply-to",
+            "1",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("invalid agent id"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(inbox_files(&api), Vec::<String>::new());
+    assert!(
+        fs::read_to_string(folder.join("events.jsonl"))
+            .unwrap()
+            .contains("proposal_submitted")
+    );
+}

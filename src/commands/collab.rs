@@ -22,7 +22,7 @@ use crate::compose::Draft;
 use crate::delivery::{self, Sender};
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::Mailbox;
-use crate::message::MessageType;
+use crate::message::{MessageType, check_agent_id};
 use crate::printer::untrusted_short;
 use crate::route;
 use crate::watch::{DirWatch, Names};
@@ -245,7 +245,7 @@ fn init(args: &CollabInitArgs, ctx: &Context) -> Result<ExitCode> {
         Some(event) => ctx.printer.line(format_args!(
             "started a collaboration in {}: {} owns the proposal (drafting)",
             folder.path().display(),
-            event.from
+            untrusted_short(&event.from, 80)
         )),
         None => ctx.printer.line(format_args!(
             "resumed the collaboration in {}: missing documents written",
@@ -309,7 +309,7 @@ fn appended_out(
     let waiting = if appended.waiting_for.is_empty() {
         "no one".to_string()
     } else {
-        appended.waiting_for.join(", ")
+        untrusted_short(&appended.waiting_for.join(", "), 200)
     };
     ctx.printer.line(format_args!(
         "appended {} (seq {}); phase {}, waiting for {waiting}",
@@ -324,12 +324,12 @@ fn print_woken(woken: &[Woken], ctx: &Context) {
         match (&w.message_id, &w.error) {
             (Some(id), None) if w.mailed => ctx.printer.line(format_args!(
                 "woke {} by mail (message id {id})",
-                w.participant
+                untrusted_short(&w.participant, 80)
             )),
             (_, error) => ctx.printer.line(format_args!(
                 "could not wake {} by mail: {}",
-                w.participant,
-                error.as_deref().unwrap_or("not delivered")
+                untrusted_short(&w.participant, 80),
+                untrusted_short(error.as_deref().unwrap_or("not delivered"), 300)
             )),
         }
     }
@@ -345,18 +345,40 @@ fn wake(
     participants: &[String],
     ctx: &Context,
 ) -> Vec<Woken> {
+    if participants.is_empty() {
+        return Vec::new();
+    }
+    // Once per command: `trusted` says on stderr what it left out.
+    let via_remote = mailbox
+        .config()
+        .is_ok_and(|config| ctx.trusted(mailbox, config).sync_remote.is_some());
+    let key = ctx.signing_key(sender_id);
     participants
         .iter()
         .map(|p| {
-            let woken = wake_one(mailbox, sender_id, folder, p, ctx).unwrap_or_else(|e| Woken {
+            let sent = key
+                .as_ref()
+                .map_err(|e| crate::error::one_line(e))
+                .and_then(|key| {
+                    let from = Sender {
+                        mailbox,
+                        id: sender_id,
+                        key,
+                    };
+                    wake_one(&from, folder, p, via_remote, ctx)
+                        .map_err(|e| crate::error::one_line(&e))
+                });
+            let woken = sent.unwrap_or_else(|error| Woken {
                 participant: p.clone(),
                 mailed: false,
                 message_id: None,
-                error: Some(crate::error::one_line(&e)),
+                error: Some(error),
             });
             if let Some(error) = &woken.error {
+                let p = untrusted_short(p, 80);
                 ctx.printer.warn(format_args!(
-                    "{p} was not woken by mail ({error}); the event stands, tell {p} another way"
+                    "{p} was not woken by mail ({}); the event stands, tell {p} another way",
+                    untrusted_short(error, 300)
                 ));
             }
             woken
@@ -365,32 +387,31 @@ fn wake(
 }
 
 fn wake_one(
-    mailbox: &Mailbox,
-    sender_id: &str,
+    from: &Sender<'_>,
     folder: &Folder,
     participant: &str,
+    via_remote: bool,
     ctx: &Context,
 ) -> Result<Woken> {
+    // The ids come from protocol.json, which anyone may have written: only
+    // an agent id is looked up, never a path (`aea send --to ../x` would
+    // deliver into any repository).
+    check_agent_id(participant).map_err(|reason| Error::InvalidAgentId {
+        id: participant.to_string(),
+        reason,
+    })?;
     let next = folder.next(participant)?;
     let draft = wake_draft(folder, &next)?;
-    let config = mailbox.config()?;
-    let via_remote = ctx.trusted(mailbox, config).sync_remote.is_some();
     let route = route::resolve(
         participant,
         &ctx.cwd,
-        mailbox.repo(),
+        from.mailbox.repo(),
         ctx.registry(),
         via_remote,
     );
-    let key = ctx.signing_key(sender_id)?;
-    let from = Sender {
-        mailbox,
-        id: sender_id,
-        key: &key,
-    };
     let delivery = delivery::deliver(
         &draft,
-        &from,
+        from,
         vec![(participant.to_string(), route)],
         &ctx.rt,
         None,
@@ -399,7 +420,7 @@ fn wake_one(
         ctx.printer.warn(warning);
     }
     if !ctx.keep_send_record {
-        delivery::settle(&from, &delivery);
+        delivery::settle(from, &delivery);
     }
     let outcome = delivery.results.first();
     let mailed = outcome.is_some_and(|o| o.delivered || o.queued);
