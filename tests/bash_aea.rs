@@ -638,3 +638,64 @@ fn conflicting_legacy_fields_in_v1_mail_change_nothing() {
     assert_eq!(shown["decision"]["action"], "require_approval", "{shown}");
     assert_eq!(shown["decision"]["rule"], "hard_stop:rm -rf", "{shown}");
 }
+
+/// The bash checker is looked for on every delivery and every check: a
+/// FIFO or a symlink to /dev/zero in its place (a cloned repository can
+/// commit one) is not opened, and nothing hangs.
+#[test]
+fn a_hostile_bash_checker_neither_hangs_nor_counts() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let scripts = web.join(".aea/scripts");
+    std::fs::create_dir_all(&scripts).unwrap();
+    let checker = scripts.join("aea-check.sh");
+    let _ = std::fs::remove_file(&checker);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&checker)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo is needed for this test");
+    let child = env
+        .cmd(&api)
+        .args([
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "update",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = output_within(
+        child,
+        std::time::Duration::from_secs(20),
+        "send next to a FIFO checker",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    std::fs::remove_file(&checker).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &checker).unwrap();
+    let child = env
+        .cmd(&web)
+        .arg("check")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = output_within(
+        child,
+        std::time::Duration::from_secs(20),
+        "check next to a /dev/zero checker",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // Not a bash install: the message carries no 0.1.0 copy.
+    let files = inbox_files(&web);
+    let text = std::fs::read_to_string(web.join(".aea").join(&files[0])).unwrap();
+    assert!(!text.contains("\"sender\""), "{text}");
+}
