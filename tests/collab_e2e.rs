@@ -872,3 +872,49 @@ fn a_participant_that_is_a_path_is_not_mailed() {
             .contains("proposal_submitted")
     );
 }
+
+/// The folder's lock held for good by another process (a hung tool, a
+/// hostile participant on the same machine) makes a writer give up with an
+/// error that says so, never hang; nothing is written.
+#[test]
+fn a_lock_held_for_good_fails_the_writer_instead_of_hanging() {
+    let two = Two::started();
+    let lock = fs::OpenOptions::new()
+        .write(true)
+        .open(two.folder.join(".acp.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let before = snapshot(&two.folder);
+    let child = two
+        .env
+        .cmd(&two.web)
+        .args([
+            "collab",
+            "event",
+            "--folder",
+            two.folder(),
+            "--participant",
+            "web",
+            "--event",
+            "proposal_submitted",
+            "--summary",
+            "s",
+            "--doc",
+            "proposal.md",
+            "--reply-to",
+            "1",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = output_within(
+        child,
+        Duration::from_secs(60),
+        "collab event under a held lock",
+    );
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    assert!(stderr(&out).contains("lock"), "{}", stderr(&out));
+    assert_eq!(snapshot(&two.folder), before);
+    drop(lock);
+}

@@ -28,6 +28,9 @@ use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::message::check_agent_id;
 
+/// How long a writer waits for another to release the folder's lock.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Longest `summary` accepted: the protocol asks for one short sentence.
 const SUMMARY_LIMIT: usize = 1000;
 
@@ -121,6 +124,14 @@ impl Folder {
         &self.path
     }
 
+    /// Takes the folder's lock. aea's writers hold it for a moment; one
+    /// held far longer is a hung or hostile process (any participant on
+    /// the machine can open it), so the wait is bounded: an error, never a
+    /// command that hangs.
+    fn lock(&self) -> Result<std::fs::File> {
+        fsutil::lock_within(&self.path.join(LOCK), LOCK_WAIT)
+    }
+
     /// Starts a collaboration: `protocol.json`, `events.jsonl` with
     /// `initialized` by the first participant (the proposal owner), and
     /// the documents, each created only where missing. Refuses a folder
@@ -183,7 +194,7 @@ impl Folder {
                 .map_err(|e| Error::io("create directory", parent, e))?;
         }
         fsutil::ensure_dir(&self.path)?;
-        let _lock = fsutil::lock(&self.path.join(LOCK))?;
+        let _lock = self.lock()?;
 
         let exists = |name: &str| std::fs::symlink_metadata(self.path.join(name)).is_ok();
         if exists(PROTOCOL) && !resume {
@@ -313,7 +324,7 @@ impl Folder {
         fsutil::require_real_dir(&self.path)?;
         let summary = docs::one_line(summary);
         check_input(participant, &summary, doc).map_err(refused)?;
-        let _lock = fsutil::lock(&self.path.join(LOCK))?;
+        let _lock = self.lock()?;
         let Loaded {
             protocol,
             events,
@@ -489,7 +500,7 @@ impl Folder {
         reason: Option<&str>,
     ) -> Result<ReadinessItem> {
         fsutil::require_real_dir(&self.path)?;
-        let _lock = fsutil::lock(&self.path.join(LOCK))?;
+        let _lock = self.lock()?;
         let text = read_doc(&self.path, READINESS)?.ok_or_else(|| {
             refused(Refusal::new(
                 Rule::MissingFile,
