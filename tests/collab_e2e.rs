@@ -918,3 +918,53 @@ fn a_lock_held_for_good_fails_the_writer_instead_of_hanging() {
     assert_eq!(snapshot(&two.folder), before);
     drop(lock);
 }
+
+/// protocol.json is anyone's to write: thousands of participants must not
+/// turn one event into thousands of deliveries (minutes of work, a line of
+/// warning each). A few are mailed; the rest are told to be told another
+/// way, in one line.
+#[test]
+fn a_crowd_of_participants_is_not_mailed_one_by_one() {
+    let two = Two::started();
+    let protocol = two.folder.join("protocol.json");
+    let mut value: Value = serde_json::from_str(&fs::read_to_string(&protocol).unwrap()).unwrap();
+    let mut crowd = vec![
+        serde_json::json!({"id": "web"}),
+        serde_json::json!({"id": "api"}),
+    ];
+    crowd.extend((0..60).map(|i| serde_json::json!({ "id": format!("p{i}") })));
+    value["participants"] = Value::Array(crowd);
+    fs::write(&protocol, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+    let out = two.env.run(
+        &two.web,
+        &[
+            "--json",
+            "collab",
+            "event",
+            "--folder",
+            two.folder(),
+            "--participant",
+            "web",
+            "--event",
+            "proposal_submitted",
+            "--summary",
+            "s",
+            "--doc",
+            "proposal.md",
+            "--reply-to",
+            "1",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let mailed = doc["mailed"].as_array().unwrap();
+    // Every one woken is accounted for, but only a few were tried.
+    assert_eq!(mailed.len(), 61, "{doc}");
+    let tried = stderr(&out).matches("(no agent").count();
+    assert!(tried <= 16, "{tried} deliveries tried:\n{}", stderr(&out));
+    assert!(
+        stderr(&out).lines().count() <= 20,
+        "one line per participant:\n{}",
+        stderr(&out)
+    );
+}

@@ -34,6 +34,8 @@ pub const TAG: &str = "collab";
 const CONTEXT_FOLDER: &str = "collab_folder";
 /// How much of the objective a subject or a listing shows.
 const OBJECTIVE_SHOWN: usize = 60;
+/// The most participants one event wakes by mail.
+const WAKE_MAX: usize = 16;
 
 pub fn run(command: &CollabCommand, ctx: &Context) -> Result<ExitCode> {
     match command {
@@ -320,7 +322,8 @@ fn appended_out(
 }
 
 fn print_woken(woken: &[Woken], ctx: &Context) {
-    for w in woken {
+    let (shown, skipped) = woken.split_at(woken.len().min(WAKE_MAX));
+    for w in shown {
         match (&w.message_id, &w.error) {
             (Some(id), None) if w.mailed => ctx.printer.line(format_args!(
                 "woke {} by mail (message id {id})",
@@ -332,6 +335,12 @@ fn print_woken(woken: &[Woken], ctx: &Context) {
                 untrusted_short(error.as_deref().unwrap_or("not delivered"), 300)
             )),
         }
+    }
+    if !skipped.is_empty() {
+        ctx.printer.line(format_args!(
+            "did not wake {} more participant(s) by mail (at most {WAKE_MAX} per event)",
+            skipped.len()
+        ));
     }
 }
 
@@ -348,6 +357,33 @@ fn wake(
     if participants.is_empty() {
         return Vec::new();
     }
+    // protocol.json is anyone's to write: a list of thousands would make
+    // one event thousands of deliveries. The first few are mailed; the
+    // rest are accounted for, in one warning.
+    let (tried, skipped) = participants.split_at(participants.len().min(WAKE_MAX));
+    let mut woken = wake_each(mailbox, sender_id, folder, tried, ctx);
+    if !skipped.is_empty() {
+        ctx.printer.warn(format_args!(
+            "{} more participant(s) were not woken by mail (aea mails at most {WAKE_MAX} per event); the event stands, tell them another way",
+            skipped.len()
+        ));
+        woken.extend(skipped.iter().map(|p| Woken {
+            participant: p.clone(),
+            mailed: false,
+            message_id: None,
+            error: Some(format!("not mailed: over {WAKE_MAX} participants to wake")),
+        }));
+    }
+    woken
+}
+
+fn wake_each(
+    mailbox: &Mailbox,
+    sender_id: &str,
+    folder: &Folder,
+    participants: &[String],
+    ctx: &Context,
+) -> Vec<Woken> {
     // Once per command: `trusted` says on stderr what it left out.
     let via_remote = mailbox
         .config()
