@@ -968,3 +968,51 @@ fn a_crowd_of_participants_is_not_mailed_one_by_one() {
         stderr(&out)
     );
 }
+
+/// Mail names a folder; anyone can send mail. Folders that are not this
+/// agent's collaborations (a device, a FIFO, /proc) are shown while the
+/// mail is there but never remembered: a flood of such mail would push the
+/// real collaborations out of `.aea/.collabs.json`.
+#[test]
+fn a_mailed_folder_is_remembered_only_when_it_is_a_collaboration_of_ours() {
+    let two = Two::started();
+    let fifo = two.env.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for target in ["/dev", "/proc/self", fifo.to_str().unwrap()] {
+        let context = serde_json::json!({ "collab_folder": target }).to_string();
+        two.env.send(
+            &two.web,
+            "api",
+            &[
+                "--type",
+                "request",
+                "--subject",
+                "s",
+                "--body",
+                "b",
+                "--tag",
+                "collab",
+                "--context",
+                &context,
+            ],
+        );
+    }
+    let list = two.env.json(&two.api, &["collab", "list"]);
+    let shown: Vec<&str> = list["collaborations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["folder"].as_str().unwrap())
+        .collect();
+    assert!(shown.contains(&"/dev"), "{list}");
+    let remembered = fs::read_to_string(two.api.join(".aea/.collabs.json")).unwrap_or_default();
+    assert!(!remembered.contains("/dev"), "{remembered}");
+    assert!(!remembered.contains("/proc"), "{remembered}");
+    assert!(!remembered.contains("fifo"), "{remembered}");
+}

@@ -717,9 +717,11 @@ fn validate(args: &CollabFolderArgs, ctx: &Context) -> Result<ExitCode> {
     })
 }
 
-/// The folders remembered, and those named by collab mail in the inbox.
-fn known_folders(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<PathBuf>> {
-    let mut folders = mailbox.collabs()?;
+/// The folders remembered, and those named by collab mail in the inbox
+/// (with `true`: remembered only once found to be a collaboration of this
+/// agent, since anyone can send mail naming any path).
+fn known_folders(mailbox: &Mailbox) -> Result<Vec<(PathBuf, bool)>> {
+    let folders = mailbox.collabs()?;
     let mut mailed = Vec::new();
     let entries = mailbox.unprocessed()?;
     for entry in &entries {
@@ -742,28 +744,33 @@ fn known_folders(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<PathBuf>> {
             mailed.push(path);
         }
     }
-    for path in mailed {
-        remember(mailbox, &Folder::new(&path), ctx);
-        folders.push(path);
-    }
-    Ok(folders)
+    Ok(folders
+        .into_iter()
+        .map(|f| (f, false))
+        .chain(mailed.into_iter().map(|f| (f, true)))
+        .collect())
 }
 
 fn list(ctx: &Context) -> Result<ExitCode> {
     let (mailbox, id) = me(ctx)?;
     let mut collaborations = Vec::new();
-    for path in known_folders(&mailbox, ctx)? {
+    for (path, mailed) in known_folders(&mailbox)? {
         let folder = Folder::new(&path);
         let listed = match folder.next(&id) {
-            Ok(next) => Listed {
-                folder: path,
-                objective: next.objective.clone(),
-                phase: next.phase,
-                waiting_for: next.waiting_for.clone(),
-                your_turn: next.your_turn,
-                action: Some(next.action.clone()),
-                error: None,
-            },
+            Ok(next) => {
+                if mailed {
+                    remember(&mailbox, &folder, ctx);
+                }
+                Listed {
+                    folder: path,
+                    objective: next.objective.clone(),
+                    phase: next.phase,
+                    waiting_for: next.waiting_for.clone(),
+                    your_turn: next.your_turn,
+                    action: Some(next.action.clone()),
+                    error: None,
+                }
+            }
             // Not (or no longer) a participant there: not ours to list.
             Err(Error::CollabRefused(r)) if r.rule == collab::Rule::Participant => continue,
             Err(e) => Listed {
