@@ -1016,3 +1016,90 @@ fn a_mailed_folder_is_remembered_only_when_it_is_a_collaboration_of_ours() {
     assert!(!remembered.contains("/proc"), "{remembered}");
     assert!(!remembered.contains("fifo"), "{remembered}");
 }
+
+/// The wake-up mail shows the command that reads the folder. A folder's
+/// path may hold spaces or shell syntax (`$(…)`, `;`): the command, run as
+/// shown, passes the path as one argument and runs nothing else.
+#[test]
+fn the_command_in_a_wake_up_passes_the_folder_as_one_argument() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let api = env.repo("api");
+    let marker = env.path().join("ran");
+    let folder = env.path().join(format!(
+        "my shared; touch {} $(touch {})",
+        marker.display(),
+        marker.display()
+    ));
+    let f = folder.to_str().unwrap();
+    env.ok(
+        &web,
+        &[
+            "collab",
+            "init",
+            "--folder",
+            f,
+            "--participant",
+            "web",
+            "--participant",
+            "api",
+            "--objective",
+            "o",
+            "--completion",
+            "g",
+        ],
+    );
+    env.ok(
+        &web,
+        &[
+            "collab",
+            "event",
+            "--folder",
+            f,
+            "--participant",
+            "web",
+            "--event",
+            "proposal_submitted",
+            "--summary",
+            "s",
+            "--doc",
+            "proposal.md",
+            "--reply-to",
+            "1",
+        ],
+    );
+    let names = inbox_files(&api);
+    assert_eq!(names.len(), 1, "{names:?}");
+    let message: Value =
+        serde_json::from_str(&fs::read_to_string(api.join(".aea").join(&names[0])).unwrap())
+            .unwrap();
+    let body = message["message"]["body"].as_str().unwrap();
+    let line = body
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("aea collab next"))
+        .unwrap_or_else(|| panic!("no command in {body}"));
+    // A stand-in `aea` that prints its arguments, one a line.
+    let bin = env.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("aea");
+    fs::write(
+        &fake,
+        "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n",
+    )
+    .unwrap();
+    fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .output()
+        .unwrap();
+    let args: Vec<String> = stdout(&out).lines().map(String::from).collect();
+    assert_eq!(
+        args,
+        ["collab", "next", "--folder", f, "--participant", "api"],
+        "{line}"
+    );
+    assert!(!marker.exists(), "the command ran something else: {line}");
+}

@@ -498,9 +498,10 @@ fn wake_draft(folder: &Folder, next: &Next) -> Result<Draft> {
         "It is your turn in the collaboration in {path} (phase {phase}).\n\n\
          Next: {action}\n\n\
          The folder is the record; read it there, not in this message:\n\
-         \x20 aea collab next --folder {path} --participant {who}\n\n\
+         \x20 aea collab next --folder {shown} --participant {who}\n\n\
          Once you have appended your event, mark this message processed.\n",
         who = next.participant,
+        shown = shell_word(&path),
     );
     let mut draft = Draft::new(
         MessageType::Request,
@@ -513,6 +514,20 @@ fn wake_draft(folder: &Folder, next: &Next) -> Result<Draft> {
         .insert(CONTEXT_FOLDER.into(), path.clone().into());
     draft.check(false)?;
     Ok(draft)
+}
+
+/// `text` as one word of a shell command: as it is when it holds nothing
+/// a shell would split or expand, else single-quoted.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        crate::hooks::sh_quote(text)
+    }
 }
 
 fn classify(args: &CollabClassifyArgs, ctx: &Context) -> Result<ExitCode> {
