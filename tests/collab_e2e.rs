@@ -1017,6 +1017,53 @@ fn a_mailed_folder_is_remembered_only_when_it_is_a_collaboration_of_ours() {
     assert!(!remembered.contains("fifo"), "{remembered}");
 }
 
+/// A folder's name is text too (a mailed one is anyone's): shown escaped.
+#[test]
+fn a_folder_name_with_control_characters_is_shown_escaped() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let folder = env.path().join("c\u{1b}[2J\u{7}");
+    let f = folder.to_str().unwrap();
+    for args in [
+        vec![
+            "collab",
+            "init",
+            "--folder",
+            f,
+            "--participant",
+            "web",
+            "--objective",
+            "o",
+            "--completion",
+            "g",
+        ],
+        vec![
+            "collab",
+            "init",
+            "--folder",
+            f,
+            "--participant",
+            "web",
+            "--objective",
+            "o",
+            "--completion",
+            "g",
+            "--resume",
+        ],
+        vec!["collab", "validate", "--folder", f],
+        vec!["collab", "list"],
+    ] {
+        let out = env.run(&web, &args);
+        for text in [stdout(&out), stderr(&out)] {
+            assert!(
+                !text.contains('\u{1b}'),
+                "{args:?} printed an escape: {text:?}"
+            );
+            assert!(!text.contains('\u{7}'), "{args:?} printed a bell: {text:?}");
+        }
+    }
+}
+
 /// The wake-up mail shows the command that reads the folder. A folder's
 /// path may hold spaces or shell syntax (`$(…)`, `;`): the command, run as
 /// shown, passes the path as one argument and runs nothing else.
