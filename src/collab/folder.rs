@@ -222,7 +222,8 @@ impl Folder {
             return Ok(None);
         }
 
-        let at = log::format_time(now);
+        // Whole seconds, as every event (see `commit`).
+        let at = log::format_time(now.trunc_subsecs(0));
         let event = Event {
             seq: 1,
             from: owner.clone(),

@@ -963,3 +963,34 @@ fn events_are_one_line_each_whatever_the_summary_holds() {
     let back: serde_json::Value = serde_json::from_str(&line).unwrap();
     assert_eq!(back["summary"], "a\u{2028}b\u{85}c\nd");
 }
+
+/// Events are written in whole seconds, `initialized` too: a fraction on
+/// it read as "the clock went back" to the events of the same second,
+/// which then all carried it (`10:00:00.7Z` instead of their own time).
+#[test]
+fn every_event_is_written_in_whole_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = Folder::new(dir.path().join("collab"));
+    let start = t(0) + Duration::milliseconds(700);
+    let init = f
+        .init(&ids(&["web", "api"]), "o", &gates(), false, start)
+        .unwrap()
+        .unwrap();
+    assert_eq!(init.at, "2026-01-05T10:00:00Z");
+    let e = f
+        .append(
+            "web",
+            EventName::ProposalSubmitted,
+            "Draft",
+            None,
+            Some(1),
+            start + Duration::milliseconds(100),
+        )
+        .unwrap();
+    assert_eq!(e.event.at, "2026-01-05T10:00:00Z");
+    let protocol: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.path().join("collab/protocol.json")).unwrap())
+            .unwrap();
+    assert_eq!(protocol["createdAt"], "2026-01-05T10:00:00Z", "{protocol}");
+    assert!(f.validate().unwrap().is_valid());
+}
