@@ -188,6 +188,13 @@ pub fn format_time(t: DateTime<Utc>) -> String {
 pub fn parse_events(text: &str) -> (Vec<Logged>, Vec<Refusal>) {
     let mut events = Vec::new();
     let mut problems = Vec::new();
+    // The last line, when the text does not end it: one a writer may have
+    // stopped in the middle of.
+    let unended = if text.ends_with('\n') {
+        None
+    } else {
+        Some(text.split('\n').count())
+    };
     for (index, line) in text.split('\n').enumerate() {
         let line_no = index + 1;
         let line = line.trim_end_matches('\r');
@@ -195,7 +202,18 @@ pub fn parse_events(text: &str) -> (Vec<Logged>, Vec<Refusal>) {
             continue;
         }
         let hint = "events.jsonl holds one JSON object a line; never edit it by hand, append with `aea collab event`";
-        match serde_json::from_str::<Value>(line) {
+        let parsed = serde_json::from_str::<Value>(line);
+        if parsed.is_err() && unended == Some(line_no) {
+            problems.push(Refusal::new(
+                Rule::EventLine,
+                format!(
+                    "events.jsonl line {line_no} is incomplete: a writer stopped in the middle of an event"
+                ),
+                "once no one is writing to the folder, remove that partial last line (its event was never written whole) and append the event again with `aea collab event`",
+            ));
+            continue;
+        }
+        match parsed {
             Ok(Value::Object(map)) => events.push(Logged { line: line_no, map }),
             Ok(_) => problems.push(Refusal::new(
                 Rule::EventLine,

@@ -994,3 +994,31 @@ fn every_event_is_written_in_whole_seconds() {
     assert_eq!(protocol["createdAt"], "2026-01-05T10:00:00Z", "{protocol}");
     assert!(f.validate().unwrap().is_valid());
 }
+
+/// A writer stopped mid-event (another tool killed, a disk full) leaves a
+/// last line with no line end. aea appends nothing after it; what it says
+/// must get the user out: that line is an event never written whole, to
+/// remove — not "never edit it by hand", which left no way on.
+#[test]
+fn a_torn_last_line_says_how_to_get_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = started(dir.path(), &["web", "api"]);
+    let whole = fs::read_to_string(f.path().join("events.jsonl")).unwrap();
+    edit(&f, "events.jsonl", |t| {
+        format!("{t}{{\"seq\":2,\"from\":\"web\",\"ev")
+    });
+    let report = f.validate().unwrap();
+    let torn = report
+        .errors
+        .iter()
+        .find(|e| e.rule == Rule::EventLine)
+        .expect("the torn line is found");
+    assert!(torn.message.contains("line 2"), "{torn:?}");
+    assert!(torn.message.contains("incomplete"), "{torn:?}");
+    assert!(torn.hint.contains("remove"), "{torn:?}");
+    assert!(!torn.hint.contains("never edit"), "{torn:?}");
+    // Doing what it says gets the collaboration going again.
+    fs::write(f.path().join("events.jsonl"), whole).unwrap();
+    f.append("web", EventName::Blocked, "Stop", None, Some(1), t(1))
+        .unwrap();
+}
