@@ -1150,3 +1150,70 @@ fn the_command_in_a_wake_up_passes_the_folder_as_one_argument() {
     );
     assert!(!marker.exists(), "the command ran something else: {line}");
 }
+
+/// `init --resume` over a folder someone else prepared: a protocol.json
+/// that is no collaboration (a FIFO, not JSON) is refused before anything
+/// is written; one that reads but leaves the folder invalid is resumed
+/// with a warning, never a plain "resumed".
+#[test]
+fn resume_over_a_folder_that_is_no_collaboration_says_so() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let resume = |folder: &Path| {
+        env.run(
+            &web,
+            &[
+                "collab",
+                "init",
+                "--folder",
+                folder.to_str().unwrap(),
+                "--participant",
+                "web",
+                "--objective",
+                "o",
+                "--completion",
+                "g",
+                "--resume",
+            ],
+        )
+    };
+    let fifo = env.path().join("fifo");
+    fs::create_dir(&fifo).unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(fifo.join("protocol.json"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = resume(&fifo);
+    assert_eq!(code(&out), 5, "{}{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains("unsafe_file"), "{}", stderr(&out));
+    assert!(!fifo.join("proposal.md").exists());
+
+    let garbage = env.path().join("garbage");
+    fs::create_dir(&garbage).unwrap();
+    fs::write(garbage.join("protocol.json"), "not json").unwrap();
+    let out = resume(&garbage);
+    assert_eq!(code(&out), 5, "{}{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains("protocol_file"), "{}", stderr(&out));
+    assert!(!garbage.join("proposal.md").exists());
+
+    // protocol.json reads, events.jsonl is missing: documents written, and
+    // the folder is said to be invalid.
+    let half = env.path().join("half");
+    fs::create_dir(&half).unwrap();
+    fs::write(
+        half.join("protocol.json"),
+        r#"{"objective":"o","participants":[{"id":"web"}],"completionGates":["g"],"currentPhase":"drafting","proposalOwner":"web","waitingFor":["web"]}"#,
+    )
+    .unwrap();
+    let out = resume(&half);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(half.join("proposal.md").exists());
+    assert!(
+        stderr(&out).contains("aea collab validate"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -217,6 +217,14 @@ impl Folder {
                 "move events.jsonl aside or choose another folder; a log is never started over",
             )));
         }
+        if exists(PROTOCOL) {
+            // What makes a folder a collaboration: resume only one whose
+            // protocol.json reads as one, before writing anything there.
+            let text = log::read_text(&self.path, PROTOCOL, log::PROTOCOL_LIMIT)
+                .map_err(refused)?
+                .unwrap_or_default();
+            Protocol::parse(&text).map_err(refused)?;
+        }
         self.write_documents(objective, &gates)?;
         if exists(PROTOCOL) {
             return Ok(None);

@@ -224,6 +224,9 @@ fn init(args: &CollabInitArgs, ctx: &Context) -> Result<ExitCode> {
         ctx.rt.now(),
     )?;
     remember(&mailbox, &folder, ctx);
+    if event.is_none() {
+        warn_invalid(&folder, ctx);
+    }
     // `initialized` puts the proposal owner into waitingFor.
     let woken = match &event {
         Some(event) if event.from != id => wake(
@@ -256,6 +259,28 @@ fn init(args: &CollabInitArgs, ctx: &Context) -> Result<ExitCode> {
     }
     print_woken(&woken, ctx);
     Ok(ExitCode::Success)
+}
+
+/// After `init --resume`: a folder kept as found may break the protocol
+/// (no log, a log another tool left broken); say so on stderr.
+fn warn_invalid(folder: &Folder, ctx: &Context) {
+    let errors = match folder.validate() {
+        Ok(report) => report.errors,
+        Err(e) => {
+            ctx.printer.warn(format_args!(
+                "the folder cannot be validated: {}",
+                untrusted_short(&crate::error::one_line(&e), 300)
+            ));
+            return;
+        }
+    };
+    if let Some(first) = errors.first() {
+        ctx.printer.warn(format_args!(
+            "the folder is not a valid collaboration ({} error(s), first: {}); `aea collab validate` lists them",
+            errors.len(),
+            untrusted_short(&first.message, 200)
+        ));
+    }
 }
 
 fn event(args: &CollabEventArgs, ctx: &Context) -> Result<ExitCode> {
