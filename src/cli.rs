@@ -100,6 +100,9 @@ pub enum Command {
     Export(ExportArgs),
     /// Import the OACP and Roo folders named in `bridges:` as mail arrives there
     Bridge(BridgeArgs),
+    /// Structured collaboration in a shared folder (the Agent Collaboration Protocol)
+    #[command(subcommand)]
+    Collab(CollabCommand),
 }
 
 /// `--priority` takes AEA's words and OACP's P0-P3 (SPEC §12), mapped by
@@ -582,4 +585,146 @@ pub enum AgentsCommand {
         #[arg(long)]
         allow_unsigned: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CollabCommand {
+    /// Start a collaboration folder: protocol.json, events.jsonl and the documents
+    Init(CollabInitArgs),
+    /// Append one event, every rule of the protocol checked first
+    Event(CollabEventArgs),
+    /// Append a correctly headed review to review.md and its review_submitted event
+    Review(CollabReviewArgs),
+    /// Classify an open question of readiness.md (or list them, without --item)
+    Classify(CollabClassifyArgs),
+    /// Show the phase, the owner, who is waited for, and what this participant does next
+    Next(CollabParticipantArgs),
+    /// Block until it is this participant's turn, or the collaboration ended
+    Wait(CollabWaitArgs),
+    /// Check a folder against every rule of the protocol
+    Validate(CollabFolderArgs),
+    /// List the collaborations this agent takes part in, and whose turn it is
+    List,
+}
+
+#[derive(Debug, Args)]
+pub struct CollabFolderArgs {
+    /// The collaboration folder
+    #[arg(long, value_name = "FOLDER")]
+    pub folder: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CollabParticipantArgs {
+    /// The collaboration folder
+    #[arg(long, value_name = "FOLDER")]
+    pub folder: PathBuf,
+
+    /// This repository's agent id (one agent never acts for another)
+    #[arg(long, value_name = "ID")]
+    pub participant: String,
+}
+
+#[derive(Debug, Args)]
+pub struct CollabInitArgs {
+    /// The collaboration folder (created when missing)
+    #[arg(long, value_name = "FOLDER")]
+    pub folder: PathBuf,
+
+    /// A participant's agent id; the first is the proposal owner
+    #[arg(long = "participant", value_name = "ID", required = true)]
+    pub participants: Vec<String>,
+
+    /// What the collaboration must decide or produce
+    #[arg(long, value_name = "TEXT")]
+    pub objective: String,
+
+    /// A concrete gate that ends the collaboration (repeatable)
+    #[arg(long = "completion", value_name = "GATE", required = true)]
+    pub completion: Vec<String>,
+
+    /// Keep an existing collaboration, writing only missing documents
+    #[arg(long)]
+    pub resume: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CollabEventArgs {
+    #[command(flatten)]
+    pub who: CollabParticipantArgs,
+
+    /// The event (proposal_submitted, proposal_revised, question_classified, …)
+    #[arg(long, value_name = "NAME")]
+    pub event: crate::collab::EventName,
+
+    /// One short sentence saying what the event is
+    #[arg(long, value_name = "TEXT")]
+    pub summary: String,
+
+    /// The document the event is about (a file name inside the folder)
+    #[arg(long, value_name = "PATH")]
+    pub doc: Option<String>,
+
+    /// The seq of the event this one answers
+    #[arg(long, value_name = "SEQ")]
+    pub reply_to: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct CollabReviewArgs {
+    #[command(flatten)]
+    pub who: CollabParticipantArgs,
+
+    /// The seq of the event reviewed (the proposal's)
+    #[arg(long, value_name = "SEQ")]
+    pub reply_to: u64,
+
+    /// One short sentence: the review_submitted event's summary
+    #[arg(long, value_name = "TEXT")]
+    pub summary: String,
+
+    /// A point of the reviewer's position (repeatable)
+    #[arg(long = "position", value_name = "TEXT")]
+    pub position: Vec<String>,
+
+    /// A concern (repeatable)
+    #[arg(long = "concern", value_name = "TEXT")]
+    pub concerns: Vec<String>,
+
+    /// A change the proposal must make (repeatable)
+    #[arg(long = "required-change", value_name = "TEXT")]
+    pub required_changes: Vec<String>,
+
+    /// An open question (repeatable)
+    #[arg(long = "question", value_name = "TEXT")]
+    pub questions: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CollabClassifyArgs {
+    /// The collaboration folder
+    #[arg(long, value_name = "FOLDER")]
+    pub folder: PathBuf,
+
+    /// The item's number in readiness.md (1 is the first); without it, list the items
+    #[arg(long, value_name = "N", requires = "class")]
+    pub item: Option<usize>,
+
+    /// The classification
+    #[arg(long = "as", value_name = "CLASS", requires = "item")]
+    pub class: Option<crate::collab::Classification>,
+
+    /// Why a deferred item does not block (required for deferred_nonblocking)
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CollabWaitArgs {
+    #[command(flatten)]
+    pub who: CollabParticipantArgs,
+
+    /// Give up after this long and exit with 4 (`0`: never)
+    #[arg(long, value_name = "DURATION", default_value = "30m")]
+    pub timeout: Duration,
 }

@@ -55,6 +55,11 @@ pub enum Error {
     )]
     MailboxSlotTaken { path: PathBuf },
 
+    /// An event or edit of a collaboration folder that a rule of the
+    /// protocol refuses (SPEC §17); nothing was written.
+    #[error("{0}")]
+    CollabRefused(crate::collab::Refusal),
+
     #[error("invalid agent id {id:?}: {reason}")]
     InvalidAgentId { id: String, reason: &'static str },
 
@@ -420,6 +425,7 @@ impl Error {
             Error::Symlink { .. }
             | Error::UnsafeState { .. }
             | Error::MailboxSlotTaken { .. }
+            | Error::CollabRefused(_)
             | Error::SendToSelf { .. }
             | Error::SecretDetected { .. }
             | Error::NoReturnAddress { .. }
@@ -463,6 +469,7 @@ impl Error {
                 "aea reads its state only from regular files and real folders owned by the receiver; move {0} aside (`mv {0} {0}.suspect`) and run `aea doctor`",
                 path.display()
             ),
+            Error::CollabRefused(refusal) => refusal.hint.clone(),
             Error::MailboxSlotTaken { .. } => "the recipient deletes that file once it has processed the message: send again then (the message is not lost: it was not sent)".to_string(),
             Error::InvalidAgentId { .. } => {
                 "an agent id is 2-64 characters of letters, digits, `_` and `-`, starting with a letter or digit".to_string()
@@ -668,7 +675,7 @@ mod tests {
     use std::time::Duration;
 
     /// Number of arms of [`expected_code`]; each returns its own index.
-    const VARIANTS: usize = 56;
+    const VARIANTS: usize = 57;
 
     /// SPEC §13 for each variant, written apart from [`Error::exit_code`]
     /// and without a wildcard: a new variant does not compile until it is
@@ -732,6 +739,7 @@ mod tests {
             Error::Git { .. } => (53, Failure),
             Error::HooksCannotSee { .. } => (54, Refused),
             Error::MailboxSlotTaken { .. } => (55, Refused),
+            Error::CollabRefused(_) => (56, Refused),
         }
     }
 
@@ -750,6 +758,11 @@ mod tests {
                 source: Box::new(io::Error::other("config file parse error")),
             },
             Error::MailboxSlotTaken { path: p() },
+            Error::CollabRefused(crate::collab::Refusal::new(
+                crate::collab::Rule::Turn,
+                "seq 3: proposal_revised is the proposal owner's (web) to append, not api's",
+                "wait for web; `aea collab next` says what is yours to do",
+            )),
             Error::NotActionable {
                 name: s("message-x.json"),
                 reason: s("it is not a valid message"),

@@ -6,6 +6,7 @@ pub mod approval;
 pub mod audit;
 pub mod bridge;
 pub mod cli;
+pub mod collab;
 pub mod commands;
 pub mod compose;
 pub mod config;

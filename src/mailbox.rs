@@ -53,6 +53,11 @@ pub const SENT_DIR: &str = "sent";
 pub const TMP_DIR: &str = ".tmp";
 pub const QUARANTINE_DIR: &str = ".quarantine";
 pub const ARCHIVE_DIR: &str = ".archive";
+/// The collaboration folders this agent started, acted in or was mailed
+/// about (`aea collab list`): a JSON list of absolute paths.
+pub const COLLABS_FILE: &str = ".collabs.json";
+/// At most this many folders are remembered (the oldest are forgotten).
+const COLLABS_MAX: usize = 200;
 pub const PROMPTS_DIR: &str = "prompts";
 /// Mail waiting for `aea sync` to carry it to another machine.
 pub const OUTGOING_DIR: &str = "outgoing";
@@ -459,6 +464,36 @@ impl Mailbox {
         fsutil::ensure_state_dir(&path)?;
         fsutil::check_state_dir(&path, self.owner)?;
         Ok(path)
+    }
+
+    /// The collaboration folders remembered in [`COLLABS_FILE`]; an
+    /// unreadable or damaged file is an error, a missing one an empty list.
+    pub fn collabs(&self) -> Result<Vec<PathBuf>> {
+        let path = self.dir.join(COLLABS_FILE);
+        let Some(bytes) = fsutil::read_state(&path, fsutil::SMALL_STATE_LIMIT)? else {
+            return Ok(Vec::new());
+        };
+        serde_json::from_slice::<Vec<PathBuf>>(&bytes).map_err(|e| Error::UnsafeState {
+            path,
+            detail: format!("not a JSON list of folders: {e}"),
+        })
+    }
+
+    /// Remembers collaboration folder `folder` (absolute) for `aea collab
+    /// list`, under `.tmp/`'s staging; a folder known already is kept once.
+    pub fn remember_collab(&self, folder: &Path) -> Result<()> {
+        let tmp = self.make_state_dir(TMP_DIR)?;
+        let _lock = fsutil::lock(&tmp.join("collabs.lock"))?;
+        let mut known = self.collabs().unwrap_or_default();
+        if known.iter().any(|k| k == folder) {
+            return Ok(());
+        }
+        known.push(folder.to_path_buf());
+        if known.len() > COLLABS_MAX {
+            known.drain(..known.len() - COLLABS_MAX);
+        }
+        let text = serde_json::to_string_pretty(&known).expect("paths serialise");
+        fsutil::replace_atomic_via(&tmp, &self.dir.join(COLLABS_FILE), text.as_bytes())
     }
 
     /// Checks every state folder that exists (symlinks, special files,

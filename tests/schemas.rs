@@ -256,6 +256,74 @@ fn json_output_fits_the_shipped_schemas() {
     );
 }
 
+#[test]
+fn collab_json_output_fits_the_shipped_schemas() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    env.repo("api");
+    let folder = env.path().join("c");
+    let f = folder.to_str().unwrap();
+    let run = |args: &[&str], want: i32| {
+        let mut full = vec!["collab"];
+        full.extend_from_slice(args);
+        full.extend_from_slice(&["--folder", f]);
+        json_exiting(&env, &web, &full, want)
+    };
+    assert_fits(
+        "collab-init",
+        &run(
+            &[
+                "init",
+                "--participant",
+                "web",
+                "--participant",
+                "api",
+                "--objective",
+                "o",
+                "--completion",
+                "g",
+            ],
+            0,
+        ),
+    );
+    assert_fits("collab-next", &run(&["next", "--participant", "web"], 0));
+    assert_fits(
+        "collab-wait",
+        &run(&["wait", "--participant", "web", "--timeout", "1s"], 0),
+    );
+    assert_fits(
+        "collab-event",
+        &run(
+            &[
+                "event",
+                "--participant",
+                "web",
+                "--event",
+                "proposal_submitted",
+                "--summary",
+                "s",
+                "--doc",
+                "proposal.md",
+                "--reply-to",
+                "1",
+            ],
+            0,
+        ),
+    );
+    assert_fits(
+        "collab-wait",
+        &run(&["wait", "--participant", "web", "--timeout", "1s"], 4),
+    );
+    assert_fits("collab-classify", &run(&["classify"], 0));
+    assert_fits("collab-validate", &run(&["validate"], 0));
+    std::fs::write(folder.join("opinions.md"), "x").unwrap();
+    assert_fits("collab-validate", &run(&["validate"], 6));
+    assert_fits(
+        "collab-list",
+        &json_exiting(&env, &web, &["collab", "list"], 0),
+    );
+}
+
 /// The validator itself: it must reject what the schemas rule out, or the
 /// test above proves nothing.
 #[test]

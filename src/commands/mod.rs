@@ -7,6 +7,7 @@ mod agents;
 mod approve;
 mod bridge;
 mod check;
+mod collab;
 mod content;
 mod context;
 pub mod demo;
@@ -78,5 +79,6 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Import(args) => import::run(&args, &ctx),
         Command::Bridge(args) => bridge::run(&args, &ctx),
         Command::Export(args) => export::run(&args, &ctx),
+        Command::Collab(command) => collab::run(&command, &ctx),
     }
 }

@@ -67,6 +67,13 @@ fn all() -> Vec<(&'static str, Schema)> {
             "trust-revoke",
             schema::<trust::TrustRevokeOutput<'static>>(),
         ),
+        ("collab-init", schema::<collab::InitOutput>()),
+        ("collab-event", schema::<collab::EventOutput>()),
+        ("collab-classify", schema::<collab::ClassifyOutput>()),
+        ("collab-next", schema::<crate::collab::Next>()),
+        ("collab-wait", schema::<collab::WaitOutput>()),
+        ("collab-validate", schema::<collab::ValidateOutput>()),
+        ("collab-list", schema::<collab::ListOutput>()),
     ]
 }
 
