@@ -196,9 +196,9 @@ pub fn init_repo(
     let owned_files = [
         (
             format!("{PROMPTS_DIR}/check-messages.md"),
-            templates::CHECK_MESSAGES_PROMPT,
+            templates::check_messages_prompt(),
         ),
-        (".gitignore".to_string(), templates::GITIGNORE),
+        (".gitignore".to_string(), templates::GITIGNORE.to_string()),
     ];
     for (rel, text) in owned_files {
         let path = aea.join(&rel);
