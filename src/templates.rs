@@ -23,6 +23,23 @@ pub fn check_messages_prompt() -> String {
     with_decisions(include_str!("../templates/check-messages.md"))
 }
 
+/// SHA-256 of each `check-messages.md` an earlier aea wrote.
+const EARLIER_PROMPTS: [&str; 4] = [
+    "cacec9d55e3e8b0571ee0d484ab49ac561ae386ffa766ccdbb2a041c391d7465",
+    "967c1e911bc7ac74c8f0689e1fa6afcc8b2faf39b39dc57dfdd0b04662ac2740",
+    "635a8477f64c4ad930f48e925740d566c08d04e44132c01477c54ad396ac5cd5",
+    "6772b28b71339a9e8c1473b99322e636c266c86b17a2bed9341e451365a895f8",
+];
+
+/// Whether the file at `path` is, byte for byte, a `check-messages.md` an
+/// earlier aea wrote (and nobody changed since): `init` may replace it.
+pub fn is_earlier_prompt(path: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() < 64 * 1024)
+        && std::fs::read(path).is_ok_and(|bytes| {
+            EARLIER_PROMPTS.contains(&crate::fsutil::sha256_hex(&bytes).as_str())
+        })
+}
+
 /// The steps of the `/aea` command of each harness that has commands.
 pub fn command_steps() -> String {
     with_decisions(include_str!("../templates/commands/aea-steps.md"))

@@ -205,6 +205,11 @@ pub fn init_repo(
         fsutil::refuse_symlink(&path)?;
         if fsutil::create_exclusive(&path, text.as_bytes())? {
             changed.push(format!("{AEA_DIR}/{rel}"));
+        } else if templates::is_earlier_prompt(&path) {
+            // A prompt an earlier aea wrote, word for word, is brought up
+            // to date; one anybody edited (or the bash AEA's) is kept.
+            fsutil::replace_atomic(&path, text.as_bytes())?;
+            changed.push(format!("{AEA_DIR}/{rel} (updated)"));
         }
     }
 
