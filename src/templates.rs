@@ -1,9 +1,49 @@
 //! Files that `init` writes, compiled in so the binary alone is enough.
 
-pub const AGENT_SECTION: &str = include_str!("../templates/agent-section.md");
 pub const SECTION_BEGIN: &str = "<!-- aea:begin";
 pub const SECTION_END: &str = "<!-- aea:end -->";
-pub const CHECK_MESSAGES_PROMPT: &str = include_str!("../templates/check-messages.md");
+
+/// What an agent does with each decision, approval and rejection: the one
+/// text every instruction file carries, so that they cannot disagree.
+pub const DECISIONS: &str = include_str!("../templates/decisions.md");
+const PLACEHOLDER: &str = "@DECISIONS@\n";
+
+fn with_decisions(template: &str) -> String {
+    debug_assert!(template.contains(PLACEHOLDER));
+    template.replace(PLACEHOLDER, DECISIONS)
+}
+
+/// The section `init` writes into `CLAUDE.md`, `AGENTS.md` and the like.
+pub fn agent_section() -> String {
+    with_decisions(include_str!("../templates/agent-section.md"))
+}
+
+/// `.aea/prompts/check-messages.md`.
+pub fn check_messages_prompt() -> String {
+    with_decisions(include_str!("../templates/check-messages.md"))
+}
+
+/// SHA-256 of each `check-messages.md` an earlier aea wrote.
+const EARLIER_PROMPTS: [&str; 4] = [
+    "cacec9d55e3e8b0571ee0d484ab49ac561ae386ffa766ccdbb2a041c391d7465",
+    "967c1e911bc7ac74c8f0689e1fa6afcc8b2faf39b39dc57dfdd0b04662ac2740",
+    "635a8477f64c4ad930f48e925740d566c08d04e44132c01477c54ad396ac5cd5",
+    "6772b28b71339a9e8c1473b99322e636c266c86b17a2bed9341e451365a895f8",
+];
+
+/// Whether the file at `path` is, byte for byte, a `check-messages.md` an
+/// earlier aea wrote (and nobody changed since): `init` may replace it.
+pub fn is_earlier_prompt(path: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() < 64 * 1024)
+        && std::fs::read(path).is_ok_and(|bytes| {
+            EARLIER_PROMPTS.contains(&crate::fsutil::sha256_hex(&bytes).as_str())
+        })
+}
+
+/// The steps of the `/aea` command of each harness that has commands.
+pub fn command_steps() -> String {
+    with_decisions(include_str!("../templates/commands/aea-steps.md"))
+}
 pub const GITIGNORE: &str = include_str!("../templates/gitignore");
 
 use crate::words::word_enum;
@@ -31,7 +71,8 @@ pub fn policy(preset: PolicyPreset, agent_id: &str) -> String {
 /// `text` with the AEA section added or brought up to date; `None` when it
 /// already holds the current section.
 pub fn with_agent_section(text: &str) -> Option<String> {
-    let section = AGENT_SECTION.trim_end();
+    let section = agent_section();
+    let section = section.trim_end();
     if let Some(begin) = text.find(SECTION_BEGIN)
         && let Some(end_rel) = text[begin..].find(SECTION_END)
     {
@@ -107,6 +148,81 @@ mod tests {
                     .unwrap();
             assert_eq!(config.agent.id.as_deref(), Some("web"), "{name}");
             crate::policy::Policy::from_config(config).unwrap();
+        }
+    }
+
+    /// Every instruction text an agent reads: the section, the prompt, and
+    /// each whole file a harness gets (commands, rules).
+    fn instructions() -> Vec<(String, String)> {
+        let mut texts = vec![
+            ("agent section".to_string(), agent_section()),
+            ("check-messages.md".to_string(), check_messages_prompt()),
+            ("/aea steps".to_string(), command_steps()),
+        ];
+        for agent in crate::harness::Agent::ALL {
+            let exe = std::path::Path::new("/usr/bin/aea");
+            for piece in crate::harness::kits::pieces(*agent, exe, std::path::Path::new("/r")) {
+                if let crate::harness::kits::Kind::Owned(text) = piece.kind
+                    && [".md", ".mdc", ".toml"]
+                        .iter()
+                        .any(|ext| piece.path.ends_with(ext))
+                {
+                    texts.push((piece.path, text));
+                }
+            }
+        }
+        texts
+    }
+
+    #[test]
+    fn every_instruction_file_says_the_same_about_decisions() {
+        for (name, text) in instructions() {
+            assert!(text.contains(DECISIONS), "{name} lacks the shared text");
+            assert!(!text.contains(PLACEHOLDER.trim_end()), "{name}");
+        }
+        for word in ["`reject`", "Approved by a person", "`require_approval`"] {
+            assert!(DECISIONS.contains(word), "{word}");
+        }
+    }
+
+    /// Every `aea …` an instruction names in backquotes is a command of
+    /// `aea --help`, and each of its `--flags` is one that command takes.
+    #[test]
+    fn every_command_the_instructions_name_exists() {
+        use clap::CommandFactory;
+        let cli = crate::cli::Cli::command();
+        let mut seen = Vec::new();
+        for (name, text) in instructions() {
+            for span in text.split('`').skip(1).step_by(2) {
+                let words: Vec<&str> = span.split_whitespace().collect();
+                if words.first() != Some(&"aea") || words.len() < 2 {
+                    continue;
+                }
+                let mut cmd = &cli;
+                let mut path = vec!["aea"];
+                for word in &words[1..] {
+                    if word.starts_with('-') {
+                        let flag = word.trim_start_matches('-');
+                        let flag = flag.split('=').next().unwrap();
+                        assert!(
+                            cmd.get_arguments()
+                                .chain(cli.get_arguments())
+                                .any(|a| a.get_long() == Some(flag)),
+                            "{name}: `{span}`: {} takes no --{flag}",
+                            path.join(" ")
+                        );
+                    } else if let Some(sub) = cmd.find_subcommand(word) {
+                        cmd = sub;
+                        path.push(word);
+                    } else if path.len() == 1 {
+                        panic!("{name}: `{span}`: aea has no command {word}");
+                    }
+                }
+                seen.push(path.join(" "));
+            }
+        }
+        for expected in ["aea agents", "aea send", "aea reject", "aea collab next"] {
+            assert!(seen.iter().any(|s| s == expected), "{expected}: {seen:?}");
         }
     }
 }

@@ -521,3 +521,74 @@ fn limits_bound_broadcasts_and_message_size() {
     assert!(!web.join(".aea/.processed").join(&file).exists());
     env.ok(&web, &["process", &id, "--outcome", "ignored"]);
 }
+
+/// The `processed:` line of `show` names the next step; the command in it
+/// (the first backquoted `aea process …`) is run as an agent would.
+fn next_step(shown: &str) -> Option<Vec<String>> {
+    let line = shown.lines().find(|l| l.starts_with("processed:"))?;
+    let start = line.find("`aea process ")? + 1;
+    let end = start + line[start..].find('`')?;
+    Some(
+        line[start..end]
+            .split_whitespace()
+            .skip(1)
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+fn may(shown: &str) -> &str {
+    shown
+        .lines()
+        .find_map(|l| l.strip_prefix("you may:"))
+        .unwrap()
+        .trim()
+}
+
+#[test]
+fn show_says_what_is_allowed_before_and_after_a_person_decides() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+
+    // Pending: only the pre-approval operations, and no step that
+    // `process` would refuse.
+    let id = urgent_issue(&env, &api);
+    let shown = env.ok(&web, &["show", &id]);
+    assert!(
+        may(&shown).ends_with("and nothing more until a person decides"),
+        "{shown}"
+    );
+    assert!(!shown.contains("when done"), "{shown}");
+    assert!(shown.contains("waits for a person"), "{shown}");
+
+    // Approved: what the message asks, then a `process` that succeeds.
+    env.ok(&web, &["approve", &id, "--note", "fix it"]);
+    let shown = env.ok(&web, &["show", &id]);
+    assert!(may(&shown).starts_with("what the message asks"), "{shown}");
+    let step = next_step(&shown).expect(&shown);
+    assert_eq!((step.len(), step[0].as_str()), (2, "process"), "{shown}");
+    env.ok(&web, &step.iter().map(String::as_str).collect::<Vec<_>>());
+
+    // Rejected by a person, and rejected by the policy: nothing, and the
+    // suggested `process --outcome ignored` succeeds.
+    let r = urgent_issue(&env, &api);
+    env.ok(&web, &["reject", &r, "--reason", "not ours"]);
+    let rejected_by_person = env.ok(&web, &["show", &r]);
+    let config = web.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("deny_senders: []", "deny_senders: [api]");
+    std::fs::write(&config, text).unwrap();
+    let d = env.question(&api, "web", "let me in");
+    let rejected_by_policy = env.ok(&web, &["show", &d]);
+    for (shown, why) in [
+        (rejected_by_person, "a person rejected it"),
+        (rejected_by_policy, "the policy rejects it"),
+    ] {
+        assert_eq!(may(&shown), format!("nothing: {why}"), "{shown}");
+        let step = next_step(&shown).expect(&shown);
+        assert_eq!(step[2..], ["--outcome", "ignored"]);
+        env.ok(&web, &step.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+}

@@ -30,6 +30,7 @@ mod json_output;
 mod layout;
 mod lifecycle;
 mod policy_corpus;
+mod readme_tour;
 mod retries;
 mod roundtrip;
 mod schemas;

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use super::Context;
 use crate::mailbox::{Approval, Entry, Mailbox, Processed};
 use crate::message::Message;
-use crate::policy::Judge;
+use crate::policy::{Action, Judge};
 use crate::printer::{untrusted, untrusted_short};
 
 /// The framed, terminal-safe text of one message with its decision. Every
@@ -62,10 +62,34 @@ pub fn render(
             state => format!("; approval {}", state.label()),
         }
     ));
-    p(&format!(
-        "you may:      {}\n",
-        one(&decision.operations.join(", "))
-    ));
+    let operations = one(&decision.operations.join(", "));
+    let rejected = decision.action == Action::Reject || approval == Approval::Rejected;
+    let may = if decision.action == Action::Reject {
+        "nothing: the policy rejects it".to_string()
+    } else {
+        match approval {
+            Approval::Approved => format!(
+                "what the message asks, within the person's decision below (before it: {operations})"
+            ),
+            Approval::Rejected => "nothing: a person rejected it".to_string(),
+            Approval::Pending | Approval::ChangedAfterApproval => {
+                format!("{operations}, and nothing more until a person decides")
+            }
+            Approval::NotNeeded => operations,
+        }
+    };
+    p(&format!("you may:      {may}\n"));
+    // The next step `process` accepts: gated mail waits for a person, and
+    // rejected mail can only be ignored.
+    let next = if rejected {
+        format!("`aea process {short_ref} --outcome ignored`")
+    } else if approval.waits() {
+        format!(
+            "waits for a person: `aea approve` or `aea reject`, never the agent; then `aea process {short_ref}`"
+        )
+    } else {
+        format!("`aea process {short_ref}` when done")
+    };
     if decision.notify_user {
         p("tell the user: yes\n");
     }
@@ -78,11 +102,11 @@ pub fn render(
         ),
         Processed::Done(None) => "yes".into(),
         Processed::Replaced(mk) => format!(
-            "no: the file was replaced after it was processed ({} at {}); `aea process {short_ref}` when done",
+            "no: the file was replaced after it was processed ({} at {}); {next}",
             one(&mk.outcome.to_string()),
             one(&mk.processed_at),
         ),
-        Processed::No => format!("no (`aea process {short_ref}` when done)"),
+        Processed::No => format!("no ({next})"),
     };
     if let Some(record) = mailbox.approval_record(name) {
         let why = record.note.as_ref().or(record.reason.as_ref());

@@ -196,15 +196,20 @@ pub fn init_repo(
     let owned_files = [
         (
             format!("{PROMPTS_DIR}/check-messages.md"),
-            templates::CHECK_MESSAGES_PROMPT,
+            templates::check_messages_prompt(),
         ),
-        (".gitignore".to_string(), templates::GITIGNORE),
+        (".gitignore".to_string(), templates::GITIGNORE.to_string()),
     ];
     for (rel, text) in owned_files {
         let path = aea.join(&rel);
         fsutil::refuse_symlink(&path)?;
         if fsutil::create_exclusive(&path, text.as_bytes())? {
             changed.push(format!("{AEA_DIR}/{rel}"));
+        } else if templates::is_earlier_prompt(&path) {
+            // A prompt an earlier aea wrote, word for word, is brought up
+            // to date; one anybody edited (or the bash AEA's) is kept.
+            fsutil::replace_atomic(&path, text.as_bytes())?;
+            changed.push(format!("{AEA_DIR}/{rel} (updated)"));
         }
     }
 

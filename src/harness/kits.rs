@@ -11,7 +11,6 @@ use crate::hooks::sh_quote;
 /// user's and is left alone.
 pub const OWNED_MARKER: &str = "aea:owned";
 
-const STEPS: &str = include_str!("../../templates/commands/aea-steps.md");
 const PLUGIN: &str = include_str!("../../templates/opencode/aea.js");
 
 /// One file aea adds for a harness.
@@ -95,13 +94,14 @@ pub fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
             piece(
                 ".claude/commands/aea.md",
                 Kind::Owned(format!(
-                    "---\ndescription: {DESCRIPTION}\nallowed-tools: {}\n---\n{}\n{STEPS}",
+                    "---\ndescription: {DESCRIPTION}\nallowed-tools: {}\n---\n{}\n{}",
                     ["check", "show", "pending", "status", "reply", "process"]
                         .iter()
                         .map(|c| format!("Bash(aea {c}:*)"))
                         .collect::<Vec<_>>()
                         .join(", "),
-                    marker_html("command")
+                    marker_html("command"),
+                    crate::templates::command_steps()
                 )),
             ),
         ],
@@ -146,8 +146,9 @@ pub fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
             piece(
                 ".gemini/commands/aea.toml",
                 Kind::Owned(format!(
-                    "{}\ndescription = \"{DESCRIPTION}\"\nprompt = \"\"\"\n{STEPS}\"\"\"\n",
-                    marker_hash("command")
+                    "{}\ndescription = \"{DESCRIPTION}\"\nprompt = \"\"\"\n{}\"\"\"\n",
+                    marker_hash("command"),
+                    crate::templates::command_steps()
                 )),
             ),
         ],
@@ -166,8 +167,9 @@ pub fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
             piece(
                 ".opencode/command/aea.md",
                 Kind::Owned(format!(
-                    "---\ndescription: {DESCRIPTION}\n---\n{}\n{STEPS}",
-                    marker_html("command")
+                    "---\ndescription: {DESCRIPTION}\n---\n{}\n{}",
+                    marker_html("command"),
+                    crate::templates::command_steps()
                 )),
             ),
         ],
@@ -194,7 +196,7 @@ pub fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
                 Kind::Owned(format!(
                     "---\ndescription: {DESCRIPTION}\nalwaysApply: true\n---\n{}\n{}",
                     marker_html("rule"),
-                    crate::templates::AGENT_SECTION
+                    crate::templates::agent_section()
                 )),
             ),
             piece(
@@ -217,7 +219,7 @@ pub fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
                     Kind::Owned(format!(
                         "{}\n{}",
                         marker_html("rule"),
-                        crate::templates::AGENT_SECTION
+                        crate::templates::agent_section()
                     )),
                 )]
             }

@@ -1,0 +1,127 @@
+//! The README's "A five-minute tour" is a real terminal session: every
+//! command in it runs here, in order, in a fresh home folder, with the
+//! clock and random seed fixed, and must succeed and print what the README
+//! shows (stderr, then stdout; home shown as `/home/me`; a line `…` stands
+//! for any lines). A
+//! change to the output breaks this test, and its message carries the new
+//! output to paste.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::*;
+
+const NOW: &str = "2026-11-21T10:00:00.000Z";
+const ELIDED: &str = "…";
+
+struct Step {
+    command: String,
+    expected: Vec<String>,
+}
+
+/// The commands (`$ ` lines, `\` continuing one) and the output under each
+/// of the tour's first `console` block.
+fn tour() -> Vec<Step> {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let section = &readme[readme.find("## A five-minute tour").expect("the tour")..];
+    let block = &section[section.find("```console\n").expect("a console block") + 11..];
+    let block = &block[..block.find("\n```").expect("the block ends")];
+    let mut steps: Vec<Step> = Vec::new();
+    let mut continued = false;
+    for line in block.lines() {
+        if continued {
+            let step = steps.last_mut().unwrap();
+            step.command.push('\n');
+            step.command.push_str(line);
+            continued = line.ends_with('\\');
+        } else if let Some(command) = line.strip_prefix("$ ") {
+            steps.push(Step {
+                command: command.to_string(),
+                expected: Vec::new(),
+            });
+            continued = command.ends_with('\\');
+        } else {
+            let step = steps.last_mut().expect("output follows a command");
+            step.expected.push(line.to_string());
+        }
+    }
+    steps
+}
+
+/// Whether `actual` is `expected`, where an [`ELIDED`] line stands for any
+/// number of lines.
+fn matches(expected: &[String], actual: &[&str]) -> bool {
+    match expected.split_first() {
+        None => actual.is_empty(),
+        Some((first, rest)) if first == ELIDED => {
+            (0..=actual.len()).any(|skip| matches(rest, &actual[skip..]))
+        }
+        Some((first, rest)) => actual
+            .split_first()
+            .is_some_and(|(a, more)| a == first && matches(rest, more)),
+    }
+}
+
+#[test]
+fn the_readme_tour_runs_as_shown() {
+    let env = TestEnv::new();
+    let home = env.path().join("home");
+    let bin = env.path().join("bin");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(BIN, bin.join("aea")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let cwd_file = env.path().join("cwd");
+    let mut cwd: PathBuf = home.clone();
+    let steps = tour();
+    assert!(steps.len() >= 8, "the tour has its commands");
+    let mut transcript = String::new();
+    for (seed, step) in steps.iter().enumerate() {
+        // A shell per line, as typed; `cd` carries over to the next one.
+        let script = format!(
+            "{}\nstatus=$?\npwd > \"$AEA_TOUR_CWD\"\nexit $status\n",
+            step.command
+        );
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", &home)
+            .env("USER", "tester")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("AEA_TEST_NOW", NOW)
+            .env("AEA_TEST_SEED", seed.to_string())
+            .env("AEA_TOUR_CWD", &cwd_file)
+            .current_dir(&cwd)
+            .output()
+            .unwrap();
+        // As a terminal shows it: aea's warnings come before its answer.
+        let shown =
+            format!("{}{}", stderr(&out), stdout(&out)).replace(home.to_str().unwrap(), "/home/me");
+        let _ = write!(transcript, "$ {}\n{shown}", step.command);
+        assert!(
+            out.status.success(),
+            "`{}` failed: {}\n{transcript}",
+            step.command,
+            stderr(&out)
+        );
+        cwd = PathBuf::from(std::fs::read_to_string(&cwd_file).unwrap().trim_end());
+        if step.expected.is_empty() {
+            continue;
+        }
+        let actual: Vec<&str> = shown.lines().collect();
+        assert!(
+            matches(&step.expected, &actual),
+            "`{}` printed other than the README shows; the session so far:\n{transcript}",
+            step.command
+        );
+    }
+}
