@@ -231,7 +231,7 @@ pub struct ContentArgs {
 
 #[derive(Debug, Args)]
 pub struct SendArgs {
-    /// Recipient: a path to a repository, or an agent id (repeat to broadcast, at most 10)
+    /// Recipient: a path to a repository, or an agent id (repeat, or list ids as `web,docs`, to broadcast; at most 10)
     #[arg(
         long = "to",
         required_unless_present = "to_path",

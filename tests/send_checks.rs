@@ -206,3 +206,117 @@ fn an_expiry_in_the_past_is_refused() {
     );
     assert!(inbox_files(&web).is_empty());
 }
+
+#[test]
+fn recipient_hints_point_at_what_works() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let docs = env.repo("docs");
+    let update = |to: &str| {
+        env.run(
+            &api,
+            &["send", "--to", to, "--type", "update", "--subject", "s"],
+        )
+    };
+
+    // A typo: the near id is named.
+    let out = update("wbe");
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("did you mean `web`?"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A list in one --to is two recipients (an id holds no comma).
+    let out = update("web,docs");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(inbox_files(&web).len(), 1);
+    assert_eq!(inbox_files(&docs).len(), 1);
+
+    // The folder that holds the repositories is not one of them.
+    let out = update("..");
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("neither an aea nor a git repository"), "{err}");
+    assert!(err.contains("api, docs, web"), "{err}");
+    assert!(err.contains("`--to ../api`"), "{err}");
+    assert!(
+        !err.contains("aea init"),
+        "init there would be wrong: {err}"
+    );
+
+    // A registered repository that moved: fix the registry, not the old path.
+    let moved = env.path().join("web-new");
+    std::fs::rename(&web, &moved).unwrap();
+    let out = update("web");
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("which no longer exists"), "{err}");
+    assert!(err.contains("aea agents add web --path"), "{err}");
+    assert!(
+        !err.contains(&format!("aea init {}", web.display())),
+        "{err}"
+    );
+    // The hint works: `aea init` in the new place takes over the entry.
+    env.ok(&moved, &["init", "--no-agent-files"]);
+    let out = update("web");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(inbox_files(&moved).len(), 2);
+}
+
+#[test]
+fn errors_under_json_are_one_json_object_on_stderr() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let out = env.run(
+        &api,
+        &[
+            "--json",
+            "send",
+            "--to",
+            "nobody",
+            "--type",
+            "update",
+            "--subject",
+            "s",
+        ],
+    );
+    assert_eq!(code(&out), 3, "the exit code is kept");
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let err: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
+    assert_eq!(err["error"]["code"], 3);
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no agent \"nobody\" found"),
+        "{err}"
+    );
+    assert!(err["error"]["hint"].as_str().is_some(), "{err}");
+
+    // A command-line syntax error too.
+    let out = env.run(&api, &["send", "--json", "--to", "web"]);
+    assert_eq!(code(&out), 2);
+    let err: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
+    assert_eq!(err["error"]["code"], 2);
+    assert!(
+        err["error"]["message"].as_str().unwrap().contains("--type"),
+        "{err}"
+    );
+    // Without --json, text as before.
+    let out = env.run(
+        &api,
+        &[
+            "send",
+            "--to",
+            "nobody",
+            "--type",
+            "update",
+            "--subject",
+            "s",
+        ],
+    );
+    assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
+}

@@ -13,7 +13,7 @@ pub fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
     let max = config.limits.recipients();
     // Only a trusted remote counts: an untrusted one is as if absent.
     let via_remote = ctx.trusted(&sender, config).sync_remote.is_some();
-    let targets = targets(args)?;
+    let targets = targets(args, ctx)?;
     if targets.len() > max {
         return Err(Error::usage(
             format!(
@@ -120,9 +120,14 @@ fn thread(
 /// AEA protocol text's `aea-send.sh --to ID --to-path PATH`) names the
 /// repositories; a `--to` next to it names the agent expected there, one
 /// per path.
-fn targets(args: &SendArgs) -> Result<Vec<(String, Option<String>)>> {
+fn targets(args: &SendArgs, ctx: &Context) -> Result<Vec<(String, Option<String>)>> {
     if args.to_path.is_empty() {
-        return Ok(args.to.iter().map(|t| (t.clone(), None)).collect());
+        return Ok(args
+            .to
+            .iter()
+            .flat_map(|t| split_list(t, &ctx.cwd))
+            .map(|t| (t, None))
+            .collect());
     }
     if !args.to.is_empty() && args.to.len() != args.to_path.len() {
         return Err(Error::usage(
@@ -148,6 +153,25 @@ fn targets(args: &SendArgs) -> Result<Vec<(String, Option<String>)>> {
             (path, args.to.get(i).cloned())
         })
         .collect())
+}
+
+/// `--to web,docs` is two recipients: an agent id holds no comma. A
+/// folder whose name holds one is still one recipient.
+fn split_list(to: &str, cwd: &std::path::Path) -> Vec<String> {
+    if !to.contains(',') || (route::looks_like_path(to) && cwd.join(to).is_dir()) {
+        return vec![to.to_string()];
+    }
+    let list: Vec<String> = to
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect();
+    if list.is_empty() {
+        // Refused as the id it is not.
+        return vec![to.to_string()];
+    }
+    list
 }
 
 /// Refuses a `--to-path` repository whose agent is not the `--to` id given
