@@ -94,8 +94,11 @@ pub fn resolve(
                 hint: None,
             });
         }
-        if !path.join(AEA_DIR).exists() && !in_git_repository(&path) {
-            return Err(not_a_repository(target, &path));
+        if !path.join(AEA_DIR).exists()
+            && !in_git_repository(&path)
+            && let Some(error) = holds_repositories(target, &path)
+        {
+            return Err(error);
         }
         return Recipient::open(&path).map(Route::Local);
     }
@@ -199,37 +202,33 @@ fn in_git_repository(dir: &Path) -> bool {
     dir.ancestors().any(|d| d.join(".git").exists())
 }
 
-/// `--to` a folder that is no repository: `aea init` there would be wrong.
-/// Names the initialised repositories it holds, if any.
-fn not_a_repository(target: &str, path: &Path) -> Error {
+/// `--to` a folder that is no repository but holds initialised ones (the
+/// folder of all one's repositories): `aea init` there would be wrong, so
+/// the error names them instead. `None` for any other folder, which may be
+/// a project still to initialise.
+fn holds_repositories(target: &str, path: &Path) -> Option<Error> {
     let mut inside: Vec<String> = fs::read_dir(path)
-        .map(|entries| {
-            entries
-                .filter_map(std::result::Result::ok)
-                .filter(|e| e.path().join(AEA_DIR).is_dir())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
+        .ok()?
+        .filter_map(std::result::Result::ok)
+        .filter(|e| e.path().join(AEA_DIR).is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
     inside.sort();
+    let first = inside.first()?;
     let shown = inside.len().min(10);
-    let hint = match inside.first() {
-        Some(first) => format!(
-            "it holds the initialised repositories {}{}: pass one of them, e.g. `--to {}`",
-            inside[..shown].join(", "),
-            if inside.len() > shown { ", …" } else { "" },
-            Path::new(target).join(first).display()
-        ),
-        None => "pass the path of the recipient's repository, or its agent id; `aea agents` lists the registered agents".to_string(),
-    };
-    Error::RecipientNotFound {
+    Some(Error::RecipientNotFound {
         target: target.to_string(),
         tried: vec![format!(
             "{} is neither an aea nor a git repository",
             path.display()
         )],
-        hint: Some(hint),
-    }
+        hint: Some(format!(
+            "it holds the initialised repositories {}{}: pass one of them, e.g. `--to {}`",
+            inside[..shown].join(", "),
+            if inside.len() > shown { ", …" } else { "" },
+            Path::new(target).join(first).display()
+        )),
+    })
 }
 
 /// The ids `--to` could have meant: the enabled registry entries and the
