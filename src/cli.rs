@@ -231,7 +231,7 @@ pub struct ContentArgs {
 
 #[derive(Debug, Args)]
 pub struct SendArgs {
-    /// Recipient: a path to a repository, or an agent id (repeat to broadcast, at most 10)
+    /// Recipient: a path to a repository, or an agent id (repeat, or list ids as `web,docs`, to broadcast; at most 10)
     #[arg(
         long = "to",
         required_unless_present = "to_path",
@@ -251,11 +251,11 @@ pub struct SendArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub subject: String,
 
-    /// Id of the message this one answers
-    #[arg(long, value_name = "ID")]
+    /// Message this one answers: reference (`m…`), id or file name; the message joins its conversation
+    #[arg(long, value_name = "REF")]
     pub reply_to: Option<String>,
 
-    /// Conversation this message belongs to
+    /// Conversation this message belongs to (1-128 letters, digits and `-_.:`; default: the one of --reply-to, else a new one)
     #[arg(long = "conversation", value_name = "ID")]
     pub conversation: Option<String>,
 

@@ -132,6 +132,17 @@ impl Env {
     }
 }
 
+/// Whether the command line asks for `--json` (before a `--`): for a
+/// command line clap could not read, whose error is then printed as JSON.
+// The one place allowed to read the environment (clippy.toml).
+#[allow(clippy::disallowed_methods)]
+pub fn json_asked() -> bool {
+    std::env::args_os()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

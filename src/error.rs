@@ -63,8 +63,14 @@ pub enum Error {
     #[error("invalid agent id {id:?}: {reason}")]
     InvalidAgentId { id: String, reason: &'static str },
 
+    /// `hint`, when given, replaces the general one: it knows better
+    /// (a near id, a registered repository that moved).
     #[error("no agent {target:?} found (tried: {})", tried.join("; "))]
-    RecipientNotFound { target: String, tried: Vec<String> },
+    RecipientNotFound {
+        target: String,
+        tried: Vec<String>,
+        hint: Option<String>,
+    },
 
     #[error("agent id {target:?} is ambiguous: {}", candidates.join(", "))]
     RecipientAmbiguous {
@@ -351,6 +357,58 @@ impl ConfigProblem {
     }
 }
 
+/// What a command run with `--json` prints on stderr, on one line, when it
+/// fails: `{"error": {...}}`, the exit code unchanged.
+#[derive(Debug, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct ErrorOutput {
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct ErrorDetail {
+    /// The `error:` line.
+    pub message: String,
+    /// The `caused by:` lines, outermost first.
+    pub causes: Vec<String>,
+    /// The `hint:` line: what to do about it.
+    pub hint: Option<String>,
+    /// The exit status (SPEC §13).
+    pub code: u8,
+}
+
+impl ErrorOutput {
+    pub fn of(err: &Error) -> Self {
+        let mut causes = Vec::new();
+        let mut source = std::error::Error::source(err);
+        while let Some(cause) = source {
+            causes.push(cause.to_string());
+            source = cause.source();
+        }
+        ErrorOutput {
+            error: ErrorDetail {
+                message: err.to_string(),
+                causes,
+                hint: err.hint(),
+                code: err.exit_code() as u8,
+            },
+        }
+    }
+
+    /// A command-line syntax error (clap's), as `--json` prints it.
+    pub fn usage(message: String, hint: String, code: u8) -> Self {
+        ErrorOutput {
+            error: ErrorDetail {
+                message,
+                causes: Vec::new(),
+                hint: Some(hint),
+                code,
+            },
+        }
+    }
+}
+
 /// `err` and its causes on one line, `: `-separated: for reports that
 /// give each error one line (`validate`, `doctor`, hook output).
 pub fn one_line(err: &dyn std::error::Error) -> String {
@@ -474,7 +532,7 @@ impl Error {
             Error::InvalidAgentId { .. } => {
                 "an agent id is 2-64 characters of letters, digits, `_` and `-`, starting with a letter or digit".to_string()
             }
-            Error::RecipientNotFound { .. } => {
+            Error::RecipientNotFound { hint: None, .. } => {
                 "pass the recipient's path (`--to ../web`), or run `aea init` there so it registers; `aea agents` lists known agents".to_string()
             }
             Error::RecipientAmbiguous { .. } => {
@@ -484,7 +542,10 @@ impl Error {
             Error::SecretDetected { .. } => {
                 "remove the secret, or pass `--allow-secrets` if it is not one".to_string()
             }
-            Error::Usage { hint, .. } => hint.clone(),
+            Error::Usage { hint, .. }
+            | Error::RecipientNotFound {
+                hint: Some(hint), ..
+            } => hint.clone(),
             Error::BadDuration { .. } => crate::duration::EXAMPLES.to_string(),
             Error::MessageNotFound { .. } => {
                 "`aea check` lists unprocessed messages with their references (`m…`)".to_string()
@@ -788,6 +849,7 @@ mod tests {
             Error::RecipientNotFound {
                 target: s("web"),
                 tried: vec![s("registry")],
+                hint: None,
             },
             Error::RecipientAmbiguous {
                 target: s("web"),

@@ -48,10 +48,12 @@ use std::error::Error as _;
 use error::ExitCode;
 
 /// Runs one command and renders its error, if any, as `error:` / `caused
-/// by:` / `hint:` lines on stderr. Error texts quote values from files (a
+/// by:` / `hint:` lines on stderr (with `--json`, as one JSON object
+/// there, [`error::ErrorOutput`]). Error texts quote values from files (a
 /// file name, a claim holder, serde's `unknown variant …`), so they go
 /// through the printer, which escapes them, like everything else.
 pub fn run(cli: cli::Cli, env: &env::Env) -> ExitCode {
+    let json = cli.json;
     let result = commands::dispatch(cli, env).and_then(|code| {
         // Output lost to a full disk or a bad descriptor is a failure, not
         // success (a closed pipe is not an error: see the printer).
@@ -63,7 +65,11 @@ pub fn run(cli: cli::Cli, env: &env::Env) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            render(&err);
+            if json {
+                printer::Printer::default().err_value(&error::ErrorOutput::of(&err));
+            } else {
+                render(&err);
+            }
             err.exit_code()
         }
     }

@@ -55,6 +55,13 @@ impl Printer {
         write_out(&format!("{}\n", json_safe(&text)));
     }
 
+    /// A JSON document on one line on stderr: a failed command's error
+    /// under `--json`, kept apart from the data on stdout.
+    pub fn err_value(&self, value: &impl Serialize) {
+        let text = serde_json::to_string(value).expect("output always serialises");
+        write_err(&format!("{}\n", json_safe(&text)));
+    }
+
     /// A line on stderr, where git shows what its hooks print.
     pub fn err_line(&self, text: impl Display) {
         write_err(&format!("{}\n", one_line(&text.to_string())));

@@ -91,7 +91,14 @@ pub fn resolve(
             return Err(Error::RecipientNotFound {
                 target: target.to_string(),
                 tried: vec![format!("{} is not a directory", path.display())],
+                hint: None,
             });
+        }
+        if !path.join(AEA_DIR).exists()
+            && !in_git_repository(&path)
+            && let Some(error) = holds_repositories(target, &path)
+        {
+            return Err(error);
         }
         return Recipient::open(&path).map(Route::Local);
     }
@@ -113,7 +120,9 @@ pub fn resolve(
                     return Ok(Route::Remote(target.to_string()));
                 }
                 Some(entry) if entry.enabled => {
-                    return Recipient::open(&entry.path).map(Route::Local);
+                    return Recipient::open(&entry.path)
+                        .map(Route::Local)
+                        .map_err(|e| moved(target, path, &entry.path, e));
                 }
                 Some(_) => tried.push(format!("registry {} (entry disabled)", path.display())),
                 None => tried.push(format!("registry {}", path.display())),
@@ -144,9 +153,15 @@ pub fn resolve(
         0 => {
             let parent = own_repo.parent().unwrap_or(own_repo);
             tried.push(format!("sibling repositories in {}", parent.display()));
+            let hint = closest(target, &known_ids(own_repo, registry)).map(|near| {
+                format!(
+                    "did you mean `{near}`? `aea agents` lists the registered agents; or pass the recipient's path (`--to ../{near}`)"
+                )
+            });
             Err(Error::RecipientNotFound {
                 target: target.to_string(),
                 tried,
+                hint,
             })
         }
         1 => Recipient::open(&siblings[0]).map(Route::Local),
@@ -155,6 +170,132 @@ pub fn resolve(
             candidates: siblings.iter().map(|p| p.display().to_string()).collect(),
         }),
     }
+}
+
+/// A registered repository that cannot be opened: when it is gone or has
+/// no `.aea/` (moved, deleted, uninstalled), the registry is what to fix,
+/// not the old path to initialise.
+fn moved(target: &str, registry: &Path, repo: &Path, error: Error) -> Error {
+    let why = if !repo.exists() {
+        "which no longer exists"
+    } else if !repo.join(AEA_DIR).exists() {
+        "which has no .aea/ folder"
+    } else {
+        return error;
+    };
+    Error::RecipientNotFound {
+        target: target.to_string(),
+        tried: vec![format!(
+            "registry {}: {target} is registered at {}, {why}",
+            registry.display(),
+            repo.display()
+        )],
+        hint: Some(format!(
+            "if {target} moved, run `aea init` in its new place (it takes over the stale entry) or `aea agents add {target} --path NEW-PATH --force`; if it is gone, `aea agents remove {target}`"
+        )),
+    }
+}
+
+/// Whether `dir` is inside a git repository (a `.git` folder or file in it
+/// or above it).
+fn in_git_repository(dir: &Path) -> bool {
+    dir.ancestors().any(|d| d.join(".git").exists())
+}
+
+/// `--to` a folder that is no repository but holds initialised ones (the
+/// folder of all one's repositories): `aea init` there would be wrong, so
+/// the error names them instead. `None` for any other folder, which may be
+/// a project still to initialise.
+fn holds_repositories(target: &str, path: &Path) -> Option<Error> {
+    let mut inside: Vec<String> = fs::read_dir(path)
+        .ok()?
+        .filter_map(std::result::Result::ok)
+        .filter(|e| e.path().join(AEA_DIR).is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    inside.sort();
+    let first = inside.first()?;
+    let shown = inside.len().min(10);
+    Some(Error::RecipientNotFound {
+        target: target.to_string(),
+        tried: vec![format!(
+            "{} is neither an aea nor a git repository",
+            path.display()
+        )],
+        hint: Some(format!(
+            "it holds the initialised repositories {}{}: pass one of them, e.g. `--to {}`",
+            inside[..shown].join(", "),
+            if inside.len() > shown { ", …" } else { "" },
+            Path::new(target).join(first).display()
+        )),
+    })
+}
+
+/// The ids `--to` could have meant: the enabled registry entries and the
+/// agents of the sibling repositories of `own_repo`.
+fn known_ids(own_repo: &Path, registry: Option<&Path>) -> Vec<String> {
+    let mut ids: Vec<String> = registry
+        .and_then(|path| Registry::load(path).ok())
+        .map(|r| {
+            r.agents
+                .iter()
+                .filter(|(_, e)| e.enabled)
+                .map(|(id, _)| id.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(parent) = own_repo.parent()
+        && let Ok(entries) = fs::read_dir(parent)
+    {
+        ids.extend(
+            entries
+                .filter_map(std::result::Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p != own_repo)
+                .filter_map(|p| config::peek_id(&p.join(AEA_DIR))),
+        );
+    }
+    ids
+}
+
+/// The id in `known` nearest to `target`, if one is a typo away: at most
+/// two edits (a swap of neighbours counts as one), and fewer than the
+/// id is long.
+fn closest(target: &str, known: &[String]) -> Option<String> {
+    known
+        .iter()
+        .filter(|id| id.as_str() != target)
+        .map(|id| (edits(target, id), id))
+        .filter(|(d, _)| *d <= 2 && *d < target.chars().count())
+        .min_by_key(|(d, id)| (*d, (*id).clone()))
+        .map(|(_, id)| id.clone())
+}
+
+/// Optimal-string-alignment distance: insertions, deletions,
+/// substitutions and swaps of neighbours, case-insensitive.
+fn edits(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.to_lowercase().chars().collect();
+    let b: Vec<char> = b.to_lowercase().chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 /// A registry entry for an agent that is reached through the mail remote:
@@ -257,4 +398,20 @@ fn local_return_address(message: &Message, registry: Option<&Path>) -> Result<Re
         )));
     }
     Ok(recipient)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{closest, edits};
+
+    #[test]
+    fn a_typo_is_near_and_a_stranger_is_not() {
+        assert_eq!(edits("wbe", "web"), 1);
+        assert_eq!(edits("web", "webs"), 1);
+        let known = ["web".to_string(), "docs".to_string(), "api".to_string()];
+        assert_eq!(closest("wbe", &known).as_deref(), Some("web"));
+        assert_eq!(closest("dcos", &known).as_deref(), Some("docs"));
+        assert_eq!(closest("nobody", &known), None);
+        assert_eq!(closest("ab", &known), None, "two edits from any short id");
+    }
 }

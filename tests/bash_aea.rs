@@ -372,6 +372,12 @@ fn the_bash_registry_is_a_return_address() {
         bash.display()
     );
     fs::write(&agents, &yaml).unwrap();
+    // Unsigned mail from an agent without a key waits for a person before
+    // it is answered, as before it is processed.
+    let out = env.run(&web, &["reply", "msg-20251014T100000Z", "--body", "25"]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(stderr(&out).contains("approval"), "{}", stderr(&out));
+    env.ok(&web, &["approve", "msg-20251014T100000Z"]);
     let out = env.run(&web, &["reply", "msg-20251014T100000Z", "--body", "25"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(inbox_files(&bash).len(), 1);

@@ -335,7 +335,9 @@ fn send_to_an_oacp_agent_writes_a_valid_inbox_file_and_replies_come_back() {
     let report = env.json(&web, &["import", "oacp", theirs.to_str().unwrap()]);
     assert_eq!(report[0]["status"], "imported", "{report}");
 
-    // Our reply to it goes back into their inbox, threaded.
+    // Our reply to it goes back into their inbox, threaded, once a person
+    // let us act on mail from an agent that cannot sign.
+    env.ok(&web, &["approve", "b7f0c1d2-0000-4000-8000-000000000001"]);
     env.ok(
         &web,
         &[

@@ -147,8 +147,21 @@ fn errors_of_send() {
         "ghp_abcdefghijklmnopqrstuvwxyz0123456789".into(),
     ]);
     snap_error(&fixed, "secret_detected", &api, &args(&secret));
+    // A recipient that takes less than this message: the others get it
+    // (a name that resolves nowhere stops the whole send before that).
+    let small = env.repo("small");
+    let config = small.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("max_message_bytes: 1048576", "max_message_bytes: 1024");
+    std::fs::write(&config, text).unwrap();
     let mut partial = update("web");
-    partial.extend(["--to".into(), "nobody".into()]);
+    partial.extend([
+        "--to".into(),
+        "small".into(),
+        "--body".into(),
+        "x".repeat(2000),
+    ]);
     snap_error(&fixed, "partial_delivery", &api, &args(&partial));
     let mut missing = update("web");
     missing.extend(["--body-file".into(), "no-such-file.txt".into()]);

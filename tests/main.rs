@@ -35,6 +35,7 @@ mod retries;
 mod roundtrip;
 mod schemas;
 mod seed_fields;
+mod send_checks;
 mod snapshots;
 mod state;
 mod sync;

@@ -162,6 +162,15 @@ fn broadcast_delivers_one_file_each_and_reports_failures() {
     let api = env.repo("api");
     let web = env.repo("web");
     let db = env.repo("db");
+    // small takes less than this message; a name found nowhere would stop
+    // the whole send before anything is delivered.
+    let small = env.repo("small");
+    let config = small.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("max_message_bytes: 1048576", "max_message_bytes: 1024");
+    std::fs::write(&config, text).unwrap();
+    let body = "x".repeat(2000);
     let out = env.run(
         &api,
         &[
@@ -172,11 +181,13 @@ fn broadcast_delivers_one_file_each_and_reports_failures() {
             "--to",
             "db",
             "--to",
-            "ghost",
+            "small",
             "--type",
             "update",
             "--subject",
             "deploy at 5",
+            "--body",
+            &body,
         ],
     );
     assert_eq!(code(&out), 1, "a failed recipient makes the send fail");
@@ -188,7 +199,7 @@ fn broadcast_delivers_one_file_each_and_reports_failures() {
         .collect();
     assert_eq!(delivered, [true, true, false]);
     assert!(
-        stderr(&out).contains("delivered: web, db; failed: ghost"),
+        stderr(&out).contains("delivered: web, db; failed: small"),
         "{}",
         stderr(&out)
     );
@@ -198,7 +209,10 @@ fn broadcast_delivers_one_file_each_and_reports_failures() {
         let m: serde_json::Value =
             serde_json::from_slice(&std::fs::read(repo.join(".aea").join(&files[0])).unwrap())
                 .unwrap();
-        assert_eq!(m["metadata"]["broadcast"], serde_json::json!(["web", "db"]));
+        assert_eq!(
+            m["metadata"]["broadcast"],
+            serde_json::json!(["web", "db", "small"])
+        );
     }
     assert_eq!(
         std::fs::read_dir(api.join(".aea/sent")).unwrap().count(),

@@ -361,3 +361,21 @@ fn the_schema_check_catches_drift() {
         );
     }
 }
+
+/// A failed command under `--json` prints its error as `schemas/error.json`
+/// on stderr.
+#[test]
+fn json_errors_fit_the_shipped_schema() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    for args in [
+        vec!["--json", "show", "zzzz"],
+        vec!["--json", "send", "--to", "nobody"],
+    ] {
+        let out = env.run(&web, &args);
+        assert_ne!(code(&out), 0);
+        let doc: Value = serde_json::from_str(stderr(&out).trim())
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stderr(&out)));
+        assert_fits("error", &doc);
+    }
+}

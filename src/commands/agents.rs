@@ -302,6 +302,7 @@ fn change(
             return Err(Error::RecipientNotFound {
                 target: id.to_string(),
                 tried: vec![format!("the registry {}", registry.display())],
+                hint: None,
             });
         }
         apply(reg);
@@ -325,6 +326,7 @@ fn trust(
     let entry = current.get(id).ok_or_else(|| Error::RecipientNotFound {
         target: id.to_string(),
         tried: vec![format!("the registry {}", registry.display())],
+        hint: None,
     })?;
     let key = match key {
         Some(k) => {

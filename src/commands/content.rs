@@ -39,6 +39,18 @@ pub fn draft(
                 .map_err(|e| e.of_flag("--expires"))
         })
         .transpose()?;
+    // Mail that is expired on arrival is shown EXPIRED and never acted on.
+    if let Some(at) = draft.expires_at
+        && at <= ctx.rt.now()
+    {
+        return Err(Error::usage(
+            format!(
+                "--expires {} is not in the future",
+                crate::message::format_time(at)
+            ),
+            "give a duration (`2h`, `7d`) or a time still to come; leave --expires out for mail that never expires",
+        ));
+    }
     draft.attachments = content
         .attach
         .iter()

@@ -74,6 +74,7 @@ fn all() -> Vec<(&'static str, Schema)> {
         ("collab-wait", schema::<collab::WaitOutput>()),
         ("collab-validate", schema::<collab::ValidateOutput>()),
         ("collab-list", schema::<collab::ListOutput>()),
+        ("error", schema::<crate::error::ErrorOutput>()),
     ]
 }
 

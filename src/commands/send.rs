@@ -13,7 +13,7 @@ pub fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
     let max = config.limits.recipients();
     // Only a trusted remote counts: an untrusted one is as if absent.
     let via_remote = ctx.trusted(&sender, config).sync_remote.is_some();
-    let targets = targets(args)?;
+    let targets = targets(args, ctx)?;
     if targets.len() > max {
         return Err(Error::usage(
             format!(
@@ -41,17 +41,25 @@ pub fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
         args.message_type,
         args.subject.clone(),
     )?;
-    draft.reply_to.clone_from(&args.reply_to);
-    draft.conversation.clone_from(&args.conversation);
-    let recipients = targets
-        .into_iter()
-        .map(|(target, named)| {
-            let route =
-                route::resolve(&target, &ctx.cwd, sender.repo(), ctx.registry(), via_remote)
-                    .and_then(|route| check_named(route, &target, named));
-            (target, route)
-        })
-        .collect();
+    (draft.reply_to, draft.conversation) = thread(args, &sender)?;
+    // Every recipient is found before anything is delivered: a broadcast
+    // with one wrong name reaches no one, and is sent again whole once
+    // the name is fixed.
+    let mut recipients = Vec::with_capacity(targets.len());
+    for (target, named) in targets {
+        let route = route::resolve(&target, &ctx.cwd, sender.repo(), ctx.registry(), via_remote)
+            .and_then(|route| check_named(route, &target, named))?;
+        let to_self = match &route {
+            route::Route::Local(r) => r.mailbox.repo() == sender.repo(),
+            route::Route::Remote(_) | route::Route::Foreign(_) => false,
+        };
+        if to_self || route.agent_id() == sender_id {
+            return Err(Error::SendToSelf {
+                id: route.agent_id().to_string(),
+            });
+        }
+        recipients.push((target, Ok(route)));
+    }
     content::send(
         &draft,
         &sender,
@@ -62,13 +70,64 @@ pub fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
     )
 }
 
+/// `--reply-to` and `--conversation` as the message carries them: the
+/// message answered, resolved like any reference (`m…`, id, file name, in
+/// the inbox, then in `sent/`), and its conversation, which `--conversation`
+/// may repeat but not contradict.
+fn thread(
+    args: &SendArgs,
+    sender: &crate::mailbox::Mailbox,
+) -> Result<(Option<String>, Option<String>)> {
+    if let Some(conversation) = &args.conversation {
+        crate::message::check_message_id(conversation).map_err(|_| {
+            Error::usage(
+                format!("invalid --conversation {conversation:?}"),
+                "a conversation id is 1-128 letters, digits and `-_.:`, usually the id of its first message; `--reply-to REF` carries the conversation over by itself",
+            )
+        })?;
+    }
+    let Some(reference) = &args.reply_to else {
+        return Ok((None, args.conversation.clone()));
+    };
+    let found = match sender.resolve(reference) {
+        Err(Error::MessageNotFound { .. }) => sender.resolve_sent(reference),
+        other => other,
+    };
+    let parent = match found {
+        Ok(entry) => entry.require_valid()?,
+        // A message no longer held here (archived elsewhere, or sent from
+        // another machine) can still be named by its full id.
+        Err(Error::MessageNotFound { .. }) if uuid::Uuid::try_parse(reference).is_ok() => {
+            return Ok((Some(reference.clone()), args.conversation.clone()));
+        }
+        Err(e) => return Err(e),
+    };
+    let conversation = parent.conversation().to_string();
+    if let Some(given) = &args.conversation
+        && *given != conversation
+    {
+        return Err(Error::usage(
+            format!(
+                "--conversation {given} is not the conversation of the message answered ({conversation})"
+            ),
+            "leave out --conversation: --reply-to carries the conversation over",
+        ));
+    }
+    Ok((Some(parent.message_id.clone()), Some(conversation)))
+}
+
 /// Where to send, each with the id `--to` gave for it. `--to-path` (the
 /// AEA protocol text's `aea-send.sh --to ID --to-path PATH`) names the
 /// repositories; a `--to` next to it names the agent expected there, one
 /// per path.
-fn targets(args: &SendArgs) -> Result<Vec<(String, Option<String>)>> {
+fn targets(args: &SendArgs, ctx: &Context) -> Result<Vec<(String, Option<String>)>> {
     if args.to_path.is_empty() {
-        return Ok(args.to.iter().map(|t| (t.clone(), None)).collect());
+        return Ok(args
+            .to
+            .iter()
+            .flat_map(|t| split_list(t, &ctx.cwd))
+            .map(|t| (t, None))
+            .collect());
     }
     if !args.to.is_empty() && args.to.len() != args.to_path.len() {
         return Err(Error::usage(
@@ -94,6 +153,25 @@ fn targets(args: &SendArgs) -> Result<Vec<(String, Option<String>)>> {
             (path, args.to.get(i).cloned())
         })
         .collect())
+}
+
+/// `--to web,docs` is two recipients: an agent id holds no comma. A
+/// folder whose name holds one is still one recipient.
+fn split_list(to: &str, cwd: &std::path::Path) -> Vec<String> {
+    if !to.contains(',') || (route::looks_like_path(to) && cwd.join(to).is_dir()) {
+        return vec![to.to_string()];
+    }
+    let list: Vec<String> = to
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect();
+    if list.is_empty() {
+        // Refused as the id it is not.
+        return vec![to.to_string()];
+    }
+    list
 }
 
 /// Refuses a `--to-path` repository whose agent is not the `--to` id given
