@@ -59,7 +59,7 @@ pub enum Command {
     Approve(ApproveArgs),
     /// Reject a gated message, as a person
     Reject(RejectArgs),
-    /// Walk through pending messages on a terminal: show, approve, reject, skip
+    /// Walk through pending messages on a terminal: show, approve (typing back a number shown there), reject, skip
     Review,
     /// Show the effective policy, or explain the decision on a message
     #[command(subcommand)]
