@@ -381,7 +381,7 @@ pub struct GcArgs {
     #[arg(long, value_name = "DURATION", default_value = "7d")]
     pub older_than: Duration,
 
-    /// Say what would move, move nothing
+    /// List each file that would move, move nothing
     #[arg(long)]
     pub dry_run: bool,
 }

@@ -402,7 +402,13 @@ fn install_git_hooks(
         return Ok(());
     }
     for change in hooks::install(&dirs.active, binary)? {
-        if change.change != hooks::Change::Unchanged {
+        if change.change == hooks::Change::Installed && change.foreign {
+            changed.push(format!(
+                "git hook {} (the hook that was there is kept as {}.aea-orig and still runs first)",
+                change.path.display(),
+                change.path.display()
+            ));
+        } else if change.change != hooks::Change::Unchanged {
             changed.push(format!("git hook {}", change.path.display()));
             audit::append(
                 aea,
