@@ -59,7 +59,7 @@ pub enum Command {
     Approve(ApproveArgs),
     /// Reject a gated message, as a person
     Reject(RejectArgs),
-    /// Walk through pending messages on a terminal: show, approve, reject, skip
+    /// Walk through pending messages on a terminal: show, approve (typing back a number shown there), reject, skip
     Review,
     /// Show the effective policy, or explain the decision on a message
     #[command(subcommand)]
@@ -100,6 +100,10 @@ pub enum Command {
     Export(ExportArgs),
     /// Import the OACP and Roo folders named in `bridges:` as mail arrives there
     Bridge(BridgeArgs),
+    /// Print a shell completion script: `aea completions bash > ~/.local/share/bash-completion/completions/aea`
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): `aea man > ~/.local/share/man/man1/aea.1`
+    Man,
     /// Structured collaboration in a shared folder (the Agent Collaboration Protocol)
     #[command(subcommand)]
     Collab(CollabCommand),
@@ -146,6 +150,8 @@ pub struct ExportArgs {
     pub out: PathBuf,
 }
 
+// Each part of a set-up has an off and an on flag; clap reads them as bools.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// Repository to set up (default: the current directory)
@@ -170,13 +176,22 @@ pub struct InitArgs {
     )]
     pub agents: Option<Vec<Agent>>,
 
-    /// Do not touch any agent-harness file (CLAUDE.md, AGENTS.md, .claude/, …)
+    /// Do not touch any agent-harness file (CLAUDE.md, AGENTS.md, .claude/, …);
+    /// remembered: a later init keeps them off
     #[arg(long)]
     pub no_agent_files: bool,
 
-    /// Do not install git hooks
+    /// Write agent-harness files again after an earlier --no-agent-files
+    #[arg(long, conflicts_with = "no_agent_files")]
+    pub agent_files: bool,
+
+    /// Do not install git hooks (remembered: a later init keeps them off)
     #[arg(long)]
     pub no_git_hooks: bool,
+
+    /// Install git hooks again after an earlier --no-git-hooks
+    #[arg(long, conflicts_with = "no_git_hooks")]
+    pub git_hooks: bool,
 
     /// Let other OS users deliver here: `.aea/` sticky and writable by all
     /// (1777), every state folder 0700 and the receiver's
@@ -381,7 +396,7 @@ pub struct GcArgs {
     #[arg(long, value_name = "DURATION", default_value = "7d")]
     pub older_than: Duration,
 
-    /// Say what would move, move nothing
+    /// List each file that would move, move nothing
     #[arg(long)]
     pub dry_run: bool,
 }
@@ -727,4 +742,10 @@ pub struct CollabWaitArgs {
     /// Give up after this long and exit with 4 (`0`: never)
     #[arg(long, value_name = "DURATION", default_value = "30m")]
     pub timeout: Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    pub shell: clap_complete::Shell,
 }

@@ -795,4 +795,77 @@ mod tests {
         let config = AgentConfig::parse("agent:\n  id: 1234\n", Path::new("c")).unwrap();
         assert_eq!(config.agent.id.as_deref(), Some("1234"));
     }
+
+    /// The top-level keys, from the type itself: what serde writes is what
+    /// it reads, so no second list can drift (issue 15: `doctor` once called
+    /// the documented `sync:` unknown).
+    fn top_level_keys() -> Vec<String> {
+        let value = serde_json::to_value(AgentConfig::default()).unwrap();
+        value.as_object().unwrap().keys().cloned().collect()
+    }
+
+    #[test]
+    fn every_key_of_the_type_is_read_and_a_stranger_is_refused() {
+        let keys = top_level_keys();
+        for key in ["sync", "bridges", "monitoring", "hooks", "limits", "trust"] {
+            assert!(keys.iter().any(|k| k == key), "{key} missing from {keys:?}");
+        }
+        let value = serde_json::to_value(AgentConfig::default()).unwrap();
+        for key in &keys {
+            // JSON is YAML: each key alone, with its default value.
+            let text = format!("{key}: {}\n", value[key]);
+            AgentConfig::parse(&text, Path::new("c"))
+                .unwrap_or_else(|e| panic!("{key} refused: {e} ({text})"));
+        }
+        let err = AgentConfig::parse("colour: blue\n", Path::new("c")).unwrap_err();
+        assert!(format!("{err:?}").contains("colour"), "{err:?}");
+    }
+
+    #[test]
+    fn every_top_level_key_the_readme_documents_is_a_key_of_the_type() {
+        let readme = include_str!("../README.md");
+        let keys = top_level_keys();
+        let mut documented = Vec::new();
+        // The config examples start with this comment line.
+        for block in readme.split("```yaml\n# .aea/agent-config.yaml\n").skip(1) {
+            let block = block.split("```").next().unwrap();
+            AgentConfig::parse(block, Path::new("c"))
+                .unwrap_or_else(|e| panic!("README example refused: {e}\n{block}"));
+            documented.extend(
+                block
+                    .lines()
+                    .filter(|l| !l.starts_with([' ', '#', '-']) && l.contains(':'))
+                    .map(|l| l.split(':').next().unwrap().to_owned()),
+            );
+        }
+        // Inline mentions: `sync: {remote: URL}`, `printf 'sync:\n …`.
+        for line in readme.lines() {
+            for (i, _) in line.match_indices(':') {
+                let head = &line[..i];
+                let word: String = head
+                    .chars()
+                    .rev()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                let before = head[..head.len() - word.len()].chars().last();
+                if !word.is_empty()
+                    && matches!(before, Some('`' | '\''))
+                    && line.contains("agent-config.yaml")
+                {
+                    documented.push(word);
+                }
+            }
+        }
+        assert!(documented.iter().any(|k| k == "sync"), "{documented:?}");
+        assert!(documented.iter().any(|k| k == "bridges"), "{documented:?}");
+        for key in &documented {
+            assert!(
+                keys.contains(key),
+                "README documents `{key}:`, the config type does not read it"
+            );
+        }
+    }
 }

@@ -197,6 +197,64 @@ fn review_needs_a_terminal() {
     );
 }
 
+/// `aea review` in `web` on a real terminal: `script` gives it one and
+/// feeds it what the test writes to its stdin.
+fn review_under_script(env: &TestEnv, web: &std::path::Path) -> std::process::Child {
+    assert!(
+        Command::new("script").arg("--version").output().is_ok(),
+        "util-linux `script` is required for this test (.ci/run installs it)"
+    );
+    Command::new("script")
+        .args(["-qec", &format!("{BIN} review"), "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.path().join("home"))
+        .env("USER", "tester")
+        .env("AEA_REGISTRY", env.registry())
+        .env("SHELL", "/bin/sh")
+        .env("TERM", "dumb")
+        .current_dir(web)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The confirmation number `aea review` printed on the terminal.
+fn shown_code(screen: &mut Lines) -> String {
+    let line = screen.wait_for("the confirmation number", Duration::from_secs(60), |l| {
+        l.contains("type this number back: ")
+    });
+    line.rsplit(' ').next().unwrap().trim().to_string()
+}
+
+#[test]
+fn review_refuses_an_approval_typed_blind() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = urgent_issue(&env, &api);
+    // The old trick: `printf 'a\n…' | script -qc "aea review"` answers
+    // every prompt without seeing the terminal.
+    for blind in [&b"a\n"[..], b"a\nlooks right\n", b"a\nyes\n\n"] {
+        let mut child = review_under_script(&env, &web);
+        child.stdin.take().unwrap().write_all(blind).unwrap();
+        let out = output_within(child, Duration::from_secs(60), "`aea review` under script");
+        let text = stdout(&out);
+        assert!(text.contains("type this number back"), "{text}");
+        assert_eq!(
+            env.json(&web, &["show", &id])["approval"],
+            "pending",
+            "{}",
+            String::from_utf8_lossy(blind)
+        );
+    }
+    // From a pipe, without a terminal, it does not start at all.
+    let out = env.run(&web, &["review"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+}
+
 #[test]
 fn review_walks_through_pending_mail_on_a_terminal() {
     assert!(
@@ -213,38 +271,23 @@ fn review_walks_through_pending_mail_on_a_terminal() {
         &["--type", "handoff", "--subject", "Take over"],
     );
     let third = env.send(&api, "web", &["--type", "handoff", "--subject", "And this"]);
-    // `script` gives the command a real terminal and feeds it our input.
-    let mut child = Command::new("script")
-        .args(["-qec", &format!("{BIN} review"), "/dev/null"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", env.path().join("home"))
-        .env("USER", "tester")
-        .env("AEA_REGISTRY", env.registry())
-        .env("SHELL", "/bin/sh")
-        .env("TERM", "dumb")
-        .current_dir(&web)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+    let mut child = review_under_script(&env, &web);
+    let mut input = child.stdin.take().unwrap();
+    let mut screen = Lines::read(child.stdout.take().unwrap());
+    // Approve the first with a note (typing back the number the terminal
+    // shows), reject the second (an empty reason is asked again), skip the
+    // third.
+    input.write_all(b"a\n").unwrap();
+    let code = shown_code(&mut screen);
+    input
+        .write_all(format!("{code}\nlooks right\nr\n\nnot ours\ns\n").as_bytes())
         .unwrap();
-    // Approve the first with a note, reject the second (an empty reason is
-    // asked again), skip the third.
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"a\nlooks right\nr\n\nnot ours\ns\n")
-        .unwrap();
+    drop(input);
+    screen.wait_for("the summary", Duration::from_secs(60), |l| {
+        l.contains("reviewed: 1 approved, 1 rejected, 1 skipped, 0 left")
+    });
     let out = output_within(child, Duration::from_secs(60), "`aea review` under script");
-    let text = stdout(&out);
-    assert!(out.status.success(), "{text}\n{}", stderr(&out));
-    assert!(text.contains("BEGIN UNTRUSTED MESSAGE"), "{text}");
-    assert!(
-        text.contains("reviewed: 1 approved, 1 rejected, 1 skipped, 0 left"),
-        "{text}"
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let state = |id: &str| {
         env.json(&web, &["show", id])["approval"]
             .as_str()

@@ -746,6 +746,21 @@ fn gc_archives_old_processed_and_expired_mail_and_quarantines_invalid_files() {
     let v: serde_json::Value = serde_json::from_str(&dry).unwrap();
     assert_eq!(v["archived"].as_array().unwrap().len(), 1);
     assert_eq!(inbox_files(&web).len(), 5, "a dry run moves nothing");
+    // Without --json it names each file it would move.
+    let human = at("2099-01-10T00:00:00Z", &["gc", "--dry-run"]);
+    let archived = v["archived"][0].as_str().unwrap();
+    assert!(
+        human.contains(&format!("would archive (processed) {archived}")),
+        "{human}"
+    );
+    assert!(
+        human.contains(
+            "would quarantine (invalid) message-20261121T100000000Z-from-api-0000000f.json"
+        ),
+        "{human}"
+    );
+    assert!(human.contains("would archive (expired) "), "{human}");
+    assert_eq!(inbox_files(&web).len(), 5, "a dry run moves nothing");
 
     let out = at(
         "2099-01-10T00:00:00Z",

@@ -20,6 +20,7 @@ mod config_trust;
 mod errors;
 mod escape;
 mod faults;
+mod first_steps;
 mod git_hooks;
 mod hardstops;
 mod harnesses;

@@ -294,6 +294,33 @@ fn a_stale_pid_file_is_recognised_without_signalling_the_pid() {
 }
 
 #[test]
+fn monitor_start_warns_when_no_doorbell_is_configured() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let start = |repo: &Path| {
+        let out = env.run(repo, &["monitor", "start"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        env.ok(repo, &["monitor", "stop"]);
+        stderr(&out)
+    };
+    let warned = start(&web);
+    assert!(warned.contains("warning: no doorbell"), "{warned}");
+    assert!(warned.contains("monitoring: transports:"), "{warned}");
+
+    let script = recorder(&env, &env.path().join("rings.txt"));
+    add_monitoring(
+        &env,
+        &web,
+        &format!(
+            "  transports:\n    - type: command\n      program: '{}'\n",
+            script.display()
+        ),
+    );
+    let quiet = start(&web);
+    assert!(!quiet.contains("no doorbell"), "{quiet}");
+}
+
+#[test]
 fn command_transport_gets_refs_only_and_no_shell_sees_message_text() {
     let env = TestEnv::new();
     let api = env.repo("api");

@@ -181,8 +181,9 @@ pub fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     let (config_findings, id) = config_checks(aea, repo, ctx);
     out.extend(config_findings);
     out.push(registry(ctx, repo, id.as_deref()));
-    out.push(git_hooks(ctx, repo));
-    out.push(harnesses(repo, aea, ctx));
+    let opted_out = harness::opt_outs(aea);
+    out.push(git_hooks(ctx, repo, opted_out.git_hooks));
+    out.push(harnesses(repo, aea, ctx, opted_out.agent_files));
     out.extend(state(aea));
     out.extend(inbox(&mailbox));
     out.extend(unapproved(&mailbox, ctx));
@@ -459,7 +460,7 @@ fn registry(ctx: &Context, repo: &Path, id: Option<&str>) -> Finding {
     }
 }
 
-fn git_hooks(ctx: &Context, repo: &Path) -> Finding {
+fn git_hooks(ctx: &Context, repo: &Path, opted_out: bool) -> Finding {
     match repo::hook_dirs(repo) {
         Err(Error::NotAGitRepository { .. }) => {
             Finding::new("git hooks", None, "not a git repository: none needed")
@@ -501,6 +502,13 @@ fn git_hooks(ctx: &Context, repo: &Path) -> Finding {
                 .filter(|(_, s)| *s != State::Installed)
                 .map(|(h, s)| format!("{h} {}", s.label()))
                 .collect();
+            if opted_out && bad.len() == GitHook::ALL.len() {
+                return Finding::new(
+                    "git hooks",
+                    None,
+                    "skipped by choice (init --no-git-hooks; `aea init --git-hooks` installs them)",
+                );
+            }
             Finding::new(
                 "git hooks",
                 (!bad.is_empty()).then(|| (bad.join(", "), "aea hooks install".to_string())),
@@ -512,8 +520,15 @@ fn git_hooks(ctx: &Context, repo: &Path) -> Finding {
 
 /// Each installed harness's files in place, and its hooks calling an aea
 /// that runs (SPEC §16).
-fn harnesses(repo: &Path, aea: &Path, ctx: &Context) -> Finding {
+fn harnesses(repo: &Path, aea: &Path, ctx: &Context, opted_out: bool) -> Finding {
     let installed = harness::installed(aea);
+    if opted_out && installed.is_empty() {
+        return Finding::new(
+            "harnesses",
+            None,
+            "skipped by choice (init --no-agent-files; `aea init --agent-files` writes them)",
+        );
+    }
     let exe = ctx.exe.as_deref().unwrap_or_else(|| Path::new("aea"));
     let problems = harness::problems(repo, aea, exe);
     let names: Vec<&str> = installed.iter().map(|a| a.as_str()).collect();

@@ -40,6 +40,20 @@ pub fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
         report.expired.len(),
         report.quarantined.len()
     ));
+    // A dry run is asked to show what it would do: every file, by name (a
+    // name from the inbox is a sender's choice, so escaped).
+    if args.dry_run {
+        for (files, what) in [
+            (&report.archived, "would archive (processed)"),
+            (&report.expired, "would archive (expired)"),
+            (&report.quarantined, "would quarantine (invalid)"),
+        ] {
+            for file in files {
+                ctx.printer
+                    .line(format_args!("  {what} {}", untrusted_short(file, 120)));
+            }
+        }
+    }
     for skipped in &report.skipped {
         ctx.printer.line(format_args!(
             "skipped {}: {}",

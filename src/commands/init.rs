@@ -61,10 +61,18 @@ pub fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
         ));
     }
     let repo = fs::canonicalize(&target).map_err(|e| Error::io("resolve", &target, e))?;
+    // An opt-out of an earlier init stands until the user asks again: a
+    // repair run must not undo it (issue 15).
+    let remembered = harness::opt_outs(&repo.join(AEA_DIR));
+    let choice = harness::OptOuts {
+        agent_files: args.no_agent_files
+            || (remembered.agent_files && !args.agent_files && args.agents.is_none()),
+        git_hooks: args.no_git_hooks || (remembered.git_hooks && !args.git_hooks),
+    };
     let options = Options {
         id: args.id.as_deref(),
         policy: args.policy,
-        agents: if args.no_agent_files {
+        agents: if choice.agent_files {
             None
         } else {
             Some(
@@ -74,14 +82,34 @@ pub fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
             )
         },
         exe: ctx.exe.as_deref(),
-        git_hooks: if args.no_git_hooks {
+        git_hooks: if choice.git_hooks {
             None
         } else {
             ctx.exe.as_deref()
         },
         shared: args.shared,
     };
-    let (report, registered) = init_repo(&repo, &options, &ctx.rt, ctx.registry(), ctx.keys_dir())?;
+    let (mut report, registered) =
+        init_repo(&repo, &options, &ctx.rt, ctx.registry(), ctx.keys_dir())?;
+    harness::remember_opt_outs(&report.repo.join(AEA_DIR), choice)?;
+    for (kept, was, flag) in [
+        (
+            remembered.agent_files && choice.agent_files && !args.no_agent_files,
+            "agent-harness files",
+            "--agent-files",
+        ),
+        (
+            remembered.git_hooks && choice.git_hooks && !args.no_git_hooks,
+            "git hooks",
+            "--git-hooks",
+        ),
+    ] {
+        if kept {
+            report.warnings.push(format!(
+                "left out {was}, as an earlier init was told; `aea init {flag}` puts them in"
+            ));
+        }
+    }
     for warning in &report.warnings {
         ctx.printer.warn(warning);
     }
@@ -407,7 +435,13 @@ fn install_git_hooks(
         return Ok(());
     }
     for change in hooks::install(&dirs.active, binary)? {
-        if change.change != hooks::Change::Unchanged {
+        if change.change == hooks::Change::Installed && change.foreign {
+            changed.push(format!(
+                "git hook {} (the hook that was there is kept as {}.aea-orig and still runs first)",
+                change.path.display(),
+                change.path.display()
+            ));
+        } else if change.change != hooks::Change::Unchanged {
             changed.push(format!("git hook {}", change.path.display()));
             audit::append(
                 aea,

@@ -8,6 +8,7 @@ mod approve;
 mod bridge;
 mod check;
 mod collab;
+mod completions;
 mod content;
 mod context;
 pub mod demo;
@@ -80,5 +81,7 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Bridge(args) => bridge::run(&args, &ctx),
         Command::Export(args) => export::run(&args, &ctx),
         Command::Collab(command) => collab::run(&command, &ctx),
+        Command::Completions(args) => Ok(completions::run(&args, &ctx)),
+        Command::Man => Ok(completions::man(&ctx)),
     }
 }

@@ -152,8 +152,14 @@ fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     let exe = ctx.exe.as_deref().ok_or(Error::UnknownExecutable)?;
     // The monitor runs without a terminal: say here why its config does
     // not read, and which doorbells it will leave out until trusted.
-    if let Some(config) = agent_config(mailbox)? {
-        let _ = ctx.trusted(mailbox, config);
+    let doorbells = match agent_config(mailbox)? {
+        Some(config) => ctx.trusted(mailbox, config).transports,
+        None => Vec::new(),
+    };
+    if doorbells.is_empty() {
+        ctx.printer.warn(
+            "no doorbell: the monitor will only log arrivals; add one under `monitoring: transports:` in .aea/agent-config.yaml (tmux, desktop, command, …; see \"Waking a waiting agent\" in the README), then run `aea trust`",
+        );
     }
     let _ = fs::remove_file(mailbox.dir().join(STOP_FILE));
     let mut cmd = Command::new(exe);

@@ -1,5 +1,6 @@
 //! `aea review` (SPEC §6): walks a person through the messages waiting for
-//! approval on a terminal — show each, then approve, reject or skip.
+//! approval on a terminal — show each, then approve, reject or skip. An
+//! approval asks for a number shown on the terminal to be typed back.
 
 use std::io::{self, BufRead, IsTerminal};
 
@@ -47,6 +48,18 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
             };
             let (verdict, text) = match answer.as_str() {
                 "a" | "approve" => {
+                    let code = confirmation_code()?;
+                    ctx.printer
+                        .raw(&format!("to approve, type this number back: {code}\n"));
+                    let Some(typed) = ask("number: ") else {
+                        break 'messages;
+                    };
+                    if typed != code {
+                        ctx.printer
+                            .line("that is not the number shown; not approved, skipped");
+                        skipped += 1;
+                        continue 'messages;
+                    }
                     let note = ask("note (optional): ").unwrap_or_default();
                     (Verdict::Approve, (!note.is_empty()).then_some(note))
                 }
@@ -83,4 +96,22 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
         total - approved - rejected - skipped
     ));
     Ok(ExitCode::Success)
+}
+
+/// A fresh six-digit number a person reads off the terminal and types back
+/// before an approval counts. Input written blind into the terminal (`printf
+/// 'a\n' | script -qc "aea review"`) cannot know it; a wrong answer skips the
+/// message, so blind input gets one guess in a million per message. It comes
+/// from the OS and never from `AEA_TEST_SEED`: a number the caller can fix
+/// in advance would protect nothing.
+fn confirmation_code() -> Result<String> {
+    let mut bytes = [0u8; 4];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        Error::io(
+            "read randomness for",
+            "the confirmation number",
+            io::Error::other(e.to_string()),
+        )
+    })?;
+    Ok(format!("{:06}", u32::from_le_bytes(bytes) % 1_000_000))
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::Context;
 use crate::cli::UninstallArgs;
 use crate::error::{Error, ExitCode, Result};
+use crate::fsutil;
 use crate::harness;
 use crate::registry::Registry;
 
@@ -54,6 +55,13 @@ pub fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
             return Err(Error::BackupExists { path: target });
         }
         fs::rename(&aea, &target).map_err(|e| Error::io("move", &aea, e))?;
+        // The backup is this machine's mail, not part of the repository:
+        // `.aea/.gitignore` let the config and prompts through, which would
+        // show the backup in `git status`.
+        fsutil::replace_atomic(
+            &target.join(".gitignore"),
+            b"# Written by `aea uninstall`: a backup of .aea/, never committed.\n*\n",
+        )?;
         Some(target)
     };
     if ctx.printer.json() {

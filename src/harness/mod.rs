@@ -102,6 +102,35 @@ struct InstallState {
     files: BTreeMap<String, FileRecord>,
     #[serde(default)]
     dirs_created: Vec<String>,
+    #[serde(default)]
+    opted_out: OptOuts,
+}
+
+/// The parts of a set-up the user turned off (`init --no-agent-files`,
+/// `--no-git-hooks`). A later `init` keeps them off unless asked again
+/// (`--agent-files`, `--agents`, `--git-hooks`), and `doctor` reports them
+/// as skipped by choice, not as problems.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OptOuts {
+    #[serde(default)]
+    pub agent_files: bool,
+    #[serde(default)]
+    pub git_hooks: bool,
+}
+
+/// What the user opted out of in the repository of `aea_dir`.
+pub fn opt_outs(aea_dir: &Path) -> OptOuts {
+    InstallState::load(aea_dir).opted_out
+}
+
+/// Records the user's opt-outs for the next `init` and `doctor`.
+pub fn remember_opt_outs(aea_dir: &Path, choice: OptOuts) -> Result<()> {
+    let mut state = InstallState::load(aea_dir);
+    if state.opted_out == choice {
+        return Ok(());
+    }
+    state.opted_out = choice;
+    state.save(aea_dir)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
