@@ -708,6 +708,22 @@ impl Mailbox {
             .find(is_it)
     }
 
+    /// The message `id` from `sender` in `.archive/`, where `gc` moves
+    /// processed mail and mail that expired unprocessed, and whether its
+    /// processed marker went with it (it did, if it was processed).
+    pub fn archived(&self, id: &str, sender: &str) -> Option<(Entry, bool)> {
+        let archive = self.state_dir(ARCHIVE_DIR).ok()??;
+        let entry = names_of_messages(&archive)
+            .ok()?
+            .into_iter()
+            .filter(|n| message::parse_file_name(n).is_some_and(|p| p.sender == sender))
+            .filter_map(|n| self.read_listed(&archive, &n))
+            .find(|e| e.valid().is_some_and(|m| m.message_id == id))?;
+        let processed = fs::symlink_metadata(archive.join(PROCESSED_DIR).join(&entry.name))
+            .is_ok_and(|m| m.is_file());
+        Some((entry, processed))
+    }
+
     /// The message in the inbox whose id is `id`, by id alone. Not
     /// [`Mailbox::resolve`]: it reads a reference shaped like a short
     /// reference or the start of a file name as that, and a sender's id

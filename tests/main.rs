@@ -29,6 +29,7 @@ mod identity;
 mod json_output;
 mod layout;
 mod lifecycle;
+mod newcomer_paths;
 mod policy_corpus;
 mod retries;
 mod roundtrip;

@@ -198,6 +198,16 @@ fn fields(judge: &Judge, name: &str, short_ref: &str, message: &Message, ctx: &C
             crate::identity::Verification::Forged { reason } => format!("FORGED ({reason})"),
         },
     );
+    if let Some(registered) = judge.sender_path_mismatch(m) {
+        field(
+            "WARNING:",
+            format!(
+                "sent from {from_path}, but {} is registered at {}: the id and key are used from another folder (a kept `aea demo`, a copy?)",
+                one(&m.from.agent_id),
+                one(&registered.display().to_string())
+            ),
+        );
+    }
     field("to:", one(&m.to.agent_id));
     field("sent:", one(&m.timestamp));
     field("conversation:", one(m.conversation()));

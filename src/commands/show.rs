@@ -31,6 +31,10 @@ pub(super) struct ShowOutput<'a> {
     pub approval_record: Option<ApprovalRecord>,
     pub decision: Decision,
     pub sender: Verification,
+    /// Where the registry says the sender lives, when the message says it
+    /// comes from another folder (see `check --json`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sender_path_mismatch: Option<String>,
     pub expired: bool,
     /// The message as aea reads it: its v1.0 fields, the seed fields and
     /// any other top-level key, but not the 0.1.0 copy mail to a bash
@@ -75,6 +79,9 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
             approval: mailbox.approval(&entry, decision.action.awaits_approval()),
             approval_record: mailbox.approval_record(&entry.name),
             sender: judge.verify(&message),
+            sender_path_mismatch: judge
+                .sender_path_mismatch(&message)
+                .map(|p| p.display().to_string()),
             expired: message.is_expired(ctx.rt.now()),
             decision,
             message: &message,
