@@ -681,6 +681,17 @@ impl Mailbox {
         self.resolve_in(&self.dir, reference)
     }
 
+    /// Finds one message `gc` moved to `.archive/` (processed, or expired
+    /// unprocessed).
+    pub fn resolve_archived(&self, reference: &str) -> Result<Entry> {
+        let Some(archive) = self.state_dir(ARCHIVE_DIR)? else {
+            return Err(Error::MessageNotFound {
+                reference: reference.to_string(),
+            });
+        };
+        self.resolve_in(&archive, reference)
+    }
+
     /// Finds one message this repository sent (in `sent/`).
     pub fn resolve_sent(&self, reference: &str) -> Result<Entry> {
         let Some(sent) = self.state_dir(SENT_DIR)? else {

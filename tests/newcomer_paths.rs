@@ -206,3 +206,51 @@ fn hints_after_a_rejection_name_a_command_that_works() {
 
     env.ok(&web, &["process", &reference, "--outcome", "ignored"]);
 }
+
+/// `show` finds mail outside the inbox and says where it is: the sender's
+/// own sent copy, and the recipient's archived one; `sent` lists what was
+/// sent with how far it got.
+#[test]
+fn show_finds_sent_and_archived_mail_and_sent_lists_it() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.send(
+        &api,
+        "web",
+        &["--type", "update", "--subject", "short", "--expires", "1h"],
+    );
+    let shown = env.json(&api, &["show", &id]);
+    assert_eq!(shown["place"], "sent", "{shown}");
+    assert_eq!(shown["message"]["message_id"], id.as_str());
+    let text = env.ok(&api, &["show", &id]);
+    assert!(text.starts_with("SENT by this repository"), "{text}");
+    assert!(
+        text.contains("sender:       this repository (its own copy)"),
+        "{text}"
+    );
+
+    let listed = env.json(&api, &["sent"]);
+    let first = &listed["messages"][0];
+    assert_eq!(first["id"], id.as_str(), "{listed}");
+    assert_eq!(first["recipients"][0]["state"], "delivered", "{listed}");
+    let text = env.ok(&api, &["sent"]);
+    assert!(text.contains("to web") && text.contains("short"), "{text}");
+
+    let gc = env
+        .cmd(&web)
+        .env("AEA_TEST_NOW", "2099-01-01T00:00:00.000Z")
+        .arg("gc")
+        .output()
+        .unwrap();
+    assert_eq!(code(&gc), 0, "{}", stderr(&gc));
+    let shown = env.json(&web, &["show", &id]);
+    assert_eq!(shown["place"], "archive", "{shown}");
+    assert_eq!(shown["sender"]["state"], "verified", "{shown}");
+    let text = env.ok(&web, &["show", &id]);
+    assert!(text.starts_with("ARCHIVED by `aea gc`"), "{text}");
+    assert_eq!(
+        env.json(&api, &["sent"])["messages"][0]["recipients"][0]["state"],
+        "expired"
+    );
+}

@@ -31,6 +31,7 @@ mod review;
 #[cfg(test)]
 mod schemas;
 mod send;
+mod sent;
 mod show;
 mod status;
 mod sync;
@@ -68,6 +69,7 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Gc(args) => gc::run(&args, &ctx),
         Command::Sync(args) => sync::run(&args, &ctx),
         Command::Status(args) => status::run(&args, &ctx),
+        Command::Sent => sent::run(&ctx),
         Command::Hooks(command) => hooks::run(&command, &ctx),
         Command::Uninstall(args) => uninstall::run(&args, &ctx),
         Command::Doctor(args) => doctor::run(&args, &ctx),

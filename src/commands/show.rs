@@ -1,15 +1,17 @@
 //! `aea show` (SPEC §5.2): one message, framed as untrusted data, with the
-//! decision and what the agent may do.
+//! decision and what the agent may do; or a copy outside the inbox (sent by
+//! this repository, or archived by `gc`), labelled as such.
 
 use serde::Serialize;
 
 use super::Context;
 use crate::cli::ShowArgs;
-use crate::error::{ExitCode, Result};
+use crate::error::{Error, ExitCode, Result};
 use crate::identity::Verification;
 use crate::mailbox::{Approval, ApprovalRecord, Marker, Processed};
 use crate::message::Message;
 use crate::policy::Decision;
+use crate::words::word_enum;
 
 /// `aea show --json`: the message with everything this repository knows
 /// about it.
@@ -44,6 +46,34 @@ pub(super) struct ShowOutput<'a> {
     pub message: &'a Message,
 }
 
+word_enum! {
+    /// Where `show` found a message outside the inbox.
+    pub enum Place {
+        /// A copy of mail this repository sent (`.aea/sent/`).
+        Sent = "sent",
+        /// Moved out of the inbox by `gc` (`.aea/.archive/`).
+        Archive = "archive",
+    }
+}
+
+/// `aea show --json` of a message outside the inbox: a sent copy or an
+/// archived message. Nothing is decided on it, so no decision or marker.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct CopyOutput<'a> {
+    #[serde(rename = "ref")]
+    pub short_ref: String,
+    pub file: &'a str,
+    pub place: Place,
+    pub sha256: Option<&'a str>,
+    /// How the sender checks out; absent for a sent copy (this
+    /// repository's own mail).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sender: Option<Verification>,
+    #[serde(serialize_with = "without_legacy_copy")]
+    pub message: &'a Message,
+}
+
 // serde hands `serialize_with` a reference to the field, itself a reference.
 #[allow(clippy::trivially_copy_pass_by_ref)]
 fn without_legacy_copy<S: serde::Serializer>(
@@ -57,10 +87,69 @@ fn without_legacy_copy<S: serde::Serializer>(
     shown.serialize(s)
 }
 
+fn show_copy(
+    entry: &crate::mailbox::Entry,
+    place: Place,
+    judge: &crate::policy::Judge,
+    ctx: &Context,
+) -> Result<ExitCode> {
+    let message = entry.require_valid()?;
+    if ctx.printer.json() {
+        ctx.printer.value(&CopyOutput {
+            short_ref: crate::shortref::of(&entry.name),
+            file: &entry.name,
+            place,
+            sha256: entry.sha256.as_deref(),
+            sender: (place == Place::Archive).then(|| judge.verify(&message)),
+            message: &message,
+        });
+    } else {
+        let label = match place {
+            Place::Sent => {
+                "SENT by this repository (a copy in .aea/sent/); `aea status <ref>` shows how far it got"
+            }
+            Place::Archive => {
+                "ARCHIVED by `aea gc` (in .aea/.archive/): processed earlier, or expired unprocessed"
+            }
+        };
+        ctx.printer.raw(&super::frame::render_copy(
+            judge,
+            entry,
+            &message,
+            label,
+            place == Place::Sent,
+            ctx,
+        ));
+    }
+    Ok(ExitCode::Success)
+}
+
 pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
-    let entry = mailbox.resolve(&args.reference)?;
+    let entry = match mailbox.resolve(&args.reference) {
+        Ok(entry) => entry,
+        // Not in the inbox: mail this repository sent, or one gc archived.
+        Err(Error::MessageNotFound { .. }) => {
+            let copy = mailbox
+                .resolve_sent(&args.reference)
+                .map(|e| (e, Place::Sent))
+                .or_else(|e| match e {
+                    Error::MessageNotFound { .. } => mailbox
+                        .resolve_archived(&args.reference)
+                        .map(|e| (e, Place::Archive)),
+                    other => Err(other),
+                });
+            return match copy {
+                Ok((entry, place)) => show_copy(&entry, place, &judge, ctx),
+                Err(Error::MessageNotFound { .. }) => Err(Error::MessageNotFound {
+                    reference: args.reference.clone(),
+                }),
+                Err(other) => Err(other),
+            };
+        }
+        Err(e) => return Err(e),
+    };
     let message = entry.require_valid()?;
     if ctx.printer.json() {
         let decision = judge.decide(&message);
