@@ -79,6 +79,8 @@ pub enum Command {
     Status(ShowArgs),
     /// List the mail this repository sent, newest first, with how far each got
     Sent,
+    /// List every message of REF's conversation held here (received, sent, archived), oldest first
+    Thread(ShowArgs),
     /// Install, remove or inspect the git hooks that surface new mail
     #[command(subcommand)]
     Hooks(HooksCommand),

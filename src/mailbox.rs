@@ -292,6 +292,18 @@ word_enum! {
 }
 
 word_enum! {
+    /// Where this repository holds a message.
+    pub enum Held {
+        /// The inbox: mail to this agent.
+        Inbox = "inbox",
+        /// A copy of mail this repository sent (`.aea/sent/`).
+        Sent = "sent",
+        /// Moved out of the inbox by `gc` (`.aea/.archive/`).
+        Archive = "archive",
+    }
+}
+
+word_enum! {
     /// Approval state of a message as `check` shows it.
     pub enum Approval {
         NotNeeded = "not_needed",
@@ -679,6 +691,54 @@ impl Mailbox {
     pub fn resolve(&self, reference: &str) -> Result<Entry> {
         self.check_state()?;
         self.resolve_in(&self.dir, reference)
+    }
+
+    /// Finds one message wherever this repository holds it: the inbox
+    /// first, then the copies of what it sent, then `.archive/`.
+    pub fn resolve_anywhere(&self, reference: &str) -> Result<(Entry, Held)> {
+        let not_found = |e: &Error| matches!(e, Error::MessageNotFound { .. });
+        match self.resolve(reference) {
+            Err(e) if not_found(&e) => {}
+            other => return other.map(|e| (e, Held::Inbox)),
+        }
+        match self.resolve_sent(reference) {
+            Err(e) if not_found(&e) => {}
+            other => return other.map(|e| (e, Held::Sent)),
+        }
+        self.resolve_archived(reference)
+            .map(|e| (e, Held::Archive))
+            .map_err(|e| match e {
+                Error::MessageNotFound { .. } => Error::MessageNotFound {
+                    reference: reference.to_string(),
+                },
+                other => other,
+            })
+    }
+
+    /// Every valid message this repository holds, in the inbox, sent and
+    /// archived, each once (by id; the inbox copy first).
+    pub fn everything(&self) -> Result<Vec<(Entry, Held)>> {
+        self.check_state()?;
+        let mut names = self.message_names()?;
+        names.sort();
+        let inbox = names
+            .iter()
+            .filter_map(|n| self.read_listed(&self.dir, n))
+            .map(|e| (e, Held::Inbox));
+        let sent = self
+            .read_all_in(SENT_DIR)?
+            .into_iter()
+            .map(|e| (e, Held::Sent));
+        let archived = self
+            .read_all_in(ARCHIVE_DIR)?
+            .into_iter()
+            .map(|e| (e, Held::Archive));
+        let mut seen = HashSet::new();
+        Ok(inbox
+            .chain(sent)
+            .chain(archived)
+            .filter(|(e, _)| e.valid().is_some_and(|m| seen.insert(m.message_id.clone())))
+            .collect())
     }
 
     /// Finds one message `gc` moved to `.archive/` (processed, or expired

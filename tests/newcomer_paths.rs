@@ -254,3 +254,61 @@ fn show_finds_sent_and_archived_mail_and_sent_lists_it() {
         "expired"
     );
 }
+
+/// `aea agents` names the mail remote an agent is reached through, with a
+/// password in its URL hidden.
+#[test]
+fn agents_lists_a_remote_agents_url() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let key = env.public_key("web");
+    env.ok(
+        &api,
+        &[
+            "agents",
+            "add",
+            "web",
+            "--remote",
+            "https://me:s3cret@git.example/mail.git",
+            "--key",
+            &key,
+        ],
+    );
+    let listed = env.ok(&api, &["agents"]);
+    let line = listed.lines().find(|l| l.starts_with("web ")).unwrap();
+    assert!(
+        line.contains("remote https://me:***@git.example/mail.git"),
+        "{listed}"
+    );
+    assert!(!listed.contains("s3cret"), "{listed}");
+}
+
+/// `aea thread` gathers a conversation from the inbox and the sent copies,
+/// oldest first, and leaves other conversations out.
+#[test]
+fn thread_lists_a_conversation_across_inbox_and_sent() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let question = env.question(&api, "web", "Which port?");
+    env.question(&api, "web", "Something else");
+    let reference = env.short_ref(&web, &question);
+    env.ok(&web, &["reply", &reference, "--body", "5173"]);
+
+    let thread = env.json(&api, &["thread", &question]);
+    assert_eq!(thread["conversation"], question.as_str(), "{thread}");
+    let messages = thread["messages"].as_array().unwrap();
+    let places: Vec<_> = messages.iter().map(|m| m["place"].clone()).collect();
+    assert_eq!(places, ["sent", "inbox"], "{thread}");
+    assert_eq!(messages[0]["id"], question.as_str());
+    assert_eq!(messages[1]["reply_to"], question.as_str());
+    assert_eq!(messages[1]["sender"], "verified");
+    // From the other side, by the reply's reference.
+    let reply_id = messages[1]["id"].as_str().unwrap();
+    let text = env.ok(&web, &["thread", reply_id]);
+    assert!(
+        text.starts_with(&format!("conversation {question}: 2 messages")),
+        "{text}"
+    );
+    assert!(!text.contains("Something else"), "{text}");
+}

@@ -224,6 +224,10 @@ fn json_output_fits_the_shipped_schemas() {
     );
     assert_fits("sent", &json_exiting(&env, &api_dir, &["sent"], 0));
     assert_fits(
+        "thread",
+        &json_exiting(&env, &api_dir, &["thread", &question], 0),
+    );
+    assert_fits(
         "show-copy",
         &json_exiting(&env, &api_dir, &["show", &question], 0),
     );

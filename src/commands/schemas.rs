@@ -43,6 +43,7 @@ fn all() -> Vec<(&'static str, Schema)> {
         ("sync", schema::<crate::sync::Report>()),
         ("status", schema::<status::StatusOutput<'static>>()),
         ("sent", schema::<sent::SentOutput>()),
+        ("thread", schema::<thread::ThreadOutput>()),
         (
             "hooks-install",
             schema::<hooks::HooksInstallOutput<'static>>(),

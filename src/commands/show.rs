@@ -6,12 +6,11 @@ use serde::Serialize;
 
 use super::Context;
 use crate::cli::ShowArgs;
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ExitCode, Result};
 use crate::identity::Verification;
-use crate::mailbox::{Approval, ApprovalRecord, Marker, Processed};
+use crate::mailbox::{Approval, ApprovalRecord, Held, Marker, Processed};
 use crate::message::Message;
 use crate::policy::Decision;
-use crate::words::word_enum;
 
 /// `aea show --json`: the message with everything this repository knows
 /// about it.
@@ -46,16 +45,6 @@ pub(super) struct ShowOutput<'a> {
     pub message: &'a Message,
 }
 
-word_enum! {
-    /// Where `show` found a message outside the inbox.
-    pub enum Place {
-        /// A copy of mail this repository sent (`.aea/sent/`).
-        Sent = "sent",
-        /// Moved out of the inbox by `gc` (`.aea/.archive/`).
-        Archive = "archive",
-    }
-}
-
 /// `aea show --json` of a message outside the inbox: a sent copy or an
 /// archived message. Nothing is decided on it, so no decision or marker.
 #[derive(Serialize)]
@@ -64,7 +53,7 @@ pub(super) struct CopyOutput<'a> {
     #[serde(rename = "ref")]
     pub short_ref: String,
     pub file: &'a str,
-    pub place: Place,
+    pub place: Held,
     pub sha256: Option<&'a str>,
     /// How the sender checks out; absent for a sent copy (this
     /// repository's own mail).
@@ -89,7 +78,7 @@ fn without_legacy_copy<S: serde::Serializer>(
 
 fn show_copy(
     entry: &crate::mailbox::Entry,
-    place: Place,
+    place: Held,
     judge: &crate::policy::Judge,
     ctx: &Context,
 ) -> Result<ExitCode> {
@@ -100,15 +89,15 @@ fn show_copy(
             file: &entry.name,
             place,
             sha256: entry.sha256.as_deref(),
-            sender: (place == Place::Archive).then(|| judge.verify(&message)),
+            sender: (place == Held::Archive).then(|| judge.verify(&message)),
             message: &message,
         });
     } else {
         let label = match place {
-            Place::Sent => {
+            Held::Sent => {
                 "SENT by this repository (a copy in .aea/sent/); `aea status <ref>` shows how far it got"
             }
-            Place::Archive => {
+            Held::Archive | Held::Inbox => {
                 "ARCHIVED by `aea gc` (in .aea/.archive/): processed earlier, or expired unprocessed"
             }
         };
@@ -117,7 +106,7 @@ fn show_copy(
             entry,
             &message,
             label,
-            place == Place::Sent,
+            place == Held::Sent,
             ctx,
         ));
     }
@@ -127,28 +116,10 @@ fn show_copy(
 pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
-    let entry = match mailbox.resolve(&args.reference) {
-        Ok(entry) => entry,
+    let entry = match mailbox.resolve_anywhere(&args.reference)? {
+        (entry, Held::Inbox) => entry,
         // Not in the inbox: mail this repository sent, or one gc archived.
-        Err(Error::MessageNotFound { .. }) => {
-            let copy = mailbox
-                .resolve_sent(&args.reference)
-                .map(|e| (e, Place::Sent))
-                .or_else(|e| match e {
-                    Error::MessageNotFound { .. } => mailbox
-                        .resolve_archived(&args.reference)
-                        .map(|e| (e, Place::Archive)),
-                    other => Err(other),
-                });
-            return match copy {
-                Ok((entry, place)) => show_copy(&entry, place, &judge, ctx),
-                Err(Error::MessageNotFound { .. }) => Err(Error::MessageNotFound {
-                    reference: args.reference.clone(),
-                }),
-                Err(other) => Err(other),
-            };
-        }
-        Err(e) => return Err(e),
+        (entry, place) => return show_copy(&entry, place, &judge, ctx),
     };
     let message = entry.require_valid()?;
     if ctx.printer.json() {
