@@ -176,7 +176,10 @@ fn list(path: &Path, ctx: &Context) -> Result<ExitCode> {
             place.push(row.path.clone());
         }
         if let Some(remote) = &row.remote {
-            place.push(format!("remote {}", without_password(remote)));
+            place.push(format!(
+                "remote {}",
+                crate::registry::without_password(remote)
+            ));
         }
         if let Some(dir) = &row.oacp {
             place.push(format!("oacp {dir}"));
@@ -193,22 +196,6 @@ fn list(path: &Path, ctx: &Context) -> Result<ExitCode> {
         ));
     }
     Ok(ExitCode::Success)
-}
-
-/// `url` with the password of `scheme://user:password@host` replaced by
-/// `***`, for a listing on a screen others may see.
-fn without_password(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rsplit_once('@') {
-        Some((userinfo, host)) if userinfo.contains(':') => {
-            let user = userinfo.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}:***@{host}{}", &rest[authority_end..])
-        }
-        _ => url.to_string(),
-    }
 }
 
 fn check_key(key: &str) -> Result<()> {
@@ -426,27 +413,6 @@ fn report(ctx: &Context, id: &str, what: AgentAction, key: Option<&str>) {
         match fingerprint {
             Some(f) => ctx.printer.line(format_args!("{what} {id}, key {f}")),
             None => ctx.printer.line(format_args!("{what} {id}")),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::without_password;
-
-    #[test]
-    fn a_listed_remote_hides_only_its_password() {
-        assert_eq!(
-            without_password("https://me:s3cret@git.example/mail.git"),
-            "https://me:***@git.example/mail.git"
-        );
-        for kept in [
-            "https://git.example/mail.git",
-            "ssh://git@host/mail.git",
-            "git@host:mail.git",
-            "/srv/mail.git",
-        ] {
-            assert_eq!(without_password(kept), kept);
         }
     }
 }
