@@ -47,7 +47,7 @@ pub enum Command {
     Send(SendArgs),
     /// List unprocessed messages in processing order
     Check(CheckArgs),
-    /// Print one message, framed as untrusted data
+    /// Print one message, framed as untrusted data (also mail you sent, or that gc archived)
     Show(ShowArgs),
     /// Answer a message in the same conversation
     Reply(ReplyArgs),
@@ -75,8 +75,12 @@ pub enum Command {
     Gc(GcArgs),
     /// Exchange mail with other machines through a git remote
     Sync(SyncArgs),
-    /// Show how far a sent message got: queued, pushed, delivered, processed
+    /// Show how far a sent message got: queued, pushed, delivered, processed, expired
     Status(ShowArgs),
+    /// List the mail this repository sent, newest first, with how far each got
+    Sent,
+    /// List every message of REF's conversation held here (received, sent, archived), oldest first
+    Thread(ShowArgs),
     /// Install, remove or inspect the git hooks that surface new mail
     #[command(subcommand)]
     Hooks(HooksCommand),

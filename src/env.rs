@@ -9,6 +9,10 @@ use chrono::{DateTime, Utc};
 
 /// Overrides the registry file (SPEC §8).
 pub const AEA_REGISTRY: &str = "AEA_REGISTRY";
+/// Overrides the user's aea config dir: the registry (unless
+/// [`AEA_REGISTRY`] is set), private keys and the trust store. A kept
+/// `aea demo` folder is used through it, apart from the user's own.
+pub const AEA_CONFIG_DIR: &str = "AEA_CONFIG_DIR";
 /// Fixes the clock, as RFC 3339, for reproducible output in tests.
 pub const AEA_TEST_NOW: &str = "AEA_TEST_NOW";
 /// Seeds the id generator, for reproducible output in tests.
@@ -120,7 +124,10 @@ impl Env {
             exe: std::env::current_exe().ok(),
             cwd: std::env::current_dir().ok(),
             temp_dir: std::env::temp_dir(),
-            config_dir: dirs.as_ref().map(|d| d.config_dir().to_path_buf()),
+            config_dir: std::env::var_os(AEA_CONFIG_DIR)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| dirs.as_ref().map(|d| d.config_dir().to_path_buf())),
             cache_dir: dirs.as_ref().map(|d| d.cache_dir().to_path_buf()),
             opencode_username: var(OPENCODE_SERVER_USERNAME),
             opencode_password: var(OPENCODE_SERVER_PASSWORD).map(Secret::new),

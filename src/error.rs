@@ -97,6 +97,14 @@ pub enum Error {
     #[error("no message matches {reference:?}")]
     MessageNotFound { reference: String },
 
+    /// `aea status` of a reference that names no message this repository
+    /// sent.
+    #[error("no sent message matches {reference:?}")]
+    SentNotFound { reference: String },
+
+    #[error("no log entries for message {reference:?}")]
+    NoLogEntries { reference: String, filtered: bool },
+
     #[error("{reference:?} matches {} messages: {}", candidates.len(), candidates.join(", "))]
     AmbiguousReference {
         reference: String,
@@ -113,7 +121,12 @@ pub enum Error {
     Claimed { name: String, holder: String },
 
     #[error("{name} needs a person's approval first: {reason}")]
-    Gated { name: String, reason: String },
+    Gated {
+        name: String,
+        reason: String,
+        /// A person already rejected it: approving is no longer possible.
+        rejected: bool,
+    },
 
     /// Mail that is never acted on (invalid, or rejected by the policy):
     /// approving it cannot help.
@@ -477,6 +490,8 @@ impl Error {
             | Error::NotInitialized { .. }
             | Error::RecipientNotFound { .. }
             | Error::MessageNotFound { .. }
+            | Error::NoLogEntries { .. }
+            | Error::SentNotFound { .. }
             | Error::NotAGitRepository { .. }
             | Error::NoKeyToPin { .. } => ExitCode::NotFound,
             Error::MonitorDidNotStart { .. } => ExitCode::Timeout,
@@ -550,6 +565,15 @@ impl Error {
             Error::MessageNotFound { .. } => {
                 "`aea check` lists unprocessed messages with their references (`m…`)".to_string()
             }
+            Error::SentNotFound { .. } => {
+                "`aea log --event sent` lists what this repository sent, with each message's id and file name".to_string()
+            }
+            Error::NoLogEntries { filtered: true, .. } => {
+                "drop `--since`/`--event` to see every entry about it; `aea log` lists all entries".to_string()
+            }
+            Error::NoLogEntries { .. } => {
+                "pass a reference (`m…`), id or file name as `aea check`, `aea check --processed` or `aea log` show them".to_string()
+            }
             Error::AmbiguousReference { .. } => {
                 "use one of the longer references listed, or more characters of the id or file name"
                     .to_string()
@@ -563,6 +587,14 @@ impl Error {
             Error::Claimed { .. } => {
                 "wait for the other process to finish; a claim older than 30 minutes can be taken over".to_string()
             }
+            Error::Gated {
+                name,
+                rejected: true,
+                ..
+            } => format!(
+                "a person rejected it, and decisions are not changed: mark it handled with `aea process {} --outcome ignored`",
+                crate::shortref::of(name)
+            ),
             Error::Gated { name, .. } => format!(
                 "a person approves it with `aea approve {}` (or `aea review`); or process it with --outcome ignored or deferred",
                 crate::shortref::of(name)
@@ -574,6 +606,14 @@ impl Error {
             Error::NotGated { .. } => {
                 "process it as usual with `aea process`; `aea pending` lists what waits for a person".to_string()
             }
+            Error::AlreadyDecided { name, decision, .. } if decision == "rejected" => format!(
+                "decisions are kept as an audit trail and not changed: mark it handled with `aea process {} --outcome ignored`",
+                crate::shortref::of(name)
+            ),
+            Error::AlreadyDecided { name, decision, .. } if decision == "approved" => format!(
+                "nothing to decide: act on it, then mark it done with `aea process {}`",
+                crate::shortref::of(name)
+            ),
             Error::AlreadyDecided { .. } => {
                 "decisions are kept as an audit trail and not changed; `aea log --message <ref>` shows the history".to_string()
             }
@@ -659,11 +699,11 @@ or install into {} for every repository with `aea hooks install --force`",
             } => format!("run `aea init` to write a new {}", path.display()),
             Error::ConfigInvalid { path, problem } => match problem.place() {
                 Some(place) => format!(
-                    "fix {place} of {}, or compare with the presets in `aea init --help`",
+                    "fix {place} of {}, or compare with the presets the README describes under Presets (`policies/*.yaml` in aea's source)",
                     path.display()
                 ),
                 None => format!(
-                    "fix {}, or compare with the presets in `aea init --help`",
+                    "fix {}, or compare with the presets the README describes under Presets (`policies/*.yaml` in aea's source)",
                     path.display()
                 ),
             },
@@ -736,7 +776,7 @@ mod tests {
     use std::time::Duration;
 
     /// Number of arms of [`expected_code`]; each returns its own index.
-    const VARIANTS: usize = 57;
+    const VARIANTS: usize = 59;
 
     /// SPEC §13 for each variant, written apart from [`Error::exit_code`]
     /// and without a wildcard: a new variant does not compile until it is
@@ -801,6 +841,8 @@ mod tests {
             Error::HooksCannotSee { .. } => (54, Refused),
             Error::MailboxSlotTaken { .. } => (55, Refused),
             Error::CollabRefused(_) => (56, Refused),
+            Error::NoLogEntries { .. } => (57, NotFound),
+            Error::SentNotFound { .. } => (58, NotFound),
         }
     }
 
@@ -881,6 +923,23 @@ mod tests {
             Error::Gated {
                 name: s("message-20261121T100000000Z-from-api-0badf11e.json"),
                 reason: s("handoff"),
+                rejected: false,
+            },
+            Error::Gated {
+                name: s("message-20261121T100000000Z-from-api-0badf11e.json"),
+                reason: s("handoff"),
+                rejected: true,
+            },
+            Error::NoLogEntries {
+                reference: s("zzzz"),
+                filtered: false,
+            },
+            Error::NoLogEntries {
+                reference: s("zzzz"),
+                filtered: true,
+            },
+            Error::SentNotFound {
+                reference: s("nope"),
             },
             Error::NotGated {
                 name: s("n"),

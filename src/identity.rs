@@ -467,6 +467,21 @@ impl KeyRing {
         })
     }
 
+    /// Where the registry says agent `id` lives on this machine: `None`
+    /// for an unknown or disabled id, the receiver itself, and an agent
+    /// reached through a mail remote (its path is another machine's).
+    pub fn registered_path(&self, id: &str) -> Option<PathBuf> {
+        let loaded = self.loaded();
+        if loaded.own_id.as_deref() == Some(id) {
+            return None;
+        }
+        loaded
+            .registry
+            .get(id)
+            .filter(|e| e.enabled && e.remote.is_none() && !e.path.as_os_str().is_empty())
+            .map(|e| e.path.clone())
+    }
+
     /// The public key the receiver knows for `id`.
     pub fn key_for(&self, id: &str) -> Option<VerifyingKey> {
         self.known(id).key

@@ -292,6 +292,18 @@ word_enum! {
 }
 
 word_enum! {
+    /// Where this repository holds a message.
+    pub enum Held {
+        /// The inbox: mail to this agent.
+        Inbox = "inbox",
+        /// A copy of mail this repository sent (`.aea/sent/`).
+        Sent = "sent",
+        /// Moved out of the inbox by `gc` (`.aea/.archive/`).
+        Archive = "archive",
+    }
+}
+
+word_enum! {
     /// Approval state of a message as `check` shows it.
     pub enum Approval {
         NotNeeded = "not_needed",
@@ -681,6 +693,65 @@ impl Mailbox {
         self.resolve_in(&self.dir, reference)
     }
 
+    /// Finds one message wherever this repository holds it: the inbox
+    /// first, then the copies of what it sent, then `.archive/`.
+    pub fn resolve_anywhere(&self, reference: &str) -> Result<(Entry, Held)> {
+        let not_found = |e: &Error| matches!(e, Error::MessageNotFound { .. });
+        match self.resolve(reference) {
+            Err(e) if not_found(&e) => {}
+            other => return other.map(|e| (e, Held::Inbox)),
+        }
+        match self.resolve_sent(reference) {
+            Err(e) if not_found(&e) => {}
+            other => return other.map(|e| (e, Held::Sent)),
+        }
+        self.resolve_archived(reference)
+            .map(|e| (e, Held::Archive))
+            .map_err(|e| match e {
+                Error::MessageNotFound { .. } => Error::MessageNotFound {
+                    reference: reference.to_string(),
+                },
+                other => other,
+            })
+    }
+
+    /// Every valid message this repository holds, in the inbox, sent and
+    /// archived, each once (by id; the inbox copy first).
+    pub fn everything(&self) -> Result<Vec<(Entry, Held)>> {
+        self.check_state()?;
+        let mut names = self.message_names()?;
+        names.sort();
+        let inbox = names
+            .iter()
+            .filter_map(|n| self.read_listed(&self.dir, n))
+            .map(|e| (e, Held::Inbox));
+        let sent = self
+            .read_all_in(SENT_DIR)?
+            .into_iter()
+            .map(|e| (e, Held::Sent));
+        let archived = self
+            .read_all_in(ARCHIVE_DIR)?
+            .into_iter()
+            .map(|e| (e, Held::Archive));
+        let mut seen = HashSet::new();
+        Ok(inbox
+            .chain(sent)
+            .chain(archived)
+            .filter(|(e, _)| e.valid().is_some_and(|m| seen.insert(m.message_id.clone())))
+            .collect())
+    }
+
+    /// Finds one message `gc` moved to `.archive/` (processed, or expired
+    /// unprocessed).
+    pub fn resolve_archived(&self, reference: &str) -> Result<Entry> {
+        let Some(archive) = self.state_dir(ARCHIVE_DIR)? else {
+            return Err(Error::MessageNotFound {
+                reference: reference.to_string(),
+            });
+        };
+        self.resolve_in(&archive, reference)
+    }
+
     /// Finds one message this repository sent (in `sent/`).
     pub fn resolve_sent(&self, reference: &str) -> Result<Entry> {
         let Some(sent) = self.state_dir(SENT_DIR)? else {
@@ -706,6 +777,22 @@ impl Mailbox {
             .filter(|n| message::parse_file_name(n).is_some_and(|p| p.sender == sender))
             .filter_map(|n| self.read_listed(&archive, &n))
             .find(is_it)
+    }
+
+    /// The message `id` from `sender` in `.archive/`, where `gc` moves
+    /// processed mail and mail that expired unprocessed, and whether its
+    /// processed marker went with it (it did, if it was processed).
+    pub fn archived(&self, id: &str, sender: &str) -> Option<(Entry, bool)> {
+        let archive = self.state_dir(ARCHIVE_DIR).ok()??;
+        let entry = names_of_messages(&archive)
+            .ok()?
+            .into_iter()
+            .filter(|n| message::parse_file_name(n).is_some_and(|p| p.sender == sender))
+            .filter_map(|n| self.read_listed(&archive, &n))
+            .find(|e| e.valid().is_some_and(|m| m.message_id == id))?;
+        let processed = fs::symlink_metadata(archive.join(PROCESSED_DIR).join(&entry.name))
+            .is_ok_and(|m| m.is_file());
+        Some((entry, processed))
     }
 
     /// The message in the inbox whose id is `id`, by id alone. Not

@@ -175,9 +175,41 @@ impl Registry {
     }
 }
 
+/// `url` with the password of `scheme://user:password@host` replaced by
+/// `***`, for a listing on a screen others may see.
+pub fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rsplit_once('@') {
+        Some((userinfo, host)) if userinfo.contains(':') => {
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}{}", &rest[authority_end..])
+        }
+        _ => url.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listed_remote_hides_only_its_password() {
+        assert_eq!(
+            without_password("https://me:s3cret@git.example/mail.git"),
+            "https://me:***@git.example/mail.git"
+        );
+        for kept in [
+            "https://git.example/mail.git",
+            "ssh://git@host/mail.git",
+            "git@host:mail.git",
+            "/srv/mail.git",
+        ] {
+            assert_eq!(without_password(kept), kept);
+        }
+    }
 
     #[test]
     fn update_round_trips_and_refuses_to_overwrite_corruption() {

@@ -25,6 +25,9 @@ word_enum! {
         Delivered = "delivered",
         /// The recipient processed it (a receipt, or its marker here).
         Processed = "processed",
+        /// It expired before the recipient processed it, and the
+        /// recipient's `gc` archived it unprocessed (seen on this machine).
+        Expired = "expired",
     }
 }
 
@@ -96,7 +99,12 @@ pub fn legs(mailbox: &Mailbox, message: &Message) -> Vec<Leg> {
                 detail: Some("run `aea sync`".into()),
             }
         } else {
-            local_leg(to, message.to.repo_path.as_deref(), &id)
+            local_leg(
+                to,
+                message.to.repo_path.as_deref(),
+                &id,
+                &message.from.agent_id,
+            )
         };
         legs.push(leg);
     }
@@ -104,17 +112,36 @@ pub fn legs(mailbox: &Mailbox, message: &Message) -> Vec<Leg> {
 }
 
 /// For a recipient on this machine, look at its mailbox directly.
-fn local_leg(to: String, repo_path: Option<&str>, id: &str) -> Leg {
-    let found = repo_path
-        .and_then(|p| Mailbox::at(std::path::Path::new(p)).ok())
-        .and_then(|mailbox| {
-            let name = mailbox
-                .message_names()
-                .ok()?
-                .into_iter()
-                .find(|n| mailbox.read(n).valid().is_some_and(|m| m.message_id == id))?;
-            Some((mailbox.is_processed(&name), mailbox.marker(&name)))
-        });
+fn local_leg(to: String, repo_path: Option<&str>, id: &str, sender: &str) -> Leg {
+    let recipient = repo_path.and_then(|p| Mailbox::at(std::path::Path::new(p)).ok());
+    let found = recipient.as_ref().and_then(|mailbox| {
+        let name = mailbox
+            .message_names()
+            .ok()?
+            .into_iter()
+            .find(|n| mailbox.read(n).valid().is_some_and(|m| m.message_id == id))?;
+        Some((mailbox.is_processed(&name), mailbox.marker(&name)))
+    });
+    // Not in the inbox: the recipient's gc may have moved it to `.archive/`.
+    if found.is_none()
+        && let Some((_, processed)) = recipient.as_ref().and_then(|m| m.archived(id, sender))
+    {
+        return if processed {
+            Leg {
+                to,
+                state: LegState::Processed,
+                detail: Some("processed, then archived by the recipient".into()),
+            }
+        } else {
+            Leg {
+                to,
+                state: LegState::Expired,
+                detail: Some(
+                    "expired before the recipient processed it; archived unread by its gc".into(),
+                ),
+            }
+        };
+    }
     match found {
         Some((true, marker)) => Leg {
             to,

@@ -30,6 +30,7 @@ mod identity;
 mod json_output;
 mod layout;
 mod lifecycle;
+mod newcomer_paths;
 mod policy_corpus;
 mod readme_tour;
 mod retries;

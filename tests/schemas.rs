@@ -222,6 +222,15 @@ fn json_output_fits_the_shipped_schemas() {
         "status",
         &json_exiting(&env, &api_dir, &["status", &question], 0),
     );
+    assert_fits("sent", &json_exiting(&env, &api_dir, &["sent"], 0));
+    assert_fits(
+        "thread",
+        &json_exiting(&env, &api_dir, &["thread", &question], 0),
+    );
+    assert_fits(
+        "show-copy",
+        &json_exiting(&env, &api_dir, &["show", &question], 0),
+    );
 
     assert_fits("gc", &json_exiting(&env, &web, &["gc", "--dry-run"], 0));
     assert_fits("validate", &json_exiting(&env, &web, &["validate"], 0));

@@ -169,20 +169,30 @@ fn list(path: &Path, ctx: &Context) -> Result<ExitCode> {
             (None, true) => "no key, unsigned accepted".into(),
             (None, false) => "no key".into(),
         };
-        let place = [&row.remote, &row.oacp, &row.roo]
-            .into_iter()
-            .find_map(Option::as_deref)
-            .unwrap_or(&row.path);
+        // Every way the agent is reached: a path on this machine and, for
+        // an agent behind a mail remote, its URL (a password in it hidden).
+        let mut place: Vec<String> = Vec::new();
+        if !row.path.is_empty() {
+            place.push(row.path.clone());
+        }
+        if let Some(remote) = &row.remote {
+            place.push(format!(
+                "remote {}",
+                crate::registry::without_password(remote)
+            ));
+        }
+        if let Some(dir) = &row.oacp {
+            place.push(format!("oacp {dir}"));
+        }
+        if let Some(dir) = &row.roo {
+            place.push(format!("roo {dir}"));
+        }
         ctx.printer.line(format_args!(
             "{:<20} {:<12} {:<26} {}",
             row.id,
             row.health.label(),
             key,
-            if row.path.is_empty() {
-                place
-            } else {
-                &row.path
-            }
+            place.join(", ")
         ));
     }
     Ok(ExitCode::Success)

@@ -1,6 +1,8 @@
 //! `aea demo`: two repositories exchanging mail end to end, in a temporary
 //! directory, printed as a transcript of the real commands. It uses its own
-//! registry inside that directory, so it never touches the user's.
+//! config dir (registry, keys) inside that directory, so it never touches
+//! the user's; a kept directory is used afterwards through
+//! `AEA_CONFIG_DIR`, which the demo prints.
 
 use std::path::{Path, PathBuf};
 
@@ -30,8 +32,13 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         }
     };
     let root = std::fs::canonicalize(&root).map_err(|e| Error::io("resolve", &root, e))?;
+    // The registry lives in the demo's config dir, where aea looks when
+    // `AEA_CONFIG_DIR` points there: one variable reaches the demo's
+    // registry and keys together, so a kept demo never mixes with the
+    // user's (its `api` would sign with the user's own `api` key).
+    let config_dir = root.join("config");
     let env = Env {
-        registry: Some(root.join("registry.toml")),
+        registry: Some(config_dir.join("registry.toml")),
         user: Some(ctx.rt.user().to_string()),
         fixed_now: None,
         seed: None,
@@ -39,7 +46,7 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         exe: None,
         cwd: Some(root.clone()),
         temp_dir: ctx.temp_dir.clone(),
-        config_dir: Some(root.join("config")),
+        config_dir: Some(config_dir.clone()),
         cache_dir: Some(root.join("cache")),
         // The demo rings no doorbells.
         opencode_username: None,
@@ -69,11 +76,38 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
     demo.step("", &web, &["init", "--no-agent-files", "--no-git-hooks"])?;
     send_three(&demo, &api, &web)?;
     read_and_handle(&demo, &api, &web)?;
+    p.line("");
     if args.keep.is_none() {
-        p.line("");
         p.line("The demo directory is removed now; pass --keep DIR to look around.");
+    } else {
+        p.line(format_args!(
+            "The repositories stay in {}. They are registered only in the demo's own",
+            root.display()
+        ));
+        p.line("config dir; use them with it, never with your own registry and keys:");
+        p.line(format_args!(
+            "  export AEA_CONFIG_DIR={}; unset AEA_REGISTRY",
+            shell_quote(&config_dir.display().to_string())
+        ));
+        p.line(format_args!(
+            "  cd {}; aea check",
+            shell_quote(&web.display().to_string())
+        ));
     }
     Ok(ExitCode::Success)
+}
+
+/// `text` as one shell word (single quotes unless it needs none).
+fn shell_quote(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:=@%".contains(c))
+    {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 /// api sends a question (by registry id), an urgent issue (by path) and a

@@ -29,6 +29,11 @@ pub struct Item {
     /// `verified` or `unverified` (decided as an unknown sender unless the
     /// registry accepts it) — forged mail is listed as invalid.
     pub sender: SenderState,
+    /// Where the registry says the sender lives, when the message says it
+    /// comes from another folder: a known id used from elsewhere (a kept
+    /// `aea demo` repository, a copy). Absent when they agree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sender_path_mismatch: Option<String>,
     pub decision: Decision,
     pub approval: Approval,
     pub expired: bool,
@@ -170,6 +175,9 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
                     timestamp: m.timestamp.clone(),
                     requires_response: m.requires_response,
                     sender: judge.verify(m).state(),
+                    sender_path_mismatch: judge
+                        .sender_path_mismatch(m)
+                        .map(|p| p.display().to_string()),
                     decision,
                     approval,
                     expired: m.is_expired(now),
@@ -245,6 +253,13 @@ pub fn print_item(n: usize, m: &Item, ctx: &Context) {
     }
     if m.sender != SenderState::Verified {
         flags.push(format!("sender {}", m.sender));
+    }
+    if let Some(registered) = &m.sender_path_mismatch {
+        flags.push(format!(
+            "NOT FROM {}'s REGISTERED FOLDER {}",
+            untrusted_short(&m.from, 40),
+            untrusted_short(registered, 80)
+        ));
     }
     ctx.printer.line(format_args!(
         "{n:>3}. {:<7} {:<8} from {:<16} {}",

@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::Context;
 use crate::audit;
 use crate::cli::LogArgs;
-use crate::error::{ExitCode, Result};
+use crate::error::{Error, ExitCode, Result};
 use crate::message::parse_time;
 use crate::printer::untrusted_short;
 
@@ -37,6 +37,16 @@ pub fn run(args: &LogArgs, ctx: &Context) -> Result<ExitCode> {
             events.push(e);
         }
     })?;
+    // A reference that names no message is most likely a typo: saying
+    // nothing, exit 0, read as "nothing happened to it".
+    if let Some(reference) = args.message.as_deref()
+        && events.is_empty()
+    {
+        return Err(Error::NoLogEntries {
+            reference: reference.to_string(),
+            filtered: since.is_some() || args.event.is_some(),
+        });
+    }
     if ctx.printer.json() {
         for event in &events {
             ctx.printer.value_line(event);

@@ -32,9 +32,11 @@ mod review;
 #[cfg(test)]
 mod schemas;
 mod send;
+mod sent;
 mod show;
 mod status;
 mod sync;
+mod thread;
 mod transfers;
 mod trust;
 mod uninstall;
@@ -69,6 +71,8 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Gc(args) => gc::run(&args, &ctx),
         Command::Sync(args) => sync::run(&args, &ctx),
         Command::Status(args) => status::run(&args, &ctx),
+        Command::Sent => sent::run(&ctx),
+        Command::Thread(args) => thread::run(&args, &ctx),
         Command::Hooks(command) => hooks::run(&command, &ctx),
         Command::Uninstall(args) => uninstall::run(&args, &ctx),
         Command::Doctor(args) => doctor::run(&args, &ctx),

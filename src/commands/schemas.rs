@@ -26,6 +26,7 @@ fn all() -> Vec<(&'static str, Schema)> {
         ("reply", schema::<crate::delivery::Delivery>()),
         ("check", schema::<listing::Report>()),
         ("show", schema::<show::ShowOutput<'static>>()),
+        ("show-copy", schema::<show::CopyOutput<'static>>()),
         ("process", schema::<process::ProcessOutput<'static>>()),
         ("pending", schema::<pending::PendingOutput<'static>>()),
         ("approve", schema::<verdict::ApprovalOutput<'static>>()),
@@ -41,6 +42,8 @@ fn all() -> Vec<(&'static str, Schema)> {
         ("gc", schema::<crate::housekeeping::Report>()),
         ("sync", schema::<crate::sync::Report>()),
         ("status", schema::<status::StatusOutput<'static>>()),
+        ("sent", schema::<sent::SentOutput>()),
+        ("thread", schema::<thread::ThreadOutput>()),
         (
             "hooks-install",
             schema::<hooks::HooksInstallOutput<'static>>(),

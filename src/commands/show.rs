@@ -1,5 +1,6 @@
 //! `aea show` (SPEC §5.2): one message, framed as untrusted data, with the
-//! decision and what the agent may do.
+//! decision and what the agent may do; or a copy outside the inbox (sent by
+//! this repository, or archived by `gc`), labelled as such.
 
 use serde::Serialize;
 
@@ -7,7 +8,7 @@ use super::Context;
 use crate::cli::ShowArgs;
 use crate::error::{ExitCode, Result};
 use crate::identity::Verification;
-use crate::mailbox::{Approval, ApprovalRecord, Marker, Processed};
+use crate::mailbox::{Approval, ApprovalRecord, Held, Marker, Processed};
 use crate::message::Message;
 use crate::policy::Decision;
 
@@ -31,11 +32,33 @@ pub(super) struct ShowOutput<'a> {
     pub approval_record: Option<ApprovalRecord>,
     pub decision: Decision,
     pub sender: Verification,
+    /// Where the registry says the sender lives, when the message says it
+    /// comes from another folder (see `check --json`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sender_path_mismatch: Option<String>,
     pub expired: bool,
     /// The message as aea reads it: its v1.0 fields, the seed fields and
     /// any other top-level key, but not the 0.1.0 copy mail to a bash
     /// recipient carries, which repeats the v1.0 fields (or, from a
     /// hostile sender, contradicts them; aea goes by the v1.0 fields).
+    #[serde(serialize_with = "without_legacy_copy")]
+    pub message: &'a Message,
+}
+
+/// `aea show --json` of a message outside the inbox: a sent copy or an
+/// archived message. Nothing is decided on it, so no decision or marker.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct CopyOutput<'a> {
+    #[serde(rename = "ref")]
+    pub short_ref: String,
+    pub file: &'a str,
+    pub place: Held,
+    pub sha256: Option<&'a str>,
+    /// How the sender checks out; absent for a sent copy (this
+    /// repository's own mail).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sender: Option<Verification>,
     #[serde(serialize_with = "without_legacy_copy")]
     pub message: &'a Message,
 }
@@ -53,10 +76,51 @@ fn without_legacy_copy<S: serde::Serializer>(
     shown.serialize(s)
 }
 
+fn show_copy(
+    entry: &crate::mailbox::Entry,
+    place: Held,
+    judge: &crate::policy::Judge,
+    ctx: &Context,
+) -> Result<ExitCode> {
+    let message = entry.require_valid()?;
+    if ctx.printer.json() {
+        ctx.printer.value(&CopyOutput {
+            short_ref: crate::shortref::of(&entry.name),
+            file: &entry.name,
+            place,
+            sha256: entry.sha256.as_deref(),
+            sender: (place == Held::Archive).then(|| judge.verify(&message)),
+            message: &message,
+        });
+    } else {
+        let label = match place {
+            Held::Sent => {
+                "SENT by this repository (a copy in .aea/sent/); `aea status <ref>` shows how far it got"
+            }
+            Held::Archive | Held::Inbox => {
+                "ARCHIVED by `aea gc` (in .aea/.archive/): processed earlier, or expired unprocessed"
+            }
+        };
+        ctx.printer.raw(&super::frame::render_copy(
+            judge,
+            entry,
+            &message,
+            label,
+            place == Held::Sent,
+            ctx,
+        ));
+    }
+    Ok(ExitCode::Success)
+}
+
 pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
-    let entry = mailbox.resolve(&args.reference)?;
+    let entry = match mailbox.resolve_anywhere(&args.reference)? {
+        (entry, Held::Inbox) => entry,
+        // Not in the inbox: mail this repository sent, or one gc archived.
+        (entry, place) => return show_copy(&entry, place, &judge, ctx),
+    };
     let message = entry.require_valid()?;
     if ctx.printer.json() {
         let decision = judge.decide(&message);
@@ -75,6 +139,9 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
             approval: mailbox.approval(&entry, decision.action.awaits_approval()),
             approval_record: mailbox.approval_record(&entry.name),
             sender: judge.verify(&message),
+            sender_path_mismatch: judge
+                .sender_path_mismatch(&message)
+                .map(|p| p.display().to_string()),
             expired: message.is_expired(ctx.rt.now()),
             decision,
             message: &message,

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::Context;
 use crate::cli::ShowArgs;
-use crate::error::{ExitCode, Result};
+use crate::error::{Error, ExitCode, Result};
 use crate::tracking::{self, Leg};
 
 /// `aea status --json`.
@@ -17,7 +17,10 @@ pub(super) struct StatusOutput<'a> {
 
 pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
-    let entry = mailbox.resolve_sent(&args.reference)?;
+    let entry = mailbox.resolve_sent(&args.reference).map_err(|e| match e {
+        Error::MessageNotFound { reference } => Error::SentNotFound { reference },
+        other => other,
+    })?;
     let message = entry.require_valid()?;
     let id = message.message_id.clone();
     let legs = tracking::legs(&mailbox, &message);

@@ -75,6 +75,25 @@ impl Judge {
         result
     }
 
+    /// The registered path of `message`'s sender when the message says it
+    /// comes from another repository: a known sender's id and key, used
+    /// from a folder the registry does not know for it (a kept `aea demo`
+    /// repository, a copy of the repository). Said, never silently
+    /// accepted as the registered agent.
+    pub fn sender_path_mismatch(&self, message: &Message) -> Option<std::path::PathBuf> {
+        let claimed = std::path::Path::new(message.from.repo_path.as_deref()?);
+        if !self.verify(message).known_sender() {
+            return None;
+        }
+        let registered = self.keyring.registered_path(&message.from.agent_id)?;
+        let same = claimed == registered
+            || matches!(
+                (std::fs::canonicalize(claimed), std::fs::canonicalize(&registered)),
+                (Ok(a), Ok(b)) if a == b
+            );
+        (!same).then_some(registered)
+    }
+
     /// Only a sender verified against a known key (or one the registry
     /// accepts unsigned mail from) counts as known: a claimed id is a hint.
     fn facts(&self, message: &Message) -> Facts {
@@ -122,6 +141,7 @@ impl Judge {
                         decision.rule,
                         state.label()
                     ),
+                    rejected: state == Approval::Rejected,
                 })
             }
             Action::AutoRespond | Action::Acknowledge => None,

@@ -1,0 +1,314 @@
+//! What a new user trips on (issue 15): a kept demo that mixes with the
+//! user's own agents, log filters that say nothing, `status` that cannot
+//! see an archived message, and hints that name a command that refuses.
+
+use crate::common::*;
+
+/// A kept demo says how to use it with its own config dir, and used so it
+/// works on its own: its agents are not in the user's registry.
+#[test]
+fn a_kept_demo_is_used_through_its_own_config_dir() {
+    let env = TestEnv::new();
+    let keep = env.path().join("demo");
+    let out = env.ok(&env.path(), &["demo", "--keep", keep.to_str().unwrap()]);
+    let config = keep.join("config");
+    let line = format!(
+        "export AEA_CONFIG_DIR={}; unset AEA_REGISTRY",
+        config.display()
+    );
+    assert!(out.contains(&line), "no {line:?} in\n{out}");
+    assert!(config.join("registry.toml").is_file());
+    assert!(!env.registry().exists(), "the user's registry is untouched");
+
+    let demo = |dir: &std::path::Path, args: &[&str]| {
+        let mut cmd = env.cmd(dir);
+        cmd.env_remove("AEA_REGISTRY")
+            .env("AEA_CONFIG_DIR", &config);
+        cmd.args(args).output().unwrap()
+    };
+    let api = keep.join("api");
+    let sent = demo(
+        &api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "update",
+            "--subject",
+            "again",
+        ],
+    );
+    assert_eq!(code(&sent), 0, "{}", stderr(&sent));
+    let check = demo(&keep.join("web"), &["--json", "check"]);
+    let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    let again = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["subject"] == "again")
+        .unwrap_or_else(|| panic!("not delivered: {report}"));
+    assert_eq!(again["sender"], "verified", "{again}");
+    assert!(again.get("sender_path_mismatch").is_none(), "{again}");
+}
+
+/// Mail signed with a registered agent's key but sent from another folder
+/// (a copy of the repository, a kept demo's `api` using the user's keys)
+/// is flagged by `check` and `show`, not taken silently as that agent's.
+#[test]
+fn mail_from_a_registered_id_in_another_folder_is_flagged() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let copy = env.path().join("api-copy");
+    let cp = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&api)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    let id = env.send(
+        &copy,
+        "web",
+        &["--type", "update", "--subject", "from the copy"],
+    );
+    let ok = env.send(&api, "web", &["--type", "update", "--subject", "from api"]);
+
+    let report = env.json(&web, &["check"]);
+    let item = |id: &str| {
+        report["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        item(&id)["sender_path_mismatch"],
+        api.display().to_string(),
+        "{report}"
+    );
+    assert!(item(&ok).get("sender_path_mismatch").is_none(), "{report}");
+    let text = env.ok(&web, &["check"]);
+    assert!(text.contains("NOT FROM api's REGISTERED FOLDER"), "{text}");
+
+    let reference = env.short_ref(&web, &id);
+    let shown = env.ok(&web, &["show", &reference]);
+    assert!(
+        shown.contains(&format!("but api is registered at {}", api.display())),
+        "{shown}"
+    );
+    let json = env.json(&web, &["show", &reference]);
+    assert_eq!(json["sender_path_mismatch"], api.display().to_string());
+}
+
+#[test]
+fn log_of_a_message_with_no_entries_says_so() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    env.repo("web");
+    let id = env.send(&api, "web", &["--type", "update", "--subject", "s"]);
+    let out = env.run(&api, &["log", "--message", "zzzz"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no log entries for message \"zzzz\""),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).is_empty());
+    // With another filter the hint names it.
+    let out = env.run(&api, &["log", "--message", &id, "--event", "approved"]);
+    assert_eq!(code(&out), 3);
+    assert!(
+        stderr(&out).contains("drop `--since`/`--event`"),
+        "{}",
+        stderr(&out)
+    );
+    // A message with entries still lists them.
+    let found = env.ok(&api, &["log", "--message", &id]);
+    assert!(found.contains("sent"), "{found}");
+    // The event names are in the help.
+    let help = env.ok(&api, &["log", "--help"]);
+    assert!(help.contains("lost_on_remote"), "{help}");
+}
+
+/// The recipient's gc moved the message, expired unprocessed, into its
+/// `.archive/`: `status` on the same machine says so.
+#[test]
+fn status_sees_mail_the_recipient_archived_as_expired() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.send(
+        &api,
+        "web",
+        &["--type", "update", "--subject", "short", "--expires", "1h"],
+    );
+    let gc = env
+        .cmd(&web)
+        .env("AEA_TEST_NOW", "2099-01-01T00:00:00.000Z")
+        .args(["--json", "gc"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&gc), 0, "{}", stderr(&gc));
+    assert!(inbox_files(&web).is_empty(), "gc archived it");
+    let status = env.json(&api, &["status", &id]);
+    assert_eq!(status["recipients"][0]["state"], "expired", "{status}");
+    let text = env.ok(&api, &["status", &id]);
+    assert!(
+        text.contains("expired before the recipient processed it"),
+        "{text}"
+    );
+}
+
+#[test]
+fn status_of_an_unknown_reference_points_at_what_was_sent() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let out = env.run(&api, &["status", "nope"]);
+    assert_eq!(code(&out), 3);
+    let err = stderr(&out);
+    assert!(err.contains("no sent message matches \"nope\""), "{err}");
+    assert!(err.contains("aea log --event sent"), "{err}");
+    assert!(!err.contains("aea check"), "{err}");
+}
+
+/// After a person rejected gated mail, every hint names the command that
+/// works: `process --outcome ignored`, never `approve`, which refuses.
+#[test]
+fn hints_after_a_rejection_name_a_command_that_works() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.send(
+        &api,
+        "web",
+        &["--type", "handoff", "--subject", "take it", "--body", "b"],
+    );
+    let reference = env.short_ref(&web, &id);
+    env.ok(&web, &["reject", &reference, "--reason", "no"]);
+
+    let process = env.run(&web, &["process", &reference]);
+    assert_eq!(code(&process), 5, "{}", stderr(&process));
+    let hint = format!("aea process {reference} --outcome ignored");
+    assert!(stderr(&process).contains(&hint), "{}", stderr(&process));
+    assert!(
+        !stderr(&process).contains("aea approve"),
+        "{}",
+        stderr(&process)
+    );
+
+    let approve = env.run(&web, &["approve", &reference]);
+    assert_ne!(code(&approve), 0);
+    assert!(stderr(&approve).contains(&hint), "{}", stderr(&approve));
+
+    env.ok(&web, &["process", &reference, "--outcome", "ignored"]);
+}
+
+/// `show` finds mail outside the inbox and says where it is: the sender's
+/// own sent copy, and the recipient's archived one; `sent` lists what was
+/// sent with how far it got.
+#[test]
+fn show_finds_sent_and_archived_mail_and_sent_lists_it() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.send(
+        &api,
+        "web",
+        &["--type", "update", "--subject", "short", "--expires", "1h"],
+    );
+    let shown = env.json(&api, &["show", &id]);
+    assert_eq!(shown["place"], "sent", "{shown}");
+    assert_eq!(shown["message"]["message_id"], id.as_str());
+    let text = env.ok(&api, &["show", &id]);
+    assert!(text.starts_with("SENT by this repository"), "{text}");
+    assert!(
+        text.contains("sender:       this repository (its own copy)"),
+        "{text}"
+    );
+
+    let listed = env.json(&api, &["sent"]);
+    let first = &listed["messages"][0];
+    assert_eq!(first["id"], id.as_str(), "{listed}");
+    assert_eq!(first["recipients"][0]["state"], "delivered", "{listed}");
+    let text = env.ok(&api, &["sent"]);
+    assert!(text.contains("to web") && text.contains("short"), "{text}");
+
+    let gc = env
+        .cmd(&web)
+        .env("AEA_TEST_NOW", "2099-01-01T00:00:00.000Z")
+        .arg("gc")
+        .output()
+        .unwrap();
+    assert_eq!(code(&gc), 0, "{}", stderr(&gc));
+    let shown = env.json(&web, &["show", &id]);
+    assert_eq!(shown["place"], "archive", "{shown}");
+    assert_eq!(shown["sender"]["state"], "verified", "{shown}");
+    let text = env.ok(&web, &["show", &id]);
+    assert!(text.starts_with("ARCHIVED by `aea gc`"), "{text}");
+    assert_eq!(
+        env.json(&api, &["sent"])["messages"][0]["recipients"][0]["state"],
+        "expired"
+    );
+}
+
+/// `aea agents` names the mail remote an agent is reached through, with a
+/// password in its URL hidden.
+#[test]
+fn agents_lists_a_remote_agents_url() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let key = env.public_key("web");
+    env.ok(
+        &api,
+        &[
+            "agents",
+            "add",
+            "web",
+            "--remote",
+            "https://me:s3cret@git.example/mail.git",
+            "--key",
+            &key,
+        ],
+    );
+    let listed = env.ok(&api, &["agents"]);
+    let line = listed.lines().find(|l| l.starts_with("web ")).unwrap();
+    assert!(
+        line.contains("remote https://me:***@git.example/mail.git"),
+        "{listed}"
+    );
+    assert!(!listed.contains("s3cret"), "{listed}");
+}
+
+/// `aea thread` gathers a conversation from the inbox and the sent copies,
+/// oldest first, and leaves other conversations out.
+#[test]
+fn thread_lists_a_conversation_across_inbox_and_sent() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let question = env.question(&api, "web", "Which port?");
+    env.question(&api, "web", "Something else");
+    let reference = env.short_ref(&web, &question);
+    env.ok(&web, &["reply", &reference, "--body", "5173"]);
+
+    let thread = env.json(&api, &["thread", &question]);
+    assert_eq!(thread["conversation"], question.as_str(), "{thread}");
+    let messages = thread["messages"].as_array().unwrap();
+    let places: Vec<_> = messages.iter().map(|m| m["place"].clone()).collect();
+    assert_eq!(places, ["sent", "inbox"], "{thread}");
+    assert_eq!(messages[0]["id"], question.as_str());
+    assert_eq!(messages[1]["reply_to"], question.as_str());
+    assert_eq!(messages[1]["sender"], "verified");
+    // From the other side, by the reply's reference.
+    let reply_id = messages[1]["id"].as_str().unwrap();
+    let text = env.ok(&web, &["thread", reply_id]);
+    assert!(
+        text.starts_with(&format!("conversation {question}: 2 messages")),
+        "{text}"
+    );
+    assert!(!text.contains("Something else"), "{text}");
+}
