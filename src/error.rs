@@ -235,6 +235,10 @@ pub enum Error {
     #[error("attachment {} is outside this repository", path.display())]
     AttachmentOutside { path: PathBuf },
 
+    /// An attachment aea will not copy, carry or write out; nothing was written.
+    #[error("{message}")]
+    AttachmentRefused { message: String, hint: String },
+
     #[error("{} is a symbolic link that leads outside the repository", path.display())]
     LinkLeavesRepository { path: PathBuf },
 
@@ -436,6 +440,7 @@ impl Error {
             | Error::RemoteLooksLikeOption { .. }
             | Error::RemoteRefused { .. }
             | Error::AttachmentOutside { .. }
+            | Error::AttachmentRefused { .. }
             | Error::LinkLeavesRepository { .. }
             | Error::DanglingLink { .. }
             | Error::MessageTooLarge { .. } => ExitCode::Refused,
@@ -484,7 +489,7 @@ impl Error {
             Error::SecretDetected { .. } => {
                 "remove the secret, or pass `--allow-secrets` if it is not one".to_string()
             }
-            Error::Usage { hint, .. } => hint.clone(),
+            Error::Usage { hint, .. } | Error::AttachmentRefused { hint, .. } => hint.clone(),
             Error::BadDuration { .. } => crate::duration::EXAMPLES.to_string(),
             Error::MessageNotFound { .. } => {
                 "`aea check` lists unprocessed messages with their references (`m…`)".to_string()
@@ -675,7 +680,7 @@ mod tests {
     use std::time::Duration;
 
     /// Number of arms of [`expected_code`]; each returns its own index.
-    const VARIANTS: usize = 57;
+    const VARIANTS: usize = 58;
 
     /// SPEC §13 for each variant, written apart from [`Error::exit_code`]
     /// and without a wildcard: a new variant does not compile until it is
@@ -740,6 +745,7 @@ mod tests {
             Error::HooksCannotSee { .. } => (54, Refused),
             Error::MailboxSlotTaken { .. } => (55, Refused),
             Error::CollabRefused(_) => (56, Refused),
+            Error::AttachmentRefused { .. } => (57, Refused),
         }
     }
 
@@ -758,6 +764,10 @@ mod tests {
                 source: Box::new(io::Error::other("config file parse error")),
             },
             Error::MailboxSlotTaken { path: p() },
+            Error::AttachmentRefused {
+                message: s("attachment 1 does not match its SHA-256"),
+                hint: s("ask the sender to send it again"),
+            },
             Error::CollabRefused(crate::collab::Refusal::new(
                 crate::collab::Rule::Turn,
                 "seq 3: proposal_revised is the proposal owner's (web) to append, not api's",

@@ -26,6 +26,11 @@ fn all() -> Vec<(&'static str, Schema)> {
         ("reply", schema::<crate::delivery::Delivery>()),
         ("check", schema::<listing::Report>()),
         ("show", schema::<show::ShowOutput<'static>>()),
+        ("attachment", schema::<attachment::ListOutput<'static>>()),
+        (
+            "attachment-write",
+            schema::<attachment::WriteOutput<'static>>(),
+        ),
         ("process", schema::<process::ProcessOutput<'static>>()),
         ("pending", schema::<pending::PendingOutput<'static>>()),
         ("approve", schema::<verdict::ApprovalOutput<'static>>()),
