@@ -340,3 +340,19 @@ fn an_attachment_over_the_limit_is_refused_at_send_time() {
     assert!(stderr(&out).contains("hint:"), "{}", stderr(&out));
     assert!(!api.join(".aea/attachments").exists());
 }
+
+#[test]
+fn a_symlinked_attachment_store_is_never_written_through() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    send_with_attachment(&env, &a, b"log\n");
+    let outside = env.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, b.repo.join(".aea/attachments")).unwrap();
+    let out = b.run(&env, &["sync"]);
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(stderr(&out).contains("attachments"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+}
