@@ -434,8 +434,38 @@ impl Session<'_> {
     }
 
     fn receive(&mut self) -> Result<()> {
-        let files = self.store.files(&fetched(&mail_ref(self.me)))?;
+        let limit = self.mailbox.message_limit();
+        let mut files = Vec::new();
+        let mut oversized = Vec::new();
+        let cap = limit.max(attachments::LIMIT);
+        for (name, bytes) in self.store.files_capped(&fetched(&mail_ref(self.me)), cap)? {
+            match bytes {
+                Ok(bytes) => files.push((name, bytes)),
+                Err(size) if name.ends_with(attachments::BLOB_SUFFIX) => {
+                    oversized.push((name, size));
+                }
+                // What delivering it would have said, without reading it.
+                Err(size) if name.strip_suffix(".json").is_some() => {
+                    return Err(Error::MessageTooLarge {
+                        bytes: size,
+                        limit,
+                        repo: self.mailbox.repo().to_path_buf(),
+                    });
+                }
+                Err(_) => {}
+            }
+        }
         self.receive_attachments(&files)?;
+        for (name, size) in oversized {
+            self.refuse_blob(
+                &name,
+                format!("{name} {size}"),
+                &format!(
+                    "{size} bytes, over the {} byte attachment limit",
+                    attachments::LIMIT
+                ),
+            );
+        }
         // Ids already in the inbox, for mail that arrived by another route,
         // and those of them whose delivery is in the log.
         let mut local: Option<HashMap<String, String>> = None;
@@ -539,17 +569,22 @@ impl Session<'_> {
                 Ok(_) => {}
                 Err(why) => {
                     let key = format!("{name} {}", fsutil::sha256_hex(bytes));
-                    if self.state.blobs_refused.insert(key) {
-                        // The name is the remote's: cut short (the printer escapes it).
-                        let shown = crate::printer::untrusted_short(name, 80);
-                        self.report
-                            .attachments_refused
-                            .push(format!("{shown}: {why}"));
-                    }
+                    self.refuse_blob(name, key, &why);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Reports a blob that is not kept, once per `key`.
+    fn refuse_blob(&mut self, name: &str, key: String, why: &str) {
+        if self.state.blobs_refused.insert(key) {
+            // The name is the remote's: cut short (the printer escapes it).
+            let shown = crate::printer::untrusted_short(name, 80);
+            self.report
+                .attachments_refused
+                .push(format!("{shown}: {why}"));
+        }
     }
 
     fn log_delivered(&self, id: &str, file: &str, from: &str) -> Result<()> {
