@@ -138,12 +138,14 @@ pub fn digests(message: &Message) -> Vec<String> {
 pub enum Source {
     /// This repository's `.aea/attachments/`.
     Store,
-    /// The sender's repository on this machine.
+    /// The sender's repository on this machine: the copy it kept when it
+    /// sent, else the file itself.
     SenderRepository,
 }
 
 /// The verified bytes of `attachment` of a message from `sender_repo`:
-/// from `aea`'s store, else from the sender's repository on this machine.
+/// from `aea`'s store, else from the sender's repository on this machine
+/// (its store, then the file).
 /// `Err` says why there are none.
 pub fn fetch(
     aea: &Path,
@@ -155,6 +157,15 @@ pub fn fetch(
     };
     if let Some(bytes) = load(aea, digest) {
         return Ok((bytes, Source::Store));
+    }
+    // The copy the sender kept when it sent, if its repository is here:
+    // named by the digest alone, so the message's path plays no part.
+    if let Some(bytes) = sender_repo
+        .map(Path::new)
+        .filter(|r| r.is_absolute())
+        .and_then(|r| load(&r.join(crate::mailbox::AEA_DIR), digest))
+    {
+        return Ok((bytes, Source::SenderRepository));
     }
     let (Some(repo), Some(path)) = (sender_repo, attachment.path.as_deref()) else {
         return Err("not in .aea/attachments/ (`aea sync` brings it), and the message names no file in a repository on this machine".into());

@@ -251,15 +251,15 @@ fn an_attachment_on_the_same_machine_is_read_from_the_sender_repository_and_veri
     let api = env.repo("api");
     let web = env.repo("web");
     let id = local_send(&env, &api, "a.txt", b"from api\n");
-    // Read from the sender's repository, not a copy.
-    std::fs::remove_dir_all(api.join(".aea/attachments")).unwrap();
+    // Changed after it was sent: the copy the sender kept is what was sent.
+    std::fs::write(api.join("a.txt"), b"changed\n").unwrap();
     let listed = env.json(&web, &["attachment", &id]);
     assert_eq!(listed["attachments"][0]["source"], "sender_repository");
     env.ok(&web, &["attachment", &id, "--out", "a.txt"]);
     assert_eq!(std::fs::read(web.join("a.txt")).unwrap(), b"from api\n");
 
-    // Changed after it was sent: refused, nothing written.
-    std::fs::write(api.join("a.txt"), b"changed\n").unwrap();
+    // Without that copy, the changed file is refused, nothing written.
+    std::fs::remove_dir_all(api.join(".aea/attachments")).unwrap();
     let out = env.run(&web, &["attachment", &id, "--out", "b.txt"]);
     assert_eq!(code(&out), 5, "{}", stderr(&out));
     assert!(
@@ -268,6 +268,11 @@ fn an_attachment_on_the_same_machine_is_read_from_the_sender_repository_and_veri
         stderr(&out)
     );
     assert!(!web.join("b.txt").exists());
+
+    // The file itself, as sent, is read from the sender's repository.
+    std::fs::write(api.join("a.txt"), b"from api\n").unwrap();
+    env.ok(&web, &["attachment", &id, "--out", "c.txt"]);
+    assert_eq!(std::fs::read(web.join("c.txt")).unwrap(), b"from api\n");
 }
 
 #[test]
