@@ -179,6 +179,8 @@ fn attachment_blobs_on_the_remote_that_do_not_verify_are_refused_and_never_store
             (&format!("{digest}.blob"), b"rm -rf /\n"),
             ("not-a-digest.blob", content),
             (&big_name, &big),
+            // Content no message names: not kept, not worth a warning.
+            (&format!("{}.blob", sha256(b"unasked")), b"unasked"),
         ],
     );
 
