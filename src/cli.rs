@@ -49,6 +49,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Print one message, framed as untrusted data (also mail you sent, or that gc archived)
     Show(ShowArgs),
+    /// List a message's attachments, or write one, verified, to a new file
+    Attachment(AttachmentArgs),
     /// Answer a message in the same conversation
     Reply(ReplyArgs),
     /// Mark a message processed
@@ -320,6 +322,21 @@ pub struct ShowArgs {
     /// Message reference (`m…` from `aea check`), id, file name, or a unique prefix
     #[arg(value_name = "REF")]
     pub reference: String,
+}
+
+#[derive(Debug, Args)]
+pub struct AttachmentArgs {
+    /// Message reference (`m…` from `aea check`), id, file name, or a unique prefix
+    #[arg(value_name = "REF")]
+    pub reference: String,
+
+    /// Which attachment, numbered from 1 (default: the only one)
+    #[arg(value_name = "N")]
+    pub index: Option<usize>,
+
+    /// Write the attachment to this new file (never overwritten); without it, list them
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -32,6 +32,9 @@ pub struct Draft {
     pub expires_at: Option<DateTime<Utc>>,
     /// `{path, sha256}` objects, see [`attachment`].
     pub attachments: Vec<Value>,
+    /// The content of each attachment as read when it was hashed: what the
+    /// sender keeps in `.aea/attachments/` for `aea sync` to carry.
+    pub attachment_bytes: Vec<Vec<u8>>,
     pub reply_to: Option<String>,
     pub conversation: Option<String>,
 }
@@ -49,6 +52,7 @@ impl Draft {
             tags: Vec::new(),
             expires_at: None,
             attachments: Vec::new(),
+            attachment_bytes: Vec::new(),
             reply_to: None,
             conversation: None,
         }
@@ -136,20 +140,22 @@ impl Draft {
     }
 }
 
-/// `{path, sha256}` of a file inside the sender's repository `repo`; a file
-/// outside it (also through a symlink) is refused.
-pub fn attachment(path: &Path, repo: &Path) -> Result<Value> {
+/// `{path, sha256}` of a file inside the sender's repository `repo`, and
+/// its content; a file outside it (also through a symlink), or over the
+/// attachment limit, is refused.
+pub fn attachment(path: &Path, repo: &Path) -> Result<(Value, Vec<u8>)> {
     let real = fs::canonicalize(path).map_err(|e| Error::io("read attachment", path, e))?;
     let relative = real
         .strip_prefix(repo)
         .map_err(|_| Error::AttachmentOutside {
             path: path.to_path_buf(),
         })?;
-    let bytes = fs::read(&real).map_err(|e| Error::io("read attachment", &real, e))?;
-    Ok(serde_json::json!({
+    let bytes = crate::attachments::read_for_sending(&real)?;
+    let named = serde_json::json!({
         "path": relative.to_string_lossy().replace('\\', "/"),
         "sha256": fsutil::sha256_hex(&bytes),
-    }))
+    });
+    Ok((named, bytes))
 }
 
 #[cfg(test)]

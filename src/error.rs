@@ -254,6 +254,10 @@ pub enum Error {
     #[error("attachment {} is outside this repository", path.display())]
     AttachmentOutside { path: PathBuf },
 
+    /// An attachment aea will not copy, carry or write out; nothing was written.
+    #[error("{message}")]
+    AttachmentRefused { message: String, hint: String },
+
     #[error("{} is a symbolic link that leads outside the repository", path.display())]
     LinkLeavesRepository { path: PathBuf },
 
@@ -509,6 +513,7 @@ impl Error {
             | Error::RemoteLooksLikeOption { .. }
             | Error::RemoteRefused { .. }
             | Error::AttachmentOutside { .. }
+            | Error::AttachmentRefused { .. }
             | Error::LinkLeavesRepository { .. }
             | Error::DanglingLink { .. }
             | Error::MessageTooLarge { .. } => ExitCode::Refused,
@@ -558,6 +563,7 @@ impl Error {
                 "remove the secret, or pass `--allow-secrets` if it is not one".to_string()
             }
             Error::Usage { hint, .. }
+            | Error::AttachmentRefused { hint, .. }
             | Error::RecipientNotFound {
                 hint: Some(hint), ..
             } => hint.clone(),
@@ -776,7 +782,7 @@ mod tests {
     use std::time::Duration;
 
     /// Number of arms of [`expected_code`]; each returns its own index.
-    const VARIANTS: usize = 59;
+    const VARIANTS: usize = 60;
 
     /// SPEC §13 for each variant, written apart from [`Error::exit_code`]
     /// and without a wildcard: a new variant does not compile until it is
@@ -843,6 +849,7 @@ mod tests {
             Error::CollabRefused(_) => (56, Refused),
             Error::NoLogEntries { .. } => (57, NotFound),
             Error::SentNotFound { .. } => (58, NotFound),
+            Error::AttachmentRefused { .. } => (59, Refused),
         }
     }
 
@@ -861,6 +868,10 @@ mod tests {
                 source: Box::new(io::Error::other("config file parse error")),
             },
             Error::MailboxSlotTaken { path: p() },
+            Error::AttachmentRefused {
+                message: s("attachment 1 does not match its SHA-256"),
+                hint: s("ask the sender to send it again"),
+            },
             Error::CollabRefused(crate::collab::Refusal::new(
                 crate::collab::Rule::Turn,
                 "seq 3: proposal_revised is the proposal owner's (web) to append, not api's",

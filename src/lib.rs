@@ -3,6 +3,7 @@
 //! modules below hold one domain idea each.
 
 pub mod approval;
+pub mod attachments;
 pub mod audit;
 pub mod bridge;
 pub mod cli;

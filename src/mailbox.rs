@@ -84,7 +84,7 @@ fn announced_file(channel: &str) -> String {
 
 /// Every folder holding the receiver's own state: created `0700`, checked
 /// (real directory, owned by the owner of `.aea/`) before it is trusted.
-pub const STATE_DIRS: [&str; 13] = [
+pub const STATE_DIRS: [&str; 14] = [
     PROCESSED_DIR,
     BRIDGED_DIR,
     DEFERRED_DIR,
@@ -98,6 +98,7 @@ pub const STATE_DIRS: [&str; 13] = [
     SENT_DIR,
     OUTGOING_DIR,
     ".sync",
+    crate::attachments::DIR,
 ];
 
 /// Every folder of the layout, created by `init` and repaired by it.

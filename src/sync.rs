@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::attachments;
 use crate::audit::{self, AuditEvent, Event};
 use crate::error::{Error, GitError, Result};
 use crate::fsutil;
@@ -56,6 +57,10 @@ pub struct SyncState {
     /// when it was noticed and whether they could be pushed again.
     #[serde(default)]
     pub lost: BTreeMap<String, Lost>,
+    /// Attachment blobs refused, as `<name> <sha256 of the content>`:
+    /// reported once, not on every sync.
+    #[serde(default)]
+    pub blobs_refused: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -148,6 +153,12 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub receipts_rejected: Vec<String>,
     pub quarantined: Vec<String>,
+    /// Attachments (by SHA-256) kept in `.aea/attachments/`, verified.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments_received: Vec<String>,
+    /// Attachment blobs on the remote that were not kept, with the reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments_refused: Vec<String>,
 }
 
 impl Report {
@@ -160,11 +171,16 @@ impl Report {
             && self.quarantined.is_empty()
             && self.rewritten.is_empty()
             && self.lost.is_empty()
+            && self.attachments_received.is_empty()
+            && self.attachments_refused.is_empty()
     }
 
     /// Something a person should look at: exit 6.
     pub fn needs_attention(&self) -> bool {
-        !self.receipts_rejected.is_empty() || !self.rewritten.is_empty() || !self.lost.is_empty()
+        !self.receipts_rejected.is_empty()
+            || !self.rewritten.is_empty()
+            || !self.lost.is_empty()
+            || !self.attachments_refused.is_empty()
     }
 }
 
@@ -348,7 +364,7 @@ impl Session<'_> {
                 .files(&outgoing_ref(&remote_ref))?
                 .into_iter()
                 .collect();
-            let files: Vec<(String, Vec<u8>)> = ids
+            let mut files: Vec<(String, Vec<u8>)> = ids
                 .iter()
                 .filter_map(|id| {
                     let name = format!("{id}.json");
@@ -356,6 +372,12 @@ impl Session<'_> {
                 })
                 .collect();
             if !files.is_empty() {
+                // Their attachments too: a name still there is kept as is.
+                files.extend(
+                    ours.iter()
+                        .filter(|(name, _)| name.ends_with(attachments::BLOB_SUFFIX))
+                        .map(|(name, bytes)| (name.clone(), bytes.clone())),
+                );
                 self.push_files(&remote_ref, &files, false)?;
             }
             for id in ids {
@@ -412,7 +434,38 @@ impl Session<'_> {
     }
 
     fn receive(&mut self) -> Result<()> {
-        let files = self.store.files(&fetched(&mail_ref(self.me)))?;
+        let limit = self.mailbox.message_limit();
+        let mut files = Vec::new();
+        let mut oversized = Vec::new();
+        let cap = limit.max(attachments::LIMIT);
+        for (name, bytes) in self.store.files_capped(&fetched(&mail_ref(self.me)), cap)? {
+            match bytes {
+                Ok(bytes) => files.push((name, bytes)),
+                Err(size) if name.ends_with(attachments::BLOB_SUFFIX) => {
+                    oversized.push((name, size));
+                }
+                // What delivering it would have said, without reading it.
+                Err(size) if name.strip_suffix(".json").is_some() => {
+                    return Err(Error::MessageTooLarge {
+                        bytes: size,
+                        limit,
+                        repo: self.mailbox.repo().to_path_buf(),
+                    });
+                }
+                Err(_) => {}
+            }
+        }
+        self.receive_attachments(&files)?;
+        for (name, size) in oversized {
+            self.refuse_blob(
+                &name,
+                format!("{name} {size}"),
+                &format!(
+                    "{size} bytes, over the {} byte attachment limit",
+                    attachments::LIMIT
+                ),
+            );
+        }
         // Ids already in the inbox, for mail that arrived by another route,
         // and those of them whose delivery is in the log.
         let mut local: Option<HashMap<String, String>> = None;
@@ -483,6 +536,55 @@ impl Session<'_> {
             );
         }
         Ok(())
+    }
+
+    /// Keeps the attachment blobs on our mail ref that a message there
+    /// names, each only once it verifies (`attachments::verify_blob`); a
+    /// blob that does not is reported, once, and never written. A blob
+    /// that verifies but no message names is left alone.
+    fn receive_attachments(&mut self, files: &[(String, Vec<u8>)]) -> Result<()> {
+        let dir = self.mailbox.dir();
+        let pending: Vec<&(String, Vec<u8>)> = files
+            .iter()
+            .filter(|(name, _)| {
+                name.strip_suffix(attachments::BLOB_SUFFIX)
+                    .is_some_and(|d| !attachments::has(dir, d))
+            })
+            .collect();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let named: HashSet<String> = files
+            .iter()
+            .filter(|(name, _)| name.strip_suffix(".json").is_some())
+            .filter_map(|(_, bytes)| message::parse(bytes, None).ok())
+            .flat_map(|m| attachments::digests(&m))
+            .collect();
+        for (name, bytes) in pending {
+            match attachments::verify_blob(name, bytes) {
+                Ok(digest) if named.contains(digest) => {
+                    attachments::keep(dir, bytes)?;
+                    self.report.attachments_received.push(digest.to_string());
+                }
+                Ok(_) => {}
+                Err(why) => {
+                    let key = format!("{name} {}", fsutil::sha256_hex(bytes));
+                    self.refuse_blob(name, key, &why);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reports a blob that is not kept, once per `key`.
+    fn refuse_blob(&mut self, name: &str, key: String, why: &str) {
+        if self.state.blobs_refused.insert(key) {
+            // The name is the remote's: cut short (the printer escapes it).
+            let shown = crate::printer::untrusted_short(name, 80);
+            self.report
+                .attachments_refused
+                .push(format!("{shown}: {why}"));
+        }
     }
 
     fn log_delivered(&self, id: &str, file: &str, from: &str) -> Result<()> {
@@ -630,10 +732,15 @@ impl Session<'_> {
     /// leaves the queue only once its commit is on the remote.
     fn push_queue(&mut self) -> Result<()> {
         let mut by_recipient: BTreeMap<String, Vec<(PathBuf, String, Vec<u8>)>> = BTreeMap::new();
+        let mut blobs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for entry in self.mailbox.read_all_in(OUTGOING_DIR)? {
             let Ok(message) = &entry.message else {
                 continue;
             };
+            blobs
+                .entry(message.to.agent_id.clone())
+                .or_default()
+                .extend(attachments::digests(message));
             let limit = self.mailbox.message_limit();
             let bytes = fsutil::read_limited(&entry.path, limit)
                 .map_err(|e| e.into_error(&entry.path, limit))?;
@@ -643,10 +750,18 @@ impl Session<'_> {
                 .push((entry.path.clone(), message.message_id.clone(), bytes));
         }
         for (recipient, queued) in by_recipient {
-            let files: Vec<(String, Vec<u8>)> = queued
+            let mut files: Vec<(String, Vec<u8>)> = queued
                 .iter()
                 .map(|(_, id, bytes)| (format!("{id}.json"), bytes.clone()))
                 .collect();
+            // The content of their attachments travels with them, from the
+            // copy kept at send time; one no longer there stays behind (the
+            // recipient can still read it on this machine, by path).
+            for digest in blobs.remove(&recipient).unwrap_or_default() {
+                if let Some(bytes) = attachments::load(self.mailbox.dir(), &digest) {
+                    files.push((format!("{digest}{}", attachments::BLOB_SUFFIX), bytes));
+                }
+            }
             self.push_files(&mail_ref(&recipient), &files, false)?;
             // The push is saved before the queue lets go of the message: a
             // sync that ends in between (killed, or the log unwritable)

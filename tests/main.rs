@@ -8,6 +8,7 @@
 mod common;
 
 mod approvals;
+mod attachments;
 mod bad_input;
 mod bash_aea;
 mod bridge;

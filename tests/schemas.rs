@@ -133,7 +133,7 @@ fn check_object(
 }
 
 /// Asserts that `doc`, the output of `aea --json <args>`, fits `schemas/<name>.json`.
-fn assert_fits(name: &str, doc: &Value) {
+pub(crate) fn assert_fits(name: &str, doc: &Value) {
     let schema = shipped(name);
     let mut problems = Vec::new();
     check(&schema, &schema, doc, "$", &mut problems);

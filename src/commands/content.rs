@@ -51,11 +51,13 @@ pub fn draft(
             "give a duration (`2h`, `7d`) or a time still to come; leave --expires out for mail that never expires",
         ));
     }
-    draft.attachments = content
+    (draft.attachments, draft.attachment_bytes) = content
         .attach
         .iter()
         .map(|p| compose::attachment(&ctx.cwd.join(p), repo))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .unzip();
     draft.check(content.allow_secrets)?;
     Ok(draft)
 }
@@ -124,6 +126,11 @@ pub fn send(
     // Every message is signed by the sender's key (SPEC §15.2); without one
     // nothing is sent, so no unsigned mail leaves under a signing agent's id.
     let key = ctx.signing_key(sender_id)?;
+    // The sender keeps what it attached, by content: `aea sync` carries it
+    // from there, and the file in the repository may change after.
+    for bytes in &draft.attachment_bytes {
+        crate::attachments::keep(sender.dir(), bytes)?;
+    }
     let from = Sender {
         mailbox: sender,
         id: sender_id,

@@ -5,6 +5,7 @@
 
 mod agents;
 mod approve;
+mod attachment;
 mod bridge;
 mod check;
 mod collab;
@@ -58,6 +59,7 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Send(args) => send::run(&args, &ctx),
         Command::Check(args) => check::run(&args, &ctx),
         Command::Show(args) => show::run(&args, &ctx),
+        Command::Attachment(args) => attachment::run(&args, &ctx),
         Command::Reply(args) => reply::run(&args, &ctx),
         Command::Process(args) => process::run(&args, &ctx),
         Command::Pending => pending::run(&ctx),

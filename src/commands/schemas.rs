@@ -27,6 +27,11 @@ fn all() -> Vec<(&'static str, Schema)> {
         ("check", schema::<listing::Report>()),
         ("show", schema::<show::ShowOutput<'static>>()),
         ("show-copy", schema::<show::CopyOutput<'static>>()),
+        ("attachment", schema::<attachment::ListOutput<'static>>()),
+        (
+            "attachment-write",
+            schema::<attachment::WriteOutput<'static>>(),
+        ),
         ("process", schema::<process::ProcessOutput<'static>>()),
         ("pending", schema::<pending::PendingOutput<'static>>()),
         ("approve", schema::<verdict::ApprovalOutput<'static>>()),

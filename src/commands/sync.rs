@@ -100,6 +100,17 @@ fn print(report: &Report, url: &str, ctx: &Context) {
             report.receipts_received.join(", ")
         ));
     }
+    if !report.attachments_received.is_empty() {
+        p.line(format_args!(
+            "received {} attachment(s), verified, in .aea/attachments/",
+            report.attachments_received.len()
+        ));
+    }
+    for refused in &report.attachments_refused {
+        p.warn(format_args!(
+            "refused an attachment on the remote: {refused}"
+        ));
+    }
     for id in &report.quarantined {
         p.line(format_args!(
             "CONFLICT {id}: quarantined in .aea/.quarantine/, not applied"

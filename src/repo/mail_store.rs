@@ -23,6 +23,9 @@ use crate::error::{Error, GitError, Result};
 /// Local copies of the remote's `refs/aea/*` live under this prefix.
 pub const FETCHED_PREFIX: &str = "refs/fetched/";
 
+/// A file's bytes, or its size when it is over the cap it was read with.
+pub type Capped = std::result::Result<Vec<u8>, u64>;
+
 pub struct MailStore {
     repo: Repository,
     dir: PathBuf,
@@ -206,6 +209,36 @@ impl MailStore {
             };
             if let Some(blob) = object.as_blob() {
                 files.push((name.to_string(), blob.content().to_vec()));
+            }
+        }
+        Ok(files)
+    }
+
+    /// Like [`Self::files`], but a blob over `cap` bytes is not read: its
+    /// size comes back instead, so a remote cannot make a sync hold a
+    /// huge file in memory.
+    pub fn files_capped(&self, refname: &str, cap: u64) -> Result<Vec<(String, Capped)>> {
+        let Ok(reference) = self.repo.find_reference(refname) else {
+            return Ok(Vec::new());
+        };
+        let err = |e: git2::Error| store_error(&self.dir, "read", e);
+        let tree = reference.peel_to_tree().map_err(err)?;
+        let odb = self.repo.odb().map_err(err)?;
+        let mut files = Vec::new();
+        for entry in &tree {
+            let Some(name) = entry.name() else { continue };
+            let Ok((size, kind)) = odb.read_header(entry.id()) else {
+                continue;
+            };
+            if kind != git2::ObjectType::Blob {
+                continue;
+            }
+            if size as u64 > cap {
+                files.push((name.to_string(), Err(size as u64)));
+                continue;
+            }
+            if let Ok(blob) = self.repo.find_blob(entry.id()) {
+                files.push((name.to_string(), Ok(blob.content().to_vec())));
             }
         }
         Ok(files)

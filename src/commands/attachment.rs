@@ -1,0 +1,225 @@
+//! `aea attachment`: list a message's attachments, or write one to a new
+//! file once its content matches the SHA-256 the message gives. The
+//! content never goes to the terminal, and the file name is the user's,
+//! never the message's path.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::Context;
+use crate::attachments::{self, Named, Source};
+use crate::cli::AttachmentArgs;
+use crate::error::{Error, ExitCode, Result};
+use crate::fsutil;
+use crate::printer::untrusted_short;
+
+/// `aea attachment REF --json` without `--out`: what the message attaches.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct ListOutput<'a> {
+    /// aea's short reference, unique in this inbox.
+    #[serde(rename = "ref")]
+    pub short_ref: String,
+    pub message_id: &'a str,
+    pub attachments: Vec<Listed>,
+}
+
+/// One attachment, as the message names it and as found here.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct Listed {
+    /// 1-based, as `aea attachment REF N` takes it.
+    pub index: usize,
+    /// As the message gives it (the sender's word: never used as a name here).
+    pub path: Option<String>,
+    pub sha256: Option<String>,
+    /// Bytes, when the content was found and matches.
+    pub size: Option<u64>,
+    /// Whether `--out` can write it: found, and it matches its SHA-256.
+    pub available: bool,
+    /// Where it was found.
+    pub source: Option<Source>,
+    /// Why it is not available.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// `aea attachment REF N --out PATH --json`: what was written.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct WriteOutput<'a> {
+    pub index: usize,
+    pub sha256: &'a str,
+    pub size: u64,
+    pub source: Source,
+    pub written: &'a Path,
+}
+
+pub fn run(args: &AttachmentArgs, ctx: &Context) -> Result<ExitCode> {
+    let mailbox = ctx.mailbox()?;
+    let entry = mailbox.resolve(&args.reference)?;
+    let message = entry.require_valid()?;
+    let short_ref = crate::shortref::in_inbox(&mailbox, &entry.name);
+    let named = attachments::named(&message);
+    let sender_repo = message.from.repo_path.as_deref();
+    let Some(out) = &args.out else {
+        let listed = named
+            .iter()
+            .enumerate()
+            .map(|(i, a)| listed(i + 1, a, mailbox.dir(), sender_repo))
+            .collect();
+        print_list(
+            &ListOutput {
+                short_ref,
+                message_id: &message.message_id,
+                attachments: listed,
+            },
+            ctx,
+        );
+        return Ok(ExitCode::Success);
+    };
+    let index = match (args.index, named.len()) {
+        (_, 0) => {
+            return Err(refused(
+                format!("message {short_ref} has no attachments"),
+                "`aea show REF` shows the message",
+            ));
+        }
+        (Some(n), len) if n == 0 || n > len => {
+            return Err(Error::usage(
+                format!("message {short_ref} has {len} attachment(s); there is no {n}"),
+                format!("`aea attachment {short_ref}` lists them, numbered from 1"),
+            ));
+        }
+        (Some(n), _) => n,
+        (None, 1) => 1,
+        (None, len) => {
+            return Err(Error::usage(
+                format!("message {short_ref} has {len} attachments; say which one"),
+                format!(
+                    "`aea attachment {short_ref}` lists them; then `aea attachment {short_ref} N --out PATH`"
+                ),
+            ));
+        }
+    };
+    let attachment = &named[index - 1];
+    let (bytes, source) =
+        attachments::fetch(mailbox.dir(), sender_repo, attachment).map_err(|why| {
+            refused(
+                format!("attachment {index} of {short_ref}: {why}"),
+                "nothing was written; `aea sync` brings the content of mail from other machines, or ask the sender to send the file again",
+            )
+        })?;
+    let target = ctx.cwd.join(out);
+    write_new(&target, &bytes)?;
+    let digest = fsutil::sha256_hex(&bytes);
+    if ctx.printer.json() {
+        ctx.printer.value(&WriteOutput {
+            index,
+            sha256: &digest,
+            size: bytes.len() as u64,
+            source,
+            written: &target,
+        });
+    } else {
+        ctx.printer.line(format_args!(
+            "wrote attachment {index} ({} bytes, sha256 {digest} verified, from {}) to {}",
+            bytes.len(),
+            source_words(source),
+            target.display()
+        ));
+    }
+    Ok(ExitCode::Success)
+}
+
+fn refused(message: String, hint: &str) -> Error {
+    Error::AttachmentRefused {
+        message,
+        hint: hint.to_string(),
+    }
+}
+
+fn listed(index: usize, a: &Named, aea: &Path, sender_repo: Option<&str>) -> Listed {
+    let found = attachments::fetch(aea, sender_repo, a);
+    Listed {
+        index,
+        path: a.path.clone(),
+        sha256: a.sha256.clone(),
+        size: found.as_ref().ok().map(|(b, _)| b.len() as u64),
+        available: found.is_ok(),
+        source: found.as_ref().ok().map(|(_, s)| *s),
+        reason: found.err(),
+    }
+}
+
+fn source_words(source: Source) -> &'static str {
+    match source {
+        Source::Store => ".aea/attachments/",
+        Source::SenderRepository => "the sender's repository",
+    }
+}
+
+fn print_list(list: &ListOutput<'_>, ctx: &Context) {
+    if ctx.printer.json() {
+        ctx.printer.value(list);
+        return;
+    }
+    let p = &ctx.printer;
+    if list.attachments.is_empty() {
+        p.line(format_args!(
+            "message {} has no attachments",
+            list.short_ref
+        ));
+        return;
+    }
+    for a in &list.attachments {
+        let path = a
+            .path
+            .as_deref()
+            .map_or_else(|| "(no path)".to_string(), |t| untrusted_short(t, 200));
+        let digest = a
+            .sha256
+            .as_deref()
+            .map_or_else(|| "(none)".to_string(), |t| untrusted_short(t, 80));
+        let state = match (a.size, a.source) {
+            (Some(size), Some(source)) => {
+                format!("{size} bytes, available (from {})", source_words(source))
+            }
+            _ => format!(
+                "not available: {}",
+                a.reason.as_deref().unwrap_or("not found")
+            ),
+        };
+        p.line(format_args!(
+            "{}  {path}  sha256 {digest}  {state}",
+            a.index
+        ));
+    }
+    p.line(format_args!(
+        "write one with `aea attachment {} N --out PATH`",
+        list.short_ref
+    ));
+}
+
+/// Writes `bytes` to `path`, a new file in a folder that exists: an
+/// existing file (or symlink) there is never replaced.
+fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if path.file_name().is_none() || !parent.is_dir() {
+        return Err(Error::usage(
+            format!("--out {}: not a file in an existing folder", path.display()),
+            "name a new file in a folder that exists; aea creates no folders",
+        ));
+    }
+    if !fsutil::create_exclusive(path, bytes)? {
+        return Err(refused(
+            format!("{} exists; not overwritten", path.display()),
+            "name a new file with --out, or move the existing one away first",
+        ));
+    }
+    Ok(())
+}

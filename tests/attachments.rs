@@ -1,0 +1,365 @@
+//! Attachments that travel: the sender keeps a copy by SHA-256, `aea sync`
+//! carries it next to the mail, the receiver keeps it only once it
+//! verifies, and `aea attachment` writes it, verified, to a new file. Every
+//! name, path and byte from the other side is hostile.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::common::*;
+use crate::schemas::assert_fits;
+
+fn sha256(bytes: &[u8]) -> String {
+    aea::fsutil::sha256_hex(bytes)
+}
+
+/// Adds `files` to the tree at `git_ref` in the bare `remote`, as anyone
+/// with push access can: the names there stay, a name given is replaced.
+fn add_on_remote(remote: &Path, git_ref: &str, files: &[(&str, &[u8])]) {
+    let mut listing = String::new();
+    for line in stdout(&git(remote, &["ls-tree", git_ref])).lines() {
+        let name = line.split('\t').nth(1).unwrap();
+        if !files.iter().any(|(n, _)| *n == name) {
+            let _ = writeln!(listing, "{line}");
+        }
+    }
+    for (name, bytes) in files {
+        let mut hash = Command::new("git")
+            .args(["hash-object", "-w", "--stdin"])
+            .current_dir(remote)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        hash.stdin.take().unwrap().write_all(bytes).unwrap();
+        let blob = stdout(&output_within(hash, Duration::from_secs(60), "hash"));
+        let _ = writeln!(listing, "100644 blob {}\t{name}", blob.trim());
+    }
+    let mut mktree = Command::new("git")
+        .args(["mktree"])
+        .current_dir(remote)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    mktree
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(listing.as_bytes())
+        .unwrap();
+    let tree = stdout(&output_within(mktree, Duration::from_secs(30), "mktree"));
+    let parent = stdout(&git(remote, &["rev-parse", git_ref]));
+    let commit = stdout(&git(
+        remote,
+        &[
+            "commit-tree",
+            tree.trim(),
+            "-p",
+            parent.trim(),
+            "-m",
+            "forged",
+        ],
+    ));
+    git(remote, &["update-ref", git_ref, commit.trim()]);
+}
+
+/// `aa` sends `bb` an update attaching `notes/log.txt` (`content`) and
+/// pushes it; returns the message id.
+fn send_with_attachment(env: &TestEnv, a: &Machine, content: &[u8]) -> String {
+    std::fs::create_dir_all(a.repo.join("notes")).unwrap();
+    std::fs::write(a.repo.join("notes/log.txt"), content).unwrap();
+    let sent = a.json(
+        env,
+        &[
+            "send",
+            "--to",
+            "bb",
+            "--type",
+            "update",
+            "--subject",
+            "the log",
+            "--attach",
+            "notes/log.txt",
+        ],
+    );
+    a.ok(env, &["sync"]);
+    sent["message_id"].as_str().unwrap().to_string()
+}
+
+/// The sender's copies gone: on another machine, only what sync carried
+/// is there to read.
+fn forget_on_sender(a: &Machine) {
+    std::fs::remove_file(a.repo.join("notes/log.txt")).unwrap();
+    std::fs::remove_dir_all(a.repo.join(".aea/attachments")).unwrap();
+}
+
+#[test]
+fn an_attachment_travels_by_sync_and_is_written_verified_on_the_other_machine() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    let content = b"line 1\nstack trace\n\x00binary\xff";
+    let digest = sha256(content);
+    let id = send_with_attachment(&env, &a, content);
+    assert_eq!(
+        std::fs::read(a.repo.join(".aea/attachments").join(&digest)).unwrap(),
+        content,
+        "the sender keeps a copy by content"
+    );
+    let tree = stdout(&git(
+        &remote,
+        &["ls-tree", "--name-only", "refs/aea/mail/bb"],
+    ));
+    assert!(tree.contains(&format!("{digest}.blob")), "{tree}");
+    forget_on_sender(&a);
+
+    let got = b.json(&env, &["sync"]);
+    assert_fits("sync", &got);
+    assert_eq!(got["received"], serde_json::json!([id]));
+    assert_eq!(got["attachments_received"], serde_json::json!([digest]));
+    assert_eq!(
+        std::fs::read(b.repo.join(".aea/attachments").join(&digest)).unwrap(),
+        content
+    );
+
+    let listed = b.json(&env, &["attachment", &id]);
+    assert_fits("attachment", &listed);
+    let first = &listed["attachments"][0];
+    assert_eq!(first["path"], "notes/log.txt");
+    assert_eq!(first["sha256"], digest.as_str());
+    assert_eq!(first["available"], true);
+    assert_eq!(first["source"], "store");
+    assert_eq!(first["size"], content.len());
+
+    let written = b.json(&env, &["attachment", &id, "--out", "got.bin"]);
+    assert_fits("attachment-write", &written);
+    assert_eq!(std::fs::read(b.repo.join("got.bin")).unwrap(), content);
+
+    // An existing file is never overwritten.
+    std::fs::write(b.repo.join("mine.txt"), b"keep me").unwrap();
+    let out = b.run(&env, &["attachment", &id, "1", "--out", "mine.txt"]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(stderr(&out).contains("not overwritten"), "{}", stderr(&out));
+    assert_eq!(std::fs::read(b.repo.join("mine.txt")).unwrap(), b"keep me");
+    // Nor a folder made for it.
+    let out = b.run(&env, &["attachment", &id, "--out", "no/such/dir/x"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(!b.repo.join("no").exists());
+    // Nothing of the content on the terminal.
+    let shown = b.ok(&env, &["attachment", &id]);
+    assert!(!shown.contains("stack trace"), "{shown}");
+    assert!(shown.contains("available"), "{shown}");
+}
+
+#[test]
+fn attachment_blobs_on_the_remote_that_do_not_verify_are_refused_and_never_stored() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    let content = b"the real log\n";
+    let digest = sha256(content);
+    let id = send_with_attachment(&env, &a, content);
+    forget_on_sender(&a);
+    // Someone with push access swaps the content, and adds blobs under a
+    // name that is no digest and one over the limit.
+    let big = vec![b'x'; 8 * 1024 * 1024 + 1];
+    let big_name = format!("{}.blob", sha256(&big));
+    add_on_remote(
+        &remote,
+        "refs/aea/mail/bb",
+        &[
+            (&format!("{digest}.blob"), b"rm -rf /\n"),
+            ("not-a-digest.blob", content),
+            (&big_name, &big),
+            // Content no message names: not kept, not worth a warning.
+            (&format!("{}.blob", sha256(b"unasked")), b"unasked"),
+        ],
+    );
+
+    let out = b.run(&env, &["--json", "sync"]);
+    assert_eq!(code(&out), 6, "refused blobs need a look: {}", stderr(&out));
+    let got: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_fits("sync", &got);
+    assert_eq!(got["received"], serde_json::json!([id]));
+    let refused: Vec<&str> = got["attachments_refused"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(refused.len(), 3, "{refused:?}");
+    assert!(
+        refused
+            .iter()
+            .any(|r| r.starts_with(&format!("{digest}.blob: the content's SHA-256")))
+    );
+    assert!(
+        refused
+            .iter()
+            .any(|r| r.starts_with("not-a-digest.blob: the name"))
+    );
+    assert!(refused.iter().any(|r| r.contains("over the 8388608 byte")));
+    assert!(got.get("attachments_received").is_none(), "{got}");
+    assert!(
+        !b.repo.join(".aea/attachments").exists()
+            || std::fs::read_dir(b.repo.join(".aea/attachments"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "nothing stored"
+    );
+    // Reported once, not on every sync.
+    let again = b.json(&env, &["sync"]);
+    assert!(again.get("attachments_refused").is_none(), "{again}");
+
+    // And the attachment cannot be written: nothing matches its SHA-256.
+    let listed = b.json(&env, &["attachment", &id]);
+    assert_eq!(listed["attachments"][0]["available"], false);
+    let out = b.run(&env, &["attachment", &id, "--out", "got.txt"]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(!b.repo.join("got.txt").exists());
+}
+
+/// On one machine: `api` attaches `name` and `web` receives it; returns
+/// the message id.
+fn local_send(env: &TestEnv, api: &Path, name: &str, content: &[u8]) -> String {
+    std::fs::write(api.join(name), content).unwrap();
+    env.send(
+        api,
+        "web",
+        &["--type", "update", "--subject", "file", "--attach", name],
+    )
+}
+
+fn inbox_file_of(repo: &Path, id: &str) -> std::path::PathBuf {
+    inbox_files(repo)
+        .into_iter()
+        .map(|n| repo.join(".aea").join(n))
+        .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains(id)))
+        .unwrap_or_else(|| panic!("no file for {id}"))
+}
+
+#[test]
+fn an_attachment_on_the_same_machine_is_read_from_the_sender_repository_and_verified() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = local_send(&env, &api, "a.txt", b"from api\n");
+    // Changed after it was sent: the copy the sender kept is what was sent.
+    std::fs::write(api.join("a.txt"), b"changed\n").unwrap();
+    let listed = env.json(&web, &["attachment", &id]);
+    assert_eq!(listed["attachments"][0]["source"], "sender_repository");
+    env.ok(&web, &["attachment", &id, "--out", "a.txt"]);
+    assert_eq!(std::fs::read(web.join("a.txt")).unwrap(), b"from api\n");
+
+    // Without that copy, the changed file is refused, nothing written.
+    std::fs::remove_dir_all(api.join(".aea/attachments")).unwrap();
+    let out = env.run(&web, &["attachment", &id, "--out", "b.txt"]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("changed since it was sent"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!web.join("b.txt").exists());
+
+    // The file itself, as sent, is read from the sender's repository.
+    std::fs::write(api.join("a.txt"), b"from api\n").unwrap();
+    env.ok(&web, &["attachment", &id, "--out", "c.txt"]);
+    assert_eq!(std::fs::read(web.join("c.txt")).unwrap(), b"from api\n");
+}
+
+#[test]
+fn a_hostile_attachment_path_never_reads_outside_the_sender_repository() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let secret = env.path().join("secret.txt");
+    std::fs::write(&secret, b"top secret\n").unwrap();
+    // A symlink that leads out, put where a sent file was, with the same
+    // content so that only where it leads can refuse it.
+    let id = local_send(&env, &api, "leak", b"top secret\n");
+    std::fs::remove_dir_all(api.join(".aea/attachments")).unwrap();
+    std::fs::remove_file(api.join("leak")).unwrap();
+    std::os::unix::fs::symlink(&secret, api.join("leak")).unwrap();
+    let out = env.run(&web, &["attachment", &id, "--out", "got"]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(stderr(&out).contains("outside"), "{}", stderr(&out));
+    assert!(!web.join("got").exists());
+
+    // A message whose path climbs out, or is absolute, with the SHA-256
+    // of what is there.
+    let file = inbox_file_of(&web, &id);
+    for hostile in [
+        "../secret.txt",
+        "../../secret.txt",
+        secret.to_str().unwrap(),
+    ] {
+        let mut value: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        value["message"]["attachments"] =
+            serde_json::json!([{"path": hostile, "sha256": sha256(b"top secret\n")}]);
+        env.resign(&mut value);
+        std::fs::write(&file, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+        let listed = env.ok(&web, &["attachment", &id]);
+        assert!(listed.contains("not available"), "{hostile}: {listed}");
+        assert!(!listed.contains("top secret"), "{listed}");
+        let out = env.run(&web, &["attachment", &id, "--out", "got"]);
+        assert_eq!(code(&out), 5, "{hostile}: {}", stderr(&out));
+        assert!(!web.join("got").exists(), "{hostile}");
+        assert!(!stdout(&out).contains("top secret"));
+    }
+}
+
+#[test]
+fn an_attachment_over_the_limit_is_refused_at_send_time() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    env.repo("web");
+    std::fs::write(api.join("big.bin"), vec![0u8; 8 * 1024 * 1024 + 1]).unwrap();
+    let out = env.run(
+        &api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "update",
+            "--subject",
+            "s",
+            "--attach",
+            "big.bin",
+        ],
+    );
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("attachment limit"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("hint:"), "{}", stderr(&out));
+    assert!(!api.join(".aea/attachments").exists());
+}
+
+#[test]
+fn a_symlinked_attachment_store_is_never_written_through() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    send_with_attachment(&env, &a, b"log\n");
+    let outside = env.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, b.repo.join(".aea/attachments")).unwrap();
+    let out = b.run(&env, &["sync"]);
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(stderr(&out).contains("attachments"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+}
