@@ -363,3 +363,55 @@ fn a_symlinked_attachment_store_is_never_written_through() {
     assert!(stderr(&out).contains("attachments"), "{}", stderr(&out));
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
 }
+
+/// A remote full of blobs just under the limit (each compresses to almost
+/// nothing on the wire) must not make a sync hold them all in memory: a
+/// sync reads at most one blob at a time. Run with its data segment capped
+/// well under what the blobs add up to.
+#[test]
+fn many_blobs_on_the_remote_are_never_held_in_memory_at_once() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    // No delta search on the remote's side: the test is about aea.
+    git(&remote, &["config", "pack.window", "0"]);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    let id = send_with_attachment(&env, &a, b"the real log\n");
+    let blobs: Vec<(String, Vec<u8>)> = (0..40u8)
+        .map(|i| {
+            let mut bytes = vec![b'x'; 8 * 1024 * 1024 - 64];
+            bytes[0] = i;
+            (format!("{}.blob", sha256(&bytes)), bytes)
+        })
+        .collect();
+    let named: Vec<(&str, &[u8])> = blobs
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    add_on_remote(&remote, "refs/aea/mail/bb", &named);
+
+    // The same command, its data segment capped (`ulimit -d`, KiB) by a shell.
+    let base = b.cmd(&env);
+    let mut sync = Command::new("sh");
+    sync.env_clear()
+        .args(["-c", "ulimit -d 163840 && exec \"$0\" \"$@\""])
+        .arg(base.get_program())
+        .args(["--json", "sync"])
+        .current_dir(base.get_current_dir().unwrap());
+    for (key, value) in base.get_envs() {
+        if let Some(value) = value {
+            sync.env(key, value);
+        }
+    }
+    let out = output_within(
+        sync.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(120),
+        "sync",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let got: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(got["received"], serde_json::json!([id]));
+}
