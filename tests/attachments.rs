@@ -415,3 +415,45 @@ fn many_blobs_on_the_remote_are_never_held_in_memory_at_once() {
     let got: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(got["received"], serde_json::json!([id]));
 }
+
+/// A message may name thousands of attachments (1 MiB holds ~10,000), each
+/// a large file in the sender's repository: listing them must not read
+/// and hash every one, or `aea attachment REF` runs for hours.
+#[test]
+fn listing_a_message_with_thousands_of_attachments_finishes_quickly() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let big: Vec<u8> = (0..4 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
+    let id = local_send(&env, &api, "big.bin", &big);
+    let file = inbox_file_of(&web, &id);
+    let mut value: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let one = value["message"]["attachments"][0].clone();
+    value["message"]["attachments"] = Value::Array(vec![one; 2000]);
+    env.resign(&mut value);
+    std::fs::write(&file, serde_json::to_vec(&value).unwrap()).unwrap();
+
+    let started = std::time::Instant::now();
+    let child = env
+        .cmd(&web)
+        .args(["--json", "attachment", &id])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = output_within(child, Duration::from_secs(60), "attachment listing");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+    let listed: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_fits("attachment", &listed);
+    let all = listed["attachments"].as_array().unwrap();
+    assert_eq!(all.len(), 2000, "every one is listed");
+    assert_eq!(all[0]["available"], true);
+    // Any one of them can still be written.
+    env.ok(&web, &["attachment", &id, "1999", "--out", "got.bin"]);
+    assert_eq!(std::fs::read(web.join("got.bin")).unwrap(), big);
+}
