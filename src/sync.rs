@@ -27,6 +27,11 @@ use ed25519_dalek::SigningKey;
 
 const STORE_DIR: &str = ".sync";
 const STATE_FILE: &str = "state.json";
+/// Refused attachment blobs one sync reports by name; the rest are counted.
+const REFUSALS_SHOWN: usize = 20;
+/// Refused attachment blobs remembered (so reported once): a remote can
+/// push thousands, and the state file holds what was applied.
+const REFUSALS_REMEMBERED: usize = 256;
 pub const LOCK_FILE: &str = ".sync.lock";
 /// Pushes that lost a race are retried this often before giving up.
 const PUSH_ATTEMPTS: u32 = 10;
@@ -546,12 +551,16 @@ impl Session<'_> {
             .collect();
         let mut received = Vec::new();
         let mut refused = Vec::new();
+        let mut on_ref = HashSet::new();
         // Only blobs worth a look are read (one named and not yet kept, or
         // one to refuse), and one at a time: a remote can hold thousands.
         self.store.each_file(
             refname,
             attachments::LIMIT,
             |name, size| {
+                if name.ends_with(attachments::BLOB_SUFFIX) {
+                    on_ref.insert(name.to_string());
+                }
                 name.strip_suffix(attachments::BLOB_SUFFIX)
                     .is_some_and(|d| {
                         !attachments::has(&dir, d)
@@ -586,21 +595,36 @@ impl Session<'_> {
             },
         )?;
         self.report.attachments_received.extend(received);
+        // What is remembered is of blobs still there: a remote cannot grow
+        // the state file past what it holds now.
+        self.state
+            .blobs_refused
+            .retain(|key| key.split(' ').next().is_some_and(|n| on_ref.contains(n)));
+        let mut more = 0usize;
         for (name, key, why) in refused {
-            self.refuse_blob(&name, key, &why);
+            if self.state.blobs_refused.contains(&key) {
+                continue;
+            }
+            // Past the bound, a refusal is reported again on the next sync.
+            if self.state.blobs_refused.len() < REFUSALS_REMEMBERED {
+                self.state.blobs_refused.insert(key);
+            }
+            if self.report.attachments_refused.len() < REFUSALS_SHOWN {
+                // The name is the remote's: cut short (the printer escapes it).
+                let shown = crate::printer::untrusted_short(&name, 80);
+                self.report
+                    .attachments_refused
+                    .push(format!("{shown}: {why}"));
+            } else {
+                more += 1;
+            }
+        }
+        if more > 0 {
+            self.report.attachments_refused.push(format!(
+                "and {more} more attachment blobs on the remote that were not kept (someone with push access put them there)"
+            ));
         }
         Ok(())
-    }
-
-    /// Reports a blob that is not kept, once per `key`.
-    fn refuse_blob(&mut self, name: &str, key: String, why: &str) {
-        if self.state.blobs_refused.insert(key) {
-            // The name is the remote's: cut short (the printer escapes it).
-            let shown = crate::printer::untrusted_short(name, 80);
-            self.report
-                .attachments_refused
-                .push(format!("{shown}: {why}"));
-        }
     }
 
     fn log_delivered(&self, id: &str, file: &str, from: &str) -> Result<()> {

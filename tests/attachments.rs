@@ -457,3 +457,35 @@ fn listing_a_message_with_thousands_of_attachments_finishes_quickly() {
     env.ok(&web, &["attachment", &id, "1999", "--out", "got.bin"]);
     assert_eq!(std::fs::read(web.join("got.bin")).unwrap(), big);
 }
+
+/// Thousands of blobs that do not verify (one push makes them) are
+/// reported in a few lines, and what a sync remembers of them stays
+/// small: its state file holds what it applied and the tips it saw.
+#[test]
+fn a_flood_of_bad_blobs_is_reported_in_a_few_lines_and_remembered_within_bounds() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    send_with_attachment(&env, &a, b"log\n");
+    let names: Vec<String> = (0..3000).map(|i| format!("bad-{i:04}.blob")).collect();
+    let files: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), &b"x"[..])).collect();
+    add_on_remote(&remote, "refs/aea/mail/bb", &files);
+
+    let out = b.run(&env, &["--json", "sync"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    let got: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_fits("sync", &got);
+    let refused = got["attachments_refused"].as_array().unwrap();
+    assert!(refused.len() <= 21, "{} lines", refused.len());
+    assert!(
+        refused.last().unwrap().as_str().unwrap().contains("more"),
+        "{refused:?}"
+    );
+    let state = std::fs::read(b.repo.join(".aea/.sync/state.json")).unwrap();
+    assert!(
+        state.len() < 64 * 1024,
+        "{} bytes of sync state",
+        state.len()
+    );
+}
