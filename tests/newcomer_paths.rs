@@ -312,3 +312,28 @@ fn thread_lists_a_conversation_across_inbox_and_sent() {
     );
     assert!(!text.contains("Something else"), "{text}");
 }
+
+/// `AEA_CONFIG_DIR=cfg` (relative) put the private key in `./cfg/keys/`:
+/// inside the repository, one `git add .` from being committed, and
+/// another key in every folder a command ran from. It is refused.
+#[test]
+fn a_relative_config_dir_is_refused_before_a_key_is_written() {
+    let env = TestEnv::new();
+    let repo = env.path().join("rel");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    let out = env
+        .cmd(&repo)
+        .env_remove("AEA_REGISTRY")
+        .env("AEA_CONFIG_DIR", "cfg")
+        .args(["init", "--no-agent-files"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("AEA_CONFIG_DIR"), "{}", stderr(&out));
+    assert!(
+        !repo.join("cfg").exists(),
+        "a key was written in the repository"
+    );
+    assert!(!repo.join(".aea").exists());
+}
