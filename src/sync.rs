@@ -574,7 +574,19 @@ impl Session<'_> {
                     Ok(bytes) => match attachments::verify_blob(name, &bytes) {
                         Ok(digest) => {
                             attachments::keep(&dir, &bytes)?;
-                            received.push(digest.to_string());
+                            if attachments::has(&dir, digest) {
+                                received.push(digest.to_string());
+                            } else {
+                                // Kept only if nothing else held its place.
+                                refused.push((
+                                    name.to_string(),
+                                    format!("{name} taken"),
+                                    format!(
+                                        "not kept: .aea/{}/{digest} exists and is not a regular file (remove it, then sync again)",
+                                        attachments::DIR
+                                    ),
+                                ));
+                            }
                         }
                         Err(why) => refused.push((
                             name.to_string(),

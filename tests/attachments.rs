@@ -489,3 +489,29 @@ fn a_flood_of_bad_blobs_is_reported_in_a_few_lines_and_remembered_within_bounds(
         state.len()
     );
 }
+
+/// Something that is no file where a blob would be kept (a folder, a
+/// FIFO, put there by anyone on the machine) is never reported as
+/// received: the blob is refused, saying what is in the way.
+#[test]
+fn a_blob_whose_place_in_the_store_is_taken_is_not_reported_received() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    let content = b"the log\n";
+    let digest = sha256(content);
+    send_with_attachment(&env, &a, content);
+    std::fs::create_dir_all(b.repo.join(".aea/attachments").join(&digest)).unwrap();
+    let out = b.run(&env, &["--json", "sync"]);
+    let got: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert!(got.get("attachments_received").is_none(), "{got}");
+    let refused = got["attachments_refused"].as_array().unwrap();
+    assert!(
+        refused
+            .iter()
+            .any(|r| r.as_str().unwrap().contains("not a regular file")),
+        "{refused:?}"
+    );
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+}
