@@ -468,3 +468,21 @@ fn a_cloned_install_record_cannot_make_uninstall_touch_files_outside_the_reposit
         "a folder outside the repository was removed"
     );
 }
+
+/// A cloned repository whose `.claude` is a symlink to a folder outside
+/// (`~/.claude`, say): init writes no agent file through it.
+#[test]
+fn init_writes_no_agent_file_through_a_committed_symlink_out_of_the_repository() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "clone");
+    let outside = env.path().join("home/.claude");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join(".claude")).unwrap();
+    let out = env.run(&repo, &["init", "--agents", "claude"]);
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    assert!(stderr(&out).contains("outside"), "{}", stderr(&out));
+    assert!(
+        std::fs::read_dir(&outside).unwrap().next().is_none(),
+        "written outside the repository"
+    );
+}
