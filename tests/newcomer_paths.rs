@@ -337,3 +337,27 @@ fn a_relative_config_dir_is_refused_before_a_key_is_written() {
     );
     assert!(!repo.join(".aea").exists());
 }
+
+/// `aea demo --keep DIR` builds its repositories and config in DIR: a
+/// folder that already holds something (`--keep .` in a home with a `web`
+/// project, `--keep ~`) is refused before a file is written, since the
+/// demo would initialise `web/` and `api/` there and replace
+/// `config/registry.toml`.
+#[test]
+fn a_kept_demo_refuses_a_folder_that_is_not_empty() {
+    let env = TestEnv::new();
+    let keep = env.path().join("home-like");
+    std::fs::create_dir_all(keep.join("web")).unwrap();
+    std::fs::write(keep.join("web/README"), "my project\n").unwrap();
+    std::fs::create_dir_all(keep.join("config")).unwrap();
+    std::fs::write(keep.join("config/registry.toml"), "# mine\n").unwrap();
+    let before = snapshot(&keep);
+    let out = env.run(&env.path(), &["demo", "--keep", keep.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("not empty"), "{}", stderr(&out));
+    assert_eq!(snapshot(&keep), before, "the folder was changed");
+    // A new folder, or an empty one, is fine.
+    let empty = env.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    env.ok(&env.path(), &["demo", "--keep", empty.to_str().unwrap()]);
+}
