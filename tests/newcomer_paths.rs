@@ -361,3 +361,23 @@ fn a_kept_demo_refuses_a_folder_that_is_not_empty() {
     std::fs::create_dir(&empty).unwrap();
     env.ok(&env.path(), &["demo", "--keep", empty.to_str().unwrap()]);
 }
+
+/// The flag on mail from a registered id in another folder is not lost
+/// where the same message is listed again: in `aea thread`.
+#[test]
+fn thread_flags_mail_from_a_registered_id_in_another_folder() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let copy = env.path().join("api-copy");
+    let cp = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&api)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    let id = env.send(&copy, "web", &["--type", "update", "--subject", "copy"]);
+    let text = env.ok(&web, &["thread", &id]);
+    assert!(text.contains("NOT FROM api's REGISTERED FOLDER"), "{text}");
+}
