@@ -27,6 +27,11 @@ use ed25519_dalek::SigningKey;
 
 const STORE_DIR: &str = ".sync";
 const STATE_FILE: &str = "state.json";
+/// Refused attachment blobs one sync reports by name; the rest are counted.
+const REFUSALS_SHOWN: usize = 20;
+/// Refused attachment blobs remembered (so reported once): a remote can
+/// push thousands, and the state file holds what was applied.
+const REFUSALS_REMEMBERED: usize = 256;
 pub const LOCK_FILE: &str = ".sync.lock";
 /// Pushes that lost a race are retried this often before giving up.
 const PUSH_ATTEMPTS: u32 = 10;
@@ -435,37 +440,31 @@ impl Session<'_> {
 
     fn receive(&mut self) -> Result<()> {
         let limit = self.mailbox.message_limit();
+        let refname = fetched(&mail_ref(self.me));
+        let repo = self.mailbox.repo().to_path_buf();
         let mut files = Vec::new();
-        let mut oversized = Vec::new();
-        let cap = limit.max(attachments::LIMIT);
-        for (name, bytes) in self.store.files_capped(&fetched(&mail_ref(self.me)), cap)? {
-            match bytes {
-                Ok(bytes) => files.push((name, bytes)),
-                Err(size) if name.ends_with(attachments::BLOB_SUFFIX) => {
-                    oversized.push((name, size));
+        // Messages first; attachment blobs are read after, one at a time.
+        self.store.each_file(
+            &refname,
+            limit,
+            |name, _| !name.ends_with(attachments::BLOB_SUFFIX),
+            |name, bytes| {
+                match bytes {
+                    Ok(bytes) => files.push((name.to_string(), bytes)),
+                    // What delivering it would have said, without reading it.
+                    Err(size) if name.strip_suffix(".json").is_some() => {
+                        return Err(Error::MessageTooLarge {
+                            bytes: size,
+                            limit,
+                            repo: repo.clone(),
+                        });
+                    }
+                    Err(_) => {}
                 }
-                // What delivering it would have said, without reading it.
-                Err(size) if name.strip_suffix(".json").is_some() => {
-                    return Err(Error::MessageTooLarge {
-                        bytes: size,
-                        limit,
-                        repo: self.mailbox.repo().to_path_buf(),
-                    });
-                }
-                Err(_) => {}
-            }
-        }
-        self.receive_attachments(&files)?;
-        for (name, size) in oversized {
-            self.refuse_blob(
-                &name,
-                format!("{name} {size}"),
-                &format!(
-                    "{size} bytes, over the {} byte attachment limit",
-                    attachments::LIMIT
-                ),
-            );
-        }
+                Ok(())
+            },
+        )?;
+        self.receive_attachments(&refname, &files)?;
         // Ids already in the inbox, for mail that arrived by another route,
         // and those of them whose delivery is in the log.
         let mut local: Option<HashMap<String, String>> = None;
@@ -542,49 +541,102 @@ impl Session<'_> {
     /// names, each only once it verifies (`attachments::verify_blob`); a
     /// blob that does not is reported, once, and never written. A blob
     /// that verifies but no message names is left alone.
-    fn receive_attachments(&mut self, files: &[(String, Vec<u8>)]) -> Result<()> {
-        let dir = self.mailbox.dir();
-        let pending: Vec<&(String, Vec<u8>)> = files
-            .iter()
-            .filter(|(name, _)| {
-                name.strip_suffix(attachments::BLOB_SUFFIX)
-                    .is_some_and(|d| !attachments::has(dir, d))
-            })
-            .collect();
-        if pending.is_empty() {
-            return Ok(());
-        }
+    fn receive_attachments(&mut self, refname: &str, files: &[(String, Vec<u8>)]) -> Result<()> {
+        let dir = self.mailbox.dir().to_path_buf();
         let named: HashSet<String> = files
             .iter()
             .filter(|(name, _)| name.strip_suffix(".json").is_some())
             .filter_map(|(_, bytes)| message::parse(bytes, None).ok())
             .flat_map(|m| attachments::digests(&m))
             .collect();
-        for (name, bytes) in pending {
-            match attachments::verify_blob(name, bytes) {
-                Ok(digest) if named.contains(digest) => {
-                    attachments::keep(dir, bytes)?;
-                    self.report.attachments_received.push(digest.to_string());
+        let mut received = Vec::new();
+        let mut refused = Vec::new();
+        let mut on_ref = HashSet::new();
+        // Only blobs worth a look are read (one named and not yet kept, or
+        // one to refuse), and one at a time: a remote can hold thousands.
+        self.store.each_file(
+            refname,
+            attachments::LIMIT,
+            |name, size| {
+                if name.ends_with(attachments::BLOB_SUFFIX) {
+                    on_ref.insert(name.to_string());
                 }
-                Ok(_) => {}
-                Err(why) => {
-                    let key = format!("{name} {}", fsutil::sha256_hex(bytes));
-                    self.refuse_blob(name, key, &why);
+                name.strip_suffix(attachments::BLOB_SUFFIX)
+                    .is_some_and(|d| {
+                        !attachments::has(&dir, d)
+                            && (size > attachments::LIMIT
+                                || !attachments::is_digest(d)
+                                || named.contains(d))
+                    })
+            },
+            |name, bytes| {
+                match bytes {
+                    Ok(bytes) => match attachments::verify_blob(name, &bytes) {
+                        Ok(digest) => {
+                            attachments::keep(&dir, &bytes)?;
+                            if attachments::has(&dir, digest) {
+                                received.push(digest.to_string());
+                            } else {
+                                // Kept only if nothing else held its place.
+                                refused.push((
+                                    name.to_string(),
+                                    format!("{name} taken"),
+                                    format!(
+                                        "not kept: .aea/{}/{digest} exists and is not a regular file (remove it, then sync again)",
+                                        attachments::DIR
+                                    ),
+                                ));
+                            }
+                        }
+                        Err(why) => refused.push((
+                            name.to_string(),
+                            format!("{name} {}", fsutil::sha256_hex(&bytes)),
+                            why,
+                        )),
+                    },
+                    Err(size) => refused.push((
+                        name.to_string(),
+                        format!("{name} {size}"),
+                        format!(
+                            "{size} bytes, over the {} byte attachment limit",
+                            attachments::LIMIT
+                        ),
+                    )),
                 }
+                Ok(())
+            },
+        )?;
+        self.report.attachments_received.extend(received);
+        // What is remembered is of blobs still there: a remote cannot grow
+        // the state file past what it holds now.
+        self.state
+            .blobs_refused
+            .retain(|key| key.split(' ').next().is_some_and(|n| on_ref.contains(n)));
+        let mut more = 0usize;
+        for (name, key, why) in refused {
+            if self.state.blobs_refused.contains(&key) {
+                continue;
+            }
+            // Past the bound, a refusal is reported again on the next sync.
+            if self.state.blobs_refused.len() < REFUSALS_REMEMBERED {
+                self.state.blobs_refused.insert(key);
+            }
+            if self.report.attachments_refused.len() < REFUSALS_SHOWN {
+                // The name is the remote's: cut short (the printer escapes it).
+                let shown = crate::printer::untrusted_short(&name, 80);
+                self.report
+                    .attachments_refused
+                    .push(format!("{shown}: {why}"));
+            } else {
+                more += 1;
             }
         }
-        Ok(())
-    }
-
-    /// Reports a blob that is not kept, once per `key`.
-    fn refuse_blob(&mut self, name: &str, key: String, why: &str) {
-        if self.state.blobs_refused.insert(key) {
-            // The name is the remote's: cut short (the printer escapes it).
-            let shown = crate::printer::untrusted_short(name, 80);
-            self.report
-                .attachments_refused
-                .push(format!("{shown}: {why}"));
+        if more > 0 {
+            self.report.attachments_refused.push(format!(
+                "and {more} more attachment blobs on the remote that were not kept (someone with push access put them there)"
+            ));
         }
+        Ok(())
     }
 
     fn log_delivered(&self, id: &str, file: &str, from: &str) -> Result<()> {

@@ -363,3 +363,155 @@ fn a_symlinked_attachment_store_is_never_written_through() {
     assert!(stderr(&out).contains("attachments"), "{}", stderr(&out));
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
 }
+
+/// A remote full of blobs just under the limit (each compresses to almost
+/// nothing on the wire) must not make a sync hold them all in memory: a
+/// sync reads at most one blob at a time. Run with its data segment capped
+/// well under what the blobs add up to.
+#[test]
+fn many_blobs_on_the_remote_are_never_held_in_memory_at_once() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    // No delta search on the remote's side: the test is about aea.
+    git(&remote, &["config", "pack.window", "0"]);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    let id = send_with_attachment(&env, &a, b"the real log\n");
+    let blobs: Vec<(String, Vec<u8>)> = (0..40u8)
+        .map(|i| {
+            let mut bytes = vec![b'x'; 8 * 1024 * 1024 - 64];
+            bytes[0] = i;
+            (format!("{}.blob", sha256(&bytes)), bytes)
+        })
+        .collect();
+    let named: Vec<(&str, &[u8])> = blobs
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    add_on_remote(&remote, "refs/aea/mail/bb", &named);
+
+    // The same command, its data segment capped (`ulimit -d`, KiB) by a shell.
+    let base = b.cmd(&env);
+    let mut sync = Command::new("sh");
+    sync.env_clear()
+        .args(["-c", "ulimit -d 163840 && exec \"$0\" \"$@\""])
+        .arg(base.get_program())
+        .args(["--json", "sync"])
+        .current_dir(base.get_current_dir().unwrap());
+    for (key, value) in base.get_envs() {
+        if let Some(value) = value {
+            sync.env(key, value);
+        }
+    }
+    let out = output_within(
+        sync.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(120),
+        "sync",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let got: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(got["received"], serde_json::json!([id]));
+}
+
+/// A message may name thousands of attachments (1 MiB holds ~10,000), each
+/// a large file in the sender's repository: listing them must not read
+/// and hash every one, or `aea attachment REF` runs for hours.
+#[test]
+fn listing_a_message_with_thousands_of_attachments_finishes_quickly() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let big: Vec<u8> = (0..4 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
+    let id = local_send(&env, &api, "big.bin", &big);
+    let file = inbox_file_of(&web, &id);
+    let mut value: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let one = value["message"]["attachments"][0].clone();
+    value["message"]["attachments"] = Value::Array(vec![one; 2000]);
+    env.resign(&mut value);
+    std::fs::write(&file, serde_json::to_vec(&value).unwrap()).unwrap();
+
+    let started = std::time::Instant::now();
+    let child = env
+        .cmd(&web)
+        .args(["--json", "attachment", &id])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = output_within(child, Duration::from_secs(60), "attachment listing");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+    let listed: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_fits("attachment", &listed);
+    let all = listed["attachments"].as_array().unwrap();
+    assert_eq!(all.len(), 2000, "every one is listed");
+    assert_eq!(all[0]["available"], true);
+    // Any one of them can still be written.
+    env.ok(&web, &["attachment", &id, "1999", "--out", "got.bin"]);
+    assert_eq!(std::fs::read(web.join("got.bin")).unwrap(), big);
+}
+
+/// Thousands of blobs that do not verify (one push makes them) are
+/// reported in a few lines, and what a sync remembers of them stays
+/// small: its state file holds what it applied and the tips it saw.
+#[test]
+fn a_flood_of_bad_blobs_is_reported_in_a_few_lines_and_remembered_within_bounds() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    send_with_attachment(&env, &a, b"log\n");
+    let names: Vec<String> = (0..3000).map(|i| format!("bad-{i:04}.blob")).collect();
+    let files: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), &b"x"[..])).collect();
+    add_on_remote(&remote, "refs/aea/mail/bb", &files);
+
+    let out = b.run(&env, &["--json", "sync"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    let got: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_fits("sync", &got);
+    let refused = got["attachments_refused"].as_array().unwrap();
+    assert!(refused.len() <= 21, "{} lines", refused.len());
+    assert!(
+        refused.last().unwrap().as_str().unwrap().contains("more"),
+        "{refused:?}"
+    );
+    let state = std::fs::read(b.repo.join(".aea/.sync/state.json")).unwrap();
+    assert!(
+        state.len() < 64 * 1024,
+        "{} bytes of sync state",
+        state.len()
+    );
+}
+
+/// Something that is no file where a blob would be kept (a folder, a
+/// FIFO, put there by anyone on the machine) is never reported as
+/// received: the blob is refused, saying what is in the way.
+#[test]
+fn a_blob_whose_place_in_the_store_is_taken_is_not_reported_received() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    let content = b"the log\n";
+    let digest = sha256(content);
+    send_with_attachment(&env, &a, content);
+    std::fs::create_dir_all(b.repo.join(".aea/attachments").join(&digest)).unwrap();
+    let out = b.run(&env, &["--json", "sync"]);
+    let got: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert!(got.get("attachments_received").is_none(), "{got}");
+    let refused = got["attachments_refused"].as_array().unwrap();
+    assert!(
+        refused
+            .iter()
+            .any(|r| r.as_str().unwrap().contains("not a regular file")),
+        "{refused:?}"
+    );
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+}

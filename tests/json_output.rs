@@ -307,3 +307,22 @@ fn installed_hook_and_claude_settings() {
     }
     insta::assert_snapshot!("claude_settings", read(".claude/settings.json"));
 }
+
+/// Under `--json`, stdout is one JSON object or nothing: the completion
+/// script and the man page are not JSON, so `--json` asks for them is an
+/// error, as JSON.
+#[test]
+fn completions_and_man_under_json_are_a_json_error_not_a_script() {
+    let env = TestEnv::new();
+    let dir = env.path();
+    for args in [
+        &["--json", "completions", "bash"][..],
+        &["--json", "man"][..],
+    ] {
+        let out = env.run(&dir, args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stdout(&out));
+        assert!(stdout(&out).is_empty(), "{args:?}: {}", stdout(&out));
+        let error: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
+        assert!(error["error"]["message"].is_string(), "{error}");
+    }
+}

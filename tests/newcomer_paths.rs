@@ -312,3 +312,72 @@ fn thread_lists_a_conversation_across_inbox_and_sent() {
     );
     assert!(!text.contains("Something else"), "{text}");
 }
+
+/// `AEA_CONFIG_DIR=cfg` (relative) put the private key in `./cfg/keys/`:
+/// inside the repository, one `git add .` from being committed, and
+/// another key in every folder a command ran from. It is refused.
+#[test]
+fn a_relative_config_dir_is_refused_before_a_key_is_written() {
+    let env = TestEnv::new();
+    let repo = env.path().join("rel");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    let out = env
+        .cmd(&repo)
+        .env_remove("AEA_REGISTRY")
+        .env("AEA_CONFIG_DIR", "cfg")
+        .args(["init", "--no-agent-files"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("AEA_CONFIG_DIR"), "{}", stderr(&out));
+    assert!(
+        !repo.join("cfg").exists(),
+        "a key was written in the repository"
+    );
+    assert!(!repo.join(".aea").exists());
+}
+
+/// `aea demo --keep DIR` builds its repositories and config in DIR: a
+/// folder that already holds something (`--keep .` in a home with a `web`
+/// project, `--keep ~`) is refused before a file is written, since the
+/// demo would initialise `web/` and `api/` there and replace
+/// `config/registry.toml`.
+#[test]
+fn a_kept_demo_refuses_a_folder_that_is_not_empty() {
+    let env = TestEnv::new();
+    let keep = env.path().join("home-like");
+    std::fs::create_dir_all(keep.join("web")).unwrap();
+    std::fs::write(keep.join("web/README"), "my project\n").unwrap();
+    std::fs::create_dir_all(keep.join("config")).unwrap();
+    std::fs::write(keep.join("config/registry.toml"), "# mine\n").unwrap();
+    let before = snapshot(&keep);
+    let out = env.run(&env.path(), &["demo", "--keep", keep.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("not empty"), "{}", stderr(&out));
+    assert_eq!(snapshot(&keep), before, "the folder was changed");
+    // A new folder, or an empty one, is fine.
+    let empty = env.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    env.ok(&env.path(), &["demo", "--keep", empty.to_str().unwrap()]);
+}
+
+/// The flag on mail from a registered id in another folder is not lost
+/// where the same message is listed again: in `aea thread`.
+#[test]
+fn thread_flags_mail_from_a_registered_id_in_another_folder() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let copy = env.path().join("api-copy");
+    let cp = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&api)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    let id = env.send(&copy, "web", &["--type", "update", "--subject", "copy"]);
+    let text = env.ok(&web, &["thread", &id]);
+    assert!(text.contains("NOT FROM api's REGISTERED FOLDER"), "{text}");
+}

@@ -3,6 +3,7 @@
 //! content never goes to the terminal, and the file name is the user's,
 //! never the message's path.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -64,11 +65,7 @@ pub fn run(args: &AttachmentArgs, ctx: &Context) -> Result<ExitCode> {
     let named = attachments::named(&message);
     let sender_repo = message.from.repo_path.as_deref();
     let Some(out) = &args.out else {
-        let listed = named
-            .iter()
-            .enumerate()
-            .map(|(i, a)| listed(i + 1, a, mailbox.dir(), sender_repo))
-            .collect();
+        let listed = list(&named, mailbox.dir(), sender_repo, &short_ref);
         print_list(
             &ListOutput {
                 short_ref,
@@ -140,17 +137,44 @@ fn refused(message: String, hint: &str) -> Error {
     }
 }
 
-fn listed(index: usize, a: &Named, aea: &Path, sender_repo: Option<&str>) -> Listed {
-    let found = attachments::fetch(aea, sender_repo, a);
-    Listed {
-        index,
-        path: a.path.clone(),
-        sha256: a.sha256.clone(),
-        size: found.as_ref().ok().map(|(b, _)| b.len() as u64),
-        available: found.is_ok(),
-        source: found.as_ref().ok().map(|(_, s)| *s),
-        reason: found.err(),
-    }
+/// How many different attachments a listing looks for (each is read and
+/// hashed, up to 8 MiB): a message can name thousands, so the rest are
+/// listed unchecked, each still written by `aea attachment REF N --out`.
+const LOOKED_FOR: usize = 32;
+
+fn list(named: &[Named], aea: &Path, sender_repo: Option<&str>, short_ref: &str) -> Vec<Listed> {
+    // The same path and SHA-256 named twice is looked for once.
+    type Found = std::result::Result<(u64, Source), String>;
+    let mut seen: HashMap<(Option<&str>, Option<&str>), Found> = HashMap::new();
+    named
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let key = (a.path.as_deref(), a.sha256.as_deref());
+            let found = if let Some(found) = seen.get(&key) {
+                found.clone()
+            } else if seen.len() < LOOKED_FOR {
+                let found = attachments::fetch(aea, sender_repo, a)
+                    .map(|(bytes, source)| (bytes.len() as u64, source));
+                seen.insert(key, found.clone());
+                found
+            } else {
+                Err(format!(
+                    "not looked for: a listing looks for the first {LOOKED_FOR} different attachments; `aea attachment {short_ref} {} --out PATH` looks for this one",
+                    i + 1
+                ))
+            };
+            Listed {
+                index: i + 1,
+                path: a.path.clone(),
+                sha256: a.sha256.clone(),
+                size: found.as_ref().ok().map(|(size, _)| *size),
+                available: found.is_ok(),
+                source: found.as_ref().ok().map(|(_, s)| *s),
+                reason: found.err(),
+            }
+        })
+        .collect()
 }
 
 fn source_words(source: Source) -> &'static str {
@@ -186,10 +210,10 @@ fn print_list(list: &ListOutput<'_>, ctx: &Context) {
             (Some(size), Some(source)) => {
                 format!("{size} bytes, available (from {})", source_words(source))
             }
-            _ => format!(
-                "not available: {}",
-                a.reason.as_deref().unwrap_or("not found")
-            ),
+            _ => match a.reason.as_deref() {
+                Some(unchecked) if unchecked.starts_with("not looked for") => unchecked.to_string(),
+                reason => format!("not available: {}", reason.unwrap_or("not found")),
+            },
         };
         p.line(format_args!(
             "{}  {path}  sha256 {digest}  {state}",

@@ -7,20 +7,33 @@ use clap::CommandFactory;
 
 use super::Context;
 use crate::cli::{Cli, CompletionsArgs};
-use crate::error::ExitCode;
+use crate::error::{Error, ExitCode, Result};
 
-pub fn run(args: &CompletionsArgs, ctx: &Context) -> ExitCode {
+/// Neither is JSON: under `--json` stdout is one JSON object or nothing.
+fn not_json(ctx: &Context, what: &str) -> Result<()> {
+    if ctx.printer.json() {
+        return Err(Error::usage(
+            format!("{what} is not JSON; --json has nothing to print"),
+            "leave out --json",
+        ));
+    }
+    Ok(())
+}
+
+pub fn run(args: &CompletionsArgs, ctx: &Context) -> Result<ExitCode> {
+    not_json(ctx, "a shell completion script")?;
     let mut buf = Vec::new();
     clap_complete::generate(args.shell, &mut Cli::command(), "aea", &mut buf);
     ctx.printer.raw(&String::from_utf8_lossy(&buf));
-    ExitCode::Success
+    Ok(ExitCode::Success)
 }
 
-pub fn man(ctx: &Context) -> ExitCode {
+pub fn man(ctx: &Context) -> Result<ExitCode> {
+    not_json(ctx, "the man page")?;
     let mut buf = Vec::new();
     clap_mangen::Man::new(Cli::command())
         .render(&mut buf)
         .expect("writing to a Vec cannot fail");
     ctx.printer.raw(&String::from_utf8_lossy(&buf));
-    ExitCode::Success
+    Ok(ExitCode::Success)
 }

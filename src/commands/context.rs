@@ -50,6 +50,19 @@ impl Context {
                 std::io::Error::other("the current directory is gone or unreadable"),
             )
         })?;
+        // A relative one names a folder under wherever a command runs: the
+        // private keys would land in the repository (one `git add .` from
+        // being committed), and another set in every folder.
+        if let Some(dir) = env.config_dir.as_ref().filter(|d| d.is_relative()) {
+            return Err(Error::usage(
+                format!(
+                    "{} must be an absolute path, not {}",
+                    crate::env::AEA_CONFIG_DIR,
+                    crate::printer::untrusted_short(&dir.to_string_lossy(), 200)
+                ),
+                "give the full path, as `aea demo --keep` prints it: export AEA_CONFIG_DIR=\"$PWD/cfg\"; or unset it to use your own config",
+            ));
+        }
         let registry = env
             .registry
             .clone()

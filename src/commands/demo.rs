@@ -20,6 +20,18 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
     let root: PathBuf = match &args.keep {
         Some(dir) => {
             let dir = ctx.cwd.join(dir);
+            // The demo makes api/, web/ and config/ there: in a folder that
+            // holds anything, it would set up someone's own `web` project
+            // and replace a registry.
+            if std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_some()) {
+                return Err(Error::usage(
+                    format!(
+                        "--keep {}: the folder is not empty",
+                        crate::printer::untrusted_short(&dir.display().to_string(), 200)
+                    ),
+                    "name a new folder (aea creates it) or an empty one, e.g. `aea demo --keep /tmp/aea-demo`",
+                ));
+            }
             std::fs::create_dir_all(&dir).map_err(|e| Error::io("create directory", &dir, e))?;
             dir
         }

@@ -87,7 +87,7 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Bridge(args) => bridge::run(&args, &ctx),
         Command::Export(args) => export::run(&args, &ctx),
         Command::Collab(command) => collab::run(&command, &ctx),
-        Command::Completions(args) => Ok(completions::run(&args, &ctx)),
-        Command::Man => Ok(completions::man(&ctx)),
+        Command::Completions(args) => completions::run(&args, &ctx),
+        Command::Man => completions::man(&ctx),
     }
 }

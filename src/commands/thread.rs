@@ -40,6 +40,10 @@ pub(super) struct ThreadItem {
     /// How the sender checks out; absent for mail this repository sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sender: Option<SenderState>,
+    /// Where the registry says a known sender lives, when the message
+    /// comes from another folder (as `check` and `show` flag it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sender_path_mismatch: Option<String>,
 }
 
 pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
@@ -65,6 +69,10 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
                 timestamp: m.timestamp.clone(),
                 reply_to: m.metadata.reply_to.clone(),
                 sender: (place != Held::Sent).then(|| judge.verify(m).state()),
+                sender_path_mismatch: (place != Held::Sent)
+                    .then(|| judge.sender_path_mismatch(m))
+                    .flatten()
+                    .map(|p| p.display().to_string()),
             })
         })
         .collect();
@@ -96,7 +104,14 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
             match m.sender {
                 Some(SenderState::Verified) | None => String::new(),
                 Some(state) => format!("  [sender {state}]"),
-            }
+            } + &m
+                .sender_path_mismatch
+                .as_deref()
+                .map_or(String::new(), |registered| format!(
+                    "  [NOT FROM {}'s REGISTERED FOLDER {}]",
+                    untrusted_short(&m.from, 40),
+                    untrusted_short(registered, 80)
+                ))
         ));
     }
     Ok(ExitCode::Success)

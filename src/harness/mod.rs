@@ -143,11 +143,18 @@ struct FileRecord {
 
 impl InstallState {
     fn load(aea_dir: &Path) -> InstallState {
-        fsutil::read_state(&aea_dir.join(STATE_FILE), fsutil::STATE_LIMIT)
-            .ok()
-            .flatten()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default()
+        let mut state: InstallState =
+            fsutil::read_state(&aea_dir.join(STATE_FILE), fsutil::STATE_LIMIT)
+                .ok()
+                .flatten()
+                .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+                .unwrap_or_default();
+        // A cloned repository can carry this file (`git add -f`): a file or
+        // folder it names is taken back only inside the repository, so a
+        // record naming `/home/u/.bashrc` or `../x` is dropped unread.
+        state.files.retain(|rel, _| inside_repository(rel));
+        state.dirs_created.retain(|rel| inside_repository(rel));
+        state
     }
 
     fn save(&self, aea_dir: &Path) -> Result<()> {
@@ -158,6 +165,12 @@ impl InstallState {
     /// Writes `text` to `repo/rel`, remembering what was there first.
     fn write(&mut self, repo: &Path, rel: &str, before: Option<&str>, text: &str) -> Result<()> {
         let path = repo.join(rel);
+        if !resolves_inside(repo, &path) {
+            return Err(Error::UnsafeState {
+                path,
+                detail: "leads outside the repository through a symbolic link; aea writes its agent files only inside it".into(),
+            });
+        }
         if let Some(parent) = path.parent() {
             self.create_dirs(repo, parent)?;
         }
@@ -338,6 +351,29 @@ fn kind_of(rel: &str, repo: &Path) -> Option<Kind> {
         .map(|p| p.kind)
 }
 
+/// Whether `rel` is a plain relative path (no root, no `..`): one that
+/// stays inside the repository it is joined to.
+fn inside_repository(rel: &str) -> bool {
+    !rel.is_empty()
+        && Path::new(rel)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
+/// Whether the folder holding `path` (its nearest existing ancestor, with
+/// every symbolic link on the way resolved) is inside `repo`: a committed
+/// `.claude` that links to `~/.claude` leads outside.
+fn resolves_inside(repo: &Path, path: &Path) -> bool {
+    let Ok(root) = fs::canonicalize(repo) else {
+        return false;
+    };
+    path.parent()
+        .into_iter()
+        .flat_map(Path::ancestors)
+        .find_map(|a| fs::canonicalize(a).ok())
+        .is_some_and(|real| real.starts_with(&root))
+}
+
 /// Takes back what `install` did; returns what changed.
 pub fn uninstall(repo: &Path, aea_dir: &Path) -> Result<Vec<String>> {
     let mut state = InstallState::load(aea_dir);
@@ -357,6 +393,9 @@ pub fn uninstall(repo: &Path, aea_dir: &Path) -> Result<Vec<String>> {
     }
     for rel in names {
         let path = repo.join(&rel);
+        if !resolves_inside(repo, &path) {
+            continue;
+        }
         let Some(current) = read_regular(&path) else {
             continue;
         };
@@ -388,6 +427,9 @@ pub fn uninstall(repo: &Path, aea_dir: &Path) -> Result<Vec<String>> {
     }
     for dir in state.dirs_created.iter().rev() {
         let path = repo.join(dir);
+        if !resolves_inside(repo, &path) {
+            continue;
+        }
         if fs::read_dir(&path).is_ok_and(|mut d| d.next().is_none()) {
             let _ = fs::remove_dir(&path);
         }

@@ -218,30 +218,53 @@ impl MailStore {
     /// size comes back instead, so a remote cannot make a sync hold a
     /// huge file in memory.
     pub fn files_capped(&self, refname: &str, cap: u64) -> Result<Vec<(String, Capped)>> {
+        let mut files = Vec::new();
+        self.each_file(
+            refname,
+            cap,
+            |_, _| true,
+            |name, bytes| {
+                files.push((name.to_string(), bytes));
+                Ok(())
+            },
+        )?;
+        Ok(files)
+    }
+
+    /// Hands each file at the tip of `refname` that `want` (given its name
+    /// and size, before a byte is read) asks for to `each`, one at a time:
+    /// its bytes, or its size when over `cap`. Only one file's bytes are
+    /// held at once, however many the ref holds.
+    pub fn each_file(
+        &self,
+        refname: &str,
+        cap: u64,
+        mut want: impl FnMut(&str, u64) -> bool,
+        mut each: impl FnMut(&str, Capped) -> Result<()>,
+    ) -> Result<()> {
         let Ok(reference) = self.repo.find_reference(refname) else {
-            return Ok(Vec::new());
+            return Ok(());
         };
         let err = |e: git2::Error| store_error(&self.dir, "read", e);
         let tree = reference.peel_to_tree().map_err(err)?;
         let odb = self.repo.odb().map_err(err)?;
-        let mut files = Vec::new();
         for entry in &tree {
             let Some(name) = entry.name() else { continue };
             let Ok((size, kind)) = odb.read_header(entry.id()) else {
                 continue;
             };
-            if kind != git2::ObjectType::Blob {
+            if kind != git2::ObjectType::Blob || !want(name, size as u64) {
                 continue;
             }
             if size as u64 > cap {
-                files.push((name.to_string(), Err(size as u64)));
+                each(name, Err(size as u64))?;
                 continue;
             }
             if let Ok(blob) = self.repo.find_blob(entry.id()) {
-                files.push((name.to_string(), Ok(blob.content().to_vec())));
+                each(name, Ok(blob.content().to_vec()))?;
             }
         }
-        Ok(files)
+        Ok(())
     }
 
     /// Makes `out` a commit on top of `base` (if that ref exists) whose tree
