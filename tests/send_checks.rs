@@ -135,6 +135,20 @@ fn reply_to_is_resolved_and_carries_the_conversation() {
             2,
         ),
         (vec!["--reply-to", "b5b0"], "no message matches \"b5b0\"", 3),
+        (vec!["--reply-to", "mzz"], "no message matches \"mzz\"", 3),
+        (
+            vec!["--reply-to", "6e73e372-e233-4aca"],
+            "no message matches \"6e73e372-e233-4aca\"",
+            3,
+        ),
+        (
+            vec![
+                "--reply-to",
+                "message-20261121T100000000Z-from-x-26f3f89e.json",
+            ],
+            "no message matches",
+            3,
+        ),
         (
             vec!["--conversation", "not a uuid/"],
             "invalid --conversation",
@@ -146,6 +160,25 @@ fn reply_to_is_resolved_and_carries_the_conversation() {
         assert!(stderr(&out).contains(want), "{extra:?}: {}", stderr(&out));
     }
     assert_eq!(inbox_files(&api).len(), 1, "only the answer arrived");
+
+    // The full id of a message another tool wrote, held nowhere here (an
+    // OACP reader's `msg-…`), is kept as given: it cannot be a short
+    // reference or an id prefix mistyped.
+    let foreign = "msg-20261123112234-claude-e2da";
+    let id = env.send(
+        &web,
+        "api",
+        &[
+            "--type",
+            "response",
+            "--subject",
+            "s",
+            "--reply-to",
+            foreign,
+        ],
+    );
+    let shown = env.json(&api, &["show", &id])["message"].clone();
+    assert_eq!(shown["metadata"]["reply_to"], foreign);
 }
 
 #[test]

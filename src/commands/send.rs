@@ -95,9 +95,12 @@ fn thread(
     };
     let parent = match found {
         Ok(entry) => entry.require_valid()?,
-        // A message no longer held here (archived elsewhere, or sent from
-        // another machine) can still be named by its full id.
-        Err(Error::MessageNotFound { .. }) if uuid::Uuid::try_parse(reference).is_ok() => {
+        // A message no longer held here (archived elsewhere, sent from
+        // another machine, or written by another tool: OACP's
+        // `msg-20261123112234-claude-e2da`) can still be named by its
+        // full id. What could be a short reference or the prefix of one
+        // (`b5b0`, `m3f9a01c2`) must be found.
+        Err(Error::MessageNotFound { .. }) if is_foreign_id(reference) => {
             return Ok((Some(reference.clone()), args.conversation.clone()));
         }
         Err(e) => return Err(e),
@@ -114,6 +117,26 @@ fn thread(
         ));
     }
     Ok((Some(parent.message_id.clone()), Some(conversation)))
+}
+
+/// Whether `reference`, found nowhere here, is taken as the full id of a
+/// message held elsewhere: a UUID, or an id of at least 12 characters
+/// (the message id rules) holding more than hex digits and dashes, so
+/// that it cannot be a mistyped short reference or id prefix, and no
+/// file name.
+fn is_foreign_id(reference: &str) -> bool {
+    if uuid::Uuid::try_parse(reference).is_ok() {
+        return true;
+    }
+    let shaped_like_a_ref = reference
+        .strip_prefix('m')
+        .unwrap_or(reference)
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit() || b == b'-');
+    crate::message::check_message_id(reference).is_ok()
+        && reference.len() >= 12
+        && !shaped_like_a_ref
+        && !reference.ends_with(".json")
 }
 
 /// Where to send, each with the id `--to` gave for it. `--to-path` (the
