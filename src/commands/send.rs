@@ -136,7 +136,7 @@ fn is_foreign_id(reference: &str) -> bool {
     crate::message::check_message_id(reference).is_ok()
         && reference.len() >= 12
         && !shaped_like_a_ref
-        && !reference.ends_with(".json")
+        && !reference.to_ascii_lowercase().ends_with(".json")
 }
 
 /// Where to send, each with the id `--to` gave for it. `--to-path` (the
