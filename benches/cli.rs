@@ -83,6 +83,7 @@ impl Bench {
 // The child is reaped by wait4 below, which Child::wait cannot replace.
 #[allow(clippy::zombie_processes)]
 fn measure(mut cmd: Command) -> (Duration, u64) {
+    let what = format!("{cmd:?}");
     let start = Instant::now();
     let child = cmd.spawn().unwrap();
     let pid = libc::pid_t::try_from(child.id()).unwrap();
@@ -95,7 +96,7 @@ fn measure(mut cmd: Command) -> (Duration, u64) {
     assert_eq!(reaped, pid);
     assert!(
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "command failed"
+        "{what} failed: {status}"
     );
     (elapsed, u64::try_from(usage.ru_maxrss).unwrap_or(0))
 }
@@ -125,12 +126,9 @@ fn run_many(runs: usize, mut make: impl FnMut() -> Command) -> Figures {
     }
 }
 
-/// Fills `repo`'s inbox with `processed` processed and `waiting` unprocessed
-/// messages, written directly (as delivered files and markers would be),
-/// every one signed by `sender`, whose key `registry` pins: `check` verifies
-/// each unprocessed one (SPEC §14: the budgets hold with every message signed).
-fn fill(repo: &Path, processed: usize, waiting: usize, home: &Path) {
-    let aea = repo.join(".aea");
+/// Registers `sender` in the bench's registry with a fresh key and
+/// returns that key, which signs every message the bench writes.
+fn register_sender(home: &Path) -> ed25519_dalek::SigningKey {
     let (key, _) =
         aea::identity::load_or_create_key(&home.join(".config/aea/keys"), "sender").unwrap();
     aea::registry::Registry::update(&home.join("registry.toml"), |r| {
@@ -145,35 +143,62 @@ fn fill(repo: &Path, processed: usize, waiting: usize, home: &Path) {
         Ok(())
     })
     .unwrap();
+    key
+}
+
+/// The id of the `i`th message the bench writes.
+fn message_id(i: usize) -> String {
+    format!("00000000-0000-4000-8000-{i:012x}")
+}
+
+/// Writes the `i`th message into the inbox `aea` of agent `to` (as a
+/// delivered file would be), signed by `key`, with a processed marker
+/// beside it if `processed`; returns its file name.
+fn write_message(
+    aea: &Path,
+    to: &str,
+    i: usize,
+    key: &ed25519_dalek::SigningKey,
+    processed: bool,
+) -> String {
     let base = chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
         .unwrap()
         .with_timezone(&chrono::Utc);
+    let at = base + chrono::Duration::milliseconds(i64::try_from(i).unwrap());
+    let name = aea::message::file_name(at, "sender", &format!("{i:08x}"));
+    let kind = ["question", "update", "issue", "request"][i % 4];
+    let priority = ["low", "normal", "high", "urgent"][i % 4];
+    let message = serde_json::json!({
+        "protocol_version": "1.0",
+        "message_id": message_id(i),
+        "message_type": kind,
+        "timestamp": aea::message::format_time(at),
+        "priority": priority,
+        "requires_response": false,
+        "from": {"agent_id": "sender", "repo_path": "/nonexistent/sender"},
+        "to": {"agent_id": to},
+        "message": {"subject": format!("message {i}"), "body": "x".repeat(400), "context": {}, "attachments": []},
+        "metadata": {"conversation_id": format!("c{i}"), "tags": []}
+    });
+    let mut message = aea::message::parse(&serde_json::to_vec(&message).unwrap(), None).unwrap();
+    aea::identity::sign(&mut message, key);
+    std::fs::write(aea.join(&name), message.to_json()).unwrap();
+    if processed {
+        let marker = r#"{"processed_at":"2026-01-01T00:00:00.000Z","by":"bench","outcome":"done"}"#;
+        std::fs::write(aea.join(".processed").join(&name), marker).unwrap();
+    }
+    name
+}
+
+/// Fills `repo`'s inbox with `processed` processed and `waiting` unprocessed
+/// messages, written directly (as delivered files and markers would be),
+/// every one signed by `sender`, whose key `registry` pins: `check` verifies
+/// each unprocessed one (SPEC §14: the budgets hold with every message signed).
+fn fill(repo: &Path, processed: usize, waiting: usize, home: &Path) {
+    let aea = repo.join(".aea");
+    let key = register_sender(home);
     for i in 0..processed + waiting {
-        let at = base + chrono::Duration::milliseconds(i64::try_from(i).unwrap());
-        let name = aea::message::file_name(at, "sender", &format!("{i:08x}"));
-        let kind = ["question", "update", "issue", "request"][i % 4];
-        let priority = ["low", "normal", "high", "urgent"][i % 4];
-        let message = serde_json::json!({
-            "protocol_version": "1.0",
-            "message_id": format!("00000000-0000-4000-8000-{i:012x}"),
-            "message_type": kind,
-            "timestamp": aea::message::format_time(at),
-            "priority": priority,
-            "requires_response": false,
-            "from": {"agent_id": "sender", "repo_path": "/nonexistent/sender"},
-            "to": {"agent_id": "inbox"},
-            "message": {"subject": format!("message {i}"), "body": "x".repeat(400), "context": {}, "attachments": []},
-            "metadata": {"conversation_id": format!("c{i}"), "tags": []}
-        });
-        let mut message =
-            aea::message::parse(&serde_json::to_vec(&message).unwrap(), None).unwrap();
-        aea::identity::sign(&mut message, &key);
-        std::fs::write(aea.join(&name), message.to_json()).unwrap();
-        if i < processed {
-            let marker =
-                r#"{"processed_at":"2026-01-01T00:00:00.000Z","by":"bench","outcome":"done"}"#;
-            std::fs::write(aea.join(".processed").join(&name), marker).unwrap();
-        }
+        write_message(&aea, "inbox", i, &key, i < processed);
     }
 }
 
@@ -328,12 +353,15 @@ fn main() {
     let waker = bench.repo("waker");
     let trials = if full { 60 } else { 5 };
     let mut wakes = Vec::with_capacity(trials);
+    let mut lingers = Vec::with_capacity(trials);
     for _ in 0..trials {
         let mut watch = bench
             .cmd(&watched, &["watch", "--timeout", "10s"])
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        let mut stdout = std::io::BufReader::new(watch.stdout.take().unwrap());
         // Send only once it says it listens (its readiness line on stderr).
         let mut ready = String::new();
         std::io::BufRead::read_line(
@@ -359,9 +387,20 @@ fn main() {
             .unwrap();
         assert!(status.success());
         let sent = Instant::now();
+        // The wake-up line, then the exit a harness waits for: the time
+        // between the two is what the watch spends after it has spoken.
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+        let printed = Instant::now();
+        assert!(line.contains("new_mail"), "watch printed {line:?}");
         assert!(watch.wait().unwrap().success(), "watch woke on mail");
-        wakes.push(sent.elapsed());
+        let exited = Instant::now();
+        wakes.push(exited - sent);
+        lingers.push(exited - printed);
     }
+    lingers.sort();
+    let linger_median = lingers[lingers.len() / 2];
+    let linger_p95 = lingers[(lingers.len() * 95 / 100).min(lingers.len() - 1)];
     wakes.sort();
     let wake_median = wakes[wakes.len() / 2];
     let wake_p95 = wakes[(wakes.len() * 95 / 100).min(wakes.len() - 1)];
@@ -417,6 +456,7 @@ fn main() {
     );
 
     let verify_each = verify_cost(if full { 2000 } else { 50 });
+    let scale_rows = scale(&bench, full);
 
     println!("aea benchmarks (SPEC §14), release build, {runs} runs each, whole process");
     println!(
@@ -496,6 +536,14 @@ fn main() {
         "",
         verdict(wake_p95 <= Duration::from_millis(50))
     );
+    println!(
+        "{:<52} {:>10} {:>10} {:>10}  {}",
+        "watch exit after its wake-up line (p95 5 ms)",
+        ms(linger_median),
+        ms(linger_p95),
+        "",
+        verdict(linger_p95 <= Duration::from_millis(5))
+    );
     let cpu_row = |name: &str, percent: f64| {
         println!(
             "{:<52} {:>10} {:>10} {:>10}  {}",
@@ -508,7 +556,271 @@ fn main() {
     };
     cpu_row("watch waiting, 100 unprocessed mail", watch_cpu);
     cpu_row("monitor waiting, same inbox", monitor_cpu);
+    print_scale(&scale_rows);
     if std::env::var_os("AEA_BENCH_KEEP").is_some() {
         std::mem::forget(bench);
+    }
+}
+
+/// The message sizes of the scale table: 1,000 and 10,000 always, 100,000
+/// in a full run; `AEA_BENCH_SCALE=1000,100000` picks others. A quick run
+/// (`cargo test --benches`) measures 1,000 only.
+fn scale_sizes(full: bool) -> Vec<usize> {
+    if let Some(list) = std::env::var_os("AEA_BENCH_SCALE") {
+        let list = list.to_string_lossy().into_owned();
+        return list
+            .split(',')
+            .map(|n| n.trim().replace('_', "").parse().unwrap())
+            .collect();
+    }
+    if full {
+        vec![1_000, 10_000, 100_000]
+    } else {
+        vec![1_000]
+    }
+}
+
+/// One size of the scale table: each operation's figures, and the two
+/// floors measured beside them.
+struct Scale {
+    processed: usize,
+    rev_parse: Figures,
+    listing: Figures,
+    check_unchanged: Figures,
+    check_new: Figures,
+    hook_claude: Figures,
+    commit_hooked: Figures,
+    commit_plain: Figures,
+    show: Figures,
+    process: Figures,
+}
+
+/// Issue 16's scale table: for each size, an inbox of that many processed
+/// messages and 100 new ones in a git repository with aea's hooks. The
+/// inbox grows from one size to the next, so 100,000 messages are written
+/// once. Every message is signed, as in the table above.
+fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
+    let home = bench.root.path();
+    let repo = bench.git_repo("scale", true);
+    let aea = repo.join(".aea");
+    let key = register_sender(home);
+    // The 100 new messages, and the ones each run adds, numbered apart
+    // from the processed ones. None urgent: urgent mail waiting makes the
+    // pre-commit hook block the commit (`block_on: urgent_pending`).
+    for i in (200_000_000..).filter(|i| i % 4 != 3).take(100) {
+        write_message(&aea, "scale", i, &key, false);
+    }
+    // Fresh messages are updates of normal priority (i % 4 == 1), which
+    // the default policy lets `process` mark done without approval.
+    let mut fresh = 300_000_001;
+    let mut filled = 0;
+    let mut out = Vec::new();
+    for size in scale_sizes(full) {
+        let start = Instant::now();
+        for i in filled..size {
+            write_message(&aea, "scale", i, &key, true);
+        }
+        filled = filled.max(size);
+        eprintln!(
+            "scale: {size} processed + 100 new written in {:.1} s",
+            start.elapsed().as_secs_f64()
+        );
+        // Fewer runs where each takes long, to keep `cargo bench` short.
+        let runs = match (full, size) {
+            (false, _) => 3,
+            (true, ..=10_000) => 100,
+            (true, _) => 20,
+        };
+        let rev_parse = run_many(runs, || bench.git(&repo, &["rev-parse", "--git-dir"]));
+        let listing = run_many(runs, || {
+            let mut ls = Command::new("ls");
+            ls.env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .current_dir(&repo)
+                .args(["-f", ".aea", ".aea/.processed"])
+                .stdout(Stdio::null());
+            ls
+        });
+        // Each run sees the same inbox: what changed at the warm-up stays.
+        let check_unchanged = run_many(runs, || bench.cmd(&repo, &["check"]));
+        // One message arrives before each run (and the previous one goes,
+        // so the inbox keeps its size).
+        let mut arrived: Option<String> = None;
+        let check_new = run_many(runs, || {
+            if let Some(name) = arrived.take() {
+                std::fs::remove_file(aea.join(name)).unwrap();
+            }
+            arrived = Some(write_message(&aea, "scale", fresh, &key, false));
+            fresh += 4;
+            bench.cmd(&repo, &["check"])
+        });
+        if let Some(name) = arrived.take() {
+            std::fs::remove_file(aea.join(name)).unwrap();
+        }
+        // What Claude Code runs on every prompt, with its hook input.
+        let input = bench.root.path().join("claude-input.json");
+        std::fs::write(
+            &input,
+            r#"{"session_id":"bench","hook_event_name":"UserPromptSubmit","prompt":"go on"}"#,
+        )
+        .unwrap();
+        let hook_claude = run_many(runs, || {
+            let mut cmd = bench.cmd(&repo, &["check", "--hook", "claude"]);
+            cmd.stdin(std::fs::File::open(&input).unwrap());
+            cmd
+        });
+        // Commits in the same repository with aea's hooks and with none,
+        // alternated so that drift in the machine's speed hits both alike.
+        let commit = |hooks: bool| {
+            let path = if hooks {
+                "core.hooksPath=.git/hooks"
+            } else {
+                "core.hooksPath=/dev/null"
+            };
+            bench.git(
+                &repo,
+                &["-c", path, "commit", "-q", "--allow-empty", "-m", "bench"],
+            )
+        };
+        let mut hooked = true;
+        let mut pairs = run_pairs(runs, || {
+            hooked = !hooked;
+            commit(!hooked)
+        });
+        let commit_hooked = pairs.remove(0);
+        let commit_plain = pairs.remove(0);
+        let middle = message_id(size / 2);
+        let show = run_many(runs, || bench.cmd(&repo, &["show", &middle]));
+        // A fresh unprocessed message for each run, gone again (with its
+        // marker) before the next.
+        let mut processed: Option<String> = None;
+        let process = run_many(runs, || {
+            if let Some(name) = processed.take() {
+                std::fs::remove_file(aea.join(&name)).unwrap();
+                std::fs::remove_file(aea.join(".processed").join(&name)).unwrap();
+            }
+            processed = Some(write_message(&aea, "scale", fresh, &key, false));
+            let id = message_id(fresh);
+            fresh += 4;
+            bench.cmd(&repo, &["process", &id])
+        });
+        if let Some(name) = processed.take() {
+            std::fs::remove_file(aea.join(&name)).unwrap();
+            std::fs::remove_file(aea.join(".processed").join(&name)).unwrap();
+        }
+        out.push(Scale {
+            processed: size,
+            rev_parse,
+            listing,
+            check_unchanged,
+            check_new,
+            hook_claude,
+            commit_hooked,
+            commit_plain,
+            show,
+            process,
+        });
+    }
+    out
+}
+
+/// Like `run_many`, for commands `make` hands out alternately from two
+/// kinds (first, second, first, …): the figures of each kind.
+fn run_pairs(runs: usize, mut make: impl FnMut() -> Command) -> Vec<Figures> {
+    for _ in 0..4 {
+        measure(make());
+    }
+    let mut times = [Vec::with_capacity(runs), Vec::with_capacity(runs)];
+    let mut peaks = [0, 0];
+    for _ in 0..runs {
+        for side in 0..2 {
+            let (t, kib) = measure(make());
+            times[side].push(t);
+            peaks[side] = peaks[side].max(kib);
+        }
+    }
+    times
+        .into_iter()
+        .zip(peaks)
+        .map(|(mut times, peak_kib)| {
+            times.sort();
+            Figures {
+                median: times[runs / 2],
+                p95: times[(runs * 95 / 100).min(runs - 1)],
+                peak_kib,
+            }
+        })
+        .collect()
+}
+
+/// Prints the scale table: each operation against the floor issue 16's
+/// target names, as a ratio of medians, and the 32 MiB memory ceiling.
+fn print_scale(rows: &[Scale]) {
+    const CEILING_KIB: u64 = 32 * 1024;
+    println!();
+    println!(
+        "scale (issue 16): N processed + 100 new, whole process; targets as ratios of medians in this run"
+    );
+    println!(
+        "{:<44} {:>10} {:>10} {:>10} {:>9}  verdict",
+        "operation", "median", "p95", "peak RSS", "ratio"
+    );
+    for s in rows {
+        let n = s.processed;
+        println!("-- {n} processed + 100 new");
+        let line = |name: &str, f: &Figures, ratio: Option<(f64, f64)>| {
+            let (ratio_text, ratio_ok) = match ratio {
+                Some((r, limit)) => (format!("{r:.2}×"), r <= limit),
+                None => (String::new(), true),
+            };
+            println!(
+                "{name:<44} {:>10} {:>10} {:>7} KiB {ratio_text:>9}  {}",
+                ms(f.median),
+                ms(f.p95),
+                f.peak_kib,
+                verdict(ratio_ok && f.peak_kib <= CEILING_KIB)
+            );
+        };
+        let over =
+            |f: &Figures, floor: &Figures| f.median.as_secs_f64() / floor.median.as_secs_f64();
+        line("floor: git rev-parse --git-dir", &s.rev_parse, None);
+        line("floor: ls -f .aea .aea/.processed", &s.listing, None);
+        line(
+            "check, unchanged (≤ 3× rev-parse)",
+            &s.check_unchanged,
+            Some((over(&s.check_unchanged, &s.rev_parse), 3.0)),
+        );
+        line(
+            "check, one new message (≤ 1.2× ls)",
+            &s.check_new,
+            Some((over(&s.check_new, &s.listing), 1.2)),
+        );
+        line(
+            "check --hook claude, prompt (≤ 3× rev-parse)",
+            &s.hook_claude,
+            Some((over(&s.hook_claude, &s.rev_parse), 3.0)),
+        );
+        line(
+            "show <id> (≤ 3× rev-parse)",
+            &s.show,
+            Some((over(&s.show, &s.rev_parse), 3.0)),
+        );
+        line(
+            "process <id>, fresh message (≤ 3× rev-parse)",
+            &s.process,
+            Some((over(&s.process, &s.rev_parse), 3.0)),
+        );
+        let added = s.commit_hooked.median.saturating_sub(s.commit_plain.median);
+        let added_p95 = s.commit_hooked.p95.saturating_sub(s.commit_plain.p95);
+        line("floor: git commit, no hooks", &s.commit_plain, None);
+        println!(
+            "{:<44} {:>10} {:>10} {:>7} KiB {:>9}  {}",
+            "git commit, hooks added (≤ +5 ms)",
+            format!("+{}", ms(added)),
+            format!("+{}", ms(added_p95)),
+            s.commit_hooked.peak_kib,
+            "",
+            verdict(added <= Duration::from_millis(5) && s.commit_hooked.peak_kib <= CEILING_KIB)
+        );
     }
 }
