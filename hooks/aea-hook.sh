@@ -16,15 +16,21 @@ if [ -z "$aea" ]; then
   exit "$status"
 fi
 if [ @HOOK@ = pre-commit ]; then
-  # Start aea only if some message has no processed marker: on most
-  # commits there is nothing to report, and a process start costs more
-  # than these tests.
-  waiting=
-  for f in .aea/message-*.json; do
-    [ -e "$f" ] || break
-    [ -e ".aea/.processed/${f#.aea/}" ] || { waiting=1; break; }
-  done
-  [ -n "$waiting" ] || exit "$status"
+  # Start aea only if the inbox may hold mail: aea keeps .aea/.seen/quiet,
+  # an empty folder of its own, made when it found nothing unprocessed
+  # after both inbox folders had last changed. Any new message, or a
+  # marker taken away, makes a folder newer than it. A few tests, no loop
+  # over files: a process start costs more than these.
+  q=.aea/.seen/quiet
+  quiet=
+  if [ -d "$q" ] && [ -O "$q" ] && [ .aea -ot "$q" ] && [ .aea/.processed -ot "$q" ]; then
+    quiet=1
+    # Empty, or not aea's: git cannot commit an empty folder.
+    for f in "$q"/* "$q"/.[!.]* "$q"/..?*; do
+      if [ -e "$f" ] || [ -L "$f" ]; then quiet=; break; fi
+    done
+  fi
+  [ -z "$quiet" ] || exit "$status"
 fi
 # aea only reads this repository's .aea/; git's variables must not leak
 # into anything it might touch elsewhere. The foreign hook above had them.

@@ -21,6 +21,9 @@ pub const AEA_TEST_SEED: &str = "AEA_TEST_SEED";
 /// between its answer and letting the record go does (a fault point the
 /// SIGKILL suite hits only by chance).
 pub const AEA_TEST_KEEP_SEND_RECORD: &str = "AEA_TEST_KEEP_SEND_RECORD";
+/// Tests only: how long (milliseconds) what aea remembers of an inbox must
+/// lie unchanged before it is trusted ([`crate::seen::SETTLE`], 2 s).
+pub const AEA_TEST_SEEN_SETTLE_MS: &str = "AEA_TEST_SEEN_SETTLE_MS";
 /// The Basic-auth user of `opencode serve` (OpenCode's own variable; it
 /// defaults to `opencode`).
 pub const OPENCODE_SERVER_USERNAME: &str = "OPENCODE_SERVER_USERNAME";
@@ -36,6 +39,8 @@ pub struct Env {
     pub seed: Option<u64>,
     /// [`AEA_TEST_KEEP_SEND_RECORD`].
     pub keep_send_record: bool,
+    /// [`AEA_TEST_SEEN_SETTLE_MS`].
+    pub seen_settle: Option<std::time::Duration>,
     /// This binary, for the hooks to call back.
     pub exe: Option<PathBuf>,
     /// The directory aea was started in; `None` when it is gone.
@@ -121,6 +126,9 @@ impl Env {
                 .map(|t| t.with_timezone(&Utc)),
             seed: var(AEA_TEST_SEED).and_then(|v| v.parse().ok()),
             keep_send_record: var(AEA_TEST_KEEP_SEND_RECORD).is_some(),
+            seen_settle: var(AEA_TEST_SEEN_SETTLE_MS)
+                .and_then(|v| v.parse().ok())
+                .map(std::time::Duration::from_millis),
             exe: std::env::current_exe().ok(),
             cwd: std::env::current_dir().ok(),
             temp_dir: std::env::temp_dir(),

@@ -35,6 +35,7 @@ pub mod repo;
 pub mod route;
 pub mod runtime;
 pub mod secrets;
+pub mod seen;
 pub mod shortref;
 pub mod sync;
 pub mod templates;

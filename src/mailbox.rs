@@ -84,7 +84,7 @@ fn announced_file(channel: &str) -> String {
 
 /// Every folder holding the receiver's own state: created `0700`, checked
 /// (real directory, owned by the owner of `.aea/`) before it is trusted.
-pub const STATE_DIRS: [&str; 14] = [
+pub const STATE_DIRS: [&str; 15] = [
     PROCESSED_DIR,
     BRIDGED_DIR,
     DEFERRED_DIR,
@@ -99,6 +99,7 @@ pub const STATE_DIRS: [&str; 14] = [
     OUTGOING_DIR,
     ".sync",
     crate::attachments::DIR,
+    crate::seen::DIR,
 ];
 
 /// Every folder of the layout, created by `init` and repaired by it.
@@ -516,6 +517,28 @@ impl Mailbox {
             self.state_dir(name)?;
         }
         Ok(())
+    }
+
+    /// The folder of what the receiver remembers of this inbox
+    /// ([`crate::seen`]), created when missing: only in the inbox aea was
+    /// pointed at, and only a sound one.
+    pub fn seen_dir(&self) -> Option<PathBuf> {
+        if !self.own {
+            return None;
+        }
+        self.make_state_dir(crate::seen::DIR).ok()
+    }
+
+    /// Stamps what listing the unprocessed mail reads besides the message
+    /// files: the inbox and the state folders that hide, defer or approve
+    /// mail, the config, and the bash AEA's readers.
+    pub fn watch_listing(&self, watched: &mut crate::seen::Watched) {
+        watched.add(self.dir.clone());
+        for sub in [PROCESSED_DIR, DEFERRED_DIR, APPROVALS_DIR] {
+            watched.add(self.sub(sub));
+        }
+        watched.add(self.sub(crate::config::FILE_NAME));
+        watched.add(crate::harness::shims::readers_path(&self.dir));
     }
 
     /// Names of the message files in the inbox, unsorted.

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::harness::Harness;
-use crate::mailbox::{Entry, Mailbox};
+use crate::mailbox::Mailbox;
 
 /// What a harness passes to a hook on stdin, as far as aea reads it.
 #[derive(Debug, Default, Clone)]
@@ -168,7 +168,7 @@ struct FollowUp<'a> {
 /// that cannot be written means the next reminder repeats.
 pub fn remind(
     mailbox: &Mailbox,
-    entries: &[Entry],
+    unread: &[(String, bool)],
     harness: Harness,
     input: &HookInput,
 ) -> Option<Output> {
@@ -182,26 +182,27 @@ pub fn remind(
     }
     let key = memory_key(harness, input.session.as_deref());
     let announced = mailbox.session_announced(&key);
-    let current: HashSet<String> = entries.iter().map(|e| e.name.clone()).collect();
-    let refs = crate::shortref::of_entries(entries);
-    let new: Vec<(&Entry, &String)> = entries
+    let current: HashSet<String> = unread.iter().map(|(name, _)| name.clone()).collect();
+    let refs = crate::shortref::for_names(&unread.iter().map(|(n, _)| n).collect::<Vec<_>>());
+    let new: Vec<(bool, &String)> = unread
         .iter()
         .zip(&refs)
-        .filter(|(e, _)| !announced.contains(&e.name))
+        .filter(|((name, _), _)| !announced.contains(name))
+        .map(|((_, valid), r)| (*valid, r))
         .collect();
     if current != announced {
         // Forget processed mail so the memory stays as small as the inbox.
         let _ = mailbox.set_session_announced(&key, &current);
     }
     let speak = match moment {
-        Moment::Start => !entries.is_empty(),
+        Moment::Start => !unread.is_empty(),
         Moment::Turn | Moment::Stop => !new.is_empty(),
         Moment::Quiet => false,
     };
     if !speak {
         return None;
     }
-    let text = summary(entries, &new);
+    let text = summary(unread, &new);
     Some(match (harness, moment) {
         (Harness::Codex | Harness::Gemini | Harness::Copilot, Moment::Stop) => {
             Output::Json(json(&BlockOutput {
@@ -240,14 +241,14 @@ fn memory_key(harness: Harness, session: Option<&str>) -> String {
 }
 
 /// The reminder: counts and short references only.
-fn summary(entries: &[Entry], new: &[(&Entry, &String)]) -> String {
+fn summary(unread: &[(String, bool)], new: &[(bool, &String)]) -> String {
     let new_refs: Vec<&str> = new
         .iter()
-        .filter(|(e, _)| e.valid().is_some())
+        .filter(|(valid, _)| *valid)
         .map(|(_, r)| r.as_str())
         .collect();
     let new_invalid = new.len() - new_refs.len();
-    let valid_total = entries.iter().filter(|e| e.valid().is_some()).count();
+    let valid_total = unread.iter().filter(|(_, valid)| *valid).count();
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     let mut text = format!(
         "AEA: {valid_total} unprocessed message{} from other agents in .aea/",

@@ -6,7 +6,9 @@
 use std::io::{IsTerminal, Read};
 
 use super::Context;
-use super::listing::{Item, Report, build_report, plural, print_item, print_unapproved};
+use super::listing::{
+    Item, Report, build_report, plural, print_item, print_unapproved, unprocessed_report, unread,
+};
 use crate::cli::CheckArgs;
 use crate::error::{ExitCode, Result};
 use crate::harness::Harness;
@@ -17,19 +19,23 @@ use crate::reminder::{self, HookInput};
 
 pub fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
+    let judge = |warn| Judge::load(&mailbox, ctx.keyring(), warn);
     if let Some(harness) = args.hook {
-        // Hook output needs no decisions: skip the policy and the registry.
-        let entries = mailbox.unprocessed()?;
+        // A hook prints nothing but counts and references: no warnings.
+        let report = unprocessed_report(&mailbox, ctx, true, judge)?;
         return Ok(hook(
             &mailbox,
-            &entries,
+            &unread(&report),
             harness,
             args.event.as_deref(),
             ctx,
         ));
     }
-    let judge = ctx.judge(&mailbox);
-    let report = report_of(&mailbox, &judge, args, ctx)?;
+    let report = if args.deferred || args.processed || args.all {
+        report_of(&mailbox, &ctx.judge(&mailbox), args, ctx)?
+    } else {
+        unprocessed_report(&mailbox, ctx, false, judge)?
+    };
     if ctx.printer.json() {
         ctx.printer.value(&report);
     } else {
@@ -129,7 +135,7 @@ fn print_human(report: &Report, ctx: &Context) {
 /// sender chose and could fill with instructions.
 fn hook(
     mailbox: &Mailbox,
-    entries: &[Entry],
+    unread: &[(String, bool)],
     harness: Harness,
     event: Option<&str>,
     ctx: &Context,
@@ -138,7 +144,7 @@ fn hook(
     if let Some(event) = event {
         input.event = Some(event.to_string());
     }
-    match reminder::remind(mailbox, entries, harness, &input) {
+    match reminder::remind(mailbox, unread, harness, &input) {
         Some(reminder::Output::Json(line)) => ctx.printer.raw(&format!("{line}\n")),
         Some(reminder::Output::Text(text)) => ctx.printer.raw(&format!("{text}\n")),
         None => {}

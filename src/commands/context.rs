@@ -36,6 +36,10 @@ pub struct Context {
     /// What the doorbells take from the environment (the monitor's login
     /// to OpenCode).
     pub ring_env: RingEnv,
+    /// [`crate::env::Env::seen_settle`].
+    seen_settle: Option<std::time::Duration>,
+    /// Fixed clock of tests, if any: part of what memos depend on.
+    fixed_now: Option<String>,
     /// The keys this command verifies mail with, shared by the mailbox and
     /// the judge so each message is verified once.
     keyring: std::cell::OnceCell<Rc<KeyRing>>,
@@ -83,6 +87,8 @@ impl Context {
             keys_dir: env.config_dir.as_ref().map(|d| d.join(identity::KEYS_DIR)),
             cache_dir: env.cache_dir.clone(),
             ring_env: RingEnv::new(env),
+            seen_settle: env.seen_settle,
+            fixed_now: env.fixed_now.map(|t| t.to_rfc3339()),
             keyring: std::cell::OnceCell::new(),
         })
     }
@@ -212,6 +218,38 @@ impl Context {
         .owned();
         let ring = self.keyring_for(|| mailbox.dir().to_path_buf());
         Ok(mailbox.verified_by(ring))
+    }
+
+    /// What aea remembers of `mailbox` ([`crate::seen`]): `None` outside
+    /// the receiver's own inbox or without a cache dir for the key.
+    pub fn memos(&self, mailbox: &Mailbox) -> Option<crate::seen::Memos> {
+        let cache = self.cache_dir.as_deref()?;
+        let seen = mailbox.seen_dir()?;
+        // Where the registry, trust store and keys are changes what a
+        // report says (who is verified, which settings count).
+        let context = format!(
+            "{:?}\n{:?}\n{:?}\n{:?}",
+            self.registry, self.trust_store, self.keys_dir, self.fixed_now
+        );
+        crate::seen::Memos::open(
+            mailbox.dir(),
+            seen,
+            cache,
+            &context,
+            self.seen_settle.unwrap_or(crate::seen::SETTLE),
+        )
+    }
+
+    /// Stamps the files outside the inbox that a report is worked out
+    /// from: the registry (who is known, where they live), the trust store
+    /// and the user's keys.
+    pub fn watch_identity(&self, watched: &mut crate::seen::Watched) {
+        for path in [&self.registry, &self.trust_store, &self.keys_dir]
+            .into_iter()
+            .flatten()
+        {
+            watched.add(path.clone());
+        }
     }
 
     /// The receiver's judge for `mailbox`: its policy, falling back to the

@@ -55,6 +55,7 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         fixed_now: None,
         seed: None,
         keep_send_record: false,
+        seen_settle: None,
         exe: None,
         cwd: Some(root.clone()),
         temp_dir: ctx.temp_dir.clone(),

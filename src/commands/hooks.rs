@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::Context;
+use super::{Context, listing};
 use crate::audit::{AuditEvent, Event};
 use crate::cli::{HooksCommand, HooksInstallArgs, HooksRunArgs, HooksUninstallArgs};
 use crate::config::BlockOn;
@@ -343,36 +343,46 @@ fn setting(hooks: &crate::config::HooksConfig, hook: GitHook) -> crate::config::
 /// post-merge, post-checkout, post-rewrite: one line about mail new since
 /// the last announcement. Never fails the git command.
 fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode> {
-    let entries = mailbox.unprocessed()?;
+    let report = listing::unprocessed_report(mailbox, ctx, true, |warn| {
+        crate::policy::Judge::load(mailbox, ctx.keyring(), warn)
+    })?;
+    let unread = listing::unread(&report);
     let hooks = mailbox
         .config()
         .map(|c| c.hooks.clone())
         .unwrap_or_default();
-    if entries.is_empty() || setting(&hooks, hook).enabled == Some(false) {
+    if unread.is_empty() || setting(&hooks, hook).enabled == Some(false) {
         return Ok(ExitCode::Success);
     }
     let p = &ctx.printer;
-    let refs = crate::shortref::of_entries(&entries);
-    let current: HashSet<String> = entries.iter().map(|e| e.name.clone()).collect();
+    let refs = crate::shortref::for_names(&unread.iter().map(|(n, _)| n).collect::<Vec<_>>());
+    let current: HashSet<String> = unread.iter().map(|(n, _)| n.clone()).collect();
     let announced = mailbox.announced("git");
-    let new: Vec<String> = entries
+    let new: Vec<String> = unread
         .iter()
         .zip(&refs)
-        .filter(|(e, _)| !announced.contains(&e.name))
-        .map(|(e, r)| match e.valid() {
-            Some(_) => r.clone(),
-            None => format!("{r} invalid"),
+        .filter(|((name, _), _)| !announced.contains(name))
+        .map(|((_, valid), r)| {
+            if *valid {
+                r.clone()
+            } else {
+                format!("{r} invalid")
+            }
         })
         .collect();
     // A post-* hook must never fail the git command: state is best effort.
-    let _ = mailbox.set_announced("git", &current);
+    // Written only when it changed: a write into `.aea/` itself would move
+    // the inbox's stamp and make the next command list it again.
+    if current != announced {
+        let _ = mailbox.set_announced("git", &current);
+    }
     if !new.is_empty() {
         p.err_line(format_args!(
             "aea: {} new message{} ({}); {} unprocessed in all. Run `aea check`.",
             new.len(),
             if new.len() == 1 { "" } else { "s" },
             new.join(", "),
-            entries.len()
+            unread.len()
         ));
     }
     Ok(ExitCode::Success)
@@ -403,26 +413,28 @@ fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
             return Ok(ExitCode::Refused);
         }
     };
-    let entries = mailbox.unprocessed()?;
     let setting = setting(&checked.config.hooks, GitHook::PreCommit);
-    if entries.is_empty() || setting.enabled == Some(false) {
+    if setting.enabled == Some(false) {
         return Ok(ExitCode::Success);
     }
-    let refs = crate::shortref::of_entries(&entries);
-    let judge = ctx.judge_from(checked);
-    let waiting: Vec<(&str, Priority)> = entries
+    let report = listing::unprocessed_report(mailbox, ctx, true, |warn| {
+        crate::policy::Judge::from_checked(checked, ctx.keyring(), warn)
+    })?;
+    let count = report.unprocessed + report.invalid.len();
+    if count == 0 {
+        return Ok(ExitCode::Success);
+    }
+    // Waiting: gated by the policy and not decided by a person yet.
+    let waiting: Vec<(&str, Priority)> = report
+        .messages
         .iter()
-        .zip(&refs)
-        .filter_map(|(e, r)| {
-            let m = e.valid()?;
-            (judge.decide(m).action.awaits_approval() && mailbox.approval(e, true).waits())
-                .then_some((r.as_str(), m.priority))
-        })
+        .filter(|m| m.approval.waits())
+        .map(|m| (m.short_ref.as_str(), m.priority))
         .collect();
     p.err_line(format_args!(
         "aea: {} unprocessed message{}{}. Run `aea check`.",
-        entries.len(),
-        if entries.len() == 1 { "" } else { "s" },
+        count,
+        if count == 1 { "" } else { "s" },
         if waiting.is_empty() {
             String::new()
         } else {

@@ -2,16 +2,21 @@
 //! unprocessed message with its decision, approval state and sender, and
 //! the invalid files with their reason) and its human rendering.
 
-use serde::Serialize;
+use std::cell::Cell;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
 
 use super::Context;
+use crate::error::Result;
 use crate::identity::SenderState;
 use crate::mailbox::{Approval, Entry, Mailbox, Marker, StaleMarker};
 use crate::message::{MessageType, Priority};
-use crate::policy::{Decision, Judge};
+use crate::policy::{Decision, Judge, Warn};
 use crate::printer::untrusted_short;
+use crate::seen::Watched;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Item {
     /// aea's short reference (`m3f9a01c2`, see [`crate::shortref`]).
@@ -50,7 +55,7 @@ pub struct Item {
     pub processed: Option<Marker>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Deferred {
     pub at: String,
@@ -58,7 +63,7 @@ pub struct Deferred {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Invalid {
     #[serde(rename = "ref")]
@@ -67,7 +72,7 @@ pub struct Invalid {
     pub reason: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Report {
     pub agent_id: Option<String>,
@@ -85,7 +90,7 @@ pub struct Report {
 }
 
 /// A gated message marked processed without a person's approval.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Unapproved {
     #[serde(rename = "ref")]
@@ -212,6 +217,101 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
         invalid,
         processed_without_approval: unapproved(mailbox, judge),
     }
+}
+
+/// The name the report of the unprocessed mail is remembered under.
+const REPORT_MEMO: &str = "report.json";
+
+/// A report as remembered, with whether working it out printed warnings
+/// (a command that shows warnings works it out again, to show them).
+#[derive(Serialize, Deserialize)]
+struct Remembered {
+    report: Report,
+    warned: bool,
+}
+
+/// The report of the unprocessed mail (as `check` prints it), remembered
+/// from an earlier command when nothing it was worked out from moved
+/// ([`crate::seen`]); otherwise listed, read and judged, and remembered.
+/// `judge` makes the judge on a miss, with where it should warn; `quiet`
+/// drops the warnings (hooks) instead of printing them.
+pub fn unprocessed_report(
+    mailbox: &Mailbox,
+    ctx: &Context,
+    quiet: bool,
+    judge: impl FnOnce(Warn) -> Judge,
+) -> Result<Report> {
+    // Unsound state folders stop every reader, remembered or not.
+    mailbox.check_state()?;
+    let memos = ctx.memos(mailbox);
+    let now = ctx.rt.now();
+    let now_ns = now.timestamp_nanos_opt().map_or(i128::MAX, i128::from);
+    if let Some(memos) = &memos
+        && let Some(r) = memos.recall::<Remembered>(REPORT_MEMO, now_ns)
+        && (quiet || !r.warned)
+    {
+        return Ok(r.report);
+    }
+    let mut watched = Watched::start();
+    mailbox.watch_listing(&mut watched);
+    ctx.watch_identity(&mut watched);
+    let entries = mailbox.unprocessed()?;
+    let warned = Rc::new(Cell::new(false));
+    let warn: Warn = {
+        let warned = warned.clone();
+        let printer = ctx.printer;
+        Rc::new(move |text: &str| {
+            warned.set(true);
+            if !quiet {
+                printer.warn(text);
+            }
+        })
+    };
+    let judge = judge(warn);
+    let report = build_report(mailbox, &entries, &judge, ctx);
+    let Some(memos) = memos else {
+        return Ok(report);
+    };
+    for entry in &entries {
+        watched.add(entry.path.clone());
+    }
+    // A sender's key may come from the committed config at its registered
+    // folder: a new key there changes who is verified.
+    for item in &report.messages {
+        if let Some(folder) = judge.registered_path(&item.from) {
+            watched.add(
+                folder
+                    .join(crate::mailbox::AEA_DIR)
+                    .join(crate::config::FILE_NAME),
+            );
+        }
+    }
+    // `expired` flips when the first message expires.
+    let valid_until = entries
+        .iter()
+        .filter_map(|e| crate::message::parse_time(e.valid()?.expires_at.as_deref()?))
+        .filter(|t| *t > now)
+        .min()
+        .and_then(|t| t.timestamp_nanos_opt())
+        .map(i128::from);
+    memos.set_quiet(entries.is_empty(), &watched);
+    let remembered = Remembered {
+        report,
+        warned: warned.get(),
+    };
+    memos.keep(REPORT_MEMO, watched, valid_until, &remembered);
+    Ok(remembered.report)
+}
+
+/// Each unprocessed file of `report` by name, and whether it is a valid
+/// message: what hooks count and announce.
+pub fn unread(report: &Report) -> Vec<(String, bool)> {
+    report
+        .messages
+        .iter()
+        .map(|m| (m.file.clone(), true))
+        .chain(report.invalid.iter().map(|i| (i.file.clone(), false)))
+        .collect()
 }
 
 /// Two lines about one message: what it is, and what the policy decided.

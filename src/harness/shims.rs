@@ -65,10 +65,15 @@ pub fn install(aea_dir: &Path, exe: &Path) -> Result<Vec<String>> {
 /// those scripts parse ([`crate::message::Message::add_legacy_copy`]).
 /// Only the check script counts: the protocol text and its `CLAUDE.md`
 /// section name it, and a copied `aea-send.sh` alone reads no mail.
+/// The file [`bash_readers`] looks at.
+pub fn readers_path(aea_dir: &Path) -> std::path::PathBuf {
+    aea_dir.join(SCRIPTS_DIR).join("aea-check.sh")
+}
+
 pub fn bash_readers(aea_dir: &Path) -> bool {
     // Anyone's file (a cloned repository, a sender sharing the folder):
     // read without following a symlink, never a FIFO, at most 1 MiB.
-    let path = aea_dir.join(SCRIPTS_DIR).join("aea-check.sh");
+    let path = readers_path(aea_dir);
     match crate::fsutil::read_limited(&path, 1 << 20) {
         Ok(bytes) => !String::from_utf8_lossy(&bytes).contains(OWNED_MARKER),
         Err(_) => false,

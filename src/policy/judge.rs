@@ -80,6 +80,11 @@ impl Judge {
     /// from a folder the registry does not know for it (a kept `aea demo`
     /// repository, a copy of the repository). Said, never silently
     /// accepted as the registered agent.
+    /// Where the registry says agent `id` lives on this machine.
+    pub fn registered_path(&self, id: &str) -> Option<std::path::PathBuf> {
+        self.keyring.registered_path(id)
+    }
+
     pub fn sender_path_mismatch(&self, message: &Message) -> Option<std::path::PathBuf> {
         let claimed = std::path::Path::new(message.from.repo_path.as_deref()?);
         if !self.verify(message).known_sender() {

@@ -27,7 +27,7 @@ mod judge;
 pub use judge::{Judge, Warn};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::{AgentConfig, OneOrMany, PolicyEntry, RuleConfig};
 use crate::error::ConfigProblem;
@@ -83,7 +83,7 @@ impl Action {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Decision {
     pub action: Action,

@@ -81,6 +81,10 @@ impl TestEnv {
             .env("AEA_REGISTRY", self.registry())
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
+            // What aea remembers of an inbox counts once it lay unchanged
+            // for 20 ms instead of 2 s: every test then also runs against
+            // remembered answers, and any change one misses fails it.
+            .env("AEA_TEST_SEEN_SETTLE_MS", "20")
             .envs(self.vars.lock().unwrap().iter().map(|(k, v)| (k, v)))
             .current_dir(dir);
         cmd

@@ -1,0 +1,460 @@
+//! What the receiver last worked out from its inbox, kept so that a
+//! command can answer without listing again when nothing moved (issue 16).
+//!
+//! Between two prompts of an agent almost nothing changes in `.aea/`, yet
+//! every `check`, harness hook and git hook used to list both folders and
+//! read, verify and judge every unprocessed message: time growing with the
+//! inbox. A [`Memo`] keeps the answer together with a [`Stamp`] of every
+//! path it was worked out from (the folders, each unprocessed file, the
+//! config, the registry). The next command stats those paths — a few
+//! hundred microseconds — and uses the answer only if every stamp is the
+//! same and was already *settled* when it was taken.
+//!
+//! Why that cannot hide mail:
+//! - A stamp holds the inode's change time (`ctime`), which no user can
+//!   set, with its device, inode, size and modification time: creating,
+//!   renaming or deleting a file in a folder, or writing a file in place,
+//!   moves it on. A folder swapped for another is another inode.
+//! - Timestamps come from a coarse clock: two changes within one tick can
+//!   carry the same time. A memo is only trusted when every stamp it
+//!   records is older than [`SETTLE`] before it was taken (the "racy git"
+//!   rule), so a change made after the listing began always shows.
+//! - Memos live in the receiver's `.aea/.seen/` (a state folder: `0700`,
+//!   owned by the receiver) and carry an HMAC under a key kept in the
+//!   user's cache dir, never in the repository: a memo written by anyone
+//!   else (a sender sharing the folder, a cloned repository's committed
+//!   files) does not verify and is ignored. A memo never stands for
+//!   another inbox: the inbox path is part of what is authenticated.
+//! - A memo is a cache: when anything is in doubt it is not used, and a
+//!   command that cannot write one still answers.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use sha2::{Digest, Sha256};
+
+use crate::fsutil;
+
+/// The state folder in `.aea/` holding memos and the quiet marker.
+pub const DIR: &str = ".seen";
+/// An empty folder in [`DIR`] whose modification time says when aea last
+/// found no unprocessed mail: the pre-commit script compares the inbox
+/// folders against it with `test -ot` and starts aea only when one is
+/// newer. A folder, and empty: git cannot commit an empty folder, so a
+/// cloned repository cannot bring one.
+pub const QUIET: &str = "quiet";
+/// How old every recorded time must be, relative to when the memo was
+/// taken, before the memo is trusted. Covers coarse kernel clocks (a tick)
+/// and file systems that keep whole or even seconds.
+pub const SETTLE: Duration = Duration::from_secs(2);
+/// The key file, in the user's cache dir.
+const KEY_FILE: &str = "seen.key";
+/// Largest memo read back: an inbox of unprocessed mail this large is
+/// listed instead.
+const MEMO_LIMIT: u64 = 8 * 1024 * 1024;
+/// Bumped whenever what a memo holds changes meaning.
+const FORMAT: u32 = 1;
+
+/// What one `lstat` saw of a path: enough to tell that it changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    dev: u64,
+    ino: u64,
+    mode: u32,
+    size: u64,
+    /// Modification and change time, nanoseconds since the epoch.
+    mtime: i128,
+    ctime: i128,
+}
+
+impl Stamp {
+    /// The stamp of `path` (not following a symlink); `None` when absent
+    /// or unreadable, which is itself recorded and compared.
+    pub fn of(path: &Path) -> Option<Stamp> {
+        let meta = fs::symlink_metadata(path).ok()?;
+        Some(Stamp::from_meta(&meta))
+    }
+
+    #[cfg(unix)]
+    fn from_meta(meta: &fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            mode: meta.mode(),
+            size: meta.size(),
+            mtime: ns(meta.mtime(), meta.mtime_nsec()),
+            ctime: ns(meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn from_meta(meta: &fs::Metadata) -> Stamp {
+        // Without a change time nothing is ever settled: always list.
+        Stamp {
+            dev: 0,
+            ino: 0,
+            mode: 0,
+            size: meta.len(),
+            mtime: i128::MAX,
+            ctime: i128::MAX,
+        }
+    }
+
+    /// Whether both times lie at least `settle` before `taken` (ns).
+    fn settled(&self, taken: i128, settle: i128) -> bool {
+        self.mtime < taken - settle && self.ctime < taken - settle
+    }
+}
+
+/// Nanoseconds since the epoch, now.
+pub fn now_ns() -> i128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
+/// The paths an answer was worked out from, stamped before they were read.
+#[derive(Debug, Default)]
+pub struct Watched {
+    taken: i128,
+    paths: Vec<(PathBuf, Option<Stamp>)>,
+}
+
+impl Watched {
+    /// Starts a record at the current time.
+    pub fn start() -> Self {
+        Watched {
+            taken: now_ns(),
+            paths: Vec::new(),
+        }
+    }
+
+    /// Stamps `path` now. Stamp before reading: a change made while the
+    /// answer is worked out then shows as a different stamp next time.
+    pub fn add(&mut self, path: PathBuf) {
+        if self.paths.iter().all(|(p, _)| *p != path) {
+            let stamp = Stamp::of(&path);
+            self.paths.push((path, stamp));
+        }
+    }
+
+    /// Whether every stamp is old enough to be trusted (see [`SETTLE`]).
+    fn settled(&self, settle: i128) -> bool {
+        self.paths
+            .iter()
+            .all(|(_, s)| s.is_none_or(|s| s.settled(self.taken, settle)))
+    }
+
+    /// The latest modification time recorded, if any path exists.
+    fn newest(&self) -> Option<i128> {
+        self.paths.iter().filter_map(|(_, s)| s.map(|s| s.mtime)).max()
+    }
+}
+
+/// A remembered answer of type `T` and what it was worked out from.
+#[derive(Serialize, Deserialize)]
+struct Stored<T> {
+    format: u32,
+    /// Everything besides the paths that the answer depends on: the inbox,
+    /// the binary, where the registry and keys are.
+    context: String,
+    taken: i128,
+    /// After this time (ns) the answer is stale whatever the files say
+    /// (a message expires).
+    valid_until: Option<i128>,
+    paths: Vec<(PathBuf, Option<Stamp>)>,
+    value: T,
+}
+
+/// Memos of one inbox: where they live and the key they are sealed with.
+pub struct Memos {
+    dir: PathBuf,
+    key: [u8; 32],
+    context: String,
+    /// [`SETTLE`], in nanoseconds (shorter in tests).
+    settle: i128,
+}
+
+impl Memos {
+    /// The memos of the inbox `aea_dir` (its `.seen/`, which must be a
+    /// sound state folder already), sealed with the user's key in
+    /// `cache_dir` (created there on first use). `context` names what else
+    /// the answers depend on; `settle` is [`SETTLE`] but in tests. `None`
+    /// when there is no key to be had.
+    pub fn open(
+        aea_dir: &Path,
+        seen_dir: PathBuf,
+        cache_dir: &Path,
+        context: &str,
+        settle: Duration,
+    ) -> Option<Self> {
+        let key = user_key(cache_dir)?;
+        Some(Memos {
+            dir: seen_dir,
+            key,
+            settle: settle.as_nanos() as i128,
+            context: format!(
+                "{FORMAT}\n{}\n{}\n{context}",
+                aea_dir.display(),
+                binary_identity()
+            ),
+        })
+    }
+
+    /// The answer remembered as `name`, if it verifies and every path it
+    /// records is unchanged and was settled, and it has not expired by
+    /// `now` (ns, the command's clock).
+    pub fn recall<T: DeserializeOwned>(&self, name: &str, now: i128) -> Option<T> {
+        let bytes = fsutil::read_state(&self.dir.join(name), MEMO_LIMIT).ok()??;
+        let (mac, body) = bytes.split_at_checked(64)?;
+        let body = body.strip_prefix(b"\n")?;
+        if !constant_time_eq(mac, hex(&hmac(&self.key, body)).as_bytes()) {
+            return None;
+        }
+        let stored: Stored<T> = serde_json::from_slice(body).ok()?;
+        let fresh = stored.format == FORMAT
+            && stored.context == self.context
+            && stored.valid_until.is_none_or(|t| now < t)
+            && stored
+                .paths
+                .iter()
+                .all(|(p, s)| {
+                    s.is_none_or(|s| s.settled(stored.taken, self.settle)) && Stamp::of(p) == *s
+                });
+        fresh.then_some(stored.value)
+    }
+
+    /// Remembers `value` as `name`, worked out from `watched`. Nothing is
+    /// kept while a path is still unsettled (the next command works it out
+    /// again). Best effort: a memo that cannot be written costs only time.
+    pub fn keep<T: Serialize>(
+        &self,
+        name: &str,
+        watched: Watched,
+        valid_until: Option<i128>,
+        value: &T,
+    ) {
+        if !watched.settled(self.settle) {
+            return;
+        }
+        let stored = Stored {
+            format: FORMAT,
+            context: self.context.clone(),
+            taken: watched.taken,
+            valid_until,
+            paths: watched.paths,
+            value,
+        };
+        let Ok(body) = serde_json::to_vec(&stored) else {
+            return;
+        };
+        let mut bytes = hex(&hmac(&self.key, &body)).into_bytes();
+        bytes.push(b'\n');
+        bytes.extend_from_slice(&body);
+        let _ = fsutil::replace_atomic_via(&self.dir, &self.dir.join(name), &bytes);
+    }
+
+    /// Marks the inbox quiet (see [`QUIET`]) when `watched` (its folders)
+    /// settled before the marker's own time, or removes the marker.
+    pub fn set_quiet(&self, quiet: bool, watched: &Watched) {
+        let marker = self.dir.join(QUIET);
+        let _ = fs::remove_dir(&marker);
+        // The script compares whole seconds on some shells: the folders
+        // must be older than the marker by more than a second.
+        let old_enough = watched
+            .newest()
+            .is_none_or(|t| t < now_ns() - self.settle);
+        if quiet && watched.settled(self.settle) && old_enough {
+            let _ = fsutil::ensure_state_dir(&marker);
+        }
+    }
+}
+
+/// The user's memo key: 32 random bytes in `cache_dir`, readable by the
+/// user only, created on first use.
+fn user_key(cache_dir: &Path) -> Option<[u8; 32]> {
+    let path = cache_dir.join(KEY_FILE);
+    if let Ok(Some(bytes)) = fsutil::read_state(&path, 64) {
+        return <[u8; 32]>::try_from(bytes.as_slice()).ok();
+    }
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).ok()?;
+    fs::create_dir_all(cache_dir).ok()?;
+    let tmp = cache_dir.join(format!("{KEY_FILE}.{}", std::process::id()));
+    write_private(&tmp, &key).ok()?;
+    // Two first runs at once: the first key to land wins, both read it.
+    let _ = fs::hard_link(&tmp, &path);
+    let _ = fs::remove_file(&tmp);
+    let bytes = fsutil::read_state(&path, 64).ok()??;
+    <[u8; 32]>::try_from(bytes.as_slice()).ok()
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)?.write_all(bytes)
+}
+
+/// This binary, as built: a rebuilt aea may work answers out differently.
+fn binary_identity() -> String {
+    let exe = std::env::current_exe().ok();
+    let stamp = exe.as_deref().and_then(Stamp::of);
+    format!(
+        "{} {:?}",
+        env!("CARGO_PKG_VERSION"),
+        stamp.map(|s| (s.dev, s.ino, s.size, s.mtime))
+    )
+}
+
+/// HMAC-SHA-256 (RFC 2104).
+fn hmac(key: &[u8; 32], message: &[u8]) -> [u8; 32] {
+    let mut block = [0u8; 64];
+    block[..32].copy_from_slice(key);
+    let pad = |byte: u8| block.map(|b| b ^ byte);
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(message)
+        .finalize();
+    Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize()
+        .into()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hmac_matches_rfc_4231() {
+        // Test case 2 uses a 4-byte key; ours are 32 bytes, zero-padded to
+        // the block like any short key, so a key of "Jefe" and 28 zeros is
+        // the same HMAC key.
+        let mut key = [0u8; 32];
+        key[..4].copy_from_slice(b"Jefe");
+        assert_eq!(
+            hex(&hmac(&key, b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    const SHORT: Duration = Duration::from_millis(30);
+
+    fn memos(dir: &Path) -> Memos {
+        let seen = dir.join(".aea").join(DIR);
+        fs::create_dir_all(&seen).unwrap();
+        Memos::open(&dir.join(".aea"), seen, &dir.join("cache"), "test", SHORT).unwrap()
+    }
+
+    /// Waits until everything written so far is older than SHORT: time
+    /// passing is the condition itself here (change times cannot be set).
+    fn settle() {
+        std::thread::sleep(SHORT * 2);
+    }
+
+    #[test]
+    fn a_memo_is_recalled_only_while_nothing_it_was_made_from_moved() {
+        let dir = tempfile::tempdir().unwrap();
+        let memos = memos(dir.path());
+        let input = dir.path().join("input");
+        fs::write(&input, "one").unwrap();
+        settle();
+        let mut watched = Watched::start();
+        watched.add(input.clone());
+        memos.keep("m", watched, None, &"answer");
+        assert_eq!(memos.recall::<String>("m", now_ns()).as_deref(), Some("answer"));
+        // Rewritten in place, same size: the change time moved.
+        fs::write(&input, "two").unwrap();
+        assert_eq!(memos.recall::<String>("m", now_ns()), None);
+    }
+
+    #[test]
+    fn an_unsettled_input_is_never_remembered() {
+        let dir = tempfile::tempdir().unwrap();
+        let memos = memos(dir.path());
+        let input = dir.path().join("input");
+        fs::write(&input, "fresh").unwrap();
+        let mut watched = Watched::start();
+        watched.add(input);
+        memos.keep("m", watched, None, &"answer");
+        assert!(!dir.path().join(".aea").join(DIR).join("m").exists());
+    }
+
+    #[test]
+    fn a_forged_or_foreign_memo_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let memos = memos(dir.path());
+        let mut watched = Watched::start();
+        watched.add(dir.path().join("absent"));
+        memos.keep("m", watched, None, &"answer");
+        assert_eq!(memos.recall::<String>("m", now_ns()).as_deref(), Some("answer"));
+        let path = dir.path().join(".aea").join(DIR).join("m");
+        let bytes = fs::read(&path).unwrap();
+        // The same body with another answer and the old MAC.
+        let forged = String::from_utf8(bytes.clone())
+            .unwrap()
+            .replace("\"answer\"", "\"forged\"");
+        fs::write(&path, forged).unwrap();
+        assert_eq!(memos.recall::<String>("m", now_ns()), None);
+        // The genuine bytes under another user's key: not ours.
+        fs::write(&path, &bytes).unwrap();
+        let seen = dir.path().join(".aea").join(DIR);
+        let other = Memos::open(
+            &dir.path().join(".aea"),
+            seen.clone(),
+            &dir.path().join("other-cache"),
+            "test",
+            SHORT,
+        )
+        .unwrap();
+        assert_eq!(other.recall::<String>("m", now_ns()), None);
+        // Nor for another inbox, another context, or once it expired.
+        let cache = dir.path().join("cache");
+        let elsewhere =
+            Memos::open(&dir.path().join("elsewhere"), seen.clone(), &cache, "test", SHORT).unwrap();
+        assert_eq!(elsewhere.recall::<String>("m", now_ns()), None);
+        let other_registry =
+            Memos::open(&dir.path().join(".aea"), seen, &cache, "other", SHORT).unwrap();
+        assert_eq!(other_registry.recall::<String>("m", now_ns()), None);
+        let mut watched = Watched::start();
+        watched.add(dir.path().join("absent"));
+        memos.keep("m", watched, Some(now_ns() - 1), &"answer");
+        assert_eq!(memos.recall::<String>("m", now_ns()), None);
+    }
+
+    #[test]
+    fn a_path_that_appears_voids_the_memo() {
+        let dir = tempfile::tempdir().unwrap();
+        let memos = memos(dir.path());
+        let absent = dir.path().join("later");
+        let mut watched = Watched::start();
+        watched.add(absent.clone());
+        memos.keep("m", watched, None, &1u32);
+        assert_eq!(memos.recall::<u32>("m", now_ns()), Some(1));
+        fs::write(&absent, "now here").unwrap();
+        assert_eq!(memos.recall::<u32>("m", now_ns()), None);
+    }
+}
