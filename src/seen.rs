@@ -151,7 +151,10 @@ impl Watched {
 
     /// The latest modification time recorded, if any path exists.
     fn newest(&self) -> Option<i128> {
-        self.paths.iter().filter_map(|(_, s)| s.map(|s| s.mtime)).max()
+        self.paths
+            .iter()
+            .filter_map(|(_, s)| s.map(|s| s.mtime))
+            .max()
     }
 }
 
@@ -219,12 +222,9 @@ impl Memos {
         let fresh = stored.format == FORMAT
             && stored.context == self.context
             && stored.valid_until.is_none_or(|t| now < t)
-            && stored
-                .paths
-                .iter()
-                .all(|(p, s)| {
-                    s.is_none_or(|s| s.settled(stored.taken, self.settle)) && Stamp::of(p) == *s
-                });
+            && stored.paths.iter().all(|(p, s)| {
+                s.is_none_or(|s| s.settled(stored.taken, self.settle)) && Stamp::of(p) == *s
+            });
         fresh.then_some(stored.value)
     }
 
@@ -265,9 +265,7 @@ impl Memos {
         let _ = fs::remove_dir(&marker);
         // The script compares whole seconds on some shells: the folders
         // must be older than the marker by more than a second.
-        let old_enough = watched
-            .newest()
-            .is_none_or(|t| t < now_ns() - self.settle);
+        let old_enough = watched.newest().is_none_or(|t| t < now_ns() - self.settle);
         if quiet && watched.settled(self.settle) && old_enough {
             let _ = fsutil::ensure_state_dir(&marker);
         }
@@ -385,7 +383,10 @@ mod tests {
         let mut watched = Watched::start();
         watched.add(input.clone());
         memos.keep("m", watched, None, &"answer");
-        assert_eq!(memos.recall::<String>("m", now_ns()).as_deref(), Some("answer"));
+        assert_eq!(
+            memos.recall::<String>("m", now_ns()).as_deref(),
+            Some("answer")
+        );
         // Rewritten in place, same size: the change time moved.
         fs::write(&input, "two").unwrap();
         assert_eq!(memos.recall::<String>("m", now_ns()), None);
@@ -410,7 +411,10 @@ mod tests {
         let mut watched = Watched::start();
         watched.add(dir.path().join("absent"));
         memos.keep("m", watched, None, &"answer");
-        assert_eq!(memos.recall::<String>("m", now_ns()).as_deref(), Some("answer"));
+        assert_eq!(
+            memos.recall::<String>("m", now_ns()).as_deref(),
+            Some("answer")
+        );
         let path = dir.path().join(".aea").join(DIR).join("m");
         let bytes = fs::read(&path).unwrap();
         // The same body with another answer and the old MAC.
@@ -433,8 +437,14 @@ mod tests {
         assert_eq!(other.recall::<String>("m", now_ns()), None);
         // Nor for another inbox, another context, or once it expired.
         let cache = dir.path().join("cache");
-        let elsewhere =
-            Memos::open(&dir.path().join("elsewhere"), seen.clone(), &cache, "test", SHORT).unwrap();
+        let elsewhere = Memos::open(
+            &dir.path().join("elsewhere"),
+            seen.clone(),
+            &cache,
+            "test",
+            SHORT,
+        )
+        .unwrap();
         assert_eq!(elsewhere.recall::<String>("m", now_ns()), None);
         let other_registry =
             Memos::open(&dir.path().join(".aea"), seen, &cache, "other", SHORT).unwrap();

@@ -38,6 +38,7 @@ mod retries;
 mod roundtrip;
 mod schemas;
 mod seed_fields;
+mod seen;
 mod send_checks;
 mod snapshots;
 mod state;

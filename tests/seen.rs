@@ -1,0 +1,316 @@
+//! What aea remembers of an inbox (issue 16, `src/seen.rs`): `check`, the
+//! harness hooks and the git hooks answer from a remembered report while
+//! nothing moved. Every change made right after a remembered answer must
+//! show in the next one, and a memo that someone else wrote is ignored.
+//!
+//! The suite runs with a 20 ms settle time (tests/common): a memo is kept
+//! once what it was made from lay unchanged that long. Waiting for that is
+//! the condition itself, not a stand-in for readiness: change times cannot
+//! be set back.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// Lets everything written so far settle (the tests' settle time is 20 ms).
+fn settle() {
+    std::thread::sleep(Duration::from_millis(80));
+}
+
+fn memo(repo: &Path) -> PathBuf {
+    repo.join(".aea/.seen/report.json")
+}
+
+/// `check --json` after letting the inbox settle, asserting that the
+/// report was remembered (so the next check can answer from it).
+fn remembered_check(env: &TestEnv, repo: &Path) -> Value {
+    // The first command in an inbox makes `.aea/.seen/`, which moves
+    // `.aea/` itself: that one remembers nothing.
+    if !memo(repo).parent().unwrap().exists() {
+        env.ok(repo, &["check"]);
+    }
+    settle();
+    let _ = std::fs::remove_file(memo(repo));
+    let report = env.json(repo, &["check"]);
+    assert!(
+        memo(repo).exists(),
+        "a settled inbox's report is remembered"
+    );
+    // Answered again from memory: the same report.
+    assert_eq!(env.json(repo, &["check"]), report);
+    report
+}
+
+fn ids(report: &Value) -> Vec<String> {
+    report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn every_change_after_a_remembered_check_shows_in_the_next() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let first = env.question(&api, "web", "first");
+    let second = env.question(&api, "web", "second");
+    assert_eq!(ids(&remembered_check(&env, &web)).len(), 2);
+
+    // New mail.
+    let third = env.question(&api, "web", "third");
+    assert!(ids(&env.json(&web, &["check"])).contains(&third));
+
+    // Processed: gone.
+    remembered_check(&env, &web);
+    env.ok(&web, &["process", &first]);
+    assert!(!ids(&env.json(&web, &["check"])).contains(&first));
+
+    // Its marker taken away: back.
+    remembered_check(&env, &web);
+    let marker = std::fs::read_dir(web.join(".aea/.processed"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::remove_file(marker).unwrap();
+    assert!(ids(&env.json(&web, &["check"])).contains(&first));
+
+    // Deferred: flagged.
+    remembered_check(&env, &web);
+    env.ok(&web, &["process", &second, "--outcome", "deferred"]);
+    let report = env.json(&web, &["check"]);
+    assert_eq!(report["deferred"], 1, "{report}");
+
+    // A message rewritten in place, same size: its signature no longer
+    // holds, and the next check says so.
+    remembered_check(&env, &web);
+    let file = inbox_files(&web)
+        .into_iter()
+        .map(|name| web.join(".aea").join(name))
+        .find(|p| std::fs::read_to_string(p).unwrap().contains("\"third\""))
+        .unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("\"third\"", "\"THIRD\"")).unwrap();
+    let report = env.json(&web, &["check"]);
+    assert!(!ids(&report).contains(&third), "{report}");
+    assert_eq!(report["invalid"].as_array().unwrap().len(), 1, "{report}");
+
+    // A policy change: the decision follows.
+    let before = remembered_check(&env, &web);
+    let rule = |r: &Value| r["messages"][0]["decision"]["action"].clone();
+    let config = web.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let stricter = text.replace(
+        "question:\n    auto_respond: true",
+        "question:\n    auto_respond: false",
+    );
+    assert_ne!(stricter, text, "the default config changed shape");
+    std::fs::write(&config, stricter).unwrap();
+    let after = env.json(&web, &["check"]);
+    assert_ne!(rule(&after), rule(&before), "{after}");
+}
+
+#[test]
+fn the_claude_hook_sees_mail_that_arrives_after_a_remembered_answer() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.question(&api, "web", "first");
+    let hook = |input: &str| {
+        let mut cmd = env.cmd(&web);
+        cmd.args(["check", "--hook", "claude"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        stdout(&child.wait_with_output().unwrap())
+    };
+    let prompt = r#"{"session_id":"s1","hook_event_name":"UserPromptSubmit"}"#;
+    assert!(hook(prompt).contains("AEA: 1 unprocessed message"));
+    remembered_check(&env, &web);
+    // Nothing new: nothing said.
+    assert_eq!(hook(prompt), "");
+    let id = env.question(&api, "web", "second");
+    let said = hook(prompt);
+    assert!(said.contains("AEA: 2 unprocessed messages"), "{said}");
+    assert!(said.contains(&env.short_ref(&web, &id)), "{said}");
+}
+
+#[test]
+fn a_memo_written_by_anyone_else_is_ignored() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let other = env.repo("other");
+    let id = env.question(&api, "web", "hello");
+    remembered_check(&env, &web);
+    remembered_check(&env, &other);
+
+    // A memo that says the inbox is empty, with a made-up seal.
+    let genuine = std::fs::read(memo(&web)).unwrap();
+    let body = String::from_utf8(genuine[65..].to_vec()).unwrap();
+    let emptied = body.replace("\"unprocessed\":1", "\"unprocessed\":0");
+    assert_ne!(emptied, body);
+    std::fs::write(memo(&web), format!("{}\n{emptied}", "0".repeat(64))).unwrap();
+    assert_eq!(ids(&env.json(&web, &["check"])), [id.clone()]);
+
+    // The genuine memo of another inbox, sealed with this user's key.
+    std::fs::copy(memo(&other), memo(&web)).unwrap();
+    assert_eq!(ids(&env.json(&web, &["check"])), [id.clone()]);
+
+    // A genuine memo under another user's key (another HOME's cache).
+    remembered_check(&env, &web);
+    let sealed = std::fs::read(memo(&web)).unwrap();
+    std::fs::remove_dir_all(env.path().join("home/.cache")).unwrap();
+    std::fs::write(memo(&web), &sealed).unwrap();
+    assert_eq!(ids(&env.json(&web, &["check"])), [id]);
+}
+
+#[test]
+fn a_remembered_answer_ends_when_a_message_expires() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "update",
+            "--subject",
+            "soon stale",
+            "--expires",
+            "2s",
+        ],
+    );
+    let report = remembered_check(&env, &web);
+    assert_eq!(report["messages"][0]["expired"], false, "{report}");
+    // Nothing in the inbox moves; only the clock does.
+    std::thread::sleep(Duration::from_millis(2100));
+    let report = env.json(&web, &["check"]);
+    assert_eq!(report["messages"][0]["expired"], true, "{report}");
+}
+
+#[test]
+fn a_symlinked_memo_folder_stops_check() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let elsewhere = env.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let seen = web.join(".aea/.seen");
+    let _ = std::fs::remove_dir_all(&seen);
+    std::os::unix::fs::symlink(&elsewhere, &seen).unwrap();
+    let out = env.run(&web, &["check"]);
+    assert_ne!(code(&out), 0);
+    assert!(stderr(&out).contains(".seen"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+}
+
+/// A git repository `name` with aea and its hooks, whose pre-commit hook
+/// calls aea through a wrapper that notes each start in `starts.log`.
+fn hooked_repo(env: &TestEnv, name: &str) -> PathBuf {
+    let dir = env.path().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    assert!(
+        git_command(&dir)
+            .arg("init")
+            .arg("-q")
+            .status()
+            .unwrap()
+            .success()
+    );
+    env.ok(&dir, &["init", "--no-agent-files"]);
+    let wrapper = env.path().join(format!("{name}-aea"));
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho start >> '{}'\nexec '{BIN}' \"$@\"\n",
+            env.path().join(format!("{name}-starts.log")).display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let hook = dir.join(".git/hooks/pre-commit");
+    let text = std::fs::read_to_string(&hook).unwrap();
+    let line = text.lines().find(|l| l.starts_with("aea=")).unwrap();
+    let text = text.replace(line, &format!("aea='{}'", wrapper.display()));
+    std::fs::write(&hook, text).unwrap();
+    dir
+}
+
+/// Commits in `dir`, returning stderr and how often the hook started aea
+/// so far.
+fn commit(env: &TestEnv, dir: &Path, name: &str) -> (String, usize) {
+    let out = git_command(dir)
+        .env("HOME", env.path().join("home"))
+        .env("USER", "tester")
+        .env("AEA_REGISTRY", env.registry())
+        .env("AEA_TEST_SEEN_SETTLE_MS", "20")
+        .args(["commit", "-q", "--allow-empty", "-m", "c"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let log = env.path().join(format!("{name}-starts.log"));
+    let starts = std::fs::read_to_string(log).map_or(0, |t| t.lines().count());
+    (stderr(&out), starts)
+}
+
+#[test]
+fn the_pre_commit_hook_starts_aea_only_when_the_inbox_moved() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = hooked_repo(&env, "web");
+    // aea found nothing after the folders settled: quiet.
+    remembered_check(&env, &web);
+    assert!(web.join(".aea/.seen/quiet").is_dir());
+    let (said, starts) = commit(&env, &web, "web");
+    assert_eq!((said.as_str(), starts), ("", 0));
+
+    // New mail: aea starts and says so.
+    let id = env.question(&api, "web", "hello");
+    let (said, starts) = commit(&env, &web, "web");
+    assert_eq!(starts, 1);
+    assert!(said.contains("aea: 1 unprocessed message"), "{said}");
+
+    // Processed, and quiet again once settled.
+    env.ok(&web, &["process", &id]);
+    remembered_check(&env, &web);
+    assert_eq!(commit(&env, &web, "web").1, 1);
+
+    // A marker taken away: aea starts and finds the message again.
+    let marker = std::fs::read_dir(web.join(".aea/.processed"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::remove_file(marker).unwrap();
+    let (said, starts) = commit(&env, &web, "web");
+    assert_eq!(starts, 2);
+    assert!(said.contains("aea: 1 unprocessed message"), "{said}");
+
+    // A quiet folder that is not empty (as a cloned repository could
+    // bring one) is not aea's: aea starts.
+    env.ok(&web, &["process", &id]);
+    remembered_check(&env, &web);
+    assert_eq!(commit(&env, &web, "web").1, 2);
+    std::fs::write(web.join(".aea/.seen/quiet/x"), "").unwrap();
+    assert_eq!(commit(&env, &web, "web").1, 3);
+}
