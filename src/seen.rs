@@ -114,7 +114,7 @@ impl Stamp {
 pub fn now_ns() -> i128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i128)
+        .map_or(0, |d| i128::try_from(d.as_nanos()).unwrap_or(i128::MAX))
 }
 
 /// The paths an answer was worked out from, stamped before they were read.
@@ -199,12 +199,8 @@ impl Memos {
         Some(Memos {
             dir: seen_dir,
             key,
-            settle: settle.as_nanos() as i128,
-            context: format!(
-                "{FORMAT}\n{}\n{}\n{context}",
-                aea_dir.display(),
-                binary_identity()
-            ),
+            settle: i128::try_from(settle.as_nanos()).unwrap_or(i128::MAX),
+            context: format!("{FORMAT}\n{}\n{context}", aea_dir.display()),
         })
     }
 
@@ -301,17 +297,6 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         options.mode(0o600);
     }
     options.open(path)?.write_all(bytes)
-}
-
-/// This binary, as built: a rebuilt aea may work answers out differently.
-fn binary_identity() -> String {
-    let exe = std::env::current_exe().ok();
-    let stamp = exe.as_deref().and_then(Stamp::of);
-    format!(
-        "{} {:?}",
-        env!("CARGO_PKG_VERSION"),
-        stamp.map(|s| (s.dev, s.ino, s.size, s.mtime))
-    )
 }
 
 /// HMAC-SHA-256 (RFC 2104).

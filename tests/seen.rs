@@ -129,13 +129,7 @@ fn the_claude_hook_sees_mail_that_arrives_after_a_remembered_answer() {
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped());
         let mut child = cmd.spawn().unwrap();
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
         stdout(&child.wait_with_output().unwrap())
     };
     let prompt = r#"{"session_id":"s1","hook_event_name":"UserPromptSubmit"}"#;
@@ -165,11 +159,11 @@ fn a_memo_written_by_anyone_else_is_ignored() {
     let emptied = body.replace("\"unprocessed\":1", "\"unprocessed\":0");
     assert_ne!(emptied, body);
     std::fs::write(memo(&web), format!("{}\n{emptied}", "0".repeat(64))).unwrap();
-    assert_eq!(ids(&env.json(&web, &["check"])), [id.clone()]);
+    assert_eq!(ids(&env.json(&web, &["check"])), std::slice::from_ref(&id));
 
     // The genuine memo of another inbox, sealed with this user's key.
     std::fs::copy(memo(&other), memo(&web)).unwrap();
-    assert_eq!(ids(&env.json(&web, &["check"])), [id.clone()]);
+    assert_eq!(ids(&env.json(&web, &["check"])), std::slice::from_ref(&id));
 
     // A genuine memo under another user's key (another HOME's cache).
     remembered_check(&env, &web);

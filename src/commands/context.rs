@@ -226,10 +226,16 @@ impl Context {
         let cache = self.cache_dir.as_deref()?;
         let seen = mailbox.seen_dir()?;
         // Where the registry, trust store and keys are changes what a
-        // report says (who is verified, which settings count).
+        // report says (who is verified, which settings count), and a
+        // rebuilt aea may work it out differently.
+        let binary = self.exe.as_deref().and_then(crate::seen::Stamp::of);
         let context = format!(
-            "{:?}\n{:?}\n{:?}\n{:?}",
-            self.registry, self.trust_store, self.keys_dir, self.fixed_now
+            "{} {binary:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+            env!("CARGO_PKG_VERSION"),
+            self.registry,
+            self.trust_store,
+            self.keys_dir,
+            self.fixed_now
         );
         crate::seen::Memos::open(
             mailbox.dir(),
