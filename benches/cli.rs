@@ -146,6 +146,22 @@ fn register_sender(home: &Path) -> ed25519_dalek::SigningKey {
     key
 }
 
+/// Delivers the `i`th message into `repo`'s inbox the way `aea send` does
+/// (aea's own delivery, which also notes the id in the inbox's index);
+/// returns its file name.
+fn deliver_message(repo: &Path, i: usize, key: &ed25519_dalek::SigningKey) -> String {
+    let scratch = tempfile::tempdir().unwrap();
+    let name = write_message(scratch.path(), "scale", i, key, false);
+    let bytes = std::fs::read(scratch.path().join(&name)).unwrap();
+    let message = aea::message::parse(&bytes, None).unwrap();
+    let runtime = aea::runtime::Runtime::new(&aea::env::Env::default());
+    let path = aea::mailbox::Mailbox::at(repo)
+        .unwrap()
+        .deliver_raw(&bytes, &message, &runtime)
+        .unwrap();
+    path.file_name().unwrap().to_string_lossy().into_owned()
+}
+
 /// The id of the `i`th message the bench writes.
 fn message_id(i: usize) -> String {
     format!("00000000-0000-4000-8000-{i:012x}")
@@ -700,7 +716,7 @@ fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
                 std::fs::remove_file(aea.join(&name)).unwrap();
                 std::fs::remove_file(aea.join(".processed").join(&name)).unwrap();
             }
-            processed = Some(write_message(&aea, "scale", fresh, &key, false));
+            processed = Some(deliver_message(&repo, fresh, &key));
             let id = message_id(fresh);
             fresh += 4;
             bench.cmd(&repo, &["process", &id])

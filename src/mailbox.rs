@@ -891,6 +891,34 @@ impl Mailbox {
         })
     }
 
+    /// The inbox message whose id is exactly `reference`, found through
+    /// the index: each file it names is read, and only one that holds that
+    /// id now counts. `None` sends the caller to the listing. A reference
+    /// that could be the start of a file name is never looked up here:
+    /// resolving reads those as names first.
+    fn indexed(&self, dir: &Path, reference: &str) -> Option<Entry> {
+        let name_like = reference.starts_with("message-") || "message-".starts_with(reference);
+        if dir != self.dir || name_like || crate::shortref::parse(reference).is_some() {
+            return None;
+        }
+        self.indexed_names(reference)
+            .iter()
+            .filter_map(|n| self.read_listed(dir, n))
+            .find(|e| e.valid().is_some_and(|m| m.message_id == reference))
+    }
+
+    /// Adds the valid messages among `entries` (of the inbox) to the index.
+    pub fn index_entries<'a>(&self, entries: impl IntoIterator<Item = &'a Entry>) {
+        if !self.own {
+            return;
+        }
+        let pairs: Vec<(&str, &str)> = entries
+            .into_iter()
+            .filter_map(|e| Some((e.valid()?.message_id.as_str(), e.name.as_str())))
+            .collect();
+        self.index_ids(&pairs);
+    }
+
     fn resolve_in(&self, dir: &Path, reference: &str) -> Result<Entry> {
         let reference = reference.trim();
         let not_found = || Error::MessageNotFound {
@@ -898,6 +926,15 @@ impl Mailbox {
         };
         if reference.is_empty() || reference.contains(['/', '\\']) {
             return Err(not_found());
+        }
+        // A file name needs no listing; a message id may be in the index.
+        if message::is_message_file_name(reference)
+            && let Some(entry) = self.read_listed(dir, reference)
+        {
+            return Ok(entry);
+        }
+        if let Some(entry) = self.indexed(dir, reference) {
+            return Ok(entry);
         }
         let mut names = names_of_messages(dir)?;
         names.sort();
@@ -930,6 +967,9 @@ impl Mailbox {
             .iter()
             .filter_map(|n| self.read_listed(dir, n))
             .collect();
+        if dir == self.dir {
+            self.index_entries(&entries);
+        }
         let id_of = |e: &Entry| e.valid().map(|m| m.message_id.clone());
         if let Some(exact) = entries
             .iter()
@@ -1017,13 +1057,164 @@ impl Mailbox {
         };
         // Leftovers of a send killed mid-way go with the next one.
         fsutil::sweep_staging(&staging);
-        match fsutil::deliver_new(&staging, target, bytes, &mut name, &nonce) {
+        let delivered = match fsutil::deliver_new(&staging, target, bytes, &mut name, &nonce) {
             Err(Error::Io { source, .. })
                 if source.kind() == io::ErrorKind::PermissionDenied && staging != target =>
             {
                 fsutil::deliver_new(target, target, bytes, &mut name, &nonce)
             }
             other => other,
+        }?;
+        if target == self.dir
+            && let Some(name) = delivered.file_name().and_then(|n| n.to_str())
+        {
+            self.index_ids(&[(message.message_id.as_str(), name)]);
+        }
+        Ok(delivered)
+    }
+
+    /// The id index's folder (see [`IDS_DIR`]): made by the receiver; a
+    /// sender only adds to one that exists (and may not be allowed to).
+    fn ids_dir(&self) -> Option<PathBuf> {
+        let seen = if self.own {
+            self.make_state_dir(crate::seen::DIR).ok()?
+        } else {
+            self.state_dir(crate::seen::DIR).ok()??
+        };
+        let dir = seen.join(IDS_DIR);
+        if self.own {
+            fsutil::ensure_state_dir(&dir).ok()?;
+        }
+        fsutil::check_state_dir(&dir, self.owner)
+            .ok()?
+            .then_some(dir)
+    }
+
+    /// Adds file names to the short-reference index ([`REFS_DIR`]).
+    fn index_refs<'a>(&self, names: impl Iterator<Item = &'a str>) {
+        let Some(dir) = self.refs_dir() else {
+            return;
+        };
+        let mut buckets: std::collections::BTreeMap<String, Vec<&str>> =
+            std::collections::BTreeMap::new();
+        for name in names.filter(|n| message::is_message_file_name(n)) {
+            buckets.entry(ref_bucket(name)).or_default().push(name);
+        }
+        for (bucket, names) in buckets {
+            let path = dir.join(bucket);
+            let known = read_names(&path);
+            let mut text = String::new();
+            for name in names.into_iter().filter(|n| !known.contains(*n)) {
+                text.push_str(name);
+                text.push('\n');
+            }
+            if !text.is_empty()
+                && let Ok(mut file) = fsutil::open_append(&path)
+            {
+                use std::io::Write as _;
+                let _ = file.write_all(text.as_bytes());
+            }
+        }
+    }
+
+    fn refs_dir(&self) -> Option<PathBuf> {
+        let dir = self.ids_dir()?.parent()?.join(REFS_DIR);
+        if self.own {
+            fsutil::ensure_state_dir(&dir).ok()?;
+        }
+        fsutil::check_state_dir(&dir, self.owner)
+            .ok()?
+            .then_some(dir)
+    }
+
+    /// The inbox file names known to share the first two hex digits of
+    /// their short reference with `name` (see [`crate::shortref`]), or
+    /// `None` where this inbox keeps no such index yet. Names gone since
+    /// may be among them; names never indexed are not.
+    pub fn ref_neighbours(&self, name: &str) -> Option<Vec<String>> {
+        if !self.own {
+            return None;
+        }
+        let dir = self.state_dir(crate::seen::DIR).ok()??.join(REFS_DIR);
+        if !fsutil::check_state_dir(&dir, self.owner).ok()? {
+            return None;
+        }
+        Some(
+            read_names(&dir.join(ref_bucket(name)))
+                .into_iter()
+                .collect(),
+        )
+    }
+
+    /// The file names the index gives for message id `id`, sorted: hints
+    /// only, each read and checked before it is used.
+    fn indexed_names(&self, id: &str) -> Vec<String> {
+        let Some(dir) = self.ids_dir() else {
+            return Vec::new();
+        };
+        let Ok(Some(bytes)) = fsutil::read_state(&dir.join(id_bucket(id)), IDS_LIMIT) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = index_lines(&bytes)
+            .filter(|(i, _)| *i == id)
+            .map(|(_, n)| n.to_string())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Adds the (message id, file name) pairs the index lacks. Best
+    /// effort: an index that cannot be written only makes lookups by id
+    /// list the inbox. Lines are appended, each bucket in one write, so
+    /// writers at the same time lose nothing.
+    fn index_ids(&self, pairs: &[(&str, &str)]) {
+        // The receiver makes the folders even with nothing to add, so that
+        // senders can add to them from the first delivery on.
+        let Some(dir) = self.ids_dir() else {
+            return;
+        };
+        if self.own {
+            let _ = self.refs_dir();
+        }
+        if pairs.is_empty() {
+            return;
+        }
+        let mut buckets: std::collections::BTreeMap<String, Vec<(&str, &str)>> =
+            std::collections::BTreeMap::new();
+        for &(id, name) in pairs {
+            if index_line_ok(id, name) {
+                buckets.entry(id_bucket(id)).or_default().push((id, name));
+            }
+        }
+        self.index_refs(pairs.iter().map(|(_, name)| *name));
+        for (bucket, pairs) in buckets {
+            let path = dir.join(bucket);
+            let known: HashSet<(String, String)> = fsutil::read_state(&path, IDS_LIMIT)
+                .ok()
+                .flatten()
+                .map(|b| {
+                    index_lines(&b)
+                        .map(|(i, n)| (i.to_string(), n.to_string()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut text = String::new();
+            for (id, name) in pairs {
+                if !known.contains(&(id.to_string(), name.to_string())) {
+                    text.push_str(id);
+                    text.push('\t');
+                    text.push_str(name);
+                    text.push('\n');
+                }
+            }
+            if text.is_empty() {
+                continue;
+            }
+            if let Ok(mut file) = fsutil::open_append(&path) {
+                use std::io::Write as _;
+                let _ = file.write_all(text.as_bytes());
+            }
         }
     }
 
@@ -1556,6 +1747,60 @@ fn is_own_copy(entry: &Entry, us: &str) -> bool {
                     && tail.strip_suffix(".json") == Some(us)
             }),
     }
+}
+
+/// The id index of the inbox (issue 16), in `.seen/`: 256 bucket files
+/// named by the first two hex digits of the SHA-256 of a message id,
+/// lines of `<message id>\t<file name>`. Written on delivery and whenever
+/// the receiver reads its inbox; never trusted over the files.
+const IDS_DIR: &str = "ids";
+/// A bucket larger than this is not read (lookups list the inbox).
+const IDS_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// Beside [`IDS_DIR`]: the inbox's file names by the first two hex digits
+/// of their short reference, so one file's reference can be made unique
+/// without listing the inbox.
+const REFS_DIR: &str = "refs";
+
+fn ref_bucket(name: &str) -> String {
+    fsutil::sha256_hex(name.as_bytes())[..2].to_string()
+}
+
+/// The message file names in a [`REFS_DIR`] bucket.
+fn read_names(path: &Path) -> HashSet<String> {
+    fsutil::read_state(path, IDS_LIMIT)
+        .ok()
+        .flatten()
+        .map(|b| {
+            b.split(|c| *c == b'\n')
+                .filter_map(|l| std::str::from_utf8(l).ok())
+                .filter(|n| message::is_message_file_name(n))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn id_bucket(id: &str) -> String {
+    fsutil::sha256_hex(id.as_bytes())[..2].to_string()
+}
+
+/// What an index line may hold: an id without tabs or line breaks and a
+/// message file name.
+fn index_line_ok(id: &str, name: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 256
+        && !id.contains(['\t', '\n', '\r'])
+        && message::is_message_file_name(name)
+}
+
+/// The well-formed lines of a bucket; anything else is skipped.
+fn index_lines(bytes: &[u8]) -> impl Iterator<Item = (&str, &str)> {
+    bytes
+        .split(|b| *b == b'\n')
+        .filter_map(|line| std::str::from_utf8(line).ok())
+        .filter_map(|line| line.split_once('\t'))
+        .filter(|(id, name)| index_line_ok(id, name))
 }
 
 fn names_of_messages(dir: &Path) -> Result<Vec<String>> {

@@ -208,6 +208,23 @@ impl Memos {
     /// records is unchanged and was settled, and it has not expired by
     /// `now` (ns, the command's clock).
     pub fn recall<T: DeserializeOwned>(&self, name: &str, now: i128) -> Option<T> {
+        let stored: Stored<T> = self.open_sealed(name)?;
+        let fresh = stored.valid_until.is_none_or(|t| now < t)
+            && stored.paths.iter().all(|(p, s)| {
+                s.is_none_or(|s| s.settled(stored.taken, self.settle)) && Stamp::of(p) == *s
+            });
+        fresh.then_some(stored.value)
+    }
+
+    /// The answer remembered as `name` if it is ours (it verifies), however
+    /// old: for hints that are checked anyway.
+    pub fn peek<T: DeserializeOwned>(&self, name: &str) -> Option<T> {
+        self.open_sealed::<T>(name).map(|stored| stored.value)
+    }
+
+    /// Memo `name` if its seal verifies and it was made by this format, for
+    /// this inbox and context.
+    fn open_sealed<T: DeserializeOwned>(&self, name: &str) -> Option<Stored<T>> {
         let bytes = fsutil::read_state(&self.dir.join(name), MEMO_LIMIT).ok()??;
         let (mac, body) = bytes.split_at_checked(64)?;
         let body = body.strip_prefix(b"\n")?;
@@ -215,13 +232,7 @@ impl Memos {
             return None;
         }
         let stored: Stored<T> = serde_json::from_slice(body).ok()?;
-        let fresh = stored.format == FORMAT
-            && stored.context == self.context
-            && stored.valid_until.is_none_or(|t| now < t)
-            && stored.paths.iter().all(|(p, s)| {
-                s.is_none_or(|s| s.settled(stored.taken, self.settle)) && Stamp::of(p) == *s
-            });
-        fresh.then_some(stored.value)
+        (stored.format == FORMAT && stored.context == self.context).then_some(stored)
     }
 
     /// Remembers `value` as `name`, worked out from `watched`. Nothing is

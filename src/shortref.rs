@@ -90,7 +90,19 @@ fn common_prefix(a: &str, b: &str) -> usize {
 /// The short reference of inbox file `name`, unique among the inbox's
 /// message files (processed or not), so it resolves back to this one.
 pub fn in_inbox(mailbox: &crate::mailbox::Mailbox, name: &str) -> String {
-    let names = mailbox.message_names().unwrap_or_default();
+    // Only names whose digests start alike can lengthen this one's: the
+    // inbox's index of them spares listing it. A name the index missed
+    // can make the reference too short to be unique, never wrong:
+    // resolving an ambiguous reference is refused.
+    let names = match mailbox.ref_neighbours(name) {
+        Some(mut near) => {
+            if !near.iter().any(|n| n == name) {
+                near.push(name.to_string());
+            }
+            near
+        }
+        None => mailbox.message_names().unwrap_or_default(),
+    };
     names
         .iter()
         .zip(for_names(&names))

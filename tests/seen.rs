@@ -9,6 +9,7 @@
 //! be set back.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -307,4 +308,93 @@ fn the_pre_commit_hook_starts_aea_only_when_the_inbox_moved() {
     assert_eq!(commit(&env, &web, "web").1, 2);
     std::fs::write(web.join(".aea/.seen/quiet/x"), "").unwrap();
     assert_eq!(commit(&env, &web, "web").1, 3);
+}
+
+/// The index file of message id `id` in `repo` (see `src/mailbox.rs`).
+fn id_bucket(repo: &Path, id: &str) -> PathBuf {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(id.as_bytes());
+    repo.join(".aea/.seen/ids")
+        .join(format!("{:02x}", digest[0]))
+}
+
+fn subject_shown(env: &TestEnv, repo: &Path, reference: &str) -> String {
+    env.json(repo, &["show", reference])["message"]["message"]["subject"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn lookups_by_id_use_the_index_but_never_trust_it() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.ok(&web, &["check"]);
+    let a = env.question(&api, "web", "alpha");
+    let b = env.question(&api, "web", "beta");
+    // Delivery noted both ids (the same user may write web's index).
+    let bucket = id_bucket(&web, &a);
+    let text = std::fs::read_to_string(&bucket).unwrap();
+    assert!(text.contains(&a), "{text}");
+    assert_eq!(subject_shown(&env, &web, &a), "alpha");
+
+    // A line that sends a's id to b's file: b's file does not hold a's id,
+    // so it is passed over.
+    let name_of = |id: &str| {
+        inbox_files(&web)
+            .into_iter()
+            .find(|n| {
+                std::fs::read_to_string(web.join(".aea").join(n))
+                    .unwrap()
+                    .contains(id)
+            })
+            .unwrap()
+    };
+    let lie = format!("{a}\t{}\n{text}", name_of(&b));
+    std::fs::write(&bucket, lie).unwrap();
+    assert_eq!(subject_shown(&env, &web, &a), "alpha");
+    env.ok(&web, &["process", &a]);
+    let marker = web.join(".aea/.processed").join(name_of(&a));
+    assert!(marker.exists(), "process marked the right file");
+
+    // An index that points nowhere, holds junk, or is not a file: the
+    // inbox is listed instead.
+    std::fs::write(&id_bucket(&web, &b), format!("{b}\tmessage-gone.json\n")).unwrap();
+    assert_eq!(subject_shown(&env, &web, &b), "beta");
+    std::fs::write(&id_bucket(&web, &b), [0u8, 159, 146, 150, b'\n', b'\t']).unwrap();
+    assert_eq!(subject_shown(&env, &web, &b), "beta");
+    std::fs::remove_file(id_bucket(&web, &b)).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(id_bucket(&web, &b))
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_eq!(subject_shown(&env, &web, &b), "beta");
+    // The whole index swapped for a symlink to elsewhere: not followed.
+    let ids = web.join(".aea/.seen/ids");
+    std::fs::remove_dir_all(&ids).unwrap();
+    let elsewhere = env.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &ids).unwrap();
+    assert_eq!(subject_shown(&env, &web, &b), "beta");
+    env.question(&api, "web", "gamma");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+}
+
+#[test]
+fn a_message_the_index_never_saw_is_found_and_indexed() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    // Delivered before web had an index (as by another OS user, who may
+    // not write web's state): not indexed.
+    let id = env.question(&api, "web", "unseen");
+    assert!(!web.join(".aea/.seen/ids").exists());
+    assert_eq!(subject_shown(&env, &web, &id), "unseen");
+    // Listing it for the lookup indexed it.
+    let text = std::fs::read_to_string(id_bucket(&web, &id)).unwrap();
+    assert!(text.contains(&id), "{text}");
 }

@@ -3,6 +3,7 @@
 //! the invalid files with their reason) and its human rendering.
 
 use std::cell::Cell;
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
@@ -270,8 +271,15 @@ pub fn unprocessed_report(
     let judge = judge(warn);
     let report = build_report(mailbox, &entries, &judge, ctx);
     let Some(memos) = memos else {
+        mailbox.index_entries(&entries);
         return Ok(report);
     };
+    // Index the ids of mail not in the last report (that was indexed then).
+    let before: HashSet<String> = memos
+        .peek::<Remembered>(REPORT_MEMO)
+        .map(|r| unread(&r.report).into_iter().map(|(n, _)| n).collect())
+        .unwrap_or_default();
+    mailbox.index_entries(entries.iter().filter(|e| !before.contains(&e.name)));
     for entry in &entries {
         watched.add(entry.path.clone());
     }
