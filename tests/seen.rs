@@ -360,9 +360,9 @@ fn lookups_by_id_use_the_index_but_never_trust_it() {
 
     // An index that points nowhere, holds junk, or is not a file: the
     // inbox is listed instead.
-    std::fs::write(&id_bucket(&web, &b), format!("{b}\tmessage-gone.json\n")).unwrap();
+    std::fs::write(id_bucket(&web, &b), format!("{b}\tmessage-gone.json\n")).unwrap();
     assert_eq!(subject_shown(&env, &web, &b), "beta");
-    std::fs::write(&id_bucket(&web, &b), [0u8, 159, 146, 150, b'\n', b'\t']).unwrap();
+    std::fs::write(id_bucket(&web, &b), [0u8, 159, 146, 150, b'\n', b'\t']).unwrap();
     assert_eq!(subject_shown(&env, &web, &b), "beta");
     std::fs::remove_file(id_bucket(&web, &b)).unwrap();
     assert!(
