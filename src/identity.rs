@@ -322,6 +322,9 @@ pub struct KeyRing {
     /// those of this run, which replace them when the ring is dropped.
     earlier: std::cell::OnceCell<std::collections::HashSet<[u8; 32]>>,
     now_verified: RefCell<Vec<[u8; 32]>>,
+    /// What [`KeyRing::save_verified`] last wrote, so that the drop does
+    /// not write it again.
+    saved: RefCell<Option<Vec<[u8; 32]>>>,
     known: RefCell<HashMap<String, Known>>,
     /// By content digest and the signature that came with it.
     results: RefCell<HashMap<CacheKey, Verification>>,
@@ -572,17 +575,23 @@ fn remembered_key(digest: &[u8; 32], signature: &Signature, key: &VerifyingKey) 
     hasher.finalize().into()
 }
 
-impl Drop for KeyRing {
+impl KeyRing {
     /// Keeps this run's verified results for the next run (only those of
     /// messages still being read, so the file stays as small as the inbox).
     /// Best effort and not flushed: a lost cache only costs a verification.
-    fn drop(&mut self) {
-        let Some(path) = self.sources.as_ref().and_then(|s| s.cache.clone()) else {
+    /// Done when the ring is dropped; earlier by a command that must be
+    /// done before it speaks (`aea watch`, whose harness waits for its exit
+    /// after its line: issue 16).
+    pub fn save_verified(&self) {
+        let Some(path) = self.sources.as_ref().and_then(|s| s.cache.as_ref()) else {
             return;
         };
-        let mut now = std::mem::take(self.now_verified.get_mut());
+        let mut now = self.now_verified.borrow().clone();
         now.sort_unstable();
         now.dedup();
+        if self.saved.borrow().as_ref() == Some(&now) {
+            return;
+        }
         let earlier = self.earlier.get();
         if earlier.is_none_or(|e| e.len() == now.len() && now.iter().all(|k| e.contains(k))) {
             return;
@@ -593,10 +602,17 @@ impl Drop for KeyRing {
         }
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
         if create_private_file(&tmp, &bytes, false).unwrap_or(false)
-            && fs::rename(&tmp, &path).is_err()
+            && fs::rename(&tmp, path).is_err()
         {
             let _ = fs::remove_file(&tmp);
         }
+        *self.saved.borrow_mut() = Some(now);
+    }
+}
+
+impl Drop for KeyRing {
+    fn drop(&mut self) {
+        self.save_verified();
     }
 }
 
@@ -627,6 +643,44 @@ mod tests {
             },
         );
         KeyRing::new(registry, Some("web".into()), None)
+    }
+
+    /// `aea watch` saves the verified cache before its wake-up line
+    /// (issue 16): saved once, it is not written again when the ring goes,
+    /// and the next ring finds the result in it.
+    #[test]
+    fn verified_results_saved_early_are_kept_and_not_written_twice() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let cache = dir.path().join("verified");
+        let with_cache = |mut ring: KeyRing| {
+            ring.sources = Some(Sources {
+                registry: None,
+                aea_dir: dir.path().join(".aea"),
+                keys_dir: None,
+                cache: Some(cache.clone()),
+            });
+            ring
+        };
+        let key = SigningKey::from_bytes(&[7; 32]);
+        let mut m = message("api");
+        sign(&mut m, &key);
+
+        let first = with_cache(ring("api", &key, false));
+        assert_eq!(first.verify(&reparse(&m)), Verification::Verified);
+        first.save_verified();
+        let saved = std::fs::read(&cache).expect("saved before the ring goes");
+        assert_eq!(saved.len(), 32, "one result");
+        std::fs::remove_file(&cache).expect("remove the cache");
+        drop(first);
+        assert!(!cache.exists(), "written again when the ring went");
+
+        std::fs::write(&cache, &saved).expect("put it back");
+        let next = with_cache(ring("api", &key, false));
+        assert_eq!(next.verify(&reparse(&m)), Verification::Verified);
+        assert!(
+            next.earlier()
+                .contains(&<[u8; 32]>::try_from(&saved[..]).unwrap())
+        );
     }
 
     #[test]

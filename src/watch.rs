@@ -70,6 +70,28 @@ impl DirWatch {
         DirWatch { rx, backend }
     }
 
+    /// Stops watching, for a process about to exit, without making its
+    /// exit wait for the kernel.
+    ///
+    /// The last close of an inotify descriptor tears its group down and
+    /// waits for an SRCU grace period (`fsnotify_destroy_group`; 8–20 ms
+    /// measured on Linux 6.18). It happens inside `exit_group` whichever
+    /// thread closes it, so a harness waiting for `aea watch` to exit
+    /// waited that long after the wake-up line (issue 16). Here a forked
+    /// holder keeps a copy of the descriptors until this process has gone:
+    /// our own close is then a reference dropped, and the holder pays for
+    /// the teardown after the parent's exit has been seen.
+    pub fn hand_off(self) {
+        #[cfg(target_os = "linux")]
+        {
+            let fds: Vec<_> = self.backend.iter().map(backend::Handle::fd).collect();
+            if !fds.is_empty() {
+                holder::keep_past_exit(&fds);
+            }
+        }
+        drop(self);
+    }
+
     pub fn is_polling(&self) -> bool {
         self.backend.is_empty()
     }
@@ -105,6 +127,7 @@ fn poll(timeout: Duration) -> bool {
 #[cfg(target_os = "linux")]
 mod backend {
     use std::io::ErrorKind;
+    use std::os::fd::{AsRawFd, RawFd};
     use std::path::Path;
     use std::sync::mpsc::Sender;
 
@@ -132,11 +155,14 @@ mod backend {
     pub struct Handle {
         watches: Watches,
         wd: WatchDescriptor,
+        /// The inotify descriptor, open for as long as `watches` is.
+        fd: RawFd,
     }
 
     impl Handle {
         pub fn start(dir: &Path, names: super::Names, tx: Sender<()>) -> std::io::Result<Self> {
             let mut inotify = Inotify::init()?;
+            let fd = inotify.as_raw_fd();
             let mut watches = inotify.watches();
             let wd = watches.add(dir, mask())?;
             std::thread::Builder::new()
@@ -169,7 +195,11 @@ mod backend {
                         }
                     }
                 })?;
-            Ok(Handle { watches, wd })
+            Ok(Handle { watches, wd, fd })
+        }
+
+        pub fn fd(&self) -> RawFd {
+            self.fd
         }
     }
 
@@ -178,6 +208,103 @@ mod backend {
         /// closes the inotify descriptor.
         fn drop(&mut self) {
             let _ = self.watches.remove(self.wd.clone());
+        }
+    }
+}
+
+/// A process that outlives `aea watch` by the kernel's teardown of its
+/// inotify descriptors, so that the watch's exit does not wait for it.
+///
+/// Forked at the end rather than when the watch starts: nothing extra runs
+/// while the watch waits, a watch killed or interrupted has no holder to
+/// clean up, and the one fork (a fraction of a millisecond) comes before
+/// the wake-up line, where the 50 ms wake-up budget has room for it. The
+/// process is multi-threaded by then, so the child makes only system calls
+/// that are async-signal-safe (close, read, _exit) and touches no lock.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // fork(2), pipe2(2), close_range(2), read(2), _exit(2).
+mod holder {
+    use std::os::fd::RawFd;
+
+    /// Forks a child that keeps `keep` open until this process has exited
+    /// (its end of a pipe reaches EOF), and closes every other descriptor
+    /// first: it holds none of the harness's pipes, so a harness reading
+    /// our stdout to its end is not kept waiting either. Best effort: if
+    /// the fork fails, this process pays for the teardown as before.
+    ///
+    /// The child is the parent's until the parent exits a moment later;
+    /// then it is an orphan that init (or the harness's subreaper) reaps.
+    pub fn keep_past_exit(keep: &[RawFd]) {
+        let mut pipe = [0; 2];
+        // SAFETY: pipe2 writes two descriptors into the array it is given.
+        if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return;
+        }
+        let [read_end, write_end] = pipe;
+        let mut kept: Vec<RawFd> = keep.iter().copied().chain([read_end]).collect();
+        kept.sort_unstable();
+        // SAFETY: the child runs only `hold`, which makes async-signal-safe
+        // system calls on plain integers and never returns.
+        match unsafe { libc::fork() } {
+            0 => hold(&kept, read_end),
+            -1 => {
+                // SAFETY: both descriptors are ours and open.
+                unsafe {
+                    libc::close(read_end);
+                    libc::close(write_end);
+                }
+            }
+            // The write end stays open (and is closed by the exit), which
+            // is what the child waits for.
+            _ => {
+                // SAFETY: the read end is ours and open.
+                unsafe { libc::close(read_end) };
+            }
+        }
+    }
+
+    /// The child: closes everything but `kept` (the parent's stdout and
+    /// stderr among them, and the write end of the pipe), waits for EOF on
+    /// `read_end`, i.e. for the parent to be gone, and exits, which closes
+    /// the inotify descriptors for the last time.
+    fn hold(kept: &[RawFd], read_end: RawFd) -> ! {
+        let mut from: RawFd = 0;
+        for &fd in kept {
+            close_between(from, fd - 1);
+            from = fd + 1;
+        }
+        close_between(from, RawFd::MAX);
+        let mut byte = 0_u8;
+        loop {
+            // SAFETY: reads at most one byte into `byte`.
+            let n = unsafe { libc::read(read_end, (&raw mut byte).cast(), 1) };
+            if n >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                break;
+            }
+        }
+        // SAFETY: ends the child without running the parent's destructors
+        // or atexit handlers, which are not the child's to run.
+        unsafe { libc::_exit(0) }
+    }
+
+    /// Closes the descriptors `first..=last` (none if `last < first`).
+    fn close_between(first: RawFd, last: RawFd) {
+        if last < first {
+            return;
+        }
+        let (Ok(lo), Ok(hi)) = (libc::c_uint::try_from(first), libc::c_uint::try_from(last)) else {
+            return;
+        };
+        // SAFETY: close_range takes plain integers; closing descriptors the
+        // child does not use is its purpose.
+        let closed = unsafe { libc::syscall(libc::SYS_close_range, lo, hi, 0) } == 0;
+        if !closed {
+            // Before Linux 5.9: one by one, up to the usual ceiling of open
+            // descriptors (the harness's pipes are among the lowest).
+            for fd in first..=last.min(65_535) {
+                // SAFETY: as above, one descriptor at a time.
+                unsafe { libc::close(fd) };
+            }
         }
     }
 }

@@ -89,6 +89,85 @@ fn watch_wakes_on_delivery_and_ignores_temp_files_and_markers() {
     assert!(!line.contains(&old));
 }
 
+/// A harness waits for a background `aea watch` to exit and reads its
+/// output to the end (issue 16). The watch hands its inotify descriptor
+/// to a holder process before its wake-up line, so that the kernel's
+/// teardown of it does not delay the exit: that holder must hold none of
+/// the harness's pipes and be gone soon after the watch, reaped, not left
+/// as a zombie. The watch gets a process group of its own, which the
+/// holder inherits, so that anything it left behind is found by group.
+#[test]
+fn watch_exits_after_its_line_and_leaves_no_process_or_pipe_behind() {
+    use std::os::unix::process::CommandExt as _;
+
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let mut watch = env
+        .cmd(&web)
+        .args(["watch", "--timeout", "20s"])
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let group = watch.id();
+    let mut stdout = Lines::read(watch.stdout.take().unwrap());
+    let mut stderr = Lines::read(watch.stderr.take().unwrap());
+    stderr.wait_for("ready line from aea watch", Duration::from_secs(10), |l| {
+        l.starts_with("aea watch: listening for mail in ")
+    });
+
+    // From another process, as a sending agent would.
+    let id = env.question(&api, "web", "wake up");
+    let line = stdout.wait_for("the wake-up line", Duration::from_secs(10), |l| {
+        l.contains("new_mail")
+    });
+    assert!(line.contains(&env.short_ref(&web, &id)), "{line}");
+    let status = wait_exit(&mut watch, Duration::from_secs(5)).expect("watch exits after its line");
+    assert!(status.success(), "{status}");
+    stdout.wait_closed("the watch's stdout", Duration::from_secs(5));
+    stderr.wait_closed("the watch's stderr", Duration::from_secs(5));
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = processes_in_group(group);
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still in the watch's process group 10 s after it exited: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The processes (zombies included) whose process group is `group`, as
+/// `pid state` pairs read from /proc.
+fn processes_in_group(group: u32) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        // Processes come and go while we look: one gone is not in the group.
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid pgrp …`; comm may hold spaces and parens.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.get(2) == Some(&group.to_string().as_str()) {
+            found.push(format!(
+                "{} {}",
+                entry.file_name().to_string_lossy(),
+                fields[0]
+            ));
+        }
+    }
+    found
+}
+
 #[test]
 fn watch_times_out_with_4_and_pending_returns_at_once() {
     let env = TestEnv::new();

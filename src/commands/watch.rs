@@ -48,6 +48,7 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
     let watch = DirWatch::new(mailbox.dir(), &[]);
     let start = waiting(&mailbox, &judge)?;
     if args.pending && !start.is_empty() {
+        let_go(watch, ctx);
         let refs: Vec<&str> = start.iter().map(|w| w.short_ref.as_str()).collect();
         ctx.printer.value_line(&WatchOutput {
             event: WatchEvent::Pending,
@@ -73,6 +74,7 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
                 Some(left) if !left.is_zero() => left,
                 _ => {
                     let now = waiting(&mailbox, &judge)?;
+                    let_go(watch, ctx);
                     ctx.printer.value_line(&WatchOutput {
                         event: WatchEvent::Timeout,
                         refs: Vec::new(),
@@ -95,6 +97,7 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
             .map(|w| w.short_ref.as_str())
             .collect();
         if !new.is_empty() {
+            let_go(watch, ctx);
             ctx.printer.value_line(&WatchOutput {
                 event: WatchEvent::NewMail,
                 new: new.len(),
@@ -104,4 +107,14 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
             return Ok(ExitCode::Success);
         }
     }
+}
+
+/// What is left to do before the line, done before it: a harness waits
+/// for this process to exit, not for the line, so after the line there
+/// should be nothing but the exit (issue 16). The verified cache would be
+/// written when the context goes; the inotify descriptor goes to a holder
+/// process (see [`DirWatch::hand_off`]).
+fn let_go(watch: DirWatch, ctx: &Context) {
+    ctx.keyring().save_verified();
+    watch.hand_off();
 }

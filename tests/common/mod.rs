@@ -279,6 +279,21 @@ impl Lines {
     }
 }
 
+impl Lines {
+    /// Waits at most `limit` for the pipe to close (every process holding
+    /// its write end is gone); panics naming `what` if a line comes or the
+    /// time runs out first.
+    pub fn wait_closed(&mut self, what: &str, limit: Duration) {
+        match self.rx.recv_timeout(limit) {
+            Err(RecvTimeoutError::Disconnected) => {}
+            Ok(line) => panic!("{what}: another line {line:?} after {:?}", self.seen),
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("{what}: still open after {limit:?}; lines: {:?}", self.seen)
+            }
+        }
+    }
+}
+
 /// Joins `handle`, failing the test with `what` if the thread is still
 /// running after `limit` (a hung child or a peer that never connected must
 /// not hang the test run). A panic in the thread is passed on.
