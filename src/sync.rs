@@ -531,7 +531,7 @@ impl Session<'_> {
         // The inbox's file names, for mail that arrived by another route
         // (listed once, when a message is new here), and the ids whose
         // delivery is in the log.
-        let mut inbox: Option<Vec<String>> = None;
+        let mut inbox: Option<InboxNames> = None;
         let mut logged: Option<HashSet<String>> = None;
         for (name, bytes) in files {
             let Some(id) = name.strip_suffix(".json") else {
@@ -559,12 +559,11 @@ impl Session<'_> {
                 }
             };
             let from = parsed.from.agent_id.clone();
-            let inbox =
-                inbox.get_or_insert_with(|| self.mailbox.message_names().unwrap_or_default());
+            let inbox = inbox.get_or_insert_with(|| InboxNames::new(self.mailbox));
             // Same message by two routes: delivered once. A sync killed
             // after delivering left it here too, maybe before its log line:
             // that line is written now, once.
-            let file = match held_as(self.mailbox, inbox, &parsed) {
+            let file = match inbox.holding(self.mailbox, &parsed) {
                 Some(file) => {
                     let logged = match &mut logged {
                         Some(logged) => logged,
@@ -585,7 +584,7 @@ impl Session<'_> {
                         .map(|n| n.to_string_lossy().into_owned())
                         .unwrap_or_default();
                     self.log_delivered(id, &file, &from)?;
-                    inbox.push(file.clone());
+                    inbox.add(file.clone());
                     self.report.received.push(id.to_string());
                     file
                 }
@@ -1004,33 +1003,79 @@ impl Session<'_> {
     }
 }
 
-/// The inbox file that already holds `message`, if one does. Only the
-/// files named for its sender and time are read (aea names a delivered
-/// file by the message's own timestamp and sender, SPEC §2; older tools
-/// by the second), and those whose name says neither: a new message never
-/// costs a read of the whole inbox. A copy another tool named by some
-/// other time is not found, and the message is delivered a second time.
-fn held_as(mailbox: &Mailbox, names: &[String], message: &message::Message) -> Option<String> {
-    use chrono::SubsecRound as _;
-    let at = message.sent_at();
-    names
-        .iter()
-        .filter(|name| match message::parse_file_name(name) {
-            None => true,
-            Some(parts) => {
-                parts.sender == message.from.agent_id
-                    && at.is_none_or(|t| {
-                        parts.time == t.trunc_subsecs(3) || parts.time == t.trunc_subsecs(0)
-                    })
+/// The names of the inbox's files, sorted, listed once per sync that
+/// receives mail: what finds a copy of a message delivered by another
+/// route without reading the whole inbox.
+struct InboxNames {
+    names: Vec<String>,
+    /// Names that say neither sender nor time (another tool's).
+    odd: Vec<String>,
+}
+
+impl InboxNames {
+    fn new(mailbox: &Mailbox) -> Self {
+        let mut names = mailbox.message_names().unwrap_or_default();
+        names.sort_unstable();
+        let odd = names
+            .iter()
+            .filter(|n| message::parse_file_name(n).is_none())
+            .cloned()
+            .collect();
+        InboxNames { names, odd }
+    }
+
+    fn add(&mut self, name: String) {
+        let at = self.names.partition_point(|n| *n < name);
+        self.names.insert(at, name);
+    }
+
+    /// The names that start with `prefix`.
+    fn starting(&self, prefix: &str) -> &[String] {
+        let from = self.names.partition_point(|n| n.as_str() < prefix);
+        let len = self.names[from..]
+            .iter()
+            .take_while(|n| n.starts_with(prefix))
+            .count();
+        &self.names[from..from + len]
+    }
+
+    /// The inbox file that already holds `message`, if one does. Only the
+    /// files named for its sender and time are read (aea names a
+    /// delivered file by the message's own timestamp and sender, SPEC §2;
+    /// older tools to the second), and those whose name says neither: a
+    /// new message costs a few reads, not one per message in the inbox.
+    /// A copy another tool named by some other time is not found, and the
+    /// message is delivered a second time.
+    fn holding(&self, mailbox: &Mailbox, message: &message::Message) -> Option<String> {
+        use chrono::SubsecRound as _;
+        let sender = &message.from.agent_id;
+        let candidates: Vec<&String> = match message.sent_at() {
+            Some(at) => {
+                let millis = message::file_name(at.trunc_subsecs(3), sender, "");
+                let seconds = format!("message-{}-from-{sender}", at.format("%Y%m%dT%H%M%SZ"));
+                let millis = millis.trim_end_matches(".json").trim_end_matches('-');
+                let named =
+                    |n: &&String| message::parse_file_name(n).is_some_and(|p| p.sender == *sender);
+                self.starting(millis)
+                    .iter()
+                    .chain(self.starting(&seconds))
+                    .filter(named)
+                    // Names aea cannot read say nothing of what they hold.
+                    .chain(&self.odd)
+                    .collect()
             }
-        })
-        .find(|name| {
-            mailbox
-                .read(name)
-                .valid()
-                .is_some_and(|m| m.message_id == message.message_id)
-        })
-        .cloned()
+            None => self.names.iter().collect(),
+        };
+        candidates
+            .into_iter()
+            .find(|name| {
+                mailbox
+                    .read(name)
+                    .valid()
+                    .is_some_and(|m| m.message_id == message.message_id)
+            })
+            .cloned()
+    }
 }
 
 /// The recipients of each message waiting in `outgoing/`, by id.
