@@ -97,6 +97,10 @@ fn a_sync_with_nothing_new_writes_no_state() {
         "{pushed}"
     );
     assert_eq!(b.outgoing(), 0);
+    // What this machine pushed is what the next fetch finds: nothing to do.
+    let after_push = state_files(&b.repo);
+    b.ok(&env, &["sync"]);
+    assert_eq!(state_files(&b.repo), after_push);
     // Appended, never rewritten: what the journal held before is still
     // its beginning.
     let journal = std::fs::read(b.repo.join(".aea/.sync/journal")).unwrap();
