@@ -197,7 +197,8 @@ fn short(oid: &str) -> &str {
 pub fn load_state(mailbox: &Mailbox) -> SyncState {
     state::Files::new(&mailbox.dir().join(STORE_DIR))
         .load()
-        .state
+        .map(|l| l.state)
+        .unwrap_or_default()
 }
 
 /// Runs one exchange with the mail remote at `url` for agent `me`.
@@ -232,7 +233,7 @@ pub fn sync(
     {
         return Ok(Report::default());
     }
-    let loaded = files.load();
+    let loaded = files.load()?;
     let mut session = Session {
         mailbox,
         me,

@@ -294,3 +294,31 @@ fn a_damaged_journal_keeps_its_other_records() {
         std::fs::read_to_string(&journal).unwrap().lines().count()
     );
 }
+
+/// A journal that cannot be read at all (here a symlink, which state is
+/// never read through) is refused: the next write would replace it with
+/// what this sync knows, and what it held would be lost.
+#[test]
+fn a_journal_that_cannot_be_read_is_refused_not_replaced() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    a.send(&env, "bb", "one");
+    a.ok(&env, &["sync"]);
+    b.ok(&env, &["sync"]);
+    let journal = b.repo.join(".aea/.sync/journal");
+    let elsewhere = env.path().join("elsewhere");
+    std::fs::rename(&journal, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &journal).unwrap();
+    let held = std::fs::read(&elsewhere).unwrap();
+    a.send(&env, "bb", "two");
+    a.ok(&env, &["sync"]);
+
+    let out = b.run(&env, &["sync"]);
+    assert_ne!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("journal"), "{}", stderr(&out));
+    assert!(std::fs::symlink_metadata(&journal).unwrap().is_symlink());
+    assert_eq!(std::fs::read(&elsewhere).unwrap(), held);
+    assert_eq!(inbox_files(&b.repo).len(), 1, "nothing applied meanwhile");
+}

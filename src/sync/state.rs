@@ -218,8 +218,10 @@ impl Files {
     }
 
     /// Reads `state.json` (if still there), the journal over it, and the
-    /// tips. What cannot be read is skipped and said in `damage`.
-    pub fn load(&self) -> Loaded {
+    /// tips. What does not parse is skipped and said in `damage`; a file
+    /// that cannot be read at all (a symlink, over its cap) is an error,
+    /// since the next write would replace what it holds.
+    pub fn load(&self) -> Result<Loaded> {
         let mut damage = Vec::new();
         let legacy_path = self.path(LEGACY_FILE);
         let (mut state, legacy) = match fsutil::read_state(&legacy_path, fsutil::STATE_LIMIT) {
@@ -234,10 +236,7 @@ impl Files {
                     (SyncState::default(), true)
                 }
             },
-            Err(e) => {
-                damage.push(format!("{}; not read", crate::error::one_line(&e)));
-                (SyncState::default(), true)
-            }
+            Err(e) => return Err(e),
         };
         let journal = self.path(JOURNAL_FILE);
         let mut lines = 0;
@@ -267,7 +266,7 @@ impl Files {
                     ));
                 }
             }
-            Err(e) => damage.push(format!("{}; not read", crate::error::one_line(&e))),
+            Err(e) => return Err(e),
         }
         match self.head() {
             Ok(Some(head)) => state.tips = head.tips,
@@ -280,12 +279,12 @@ impl Files {
                 state.tips.clear();
             }
         }
-        Loaded {
+        Ok(Loaded {
             state,
             damage,
             lines,
             legacy,
-        }
+        })
     }
 }
 
@@ -415,7 +414,7 @@ mod tests {
         );
         std::fs::write(dir.path().join(JOURNAL_FILE), text).unwrap();
         let files = Files::new(dir.path());
-        let loaded = files.load();
+        let loaded = files.load().unwrap();
         assert_eq!(
             loaded.state.applied.keys().collect::<Vec<_>>(),
             ["one"],
@@ -434,7 +433,7 @@ mod tests {
         let mut state = loaded.state;
         journal.note(&mut state, Record::Quarantined("three".into()));
         journal.save(&state).unwrap();
-        let again = files.load();
+        let again = files.load().unwrap();
         assert!(again.damage.is_empty(), "{:?}", again.damage);
         assert!(again.state.applied.contains_key("one"));
         assert!(again.state.quarantined.contains("three"));
@@ -444,7 +443,7 @@ mod tests {
     fn appends_add_lines_and_the_last_record_wins() {
         let dir = tempfile::tempdir().unwrap();
         let files = Files::new(dir.path());
-        let loaded = files.load();
+        let loaded = files.load().unwrap();
         let mut journal = Journal::new(Files::new(dir.path()), &loaded);
         let mut state = loaded.state;
         let push = |to: &[&str]| PushRecord {
@@ -462,6 +461,6 @@ mod tests {
             2,
             "nothing written when nothing changed"
         );
-        assert_eq!(files.load().state.pushed["m"].to, ["bb", "cc"]);
+        assert_eq!(files.load().unwrap().state.pushed["m"].to, ["bb", "cc"]);
     }
 }
