@@ -11,11 +11,18 @@
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
 #![allow(unsafe_code)]
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_aea");
+
+/// The aea the bench runs: this build, or `AEA_BENCH_BIN` (another build
+/// to compare, such as the one before a change, on the same machine).
+fn bin() -> PathBuf {
+    std::env::var_os("AEA_BENCH_BIN").map_or_else(|| PathBuf::from(BIN), PathBuf::from)
+}
 
 struct Bench {
     root: tempfile::TempDir,
@@ -23,7 +30,7 @@ struct Bench {
 
 impl Bench {
     fn cmd(&self, dir: &Path, args: &[&str]) -> Command {
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(bin());
         cmd.env_clear()
             .env("HOME", self.root.path())
             .env("USER", "bench")
@@ -177,6 +184,22 @@ fn write_message(
     key: &ed25519_dalek::SigningKey,
     processed: bool,
 ) -> String {
+    let (name, bytes) = signed_message(to, i, key);
+    std::fs::write(aea.join(&name), bytes).unwrap();
+    if processed {
+        mark_processed(aea, &name);
+    }
+    name
+}
+
+fn mark_processed(aea: &Path, name: &str) {
+    let marker = r#"{"processed_at":"2026-01-01T00:00:00.000Z","by":"bench","outcome":"done"}"#;
+    std::fs::write(aea.join(".processed").join(name), marker).unwrap();
+}
+
+/// The `i`th message the bench writes, for agent `to`, signed by `key`:
+/// the file name a delivery gives it, and its bytes.
+fn signed_message(to: &str, i: usize, key: &ed25519_dalek::SigningKey) -> (String, Vec<u8>) {
     let base = chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
         .unwrap()
         .with_timezone(&chrono::Utc);
@@ -198,12 +221,7 @@ fn write_message(
     });
     let mut message = aea::message::parse(&serde_json::to_vec(&message).unwrap(), None).unwrap();
     aea::identity::sign(&mut message, key);
-    std::fs::write(aea.join(&name), message.to_json()).unwrap();
-    if processed {
-        let marker = r#"{"processed_at":"2026-01-01T00:00:00.000Z","by":"bench","outcome":"done"}"#;
-        std::fs::write(aea.join(".processed").join(&name), marker).unwrap();
-    }
-    name
+    (name, message.to_json())
 }
 
 /// Fills `repo`'s inbox with `processed` processed and `waiting` unprocessed
@@ -295,11 +313,21 @@ fn main() {
     if std::env::var_os("AEA_BENCH_KEEP").is_some() {
         eprintln!("keeping {}", bench.root.path().display());
     }
-    // AEA_BENCH_ONLY=watch: only the watch wake-up and exit rows, for
-    // repeated runs of the one figure being worked on (issue 16) without
-    // the minutes the rest takes.
-    if std::env::var_os("AEA_BENCH_ONLY").is_some_and(|only| only == "watch") {
-        print_watch_rows(&watch_exit(&bench, full));
+    // AEA_BENCH_ONLY=watch|sync|scale: one group of rows alone, for
+    // repeated runs of the figure being worked on (issue 16) without the
+    // minutes the rest takes.
+    let only = std::env::var("AEA_BENCH_ONLY").ok();
+    match only.as_deref() {
+        Some("watch") => print_watch_rows(&watch_exit(&bench, full)),
+        Some("sync") => print_sync(&sync_scale(&bench, full)),
+        Some("scale") => print_scale(&scale(&bench, full)),
+        Some(other) => panic!("AEA_BENCH_ONLY={other}: watch, sync or scale"),
+        None => {}
+    }
+    if only.is_some() {
+        if std::env::var_os("AEA_BENCH_KEEP").is_some() {
+            std::mem::forget(bench);
+        }
         return;
     }
 
@@ -424,6 +452,7 @@ fn main() {
 
     let verify_each = verify_cost(if full { 2000 } else { 50 });
     let scale_rows = scale(&bench, full);
+    let sync_rows = sync_scale(&bench, full);
 
     println!("aea benchmarks (SPEC §14), release build, {runs} runs each, whole process");
     println!(
@@ -509,6 +538,7 @@ fn main() {
     cpu_row("watch waiting, 100 unprocessed mail", watch_cpu);
     cpu_row("monitor waiting, same inbox", monitor_cpu);
     print_scale(&scale_rows);
+    print_sync(&sync_rows);
     if std::env::var_os("AEA_BENCH_KEEP").is_some() {
         std::mem::forget(bench);
     }
@@ -884,6 +914,167 @@ fn print_scale(rows: &[Scale]) {
             s.commit_hooked.peak_kib,
             "",
             verdict(added <= Duration::from_millis(5) && s.commit_hooked.peak_kib <= CEILING_KIB)
+        );
+    }
+}
+
+/// One size of the sync rows: a no-op `aea sync` on a receiver with that
+/// many messages of history, and the `git fetch` it runs, alone.
+struct SyncScale {
+    history: usize,
+    fetch: Figures,
+    sync: Figures,
+}
+
+/// Issue 16's sync rows: for each size of the scale table, a remote whose
+/// mail ref for the receiver holds that many messages (written in one
+/// commit with `git fast-import`, not by that many syncs), applied,
+/// processed and receipted by the receiver, then a sync with nothing new
+/// beside a plain `git fetch` of the same remote into a store that has
+/// it all, alternated.
+fn sync_scale(bench: &Bench, full: bool) -> Vec<SyncScale> {
+    let home = bench.root.path();
+    let key = register_sender(home);
+    let mut out = Vec::new();
+    for size in scale_sizes(full) {
+        let start = Instant::now();
+        // One agent per size: the registry knows each by its id.
+        let id = format!("receiver{size}");
+        let remote = home.join(format!("mail-{size}.git"));
+        let floor = home.join(format!("fetched-{size}.git"));
+        for bare in [&remote, &floor] {
+            let path = bare.to_str().unwrap();
+            assert!(
+                bench
+                    .git(home, &["init", "-q", "--bare", path])
+                    .status()
+                    .unwrap()
+                    .success()
+            );
+        }
+        let mut stream = Vec::new();
+        let mut listing = String::new();
+        for i in 0..size {
+            let (_, bytes) = signed_message(&id, i, &key);
+            stream.extend_from_slice(
+                format!("blob\nmark :{}\ndata {}\n", i + 1, bytes.len()).as_bytes(),
+            );
+            stream.extend_from_slice(&bytes);
+            stream.push(b'\n');
+            let _ = writeln!(listing, "M 100644 :{} {}.json", i + 1, message_id(i));
+        }
+        stream.extend_from_slice(
+            format!(
+                "commit refs/aea/mail/{id}\ncommitter bench <bench@example.com> 1767225600 +0000\ndata 7\nhistory\n{listing}\n"
+            )
+            .as_bytes(),
+        );
+        let mut import = bench.git(&remote, &["fast-import", "--quiet"]);
+        import.stdin(Stdio::piped());
+        let mut child = import.spawn().unwrap();
+        std::io::Write::write_all(child.stdin.as_mut().unwrap(), &stream).unwrap();
+        drop(child.stdin.take());
+        assert!(child.wait().unwrap().success());
+
+        let receiver = home.join(format!("receiver-{size}"));
+        std::fs::create_dir_all(&receiver).unwrap();
+        assert!(
+            bench
+                .cmd(&receiver, &["init", "--no-agent-files", "--id", &id])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let url = remote.to_str().unwrap().to_string();
+        let sync = || {
+            let mut cmd = bench.cmd(&receiver, &["sync", "--remote", &url]);
+            cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1");
+            cmd
+        };
+        // Applied, then processed here, then receipted: history.
+        assert!(sync().status().unwrap().success());
+        let aea = receiver.join(".aea");
+        let names: Vec<String> = std::fs::read_dir(&aea)
+            .unwrap()
+            .filter_map(|e| e.unwrap().file_name().into_string().ok())
+            .filter(|n| aea::message::is_message_file_name(n))
+            .collect();
+        assert_eq!(names.len(), size, "the sync applied the history");
+        for name in &names {
+            mark_processed(&aea, name);
+        }
+        assert!(sync().status().unwrap().success());
+        let fetch = || {
+            bench.git(
+                &floor,
+                &[
+                    "fetch",
+                    "--quiet",
+                    "--no-tags",
+                    "--prune",
+                    "--",
+                    &url,
+                    "+refs/aea/*:refs/fetched/aea/*",
+                ],
+            )
+        };
+        assert!(fetch().status().unwrap().success());
+        eprintln!(
+            "sync: {size} messages of history built in {:.1} s",
+            start.elapsed().as_secs_f64()
+        );
+        let runs = if full { 100 } else { 3 };
+        let mut fetching = false;
+        let mut pairs = run_pairs(runs, || {
+            fetching = !fetching;
+            if fetching { fetch() } else { sync() }
+        });
+        let fetch = pairs.remove(0);
+        let sync = pairs.remove(0);
+        out.push(SyncScale {
+            history: size,
+            fetch,
+            sync,
+        });
+    }
+    out
+}
+
+/// Prints the sync rows: a no-op sync against `git fetch` of the same
+/// remote, as a ratio of medians (issue 16: at most 2×), and the 32 MiB
+/// memory ceiling of the scale table.
+fn print_sync(rows: &[SyncScale]) {
+    const CEILING_KIB: u64 = 32 * 1024;
+    println!();
+    println!(
+        "sync (issue 16): no-op `aea sync`, N messages of history, whole process, beside `git fetch` of the same remote"
+    );
+    println!(
+        "{:<44} {:>10} {:>10} {:>10} {:>9}  verdict",
+        "operation", "median", "p95", "peak RSS", "ratio"
+    );
+    for s in rows {
+        let n = s.history;
+        println!("-- {n} messages of history");
+        println!(
+            "{:<44} {:>10} {:>10} {:>7} KiB {:>9}",
+            "floor: git fetch, nothing new",
+            ms(s.fetch.median),
+            ms(s.fetch.p95),
+            s.fetch.peak_kib,
+            ""
+        );
+        let ratio = s.sync.median.as_secs_f64() / s.fetch.median.as_secs_f64();
+        println!(
+            "{:<44} {:>10} {:>10} {:>7} KiB {:>9}  {}",
+            "no-op sync (≤ 2× git fetch)",
+            ms(s.sync.median),
+            ms(s.sync.p95),
+            s.sync.peak_kib,
+            format!("{ratio:.2}×"),
+            verdict(ratio <= 2.0 && s.sync.peak_kib <= CEILING_KIB)
         );
     }
 }

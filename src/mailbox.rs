@@ -592,6 +592,12 @@ impl Mailbox {
         matches!(self.processed(&self.read(name)), Ok(Processed::Done(_)))
     }
 
+    /// Whether something is in the place of `name`'s processed marker: one
+    /// `stat`, no judgement (see [`Self::is_processed`]).
+    pub fn has_marker(&self, name: &str) -> bool {
+        fs::symlink_metadata(self.sub(PROCESSED_DIR).join(name)).is_ok()
+    }
+
     /// The marker of `name`, if it is a JSON marker in a sound folder.
     pub fn marker(&self, name: &str) -> Option<Marker> {
         let dir = self.state_dir(PROCESSED_DIR).ok()??;

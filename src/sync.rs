@@ -25,8 +25,12 @@ use crate::runtime::Runtime;
 use crate::words::OrUnknown;
 use ed25519_dalek::SigningKey;
 
+mod state;
+
+pub use state::SyncState;
+use state::{Head, Journal, Record};
+
 const STORE_DIR: &str = ".sync";
-const STATE_FILE: &str = "state.json";
 /// Refused attachment blobs one sync reports by name; the rest are counted.
 const REFUSALS_SHOWN: usize = 20;
 /// Refused attachment blobs remembered (so reported once): a remote can
@@ -35,38 +39,6 @@ const REFUSALS_REMEMBERED: usize = 256;
 pub const LOCK_FILE: &str = ".sync.lock";
 /// Pushes that lost a race are retried this often before giving up.
 const PUSH_ATTEMPTS: u32 = 10;
-
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct SyncState {
-    /// Messages received through the remote, by id.
-    #[serde(default)]
-    pub applied: BTreeMap<String, Applied>,
-    /// Our messages pushed to the remote, by id.
-    #[serde(default)]
-    pub pushed: BTreeMap<String, PushRecord>,
-    /// Ids whose processed receipt we pushed.
-    #[serde(default)]
-    pub receipts_sent: BTreeSet<String>,
-    /// Receipts for our messages, by id.
-    #[serde(default)]
-    pub receipts: BTreeMap<String, Receipt>,
-    /// Ids quarantined for changed content, reported once.
-    #[serde(default)]
-    pub quarantined: BTreeSet<String>,
-    /// The last commit this machine saw on each remote ref it reads or
-    /// writes: a tip that does not descend from it was rewritten, rolled
-    /// back or deleted by someone with push access (SPEC §15.1).
-    #[serde(default)]
-    pub tips: BTreeMap<String, String>,
-    /// Our messages that vanished from the remote before a receipt, by id:
-    /// when it was noticed and whether they could be pushed again.
-    #[serde(default)]
-    pub lost: BTreeMap<String, Lost>,
-    /// Attachment blobs refused, as `<name> <sha256 of the content>`:
-    /// reported once, not on every sync.
-    #[serde(default)]
-    pub blobs_refused: BTreeSet<String>,
-}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Lost {
@@ -164,6 +136,11 @@ pub struct Report {
     /// Attachment blobs on the remote that were not kept, with the reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments_refused: Vec<String>,
+    /// Parts of this machine's sync state (`.aea/.sync/`) that could not be
+    /// read (a write cut short, damage): skipped, the rest kept; mail
+    /// already delivered is recognised in the inbox and not delivered again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub state_damage: Vec<String>,
 }
 
 impl Report {
@@ -178,6 +155,7 @@ impl Report {
             && self.lost.is_empty()
             && self.attachments_received.is_empty()
             && self.attachments_refused.is_empty()
+            && self.state_damage.is_empty()
     }
 
     /// Something a person should look at: exit 6.
@@ -214,20 +192,13 @@ fn short(oid: &str) -> &str {
     &oid[..oid.len().min(10)]
 }
 
+/// What sync remembers, for readers (`aea status`, `send`): whatever
+/// cannot be read counts as not remembered.
 pub fn load_state(mailbox: &Mailbox) -> SyncState {
-    fsutil::read_state(
-        &mailbox.dir().join(STORE_DIR).join(STATE_FILE),
-        fsutil::STATE_LIMIT,
-    )
-    .ok()
-    .flatten()
-    .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-    .unwrap_or_default()
-}
-
-fn save_state(mailbox: &Mailbox, state: &SyncState) -> Result<()> {
-    let bytes = serde_json::to_vec_pretty(state).expect("the state always serialises");
-    fsutil::replace_atomic(&mailbox.dir().join(STORE_DIR).join(STATE_FILE), &bytes)
+    state::Files::new(&mailbox.dir().join(STORE_DIR))
+        .load()
+        .map(|l| l.state)
+        .unwrap_or_default()
 }
 
 /// Runs one exchange with the mail remote at `url` for agent `me`.
@@ -248,20 +219,41 @@ pub fn sync(
     let held = lock
         .try_clone()
         .map_err(|e| Error::io("lock", &lock_path, e))?;
+    let dir = mailbox.dir().join(STORE_DIR);
+    let store = MailStore::open(&dir, held)?;
+    let failed = |source| Error::SyncFailed {
+        remote: url.to_string(),
+        source,
+    };
+    store.fetch(url).map_err(failed)?;
+    let files = state::Files::new(&dir);
+    let head = files.head().ok().flatten();
+    if let Some(head) = &head
+        && nothing_to_do(mailbox, me, &store, head, keys)?
+    {
+        return Ok(Report::default());
+    }
+    let loaded = files.load()?;
     let mut session = Session {
         mailbox,
         me,
         url,
         rt,
         keys,
-        store: MailStore::open(&mailbox.dir().join(STORE_DIR), held)?,
-        state: load_state(mailbox),
-        report: Report::default(),
+        store,
+        journal: Journal::new(files, &loaded),
+        received: head
+            .as_ref()
+            .and_then(|h| h.received.clone())
+            // A journal that lost lines may have lost what was applied:
+            // every file on the ref is looked at again.
+            .filter(|_| loaded.damage.is_empty()),
+        state: loaded.state,
+        report: Report {
+            state_damage: loaded.damage,
+            ..Report::default()
+        },
     };
-    session
-        .store
-        .fetch(url)
-        .map_err(|cause| session.failed(cause))?;
     // The state is saved after each step: a failure later keeps what the
     // earlier steps did from being done twice.
     session.check_history();
@@ -274,9 +266,54 @@ pub fn sync(
     session.read_receipts()?;
     session.save()?;
     session.push_queue()?;
-    session.remember_tips();
     session.save()?;
+    // Last, once all the above is on disk: a sync that ends before sees
+    // the old tips, so it does not take the remote as unchanged.
+    let head_now = session.head();
+    if head.as_ref() != Some(&head_now) {
+        session.journal.files().write_head(&head_now)?;
+    }
     Ok(session.report)
+}
+
+/// Whether this sync has nothing to do (issue 16: about the cost of the
+/// fetch, whatever the history): the last one ended settled, every
+/// remote ref it watched is where it left it, nothing is queued in
+/// `outgoing/`, and no mail applied here has been processed since (its
+/// receipt would be sent). Then nothing of the state is read or written.
+fn nothing_to_do(
+    mailbox: &Mailbox,
+    me: &str,
+    store: &MailStore,
+    head: &Head,
+    keys: &Keys<'_>,
+) -> Result<bool> {
+    if !head.settled {
+        return Ok(false);
+    }
+    let ours = [mail_ref(me), receipts_ref(me)];
+    let moved = head
+        .watched
+        .iter()
+        .chain(head.tips.keys())
+        .chain(&ours)
+        .any(|r| store.tip(&fetched(r)).as_ref() != head.tips.get(r));
+    if moved {
+        return Ok(false);
+    }
+    if keys.signing.is_some() {
+        // A marker means maybe processed: the full run judges it.
+        let Some(unreceipted) = &head.unreceipted else {
+            return Ok(false);
+        };
+        if unreceipted.values().any(|file| mailbox.has_marker(file)) {
+            return Ok(false);
+        }
+    }
+    Ok(mailbox
+        .read_all_in(OUTGOING_DIR)?
+        .iter()
+        .all(|e| e.message.is_err()))
 }
 
 /// One `aea sync` run: what it works on and what it found so far.
@@ -288,6 +325,10 @@ struct Session<'a> {
     keys: &'a Keys<'a>,
     store: MailStore,
     state: SyncState,
+    /// What changed and is not on disk yet.
+    journal: Journal,
+    /// The commit of our mail ref whose files were all examined before.
+    received: Option<String>,
     report: Report,
 }
 
@@ -299,8 +340,12 @@ impl Session<'_> {
         }
     }
 
-    fn save(&self) -> Result<()> {
-        save_state(self.mailbox, &self.state)
+    fn save(&mut self) -> Result<()> {
+        self.journal.save(&self.state)
+    }
+
+    fn note(&mut self, record: Record) {
+        self.journal.note(&mut self.state, record);
     }
 
     /// Applies new mail from `refs/aea/mail/<me>` to the inbox.
@@ -401,40 +446,55 @@ impl Session<'_> {
                         "; no copy left here to push again"
                     }
                 ));
-                self.state.lost.insert(
-                    id,
-                    Lost {
-                        to: to.clone(),
-                        noticed: format_time(self.rt.now()),
-                        repushed,
-                    },
-                );
+                let lost = Lost {
+                    to: to.clone(),
+                    noticed: format_time(self.rt.now()),
+                    repushed,
+                };
+                self.note(Record::Lost(id, lost));
             }
         }
         Ok(())
     }
 
-    /// Records the tips this run leaves the watched refs at: what it pushed,
-    /// else what it fetched.
-    fn remember_tips(&mut self) {
-        for remote_ref in self.watched_refs() {
+    /// What `tips.json` says after this run: the tips it leaves the
+    /// watched refs at (what it pushed, else what it fetched), and what
+    /// the next sync needs to know that nothing changed.
+    fn head(&mut self) -> Head {
+        let watched = self.watched_refs();
+        for remote_ref in &watched {
             let tip = self
                 .store
-                .tip(&outgoing_ref(&remote_ref))
+                .tip(&outgoing_ref(remote_ref))
                 .filter(|ours| {
                     self.store
-                        .tip(&fetched(&remote_ref))
+                        .tip(&fetched(remote_ref))
                         .is_none_or(|theirs| self.store.descends(ours, &theirs))
                 })
-                .or_else(|| self.store.tip(&fetched(&remote_ref)));
+                .or_else(|| self.store.tip(&fetched(remote_ref)));
             match tip {
                 Some(tip) => {
-                    self.state.tips.insert(remote_ref, tip);
+                    self.state.tips.insert(remote_ref.clone(), tip);
                 }
                 None => {
-                    self.state.tips.remove(&remote_ref);
+                    self.state.tips.remove(remote_ref);
                 }
             }
+        }
+        let unreceipted = self.keys.signing.map(|_| {
+            self.state
+                .applied
+                .iter()
+                .filter(|(id, _)| !self.state.receipts_sent.contains(*id))
+                .map(|(id, a)| (id.clone(), a.file.clone()))
+                .collect()
+        });
+        Head {
+            tips: self.state.tips.clone(),
+            watched: watched.into_iter().collect(),
+            received: self.received.clone(),
+            unreceipted,
+            settled: !self.report.needs_attention() && self.report.state_damage.is_empty(),
         }
     }
 
@@ -443,10 +503,14 @@ impl Session<'_> {
         let refname = fetched(&mail_ref(self.me));
         let repo = self.mailbox.repo().to_path_buf();
         let mut files = Vec::new();
+        // Only what changed since the last sync that looked at every file:
+        // a new message costs the same whatever the ref already holds.
+        let only = self.store.changed_since(&refname, self.received.as_deref());
         // Messages first; attachment blobs are read after, one at a time.
         self.store.each_file(
             &refname,
             limit,
+            only.as_ref(),
             |name, _| !name.ends_with(attachments::BLOB_SUFFIX),
             |name, bytes| {
                 match bytes {
@@ -464,10 +528,11 @@ impl Session<'_> {
                 Ok(())
             },
         )?;
-        self.receive_attachments(&refname, &files)?;
-        // Ids already in the inbox, for mail that arrived by another route,
-        // and those of them whose delivery is in the log.
-        let mut local: Option<HashMap<String, String>> = None;
+        self.receive_attachments(&refname, &files, only.as_ref())?;
+        // The inbox's file names, for mail that arrived by another route
+        // (listed once, when a message is new here), and the ids whose
+        // delivery is in the log.
+        let mut inbox: Option<InboxNames> = None;
         let mut logged: Option<HashSet<String>> = None;
         for (name, bytes) in files {
             let Some(id) = name.strip_suffix(".json") else {
@@ -495,11 +560,11 @@ impl Session<'_> {
                 }
             };
             let from = parsed.from.agent_id.clone();
-            let local = local.get_or_insert_with(|| inbox_ids(self.mailbox));
+            let inbox = inbox.get_or_insert_with(|| InboxNames::new(self.mailbox));
             // Same message by two routes: delivered once. A sync killed
             // after delivering left it here too, maybe before its log line:
             // that line is written now, once.
-            let file = match local.get(id) {
+            let file = match inbox.holding(self.mailbox, &parsed) {
                 Some(file) => {
                     let logged = match &mut logged {
                         Some(logged) => logged,
@@ -509,9 +574,9 @@ impl Session<'_> {
                         )?),
                     };
                     if logged.insert(id.to_string()) {
-                        self.log_delivered(id, file, &from)?;
+                        self.log_delivered(id, &file, &from)?;
                     }
-                    file.clone()
+                    file
                 }
                 None => {
                     let path = self.mailbox.deliver_raw(&bytes, &parsed, self.rt)?;
@@ -520,20 +585,19 @@ impl Session<'_> {
                         .map(|n| n.to_string_lossy().into_owned())
                         .unwrap_or_default();
                     self.log_delivered(id, &file, &from)?;
-                    local.insert(id.to_string(), file.clone());
+                    inbox.add(file.clone());
                     self.report.received.push(id.to_string());
                     file
                 }
             };
-            self.state.applied.insert(
-                id.to_string(),
-                Applied {
-                    sha256: digest,
-                    from,
-                    file,
-                },
-            );
+            let applied = Applied {
+                sha256: digest,
+                from,
+                file,
+            };
+            self.note(Record::Applied(id.to_string(), applied));
         }
+        self.received = self.store.tip(&refname);
         Ok(())
     }
 
@@ -541,26 +605,53 @@ impl Session<'_> {
     /// names, each only once it verifies (`attachments::verify_blob`); a
     /// blob that does not is reported, once, and never written. A blob
     /// that verifies but no message names is left alone.
-    fn receive_attachments(&mut self, refname: &str, files: &[(String, Vec<u8>)]) -> Result<()> {
+    fn receive_attachments(
+        &mut self,
+        refname: &str,
+        files: &[(String, Vec<u8>)],
+        only: Option<&HashSet<String>>,
+    ) -> Result<()> {
         let dir = self.mailbox.dir().to_path_buf();
-        let named: HashSet<String> = files
+        let mut named: HashSet<String> = files
             .iter()
             .filter(|(name, _)| name.strip_suffix(".json").is_some())
             .filter_map(|(_, bytes)| message::parse(bytes, None).ok())
             .flat_map(|m| attachments::digests(&m))
             .collect();
+        // A blob can land after the message that names it (its sender
+        // pushed it again): then the names come from every message there.
+        let unnamed = |named: &HashSet<String>, name: &String| {
+            name.strip_suffix(attachments::BLOB_SUFFIX)
+                .is_some_and(|d| {
+                    attachments::is_digest(d) && !named.contains(d) && !attachments::has(&dir, d)
+                })
+        };
+        if only.is_some_and(|only| only.iter().any(|n| unnamed(&named, n))) {
+            self.store.each_file(
+                refname,
+                self.mailbox.message_limit(),
+                None,
+                |name, _| name.strip_suffix(".json").is_some(),
+                |_, bytes| {
+                    if let Ok(m) = bytes
+                        .map_err(drop)
+                        .and_then(|b| message::parse(&b, None).map_err(drop))
+                    {
+                        named.extend(attachments::digests(&m));
+                    }
+                    Ok(())
+                },
+            )?;
+        }
         let mut received = Vec::new();
         let mut refused = Vec::new();
-        let mut on_ref = HashSet::new();
         // Only blobs worth a look are read (one named and not yet kept, or
         // one to refuse), and one at a time: a remote can hold thousands.
         self.store.each_file(
             refname,
             attachments::LIMIT,
+            only,
             |name, size| {
-                if name.ends_with(attachments::BLOB_SUFFIX) {
-                    on_ref.insert(name.to_string());
-                }
                 name.strip_suffix(attachments::BLOB_SUFFIX)
                     .is_some_and(|d| {
                         !attachments::has(&dir, d)
@@ -609,17 +700,25 @@ impl Session<'_> {
         self.report.attachments_received.extend(received);
         // What is remembered is of blobs still there: a remote cannot grow
         // the state file past what it holds now.
-        self.state
-            .blobs_refused
-            .retain(|key| key.split(' ').next().is_some_and(|n| on_ref.contains(n)));
+        let mut remembered = self.state.blobs_refused.clone();
+        if !remembered.is_empty() {
+            let on_ref: HashSet<String> = self
+                .store
+                .names(refname)
+                .into_iter()
+                .filter(|n| n.ends_with(attachments::BLOB_SUFFIX))
+                .collect();
+            remembered.retain(|key| key.split(' ').next().is_some_and(|n| on_ref.contains(n)));
+        }
         let mut more = 0usize;
         for (name, key, why) in refused {
-            if self.state.blobs_refused.contains(&key) {
+            if remembered.contains(&key) {
                 continue;
             }
-            // Past the bound, a refusal is reported again on the next sync.
-            if self.state.blobs_refused.len() < REFUSALS_REMEMBERED {
-                self.state.blobs_refused.insert(key);
+            // Past the bound, a refusal is reported again when the blob
+            // is looked at again.
+            if remembered.len() < REFUSALS_REMEMBERED {
+                remembered.insert(key);
             }
             if self.report.attachments_refused.len() < REFUSALS_SHOWN {
                 // The name is the remote's: cut short (the printer escapes it).
@@ -635,6 +734,9 @@ impl Session<'_> {
             self.report.attachments_refused.push(format!(
                 "and {more} more attachment blobs on the remote that were not kept (someone with push access put them there)"
             ));
+        }
+        if remembered != self.state.blobs_refused {
+            self.note(Record::BlobsRefused(remembered));
         }
         Ok(())
     }
@@ -652,9 +754,10 @@ impl Session<'_> {
     /// Moves content that must not be applied to `.quarantine/`, with the
     /// reason; each id is reported once.
     fn quarantine(&mut self, id: &str, bytes: &[u8], reason: &str) -> Result<()> {
-        if !self.state.quarantined.insert(id.to_string()) {
+        if self.state.quarantined.contains(id) {
             return Ok(());
         }
+        self.note(Record::Quarantined(id.to_string()));
         let dir = self.mailbox.dir().join(QUARANTINE_DIR);
         fsutil::ensure_dir(&dir)?;
         let safe: String = id
@@ -719,12 +822,13 @@ impl Session<'_> {
         }
         for (sender, files) in by_sender {
             self.push_files(&receipts_ref(&sender), &files, true)?;
-            let ids = files
-                .iter()
-                .map(|(n, _)| n.trim_end_matches(".json").to_string());
-            let before = self.state.receipts_sent.len();
-            self.state.receipts_sent.extend(ids);
-            self.report.receipts_sent += self.state.receipts_sent.len() - before;
+            for (name, _) in &files {
+                let id = name.trim_end_matches(".json");
+                if !self.state.receipts_sent.contains(id) {
+                    self.note(Record::ReceiptSent(id.to_string()));
+                    self.report.receipts_sent += 1;
+                }
+            }
         }
         Ok(())
     }
@@ -768,14 +872,10 @@ impl Session<'_> {
                     .push(format!("{}: {reason}", receipt.message_id));
                 continue;
             }
-            if let std::collections::btree_map::Entry::Vacant(slot) =
-                self.state.receipts.entry(receipt.message_id.clone())
-            {
-                self.report
-                    .receipts_received
-                    .push(receipt.message_id.clone());
-                slot.insert(receipt);
-            }
+            self.report
+                .receipts_received
+                .push(receipt.message_id.clone());
+            self.note(Record::Receipt(receipt));
         }
         Ok(())
     }
@@ -822,16 +922,13 @@ impl Session<'_> {
             // the save pushes again next time, which adds nothing.
             let at = format_time(self.rt.now());
             for (_, id, _) in &queued {
-                let record = self
-                    .state
-                    .pushed
-                    .entry(id.clone())
-                    .or_insert_with(|| PushRecord {
-                        to: Vec::new(),
-                        at: at.clone(),
-                    });
+                let mut record = self.state.pushed.get(id).cloned().unwrap_or(PushRecord {
+                    to: Vec::new(),
+                    at: at.clone(),
+                });
                 if !record.to.contains(&recipient) {
                     record.to.push(recipient.clone());
+                    self.note(Record::Pushed(id.clone(), record));
                 }
             }
             self.save()?;
@@ -907,17 +1004,79 @@ impl Session<'_> {
     }
 }
 
-/// Message ids in the inbox (processed or not), by id -> file name.
-fn inbox_ids(mailbox: &Mailbox) -> HashMap<String, String> {
-    mailbox
-        .message_names()
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|name| {
-            let entry = mailbox.read(&name);
-            entry.valid().map(|m| (m.message_id.clone(), name.clone()))
-        })
-        .collect()
+/// The names of the inbox's files, sorted, listed once per sync that
+/// receives mail: what finds a copy of a message delivered by another
+/// route without reading the whole inbox.
+struct InboxNames {
+    names: Vec<String>,
+    /// Names that say neither sender nor time (another tool's).
+    odd: Vec<String>,
+}
+
+impl InboxNames {
+    fn new(mailbox: &Mailbox) -> Self {
+        let mut names = mailbox.message_names().unwrap_or_default();
+        names.sort_unstable();
+        let odd = names
+            .iter()
+            .filter(|n| message::parse_file_name(n).is_none())
+            .cloned()
+            .collect();
+        InboxNames { names, odd }
+    }
+
+    fn add(&mut self, name: String) {
+        let at = self.names.partition_point(|n| *n < name);
+        self.names.insert(at, name);
+    }
+
+    /// The names that start with `prefix`.
+    fn starting(&self, prefix: &str) -> &[String] {
+        let from = self.names.partition_point(|n| n.as_str() < prefix);
+        let len = self.names[from..]
+            .iter()
+            .take_while(|n| n.starts_with(prefix))
+            .count();
+        &self.names[from..from + len]
+    }
+
+    /// The inbox file that already holds `message`, if one does. Only the
+    /// files named for its sender and time are read (aea names a
+    /// delivered file by the message's own timestamp and sender, SPEC §2;
+    /// older tools to the second), and those whose name says neither: a
+    /// new message costs a few reads, not one per message in the inbox.
+    /// A copy another tool named by some other time is not found, and the
+    /// message is delivered a second time.
+    fn holding(&self, mailbox: &Mailbox, message: &message::Message) -> Option<String> {
+        use chrono::SubsecRound as _;
+        let sender = &message.from.agent_id;
+        let candidates: Vec<&String> = match message.sent_at() {
+            Some(at) => {
+                let millis = message::file_name(at.trunc_subsecs(3), sender, "");
+                let seconds = format!("message-{}-from-{sender}", at.format("%Y%m%dT%H%M%SZ"));
+                let millis = millis.trim_end_matches(".json").trim_end_matches('-');
+                let named =
+                    |n: &&String| message::parse_file_name(n).is_some_and(|p| p.sender == *sender);
+                self.starting(millis)
+                    .iter()
+                    .chain(self.starting(&seconds))
+                    .filter(named)
+                    // Names aea cannot read say nothing of what they hold.
+                    .chain(&self.odd)
+                    .collect()
+            }
+            None => self.names.iter().collect(),
+        };
+        candidates
+            .into_iter()
+            .find(|name| {
+                mailbox
+                    .read(name)
+                    .valid()
+                    .is_some_and(|m| m.message_id == message.message_id)
+            })
+            .cloned()
+    }
 }
 
 /// The recipients of each message waiting in `outgoing/`, by id.

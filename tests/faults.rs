@@ -752,10 +752,7 @@ fn killed_syncs_lose_duplicate_and_wedge_nothing() {
     // reads (one `status` per message would cost seconds here).
     let receipts: Vec<serde_json::Value> = machines
         .iter()
-        .map(|m| {
-            let state = std::fs::read(m.repo.join(".aea/.sync/state.json")).unwrap();
-            serde_json::from_slice::<serde_json::Value>(&state).unwrap()["receipts"].clone()
-        })
+        .map(|m| serde_json::Value::Object(sync_receipts(&m.repo)))
         .collect();
     for (id, (from, to)) in &sent {
         let receipt = &receipts[*from][id];

@@ -43,4 +43,5 @@ mod send_checks;
 mod snapshots;
 mod state;
 mod sync;
+mod sync_state;
 mod wake;

@@ -83,6 +83,9 @@ fn print(report: &Report, url: &str, ctx: &Context) {
             report.receipts_sent
         ));
     }
+    for damage in &report.state_damage {
+        p.warn(format_args!("sync state: {damage}"));
+    }
     for rewritten in &report.rewritten {
         p.warn(format_args!("{rewritten}"));
     }

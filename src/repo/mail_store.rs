@@ -13,6 +13,7 @@
 //! file still there was left by one that was killed: it is removed when
 //! the store is opened (a stale ref lock made every later sync fail).
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -222,6 +223,7 @@ impl MailStore {
         self.each_file(
             refname,
             cap,
+            None,
             |_, _| true,
             |name, bytes| {
                 files.push((name.to_string(), bytes));
@@ -231,14 +233,46 @@ impl MailStore {
         Ok(files)
     }
 
+    /// The names at the tip of `refname` that commit `since` does not
+    /// have with the same content: new files, and files changed under a
+    /// name it had. `None` when every name counts: no `since`, or the tip
+    /// does not descend from it (history rewritten), or either is unknown.
+    pub fn changed_since(&self, refname: &str, since: Option<&str>) -> Option<HashSet<String>> {
+        let since = git2::Oid::from_str(since?).ok()?;
+        let tip = self
+            .repo
+            .find_reference(refname)
+            .ok()?
+            .peel_to_commit()
+            .ok()?;
+        if tip.id() != since && !self.repo.graph_descendant_of(tip.id(), since).ok()? {
+            return None;
+        }
+        let old = self.repo.find_commit(since).ok()?.tree().ok()?;
+        let new = tip.tree().ok()?;
+        // Both trees are sorted by name: one pass over each (git's diff
+        // would look at every entry too, the tree being flat).
+        Some(
+            new.iter()
+                .filter(|e| {
+                    old.get_name_bytes(e.name_bytes())
+                        .is_none_or(|o| o.id() != e.id())
+                })
+                .filter_map(|e| e.name().map(str::to_string))
+                .collect(),
+        )
+    }
+
     /// Hands each file at the tip of `refname` that `want` (given its name
     /// and size, before a byte is read) asks for to `each`, one at a time:
     /// its bytes, or its size when over `cap`. Only one file's bytes are
-    /// held at once, however many the ref holds.
+    /// held at once, however many the ref holds. With `only`, the files
+    /// not named there are passed over without a look.
     pub fn each_file(
         &self,
         refname: &str,
         cap: u64,
+        only: Option<&HashSet<String>>,
         mut want: impl FnMut(&str, u64) -> bool,
         mut each: impl FnMut(&str, Capped) -> Result<()>,
     ) -> Result<()> {
@@ -250,6 +284,9 @@ impl MailStore {
         let odb = self.repo.odb().map_err(err)?;
         for entry in &tree {
             let Some(name) = entry.name() else { continue };
+            if only.is_some_and(|only| !only.contains(name)) {
+                continue;
+            }
             let Ok((size, kind)) = odb.read_header(entry.id()) else {
                 continue;
             };

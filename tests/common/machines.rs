@@ -101,6 +101,25 @@ key = \"{}\"
     }
 }
 
+/// The records of a machine's sync journal (`.aea/.sync/journal`), each
+/// as `{"<kind>": …}`, in the order written.
+pub fn sync_journal(repo: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(repo.join(".aea/.sync/journal"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The receipts a machine's sync recorded, by message id.
+pub fn sync_receipts(repo: &Path) -> serde_json::Map<String, serde_json::Value> {
+    sync_journal(repo)
+        .into_iter()
+        .filter_map(|r| r.get("receipt").cloned())
+        .map(|r| (r["message_id"].as_str().unwrap().to_string(), r))
+        .collect()
+}
+
 pub fn git(dir: &Path, args: &[&str]) -> Output {
     let out = git_command(dir).args(args).output().unwrap();
     assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
