@@ -420,6 +420,12 @@ pub struct GcArgs {
     /// List each file that would move, move nothing
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Archive the oldest processed messages, whatever their age, until
+    /// half of limits.auto_gc_over remain (what aea starts on its own once
+    /// the inbox holds more processed mail than that)
+    #[arg(long, conflicts_with = "older_than")]
+    pub auto: bool,
 }
 
 #[derive(Debug, Args)]

@@ -266,6 +266,10 @@ pub struct LimitsConfig {
     /// How many rotated files (`agent.log.1` … `agent.log.N`) are kept;
     /// absent: all of them, since the log is append-only (SPEC §7).
     pub log_files: Option<u32>,
+    /// Past this many processed messages in the inbox, a command that
+    /// lists it starts `aea gc --auto` in the background, which archives
+    /// the oldest until half remain (issue 16); `0` never does.
+    pub auto_gc_over: Option<u64>,
 }
 
 impl LimitsConfig {
@@ -277,7 +281,16 @@ impl LimitsConfig {
     pub fn recipients(&self) -> usize {
         self.max_recipients.unwrap_or(DEFAULT_MAX_RECIPIENTS)
     }
+
+    /// [`LimitsConfig::auto_gc_over`]; `None` when it is off.
+    pub fn auto_gc(&self) -> Option<u64> {
+        Some(self.auto_gc_over.unwrap_or(DEFAULT_AUTO_GC_OVER)).filter(|n| *n > 0)
+    }
 }
+
+/// Processed messages the inbox may hold before aea archives the oldest
+/// on its own, unless `limits.auto_gc_over` says otherwise.
+pub const DEFAULT_AUTO_GC_OVER: u64 = 10_000;
 
 /// At most this many recipients per broadcast unless `limits` says otherwise (SPEC §4).
 pub const DEFAULT_MAX_RECIPIENTS: usize = 10;

@@ -27,6 +27,13 @@ use crate::runtime::Runtime;
 
 /// Held by a running gc, in `.aea/`.
 pub const LOCK_FILE: &str = ".gc.lock";
+/// Where `gc --auto` notes when it was last started, in `.aea/.seen/`:
+/// at most one start per [`AUTO_EVERY`].
+pub const AUTO_STAMP: &str = "auto-gc";
+/// How often a listing may start `gc --auto` while the inbox stays over
+/// its limit (it may be over because all of it is recent and gated).
+pub const AUTO_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// How long a second gc waits for the first before it steps aside. A gc
 /// moves a few thousand files a second; one that holds the lock longer
 /// than this is stuck, or has a very large inbox to itself.
@@ -37,6 +44,9 @@ pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 pub struct Request {
     /// Processed messages processed before this are archived.
     pub cutoff: DateTime<Utc>,
+    /// Besides: the oldest processed messages (by file name, which starts
+    /// with the time it was sent) until at most this many remain.
+    pub keep_processed: Option<usize>,
     /// Say what would move, move nothing (and take no lock).
     pub dry_run: bool,
     /// How long to wait for another gc ([`LOCK_WAIT`]).
@@ -118,8 +128,24 @@ pub fn collect(mailbox: &Mailbox, request: Request, rt: &Runtime) -> Result<Repo
     }
     let mut names = mailbox.message_names()?;
     names.sort();
+    // The processed messages beyond `keep_processed`, oldest first, go
+    // whatever their age.
+    let over: std::collections::HashSet<String> = match request.keep_processed {
+        Some(keep) => {
+            let processed = mailbox.processed_names()?;
+            let done: Vec<&String> = names.iter().filter(|n| processed.contains(*n)).collect();
+            let extra = done.len().saturating_sub(keep);
+            done.into_iter().take(extra).cloned().collect()
+        }
+        None => std::collections::HashSet::new(),
+    };
     for name in names {
-        let (kind, reason) = match judge(mailbox, &name, request.cutoff, now) {
+        let cutoff = if over.contains(&name) {
+            DateTime::<Utc>::MAX_UTC
+        } else {
+            request.cutoff
+        };
+        let (kind, reason) = match judge(mailbox, &name, cutoff, now) {
             Judged::Stays => continue,
             Judged::Skip(reason) => {
                 report.skipped.push(Skipped { file: name, reason });

@@ -137,6 +137,9 @@ pub struct Mailbox {
     /// Verifies senders of inbox messages (SPEC §15.2); forged mail reads
     /// as invalid, so it is never acted on.
     keyring: Option<Rc<KeyRing>>,
+    /// How many processed markers the last listing of the unprocessed
+    /// mail found ([`Mailbox::listed_processed`]).
+    listed_processed: std::cell::Cell<Option<usize>>,
 }
 
 /// A message file read from the inbox, valid or not.
@@ -367,6 +370,7 @@ impl Mailbox {
                     own: false,
                     owner,
                     keyring: None,
+                    listed_processed: std::cell::Cell::new(None),
                 })
             }
         }
@@ -541,6 +545,12 @@ impl Mailbox {
         watched.add(crate::harness::shims::readers_path(&self.dir));
     }
 
+    /// How many processed markers [`Mailbox::unprocessed`] found, if it
+    /// listed: what deciding on housekeeping needs, at no extra cost.
+    pub fn listed_processed(&self) -> Option<usize> {
+        self.listed_processed.get()
+    }
+
     /// Names of the message files in the inbox, unsorted.
     pub fn message_names(&self) -> Result<Vec<String>> {
         names_of_messages(&self.dir)
@@ -681,6 +691,7 @@ impl Mailbox {
     pub fn unprocessed(&self) -> Result<Vec<Entry>> {
         self.check_state()?;
         let processed = self.names_in(PROCESSED_DIR)?;
+        self.listed_processed.set(Some(processed.len()));
         // A file that vanished between the listing and the read was moved
         // (gc archived it, `quarantine` took it): it is not in the inbox
         // any more, and not invalid either.

@@ -436,3 +436,73 @@ fn the_log_rotates_under_concurrent_appenders_without_losing_a_line() {
     let first: serde_json::Value = serde_json::from_str(all.lines().next().unwrap()).unwrap();
     assert_eq!(first["event"], "init");
 }
+
+/// Polls for `done` for at most ten seconds (a background process is
+/// being waited for; the condition is what it leaves on disk).
+fn eventually(what: &str, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not after 10 s"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn an_inbox_over_its_limit_archives_its_oldest_processed_mail_on_its_own() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let config = web.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("limits:\n", "limits:\n  auto_gc_over: 4\n"),
+    )
+    .unwrap();
+    let ids: Vec<String> = (0..6)
+        .map(|i| env.question(&api, "web", &format!("q{i}")))
+        .collect();
+    for id in &ids {
+        env.ok(&web, &["process", id]);
+    }
+    let mut names = inbox_files(&web);
+    names.sort();
+    // Six processed, over four: the listing starts `gc --auto` and says so.
+    let out = env.run(&web, &["check"]);
+    assert_eq!(code(&out), 0);
+    assert!(
+        stderr(&out).contains("6 processed messages in .aea/, over limits.auto_gc_over (4)"),
+        "{}",
+        stderr(&out)
+    );
+    // It archives the oldest until half the limit remain: four go.
+    let archive = web.join(".aea/.archive");
+    eventually("four archived", || {
+        std::fs::read_dir(&archive).map_or(0, |d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+                .count()
+        }) == 4
+    });
+    assert_eq!(inbox_files(&web), names[4..].to_vec());
+    // An archived message is still shown.
+    assert!(env.ok(&web, &["show", &ids[0]]).contains("ARCHIVED"));
+    // Within the hour it is not started again, and nothing is said.
+    for id in (0..4).map(|i| env.question(&api, "web", &format!("r{i}"))) {
+        env.ok(&web, &["process", &id]);
+    }
+    let out = env.run(&web, &["check"]);
+    assert_eq!(stderr(&out), "");
+    // Off: `gc --auto` refuses and says what to do instead.
+    std::fs::write(
+        &config,
+        text.replace("limits:\n", "limits:\n  auto_gc_over: 0\n"),
+    )
+    .unwrap();
+    let out = env.run(&web, &["gc", "--auto"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--older-than"), "{}", stderr(&out));
+}

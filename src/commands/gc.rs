@@ -15,10 +15,28 @@ pub fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
         .shift(now, false, &args.older_than.to_string())
         .map_err(|e| e.of_flag("--older-than"))?;
     let mailbox = ctx.mailbox()?;
-    let request = Request {
-        cutoff,
-        dry_run: args.dry_run,
-        lock_wait: housekeeping::LOCK_WAIT,
+    let request = if args.auto {
+        let limit = mailbox.config()?.limits.auto_gc().ok_or_else(|| {
+            crate::error::Error::usage(
+                "limits.auto_gc_over is 0 in agent-config.yaml: automatic housekeeping is off",
+                "archive by age with `aea gc --older-than 7d`, or set limits.auto_gc_over",
+            )
+        })?;
+        Request {
+            // Age alone moves nothing; the count does.
+            cutoff: chrono::DateTime::<chrono::Utc>::MIN_UTC,
+            keep_processed: Some(usize::try_from(limit / 2).unwrap_or(usize::MAX)),
+            dry_run: args.dry_run,
+            // Started by another command: never waits for a gc already running.
+            lock_wait: std::time::Duration::ZERO,
+        }
+    } else {
+        Request {
+            cutoff,
+            keep_processed: None,
+            dry_run: args.dry_run,
+            lock_wait: housekeeping::LOCK_WAIT,
+        }
     };
     let report = housekeeping::collect(&mailbox, request, &ctx.rt)?;
     if ctx.printer.json() {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Context;
 use crate::error::Result;
+use crate::housekeeping;
 use crate::identity::SenderState;
 use crate::mailbox::{Approval, Entry, Mailbox, Marker, StaleMarker};
 use crate::message::{MessageType, Priority};
@@ -257,6 +258,7 @@ pub fn unprocessed_report(
     mailbox.watch_listing(&mut watched);
     ctx.watch_identity(&mut watched);
     let entries = mailbox.unprocessed()?;
+    housekeep_if_due(mailbox, ctx, quiet);
     let warned = Rc::new(Cell::new(false));
     let warn: Warn = {
         let warned = warned.clone();
@@ -310,6 +312,59 @@ pub fn unprocessed_report(
     memos.keep(REPORT_MEMO, watched, valid_until, &remembered);
     Ok(remembered.report)
 }
+
+/// Starts `aea gc --auto` in the background when the listing just made
+/// found more processed mail than `limits.auto_gc_over` (the way `git gc
+/// --auto` keeps a repository small), at most once per
+/// [`housekeeping::AUTO_EVERY`]; says so unless `quiet`. Best effort: the
+/// command that lists never waits for it and never fails because of it.
+fn housekeep_if_due(mailbox: &Mailbox, ctx: &Context, quiet: bool) {
+    let (Some(count), Some(limit), Some(seen), Some(exe)) = (
+        mailbox.listed_processed(),
+        mailbox.config().ok().and_then(|c| c.limits.auto_gc()),
+        mailbox.seen_dir(),
+        ctx.exe.as_deref(),
+    ) else {
+        return;
+    };
+    if count as u64 <= limit {
+        return;
+    }
+    let stamp = seen.join(housekeeping::AUTO_STAMP);
+    let recent = std::fs::symlink_metadata(&stamp)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age < housekeeping::AUTO_EVERY);
+    if recent || crate::fsutil::replace_atomic_via(&seen, &stamp, b"").is_err() {
+        return;
+    }
+    let mut gc = std::process::Command::new(exe);
+    gc.arg("--repo")
+        .arg(mailbox.repo())
+        .args(["gc", "--auto"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    detach(&mut gc);
+    if gc.spawn().is_ok() && !quiet {
+        ctx.printer.err_line(format_args!(
+            "aea: {count} processed messages in .aea/, over limits.auto_gc_over ({limit}): archiving the oldest to .aea/.archive/ in the background (`aea gc --auto`)"
+        ));
+    }
+}
+
+/// Puts `cmd`'s process in a process group of its own, so that a signal
+/// to the hook's or terminal's group (Ctrl-C, a harness ending its hook)
+/// does not stop it half-way; nothing waits for it.
+#[cfg(unix)]
+fn detach(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt as _;
+    cmd.process_group(0);
+}
+
+#[cfg(not(unix))]
+fn detach(_: &mut std::process::Command) {}
 
 /// Each unprocessed file of `report` by name, and whether it is a valid
 /// message: what hooks count and announce.
