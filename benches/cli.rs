@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const BIN: &str = env!("CARGO_BIN_EXE_aea");
 
@@ -744,7 +744,20 @@ fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
             ls
         });
         // Each run sees the same inbox: what changed at the warm-up stays.
+        settled(&aea);
         let check_unchanged = run_many(runs, || bench.cmd(&repo, &["check"]));
+        // What Claude Code runs on every prompt, with its hook input.
+        let input = bench.root.path().join("claude-input.json");
+        std::fs::write(
+            &input,
+            r#"{"session_id":"bench","hook_event_name":"UserPromptSubmit","prompt":"go on"}"#,
+        )
+        .unwrap();
+        let hook_claude = run_many(runs, || {
+            let mut cmd = bench.cmd(&repo, &["check", "--hook", "claude"]);
+            cmd.stdin(std::fs::File::open(&input).unwrap());
+            cmd
+        });
         // One message arrives before each run (and the previous one goes,
         // so the inbox keeps its size).
         let mut arrived: Option<String> = None;
@@ -759,18 +772,6 @@ fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
         if let Some(name) = arrived.take() {
             std::fs::remove_file(aea.join(name)).unwrap();
         }
-        // What Claude Code runs on every prompt, with its hook input.
-        let input = bench.root.path().join("claude-input.json");
-        std::fs::write(
-            &input,
-            r#"{"session_id":"bench","hook_event_name":"UserPromptSubmit","prompt":"go on"}"#,
-        )
-        .unwrap();
-        let hook_claude = run_many(runs, || {
-            let mut cmd = bench.cmd(&repo, &["check", "--hook", "claude"]);
-            cmd.stdin(std::fs::File::open(&input).unwrap());
-            cmd
-        });
         // Commits in the same repository with aea's hooks and with none,
         // alternated so that drift in the machine's speed hits both alike.
         let commit = |hooks: bool| {
@@ -784,6 +785,7 @@ fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
                 &["-c", path, "commit", "-q", "--allow-empty", "-m", "bench"],
             )
         };
+        settled(&aea);
         let mut hooked = true;
         let mut pairs = run_pairs(runs, || {
             hooked = !hooked;
@@ -824,6 +826,35 @@ fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
         });
     }
     out
+}
+
+/// Waits until `.aea/` and `.aea/.processed/` (at `aea`) have not changed
+/// for a little over aea's settle time: aea answers from what it remembered
+/// of an inbox only once the folders it lists are older than 2 s (see
+/// src/seen.rs), so an "unchanged" row measured sooner would list.
+fn settled(aea: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    loop {
+        let newest = [aea.to_path_buf(), aea.join(".processed")]
+            .iter()
+            .map(|p| {
+                let m = std::fs::symlink_metadata(p).unwrap();
+                let changed = Duration::new(
+                    u64::try_from(m.ctime()).unwrap(),
+                    u32::try_from(m.ctime_nsec()).unwrap(),
+                );
+                let modified = m.modified().unwrap().duration_since(UNIX_EPOCH).unwrap();
+                changed.max(modified)
+            })
+            .max()
+            .unwrap();
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+        let ready = newest + Duration::from_millis(2500);
+        match ready.checked_sub(now) {
+            Some(wait) if !wait.is_zero() => std::thread::sleep(wait),
+            _ => return,
+        }
+    }
 }
 
 /// Like `run_many`, for commands `make` hands out alternately from two

@@ -389,9 +389,15 @@ pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
 /// leftovers) and linked into place, which fails if `path` exists.
 /// For claims, which another process judges by their content.
 pub fn create_exclusive_whole(path: &Path, bytes: &[u8]) -> Result<bool> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    sweep_staging(dir);
-    let tmp = stage_tagged(dir, bytes)?;
+    create_exclusive_whole_via(path.parent().unwrap_or_else(|| Path::new(".")), path, bytes)
+}
+
+/// Like [`create_exclusive_whole`], staged in `staging` (on the same file
+/// system): for a folder of many files (`.processed/` of a large inbox),
+/// whose sweep for leftovers would list every one of them.
+pub fn create_exclusive_whole_via(staging: &Path, path: &Path, bytes: &[u8]) -> Result<bool> {
+    sweep_staging(staging);
+    let tmp = stage_tagged(staging, bytes)?;
     let linked = fs::hard_link(&tmp, path);
     let _ = fs::remove_file(&tmp);
     match linked {

@@ -1479,8 +1479,10 @@ impl Mailbox {
         // Whole or not at all: a process killed between creating the file
         // and writing it would leave an empty marker, which counts as
         // processed (older tools `touch` them) but says nothing `doctor`
-        // could rebuild the cut-off log line from.
-        if !fsutil::create_exclusive_whole(&path, &body)? {
+        // could rebuild the cut-off log line from. Staged in `.tmp/`: a
+        // sweep of `.processed/` for leftovers would list every marker.
+        let staging = self.make_state_dir(TMP_DIR)?;
+        if !fsutil::create_exclusive_whole_via(&staging, &path, &body)? {
             return Err(Error::AlreadyProcessed {
                 name: name.to_string(),
             });
