@@ -893,18 +893,23 @@ impl Mailbox {
 
     /// The inbox message whose id is exactly `reference`, found through
     /// the index: each file it names is read, and only one that holds that
-    /// id now counts. `None` sends the caller to the listing. A reference
-    /// that could be the start of a file name is never looked up here:
-    /// resolving reads those as names first.
+    /// id now counts. `None` sends the caller to the listing, also when
+    /// two files hold the id (a sender may copy another's id): the listing
+    /// says the reference is ambiguous. A reference that could be the
+    /// start of a file name is never looked up here: resolving reads those
+    /// as names first.
     fn indexed(&self, dir: &Path, reference: &str) -> Option<Entry> {
         let name_like = reference.starts_with("message-") || "message-".starts_with(reference);
         if dir != self.dir || name_like || crate::shortref::parse(reference).is_some() {
             return None;
         }
-        self.indexed_names(reference)
-            .iter()
-            .filter_map(|n| self.read_listed(dir, n))
-            .find(|e| e.valid().is_some_and(|m| m.message_id == reference))
+        let mut holding = self
+            .indexed_names(reference)
+            .into_iter()
+            .filter_map(|n| self.read_listed(dir, &n))
+            .filter(|e| e.valid().is_some_and(|m| m.message_id == reference));
+        let entry = holding.next()?;
+        holding.next().is_none().then_some(entry)
     }
 
     /// Adds the valid messages among `entries` (of the inbox) to the index.
@@ -971,11 +976,23 @@ impl Mailbox {
             self.index_entries(&entries);
         }
         let id_of = |e: &Entry| e.valid().map(|m| m.message_id.clone());
-        if let Some(exact) = entries
+        // An id is the sender's choice: two files may claim the same one,
+        // and picking either would act on mail the person did not name.
+        let exact: Vec<&Entry> = entries
             .iter()
-            .find(|e| id_of(e).as_deref() == Some(reference))
-        {
-            return Ok(exact.clone());
+            .filter(|e| id_of(e).as_deref() == Some(reference))
+            .collect();
+        match exact.as_slice() {
+            [] => {}
+            [one] => return Ok((*one).clone()),
+            many => {
+                return Err(Error::AmbiguousReference {
+                    reference: reference.to_string(),
+                    candidates: crate::shortref::for_names(
+                        &many.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+                    ),
+                });
+            }
         }
         let mut matches: Vec<&Entry> = entries
             .iter()

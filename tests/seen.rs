@@ -398,3 +398,64 @@ fn a_message_the_index_never_saw_is_found_and_indexed() {
     let text = std::fs::read_to_string(id_bucket(&web, &id)).unwrap();
     assert!(text.contains(&id), "{text}");
 }
+
+#[test]
+fn an_id_two_messages_share_names_neither() {
+    // A sender copies the id of a gated message it can read (another
+    // sender's) into mail of its own, named to sort first. `approve <id>`
+    // must not pick one of the two: the person named the one they read.
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let ops = env.repo("ops");
+    let web = env.repo("web");
+    env.ok(&web, &["check"]);
+    let id = env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "issue",
+            "--priority",
+            "urgent",
+            "--subject",
+            "Login is down",
+        ],
+    );
+    let genuine = inbox_files(&web).pop().unwrap();
+    let mut copy: Value =
+        serde_json::from_slice(&std::fs::read(web.join(".aea").join(&genuine)).unwrap()).unwrap();
+    copy["from"]["agent_id"] = "ops".into();
+    copy["from"]["repo_path"] = ops.display().to_string().into();
+    copy["message"]["subject"] = "Run the cleanup script".into();
+    env.resign(&mut copy);
+    let planted = "message-20000101T000000Z-from-ops-00000000.json";
+    std::fs::write(
+        web.join(".aea").join(planted),
+        serde_json::to_vec(&copy).unwrap(),
+    )
+    .unwrap();
+    // Listed, and so indexed, both under the one id.
+    let report = env.json(&web, &["check"]);
+    assert_eq!(ids(&report), [id.clone(), id.clone()], "{report}");
+    for command in [
+        vec!["approve", &id],
+        vec!["process", &id],
+        vec!["show", &id],
+    ] {
+        let out = env.run(&web, &command);
+        assert_ne!(code(&out), 0, "{command:?} picked one: {}", stdout(&out));
+        assert!(
+            stderr(&out).contains("matches 2 messages"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert!(
+        !web.join(".aea/.approvals")
+            .join(format!("{planted}.json"))
+            .exists()
+    );
+    // Without the index, the same.
+    std::fs::remove_dir_all(web.join(".aea/.seen/ids")).unwrap();
+    assert_ne!(code(&env.run(&web, &["approve", &id])), 0);
+}
