@@ -149,6 +149,11 @@ impl Watched {
             .all(|(_, s)| s.is_none_or(|s| s.settled(self.taken, settle)))
     }
 
+    /// Whether every path still has the stamp recorded.
+    fn unchanged(&self) -> bool {
+        self.paths.iter().all(|(p, s)| Stamp::of(p) == *s)
+    }
+
     /// The latest modification time recorded, if any path exists.
     fn newest(&self) -> Option<i128> {
         self.paths
@@ -275,6 +280,12 @@ impl Memos {
         let old_enough = watched.newest().is_none_or(|t| t < now_ns() - self.settle);
         if quiet && watched.settled(self.settle) && old_enough {
             let _ = fsutil::ensure_state_dir(&marker);
+            // Mail that arrived while the inbox was listed moved a folder
+            // before the marker was made, so the folder is older than it:
+            // look again now. A change after this look is newer.
+            if !watched.unchanged() {
+                let _ = fs::remove_dir(&marker);
+            }
         }
     }
 }
@@ -449,6 +460,28 @@ mod tests {
         watched.add(dir.path().join("absent"));
         memos.keep("m", watched, Some(now_ns() - 1), &"answer");
         assert_eq!(memos.recall::<String>("m", now_ns()), None);
+    }
+
+    #[test]
+    fn mail_that_arrives_while_the_inbox_is_listed_leaves_it_not_quiet() {
+        let dir = tempfile::tempdir().unwrap();
+        let memos = memos(dir.path());
+        let inbox = dir.path().join("inbox");
+        fs::create_dir(&inbox).unwrap();
+        settle();
+        let mut watched = Watched::start();
+        watched.add(inbox.clone());
+        // Delivered after the folder was stamped, before the marker: the
+        // hook's `test inbox -ot quiet` would hold and skip aea.
+        fs::write(inbox.join("message-new.json"), "{}").unwrap();
+        settle();
+        memos.set_quiet(true, &watched);
+        assert!(!dir.path().join(".aea").join(DIR).join(QUIET).exists());
+        // Nothing moved: quiet.
+        let mut watched = Watched::start();
+        watched.add(inbox);
+        memos.set_quiet(true, &watched);
+        assert!(dir.path().join(".aea").join(DIR).join(QUIET).is_dir());
     }
 
     #[test]
