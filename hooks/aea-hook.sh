@@ -19,11 +19,15 @@ if [ @HOOK@ = pre-commit ]; then
   # Start aea only if the inbox may hold mail: aea keeps .aea/.seen/quiet,
   # an empty folder of its own, made when it found nothing unprocessed
   # after both inbox folders had last changed. Any new message, or a
-  # marker taken away, makes a folder newer than it. A few tests, no loop
-  # over files: a process start costs more than these.
+  # marker taken away, makes a folder newer than it. The config too: one
+  # that no longer reads blocks the commit, and an editor may save it in
+  # place, which moves no folder. A few tests, no loop over files: a
+  # process start costs more than these.
   q=.aea/.seen/quiet
+  c=.aea/agent-config.yaml
   quiet=
-  if [ -d "$q" ] && [ -O "$q" ] && [ .aea -ot "$q" ] && [ .aea/.processed -ot "$q" ]; then
+  if [ -d "$q" ] && [ -O "$q" ] && [ .aea -ot "$q" ] && [ .aea/.processed -ot "$q" ] &&
+    [ -f "$c" ] && [ "$c" -ot "$q" ]; then
     quiet=1
     # Empty, or not aea's: git cannot commit an empty folder.
     for f in "$q"/* "$q"/.[!.]* "$q"/..?*; do

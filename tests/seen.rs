@@ -250,17 +250,22 @@ fn hooked_repo(env: &TestEnv, name: &str) -> PathBuf {
     dir
 }
 
-/// Commits in `dir`, returning stderr and how often the hook started aea
-/// so far.
-fn commit(env: &TestEnv, dir: &Path, name: &str) -> (String, usize) {
-    let out = git_command(dir)
+/// `git commit` in `dir`, as a person would.
+fn try_commit(env: &TestEnv, dir: &Path) -> std::process::Output {
+    git_command(dir)
         .env("HOME", env.path().join("home"))
         .env("USER", "tester")
         .env("AEA_REGISTRY", env.registry())
         .env("AEA_TEST_SEEN_SETTLE_MS", "20")
         .args(["commit", "-q", "--allow-empty", "-m", "c"])
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// Commits in `dir`, returning stderr and how often the hook started aea
+/// so far.
+fn commit(env: &TestEnv, dir: &Path, name: &str) -> (String, usize) {
+    let out = try_commit(env, dir);
     assert!(out.status.success(), "{}", stderr(&out));
     let log = env.path().join(format!("{name}-starts.log"));
     let starts = std::fs::read_to_string(log).map_or(0, |t| t.lines().count());
@@ -308,6 +313,28 @@ fn the_pre_commit_hook_starts_aea_only_when_the_inbox_moved() {
     assert_eq!(commit(&env, &web, "web").1, 2);
     std::fs::write(web.join(".aea/.seen/quiet/x"), "").unwrap();
     assert_eq!(commit(&env, &web, "web").1, 3);
+}
+
+#[test]
+fn a_config_broken_in_place_blocks_a_quiet_inbox_commit() {
+    // The gate fails closed on a config it cannot read, whatever the inbox
+    // holds. An editor that saves in place does not move `.aea/`.
+    let env = TestEnv::new();
+    let web = hooked_repo(&env, "web");
+    remembered_check(&env, &web);
+    assert!(web.join(".aea/.seen/quiet").is_dir());
+    assert_eq!(commit(&env, &web, "web").1, 0);
+    let config = web.join(".aea/agent-config.yaml");
+    let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+    let before = inode(&config);
+    std::fs::write(&config, "response_policy: [\n").unwrap();
+    assert_eq!(inode(&config), before, "written in place");
+    let out = try_commit(&env, &web);
+    assert!(
+        !out.status.success(),
+        "the broken config let the commit through"
+    );
+    assert!(stderr(&out).contains("commit blocked"), "{}", stderr(&out));
 }
 
 /// The index file of message id `id` in `repo` (see `src/mailbox.rs`).
