@@ -1119,7 +1119,10 @@ impl Mailbox {
         }
         for (bucket, names) in buckets {
             let path = dir.join(bucket);
-            let known = read_names(&path);
+            // A bucket that does not read (past its limit) is not added to.
+            let Some(known) = read_names(&path) else {
+                continue;
+            };
             let mut text = String::new();
             for name in names.into_iter().filter(|n| !known.contains(*n)) {
                 text.push_str(name);
@@ -1157,7 +1160,7 @@ impl Mailbox {
             return None;
         }
         Some(
-            read_names(&dir.join(ref_bucket(name)))
+            read_names(&dir.join(ref_bucket(name)))?
                 .into_iter()
                 .collect(),
         )
@@ -1207,9 +1210,12 @@ impl Mailbox {
         self.index_refs(pairs.iter().map(|(_, name)| *name));
         for (bucket, pairs) in buckets {
             let path = dir.join(bucket);
-            let known: HashSet<(String, String)> = fsutil::read_state(&path, IDS_LIMIT)
-                .ok()
-                .flatten()
+            // A bucket that does not read (past its limit, not a file) is
+            // never used: adding to it would only grow it.
+            let Ok(bytes) = fsutil::read_state(&path, IDS_LIMIT) else {
+                continue;
+            };
+            let known: HashSet<(String, String)> = bytes
                 .map(|b| {
                     index_lines(&b)
                         .map(|(i, n)| (i.to_string(), n.to_string()))
@@ -1783,11 +1789,11 @@ fn ref_bucket(name: &str) -> String {
     fsutil::sha256_hex(name.as_bytes())[..2].to_string()
 }
 
-/// The message file names in a [`REFS_DIR`] bucket.
-fn read_names(path: &Path) -> HashSet<String> {
-    fsutil::read_state(path, IDS_LIMIT)
-        .ok()
-        .flatten()
+/// The message file names in a [`REFS_DIR`] bucket (none where there is
+/// no bucket yet); `None` when it does not read.
+fn read_names(path: &Path) -> Option<HashSet<String>> {
+    let names = fsutil::read_state(path, IDS_LIMIT)
+        .ok()?
         .map(|b| {
             b.split(|c| *c == b'\n')
                 .filter_map(|l| std::str::from_utf8(l).ok())
@@ -1795,7 +1801,8 @@ fn read_names(path: &Path) -> HashSet<String> {
                 .map(str::to_string)
                 .collect()
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    Some(names)
 }
 
 fn id_bucket(id: &str) -> String {

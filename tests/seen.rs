@@ -486,3 +486,32 @@ fn an_id_two_messages_share_names_neither() {
     std::fs::remove_dir_all(web.join(".aea/.seen/ids")).unwrap();
     assert_ne!(code(&env.run(&web, &["approve", &id])), 0);
 }
+
+#[test]
+fn an_index_bucket_past_its_limit_stops_growing() {
+    // Past the read limit a bucket is never read: appending to it would
+    // only grow it with every lookup that lists the inbox instead.
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.ok(&web, &["check"]);
+    let id = env.question(&api, "web", "hello");
+    let name = inbox_files(&web).pop().unwrap();
+    let refs = {
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(name.as_bytes());
+        web.join(".aea/.seen/refs")
+            .join(format!("{:02x}", digest[0]))
+    };
+    let line = "x\tmessage-junk.json\n";
+    let junk = line.repeat(4 * 1024 * 1024 / line.len() + 1);
+    for bucket in [id_bucket(&web, &id), refs.clone()] {
+        std::fs::write(&bucket, &junk).unwrap();
+    }
+    for _ in 0..3 {
+        assert_eq!(subject_shown(&env, &web, &id), "hello");
+    }
+    for bucket in [id_bucket(&web, &id), refs] {
+        assert_eq!(std::fs::metadata(&bucket).unwrap().len(), junk.len() as u64);
+    }
+}
