@@ -19,15 +19,19 @@ if [ @HOOK@ = pre-commit ]; then
   # Start aea only if the inbox may hold mail: aea keeps .aea/.seen/quiet,
   # an empty folder of its own, made when it found nothing unprocessed
   # after both inbox folders had last changed. Any new message, or a
-  # marker taken away, makes a folder newer than it. The config too: one
+  # marker taken away, changes a folder after it. The config too: one
   # that no longer reads blocks the commit, and an editor may save it in
-  # place, which moves no folder. A few tests, no loop over files: a
-  # process start costs more than these.
+  # place, which moves no folder. Change times, not modification times:
+  # rsync -a, cp -a and tar set the latter back. One find, no loop over
+  # files: starting aea costs more. A find without -newermc says nothing,
+  # and aea starts.
   q=.aea/.seen/quiet
   c=.aea/agent-config.yaml
+  p=.aea/.processed
+  [ -e "$p" ] || p=.aea
   quiet=
-  if [ -d "$q" ] && [ -O "$q" ] && [ .aea -ot "$q" ] && [ .aea/.processed -ot "$q" ] &&
-    [ -f "$c" ] && [ "$c" -ot "$q" ]; then
+  if [ -d "$q" ] && [ -O "$q" ] && [ -f "$c" ] &&
+    [ -n "$(find "$q" -maxdepth 0 -newermc .aea -newermc "$p" -newermc "$c" 2>/dev/null)" ]; then
     quiet=1
     # Empty, or not aea's: git cannot commit an empty folder.
     for f in "$q"/* "$q"/.[!.]* "$q"/..?*; do

@@ -40,9 +40,10 @@ use crate::fsutil;
 /// The state folder in `.aea/` holding memos and the quiet marker.
 pub const DIR: &str = ".seen";
 /// An empty folder in [`DIR`] whose modification time says when aea last
-/// found no unprocessed mail: the pre-commit script compares the inbox
-/// folders against it with `test -ot` and starts aea only when one is
-/// newer. A folder, and empty: git cannot commit an empty folder, so a
+/// found no unprocessed mail: the pre-commit script compares the change
+/// times of the inbox folders and the config against it (`find
+/// -newermc`, as no tool sets a change time back) and starts aea unless
+/// all are older. A folder, and empty: git cannot commit an empty folder, so a
 /// cloned repository cannot bring one.
 pub const QUIET: &str = "quiet";
 /// How old every recorded time must be, relative to when the memo was
@@ -275,8 +276,8 @@ impl Memos {
     pub fn set_quiet(&self, quiet: bool, watched: &Watched) {
         let marker = self.dir.join(QUIET);
         let _ = fs::remove_dir(&marker);
-        // The script compares whole seconds on some shells: the folders
-        // must be older than the marker by more than a second.
+        // A file system may keep whole seconds: the folders must be older
+        // than the marker by more than a second.
         let old_enough = watched.newest().is_none_or(|t| t < now_ns() - self.settle);
         if quiet && watched.settled(self.settle) && old_enough {
             let _ = fsutil::ensure_state_dir(&marker);

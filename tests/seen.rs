@@ -515,3 +515,26 @@ fn an_index_bucket_past_its_limit_stops_growing() {
         assert_eq!(std::fs::metadata(&bucket).unwrap().len(), junk.len() as u64);
     }
 }
+
+#[test]
+fn mail_copied_in_with_the_folder_time_kept_still_starts_aea() {
+    // `rsync -a`, `cp -a` and `tar` set a folder's modification time back
+    // to the source's: only its change time says that it moved.
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = hooked_repo(&env, "web");
+    remembered_check(&env, &web);
+    assert_eq!(commit(&env, &web, "web").1, 0);
+    env.question(&api, "web", "hello");
+    assert!(
+        Command::new("touch")
+            .args(["-m", "-d", "@946684800"])
+            .arg(web.join(".aea"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (said, starts) = commit(&env, &web, "web");
+    assert_eq!(starts, 1);
+    assert!(said.contains("aea: 1 unprocessed message"), "{said}");
+}
