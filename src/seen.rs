@@ -43,8 +43,9 @@ pub const DIR: &str = ".seen";
 /// found no unprocessed mail: the pre-commit script compares the change
 /// times of the inbox folders and the config against it (`find
 /// -newermc`, as no tool sets a change time back) and starts aea unless
-/// all are older. A folder, and empty: git cannot commit an empty folder, so a
-/// cloned repository cannot bring one.
+/// all are older. Empty, with the sticky bit: git makes empty folders (a
+/// submodule entry is checked out as one), but never sets that bit, so a
+/// cloned repository or a pull cannot bring one.
 pub const QUIET: &str = "quiet";
 /// How old every recorded time must be, relative to when the memo was
 /// taken, before the memo is trusted. Covers coarse kernel clocks (a tick)
@@ -279,15 +280,36 @@ impl Memos {
         // A file system may keep whole seconds: the folders must be older
         // than the marker by more than a second.
         let old_enough = watched.newest().is_none_or(|t| t < now_ns() - self.settle);
-        if quiet && watched.settled(self.settle) && old_enough {
-            let _ = fsutil::ensure_state_dir(&marker);
-            // Mail that arrived while the inbox was listed moved a folder
-            // before the marker was made, so the folder is older than it:
-            // look again now. A change after this look is newer.
-            if !watched.unchanged() {
-                let _ = fs::remove_dir(&marker);
-            }
+        // Mail that arrived while the inbox was listed moved a folder
+        // before the marker was made, so the folder is older than it: look
+        // again once it is made. A change after this look is newer.
+        if quiet
+            && watched.settled(self.settle)
+            && old_enough
+            && make_marker(&marker).is_ok()
+            && !watched.unchanged()
+        {
+            let _ = fs::remove_dir(&marker);
         }
+    }
+}
+
+/// Makes the [`QUIET`] marker: a new folder, `0700` with the sticky bit.
+/// Git checks a submodule entry out as an empty folder, so a commit can
+/// bring an empty folder; git never sets the sticky bit, which the script
+/// asks for.
+fn make_marker(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        fs::DirBuilder::new().mode(0o700).create(path)?;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o1700))
+    }
+    #[cfg(not(unix))]
+    {
+        // No script compares times there: no marker.
+        let _ = path;
+        Ok(())
     }
 }
 

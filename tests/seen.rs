@@ -538,3 +538,52 @@ fn mail_copied_in_with_the_folder_time_kept_still_starts_aea() {
     assert_eq!(starts, 1);
     assert!(said.contains("aea: 1 unprocessed message"), "{said}");
 }
+
+#[test]
+fn a_quiet_marker_brought_by_a_pull_does_not_open_the_gate() {
+    // A commit can hold a submodule entry (a gitlink), which git checks
+    // out as an empty folder: a remote can put one at .aea/.seen/quiet.
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = hooked_repo(&env, "web");
+    let git = |args: &[&str]| {
+        let out = git_command(&web)
+            .env("AEA_SKIP_HOOKS", "1")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+    };
+    git(&["commit", "-q", "--allow-empty", "-m", "base"]);
+    env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "issue",
+            "--priority",
+            "urgent",
+            "--subject",
+            "Login is down",
+        ],
+    );
+    let out = try_commit(&env, &web);
+    assert!(!out.status.success(), "a gated message blocks");
+    assert!(!web.join(".aea/.seen/quiet").exists());
+    // The hostile history, fetched and merged.
+    settle();
+    git(&["checkout", "-q", "-b", "upstream"]);
+    git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{},.aea/.seen/quiet", "1".repeat(40)),
+    ]);
+    git(&["commit", "-q", "-m", "quiet"]);
+    git(&["checkout", "-q", "-"]);
+    git(&["merge", "-q", "--ff-only", "upstream"]);
+    assert!(web.join(".aea/.seen/quiet").is_dir(), "git made the folder");
+    let out = try_commit(&env, &web);
+    assert!(!out.status.success(), "the gate opened");
+    assert!(stderr(&out).contains("commit blocked"), "{}", stderr(&out));
+}
