@@ -17,8 +17,8 @@ if [ -z "$aea" ]; then
 fi
 if [ @HOOK@ = pre-commit ]; then
   # Start aea only if the inbox may hold mail: aea keeps .aea/.seen/quiet,
-  # an empty sticky folder of its own (git checks a submodule entry out as
-  # an empty folder, never a sticky one), made when it found nothing
+  # an empty sticky folder of its own, not a symlink (git checks a submodule
+  # entry out as an empty folder, never a sticky one), made when it found nothing
   # unprocessed after both inbox folders had last changed. Any new message, or a
   # marker taken away, changes a folder after it. The config too: one
   # that no longer reads blocks the commit, and an editor may save it in
@@ -31,7 +31,7 @@ if [ @HOOK@ = pre-commit ]; then
   p=.aea/.processed
   [ -e "$p" ] || p=.aea
   quiet=
-  if [ -d "$q" ] && [ -k "$q" ] && [ -O "$q" ] && [ -f "$c" ] &&
+  if [ ! -L "$q" ] && [ -d "$q" ] && [ -k "$q" ] && [ -O "$q" ] && [ -f "$c" ] &&
     [ -n "$(find "$q" -maxdepth 0 -newermc .aea -newermc "$p" -newermc "$c" 2>/dev/null)" ]; then
     quiet=1
     # Empty, or not aea's.

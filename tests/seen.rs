@@ -586,4 +586,25 @@ fn a_quiet_marker_brought_by_a_pull_does_not_open_the_gate() {
     let out = try_commit(&env, &web);
     assert!(!out.status.success(), "the gate opened");
     assert!(stderr(&out).contains("commit blocked"), "{}", stderr(&out));
+
+    // Nor a symlink to an empty sticky folder of the user's (as /dev/shm
+    // is for root).
+    let sticky = env.path().join("sticky");
+    std::fs::create_dir(&sticky).unwrap();
+    std::fs::set_permissions(
+        &sticky,
+        std::os::unix::fs::PermissionsExt::from_mode(0o1700),
+    )
+    .unwrap();
+    git(&["checkout", "-q", "upstream"]);
+    git(&["rm", "-q", "--cached", ".aea/.seen/quiet"]);
+    let _ = std::fs::remove_dir(web.join(".aea/.seen/quiet"));
+    std::os::unix::fs::symlink(&sticky, web.join(".aea/.seen/quiet")).unwrap();
+    git(&["add", "-f", ".aea/.seen/quiet"]);
+    git(&["commit", "-q", "-m", "quiet, linked"]);
+    git(&["checkout", "-q", "-"]);
+    git(&["merge", "-q", "--ff-only", "upstream"]);
+    assert!(web.join(".aea/.seen/quiet").is_symlink());
+    let out = try_commit(&env, &web);
+    assert!(!out.status.success(), "the gate opened through a symlink");
 }
