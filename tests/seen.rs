@@ -640,3 +640,24 @@ fn a_sender_key_that_comes_back_shows_its_mail_valid_again() {
     std::fs::write(&config, &genuine).unwrap();
     assert_eq!(ids(&env.json(&web, &["check"])), [id]);
 }
+
+#[test]
+fn a_check_on_a_broken_config_leaves_the_inbox_not_quiet() {
+    // `check` answers on a config that does not read (with the strictest
+    // policy, and a warning); the gate blocks on it. A quiet marker made
+    // by that check would let the script skip the gate.
+    let env = TestEnv::new();
+    let web = hooked_repo(&env, "web");
+    env.ok(&web, &["check"]);
+    std::fs::write(web.join(".aea/agent-config.yaml"), "response_policy: [\n").unwrap();
+    settle();
+    env.run(&web, &["check"]);
+    settle();
+    env.run(&web, &["check"]);
+    let out = try_commit(&env, &web);
+    assert!(
+        !out.status.success(),
+        "the broken config let the commit through"
+    );
+    assert!(stderr(&out).contains("commit blocked"), "{}", stderr(&out));
+}

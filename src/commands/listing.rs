@@ -312,7 +312,10 @@ pub fn unprocessed_report(
         .min()
         .and_then(|t| t.timestamp_nanos_opt())
         .map(i128::from);
-    memos.set_quiet(entries.is_empty(), &watched);
+    // Quiet lets the pre-commit script skip aea: not while anything was
+    // said about the inbox (a config that does not read, on which the
+    // gate blocks, is said in a warning).
+    memos.set_quiet(entries.is_empty() && !warned.get(), &watched);
     let remembered = Remembered {
         report,
         warned: warned.get(),
