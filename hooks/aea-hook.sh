@@ -17,15 +17,24 @@ if [ -z "$aea" ]; then
 fi
 if [ @HOOK@ = pre-commit ]; then
   # Start aea only if the inbox may hold mail: aea keeps .aea/.seen/quiet,
-  # an empty folder of its own, made when it found nothing unprocessed
-  # after both inbox folders had last changed. Any new message, or a
-  # marker taken away, makes a folder newer than it. A few tests, no loop
-  # over files: a process start costs more than these.
+  # an empty sticky folder of its own, not a symlink (git checks a submodule
+  # entry out as an empty folder, never a sticky one), made when it found nothing
+  # unprocessed after both inbox folders had last changed. Any new message, or a
+  # marker taken away, changes a folder after it. The config too: one
+  # that no longer reads blocks the commit, and an editor may save it in
+  # place, which moves no folder. Change times, not modification times:
+  # rsync -a, cp -a and tar set the latter back. One find, no loop over
+  # files: starting aea costs more. A find without -newermc says nothing,
+  # and aea starts.
   q=.aea/.seen/quiet
+  c=.aea/agent-config.yaml
+  p=.aea/.processed
+  [ -e "$p" ] || p=.aea
   quiet=
-  if [ -d "$q" ] && [ -O "$q" ] && [ .aea -ot "$q" ] && [ .aea/.processed -ot "$q" ]; then
+  if [ ! -L "$q" ] && [ -d "$q" ] && [ -k "$q" ] && [ -O "$q" ] && [ -f "$c" ] &&
+    [ -n "$(find "$q" -maxdepth 0 -newermc .aea -newermc "$p" -newermc "$c" 2>/dev/null)" ]; then
     quiet=1
-    # Empty, or not aea's: git cannot commit an empty folder.
+    # Empty, or not aea's.
     for f in "$q"/* "$q"/.[!.]* "$q"/..?*; do
       if [ -e "$f" ] || [ -L "$f" ]; then quiet=; break; fi
     done

@@ -910,18 +910,23 @@ impl Mailbox {
 
     /// The inbox message whose id is exactly `reference`, found through
     /// the index: each file it names is read, and only one that holds that
-    /// id now counts. `None` sends the caller to the listing. A reference
-    /// that could be the start of a file name is never looked up here:
-    /// resolving reads those as names first.
+    /// id now counts. `None` sends the caller to the listing, also when
+    /// two files hold the id (a sender may copy another's id): the listing
+    /// says the reference is ambiguous. A reference that could be the
+    /// start of a file name is never looked up here: resolving reads those
+    /// as names first.
     fn indexed(&self, dir: &Path, reference: &str) -> Option<Entry> {
         let name_like = reference.starts_with("message-") || "message-".starts_with(reference);
         if dir != self.dir || name_like || crate::shortref::parse(reference).is_some() {
             return None;
         }
-        self.indexed_names(reference)
-            .iter()
-            .filter_map(|n| self.read_listed(dir, n))
-            .find(|e| e.valid().is_some_and(|m| m.message_id == reference))
+        let mut holding = self
+            .indexed_names(reference)
+            .into_iter()
+            .filter_map(|n| self.read_listed(dir, &n))
+            .filter(|e| e.valid().is_some_and(|m| m.message_id == reference));
+        let entry = holding.next()?;
+        holding.next().is_none().then_some(entry)
     }
 
     /// Adds the valid messages among `entries` (of the inbox) to the index.
@@ -988,11 +993,23 @@ impl Mailbox {
             self.index_entries(&entries);
         }
         let id_of = |e: &Entry| e.valid().map(|m| m.message_id.clone());
-        if let Some(exact) = entries
+        // An id is the sender's choice: two files may claim the same one,
+        // and picking either would act on mail the person did not name.
+        let exact: Vec<&Entry> = entries
             .iter()
-            .find(|e| id_of(e).as_deref() == Some(reference))
-        {
-            return Ok(exact.clone());
+            .filter(|e| id_of(e).as_deref() == Some(reference))
+            .collect();
+        match exact.as_slice() {
+            [] => {}
+            [one] => return Ok((*one).clone()),
+            many => {
+                return Err(Error::AmbiguousReference {
+                    reference: reference.to_string(),
+                    candidates: crate::shortref::for_names(
+                        &many.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+                    ),
+                });
+            }
         }
         let mut matches: Vec<&Entry> = entries
             .iter()
@@ -1119,7 +1136,10 @@ impl Mailbox {
         }
         for (bucket, names) in buckets {
             let path = dir.join(bucket);
-            let known = read_names(&path);
+            // A bucket that does not read (past its limit) is not added to.
+            let Some(known) = read_names(&path) else {
+                continue;
+            };
             let mut text = String::new();
             for name in names.into_iter().filter(|n| !known.contains(*n)) {
                 text.push_str(name);
@@ -1157,7 +1177,7 @@ impl Mailbox {
             return None;
         }
         Some(
-            read_names(&dir.join(ref_bucket(name)))
+            read_names(&dir.join(ref_bucket(name)))?
                 .into_iter()
                 .collect(),
         )
@@ -1207,9 +1227,12 @@ impl Mailbox {
         self.index_refs(pairs.iter().map(|(_, name)| *name));
         for (bucket, pairs) in buckets {
             let path = dir.join(bucket);
-            let known: HashSet<(String, String)> = fsutil::read_state(&path, IDS_LIMIT)
-                .ok()
-                .flatten()
+            // A bucket that does not read (past its limit, not a file) is
+            // never used: adding to it would only grow it.
+            let Ok(bytes) = fsutil::read_state(&path, IDS_LIMIT) else {
+                continue;
+            };
+            let known: HashSet<(String, String)> = bytes
                 .map(|b| {
                     index_lines(&b)
                         .map(|(i, n)| (i.to_string(), n.to_string()))
@@ -1785,11 +1808,11 @@ fn ref_bucket(name: &str) -> String {
     fsutil::sha256_hex(name.as_bytes())[..2].to_string()
 }
 
-/// The message file names in a [`REFS_DIR`] bucket.
-fn read_names(path: &Path) -> HashSet<String> {
-    fsutil::read_state(path, IDS_LIMIT)
-        .ok()
-        .flatten()
+/// The message file names in a [`REFS_DIR`] bucket (none where there is
+/// no bucket yet); `None` when it does not read.
+fn read_names(path: &Path) -> Option<HashSet<String>> {
+    let names = fsutil::read_state(path, IDS_LIMIT)
+        .ok()?
         .map(|b| {
             b.split(|c| *c == b'\n')
                 .filter_map(|l| std::str::from_utf8(l).ok())
@@ -1797,7 +1820,8 @@ fn read_names(path: &Path) -> HashSet<String> {
                 .map(str::to_string)
                 .collect()
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    Some(names)
 }
 
 fn id_bucket(id: &str) -> String {

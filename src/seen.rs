@@ -40,10 +40,12 @@ use crate::fsutil;
 /// The state folder in `.aea/` holding memos and the quiet marker.
 pub const DIR: &str = ".seen";
 /// An empty folder in [`DIR`] whose modification time says when aea last
-/// found no unprocessed mail: the pre-commit script compares the inbox
-/// folders against it with `test -ot` and starts aea only when one is
-/// newer. A folder, and empty: git cannot commit an empty folder, so a
-/// cloned repository cannot bring one.
+/// found no unprocessed mail: the pre-commit script compares the change
+/// times of the inbox folders and the config against it (`find
+/// -newermc`, as no tool sets a change time back) and starts aea unless
+/// all are older. Empty, with the sticky bit: git makes empty folders (a
+/// submodule entry is checked out as one), but never sets that bit, so a
+/// cloned repository or a pull cannot bring one.
 pub const QUIET: &str = "quiet";
 /// How old every recorded time must be, relative to when the memo was
 /// taken, before the memo is trusted. Covers coarse kernel clocks (a tick)
@@ -147,6 +149,11 @@ impl Watched {
         self.paths
             .iter()
             .all(|(_, s)| s.is_none_or(|s| s.settled(self.taken, settle)))
+    }
+
+    /// Whether every path still has the stamp recorded.
+    fn unchanged(&self) -> bool {
+        self.paths.iter().all(|(p, s)| Stamp::of(p) == *s)
     }
 
     /// The latest modification time recorded, if any path exists.
@@ -270,12 +277,39 @@ impl Memos {
     pub fn set_quiet(&self, quiet: bool, watched: &Watched) {
         let marker = self.dir.join(QUIET);
         let _ = fs::remove_dir(&marker);
-        // The script compares whole seconds on some shells: the folders
-        // must be older than the marker by more than a second.
+        // A file system may keep whole seconds: the folders must be older
+        // than the marker by more than a second.
         let old_enough = watched.newest().is_none_or(|t| t < now_ns() - self.settle);
-        if quiet && watched.settled(self.settle) && old_enough {
-            let _ = fsutil::ensure_state_dir(&marker);
+        // Mail that arrived while the inbox was listed moved a folder
+        // before the marker was made, so the folder is older than it: look
+        // again once it is made. A change after this look is newer.
+        if quiet
+            && watched.settled(self.settle)
+            && old_enough
+            && make_marker(&marker).is_ok()
+            && !watched.unchanged()
+        {
+            let _ = fs::remove_dir(&marker);
         }
+    }
+}
+
+/// Makes the [`QUIET`] marker: a new folder, `0700` with the sticky bit.
+/// Git checks a submodule entry out as an empty folder, so a commit can
+/// bring an empty folder; git never sets the sticky bit, which the script
+/// asks for.
+fn make_marker(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        fs::DirBuilder::new().mode(0o700).create(path)?;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o1700))
+    }
+    #[cfg(not(unix))]
+    {
+        // No script compares times there: no marker.
+        let _ = path;
+        Ok(())
     }
 }
 
@@ -449,6 +483,28 @@ mod tests {
         watched.add(dir.path().join("absent"));
         memos.keep("m", watched, Some(now_ns() - 1), &"answer");
         assert_eq!(memos.recall::<String>("m", now_ns()), None);
+    }
+
+    #[test]
+    fn mail_that_arrives_while_the_inbox_is_listed_leaves_it_not_quiet() {
+        let dir = tempfile::tempdir().unwrap();
+        let memos = memos(dir.path());
+        let inbox = dir.path().join("inbox");
+        fs::create_dir(&inbox).unwrap();
+        settle();
+        let mut watched = Watched::start();
+        watched.add(inbox.clone());
+        // Delivered after the folder was stamped, before the marker: the
+        // hook's `test inbox -ot quiet` would hold and skip aea.
+        fs::write(inbox.join("message-new.json"), "{}").unwrap();
+        settle();
+        memos.set_quiet(true, &watched);
+        assert!(!dir.path().join(".aea").join(DIR).join(QUIET).exists());
+        // Nothing moved: quiet.
+        let mut watched = Watched::start();
+        watched.add(inbox);
+        memos.set_quiet(true, &watched);
+        assert!(dir.path().join(".aea").join(DIR).join(QUIET).is_dir());
     }
 
     #[test]

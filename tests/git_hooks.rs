@@ -699,7 +699,7 @@ fn doctor_names_each_problem_with_its_fix() {
     let hook = web.join(".git/hooks/post-merge");
     let text = std::fs::read_to_string(&hook)
         .unwrap()
-        .replace("aea-hook-version: 3", "aea-hook-version: 0");
+        .replace("aea-hook-version: 4", "aea-hook-version: 0");
     std::fs::write(&hook, text).unwrap();
     std::fs::remove_file(web.join(".claude/settings.json")).unwrap();
     let out = env.run(&web, &["doctor"]);

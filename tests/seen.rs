@@ -250,17 +250,22 @@ fn hooked_repo(env: &TestEnv, name: &str) -> PathBuf {
     dir
 }
 
-/// Commits in `dir`, returning stderr and how often the hook started aea
-/// so far.
-fn commit(env: &TestEnv, dir: &Path, name: &str) -> (String, usize) {
-    let out = git_command(dir)
+/// `git commit` in `dir`, as a person would.
+fn try_commit(env: &TestEnv, dir: &Path) -> std::process::Output {
+    git_command(dir)
         .env("HOME", env.path().join("home"))
         .env("USER", "tester")
         .env("AEA_REGISTRY", env.registry())
         .env("AEA_TEST_SEEN_SETTLE_MS", "20")
         .args(["commit", "-q", "--allow-empty", "-m", "c"])
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// Commits in `dir`, returning stderr and how often the hook started aea
+/// so far.
+fn commit(env: &TestEnv, dir: &Path, name: &str) -> (String, usize) {
+    let out = try_commit(env, dir);
     assert!(out.status.success(), "{}", stderr(&out));
     let log = env.path().join(format!("{name}-starts.log"));
     let starts = std::fs::read_to_string(log).map_or(0, |t| t.lines().count());
@@ -308,6 +313,28 @@ fn the_pre_commit_hook_starts_aea_only_when_the_inbox_moved() {
     assert_eq!(commit(&env, &web, "web").1, 2);
     std::fs::write(web.join(".aea/.seen/quiet/x"), "").unwrap();
     assert_eq!(commit(&env, &web, "web").1, 3);
+}
+
+#[test]
+fn a_config_broken_in_place_blocks_a_quiet_inbox_commit() {
+    // The gate fails closed on a config it cannot read, whatever the inbox
+    // holds. An editor that saves in place does not move `.aea/`.
+    let env = TestEnv::new();
+    let web = hooked_repo(&env, "web");
+    remembered_check(&env, &web);
+    assert!(web.join(".aea/.seen/quiet").is_dir());
+    assert_eq!(commit(&env, &web, "web").1, 0);
+    let config = web.join(".aea/agent-config.yaml");
+    let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+    let before = inode(&config);
+    std::fs::write(&config, "response_policy: [\n").unwrap();
+    assert_eq!(inode(&config), before, "written in place");
+    let out = try_commit(&env, &web);
+    assert!(
+        !out.status.success(),
+        "the broken config let the commit through"
+    );
+    assert!(stderr(&out).contains("commit blocked"), "{}", stderr(&out));
 }
 
 /// The index file of message id `id` in `repo` (see `src/mailbox.rs`).
@@ -397,4 +424,240 @@ fn a_message_the_index_never_saw_is_found_and_indexed() {
     // Listing it for the lookup indexed it.
     let text = std::fs::read_to_string(id_bucket(&web, &id)).unwrap();
     assert!(text.contains(&id), "{text}");
+}
+
+#[test]
+fn an_id_two_messages_share_names_neither() {
+    // A sender copies the id of a gated message it can read (another
+    // sender's) into mail of its own, named to sort first. `approve <id>`
+    // must not pick one of the two: the person named the one they read.
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let ops = env.repo("ops");
+    let web = env.repo("web");
+    env.ok(&web, &["check"]);
+    let id = env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "issue",
+            "--priority",
+            "urgent",
+            "--subject",
+            "Login is down",
+        ],
+    );
+    let genuine = inbox_files(&web).pop().unwrap();
+    let mut copy: Value =
+        serde_json::from_slice(&std::fs::read(web.join(".aea").join(&genuine)).unwrap()).unwrap();
+    copy["from"]["agent_id"] = "ops".into();
+    copy["from"]["repo_path"] = ops.display().to_string().into();
+    copy["message"]["subject"] = "Run the cleanup script".into();
+    env.resign(&mut copy);
+    let planted = "message-20000101T000000Z-from-ops-00000000.json";
+    std::fs::write(
+        web.join(".aea").join(planted),
+        serde_json::to_vec(&copy).unwrap(),
+    )
+    .unwrap();
+    // Listed, and so indexed, both under the one id.
+    let report = env.json(&web, &["check"]);
+    assert_eq!(ids(&report), [id.clone(), id.clone()], "{report}");
+    for command in [
+        vec!["approve", &id],
+        vec!["process", &id],
+        vec!["show", &id],
+    ] {
+        let out = env.run(&web, &command);
+        assert_ne!(code(&out), 0, "{command:?} picked one: {}", stdout(&out));
+        assert!(
+            stderr(&out).contains("matches 2 messages"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert!(
+        !web.join(".aea/.approvals")
+            .join(format!("{planted}.json"))
+            .exists()
+    );
+    // Without the index, the same.
+    std::fs::remove_dir_all(web.join(".aea/.seen/ids")).unwrap();
+    assert_ne!(code(&env.run(&web, &["approve", &id])), 0);
+}
+
+#[test]
+fn an_index_bucket_past_its_limit_stops_growing() {
+    // Past the read limit a bucket is never read: appending to it would
+    // only grow it with every lookup that lists the inbox instead.
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.ok(&web, &["check"]);
+    let id = env.question(&api, "web", "hello");
+    let name = inbox_files(&web).pop().unwrap();
+    let refs = {
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(name.as_bytes());
+        web.join(".aea/.seen/refs")
+            .join(format!("{:02x}", digest[0]))
+    };
+    let line = "x\tmessage-junk.json\n";
+    let junk = line.repeat(4 * 1024 * 1024 / line.len() + 1);
+    for bucket in [id_bucket(&web, &id), refs.clone()] {
+        std::fs::write(&bucket, &junk).unwrap();
+    }
+    for _ in 0..3 {
+        assert_eq!(subject_shown(&env, &web, &id), "hello");
+    }
+    for bucket in [id_bucket(&web, &id), refs] {
+        assert_eq!(std::fs::metadata(&bucket).unwrap().len(), junk.len() as u64);
+    }
+}
+
+#[test]
+fn mail_copied_in_with_the_folder_time_kept_still_starts_aea() {
+    // `rsync -a`, `cp -a` and `tar` set a folder's modification time back
+    // to the source's: only its change time says that it moved.
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = hooked_repo(&env, "web");
+    remembered_check(&env, &web);
+    assert_eq!(commit(&env, &web, "web").1, 0);
+    env.question(&api, "web", "hello");
+    assert!(
+        Command::new("touch")
+            .args(["-m", "-d", "@946684800"])
+            .arg(web.join(".aea"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (said, starts) = commit(&env, &web, "web");
+    assert_eq!(starts, 1);
+    assert!(said.contains("aea: 1 unprocessed message"), "{said}");
+}
+
+#[test]
+fn a_quiet_marker_brought_by_a_pull_does_not_open_the_gate() {
+    // A commit can hold a submodule entry (a gitlink), which git checks
+    // out as an empty folder: a remote can put one at .aea/.seen/quiet.
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = hooked_repo(&env, "web");
+    let git = |args: &[&str]| {
+        let out = git_command(&web)
+            .env("AEA_SKIP_HOOKS", "1")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+    };
+    git(&["commit", "-q", "--allow-empty", "-m", "base"]);
+    env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "issue",
+            "--priority",
+            "urgent",
+            "--subject",
+            "Login is down",
+        ],
+    );
+    let out = try_commit(&env, &web);
+    assert!(!out.status.success(), "a gated message blocks");
+    assert!(!web.join(".aea/.seen/quiet").exists());
+    // The hostile history, fetched and merged.
+    settle();
+    git(&["checkout", "-q", "-b", "upstream"]);
+    git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{},.aea/.seen/quiet", "1".repeat(40)),
+    ]);
+    git(&["commit", "-q", "-m", "quiet"]);
+    git(&["checkout", "-q", "-"]);
+    git(&["merge", "-q", "--ff-only", "upstream"]);
+    assert!(web.join(".aea/.seen/quiet").is_dir(), "git made the folder");
+    let out = try_commit(&env, &web);
+    assert!(!out.status.success(), "the gate opened");
+    assert!(stderr(&out).contains("commit blocked"), "{}", stderr(&out));
+
+    // Nor a symlink to an empty sticky folder of the user's (as /dev/shm
+    // is for root).
+    let sticky = env.path().join("sticky");
+    std::fs::create_dir(&sticky).unwrap();
+    std::fs::set_permissions(
+        &sticky,
+        std::os::unix::fs::PermissionsExt::from_mode(0o1700),
+    )
+    .unwrap();
+    git(&["checkout", "-q", "upstream"]);
+    git(&["rm", "-q", "--cached", ".aea/.seen/quiet"]);
+    let _ = std::fs::remove_dir(web.join(".aea/.seen/quiet"));
+    std::os::unix::fs::symlink(&sticky, web.join(".aea/.seen/quiet")).unwrap();
+    git(&["add", "-f", ".aea/.seen/quiet"]);
+    git(&["commit", "-q", "-m", "quiet, linked"]);
+    git(&["checkout", "-q", "-"]);
+    git(&["merge", "-q", "--ff-only", "upstream"]);
+    assert!(web.join(".aea/.seen/quiet").is_symlink());
+    let out = try_commit(&env, &web);
+    assert!(!out.status.success(), "the gate opened through a symlink");
+}
+
+#[test]
+fn a_sender_key_that_comes_back_shows_its_mail_valid_again() {
+    // The registry names no key for api: its committed config does. Mail
+    // listed as forged under another key there must follow the key back.
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let registry = std::fs::read_to_string(env.registry()).unwrap();
+    let key_line = registry
+        .lines()
+        .find(|l| l.starts_with("key = "))
+        .unwrap()
+        .to_string();
+    std::fs::write(
+        env.registry(),
+        registry.replacen(&format!("{key_line}\n"), "", 1),
+    )
+    .unwrap();
+    let id = env.question(&api, "web", "hello");
+    assert_eq!(ids(&env.json(&web, &["check"])), std::slice::from_ref(&id));
+    let config = api.join(".aea/agent-config.yaml");
+    let genuine = std::fs::read_to_string(&config).unwrap();
+    let other = env.public_key("someone-else");
+    let key = &key_line["key = ".len()..];
+    assert!(genuine.contains(key.trim_matches('"')), "{genuine}");
+    std::fs::write(&config, genuine.replace(key.trim_matches('"'), &other)).unwrap();
+    let report = remembered_check(&env, &web);
+    assert_eq!(report["invalid"].as_array().unwrap().len(), 1, "{report}");
+    std::fs::write(&config, &genuine).unwrap();
+    assert_eq!(ids(&env.json(&web, &["check"])), [id]);
+}
+
+#[test]
+fn a_check_on_a_broken_config_leaves_the_inbox_not_quiet() {
+    // `check` answers on a config that does not read (with the strictest
+    // policy, and a warning); the gate blocks on it. A quiet marker made
+    // by that check would let the script skip the gate.
+    let env = TestEnv::new();
+    let web = hooked_repo(&env, "web");
+    env.ok(&web, &["check"]);
+    std::fs::write(web.join(".aea/agent-config.yaml"), "response_policy: [\n").unwrap();
+    settle();
+    env.run(&web, &["check"]);
+    settle();
+    env.run(&web, &["check"]);
+    let out = try_commit(&env, &web);
+    assert!(
+        !out.status.success(),
+        "the broken config let the commit through"
+    );
+    assert!(stderr(&out).contains("commit blocked"), "{}", stderr(&out));
 }

@@ -286,9 +286,19 @@ pub fn unprocessed_report(
         watched.add(entry.path.clone());
     }
     // A sender's key may come from the committed config at its registered
-    // folder: a new key there changes who is verified.
-    for item in &report.messages {
-        if let Some(folder) = judge.registered_path(&item.from) {
+    // folder: a new key there changes who is verified, and mail listed as
+    // forged may verify under the next (its sender as its file name says).
+    let invalid_senders = entries
+        .iter()
+        .filter(|e| e.valid().is_none())
+        .filter_map(|e| crate::message::parse_file_name(&e.name).map(|p| p.sender));
+    for from in report
+        .messages
+        .iter()
+        .map(|m| m.from.as_str())
+        .chain(invalid_senders)
+    {
+        if let Some(folder) = judge.registered_path(from) {
             watched.add(
                 folder
                     .join(crate::mailbox::AEA_DIR)
@@ -304,7 +314,10 @@ pub fn unprocessed_report(
         .min()
         .and_then(|t| t.timestamp_nanos_opt())
         .map(i128::from);
-    memos.set_quiet(entries.is_empty(), &watched);
+    // Quiet lets the pre-commit script skip aea: not while anything was
+    // said about the inbox (a config that does not read, on which the
+    // gate blocks, is said in a warning).
+    memos.set_quiet(entries.is_empty() && !warned.get(), &watched);
     let remembered = Remembered {
         report,
         warned: warned.get(),
