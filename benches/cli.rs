@@ -744,6 +744,9 @@ fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
             ls
         });
         // Each run sees the same inbox: what changed at the warm-up stays.
+        // (The first command in an inbox makes `.aea/.seen/`, which moves
+        // `.aea/`: it runs before the wait.)
+        assert!(bench.cmd(&repo, &["check"]).status().unwrap().success());
         settled(&aea);
         let check_unchanged = run_many(runs, || bench.cmd(&repo, &["check"]));
         // What Claude Code runs on every prompt, with its hook input.

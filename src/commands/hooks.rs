@@ -393,6 +393,13 @@ fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode>
 /// commit, whatever the inbox holds, until it is fixed.
 fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     let p = &ctx.printer;
+    // A report remembered without a warning was worked out from this very
+    // config (its stamp is part of the memo), which compiled then: it needs
+    // no second compile on every commit.
+    if let Some(report) = listing::remembered_clean(mailbox, ctx)? {
+        let hooks = &mailbox.config()?.hooks;
+        return Ok(gate(&report, &setting(hooks, GitHook::PreCommit), ctx));
+    }
     let path = mailbox.dir().join(crate::config::FILE_NAME);
     let checked = match mailbox
         .config()
@@ -420,9 +427,18 @@ fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     let report = listing::unprocessed_report(mailbox, ctx, true, |warn| {
         crate::policy::Judge::from_checked(checked, ctx.keyring(), warn)
     })?;
+    Ok(gate(&report, &setting, ctx))
+}
+
+/// The count line and the refusal of the pre-commit hook for `report`.
+fn gate(report: &listing::Report, setting: &crate::config::HookConfig, ctx: &Context) -> ExitCode {
+    let p = &ctx.printer;
+    if setting.enabled == Some(false) {
+        return ExitCode::Success;
+    }
     let count = report.unprocessed + report.invalid.len();
     if count == 0 {
-        return Ok(ExitCode::Success);
+        return ExitCode::Success;
     }
     // Waiting: gated by the policy and not decided by a person yet.
     let waiting: Vec<(&str, Priority)> = report
@@ -453,12 +469,12 @@ fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     .map(|(r, _)| *r)
     .collect();
     if blocking.is_empty() {
-        return Ok(ExitCode::Success);
+        return ExitCode::Success;
     }
     p.err_line(format_args!(
         "aea: commit blocked: {} waiting for a person's approval (`aea pending`, then `aea approve` or `aea reject`).",
         blocking.join(", ")
     ));
     p.err_line("aea: to commit anyway: `git commit --no-verify`, or `AEA_SKIP_HOOKS=1 git commit` to skip only aea's check.");
-    Ok(ExitCode::Refused)
+    ExitCode::Refused
 }

@@ -237,6 +237,23 @@ struct Remembered {
 /// ([`crate::seen`]); otherwise listed, read and judged, and remembered.
 /// `judge` makes the judge on a miss, with where it should warn; `quiet`
 /// drops the warnings (hooks) instead of printing them.
+/// The remembered report, if it is still good and working it out printed
+/// no warning: then the config it depends on (stamped with it) compiled,
+/// and has not changed since.
+pub fn remembered_clean(mailbox: &Mailbox, ctx: &Context) -> Result<Option<Report>> {
+    mailbox.check_state()?;
+    let now = ctx
+        .rt
+        .now()
+        .timestamp_nanos_opt()
+        .map_or(i128::MAX, i128::from);
+    Ok(ctx
+        .memos(mailbox)
+        .and_then(|memos| memos.recall::<Remembered>(REPORT_MEMO, now))
+        .filter(|r| !r.warned)
+        .map(|r| r.report))
+}
+
 pub fn unprocessed_report(
     mailbox: &Mailbox,
     ctx: &Context,
