@@ -351,6 +351,26 @@ pub fn replace_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// flushed, renamed over `path`. Unlike [`replace_atomic`] the staging
 /// folder need not be `path`'s: for replacing a file in a folder where
 /// only the final rename is ours to make.
+/// Like [`replace_atomic_via`] for a cache (what [`crate::seen`] keeps):
+/// whole or not at all, but not flushed to disk — a cache lost in a crash
+/// only costs the work of making it again, and two flushes per command
+/// cost more than the work a cache saves.
+pub fn replace_cache_via(staging: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = staging.join(format!(".cache.{}.tmp", std::process::id()));
+    let _ = fs::remove_file(&tmp);
+    let written = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut file| file.write_all(bytes))
+        .and_then(|()| fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(Error::io("replace", path, e));
+    }
+    Ok(())
+}
+
 pub fn replace_atomic_via(staging: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
     let counter = std::cell::Cell::new(0u32);
     let nonce = || {

@@ -269,7 +269,7 @@ impl Memos {
         let mut bytes = hex(&hmac(&self.key, &body)).into_bytes();
         bytes.push(b'\n');
         bytes.extend_from_slice(&body);
-        let _ = fsutil::replace_atomic_via(&self.dir, &self.dir.join(name), &bytes);
+        let _ = fsutil::replace_cache_via(&self.dir, &self.dir.join(name), &bytes);
     }
 
     /// Marks the inbox quiet (see [`QUIET`]) when `watched` (its folders)

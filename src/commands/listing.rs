@@ -366,7 +366,7 @@ fn housekeep_if_due(mailbox: &Mailbox, ctx: &Context, quiet: bool) {
         .ok()
         .and_then(|t| t.elapsed().ok())
         .is_some_and(|age| age < housekeeping::AUTO_EVERY);
-    if recent || crate::fsutil::replace_atomic_via(&seen, &stamp, b"").is_err() {
+    if recent || crate::fsutil::replace_cache_via(&seen, &stamp, b"").is_err() {
         return;
     }
     let mut gc = std::process::Command::new(exe);
