@@ -662,10 +662,10 @@ fn print_watch_rows(rows: &WatchRows) {
     );
 }
 
-/// The message sizes of the scale table: 1,000 and 10,000 in a full run,
-/// 1,000 in a quick one (`cargo test --benches`);
-/// `AEA_BENCH_SCALE=1000,10000,100000` picks others. 100,000 is opt-in:
-/// with it a full run took over 7 minutes on the 2-core machine.
+/// The message sizes of the scale table: 1,000, 10,000 and 100,000 in a
+/// full run (issue 16 asks for all three; since its work the 100,000 rows
+/// take about two minutes), 1,000 in a quick one (`cargo test --benches`);
+/// `AEA_BENCH_SCALE=1000,10000` picks others.
 fn scale_sizes(full: bool) -> Vec<usize> {
     if let Some(list) = std::env::var_os("AEA_BENCH_SCALE") {
         let list = list.to_string_lossy().into_owned();
@@ -675,7 +675,7 @@ fn scale_sizes(full: bool) -> Vec<usize> {
             .collect();
     }
     if full {
-        vec![1_000, 10_000]
+        vec![1_000, 10_000, 100_000]
     } else {
         vec![1_000]
     }
