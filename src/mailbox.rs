@@ -1525,8 +1525,8 @@ impl Mailbox {
     }
 
     /// Moves inbox file `name` into `sub` (`.quarantine` or `.archive`),
-    /// never replacing anything there, with its processed marker and an
-    /// optional `<name>.reason`. Nothing is deleted. `None` when the file
+    /// never replacing anything there, with its processed marker, its
+    /// approval record and an optional `<name>.reason`. Nothing is deleted. `None` when the file
     /// is gone: another process moved it first (see [`move_no_replace`]),
     /// which is not an error — it is where it was meant to go.
     pub fn move_out(&self, name: &str, sub: &str, reason: Option<&str>) -> Result<Option<PathBuf>> {
@@ -1534,16 +1534,25 @@ impl Mailbox {
         // Checked before anything moves: a `.processed` swapped for a
         // symlink must not make us unlink a file outside `.aea/`.
         let processed = self.state_dir(PROCESSED_DIR)?;
+        let approvals = self.state_dir(APPROVALS_DIR)?;
         let Some(target) = move_no_replace(&self.dir.join(name), &dir, name)? else {
             return Ok(None);
         };
-        if let Some(processed) = processed {
-            let marker = processed.join(name);
-            if fs::symlink_metadata(&marker).is_ok() {
-                let markers = dir.join(PROCESSED_DIR);
-                fsutil::ensure_state_dir(&markers)?;
-                fsutil::check_state_dir(&markers, self.owner)?;
-                move_no_replace(&marker, &markers, name)?;
+        // The marker and the person's decision go with the bytes they were
+        // made for: the name is free now, and a file delivered under it
+        // later (a sender replaying the same bytes) is judged afresh.
+        let record = format!("{name}.json");
+        for (state, sub, file) in [
+            (processed, PROCESSED_DIR, name),
+            (approvals, APPROVALS_DIR, record.as_str()),
+        ] {
+            let Some(state) = state else { continue };
+            let from = state.join(file);
+            if fs::symlink_metadata(&from).is_ok() {
+                let kept = dir.join(sub);
+                fsutil::ensure_state_dir(&kept)?;
+                fsutil::check_state_dir(&kept, self.owner)?;
+                move_no_replace(&from, &kept, file)?;
             }
         }
         if let Some(reason) = reason {

@@ -506,3 +506,35 @@ fn an_inbox_over_its_limit_archives_its_oldest_processed_mail_on_its_own() {
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(stderr(&out).contains("--older-than"), "{}", stderr(&out));
 }
+
+/// gc frees a message's file name: a sender may deliver the very bytes it
+/// sent before under that name again. A person's approval of the first
+/// delivery must not decide the second; it moves to `.archive/` with the
+/// message, and the replay waits for a person again.
+#[test]
+fn an_approval_is_archived_with_its_message_and_never_approves_a_replay() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.send(
+        &api,
+        "web",
+        &["--type", "handoff", "--subject", "h", "--body", "b"],
+    );
+    let [name] = <[String; 1]>::try_from(inbox_files(&web)).unwrap();
+    env.ok(&web, &["approve", &id]);
+    env.ok(&web, &["process", &id]);
+    env.ok(&web, &["gc", "--older-than", "0s"]);
+    let archived = web.join(".aea/.archive").join(&name);
+    assert!(archived.exists());
+    assert!(
+        web.join(".aea/.archive/.approvals")
+            .join(format!("{name}.json"))
+            .exists(),
+        "the record goes with the message"
+    );
+    // The sender delivers the same bytes under the same, now free, name.
+    std::fs::copy(&archived, web.join(".aea").join(&name)).unwrap();
+    let report = env.json(&web, &["check"]);
+    assert_eq!(report["needs_approval"], 1, "{report}");
+}
