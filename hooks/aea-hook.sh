@@ -16,23 +16,24 @@ if [ -z "$aea" ]; then
   exit "$status"
 fi
 if [ @HOOK@ = pre-commit ]; then
-  # Start aea only if the inbox may hold mail: aea keeps .aea/.seen/quiet,
-  # an empty sticky folder of its own, not a symlink (git checks a submodule
-  # entry out as an empty folder, never a sticky one), made when it found nothing
-  # unprocessed after both inbox folders had last changed. Any new message, or a
-  # marker taken away, changes a folder after it. The config too: one
-  # that no longer reads blocks the commit, and an editor may save it in
-  # place, which moves no folder. Change times, not modification times:
-  # rsync -a, cp -a and tar set the latter back. One find, no loop over
-  # files: starting aea costs more. A find without -newermc says nothing,
-  # and aea starts.
-  q=.aea/.seen/quiet
+  # Start aea only if the inbox may hold mail: aea makes an empty sticky
+  # folder in its private state in the git dir (GIT_DIR in a linked
+  # worktree's hooks, else .git or the dir a .git file names), where no
+  # clone or pull writes, when it found nothing unprocessed after the inbox
+  # folders and the config last changed. Change times on both sides (no
+  # tool sets one; a time set ahead counts for nothing). One find, no loop
+  # over files. A find without -newerXY says nothing, and aea starts.
+  g=${GIT_DIR:-}
+  if [ -z "$g" ]; then
+    if [ -d .git ]; then g=.git; elif [ -f .git ]; then read -r _ g < .git || g=; fi
+  fi
+  q="$g/aea/root/seen/quiet"
   c=.aea/agent-config.yaml
   p=.aea/.processed
   [ -e "$p" ] || p=.aea
   quiet=
-  if [ ! -L "$q" ] && [ -d "$q" ] && [ -k "$q" ] && [ -O "$q" ] && [ -f "$c" ] &&
-    [ -n "$(find "$q" -maxdepth 0 -newermc .aea -newermc "$p" -newermc "$c" 2>/dev/null)" ]; then
+  if [ -n "$g" ] && [ ! -L "$q" ] && [ -d "$q" ] && [ -k "$q" ] && [ -O "$q" ] && [ -f "$c" ] &&
+    [ -n "$(find "$q" -maxdepth 0 -newercc .aea -newercc "$p" -newercc "$c" ! -newermc "$q" 2>/dev/null)" ]; then
     quiet=1
     # Empty, or not aea's.
     for f in "$q"/* "$q"/.[!.]* "$q"/..?*; do

@@ -21,7 +21,7 @@ pub enum Verdict {
 }
 
 /// Checks that `entry` waits for a person and records `verdict` with who
-/// and when, in `.approvals/` and the log.
+/// and when, in the private state and the log.
 pub fn record(
     mailbox: &Mailbox,
     judge: &Judge,
@@ -106,26 +106,22 @@ pub fn record(
     Ok((record, path))
 }
 
-/// The processed messages of the inbox that the policy gates but no person
-/// approved: marked processed by another tool (the bash AEA's scripts mark
-/// with `touch`, an empty marker that says nothing of an approval), never
-/// through `aea process`, which refuses gated mail without one. They stay
-/// processed; `check`, `pending` and `doctor` say that nobody approved them.
+/// The messages of the inbox that the policy gates but no person approved
+/// and that a `.processed/` marker aea did not record hides: another
+/// tool's (the bash AEA's scripts mark with `touch`, an empty marker that
+/// says nothing of an approval) or one git wrote (a pull). aea itself
+/// never marks gated mail processed without an approval, and its own
+/// processed mail has left the inbox. They stay hidden from listings;
+/// `check`, `pending` and `doctor` say that nobody approved them.
 pub fn processed_without_approval(mailbox: &Mailbox, judge: &Judge) -> Result<Vec<Entry>> {
     mailbox.check_state()?;
-    let marked = mailbox.processed_names()?;
-    let mut names: Vec<String> = mailbox
-        .message_names()?
-        .into_iter()
-        // aea's own markers are JSON: only the others are read further.
-        .filter(|n| marked.contains(n) && mailbox.marker(n).is_none())
-        .collect();
+    let mut names = mailbox.message_names()?;
     names.sort();
     Ok(names
         .into_iter()
-        .map(|n| mailbox.read(&n))
+        .filter_map(|n| mailbox.read_listed(mailbox.dir(), &n))
         .filter(|entry| {
-            matches!(mailbox.processed(entry), Ok(Processed::Done(None)))
+            matches!(mailbox.processed(entry), Ok(Processed::Marked(_)))
                 && entry.message.as_ref().is_ok_and(|m| {
                     judge.decide(m).action.awaits_approval()
                         && mailbox.approval(entry, true) != Approval::Approved

@@ -9,14 +9,11 @@
 //! only when it is 64 lower-case hex digits, content only when its SHA-256
 //! is that name, a path in a message only inside the repository it names.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path};
 
 use crate::error::{Error, Result};
 use crate::fsutil::{self, ReadLimited};
 use crate::message::Message;
-
-/// The folder under `.aea/` that holds the content.
-pub const DIR: &str = "attachments";
 
 /// The suffix of an attachment's file on a mail ref: `<sha256>.blob`.
 pub const BLOB_SUFFIX: &str = ".blob";
@@ -30,10 +27,6 @@ pub const LIMIT: u64 = 8 * 1024 * 1024;
 /// Whether `name` is a SHA-256 as aea writes it: 64 lower-case hex digits.
 pub fn is_digest(name: &str) -> bool {
     name.len() == 64 && name.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
-fn store(aea: &Path) -> PathBuf {
-    aea.join(DIR)
 }
 
 /// Reads a file to attach, refusing one over [`LIMIT`] before reading it.
@@ -51,32 +44,32 @@ pub fn read_for_sending(path: &Path) -> Result<Vec<u8>> {
     })
 }
 
-/// Keeps `bytes` in `aea`'s store under their SHA-256, and returns it. The
-/// file is staged and linked into place, so a reader never sees it half
-/// written, and an existing file of that name is never replaced.
-pub fn keep(aea: &Path, bytes: &[u8]) -> Result<String> {
+/// Keeps `bytes` in the attachment store `store` (the private
+/// `attachments/` folder, made by the caller) under their SHA-256, and
+/// returns it. The file is staged and linked into place, so a reader never
+/// sees it half written, and an existing file of that name is never
+/// replaced.
+pub fn keep(store: &Path, bytes: &[u8]) -> Result<String> {
     let digest = fsutil::sha256_hex(bytes);
-    let dir = store(aea);
-    fsutil::ensure_state_dir(&dir)?;
-    fsutil::create_exclusive_whole(&dir.join(&digest), bytes)?;
+    fsutil::create_exclusive_whole(&store.join(&digest), bytes)?;
     Ok(digest)
 }
 
 /// The content stored under `digest`, only if it is there, is a regular
 /// file of at most [`LIMIT`] bytes and still hashes to `digest`.
-pub fn load(aea: &Path, digest: &str) -> Option<Vec<u8>> {
+pub fn load(store: &Path, digest: &str) -> Option<Vec<u8>> {
     if !is_digest(digest) {
         return None;
     }
-    let bytes = fsutil::read_limited(&store(aea).join(digest), LIMIT).ok()?;
+    let bytes = fsutil::read_limited(&store.join(digest), LIMIT).ok()?;
     (fsutil::sha256_hex(&bytes) == digest).then_some(bytes)
 }
 
-/// Whether `aea`'s store has a file for `digest` (not read: [`load`]
+/// Whether the store `store` has a file for `digest` (not read: [`load`]
 /// verifies what it reads).
-pub fn has(aea: &Path, digest: &str) -> bool {
+pub fn has(store: &Path, digest: &str) -> bool {
     is_digest(digest)
-        && std::fs::symlink_metadata(store(aea).join(digest)).is_ok_and(|m| m.is_file())
+        && std::fs::symlink_metadata(store.join(digest)).is_ok_and(|m| m.is_file())
 }
 
 /// The SHA-256 a blob named `name` (a file name on a mail ref) holds, if
@@ -144,18 +137,18 @@ pub enum Source {
 }
 
 /// The verified bytes of `attachment` of a message from `sender_repo`:
-/// from `aea`'s store, else from the sender's repository on this machine
-/// (its store, then the file).
+/// from this repository's store `store`, else from the sender's repository
+/// on this machine (its store, then the file).
 /// `Err` says why there are none.
 pub fn fetch(
-    aea: &Path,
+    store: Option<&Path>,
     sender_repo: Option<&str>,
     attachment: &Named,
 ) -> std::result::Result<(Vec<u8>, Source), String> {
     let Some(digest) = attachment.sha256.as_deref().filter(|d| is_digest(d)) else {
         return Err("the message gives no SHA-256 for it, so it cannot be verified".into());
     };
-    if let Some(bytes) = load(aea, digest) {
+    if let Some(bytes) = store.and_then(|s| load(s, digest)) {
         return Ok((bytes, Source::Store));
     }
     // The copy the sender kept when it sent, if its repository is here:
@@ -163,12 +156,16 @@ pub fn fetch(
     if let Some(bytes) = sender_repo
         .map(Path::new)
         .filter(|r| r.is_absolute())
-        .and_then(|r| load(&r.join(crate::mailbox::AEA_DIR), digest))
+        .and_then(|r| std::fs::canonicalize(r).ok())
+        .and_then(|r| {
+            let theirs = crate::layout::Layout::of(&r).private(crate::layout::Private::Attachments);
+            load(&theirs, digest)
+        })
     {
         return Ok((bytes, Source::SenderRepository));
     }
     let (Some(repo), Some(path)) = (sender_repo, attachment.path.as_deref()) else {
-        return Err("not in .aea/attachments/ (`aea sync` brings it), and the message names no file in a repository on this machine".into());
+        return Err("not among the attachments `aea sync` brought here, and the message names no file in a repository on this machine".into());
     };
     let bytes = from_repository(Path::new(repo), path)?;
     let actual = fsutil::sha256_hex(&bytes);

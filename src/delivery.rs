@@ -14,7 +14,8 @@ use crate::compose::Draft;
 use crate::error::{Error, Result};
 use crate::identity;
 use crate::liveness::{Alive, Holder};
-use crate::mailbox::{Mailbox, OUTGOING_DIR};
+use crate::layout::Private;
+use crate::mailbox::Mailbox;
 use crate::message::{Message, Party};
 use crate::route::Route;
 use crate::runtime::Runtime;
@@ -177,7 +178,7 @@ pub fn held(
     let found = match &to.repo {
         Some(repo) => Mailbox::at(repo).ok()?.holding(id, from),
         None => mailbox
-            .read_all_in(OUTGOING_DIR)
+            .read_all_in(Private::Outgoing)
             .ok()?
             .into_iter()
             .find(|e| {
@@ -659,7 +660,7 @@ fn write_one(
             Ok((local.id.clone(), path, false))
         }
         Route::Remote(id) => {
-            let path = sender.mailbox.store_in(OUTGOING_DIR, message, rt)?;
+            let path = sender.mailbox.store_in(Private::Outgoing, message, rt)?;
             if let Err(e) = sender.mailbox.log(
                 &Event::new(rt, AuditEvent::Queued)
                     .with("message", message.message_id.as_str())

@@ -13,6 +13,11 @@ pub const AEA_REGISTRY: &str = "AEA_REGISTRY";
 /// [`AEA_REGISTRY`] is set), private keys and the trust store. A kept
 /// `aea demo` folder is used through it, apart from the user's own.
 pub const AEA_CONFIG_DIR: &str = "AEA_CONFIG_DIR";
+/// Overrides where the private state of inboxes outside any git
+/// repository goes (an absolute path; by default the platform's state
+/// directory, `~/.local/state/aea` on Linux). Inboxes in a git work tree
+/// keep theirs in the git directory (see `layout`).
+pub const AEA_STATE_DIR: &str = "AEA_STATE_DIR";
 /// Fixes the clock, as RFC 3339, for reproducible output in tests.
 pub const AEA_TEST_NOW: &str = "AEA_TEST_NOW";
 /// Seeds the id generator, for reproducible output in tests.
@@ -51,6 +56,9 @@ pub struct Env {
     pub config_dir: Option<PathBuf>,
     /// The user's aea cache dir (derived data only; safe to delete).
     pub cache_dir: Option<PathBuf>,
+    /// Where the private state of inboxes outside git goes
+    /// ([`AEA_STATE_DIR`], else the platform's state directory).
+    pub state_dir: Option<PathBuf>,
     /// `OPENCODE_SERVER_USERNAME`, for the `opencode` doorbell.
     pub opencode_username: Option<String>,
     /// `OPENCODE_SERVER_PASSWORD`, for the `opencode` doorbell.
@@ -137,6 +145,18 @@ impl Env {
                 .map(PathBuf::from)
                 .or_else(|| dirs.as_ref().map(|d| d.config_dir().to_path_buf())),
             cache_dir: dirs.as_ref().map(|d| d.cache_dir().to_path_buf()),
+            // Only an absolute path: a relative one would put the state
+            // under whatever folder a command runs in.
+            state_dir: std::env::var_os(AEA_STATE_DIR)
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .or_else(|| {
+                    dirs.as_ref().map(|d| {
+                        d.state_dir()
+                            .unwrap_or_else(|| d.data_local_dir())
+                            .to_path_buf()
+                    })
+                }),
             opencode_username: var(OPENCODE_SERVER_USERNAME),
             opencode_password: var(OPENCODE_SERVER_PASSWORD).map(Secret::new),
             variables: std::env::vars_os()

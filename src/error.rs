@@ -297,6 +297,8 @@ pub enum ConfigDirUse {
     SigningKey,
     Registry,
     TrustStore,
+    /// The private state of an inbox outside any git repository.
+    PrivateState,
 }
 
 impl ConfigDirUse {
@@ -305,6 +307,7 @@ impl ConfigDirUse {
             ConfigDirUse::SigningKey => "signing key",
             ConfigDirUse::Registry => "registry",
             ConfigDirUse::TrustStore => "trust store",
+            ConfigDirUse::PrivateState => "private state of an inbox outside git",
         }
     }
 }
@@ -746,6 +749,9 @@ or install into {} for every repository with `aea hooks install --force`",
                 ConfigDirUse::TrustStore => {
                     "set HOME (or XDG_CONFIG_HOME) so aea can keep its trust store there".to_string()
                 }
+                ConfigDirUse::PrivateState => {
+                    "set HOME (or XDG_STATE_HOME, or AEA_STATE_DIR), or make the folder a git repository (`git init`): its private state then lives in .git/aea/".to_string()
+                }
             },
             Error::AttachmentOutside { .. } => {
                 "attach files of this repository only; the recipient reads them by path".to_string()
@@ -1077,6 +1083,9 @@ mod tests {
             },
             Error::NoConfigDir {
                 needed_for: ConfigDirUse::TrustStore,
+            },
+            Error::NoConfigDir {
+                needed_for: ConfigDirUse::PrivateState,
             },
             Error::AttachmentOutside { path: p() },
             Error::LinkLeavesRepository { path: p() },

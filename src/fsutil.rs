@@ -124,6 +124,27 @@ pub fn check_state_dir(path: &Path, owner: Option<u32>) -> Result<bool> {
     Ok(true)
 }
 
+/// Checks a folder of the receiver's private state (see `crate::layout`):
+/// like [`check_state_dir`], and writable by its owner alone (not by a
+/// group either: nobody but the receiver writes its decisions).
+pub fn check_private_dir(path: &Path, owner: Option<u32>) -> Result<bool> {
+    if !check_state_dir(path, owner)? {
+        return Ok(false);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = fs::symlink_metadata(path).map_err(|e| Error::io("inspect", path, e))?;
+        if meta.mode() & 0o020 != 0 {
+            return Err(Error::UnsafeState {
+                path: path.to_path_buf(),
+                detail: "is writable by its group; the receiver's private state must be writable by the receiver alone".into(),
+            });
+        }
+    }
+    Ok(true)
+}
+
 /// The owner (uid) of a file, where the platform has one.
 pub fn owner(meta: &fs::Metadata) -> Option<u32> {
     #[cfg(unix)]

@@ -1,10 +1,11 @@
 //! Keeping the inbox small (`aea gc`, SPEC §2, §3.2): processed messages
-//! older than a cutoff and expired unprocessed ones move to `.archive/`,
-//! invalid files to `.quarantine/` with the reason. Nothing is deleted
-//! but the records of interrupted plain sends too old for a retry to use
-//! (`.sent-keys/retry-*`, after a day).
+//! older than a cutoff (in the private store, or left in the inbox by
+//! another tool's marker) and expired unprocessed ones move to the
+//! private archive, invalid files to `.aea/.quarantine/` with the reason.
+//! Nothing is deleted but the records of interrupted plain sends too old
+//! for a retry to use (`sent-keys/retry-*`, after a day).
 //!
-//! One gc at a time per mailbox: a run holds `.aea/.gc.lock` (taken like
+//! One gc at a time per mailbox: a run holds the private `gc.lock` (taken like
 //! the log's and sync's locks, [`fsutil::try_lock_within`]); a second run
 //! waits for it up to [`LOCK_WAIT`], then finds the work done, or steps
 //! aside and says so. The moves themselves are safe without the lock too
@@ -13,6 +14,7 @@
 //! folder named like a message) is skipped with the reason and reported;
 //! the rest of the inbox is still cleaned.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
@@ -21,15 +23,11 @@ use serde::Serialize;
 use crate::audit::{self, AuditEvent, Event};
 use crate::error::{Error, Result};
 use crate::fsutil;
-use crate::mailbox::{ARCHIVE_DIR, Mailbox, NOT_A_FILE, PROCESSED_DIR, Processed, QUARANTINE_DIR};
+use crate::layout::Private;
+use crate::mailbox::{Aside, Mailbox, Marker, NOT_A_FILE, Processed};
 use crate::message::parse_time;
 use crate::runtime::Runtime;
 
-/// Held by a running gc, in `.aea/`.
-pub const LOCK_FILE: &str = ".gc.lock";
-/// Where `gc --auto` notes when it was last started, in `.aea/.seen/`:
-/// at most one start per [`AUTO_EVERY`].
-pub const AUTO_STAMP: &str = "auto-gc";
 /// How often a listing may start `gc --auto` while the inbox stays over
 /// its limit (it may be over because all of it is recent and gated).
 pub const AUTO_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
@@ -87,10 +85,10 @@ enum Move {
 }
 
 impl Move {
-    fn dir(self) -> &'static str {
+    fn aside(self) -> Aside {
         match self {
-            Move::Archive | Move::Expire => ARCHIVE_DIR,
-            Move::Quarantine => QUARANTINE_DIR,
+            Move::Archive | Move::Expire => Aside::Archive,
+            Move::Quarantine => Aside::Quarantine,
         }
     }
 
@@ -112,7 +110,7 @@ pub fn collect(mailbox: &Mailbox, request: Request, rt: &Runtime) -> Result<Repo
     let _lock = if request.dry_run {
         None
     } else {
-        let path = mailbox.dir().join(LOCK_FILE);
+        let path = mailbox.private_file(Private::GcLock)?;
         let Some(lock) = fsutil::try_lock_within(&path, request.lock_wait)? else {
             report.busy = true;
             return Ok(report);
@@ -128,24 +126,45 @@ pub fn collect(mailbox: &Mailbox, request: Request, rt: &Runtime) -> Result<Repo
     }
     let mut names = mailbox.message_names()?;
     names.sort();
-    // The processed messages beyond `keep_processed`, oldest first, go
-    // whatever their age.
-    let over: std::collections::HashSet<String> = match request.keep_processed {
+    let mut stored = mailbox
+        .processed_store()
+        .map(|store| crate::mailbox::message_names_in(&store))
+        .transpose()?
+        .unwrap_or_default();
+    stored.sort();
+    // The processed messages beyond `keep_processed`, oldest first (by
+    // name, which starts with the time it was sent), go whatever their age.
+    let over: HashSet<String> = match request.keep_processed {
         Some(keep) => {
-            let processed = mailbox.processed_names()?;
-            let done: Vec<&String> = names.iter().filter(|n| processed.contains(*n)).collect();
+            let marked = names.iter().filter(|n| {
+                matches!(
+                    mailbox.processed(&mailbox.read(n)),
+                    Ok(Processed::Done(_) | Processed::Marked(_))
+                )
+            });
+            let mut done: Vec<&String> = stored.iter().chain(marked).collect();
+            done.sort();
             let extra = done.len().saturating_sub(keep);
             done.into_iter().take(extra).cloned().collect()
         }
-        None => std::collections::HashSet::new(),
+        None => HashSet::new(),
     };
-    for name in names {
+    let candidates = names
+        .into_iter()
+        .map(|n| (n, false))
+        .chain(stored.into_iter().map(|n| (n, true)));
+    for (name, in_store) in candidates {
         let cutoff = if over.contains(&name) {
             DateTime::<Utc>::MAX_UTC
         } else {
             request.cutoff
         };
-        let (kind, reason) = match judge(mailbox, &name, cutoff, now) {
+        let judged = if in_store {
+            judge_stored(mailbox, &name, cutoff)
+        } else {
+            judge(mailbox, &name, cutoff, now)
+        };
+        let (kind, reason) = match judged {
             Judged::Stays => continue,
             Judged::Skip(reason) => {
                 report.skipped.push(Skipped { file: name, reason });
@@ -154,7 +173,12 @@ pub fn collect(mailbox: &Mailbox, request: Request, rt: &Runtime) -> Result<Repo
             Judged::Move(kind, reason) => (kind, reason),
         };
         if !request.dry_run {
-            match mailbox.move_out(&name, kind.dir(), reason.as_deref()) {
+            let moved = if in_store {
+                mailbox.archive_processed(&name)
+            } else {
+                mailbox.move_out(&name, kind.aside(), reason.as_deref())
+            };
+            match moved {
                 Ok(Some(_)) => {}
                 // Another process moved it first; it reports the move.
                 Ok(None) => continue,
@@ -207,20 +231,9 @@ fn judge(mailbox: &Mailbox, name: &str, cutoff: DateTime<Utc>, now: DateTime<Utc
         Ok(processed) => processed,
         Err(e) => return Judged::Skip(crate::error::one_line(&e)),
     };
-    if let Processed::Done(marker) = processed {
+    if let Processed::Done(marker) | Processed::Marked(marker) = processed {
         // An empty marker from an older tool has no time: use the file's.
-        let when = marker
-            .and_then(|m| parse_time(&m.processed_at))
-            .or_else(|| {
-                let marker = mailbox.dir().join(PROCESSED_DIR).join(name);
-                let modified = std::fs::symlink_metadata(marker).ok()?.modified().ok()?;
-                Some(DateTime::<Utc>::from(modified))
-            });
-        return if when.is_none_or(|t| t >= cutoff) {
-            Judged::Stays
-        } else {
-            Judged::Move(Move::Archive, None)
-        };
+        return archive_if_before(marker.as_ref(), &entry.path, cutoff);
     }
     match entry.message {
         Ok(m) if m.is_expired(now) => Judged::Move(
@@ -229,6 +242,31 @@ fn judge(mailbox: &Mailbox, name: &str, cutoff: DateTime<Utc>, now: DateTime<Utc
         ),
         Ok(_) => Judged::Stays,
         Err(reason) => Judged::Move(Move::Quarantine, Some(reason)),
+    }
+}
+
+/// What gc does with processed mail `name` in the private store: archive
+/// it once it was processed before `cutoff`.
+fn judge_stored(mailbox: &Mailbox, name: &str, cutoff: DateTime<Utc>) -> Judged {
+    let Some(store) = mailbox.processed_store() else {
+        return Judged::Stays;
+    };
+    archive_if_before(mailbox.record(name).as_ref(), &store.join(name), cutoff)
+}
+
+/// Archived if processed before `cutoff`: by its record, else (an empty
+/// marker from an older tool, a record lost to a kill) by the file's time.
+fn archive_if_before(marker: Option<&Marker>, file: &Path, cutoff: DateTime<Utc>) -> Judged {
+    let when = marker
+        .and_then(|m| parse_time(&m.processed_at))
+        .or_else(|| {
+            let modified = std::fs::symlink_metadata(file).ok()?.modified().ok()?;
+            Some(DateTime::<Utc>::from(modified))
+        });
+    if when.is_none_or(|t| t >= cutoff) {
+        Judged::Stays
+    } else {
+        Judged::Move(Move::Archive, None)
     }
 }
 

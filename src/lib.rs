@@ -22,9 +22,11 @@ pub mod harness;
 pub mod hooks;
 pub mod housekeeping;
 pub mod identity;
+pub mod layout;
 pub mod liveness;
 pub mod mailbox;
 pub mod message;
+pub mod migrate;
 pub mod normalize;
 pub mod policy;
 pub mod printer;
@@ -56,6 +58,7 @@ use error::ExitCode;
 /// through the printer, which escapes them, like everything else.
 pub fn run(cli: cli::Cli, env: &env::Env) -> ExitCode {
     let json = cli.json;
+    layout::set_user_state_dir(env.state_dir.clone());
     let result = commands::dispatch(cli, env).and_then(|code| {
         // Output lost to a full disk or a bad descriptor is a failure, not
         // success (a closed pipe is not an error: see the printer).

@@ -23,7 +23,8 @@ use ed25519_dalek::VerifyingKey;
 
 use crate::delivery::{Destination, Intent, RETRY_PREFIX, held};
 use crate::error::Result;
-use crate::mailbox::{Mailbox, SENT_DIR};
+use crate::layout::Private;
+use crate::mailbox::Mailbox;
 use crate::message::{Message, format_time, parse_time};
 use crate::runtime::Runtime;
 
@@ -274,7 +275,7 @@ pub fn missing_log_lines(mailbox: &Mailbox, rt: &Runtime) -> Result<Vec<Event>> 
                 .with("repaired", "from the inbox"),
         );
     }
-    for entry in mailbox.read_all_in(SENT_DIR)? {
+    for entry in mailbox.read_all_in(Private::Sent)? {
         let Some(m) = entry.valid().filter(|m| m.signature.is_some()) else {
             continue;
         };

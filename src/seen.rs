@@ -37,16 +37,14 @@ use sha2::{Digest, Sha256};
 
 use crate::fsutil;
 
-/// The state folder in `.aea/` holding memos and the quiet marker.
-pub const DIR: &str = ".seen";
-/// An empty folder in [`DIR`] whose modification time says when aea last
-/// found no unprocessed mail: the pre-commit script compares the change
-/// times of the inbox folders and the config against it (`find
-/// -newermc`, as no tool sets a change time back) and starts aea unless
-/// all are older. Empty, with the sticky bit: git makes empty folders (a
-/// submodule entry is checked out as one), but never sets that bit, so a
-/// cloned repository or a pull cannot bring one.
-pub const QUIET: &str = "quiet";
+/// An empty folder in the private `seen/` whose change time says when aea
+/// last found no unprocessed mail: the pre-commit script compares the
+/// change times of the inbox folders and the config against it (`find
+/// -newercc`: no tool sets a change time, so a marker touched into the
+/// future says nothing) and starts aea unless all are older. It lives in
+/// the git directory, where no clone, checkout or pull writes; empty,
+/// with the sticky bit, as a second wall (git never sets that bit).
+pub use crate::layout::seen::QUIET;
 /// How old every recorded time must be, relative to when the memo was
 /// taken, before the memo is trusted. Covers coarse kernel clocks (a tick)
 /// and file systems that keep whole or even seconds.
@@ -390,9 +388,11 @@ mod tests {
     }
 
     const SHORT: Duration = Duration::from_millis(30);
+    /// Where these tests keep memos.
+    const SEEN: &str = "seen";
 
     fn memos(dir: &Path) -> Memos {
-        let seen = dir.join(".aea").join(DIR);
+        let seen = dir.join(".aea").join(SEEN);
         fs::create_dir_all(&seen).unwrap();
         Memos::open(&dir.join(".aea"), seen, &dir.join("cache"), "test", SHORT).unwrap()
     }
@@ -431,7 +431,7 @@ mod tests {
         let mut watched = Watched::start();
         watched.add(input);
         memos.keep("m", watched, None, &"answer");
-        assert!(!dir.path().join(".aea").join(DIR).join("m").exists());
+        assert!(!dir.path().join(".aea").join(SEEN).join("m").exists());
     }
 
     #[test]
@@ -445,7 +445,7 @@ mod tests {
             memos.recall::<String>("m", now_ns()).as_deref(),
             Some("answer")
         );
-        let path = dir.path().join(".aea").join(DIR).join("m");
+        let path = dir.path().join(".aea").join(SEEN).join("m");
         let bytes = fs::read(&path).unwrap();
         // The same body with another answer and the old MAC.
         let forged = String::from_utf8(bytes.clone())
@@ -455,7 +455,7 @@ mod tests {
         assert_eq!(memos.recall::<String>("m", now_ns()), None);
         // The genuine bytes under another user's key: not ours.
         fs::write(&path, &bytes).unwrap();
-        let seen = dir.path().join(".aea").join(DIR);
+        let seen = dir.path().join(".aea").join(SEEN);
         let other = Memos::open(
             &dir.path().join(".aea"),
             seen.clone(),
@@ -499,12 +499,12 @@ mod tests {
         fs::write(inbox.join("message-new.json"), "{}").unwrap();
         settle();
         memos.set_quiet(true, &watched);
-        assert!(!dir.path().join(".aea").join(DIR).join(QUIET).exists());
+        assert!(!dir.path().join(".aea").join(SEEN).join(QUIET).exists());
         // Nothing moved: quiet.
         let mut watched = Watched::start();
         watched.add(inbox);
         memos.set_quiet(true, &watched);
-        assert!(dir.path().join(".aea").join(DIR).join(QUIET).is_dir());
+        assert!(dir.path().join(".aea").join(SEEN).join(QUIET).is_dir());
     }
 
     #[test]

@@ -18,7 +18,8 @@ use crate::audit::{self, AuditEvent, Event};
 use crate::error::{Error, GitError, Result};
 use crate::fsutil;
 use crate::identity::{self, KeyRing};
-use crate::mailbox::{Mailbox, OUTGOING_DIR, Outcome, QUARANTINE_DIR};
+use crate::layout::{Private, Shared};
+use crate::mailbox::{Mailbox, Outcome};
 use crate::message::{self, format_time};
 use crate::repo::{MailStore, Pushed};
 use crate::runtime::Runtime;
@@ -30,13 +31,11 @@ mod state;
 pub use state::SyncState;
 use state::{Head, Journal, Record};
 
-const STORE_DIR: &str = ".sync";
 /// Refused attachment blobs one sync reports by name; the rest are counted.
 const REFUSALS_SHOWN: usize = 20;
 /// Refused attachment blobs remembered (so reported once): a remote can
 /// push thousands, and the state file holds what was applied.
 const REFUSALS_REMEMBERED: usize = 256;
-pub const LOCK_FILE: &str = ".sync.lock";
 /// Pushes that lost a race are retried this often before giving up.
 const PUSH_ATTEMPTS: u32 = 10;
 
@@ -195,7 +194,10 @@ fn short(oid: &str) -> &str {
 /// What sync remembers, for readers (`aea status`, `send`): whatever
 /// cannot be read counts as not remembered.
 pub fn load_state(mailbox: &Mailbox) -> SyncState {
-    state::Files::new(&mailbox.dir().join(STORE_DIR))
+    let Ok(Some(dir)) = mailbox.private_dir(Private::SyncStore) else {
+        return SyncState::default();
+    };
+    state::Files::new(&dir)
         .load()
         .map(|l| l.state)
         .unwrap_or_default()
@@ -209,17 +211,16 @@ pub fn sync(
     rt: &Runtime,
     keys: &Keys<'_>,
 ) -> Result<Report> {
-    let lock_path = mailbox.dir().join(LOCK_FILE);
+    let lock_path = mailbox.private_file(Private::SyncLock)?;
     let lock = fsutil::lock(&lock_path)?;
     // The private store is the receiver's state: never through a symlink.
     mailbox.check_state()?;
-    fsutil::ensure_state_dir(&mailbox.dir().join(STORE_DIR))?;
+    let dir = mailbox.make_private_dir(Private::SyncStore)?;
     // The store passes the lock on to the git it runs: held until the last
     // of them ends, even when this process is killed first.
     let held = lock
         .try_clone()
         .map_err(|e| Error::io("lock", &lock_path, e))?;
-    let dir = mailbox.dir().join(STORE_DIR);
     let store = MailStore::open(&dir, held)?;
     let failed = |source| Error::SyncFailed {
         remote: url.to_string(),
@@ -306,12 +307,12 @@ fn nothing_to_do(
         let Some(unreceipted) = &head.unreceipted else {
             return Ok(false);
         };
-        if unreceipted.values().any(|file| mailbox.has_marker(file)) {
+        if unreceipted.values().any(|file| mailbox.is_processed(file)) {
             return Ok(false);
         }
     }
     Ok(mailbox
-        .read_all_in(OUTGOING_DIR)?
+        .read_all_in(Private::Outgoing)?
         .iter()
         .all(|e| e.message.is_err()))
 }
@@ -611,7 +612,7 @@ impl Session<'_> {
         files: &[(String, Vec<u8>)],
         only: Option<&HashSet<String>>,
     ) -> Result<()> {
-        let dir = self.mailbox.dir().to_path_buf();
+        let dir = self.mailbox.make_private_dir(Private::Attachments)?;
         let mut named: HashSet<String> = files
             .iter()
             .filter(|(name, _)| name.strip_suffix(".json").is_some())
@@ -673,8 +674,8 @@ impl Session<'_> {
                                     name.to_string(),
                                     format!("{name} taken"),
                                     format!(
-                                        "not kept: .aea/{}/{digest} exists and is not a regular file (remove it, then sync again)",
-                                        attachments::DIR
+                                        "not kept: {} exists and is not a regular file (remove it, then sync again)",
+                                        dir.join(digest).display()
                                     ),
                                 ));
                             }
@@ -758,8 +759,7 @@ impl Session<'_> {
             return Ok(());
         }
         self.note(Record::Quarantined(id.to_string()));
-        let dir = self.mailbox.dir().join(QUARANTINE_DIR);
-        fsutil::ensure_dir(&dir)?;
+        let dir = self.mailbox.make_shared_dir(Shared::Quarantine)?;
         let safe: String = id
             .chars()
             .map(|c| {
@@ -797,7 +797,7 @@ impl Session<'_> {
             if self.state.receipts_sent.contains(id) || !self.mailbox.is_processed(&applied.file) {
                 continue;
             }
-            let marker = self.mailbox.marker(&applied.file);
+            let marker = self.mailbox.record(&applied.file);
             let mut receipt = Receipt {
                 message_id: id.clone(),
                 state: "processed".into(),
@@ -885,7 +885,7 @@ impl Session<'_> {
     fn push_queue(&mut self) -> Result<()> {
         let mut by_recipient: BTreeMap<String, Vec<(PathBuf, String, Vec<u8>)>> = BTreeMap::new();
         let mut blobs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for entry in self.mailbox.read_all_in(OUTGOING_DIR)? {
+        for entry in self.mailbox.read_all_in(Private::Outgoing)? {
             let Ok(message) = &entry.message else {
                 continue;
             };
@@ -901,6 +901,7 @@ impl Session<'_> {
                 .or_default()
                 .push((entry.path.clone(), message.message_id.clone(), bytes));
         }
+        let attachments = self.mailbox.private_dir(Private::Attachments)?;
         for (recipient, queued) in by_recipient {
             let mut files: Vec<(String, Vec<u8>)> = queued
                 .iter()
@@ -910,7 +911,10 @@ impl Session<'_> {
             // copy kept at send time; one no longer there stays behind (the
             // recipient can still read it on this machine, by path).
             for digest in blobs.remove(&recipient).unwrap_or_default() {
-                if let Some(bytes) = attachments::load(self.mailbox.dir(), &digest) {
+                if let Some(bytes) = attachments
+                    .as_deref()
+                    .and_then(|store| attachments::load(store, &digest))
+                {
                     files.push((format!("{digest}{}", attachments::BLOB_SUFFIX), bytes));
                 }
             }
@@ -1082,7 +1086,7 @@ impl InboxNames {
 /// The recipients of each message waiting in `outgoing/`, by id.
 fn queued_recipients(mailbox: &Mailbox) -> HashMap<String, Vec<String>> {
     let mut recipients: HashMap<String, Vec<String>> = HashMap::new();
-    for entry in mailbox.read_all_in(OUTGOING_DIR).unwrap_or_default() {
+    for entry in mailbox.read_all_in(Private::Outgoing).unwrap_or_default() {
         if let Some(message) = entry.valid() {
             recipients
                 .entry(message.message_id.clone())
@@ -1096,7 +1100,7 @@ fn queued_recipients(mailbox: &Mailbox) -> HashMap<String, Vec<String>> {
 /// Whether the message `id` still waits in `outgoing/`.
 pub fn is_queued(mailbox: &Mailbox, id: &str) -> bool {
     mailbox
-        .read_all_in(OUTGOING_DIR)
+        .read_all_in(Private::Outgoing)
         .unwrap_or_default()
         .iter()
         .any(|e| e.valid().is_some_and(|m| m.message_id == id))

@@ -115,14 +115,12 @@ pub fn legs(mailbox: &Mailbox, message: &Message) -> Vec<Leg> {
 fn local_leg(to: String, repo_path: Option<&str>, id: &str, sender: &str) -> Leg {
     let recipient = repo_path.and_then(|p| Mailbox::at(std::path::Path::new(p)).ok());
     let found = recipient.as_ref().and_then(|mailbox| {
-        let name = mailbox
-            .message_names()
-            .ok()?
-            .into_iter()
-            .find(|n| mailbox.read(n).valid().is_some_and(|m| m.message_id == id))?;
-        Some((mailbox.is_processed(&name), mailbox.marker(&name)))
+        let entry = mailbox
+            .with_id(id)
+            .or_else(|| mailbox.processed_copy(id, sender))?;
+        Some((mailbox.is_processed(&entry.name), mailbox.record(&entry.name)))
     });
-    // Not in the inbox: the recipient's gc may have moved it to `.archive/`.
+    // Not among its mail: the recipient's gc may have archived it.
     if found.is_none()
         && let Some((_, processed)) = recipient.as_ref().and_then(|m| m.archived(id, sender))
     {

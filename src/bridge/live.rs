@@ -409,7 +409,9 @@ mod tests {
     fn a_running_pass_skips_files_unchanged_since_it_held_them() {
         let repo = tempfile::tempdir().unwrap();
         fs::create_dir(repo.path().join(crate::mailbox::AEA_DIR)).unwrap();
-        let mailbox = Mailbox::at(repo.path()).unwrap();
+        // A git repository: its private state stays inside the test's folder.
+        fs::create_dir(repo.path().join(".git")).unwrap();
+        let mailbox = Mailbox::at(repo.path()).unwrap().owned();
         let rt = Runtime::new(&crate::env::Env::default());
         let folder = tempfile::tempdir().unwrap();
         let bridges = [Bridge {

@@ -64,8 +64,9 @@ pub fn run(args: &AttachmentArgs, ctx: &Context) -> Result<ExitCode> {
     let short_ref = crate::shortref::in_inbox(&mailbox, &entry.name);
     let named = attachments::named(&message);
     let sender_repo = message.from.repo_path.as_deref();
+    let store = mailbox.private_dir(crate::layout::Private::Attachments)?;
     let Some(out) = &args.out else {
-        let listed = list(&named, mailbox.dir(), sender_repo, &short_ref);
+        let listed = list(&named, store.as_deref(), sender_repo, &short_ref);
         print_list(
             &ListOutput {
                 short_ref,
@@ -102,7 +103,7 @@ pub fn run(args: &AttachmentArgs, ctx: &Context) -> Result<ExitCode> {
     };
     let attachment = &named[index - 1];
     let (bytes, source) =
-        attachments::fetch(mailbox.dir(), sender_repo, attachment).map_err(|why| {
+        attachments::fetch(store.as_deref(), sender_repo, attachment).map_err(|why| {
             refused(
                 format!("attachment {index} of {short_ref}: {why}"),
                 "nothing was written; `aea sync` brings the content of mail from other machines, or ask the sender to send the file again",
@@ -142,7 +143,12 @@ fn refused(message: String, hint: &str) -> Error {
 /// listed unchecked, each still written by `aea attachment REF N --out`.
 const LOOKED_FOR: usize = 32;
 
-fn list(named: &[Named], aea: &Path, sender_repo: Option<&str>, short_ref: &str) -> Vec<Listed> {
+fn list(
+    named: &[Named],
+    store: Option<&Path>,
+    sender_repo: Option<&str>,
+    short_ref: &str,
+) -> Vec<Listed> {
     // The same path and SHA-256 named twice is looked for once.
     type Found = std::result::Result<(u64, Source), String>;
     let mut seen: HashMap<(Option<&str>, Option<&str>), Found> = HashMap::new();
@@ -154,7 +160,7 @@ fn list(named: &[Named], aea: &Path, sender_repo: Option<&str>, short_ref: &str)
             let found = if let Some(found) = seen.get(&key) {
                 found.clone()
             } else if seen.len() < LOOKED_FOR {
-                let found = attachments::fetch(aea, sender_repo, a)
+                let found = attachments::fetch(store, sender_repo, a)
                     .map(|(bytes, source)| (bytes.len() as u64, source));
                 seen.insert(key, found.clone());
                 found

@@ -128,8 +128,11 @@ pub fn send(
     let key = ctx.signing_key(sender_id)?;
     // The sender keeps what it attached, by content: `aea sync` carries it
     // from there, and the file in the repository may change after.
-    for bytes in &draft.attachment_bytes {
-        crate::attachments::keep(sender.dir(), bytes)?;
+    if !draft.attachment_bytes.is_empty() {
+        let store = sender.make_private_dir(crate::layout::Private::Attachments)?;
+        for bytes in &draft.attachment_bytes {
+            crate::attachments::keep(&store, bytes)?;
+        }
     }
     let from = Sender {
         mailbox: sender,

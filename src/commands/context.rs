@@ -13,6 +13,11 @@ use crate::printer::Printer;
 use crate::runtime::Runtime;
 use crate::transport::RingEnv;
 
+/// How many files a command moves when it takes an inbox over from an
+/// older aea's layout: a few tens of milliseconds, so no hook waits long;
+/// `aea init` and `aea doctor --fix` take all that is left.
+const TAKE_OVER_BUDGET: usize = 2000;
+
 /// What every command gets: clock and ids, output, and where things are.
 pub struct Context {
     pub rt: Runtime,
@@ -217,7 +222,45 @@ impl Context {
         }?
         .owned();
         let ring = self.keyring_for(|| mailbox.dir().to_path_buf());
-        Ok(mailbox.verified_by(ring))
+        let mailbox = mailbox.verified_by(ring);
+        if crate::migrate::needed(&mailbox) {
+            self.take_over(&mailbox, Some(TAKE_OVER_BUDGET))?;
+        }
+        Ok(mailbox)
+    }
+
+    /// Takes `mailbox` over from the layout of an older aea (see
+    /// [`crate::migrate`]), at most `budget` files in this run; says on
+    /// stderr what it did.
+    pub fn take_over(
+        &self,
+        mailbox: &Mailbox,
+        budget: Option<usize>,
+    ) -> Result<crate::migrate::Record> {
+        let before = crate::migrate::record(mailbox).unwrap_or_default();
+        let judge = self.judge(mailbox);
+        let gated = |m: &crate::message::Message| judge.decide(m).action.awaits_approval();
+        let own_key = mailbox
+            .agent_id()
+            .ok()
+            .and_then(|id| crate::identity::load_key(self.keys_dir.as_deref()?, &id).ok()?)
+            .map(|k| k.verifying_key());
+        let record = crate::migrate::run(
+            mailbox,
+            &crate::migrate::Context {
+                gated: &gated,
+                own_key,
+                budget,
+            },
+        )?;
+        if record.found() > before.found() {
+            self.printer.warn(format_args!(
+                "moved this inbox's state out of the work tree into {}{}; `aea doctor` names what an older aea left in .aea/",
+                mailbox.layout().state().display(),
+                if record.done { "" } else { " (more next time)" }
+            ));
+        }
+        Ok(record)
     }
 
     /// What aea remembers of `mailbox` ([`crate::seen`]): `None` outside

@@ -61,6 +61,7 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         temp_dir: ctx.temp_dir.clone(),
         config_dir: Some(config_dir.clone()),
         cache_dir: Some(root.join("cache")),
+        state_dir: Some(root.join("state")),
         // The demo rings no doorbells.
         opencode_username: None,
         opencode_password: None,
@@ -68,8 +69,11 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
     };
     let api = root.join("api");
     let web = root.join("web");
+    // Git repositories, as the real ones are: each keeps its private
+    // state in its `.git/aea/`.
     for repo in [&api, &web] {
         std::fs::create_dir_all(repo).map_err(|e| Error::io("create directory", repo, e))?;
+        crate::repo::init(repo)?;
     }
     let p = &ctx.printer;
     p.line(format_args!(

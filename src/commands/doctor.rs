@@ -14,9 +14,8 @@ use crate::error::{Error, ExitCode, Result};
 use crate::harness;
 use crate::hooks::{self, GitHook, State};
 use crate::housekeeping;
-use crate::mailbox::{
-    CLAIMS_DIR, LAYOUT_DIRS, Mailbox, PROCESSED_DIR, Processed, STATE_DIRS, TMP_DIR,
-};
+use crate::layout::{self, Layout, Private, Shared};
+use crate::mailbox::{Mailbox, Processed, SHARED_STATE_DIRS};
 use crate::recovery;
 use crate::registry::{Health, Registry};
 use crate::repo::{self, HooksPathSource};
@@ -42,13 +41,15 @@ pub(super) struct Finding {
     fix: Option<String>,
 }
 
-/// What is wrong with the receiver's state in `aea` (SPEC §15.1), each
-/// with the exact command that fixes it: state folders that are symlinks,
-/// not directories, owned by another user or writable by others; state
-/// files that are symlinks, special files or another user's; special files
-/// anywhere in `.aea/`; a world-writable `.aea/` that is not sticky.
-fn state_problems(aea: &Path) -> Vec<(String, String)> {
+/// What is wrong with the receiver's state (SPEC §15.1), each with the
+/// exact command that fixes it: state folders (the private state, and the
+/// folders of `.aea/` aea writes) that are symlinks, not directories,
+/// owned by another user or writable by others; state files that are
+/// symlinks, special files or another user's; special files anywhere in
+/// `.aea/`; a world-writable `.aea/` that is not sticky.
+fn state_problems(layout: &Layout) -> Vec<(String, String)> {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let aea = layout.inbox();
     let mut found = Vec::new();
     let Ok(top) = fs::symlink_metadata(aea) else {
         return found;
@@ -64,8 +65,12 @@ fn state_problems(aea: &Path) -> Vec<(String, String)> {
     }
     let aside =
         |p: &Path, mode: &str| format!("mv {0} {0}.suspect && mkdir -m {mode} {0}", shown(p));
-    for dir in STATE_DIRS {
-        let path = aea.join(dir);
+    // The private state may be written by its owner alone; the folders of
+    // `.aea/` aea writes by no other user.
+    let private = std::iter::once((layout.state().to_path_buf(), 0o022))
+        .chain(Private::FOLDERS.iter().map(|p| (layout.private(*p), 0o022)));
+    let shared_dirs = SHARED_STATE_DIRS.iter().map(|s| (layout.shared(*s), 0o002));
+    for (path, forbidden) in shared_dirs.chain(private) {
         let Ok(meta) = fs::symlink_metadata(&path) else {
             continue;
         };
@@ -85,7 +90,7 @@ fn state_problems(aea: &Path) -> Vec<(String, String)> {
                 format!("{} belongs to uid {}, not to uid {owner} who owns .aea/: its content is not trusted", shown(&path), meta.uid()),
                 format!("{}   (after checking what is in it)", aside(&path, "700")),
             ));
-        } else if meta.mode() & 0o002 != 0 || (shared && meta.mode() & 0o077 != 0) {
+        } else if meta.mode() & forbidden != 0 || (shared && meta.mode() & 0o077 != 0) {
             found.push((
                 format!(
                     "{} has mode {:o}: other users can look or write inside",
@@ -94,6 +99,9 @@ fn state_problems(aea: &Path) -> Vec<(String, String)> {
                 ),
                 format!("chmod 700 {}", shown(&path)),
             ));
+        }
+        if path == layout.state() {
+            continue;
         }
         for entry in fs::read_dir(&path).into_iter().flatten().flatten() {
             let Ok(meta) = entry.metadata() else { continue };
@@ -119,16 +127,12 @@ fn state_problems(aea: &Path) -> Vec<(String, String)> {
         let Ok(meta) = entry.metadata() else { continue };
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
-        let ours = name == config::FILE_NAME
-            || name == ".gitignore"
-            || name.starts_with(".announced-")
-            || name.starts_with("agent.log")
-            || name.starts_with("monitor.")
-            || name.starts_with("aea-monitor.")
-            || name == ".installed.json"
+        let ours = name == Shared::Config.name()
+            || name == Shared::GitIgnore.name()
+            || name.starts_with(Shared::Log.name())
             || crate::mailbox::TOP_STATE_FILES
                 .iter()
-                .any(|(n, _)| *n == name);
+                .any(|(n, _)| n.name() == name);
         let special = !(meta.is_file() || meta.is_dir() || meta.file_type().is_symlink());
         if special {
             found.push((
@@ -148,6 +152,49 @@ fn state_problems(aea: &Path) -> Vec<(String, String)> {
         }
     }
     found
+}
+
+/// Names of the receiver's state that an older aea kept inside `.aea/`,
+/// found there now: left over from before the state moved to the private
+/// state, or planted by a commit (a clone or a pull writes ignored files
+/// too). aea never reads them; what it could verify was taken over once
+/// (see `crate::migrate`).
+fn old_state(layout: &Layout) -> Finding {
+    let found: Vec<&str> = layout::OLD_STATE_NAMES
+        .iter()
+        .copied()
+        .filter(|name| fs::symlink_metadata(layout.old(name)).is_ok())
+        .collect();
+    Finding::new(
+        "old state",
+        (!found.is_empty()).then(|| {
+            (
+                format!(
+                    "in .aea/, never read: {} (state of an older aea, or put there by a commit or a pull; aea keeps its state in {})",
+                    found.join(", "),
+                    layout.state().display()
+                ),
+                format!(
+                    "look at them, then remove them: cd {} && rm -r {}",
+                    shell_quote(&layout.inbox().display().to_string()),
+                    found.join(" ")
+                ),
+            )
+        }),
+        "no state of an older aea in .aea/",
+    )
+}
+
+/// `text` quoted for a POSIX shell, when it needs it.
+fn shell_quote(text: &str) -> String {
+    if text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-".contains(&b))
+    {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 fn kind(meta: &fs::Metadata) -> &'static str {
@@ -177,17 +224,18 @@ pub fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     } else {
         Vec::new()
     };
-    let mut out = vec![layout(aea)];
+    let mut out = vec![layout_check(mailbox.layout())];
     let (config_findings, id) = config_checks(aea, repo, ctx);
     out.extend(config_findings);
     out.push(registry(ctx, repo, id.as_deref()));
     let opted_out = harness::opt_outs(aea);
     out.push(git_hooks(ctx, repo, opted_out.git_hooks));
     out.push(harnesses(repo, aea, ctx, opted_out.agent_files));
-    out.extend(state(aea));
+    out.extend(state(mailbox.layout()));
+    out.push(old_state(mailbox.layout()));
     out.extend(inbox(&mailbox));
     out.extend(unapproved(&mailbox, ctx));
-    out.extend(leftovers(aea, ctx.rt.now()));
+    out.extend(leftovers(&mailbox, ctx.rt.now()));
     out.extend(half_done(&mailbox, ctx));
     Ok(report(&fixed, &out, ctx))
 }
@@ -199,23 +247,21 @@ pub fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
 /// then finds the work done.
 fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
     let aea = mailbox.dir();
-    let lock_path = aea.join(housekeeping::LOCK_FILE);
+    let lock_path = mailbox.private_file(Private::GcLock)?;
     let Some(lock) = crate::fsutil::try_lock_within(&lock_path, housekeeping::LOCK_WAIT)? else {
         return Ok(vec![format!(
-            "nothing: another aea gc or doctor --fix held .aea/{} for over {}s",
-            housekeeping::LOCK_FILE,
+            "nothing: another aea gc or doctor --fix held the gc lock for over {}s",
             housekeeping::LOCK_WAIT.as_secs()
         )]);
     };
-    crate::fsutil::require_owner(&lock, &lock_path, crate::fsutil::dir_owner(aea))?;
+    crate::fsutil::require_owner(&lock, &lock_path, mailbox.owner())?;
     let now = ctx.rt.now();
     let mut fixed = Vec::new();
-    for name in stale_claims(aea, now) {
+    for name in stale_claims(mailbox, now) {
         mailbox.drop_stale_claim(&name, now);
         fixed.push(format!("removed the stale claim on {name}"));
     }
-    for name in old_staging(aea, now) {
-        let path = aea.join(TMP_DIR).join(&name);
+    for path in old_staging(mailbox, now) {
         if fs::remove_file(&path).is_ok() {
             fixed.push(format!("removed {}", path.display()));
         }
@@ -339,21 +385,24 @@ impl Finding {
     }
 }
 
-fn layout(aea: &Path) -> Finding {
-    let missing: Vec<&str> = LAYOUT_DIRS
+fn layout_check(layout: &Layout) -> Finding {
+    let mut missing: Vec<String> = Shared::FOLDERS
         .iter()
-        .copied()
-        .filter(|d| !aea.join(d).is_dir())
+        .filter(|d| !layout.shared(**d).is_dir())
+        .map(|d| format!(".aea/{}", d.name()))
         .collect();
+    if !layout.state().is_dir() {
+        missing.push(format!("the private state {}", layout.state().display()));
+    }
     Finding::new(
         "layout",
         (!missing.is_empty()).then(|| {
             (
-                format!("missing in .aea/: {}", missing.join(", ")),
+                format!("missing: {}", missing.join(", ")),
                 "aea init".to_string(),
             )
         }),
-        "all folders of .aea/ present",
+        "all folders of .aea/ and the private state present",
     )
 }
 
@@ -406,21 +455,7 @@ fn config_checks(aea: &Path, repo: &Path, ctx: &Context) -> (Vec<Finding>, Optio
         },
         "nothing in the config runs a program or reaches a host untrusted",
     );
-    let mut findings = vec![config, trust];
-    if aea.join(config::STALE_CACHE_FILE).exists() {
-        findings.push(Finding::new(
-            "config cache",
-            Some((
-                format!(
-                    "{} is left from aea 0.1; it is ignored",
-                    config::STALE_CACHE_FILE
-                ),
-                format!("rm {}", aea.join(config::STALE_CACHE_FILE).display()),
-            )),
-            "",
-        ));
-    }
-    (findings, id)
+    (vec![config, trust], id)
 }
 
 fn registry(ctx: &Context, repo: &Path, id: Option<&str>) -> Finding {
@@ -558,8 +593,8 @@ fn harnesses(repo: &Path, aea: &Path, ctx: &Context, opted_out: bool) -> Finding
     )
 }
 
-fn state(aea: &Path) -> Vec<Finding> {
-    let state = state_problems(aea);
+fn state(layout: &Layout) -> Vec<Finding> {
+    let state = state_problems(layout);
     if state.is_empty() {
         return vec![Finding::new(
             "state",
@@ -600,7 +635,6 @@ fn unapproved(mailbox: &Mailbox, ctx: &Context) -> Option<Finding> {
 
 /// Forged and invalid mail, and processed messages replaced since.
 fn inbox(mailbox: &Mailbox) -> Vec<Finding> {
-    let aea = mailbox.dir();
     // Where unsound state (reported above) stops the listing, the mail
     // checks say they could not look rather than "ok".
     let entries = match mailbox.unprocessed() {
@@ -655,13 +689,12 @@ fn inbox(mailbox: &Mailbox) -> Vec<Finding> {
         "every unprocessed file is a valid message",
     );
 
-    // Every marker against the bytes it was written for (too slow for
-    // `check`, which only lists).
+    // Every file of the inbox with a record or marker, against the bytes
+    // it was written for.
     let replaced: Vec<String> = mailbox
         .message_names()
         .unwrap_or_default()
         .into_iter()
-        .filter(|name| aea.join(PROCESSED_DIR).join(name).is_file())
         .filter(|name| {
             matches!(
                 mailbox.processed(&mailbox.read(name)),
@@ -686,28 +719,33 @@ fn inbox(mailbox: &Mailbox) -> Vec<Finding> {
 }
 
 /// Claims and staging files older than anything alive would leave them.
-fn leftovers(aea: &Path, now: chrono::DateTime<chrono::Utc>) -> Vec<Finding> {
-    let stale = stale_claims(aea, now);
+fn leftovers(mailbox: &Mailbox, now: chrono::DateTime<chrono::Utc>) -> Vec<Finding> {
+    let stale = stale_claims(mailbox, now);
     let claims = Finding::new(
         "claims",
         (!stale.is_empty()).then(|| {
             (
                 format!("stale claims: {}", stale.join(", ")),
-                "run `aea process <file>` again (stale claims are taken over), or delete them from .aea/.claims/".to_string(),
+                "run `aea process <file>` again (stale claims are taken over), or `aea doctor --fix`".to_string(),
             )
         }),
         "no stale claims",
     );
-    let leftovers = old_staging(aea, now);
+    let leftovers = old_staging(mailbox, now);
     let staging = Finding::new(
         "staging",
         (!leftovers.is_empty()).then(|| {
             (
                 format!(
-                    "{} file(s) left in .aea/.tmp/ by interrupted sends",
-                    leftovers.len()
+                    "{} file(s) left in staging by interrupted writes: {}",
+                    leftovers.len(),
+                    leftovers
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
-                format!("rm {}/.tmp/.deliver.*", aea.display()),
+                "aea doctor --fix".to_string(),
             )
         }),
         "no leftovers from interrupted sends",
@@ -717,36 +755,45 @@ fn leftovers(aea: &Path, now: chrono::DateTime<chrono::Utc>) -> Vec<Finding> {
 
 /// Claims whose process is gone or that are older than 30 minutes: the
 /// same rule `process` takes claims over by.
-fn stale_claims(aea: &Path, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
-    fs::read_dir(aea.join(CLAIMS_DIR))
+fn stale_claims(mailbox: &Mailbox, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+    mailbox
+        .claim_names()
         .into_iter()
-        .flatten()
-        .filter_map(std::result::Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter(|e| {
-            let body = crate::fsutil::read_state(&e.path(), crate::fsutil::SMALL_STATE_LIMIT)
+        .filter(|name| {
+            let Some(path) = mailbox.claim_path(name) else {
+                return false;
+            };
+            if !fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+                return false;
+            }
+            let body = crate::fsutil::read_state(&path, crate::fsutil::SMALL_STATE_LIMIT)
                 .ok()
                 .flatten()
                 .unwrap_or_default();
-            crate::mailbox::claim_is_stale(&e.path(), &body, now)
+            crate::mailbox::claim_is_stale(&path, &body, now)
         })
-        .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect()
 }
 
-/// Files in `.aea/.tmp/` older than any send takes.
-fn old_staging(aea: &Path, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
-    fs::read_dir(aea.join(TMP_DIR))
-        .into_iter()
+/// Files in the staging folders (`.aea/.tmp/`, the private `tmp/`)
+/// older than any write takes.
+fn old_staging(mailbox: &Mailbox, now: chrono::DateTime<chrono::Utc>) -> Vec<std::path::PathBuf> {
+    let dirs = [
+        mailbox.shared_dir(Shared::Staging).ok().flatten(),
+        mailbox.private_dir(Private::Tmp).ok().flatten(),
+    ];
+    dirs.into_iter()
         .flatten()
+        .flat_map(|dir| fs::read_dir(dir).into_iter().flatten())
         .filter_map(std::result::Result::ok)
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| !e.file_name().to_string_lossy().ends_with(".lock"))
         .filter(|e| {
             e.metadata()
                 .and_then(|m| m.modified())
                 .is_ok_and(|t| now - chrono::DateTime::<chrono::Utc>::from(t) > Duration::hours(1))
         })
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .map(|e| e.path())
         .collect()
 }
 

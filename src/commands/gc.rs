@@ -45,8 +45,7 @@ pub fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
     }
     if report.busy {
         ctx.printer.line(format_args!(
-            "skipped: another aea gc held .aea/{} for over {}s and is cleaning this inbox",
-            housekeeping::LOCK_FILE,
+            "skipped: another aea gc held the gc lock for over {}s and is cleaning this inbox",
             housekeeping::LOCK_WAIT.as_secs()
         ));
         return Ok(ExitCode::Success);

@@ -16,7 +16,8 @@ use crate::fsutil;
 use crate::harness::{self, Agent};
 use crate::hooks;
 use crate::identity;
-use crate::mailbox::{AEA_DIR, LAYOUT_DIRS, PROMPTS_DIR, STATE_DIRS};
+use crate::layout::{AEA_DIR, Layout, Private, Shared};
+use crate::mailbox::SHARED_STATE_DIRS;
 use crate::message::{check_agent_id, format_time, sanitize_agent_id};
 use crate::registry::{Entry, Health, Registry};
 use crate::repo::{self, HooksPathSource};
@@ -92,6 +93,11 @@ pub fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
     let (mut report, registered) =
         init_repo(&repo, &options, &ctx.rt, ctx.registry(), ctx.keys_dir())?;
     harness::remember_opt_outs(&report.repo.join(AEA_DIR), choice)?;
+    // State an older aea kept in `.aea/` is taken over now, all of it.
+    let mailbox = crate::mailbox::Mailbox::at(&report.repo)?.owned();
+    if crate::migrate::needed(&mailbox) {
+        ctx.take_over(&mailbox, None)?;
+    }
     for (kept, was, flag) in [
         (
             remembered.agent_files && choice.agent_files && !args.no_agent_files,
@@ -195,11 +201,14 @@ pub fn init_repo(
     if fsutil::ensure_dir(&aea)? {
         changed.push(format!("{AEA_DIR}/"));
     }
-    for dir in LAYOUT_DIRS {
-        if fsutil::ensure_dir(&aea.join(dir))? {
-            changed.push(format!("{AEA_DIR}/{dir}/"));
+    for dir in Shared::FOLDERS {
+        if fsutil::ensure_dir(&aea.join(dir.name()))? {
+            changed.push(format!("{AEA_DIR}/{}/", dir.name()));
         }
     }
+    // The receiver's private state, where git never writes (SPEC §2).
+    let layout = Layout::of(repo);
+    layout.ensure_state(fsutil::dir_owner(&aea))?;
 
     let policy = options.policy.unwrap_or(PolicyPreset::Default);
     if existing.is_none() {
@@ -223,7 +232,7 @@ pub fn init_repo(
 
     let owned_files = [
         (
-            format!("{PROMPTS_DIR}/check-messages.md"),
+            format!("{}/check-messages.md", Shared::Prompts.name()),
             templates::check_messages_prompt(),
         ),
         (".gitignore".to_string(), templates::GITIGNORE.to_string()),
@@ -359,17 +368,27 @@ fn signing_key(
 
 /// `--shared` (SPEC §15.1): other OS users may create new files in `.aea/`
 /// (mode 1777) but, the folder being sticky, cannot rename or delete what
-/// they do not own; every state folder is the receiver's and 0700.
+/// they do not own; every folder aea writes there is the receiver's and
+/// 0700, and so is the private state.
 fn share(aea: &Path, changed: &mut Vec<String>) -> Result<()> {
     let owner = fsutil::dir_owner(aea);
-    for dir in STATE_DIRS {
-        let path = aea.join(dir);
+    for dir in SHARED_STATE_DIRS {
+        let path = aea.join(dir.name());
         fsutil::ensure_state_dir(&path)?;
         set_mode(&path, 0o700)?;
         fsutil::check_state_dir(&path, owner)?;
     }
+    if let Some(repo) = aea.parent() {
+        let layout = Layout::of(repo);
+        layout.ensure_state(owner)?;
+        for dir in Private::FOLDERS {
+            let path = layout.private(dir);
+            fsutil::ensure_state_dir(&path)?;
+            set_mode(&path, 0o700)?;
+        }
+    }
     for (name, mode) in crate::mailbox::TOP_STATE_FILES {
-        let path = aea.join(name);
+        let path = aea.join(name.name());
         let file = fsutil::open_lock(&path)?;
         fsutil::require_owner(&file, &path, owner)?;
         set_mode(&path, mode)?;

@@ -360,7 +360,7 @@ fn housekeep_if_due(mailbox: &Mailbox, ctx: &Context, quiet: bool) {
     if count as u64 <= limit {
         return;
     }
-    let stamp = seen.join(housekeeping::AUTO_STAMP);
+    let stamp = seen.join(crate::layout::seen::AUTO_GC);
     let recent = std::fs::symlink_metadata(&stamp)
         .and_then(|m| m.modified())
         .ok()

@@ -9,6 +9,7 @@
 //! monitor sees through the same file watch it uses for mail.
 
 use std::fs::{self, File};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,7 @@ use crate::cli::MonitorCommand;
 use crate::config::{AgentConfig, MonitoringConfig};
 use crate::error::{ConfigProblem, Error, ExitCode, Result};
 use crate::fsutil;
+use crate::layout::Private;
 use crate::mailbox::Mailbox;
 use crate::message::format_time;
 use crate::transport::{DAY, RingEnv, Transport};
@@ -30,8 +32,6 @@ use crate::words::word_enum;
 /// Not `monitor.pid`: the bash AEA's `aea-monitor.sh` uses that name in the
 /// same folder, and its `status` deletes a pid file whose process it does
 /// not recognise (issue 13).
-const PID_FILE: &str = "aea-monitor.pid";
-const STOP_FILE: &str = "monitor.stop";
 /// Quiet time that ends a burst of arrivals unless `monitoring.debounce` says.
 const DEBOUNCE: Duration = Duration::from_millis(200);
 
@@ -78,8 +78,17 @@ pub fn run(command: &MonitorCommand, ctx: &Context) -> Result<ExitCode> {
     }
 }
 
+/// The file `monitor stop` makes, watched for by the monitor.
+const STOP: &[&str] = &[Private::MonitorStop.name()];
+
 fn open_lock(mailbox: &Mailbox) -> Result<File> {
-    fsutil::open_lock(&mailbox.dir().join(crate::mailbox::MONITOR_LOCK_FILE))
+    fsutil::open_lock(&mailbox.private_file(Private::MonitorLock)?)
+}
+
+/// The pid file (`monitor.pid`) or the stop request (`monitor.stop`), in
+/// the private state.
+fn state_file(mailbox: &Mailbox, entry: Private) -> PathBuf {
+    mailbox.layout().private(entry)
 }
 
 /// The running monitor's pid file, or `None` when no monitor holds the lock.
@@ -100,7 +109,8 @@ fn running(mailbox: &Mailbox) -> Result<Option<PidFile>> {
 /// must not hang `monitor status`).
 fn read_pid_file(mailbox: &Mailbox) -> Option<String> {
     let bytes =
-        fsutil::read_state(&mailbox.dir().join(PID_FILE), fsutil::SMALL_STATE_LIMIT).ok()??;
+        fsutil::read_state(&state_file(mailbox, Private::MonitorPid), fsutil::SMALL_STATE_LIMIT)
+            .ok()??;
     String::from_utf8(bytes).ok()
 }
 
@@ -161,7 +171,7 @@ fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
             "no doorbell: the monitor will only log arrivals; add one under `monitoring: transports:` in .aea/agent-config.yaml (tmux, desktop, command, …; see \"Waking a waiting agent\" in the README), then run `aea trust`",
         );
     }
-    let _ = fs::remove_file(mailbox.dir().join(STOP_FILE));
+    let _ = fs::remove_file(state_file(mailbox, Private::MonitorStop));
     let mut cmd = Command::new(exe);
     cmd.arg("--repo")
         .arg(mailbox.repo())
@@ -190,13 +200,13 @@ fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
 fn stop(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     let Some(pid) = running(mailbox)? else {
         let note = stale_pid(mailbox).map(|p| {
-            let _ = fs::remove_file(mailbox.dir().join(PID_FILE));
+            let _ = fs::remove_file(state_file(mailbox, Private::MonitorPid));
             format!("removed a stale pid file (pid {p}); nothing was signalled")
         });
         report(ctx, MonitorState::NotRunning, None, note);
         return Ok(ExitCode::Success);
     };
-    fsutil::create_exclusive(&mailbox.dir().join(STOP_FILE), b"stop\n")?;
+    fsutil::create_exclusive(&state_file(mailbox, Private::MonitorStop), b"stop\n")?;
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         if running(mailbox)?.is_none() {
@@ -205,7 +215,7 @@ fn stop(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let _ = fs::remove_file(mailbox.dir().join(STOP_FILE));
+    let _ = fs::remove_file(state_file(mailbox, Private::MonitorStop));
     report(ctx, MonitorState::StopTimedOut, Some(&pid), None);
     Ok(ExitCode::Timeout)
 }
@@ -216,7 +226,7 @@ fn status(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         None => {
             let note = stale_pid(mailbox).map(|p| {
                 format!(
-                    "aea-monitor.pid names pid {p}, but no monitor holds the lock: the file is stale"
+                    "the monitor's pid file names pid {p}, but no monitor holds the lock: the file is stale"
                 )
             });
             report(ctx, MonitorState::NotRunning, None, note);
@@ -243,7 +253,7 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     }
     // We hold the lock, so any pid file is stale: remove it now, or `monitor
     // start` would take it for ours before ours is written.
-    let _ = fs::remove_file(mailbox.dir().join(PID_FILE));
+    let _ = fs::remove_file(state_file(mailbox, Private::MonitorPid));
     let pid = PidFile {
         pid: std::process::id(),
         started_at: format_time(ctx.rt.now()),
@@ -256,9 +266,13 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     // The pid file is the readiness signal `monitor start` waits for: write
     // it only once the watch is set up, so that mail sent after `start`
     // returns is seen (the loop's first look catches what came before).
-    let watch = DirWatch::new(mailbox.dir(), &[STOP_FILE]);
+    let state = mailbox.layout().state().to_path_buf();
+    let watch = DirWatch::watching(
+        &[mailbox.dir(), &state],
+        crate::watch::Names::Mail(STOP),
+    );
     fsutil::replace_atomic(
-        &mailbox.dir().join(PID_FILE),
+        &state_file(mailbox, Private::MonitorPid),
         &serde_json::to_vec(&pid).expect("a pid file always serialises"),
     )?;
     log(Event::new(&ctx.rt, AuditEvent::MonitorStarted)
@@ -270,8 +284,8 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
 
     let mut schedule = Schedule::new(backoff);
     loop {
-        if mailbox.dir().join(STOP_FILE).exists() {
-            let _ = fs::remove_file(mailbox.dir().join(STOP_FILE));
+        if state_file(mailbox, Private::MonitorStop).exists() {
+            let _ = fs::remove_file(state_file(mailbox, Private::MonitorStop));
             break;
         }
         let mut waiting = waiting(mailbox, ctx);
@@ -291,7 +305,7 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         watch.wait(wait.max(Duration::from_millis(10)));
     }
     log(Event::new(&ctx.rt, AuditEvent::MonitorStopped).with("pid", pid.pid));
-    let _ = fs::remove_file(mailbox.dir().join(PID_FILE));
+    let _ = fs::remove_file(state_file(mailbox, Private::MonitorPid));
     drop(lock);
     Ok(ExitCode::Success)
 }

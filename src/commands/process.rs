@@ -1,5 +1,6 @@
-//! `aea process` (SPEC §5.4): claim a message exclusively, write its
-//! processed marker, release the claim, log it.
+//! `aea process` (SPEC §5.4): claim a message exclusively, move it out of
+//! the inbox with the record of how it was processed (and the marker for
+//! other readers), release the claim, log it.
 
 use std::path::Path;
 
@@ -18,8 +19,9 @@ use crate::message::format_time;
 pub(super) struct ProcessOutput<'a> {
     pub file: &'a str,
     pub message_id: &'a str,
-    /// The marker written in `.aea/.processed/` (`.aea/.deferred/` when
-    /// deferred).
+    /// aea's record of it, in the private state (its deferral when
+    /// deferred); the AEA v1.0 marker for other readers is
+    /// `.aea/.processed/<file>`.
     pub marker: &'a Path,
     pub outcome: Outcome,
     /// For a message `aea bridge` brought in from an OACP or Roo folder:
@@ -32,17 +34,19 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
     let entry = mailbox.resolve(&args.reference)?;
-    // A marker for other bytes means the file was replaced after it was
-    // processed: the new content is processed (and judged) afresh.
+    // A record for other bytes means the file was replaced after it was
+    // processed: the new content is processed (and judged) afresh. A
+    // marker another tool wrote hides mail from listings but proves
+    // nothing: processing it here records it as aea's own.
     let replaced = match mailbox.processed(&entry)? {
         Processed::Done(_) => {
-            // A process killed after its marker but before releasing its
+            // A process killed after its record but before releasing its
             // claim left the claim behind.
             mailbox.drop_stale_claim(&entry.name, ctx.rt.now());
             return Err(Error::AlreadyProcessed { name: entry.name });
         }
         Processed::Replaced(_) => true,
-        Processed::No => false,
+        Processed::No | Processed::Marked(_) => false,
     };
     // Invalid files are never acted on, but may be marked ignored.
     let decision = entry.valid().map(|m| judge.decide(m));
@@ -71,8 +75,7 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     // The marker binds these bytes; in a shared inbox the sender can no
     // longer change them once the receiver owns the file.
     mailbox.adopt(&entry)?;
-    if replaced {
-        let old = mailbox.retire_marker(&entry.name)?;
+    if replaced && let Some(old) = mailbox.retire_record(&entry.name)? {
         mailbox.log(
             &Event::new(&ctx.rt, AuditEvent::MarkerReplaced)
                 .with("file", entry.name.as_str())
@@ -93,7 +96,7 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     let path = if deferring {
         mailbox.defer(&entry.name, &marker)?
     } else {
-        let path = mailbox.mark_processed(&entry.name, &marker)?;
+        let path = mailbox.finish(&entry, &marker)?;
         mailbox.undefer(&entry.name)?;
         path
     };

@@ -9,7 +9,7 @@ use super::Context;
 use crate::audit::{AuditEvent, Event};
 use crate::cli::QuarantineArgs;
 use crate::error::{Error, ExitCode, Result};
-use crate::mailbox::QUARANTINE_DIR;
+use crate::mailbox::Aside;
 
 /// `aea quarantine --json`.
 #[derive(Serialize)]
@@ -30,7 +30,7 @@ pub fn run(args: &QuarantineArgs, ctx: &Context) -> Result<ExitCode> {
     let entry = mailbox.resolve(&args.reference)?;
     // Gone since it was found: another process (gc) moved it first.
     let path = mailbox
-        .move_out(&entry.name, QUARANTINE_DIR, Some(&args.reason))?
+        .move_out(&entry.name, Aside::Quarantine, Some(&args.reason))?
         .ok_or_else(|| Error::MessageNotFound {
             reference: args.reference.clone(),
         })?;

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::Context;
 use crate::error::{ExitCode, Result};
-use crate::mailbox::SENT_DIR;
+use crate::layout::Private;
 use crate::message::{MessageType, Priority};
 use crate::printer::untrusted_short;
 use crate::tracking::{self, Leg};
@@ -36,7 +36,7 @@ pub(super) struct SentItem {
 pub fn run(ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let mut messages: Vec<SentItem> = mailbox
-        .read_all_in(SENT_DIR)?
+        .read_all_in(Private::Sent)?
         .iter()
         .filter_map(|entry| {
             let m = entry.valid()?;

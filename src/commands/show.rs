@@ -129,9 +129,9 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
             short_ref: crate::shortref::in_inbox(&mailbox, &entry.name),
             file: &entry.name,
             sha256: entry.sha256.as_deref(),
-            processed: matches!(processed, Processed::Done(_)),
+            processed: matches!(processed, Processed::Done(_) | Processed::Marked(_)),
             marker: match &processed {
-                Processed::Done(m) => m.as_ref(),
+                Processed::Done(m) | Processed::Marked(m) => m.as_ref(),
                 Processed::Replaced(m) => Some(m),
                 Processed::No => None,
             },

@@ -24,6 +24,9 @@ pub(super) struct UninstallOutput<'a> {
     pub unregistered: bool,
     /// Where `.aea/` was kept; `null` with `--purge`.
     pub backup: Option<&'a Path>,
+    /// Where the private state (processed mail, sent copies, records) was
+    /// kept; `null` with `--purge` or when there was none.
+    pub private_backup: Option<&'a Path>,
 }
 
 pub fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
@@ -45,11 +48,29 @@ pub fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
         unregistered = true;
     }
     let aea = mailbox.dir().to_path_buf();
+    let stamp = ctx.rt.now().format("%Y%m%dT%H%M%SZ");
+    let state = mailbox.layout().state().to_path_buf();
+    let private_backup = if !matches!(mailbox.layout().state_exists(mailbox.owner()), Ok(true)) {
+        None
+    } else if args.purge {
+        fs::remove_dir_all(&state).map_err(|e| Error::io("remove", &state, e))?;
+        None
+    } else {
+        // Beside itself, in the git directory: never in the work tree,
+        // and a later `aea init` starts afresh.
+        let mut name = state.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".uninstalled-{stamp}"));
+        let target = state.with_file_name(name);
+        if fs::symlink_metadata(&target).is_ok() {
+            return Err(Error::BackupExists { path: target });
+        }
+        fs::rename(&state, &target).map_err(|e| Error::io("move", &state, e))?;
+        Some(target)
+    };
     let backup = if args.purge {
         fs::remove_dir_all(&aea).map_err(|e| Error::io("remove", &aea, e))?;
         None
     } else {
-        let stamp = ctx.rt.now().format("%Y%m%dT%H%M%SZ");
         let target = repo.join(format!(".aea-backup-{stamp}"));
         if fs::symlink_metadata(&target).is_ok() {
             return Err(Error::BackupExists { path: target });
@@ -70,6 +91,7 @@ pub fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
             files_reverted: &files,
             unregistered,
             backup: backup.as_deref(),
+            private_backup: private_backup.as_deref(),
         });
         return Ok(ExitCode::Success);
     }
@@ -92,6 +114,14 @@ pub fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
             path.display()
         )),
         None => p.line("deleted .aea/ with its messages and log"),
+    }
+    if let Some(path) = &private_backup {
+        p.line(format_args!(
+            "kept processed mail, sent copies and records in {}",
+            path.display()
+        ));
+    } else if args.purge {
+        p.line("deleted the private state with processed mail and records");
     }
     Ok(ExitCode::Success)
 }

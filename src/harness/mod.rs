@@ -19,11 +19,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::fsutil;
+use crate::layout::{Layout, Private};
 use crate::templates;
 use crate::words::word_enum;
 use kits::{Kind, OWNED_MARKER, Piece};
 
-const STATE_FILE: &str = ".installed.json";
 /// The marker of the `/aea` command written by aea before 0.2.
 const OLD_COMMAND_MARKER: &str = "<!-- aea:command";
 
@@ -78,6 +78,19 @@ pub fn detect(repo: &Path) -> Vec<Agent> {
     ];
     agents.extend(found.iter().filter(|(_, f)| *f).map(|(a, _)| *a));
     agents
+}
+
+/// The layout of the repository whose `.aea/` is `aea_dir`.
+fn layout_of(aea_dir: &Path) -> Layout {
+    let repo = aea_dir.parent().unwrap_or(aea_dir);
+    Layout::of(&fs::canonicalize(repo).unwrap_or_else(|_| repo.to_path_buf()))
+}
+
+/// Where what `init` installed (and what the user opted out of) is
+/// recorded: the private state, never the work tree, where a commit could
+/// switch the git hooks off or name the files `uninstall` rewrites.
+fn state_file(aea_dir: &Path) -> PathBuf {
+    layout_of(aea_dir).private(Private::Installed)
 }
 
 /// The harnesses installed in the repository of `aea_dir`, as recorded.
@@ -144,7 +157,7 @@ struct FileRecord {
 impl InstallState {
     fn load(aea_dir: &Path) -> InstallState {
         let mut state: InstallState =
-            fsutil::read_state(&aea_dir.join(STATE_FILE), fsutil::STATE_LIMIT)
+            fsutil::read_state(&state_file(aea_dir), fsutil::STATE_LIMIT)
                 .ok()
                 .flatten()
                 .and_then(|bytes| serde_json::from_slice(&bytes).ok())
@@ -159,7 +172,8 @@ impl InstallState {
 
     fn save(&self, aea_dir: &Path) -> Result<()> {
         let text = serde_json::to_vec_pretty(self).expect("the state always serialises");
-        fsutil::replace_atomic(&aea_dir.join(STATE_FILE), &text)
+        layout_of(aea_dir).ensure_state(fsutil::dir_owner(aea_dir))?;
+        fsutil::replace_atomic(&state_file(aea_dir), &text)
     }
 
     /// Writes `text` to `repo/rel`, remembering what was there first.
@@ -434,7 +448,7 @@ pub fn uninstall(repo: &Path, aea_dir: &Path) -> Result<Vec<String>> {
             let _ = fs::remove_dir(&path);
         }
     }
-    let _ = fs::remove_file(aea_dir.join(STATE_FILE));
+    let _ = fs::remove_file(state_file(aea_dir));
     Ok(changed)
 }
 

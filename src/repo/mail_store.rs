@@ -47,6 +47,32 @@ pub enum Pushed {
 }
 
 impl MailStore {
+    /// Makes a bare store at `new` hold the refs and objects of the store
+    /// an older aea kept at `old` (inside `.aea/`, where a commit could
+    /// have written it). libgit2 reads it as data: its local transport
+    /// runs no program, and nothing of the old store's config or hooks is
+    /// copied.
+    pub fn import(old: &Path, new: &Path) -> Result<()> {
+        let repo = if new.join("HEAD").exists() {
+            Repository::open_bare(new)
+        } else {
+            Repository::init_bare(new)
+        }
+        .map_err(|e| store_error(new, "open", e))?;
+        let url = old.to_str().ok_or_else(|| Error::UnsafeState {
+            path: old.to_path_buf(),
+            detail: "is not a UTF-8 path; its mail is fetched again from the remote instead"
+                .into(),
+        })?;
+        let mut remote = repo
+            .remote_anonymous(url)
+            .map_err(|e| store_error(old, "read", e))?;
+        remote
+            .fetch(&["+refs/*:refs/*"], None, None)
+            .map_err(|e| store_error(old, "fetch from", e))?;
+        Ok(())
+    }
+
     /// Opens the store at `dir`, creating an empty bare repository there.
     /// `held` is the sync lock, taken by the caller (see the module
     /// comment): the git lock files left in the store by a killed sync are

@@ -25,6 +25,14 @@ fn open(path: &Path) -> std::result::Result<Repository, git2::Error> {
     )
 }
 
+/// Makes `path` (an existing folder) an empty git repository, as `git
+/// init` would.
+pub fn init(path: &Path) -> Result<()> {
+    Repository::init(path)
+        .map(drop)
+        .map_err(|e| git_error(path, "create a repository in", e))
+}
+
 /// Who a person is, for approvals: git's `user.name` / `user.email` of the
 /// repository (with the user's global config), if set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

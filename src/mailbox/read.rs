@@ -1,0 +1,493 @@
+//! Listing and finding mail: what waits at the top of `.aea/` in
+//! processing order, processed mail in the private store, sent copies and
+//! the archive, and one message by reference.
+
+use std::collections::HashSet;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::{
+    Entry, Held, Mailbox, Marker, Processed, is_own_copy, names_of_messages, read_and_hash,
+    read_if_present, sort_for_processing,
+};
+use crate::error::{Error, Result};
+use crate::identity::Verification;
+use crate::layout::{Private, Shared};
+use crate::message;
+
+impl Mailbox {
+    /// Unprocessed messages in processing order (SPEC §5.1), then the
+    /// unprocessed files that are not valid messages, by name.
+    ///
+    /// Only what waits is at the top of `.aea/`: processed mail has moved
+    /// to the private store. What stays there besides is mail another tool
+    /// marked processed (a `.processed/` marker aea did not record): hidden
+    /// here, as its reader would, and counted ([`Self::listed_processed`]).
+    /// Each name costs a `stat` of its marker and of its record; a marker
+    /// or record that is not empty is read and must cover the file's bytes.
+    pub fn unprocessed(&self) -> Result<Vec<Entry>> {
+        self.check_state()?;
+        let markers = self.shared_dir(Shared::Markers)?;
+        let records = self.private_dir(Private::Records)?;
+        let mut marked = 0;
+        let mut entries = Vec::new();
+        for name in self.message_names()? {
+            // A file that vanished between the listing and the read was
+            // moved (gc archived it, `quarantine` took it): it is not in
+            // the inbox any more, and not invalid either.
+            let Some(entry) = self.read_listed(self.dir(), &name) else {
+                continue;
+            };
+            let hidden = match self.judge(&entry, markers.as_deref(), records.as_deref()) {
+                Processed::Done(_) => true,
+                Processed::Marked(_) => {
+                    marked += 1;
+                    true
+                }
+                Processed::No | Processed::Replaced(_) => false,
+            };
+            if !hidden {
+                entries.push(entry);
+            }
+        }
+        self.listed_processed.set(Some(marked));
+        if let Ok(us) = self.agent_id() {
+            entries.retain(|e| !is_own_copy(e, &us));
+        }
+        sort_for_processing(&mut entries);
+        Ok(entries)
+    }
+
+    /// Whether inbox `entry` is processed, judged against its bytes, with
+    /// the marker and record folders already checked. Errors (a marker
+    /// that does not read) count as unprocessed: shown, never hidden.
+    pub(super) fn judge(
+        &self,
+        entry: &Entry,
+        markers: Option<&Path>,
+        records: Option<&Path>,
+    ) -> Processed {
+        if let Some(records) = records
+            && let Some(record) = read_marker_at(&records.join(&entry.name))
+        {
+            return match covers(record.as_ref(), entry) {
+                Covers::Yes => Processed::Done(record),
+                Covers::Other(marker) => Processed::Replaced(marker),
+            };
+        }
+        let Some(markers) = markers else {
+            return Processed::No;
+        };
+        let path = markers.join(&entry.name);
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_file() => {
+                // The bash AEA `touch`es empty markers: no read needed.
+                if meta.len() == 0 {
+                    return Processed::Marked(None);
+                }
+                match read_marker_at(&path) {
+                    Some(marker) => match covers(marker.as_ref(), entry) {
+                        Covers::Yes => Processed::Marked(marker),
+                        Covers::Other(marker) => Processed::Replaced(marker),
+                    },
+                    None => Processed::No,
+                }
+            }
+            _ => Processed::No,
+        }
+    }
+
+    /// Processed mail, oldest first, each with how it was processed
+    /// (`aea check --processed`): the private store, and the inbox files
+    /// another tool marked processed.
+    pub fn processed_entries(&self) -> Result<Vec<(Entry, Option<Marker>)>> {
+        self.check_state()?;
+        let mut found: Vec<(Entry, Option<Marker>)> = Vec::new();
+        for entry in self.read_all_in(Private::Processed)? {
+            let record = self.record(&entry.name);
+            found.push((entry, record));
+        }
+        let markers = self.shared_dir(Shared::Markers)?;
+        let records = self.private_dir(Private::Records)?;
+        let mut names = self.message_names()?;
+        names.sort();
+        for name in names {
+            if let Some(entry) = self.read_listed(self.dir(), &name) {
+                match self.judge(&entry, markers.as_deref(), records.as_deref()) {
+                    Processed::Done(m) | Processed::Marked(m) => found.push((entry, m)),
+                    Processed::No | Processed::Replaced(_) => {}
+                }
+            }
+        }
+        found.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        Ok(found)
+    }
+
+    /// Finds one received message by aea's short reference (see
+    /// [`crate::shortref`]), file name, id, or a unique prefix of any: in
+    /// the inbox first, then among processed mail. State folders are
+    /// checked first: what a command then reads of a message's records and
+    /// approvals comes from the receiver.
+    pub fn resolve(&self, reference: &str) -> Result<Entry> {
+        self.check_state()?;
+        match self.resolve_in(self.dir(), reference) {
+            Err(Error::MessageNotFound { .. }) => {}
+            other => return other,
+        }
+        match self.private_dir(Private::Processed)? {
+            Some(store) => self.resolve_in(&store, reference),
+            None => Err(Error::MessageNotFound {
+                reference: reference.to_string(),
+            }),
+        }
+    }
+
+    /// Finds one message wherever this repository holds it: received mail
+    /// first, then the copies of what it sent, then the archive.
+    pub fn resolve_anywhere(&self, reference: &str) -> Result<(Entry, Held)> {
+        let not_found = |e: &Error| matches!(e, Error::MessageNotFound { .. });
+        match self.resolve(reference) {
+            Err(e) if not_found(&e) => {}
+            other => return other.map(|e| (e, Held::Inbox)),
+        }
+        match self.resolve_sent(reference) {
+            Err(e) if not_found(&e) => {}
+            other => return other.map(|e| (e, Held::Sent)),
+        }
+        self.resolve_archived(reference)
+            .map(|e| (e, Held::Archive))
+            .map_err(|e| match e {
+                Error::MessageNotFound { .. } => Error::MessageNotFound {
+                    reference: reference.to_string(),
+                },
+                other => other,
+            })
+    }
+
+    /// Every valid message this repository holds, received (waiting and
+    /// processed), sent and archived, each once (by id; received first).
+    pub fn everything(&self) -> Result<Vec<(Entry, Held)>> {
+        self.check_state()?;
+        let mut names = self.message_names()?;
+        names.sort();
+        let inbox = names
+            .iter()
+            .filter_map(|n| self.read_listed(self.dir(), n))
+            .chain(self.read_all_in(Private::Processed)?)
+            .map(|e| (e, Held::Inbox));
+        let sent = self
+            .read_all_in(Private::Sent)?
+            .into_iter()
+            .map(|e| (e, Held::Sent));
+        let archived = self
+            .read_all_in(Private::Archive)?
+            .into_iter()
+            .map(|e| (e, Held::Archive));
+        let mut seen = HashSet::new();
+        Ok(inbox
+            .chain(sent)
+            .chain(archived)
+            .filter(|(e, _)| e.valid().is_some_and(|m| seen.insert(m.message_id.clone())))
+            .collect())
+    }
+
+    /// Finds one message `gc` moved to the archive (processed, or expired
+    /// unprocessed).
+    pub fn resolve_archived(&self, reference: &str) -> Result<Entry> {
+        let Some(archive) = self.private_dir(Private::Archive)? else {
+            return Err(Error::MessageNotFound {
+                reference: reference.to_string(),
+            });
+        };
+        self.resolve_in(&archive, reference)
+    }
+
+    /// Finds one message this repository sent (its copy in `sent/`).
+    pub fn resolve_sent(&self, reference: &str) -> Result<Entry> {
+        let Some(sent) = self.private_dir(Private::Sent)? else {
+            return Err(Error::MessageNotFound {
+                reference: reference.to_string(),
+            });
+        };
+        self.resolve_in(&sent, reference)
+    }
+
+    /// The message `id` from `sender` as this mailbox holds it: in the
+    /// inbox, among processed mail, or archived by `gc`. Only files named
+    /// as `sender`'s are read outside the inbox, where history grows.
+    pub fn holding(&self, id: &str, sender: &str) -> Option<Entry> {
+        if let Some(entry) = self.with_id(id) {
+            return Some(entry);
+        }
+        [Private::Processed, Private::Archive]
+            .into_iter()
+            .find_map(|place| self.held_by(place, id, sender))
+    }
+
+    /// Processed message `id` from `sender`, in the private store.
+    pub fn processed_copy(&self, id: &str, sender: &str) -> Option<Entry> {
+        self.held_by(Private::Processed, id, sender)
+    }
+
+    /// The message `id`, named as `sender`'s, in private folder `place`.
+    fn held_by(&self, place: Private, id: &str, sender: &str) -> Option<Entry> {
+        let dir = self.private_dir(place).ok()??;
+        names_of_messages(&dir)
+            .ok()?
+            .into_iter()
+            .filter(|n| message::parse_file_name(n).is_some_and(|p| p.sender == sender))
+            .filter_map(|n| self.read_listed(&dir, &n))
+            .find(|e| e.valid().is_some_and(|m| m.message_id == id))
+    }
+
+    /// The message `id` from `sender` in the archive, where `gc` moves old
+    /// processed mail and mail that expired unprocessed, and whether it
+    /// was processed (its record went with it).
+    pub fn archived(&self, id: &str, sender: &str) -> Option<(Entry, bool)> {
+        let entry = self.held_by(Private::Archive, id, sender)?;
+        let processed = self.archived_record(&entry.name);
+        Some((entry, processed))
+    }
+
+    /// The message in the inbox whose id is `id`, by id alone. Not
+    /// [`Mailbox::resolve`]: it reads a reference shaped like a short
+    /// reference or the start of a file name as that, and a sender's id
+    /// may be shaped so on purpose (a bridged `m3f9a01c2` was never found
+    /// held, and imported again on every pass). Processed mail is found
+    /// through the id index only.
+    pub fn with_id(&self, id: &str) -> Option<Entry> {
+        self.check_state().ok()?;
+        let mut names = names_of_messages(self.dir()).ok()?;
+        names.sort();
+        let is_it = |e: &Entry| e.valid().is_some_and(|m| m.message_id == id);
+        if let Some(found) = names
+            .iter()
+            .filter_map(|n| self.read_listed(self.dir(), n))
+            .find(is_it)
+        {
+            return Some(found);
+        }
+        let store = self.private_dir(Private::Processed).ok()??;
+        self.indexed_names(id)
+            .into_iter()
+            .filter_map(|n| self.read_listed(&store, &n))
+            .find(is_it)
+    }
+
+    /// Message files in private folder `place` (e.g. `outgoing/`), read
+    /// and validated, by name.
+    pub fn read_all_in(&self, place: Private) -> Result<Vec<Entry>> {
+        let Some(dir) = self.private_dir(place)? else {
+            return Ok(Vec::new());
+        };
+        let mut names = match names_of_messages(&dir) {
+            Ok(names) => names,
+            Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        names.sort();
+        Ok(names
+            .iter()
+            .filter_map(|n| self.read_listed(&dir, n))
+            .collect())
+    }
+
+    /// Reads and validates one message file of the inbox.
+    pub fn read(&self, name: &str) -> Entry {
+        self.read_at(self.dir(), name)
+    }
+
+    /// Reads message `name` of `dir` wherever it was listed; a file gone
+    /// since reads as unreadable (for one that was asked for by name).
+    pub(super) fn read_at(&self, dir: &Path, name: &str) -> Entry {
+        self.read_listed(dir, name).unwrap_or_else(|| {
+            let path = dir.join(name);
+            let (message, sha256) = read_and_hash(&path, name, self.limit_for(dir));
+            Entry {
+                name: name.to_string(),
+                message,
+                path,
+                sha256,
+                verification: None,
+            }
+        })
+    }
+
+    /// Reads message `name` that a listing of `dir` just named: `None` when
+    /// it is gone by now. Another process moved it (gc, `quarantine`, a
+    /// second gc): a reader leaves it out, it never reports it invalid.
+    /// Received mail (the inbox and processed mail) is verified.
+    pub fn read_listed(&self, dir: &Path, name: &str) -> Option<Entry> {
+        let path = dir.join(name);
+        let (mut message, sha256) = read_if_present(&path, name, self.limit_for(dir))?;
+        let mut verification = None;
+        if let (Some(ring), Ok(m)) = (&self.keyring, &message)
+            && (dir == self.dir() || self.is_store(dir))
+        {
+            match ring.verify(m) {
+                Verification::Forged { reason } => message = Err(format!("forged: {reason}")),
+                v => verification = Some(v),
+            }
+        }
+        Some(Entry {
+            name: name.to_string(),
+            message,
+            path,
+            sha256,
+            verification,
+        })
+    }
+
+    /// The message in `dir` (the inbox or the processed store) whose id is
+    /// exactly `reference`, found through the index: each file it names is
+    /// read, and only one that holds that id now counts. `None` sends the
+    /// caller to the listing, also when two files hold the id (a sender
+    /// may copy another's id): the listing says the reference is
+    /// ambiguous. A reference that could be the start of a file name is
+    /// never looked up here: resolving reads those as names first.
+    fn indexed(&self, dir: &Path, reference: &str) -> Option<Entry> {
+        let name_like = reference.starts_with("message-") || "message-".starts_with(reference);
+        let received = dir == self.dir() || self.is_store(dir);
+        if !received || name_like || crate::shortref::parse(reference).is_some() {
+            return None;
+        }
+        let mut holding = self
+            .indexed_names(reference)
+            .into_iter()
+            .filter_map(|n| self.read_listed(dir, &n))
+            .filter(|e| e.valid().is_some_and(|m| m.message_id == reference));
+        let entry = holding.next()?;
+        holding.next().is_none().then_some(entry)
+    }
+
+    /// Adds the valid messages among `entries` (received) to the index.
+    pub fn index_entries<'a>(&self, entries: impl IntoIterator<Item = &'a Entry>) {
+        if !self.own {
+            return;
+        }
+        let pairs: Vec<(&str, &str)> = entries
+            .into_iter()
+            .filter_map(|e| Some((e.valid()?.message_id.as_str(), e.name.as_str())))
+            .collect();
+        self.index_ids(&pairs);
+    }
+
+    fn resolve_in(&self, dir: &Path, reference: &str) -> Result<Entry> {
+        let reference = reference.trim();
+        let not_found = || Error::MessageNotFound {
+            reference: reference.to_string(),
+        };
+        if reference.is_empty() || reference.contains(['/', '\\']) {
+            return Err(not_found());
+        }
+        // A file name needs no listing; a message id may be in the index.
+        if message::is_message_file_name(reference)
+            && let Some(entry) = self.read_listed(dir, reference)
+        {
+            return Ok(entry);
+        }
+        if let Some(entry) = self.indexed(dir, reference) {
+            return Ok(entry);
+        }
+        let mut names = names_of_messages(dir)?;
+        names.sort();
+        let listed = |name: &str| self.read_listed(dir, name).ok_or_else(not_found);
+        if names.iter().any(|n| n == reference) {
+            return listed(reference);
+        }
+        // aea's own short reference (`m3f9a01c2`): never read as an id,
+        // which a sender may have chosen to look like one.
+        if let Some(digits) = crate::shortref::parse(reference) {
+            let hits: Vec<&String> = names
+                .iter()
+                .filter(|n| crate::shortref::matches(n, &digits))
+                .collect();
+            return match hits.as_slice() {
+                [] => Err(not_found()),
+                [one] => listed(one),
+                many => Err(Error::AmbiguousReference {
+                    reference: reference.to_string(),
+                    candidates: crate::shortref::for_names(many),
+                }),
+            };
+        }
+        let by_name: Vec<&String> = names.iter().filter(|n| n.starts_with(reference)).collect();
+        if by_name.len() == 1 {
+            return listed(by_name[0]);
+        }
+        // Ids live inside the files: read them all, exact matches first.
+        let entries: Vec<Entry> = names
+            .iter()
+            .filter_map(|n| self.read_listed(dir, n))
+            .collect();
+        if dir == self.dir() || self.is_store(dir) {
+            self.index_entries(&entries);
+        }
+        let id_of = |e: &Entry| e.valid().map(|m| m.message_id.clone());
+        // An id is the sender's choice: two files may claim the same one,
+        // and picking either would act on mail the person did not name.
+        let exact: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| id_of(e).as_deref() == Some(reference))
+            .collect();
+        match exact.as_slice() {
+            [] => {}
+            [one] => return Ok((*one).clone()),
+            many => {
+                return Err(Error::AmbiguousReference {
+                    reference: reference.to_string(),
+                    candidates: crate::shortref::for_names(
+                        &many.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+                    ),
+                });
+            }
+        }
+        let mut matches: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| {
+                e.name.starts_with(reference)
+                    || id_of(e).is_some_and(|id| id.starts_with(reference))
+            })
+            .collect();
+        matches.dedup_by(|a, b| a.name == b.name);
+        match matches.len() {
+            0 => Err(not_found()),
+            1 => Ok(matches[0].clone()),
+            _ => Err(Error::AmbiguousReference {
+                reference: reference.to_string(),
+                candidates: crate::shortref::for_names(
+                    &matches.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+                ),
+            }),
+        }
+    }
+
+    /// Where processed mail is kept, if any is.
+    pub fn processed_store(&self) -> Option<PathBuf> {
+        self.private_dir(Private::Processed).ok().flatten()
+    }
+}
+
+/// A record or marker at `path`: `Some(None)` for one that exists but does
+/// not read as JSON (an older tool's), `None` for none (or not a file).
+fn read_marker_at(path: &Path) -> Option<Option<Marker>> {
+    let bytes = crate::fsutil::read_state(path, crate::fsutil::SMALL_STATE_LIMIT).ok()??;
+    Some(serde_json::from_slice(&bytes).ok())
+}
+
+/// Whether a record or marker covers an entry's bytes.
+enum Covers {
+    Yes,
+    /// It was made for other bytes.
+    Other(Marker),
+}
+
+fn covers(marker: Option<&Marker>, entry: &Entry) -> Covers {
+    match (marker, &entry.sha256) {
+        (Some(m), Some(current)) if m.sha256.as_ref().is_some_and(|s| s != current) => {
+            Covers::Other(m.clone())
+        }
+        _ => Covers::Yes,
+    }
+}
