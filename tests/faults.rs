@@ -752,7 +752,7 @@ fn killed_syncs_lose_duplicate_and_wedge_nothing() {
     // reads (one `status` per message would cost seconds here).
     let receipts: Vec<serde_json::Value> = machines
         .iter()
-        .map(|m| serde_json::Value::Object(sync_receipts(&m.repo)))
+        .map(|m| serde_json::Value::Object(sync_receipts(&m.state)))
         .collect();
     for (id, (from, to)) in &sent {
         let receipt = &receipts[*from][id];

@@ -177,7 +177,7 @@ fn an_old_state_json_is_still_honoured() {
     // tips seen last. Then no journal and no tips.json.
     let store = b.repo.join(".aea/.sync");
     let mut applied = serde_json::Map::new();
-    for record in sync_journal(&b.repo) {
+    for record in sync_journal(&b.state) {
         if let Some(pair) = record.get("applied") {
             applied.insert(pair[0].as_str().unwrap().to_string(), pair[1].clone());
         }
@@ -239,7 +239,7 @@ fn an_old_state_json_is_still_honoured() {
         !store.join("state.json").exists(),
         "folded into the journal"
     );
-    let journal = sync_journal(&b.repo);
+    let journal = sync_journal(&b.state);
     assert!(
         journal
             .iter()
@@ -290,7 +290,7 @@ fn a_damaged_journal_keeps_its_other_records() {
     let out = b.run(&env, &["sync"]);
     assert!(stderr(&out).is_empty(), "said once: {}", stderr(&out));
     assert_eq!(
-        sync_journal(&b.repo).len(),
+        sync_journal(&b.state).len(),
         std::fs::read_to_string(&journal).unwrap().lines().count()
     );
 }

@@ -12,6 +12,8 @@ use super::{TestEnv, git_command, stderr, stdout};
 pub struct Machine {
     pub repo: PathBuf,
     pub registry: PathBuf,
+    /// Its private state (see `aea::layout`).
+    pub state: PathBuf,
 }
 
 impl Machine {
@@ -22,7 +24,12 @@ impl Machine {
         let repo = home.join(id);
         std::fs::create_dir_all(&repo).unwrap();
         let registry = home.join("registry.toml");
-        let machine = Machine { repo, registry };
+        let state = env.state(&repo);
+        let machine = Machine {
+            repo,
+            registry,
+            state,
+        };
         machine.ok(env, &["init", "--no-agent-files", "--no-git-hooks"]);
         let config = machine.repo.join(".aea/agent-config.yaml");
         let mut text = std::fs::read_to_string(&config).unwrap();
@@ -97,14 +104,14 @@ key = \"{}\"
     }
 
     pub fn outgoing(&self) -> usize {
-        std::fs::read_dir(self.repo.join(".aea/outgoing")).map_or(0, Iterator::count)
+        std::fs::read_dir(self.state.join("outgoing")).map_or(0, Iterator::count)
     }
 }
 
-/// The records of a machine's sync journal (`.aea/.sync/journal`), each
-/// as `{"<kind>": …}`, in the order written.
-pub fn sync_journal(repo: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(repo.join(".aea/.sync/journal"))
+/// The records of a machine's sync journal (`sync/journal` in its
+/// private state `state`), each as `{"<kind>": …}`, in the order written.
+pub fn sync_journal(state: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(state.join("sync/journal"))
         .unwrap_or_default()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -112,8 +119,8 @@ pub fn sync_journal(repo: &Path) -> Vec<serde_json::Value> {
 }
 
 /// The receipts a machine's sync recorded, by message id.
-pub fn sync_receipts(repo: &Path) -> serde_json::Map<String, serde_json::Value> {
-    sync_journal(repo)
+pub fn sync_receipts(state: &Path) -> serde_json::Map<String, serde_json::Value> {
+    sync_journal(state)
         .into_iter()
         .filter_map(|r| r.get("receipt").cloned())
         .map(|r| (r["message_id"].as_str().unwrap().to_string(), r))

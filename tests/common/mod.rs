@@ -45,6 +45,17 @@ impl TestEnv {
         self.path().join("home").join("registry.toml")
     }
 
+    /// The private state of `repo` in this environment (`aea::layout`):
+    /// in its git directory, or for a folder outside git (as
+    /// [`TestEnv::repo`] makes them) in this HOME's state directory.
+    pub fn state(&self, repo: &Path) -> PathBuf {
+        let repo = std::fs::canonicalize(repo).unwrap();
+        let user_state = self.path().join("home/.local/state/aea");
+        aea::layout::Layout::with_user_state(&repo, Some(&user_state))
+            .state()
+            .to_path_buf()
+    }
+
     /// Where aea keeps the private keys in this environment's HOME.
     pub fn keys_dir(&self) -> PathBuf {
         self.path().join("home/.config/aea/keys")
