@@ -18,11 +18,10 @@ fi
 if [ @HOOK@ = pre-commit ]; then
   # Start aea only if the inbox may hold mail: aea makes an empty sticky
   # folder in its private state in the git dir (GIT_DIR in a linked
-  # worktree's hooks, else .git or the dir a .git file names), where no
-  # clone or pull writes, when it found nothing unprocessed after the inbox
-  # folders and the config last changed. Change times on both sides (no
-  # tool sets one; a time set ahead counts for nothing). One find, no loop
-  # over files. A find without -newerXY says nothing, and aea starts.
+  # worktree, else .git or what a .git file names; no clone or pull writes
+  # there) when it found nothing unprocessed after the inbox and config
+  # last changed. Change times on both sides (a time set ahead counts for
+  # nothing). A find without -newerXY says nothing, and aea starts.
   g=${GIT_DIR:-}
   if [ -z "$g" ]; then
     if [ -d .git ]; then g=.git; elif [ -f .git ]; then read -r _ g < .git || g=; fi
@@ -42,15 +41,12 @@ if [ @HOOK@ = pre-commit ]; then
   fi
   [ -z "$quiet" ] || exit "$status"
 fi
-# aea only reads this repository's .aea/; git's variables must not leak
-# into anything it might touch elsewhere. The foreign hook above had them.
+# git's variables must not leak into anything aea touches elsewhere.
 unset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE GIT_OBJECT_DIRECTORY GIT_COMMON_DIR \
   GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_PREFIX GIT_NAMESPACE GIT_CEILING_DIRECTORIES
-# Only a decision of aea's (exit 5: the policy blocks, or the config is
-# broken) stops a commit. A binary that is garbage, crashes or hangs
-# (bounded by `timeout` where it exists) says one line and git goes on,
-# unless AEA_HOOKS_FAIL_CLOSED=1 asks for the opposite. No stdin: a hook
-# never waits on a terminal.
+# A decision of aea's (exit 5) stops a commit; so does an aea that did not
+# decide in time (a flood?) while urgent mail waits. Garbage or a crash says
+# one line and git goes on, unless AEA_HOOKS_FAIL_CLOSED=1. No stdin.
 bound=
 if command -v timeout >/dev/null 2>&1; then
   bound="timeout -k 2 ${AEA_HOOK_TIMEOUT:-10}"
@@ -61,6 +57,12 @@ case "$rc" in
   0) ;;
   5) [ @HOOK@ = pre-commit ] && exit 5 ;;
   *)
+    if [ @HOOK@ = pre-commit ] && { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } &&
+      find .aea -maxdepth 1 -type f -name 'message-*.json' -size -2048k -exec \
+        grep -l -E '"priority"[[:space:]]*:[[:space:]]*"urgent"' {} + 2>/dev/null | grep -q .; then
+      echo "aea: commit blocked: aea did not decide in time and urgent mail waits; run \`aea check\`" >&2
+      exit 5
+    fi
     echo "aea: the hook could not run aea (exit $rc): mail not checked; run \`aea doctor\`" >&2
     case "${AEA_HOOKS_FAIL_CLOSED:-0}" in 0) ;; *) [ @HOOK@ = pre-commit ] && exit "$rc" ;; esac
     ;;

@@ -115,7 +115,7 @@ pub fn record(
 /// `check`, `pending` and `doctor` say that nobody approved them.
 pub fn processed_without_approval(mailbox: &Mailbox, judge: &Judge) -> Result<Vec<Entry>> {
     mailbox.check_state()?;
-    let mut names = mailbox.message_names()?;
+    let mut names = mailbox.marked_names()?;
     names.sort();
     Ok(names
         .into_iter()

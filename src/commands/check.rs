@@ -19,6 +19,12 @@ use crate::reminder::{self, HookInput};
 
 pub fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
+    // A hook reads at most so many files: a flood must not hold a prompt up.
+    let mailbox = if args.hook.is_some() {
+        mailbox.capped(crate::mailbox::HOOK_READ_CAP)
+    } else {
+        mailbox
+    };
     let judge = |warn| Judge::load(&mailbox, ctx.keyring(), warn);
     if let Some(harness) = args.hook {
         // A hook prints nothing but counts and references: no warnings.

@@ -55,6 +55,11 @@ pub struct Item {
     /// With `check --processed` / `--all`: how it was processed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub processed: Option<Marker>,
+    /// It waits for a person, who approved it before aea moved its state
+    /// out of the work tree: that approval was not taken over (a commit
+    /// could have planted it), so it is asked for again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub approve_again: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -85,6 +90,11 @@ pub struct Report {
     pub deferred: usize,
     pub messages: Vec<Item>,
     pub invalid: Vec<Invalid>,
+    /// Inbox files this listing did not read: a hook reads at most a few
+    /// thousand at once, so a flood cannot hold a commit or a prompt up.
+    /// What they hold is unknown; the pre-commit gate blocks on them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_read: usize,
     /// Gated messages another tool marked processed (an empty marker, as
     /// the bash AEA's `touch` makes) with no approval on record.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -106,15 +116,11 @@ pub struct Unapproved {
     pub subject: String,
 }
 
-/// The gated messages processed without approval, as listed items.
-/// Only where the bash AEA's readers work on this inbox: aea itself never
-/// marks gated mail processed without an approval, and finding the
-/// markers another tool wrote reads every marker (10,000 opens on a big
-/// inbox, for every `check`). `doctor` looks everywhere.
+/// The gated messages marked processed without approval, as listed
+/// items: by another tool, or by a commit (a pull can bring a marker).
+/// aea's own processed mail has left the inbox, so only these few are
+/// looked at.
 pub fn unapproved(mailbox: &Mailbox, judge: &Judge) -> Vec<Unapproved> {
-    if !crate::harness::shims::bash_readers(mailbox.dir()) {
-        return Vec::new();
-    }
     // Unsound state has stopped the listing before this.
     let entries = crate::approval::processed_without_approval(mailbox, judge).unwrap_or_default();
     let refs = crate::shortref::of_entries(&entries);
@@ -163,6 +169,9 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
     // Unsound state stops the listing before this; here a deferral that
     // cannot be read only loses its when and why.
     let deferrals = mailbox.deferrals().unwrap_or_default();
+    let approve_again = crate::migrate::record(mailbox)
+        .map(|r| r.approve_again)
+        .unwrap_or_default();
     let mut messages = Vec::new();
     let mut invalid = Vec::new();
     let refs = crate::shortref::of_entries(entries);
@@ -198,6 +207,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
                         note: marker.as_ref().and_then(|m| m.note.clone()),
                     }),
                     processed: None,
+                    approve_again: approval.waits() && approve_again.contains(&entry.name),
                 });
             }
             Err(reason) => invalid.push(Invalid {
@@ -217,8 +227,14 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
         needs_approval: messages.iter().filter(|m| m.approval.waits()).count(),
         messages,
         invalid,
+        not_read: mailbox.listed_unread(),
         processed_without_approval: unapproved(mailbox, judge),
     }
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The name the report of the unprocessed mail is remembered under.
@@ -289,6 +305,9 @@ pub fn unprocessed_report(
     };
     let judge = judge(warn);
     let report = build_report(mailbox, &entries, &judge, ctx);
+    // A report that left files unread says nothing of them: never
+    // remembered, never quiet.
+    let memos = memos.filter(|_| report.not_read == 0);
     let Some(memos) = memos else {
         mailbox.index_entries(&entries);
         return Ok(report);
@@ -419,6 +438,9 @@ pub fn print_item(n: usize, m: &Item, ctx: &Context) {
             flags.push("CHANGED AFTER APPROVAL: not approved, decide again".into());
         }
         other => flags.push(format!("approval {}", other.label())),
+    }
+    if m.approve_again {
+        flags.push("APPROVED BEFORE aea MOVED ITS STATE: approve again".into());
     }
     if let Some(why) = m.stale_marker {
         flags.push(format!("processed marker: {why}"));

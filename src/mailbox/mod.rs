@@ -65,6 +65,11 @@ pub const TOP_STATE_FILES: [(Shared, u32); 2] = [(Shared::Log, 0o644), (Shared::
 /// anything in them is read.
 pub const SHARED_STATE_DIRS: [Shared; 3] = [Shared::Markers, Shared::Staging, Shared::Quarantine];
 
+/// How many inbox files a hook reads at most in one listing (`check
+/// --hook`, the git hooks): a few hundred milliseconds, whatever a flood
+/// of files holds. The pre-commit gate blocks while files are unread.
+pub const HOOK_READ_CAP: usize = 1000;
+
 /// A claim older than this may be taken over (SPEC §5.4).
 pub const CLAIM_STALE_AFTER_MINUTES: i64 = 30;
 
@@ -93,6 +98,11 @@ pub struct Mailbox {
     /// Whether the private state exists and was found sound, once looked
     /// at (its root is checked once per mailbox, its folders every time).
     state_root: Rc<Cell<Option<bool>>>,
+    /// At most this many inbox files are read by one listing (hooks: a
+    /// flood must not hold a commit or a prompt up); `None` reads all.
+    read_cap: Option<usize>,
+    /// How many files the last listing left unread because of the cap.
+    listed_unread: Cell<usize>,
 }
 
 /// A message file read from the inbox, valid or not.
@@ -331,6 +341,8 @@ impl Mailbox {
                     keyring: None,
                     listed_processed: Cell::new(None),
                     state_root: Rc::new(Cell::new(None)),
+                    read_cap: None,
+                    listed_unread: Cell::new(0),
                 })
             }
         }
@@ -363,6 +375,19 @@ impl Mailbox {
             fsutil::sweep_staging(&tmp);
         }
         self
+    }
+
+    /// Reads at most `cap` inbox files in a listing; the rest are counted
+    /// ([`Mailbox::listed_unread`]) and decide nothing.
+    #[must_use]
+    pub fn capped(mut self, cap: usize) -> Self {
+        self.read_cap = Some(cap);
+        self
+    }
+
+    /// How many inbox files the last listing did not read (over its cap).
+    pub fn listed_unread(&self) -> usize {
+        self.listed_unread.get()
     }
 
     /// Verifies the senders of inbox messages with `keyring` when reading.

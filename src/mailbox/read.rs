@@ -30,15 +30,51 @@ impl Mailbox {
         self.check_state()?;
         let markers = self.shared_dir(Shared::Markers)?;
         let records = self.private_dir(Private::Records)?;
+        // Files found invalid before, by stamp: a flood of junk costs one
+        // read per file, once, and a `stat` afterwards.
+        let known_invalid = self.invalid_memory();
+        let mut invalid_now = InvalidMemory::default();
+        let mut names = self.message_names()?;
+        names.sort();
         let mut marked = 0;
+        let mut read = 0;
+        let mut unread = 0;
         let mut entries = Vec::new();
-        for name in self.message_names()? {
+        for name in names {
+            // The bash AEA `touch`es empty markers: hidden without a read.
+            if let Some(markers) = &markers
+                && fs::symlink_metadata(markers.join(&name)).is_ok_and(|m| m.is_file() && m.len() == 0)
+                && records
+                    .as_ref()
+                    .is_none_or(|r| fs::symlink_metadata(r.join(&name)).is_err())
+            {
+                marked += 1;
+                continue;
+            }
+            let stamp = crate::seen::Stamp::of(&self.dir().join(&name));
+            if let Some(stamp) = stamp
+                && let Some(reason) = known_invalid.reason(&name, &stamp)
+            {
+                invalid_now.keep(&name, stamp, reason.clone());
+                entries.push(self.invalid_entry(&name, reason.clone()));
+                continue;
+            }
+            if self.read_cap.is_some_and(|cap| read >= cap) {
+                unread += 1;
+                continue;
+            }
+            read += 1;
             // A file that vanished between the listing and the read was
             // moved (gc archived it, `quarantine` took it): it is not in
             // the inbox any more, and not invalid either.
             let Some(entry) = self.read_listed(self.dir(), &name) else {
                 continue;
             };
+            if let (Err(reason), Some(stamp)) = (&entry.message, stamp)
+                && !reason.starts_with("forged")
+            {
+                invalid_now.keep(&name, stamp, reason.clone());
+            }
             let hidden = match self.judge(&entry, markers.as_deref(), records.as_deref()) {
                 Processed::Done(_) => true,
                 Processed::Marked(_) => {
@@ -52,11 +88,60 @@ impl Mailbox {
             }
         }
         self.listed_processed.set(Some(marked));
+        self.listed_unread.set(unread);
+        if invalid_now != known_invalid {
+            self.remember_invalid(&invalid_now);
+        }
         if let Ok(us) = self.agent_id() {
             entries.retain(|e| !is_own_copy(e, &us));
         }
         sort_for_processing(&mut entries);
         Ok(entries)
+    }
+
+    /// An inbox file known to be invalid, without reading it again.
+    fn invalid_entry(&self, name: &str, reason: String) -> Entry {
+        Entry {
+            name: name.to_string(),
+            path: self.dir().join(name),
+            message: Err(reason),
+            sha256: None,
+            verification: None,
+        }
+    }
+
+    /// The invalid files the receiver found before, by stamp (the private
+    /// `seen/invalid.json`); empty when there is none or it does not read.
+    fn invalid_memory(&self) -> InvalidMemory {
+        if !self.own {
+            return InvalidMemory::default();
+        }
+        let Ok(Some(seen)) = self.private_dir(Private::Seen) else {
+            return InvalidMemory::default();
+        };
+        crate::fsutil::read_state(&seen.join(crate::layout::seen::INVALID), INVALID_LIMIT)
+            .ok()
+            .flatten()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// Keeps what the listing found invalid. Best effort: without it the
+    /// next listing reads those files again.
+    fn remember_invalid(&self, memory: &InvalidMemory) {
+        let Some(seen) = self.seen_dir() else {
+            return;
+        };
+        let Ok(bytes) = serde_json::to_vec(memory) else {
+            return;
+        };
+        if bytes.len() as u64 <= INVALID_LIMIT {
+            let _ = crate::fsutil::replace_cache_via(
+                &seen,
+                &seen.join(crate::layout::seen::INVALID),
+                &bytes,
+            );
+        }
     }
 
     /// Whether inbox `entry` is processed, judged against its bytes, with
@@ -96,6 +181,19 @@ impl Mailbox {
             }
             _ => Processed::No,
         }
+    }
+
+    /// Names of the inbox files that have a `.processed/` marker (a
+    /// regular file): one `stat` per file of the inbox.
+    pub fn marked_names(&self) -> Result<Vec<String>> {
+        let Some(markers) = self.shared_dir(Shared::Markers)? else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .message_names()?
+            .into_iter()
+            .filter(|n| fs::symlink_metadata(markers.join(n)).is_ok_and(|m| m.is_file()))
+            .collect())
     }
 
     /// Processed mail, oldest first, each with how it was processed
@@ -466,6 +564,29 @@ impl Mailbox {
     /// Where processed mail is kept, if any is.
     pub fn processed_store(&self) -> Option<PathBuf> {
         self.private_dir(Private::Processed).ok().flatten()
+    }
+}
+
+/// Largest memory of invalid files read back (about 100,000 files).
+const INVALID_LIMIT: u64 = 32 * 1024 * 1024;
+
+/// Inbox files found invalid, by name, with the stamp they had then and
+/// why. A file whose stamp is unchanged (same inode, size, times) is the
+/// same file: it is not read again. Kept in the private state, where only
+/// the receiver writes.
+#[derive(Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct InvalidMemory(std::collections::BTreeMap<String, (crate::seen::Stamp, String)>);
+
+impl InvalidMemory {
+    fn reason(&self, name: &str, stamp: &crate::seen::Stamp) -> Option<&String> {
+        self.0
+            .get(name)
+            .filter(|(s, _)| s == stamp)
+            .map(|(_, reason)| reason)
+    }
+
+    fn keep(&mut self, name: &str, stamp: crate::seen::Stamp, reason: String) {
+        self.0.insert(name.to_string(), (stamp, reason));
     }
 }
 
