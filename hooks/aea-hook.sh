@@ -2,7 +2,7 @@
 # aea-hook: @HOOK@
 # aea-hook-version: @VERSION@
 # Written by `aea hooks install`; `aea hooks uninstall` removes it and puts
-# back the hook that was here before, kept meanwhile as @HOOK@.aea-orig.
+# back the hook kept meanwhile as @HOOK@.aea-orig.
 status=0
 if [ -x "$0.aea-orig" ]; then
   "$0.aea-orig" "$@" || status=$?
@@ -34,7 +34,6 @@ if [ @HOOK@ = pre-commit ]; then
   if [ -n "$g" ] && [ ! -L "$q" ] && [ -d "$q" ] && [ -k "$q" ] && [ -O "$q" ] && [ -f "$c" ] &&
     [ -n "$(find "$q" -maxdepth 0 -newercc .aea -newercc "$p" -newercc "$c" ! -newermc "$q" 2>/dev/null)" ]; then
     quiet=1
-    # Empty, or not aea's.
     for f in "$q"/* "$q"/.[!.]* "$q"/..?*; do
       if [ -e "$f" ] || [ -L "$f" ]; then quiet=; break; fi
     done
