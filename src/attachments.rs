@@ -68,8 +68,7 @@ pub fn load(store: &Path, digest: &str) -> Option<Vec<u8>> {
 /// Whether the store `store` has a file for `digest` (not read: [`load`]
 /// verifies what it reads).
 pub fn has(store: &Path, digest: &str) -> bool {
-    is_digest(digest)
-        && std::fs::symlink_metadata(store.join(digest)).is_ok_and(|m| m.is_file())
+    is_digest(digest) && std::fs::symlink_metadata(store.join(digest)).is_ok_and(|m| m.is_file())
 }
 
 /// The SHA-256 a blob named `name` (a file name on a mail ref) holds, if

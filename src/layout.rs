@@ -554,7 +554,10 @@ mod tests {
             format!("gitdir: {}\n", wt_git.display()),
         )
         .unwrap();
-        assert_eq!(Layout::of(&root.join("wt")).state(), wt_git.join("aea/root"));
+        assert_eq!(
+            Layout::of(&root.join("wt")).state(),
+            wt_git.join("aea/root")
+        );
         // A submodule names its git dir relative to itself.
         fs::create_dir_all(root.join("main/.git/modules/sub")).unwrap();
         fs::create_dir_all(root.join("main/sub")).unwrap();

@@ -16,8 +16,9 @@
 //! - sent copies and the `aea sync` queue are taken only if they carry
 //!   this agent's own signature (nobody else can make one);
 //! - attachments are taken only under the SHA-256 of their content;
-//! - the archive is taken as mail (what `show` and `status` read), with
-//!   the records of its processed mail; never its approvals;
+//! - the old archive is left where it is, for a person to read: what it
+//!   holds cannot be told from files a commit planted, and taken over it
+//!   would answer `show`, `status` and a sender's retry ("held already");
 //! - the sync store is made anew, and the refs and objects of the old one
 //!   fetched into it without its config or hooks;
 //! - claims, deferrals, send records, reminders, remembered answers,
@@ -46,7 +47,6 @@ use crate::message::{self, Message};
 const OLD_OUTGOING: &str = "outgoing";
 const OLD_SENT: &str = "sent";
 const OLD_ATTACHMENTS: &str = "attachments";
-const OLD_ARCHIVE: &str = ".archive";
 const OLD_APPROVALS: &str = ".approvals";
 const OLD_SYNC: &str = ".sync";
 
@@ -78,8 +78,6 @@ pub struct Record {
     pub dropped: Vec<String>,
     /// Attachments taken over.
     pub attachments: usize,
-    /// Archived messages taken over.
-    pub archived: usize,
     /// The sync store's refs were fetched into the new store.
     pub sync_store: bool,
 }
@@ -94,7 +92,6 @@ impl Record {
             + self.signed_taken
             + self.dropped.len()
             + self.attachments
-            + self.archived
     }
 }
 
@@ -142,9 +139,7 @@ pub fn run(mailbox: &Mailbox, cx: &Context<'_>) -> Result<Record> {
         take_signed(mailbox, &layout.old(old), place, cx, &mut record)?;
     }
     record.attachments += take_attachments(mailbox, &layout.old(OLD_ATTACHMENTS))?;
-    let finished = take_processed(mailbox, cx, &mut record, &mut budget)?
-        && take_archive(mailbox, &mut record, &mut budget)?;
-    if finished {
+    if take_processed(mailbox, cx, &mut record, &mut budget)? {
         record.approve_again = approved_before(mailbox);
         record.done = true;
     }
@@ -186,8 +181,7 @@ fn take_signed(
     let ceiling = *crate::config::MESSAGE_BYTES_RANGE.end();
     for (name, bytes) in messages_in(old, ceiling) {
         let ours = cx.own_key.is_some_and(|key| {
-            message::parse(&bytes, Some(&name))
-                .is_ok_and(|m| crate::identity::signed_by(&m, &key))
+            message::parse(&bytes, Some(&name)).is_ok_and(|m| crate::identity::signed_by(&m, &key))
         });
         if !ours {
             let label = format!("{}/{name}", place.name());
@@ -296,48 +290,6 @@ fn rebuilt_from(entry: &Entry, marker: &Path) -> Marker {
         message_id: entry.valid().map(|m| m.message_id.clone()),
         sha256: entry.sha256.clone(),
     }
-}
-
-/// The old archive moves to the private one, with the records of what was
-/// processed; never its approvals. `false` when the budget ran out.
-fn take_archive(mailbox: &Mailbox, record: &mut Record, budget: &mut usize) -> Result<bool> {
-    let old = mailbox.layout().old(OLD_ARCHIVE);
-    if !fsutil::state_dir_exists(&old).unwrap_or(false) {
-        return Ok(true);
-    }
-    let mut names = crate::mailbox::message_names_in(&old).unwrap_or_default();
-    names.sort();
-    let archive = mailbox.make_private_dir(Private::Archive)?;
-    for name in names {
-        if fs::symlink_metadata(archive.join(&name)).is_ok() {
-            continue;
-        }
-        if *budget == 0 {
-            return Ok(false);
-        }
-        *budget -= 1;
-        let Ok(bytes) = fsutil::read_limited(&old.join(&name), mailbox.message_limit()) else {
-            continue;
-        };
-        if message::parse(&bytes, Some(&name)).is_err() {
-            continue;
-        }
-        if mailbox.keep_as(Private::Archive, &name, &bytes)? {
-            record.archived += 1;
-        }
-        let old_marker = old.join(Shared::Markers.name()).join(&name);
-        if fs::symlink_metadata(&old_marker).is_ok_and(|m| m.is_file()) {
-            let body = fsutil::read_state(&old_marker, fsutil::SMALL_STATE_LIMIT)
-                .ok()
-                .flatten()
-                .unwrap_or_default();
-            let records = archive.join(crate::layout::archive::RECORDS);
-            fsutil::ensure_state_dir(&records)?;
-            let staging = mailbox.make_private_dir(Private::Tmp)?;
-            fsutil::create_exclusive_whole_via(&staging, &records.join(&name), &body)?;
-        }
-    }
-    Ok(true)
 }
 
 /// Mail still waiting whose old approval record names it: approved

@@ -118,7 +118,10 @@ fn local_leg(to: String, repo_path: Option<&str>, id: &str, sender: &str) -> Leg
         let entry = mailbox
             .with_id(id)
             .or_else(|| mailbox.processed_copy(id, sender))?;
-        Some((mailbox.is_processed(&entry.name), mailbox.record(&entry.name)))
+        Some((
+            mailbox.is_processed(&entry.name),
+            mailbox.record(&entry.name),
+        ))
     });
     // Not among its mail: the recipient's gc may have archived it.
     if found.is_none()

@@ -31,6 +31,7 @@ mod identity;
 mod json_output;
 mod layout;
 mod lifecycle;
+mod migrate;
 mod newcomer_paths;
 mod policy_corpus;
 mod readme_tour;

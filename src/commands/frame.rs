@@ -101,9 +101,9 @@ pub fn render(
             one(&mk.processed_at)
         ),
         Processed::Done(None) => "yes".into(),
-        Processed::Marked(_) => format!(
-            "marked processed by another tool, never by aea: it approves nothing ({next})"
-        ),
+        Processed::Marked(_) => {
+            format!("marked processed by another tool, never by aea: it approves nothing ({next})")
+        }
         Processed::Replaced(mk) => format!(
             "no: the file was replaced after it was processed ({} at {}); {next}",
             one(&mk.outcome.to_string()),

@@ -108,9 +108,11 @@ fn running(mailbox: &Mailbox) -> Result<Option<PidFile>> {
 /// The pid file's text: a regular file only, capped (a FIFO put there
 /// must not hang `monitor status`).
 fn read_pid_file(mailbox: &Mailbox) -> Option<String> {
-    let bytes =
-        fsutil::read_state(&state_file(mailbox, Private::MonitorPid), fsutil::SMALL_STATE_LIMIT)
-            .ok()??;
+    let bytes = fsutil::read_state(
+        &state_file(mailbox, Private::MonitorPid),
+        fsutil::SMALL_STATE_LIMIT,
+    )
+    .ok()??;
     String::from_utf8(bytes).ok()
 }
 
@@ -267,10 +269,7 @@ fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     // it only once the watch is set up, so that mail sent after `start`
     // returns is seen (the loop's first look catches what came before).
     let state = mailbox.layout().state().to_path_buf();
-    let watch = DirWatch::watching(
-        &[mailbox.dir(), &state],
-        crate::watch::Names::Mail(STOP),
-    );
+    let watch = DirWatch::watching(&[mailbox.dir(), &state], crate::watch::Names::Mail(STOP));
     fsutil::replace_atomic(
         &state_file(mailbox, Private::MonitorPid),
         &serde_json::to_vec(&pid).expect("a pid file always serialises"),

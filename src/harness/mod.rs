@@ -156,12 +156,11 @@ struct FileRecord {
 
 impl InstallState {
     fn load(aea_dir: &Path) -> InstallState {
-        let mut state: InstallState =
-            fsutil::read_state(&state_file(aea_dir), fsutil::STATE_LIMIT)
-                .ok()
-                .flatten()
-                .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-                .unwrap_or_default();
+        let mut state: InstallState = fsutil::read_state(&state_file(aea_dir), fsutil::STATE_LIMIT)
+            .ok()
+            .flatten()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default();
         // A cloned repository can carry this file (`git add -f`): a file or
         // folder it names is taken back only inside the repository, so a
         // record naming `/home/u/.bashrc` or `../x` is dropped unread.

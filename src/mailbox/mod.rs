@@ -583,7 +583,11 @@ impl Mailbox {
             known.drain(..known.len() - COLLABS_MAX);
         }
         let text = serde_json::to_string_pretty(&known).expect("paths serialise");
-        fsutil::replace_atomic_via(&tmp, &self.layout.private(Private::Collabs), text.as_bytes())
+        fsutil::replace_atomic_via(
+            &tmp,
+            &self.layout.private(Private::Collabs),
+            text.as_bytes(),
+        )
     }
 
     /// Checks every state folder that exists, in `.aea/` and in private

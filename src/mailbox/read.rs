@@ -43,7 +43,8 @@ impl Mailbox {
         for name in names {
             // The bash AEA `touch`es empty markers: hidden without a read.
             if let Some(markers) = &markers
-                && fs::symlink_metadata(markers.join(&name)).is_ok_and(|m| m.is_file() && m.len() == 0)
+                && fs::symlink_metadata(markers.join(&name))
+                    .is_ok_and(|m| m.is_file() && m.len() == 0)
                 && records
                     .as_ref()
                     .is_none_or(|r| fs::symlink_metadata(r.join(&name)).is_err())

@@ -147,10 +147,11 @@ impl Mailbox {
         if fs::symlink_metadata(&kept).is_ok() {
             remove_present(&entry.path)?;
         } else {
-            move_to(&entry.path, &store, name, &staging, self.message_limit)?
-                .ok_or_else(|| Error::MessageNotFound {
+            move_to(&entry.path, &store, name, &staging, self.message_limit)?.ok_or_else(|| {
+                Error::MessageNotFound {
                     reference: name.clone(),
-                })?;
+                }
+            })?;
         }
         let body = serde_json::to_vec_pretty(marker).expect("a marker always serialises");
         if !fsutil::create_exclusive_whole_via(&staging, &record, &body)? {

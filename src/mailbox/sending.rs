@@ -90,9 +90,7 @@ impl Mailbox {
             }
             other => other,
         }?;
-        if into_inbox
-            && let Some(name) = delivered.file_name().and_then(|n| n.to_str())
-        {
+        if into_inbox && let Some(name) = delivered.file_name().and_then(|n| n.to_str()) {
             self.index_ids(&[(message.message_id.as_str(), name)]);
         }
         Ok(delivered)

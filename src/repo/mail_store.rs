@@ -61,8 +61,7 @@ impl MailStore {
         .map_err(|e| store_error(new, "open", e))?;
         let url = old.to_str().ok_or_else(|| Error::UnsafeState {
             path: old.to_path_buf(),
-            detail: "is not a UTF-8 path; its mail is fetched again from the remote instead"
-                .into(),
+            detail: "is not a UTF-8 path; its mail is fetched again from the remote instead".into(),
         })?;
         let mut remote = repo
             .remote_anonymous(url)
