@@ -22,6 +22,7 @@
 //! Nothing else in the crate spells a name under either place: code asks a
 //! [`Layout`] for the path of a [`Shared`] or [`Private`] entry.
 
+use std::fmt::Write as _;
 use std::fs;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -434,7 +435,7 @@ fn key_of(rel: &Path) -> String {
         if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-') {
             key.push(char::from(b));
         } else {
-            key.push_str(&format!("%{b:02X}"));
+            let _ = write!(key, "%{b:02X}");
         }
     }
     if key.len() > 200 {

@@ -56,8 +56,9 @@ pub struct Context<'a> {
     pub gated: &'a dyn Fn(&Message) -> bool,
     /// This agent's public key: only what it signed is taken over.
     pub own_key: Option<VerifyingKey>,
-    /// At most this many files move in one run (`None`: all of them).
-    pub budget: Option<usize>,
+    /// The run stops moving files at this time (`None`: it moves them all);
+    /// the next run goes on.
+    pub until: Option<std::time::Instant>,
 }
 
 /// What the migration found and did, kept in the private state
@@ -130,7 +131,6 @@ pub fn run(mailbox: &Mailbox, cx: &Context<'_>) -> Result<Record> {
     if record.done {
         return Ok(record);
     }
-    let mut budget = cx.budget.unwrap_or(usize::MAX);
     let layout = mailbox.layout();
     if !record.sync_store {
         record.sync_store = take_sync_store(mailbox)?;
@@ -139,7 +139,7 @@ pub fn run(mailbox: &Mailbox, cx: &Context<'_>) -> Result<Record> {
         take_signed(mailbox, &layout.old(old), place, cx, &mut record)?;
     }
     record.attachments += take_attachments(mailbox, &layout.old(OLD_ATTACHMENTS))?;
-    if take_processed(mailbox, cx, &mut record, &mut budget)? {
+    if take_processed(mailbox, cx, &mut record)? {
         record.approve_again = approved_before(mailbox);
         record.done = true;
     }
@@ -222,13 +222,10 @@ fn take_attachments(mailbox: &Mailbox, old: &Path) -> Result<usize> {
 
 /// Processed mail of the inbox (a `.processed/` marker) moves to the
 /// private store with a record rebuilt from the marker; gated mail stays.
-/// `false` when the budget ran out first.
-fn take_processed(
-    mailbox: &Mailbox,
-    cx: &Context<'_>,
-    record: &mut Record,
-    budget: &mut usize,
-) -> Result<bool> {
+/// `false` when its time ran out first. The folders are flushed once at
+/// the end, not after each file: a file a crash puts back is marked still,
+/// and moves again next time.
+fn take_processed(mailbox: &Mailbox, cx: &Context<'_>, record: &mut Record) -> Result<bool> {
     let Some(markers) = mailbox.shared_dir(Shared::Markers)? else {
         return Ok(true);
     };
@@ -248,10 +245,10 @@ fn take_processed(
             }
             continue;
         }
-        if *budget == 0 {
+        if cx.until.is_some_and(|t| std::time::Instant::now() >= t) {
+            flush(mailbox)?;
             return Ok(false);
         }
-        *budget -= 1;
         let marker = fsutil::read_state(&marker_path, fsutil::SMALL_STATE_LIMIT)
             .ok()
             .flatten()
@@ -265,14 +262,25 @@ fn take_processed(
             continue;
         }
         let rebuilt = marker.unwrap_or_else(|| rebuilt_from(&entry, &marker_path));
-        match mailbox.finish(&entry, &rebuilt) {
+        match mailbox.finish_unflushed(&entry, &rebuilt) {
             Ok(_) => record.processed += 1,
             // Processed by a command meanwhile, or gone: nothing to take.
             Err(Error::AlreadyProcessed { .. } | Error::MessageNotFound { .. }) => {}
             Err(e) => return Err(e),
         }
     }
+    flush(mailbox)?;
     Ok(true)
+}
+
+/// Flushes the folders processed mail moved between.
+fn flush(mailbox: &Mailbox) -> Result<()> {
+    for place in [Private::Processed, Private::Records] {
+        if let Some(dir) = mailbox.private_dir(place)? {
+            fsutil::sync_dir(&dir)?;
+        }
+    }
+    fsutil::sync_dir(mailbox.dir())
 }
 
 /// A record for mail an older tool marked with an empty file: when (the
@@ -280,8 +288,10 @@ fn take_processed(
 fn rebuilt_from(entry: &Entry, marker: &Path) -> Marker {
     let at = fs::symlink_metadata(marker)
         .and_then(|m| m.modified())
-        .map(chrono::DateTime::<chrono::Utc>::from)
-        .unwrap_or_else(|_| chrono::Utc::now());
+        .map_or_else(
+            |_| chrono::Utc::now(),
+            chrono::DateTime::<chrono::Utc>::from,
+        );
     Marker {
         processed_at: message::format_time(at),
         by: "unknown (an empty marker, taken over from .aea/.processed/)".into(),

@@ -49,10 +49,7 @@ fn ids_in(dir: &Path) -> Vec<String> {
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            name.starts_with("message-") && name.ends_with(".json")
-        })
+        .filter(|e| aea::message::is_message_file_name(&e.file_name().to_string_lossy()))
         .filter_map(|e| {
             let v: Value = serde_json::from_slice(&fs::read(e.path()).ok()?).ok()?;
             Some(v["message_id"].as_str()?.to_string())

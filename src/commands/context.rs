@@ -13,10 +13,12 @@ use crate::printer::Printer;
 use crate::runtime::Runtime;
 use crate::transport::RingEnv;
 
-/// How many files a command moves when it takes an inbox over from an
-/// older aea's layout: a few tens of milliseconds, so no hook waits long;
-/// `aea init` and `aea doctor --fix` take all that is left.
-const TAKE_OVER_BUDGET: usize = 2000;
+/// How long a command moves files when it takes an inbox over from an
+/// older aea's layout; the next goes on. `aea init` and `aea doctor --fix`
+/// take all that is left.
+pub const TAKE_OVER_STEP: std::time::Duration = std::time::Duration::from_millis(500);
+/// The same for a hook, which must not hold a commit or a prompt up.
+pub const TAKE_OVER_HOOK_STEP: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// What every command gets: clock and ids, output, and where things are.
 pub struct Context {
@@ -224,18 +226,18 @@ impl Context {
         let ring = self.keyring_for(|| mailbox.dir().to_path_buf());
         let mailbox = mailbox.verified_by(ring);
         if crate::migrate::needed(&mailbox) {
-            self.take_over(&mailbox, Some(TAKE_OVER_BUDGET))?;
+            self.take_over(&mailbox, Some(TAKE_OVER_STEP))?;
         }
         Ok(mailbox)
     }
 
     /// Takes `mailbox` over from the layout of an older aea (see
-    /// [`crate::migrate`]), at most `budget` files in this run; says on
-    /// stderr what it did.
+    /// [`crate::migrate`]), moving files for at most `step` in this run;
+    /// says on stderr what it did.
     pub fn take_over(
         &self,
         mailbox: &Mailbox,
-        budget: Option<usize>,
+        step: Option<std::time::Duration>,
     ) -> Result<crate::migrate::Record> {
         let before = crate::migrate::record(mailbox).unwrap_or_default();
         let judge = self.judge(mailbox);
@@ -250,7 +252,7 @@ impl Context {
             &crate::migrate::Context {
                 gated: &gated,
                 own_key,
-                budget,
+                until: step.map(|s| std::time::Instant::now() + s),
             },
         )?;
         if record.found() > before.found() {

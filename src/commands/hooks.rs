@@ -322,7 +322,7 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
     };
     // An inbox an older aea kept is taken over a bounded step at a time.
     if crate::migrate::needed(&mailbox) {
-        let _ = ctx.take_over(&mailbox, Some(crate::mailbox::HOOK_READ_CAP));
+        let _ = ctx.take_over(&mailbox, Some(super::context::TAKE_OVER_HOOK_STEP));
     }
     let mailbox = mailbox.capped(crate::mailbox::HOOK_READ_CAP);
     match args.hook {

@@ -76,7 +76,7 @@ impl Mailbox {
             {
                 invalid_now.keep(&name, stamp, reason.clone());
             }
-            let hidden = match self.judge(&entry, markers.as_deref(), records.as_deref()) {
+            let hidden = match Mailbox::judge(&entry, markers.as_deref(), records.as_deref()) {
                 Processed::Done(_) => true,
                 Processed::Marked(_) => {
                     marked += 1;
@@ -149,13 +149,12 @@ impl Mailbox {
     /// the marker and record folders already checked. Errors (a marker
     /// that does not read) count as unprocessed: shown, never hidden.
     pub(super) fn judge(
-        &self,
         entry: &Entry,
         markers: Option<&Path>,
         records: Option<&Path>,
     ) -> Processed {
         if let Some(records) = records
-            && let Some(record) = read_marker_at(&records.join(&entry.name))
+            && let Some(record) = read_marker_at(&records.join(&entry.name)).map(Found::marker)
         {
             return match covers(record.as_ref(), entry) {
                 Covers::Yes => Processed::Done(record),
@@ -172,7 +171,7 @@ impl Mailbox {
                 if meta.len() == 0 {
                     return Processed::Marked(None);
                 }
-                match read_marker_at(&path) {
+                match read_marker_at(&path).map(Found::marker) {
                     Some(marker) => match covers(marker.as_ref(), entry) {
                         Covers::Yes => Processed::Marked(marker),
                         Covers::Other(marker) => Processed::Replaced(marker),
@@ -213,7 +212,7 @@ impl Mailbox {
         names.sort();
         for name in names {
             if let Some(entry) = self.read_listed(self.dir(), &name) {
-                match self.judge(&entry, markers.as_deref(), records.as_deref()) {
+                match Mailbox::judge(&entry, markers.as_deref(), records.as_deref()) {
                     Processed::Done(m) | Processed::Marked(m) => found.push((entry, m)),
                     Processed::No | Processed::Replaced(_) => {}
                 }
@@ -591,11 +590,27 @@ impl InvalidMemory {
     }
 }
 
-/// A record or marker at `path`: `Some(None)` for one that exists but does
-/// not read as JSON (an older tool's), `None` for none (or not a file).
-fn read_marker_at(path: &Path) -> Option<Option<Marker>> {
+/// A record or marker found at a path.
+enum Found {
+    /// A JSON record or marker.
+    Json(Marker),
+    /// A file that does not read as one (an older tool's, empty).
+    Other,
+}
+
+impl Found {
+    fn marker(self) -> Option<Marker> {
+        match self {
+            Found::Json(m) => Some(m),
+            Found::Other => None,
+        }
+    }
+}
+
+/// The record or marker at `path`; `None` for none (or not a file).
+fn read_marker_at(path: &Path) -> Option<Found> {
     let bytes = crate::fsutil::read_state(path, crate::fsutil::SMALL_STATE_LIMIT).ok()??;
-    Some(serde_json::from_slice(&bytes).ok())
+    Some(serde_json::from_slice(&bytes).map_or(Found::Other, Found::Json))
 }
 
 /// Whether a record or marker covers an entry's bytes.

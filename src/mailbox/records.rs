@@ -40,7 +40,11 @@ impl Mailbox {
         }
         let markers = self.shared_dir(Shared::Markers)?;
         let records = self.private_dir(Private::Records)?;
-        Ok(self.judge(entry, markers.as_deref(), records.as_deref()))
+        Ok(Mailbox::judge(
+            entry,
+            markers.as_deref(),
+            records.as_deref(),
+        ))
     }
 
     /// Whether received message `name` was processed here (aea's record,
@@ -124,6 +128,20 @@ impl Mailbox {
     /// where it shows as unprocessed until the next `process` of it
     /// finishes the move.
     pub fn finish(&self, entry: &Entry, marker: &Marker) -> Result<PathBuf> {
+        let record = self.finish_unflushed(entry, marker)?;
+        for place in [Private::Records, Private::Processed] {
+            if let Some(dir) = self.private_dir(place)? {
+                fsutil::sync_dir(&dir)?;
+            }
+        }
+        fsutil::sync_dir(self.dir())?;
+        Ok(record)
+    }
+
+    /// [`Mailbox::finish`] without flushing the folders: for moving many
+    /// (the caller flushes them once), where a file a crash puts back is
+    /// simply moved again.
+    pub fn finish_unflushed(&self, entry: &Entry, marker: &Marker) -> Result<PathBuf> {
         let name = &entry.name;
         let store = self.make_private_dir(Private::Processed)?;
         let records = self.make_private_dir(Private::Records)?;
@@ -157,9 +175,6 @@ impl Mailbox {
         if !fsutil::create_exclusive_whole_via(&staging, &record, &body)? {
             return Err(Error::AlreadyProcessed { name: name.clone() });
         }
-        fsutil::sync_dir(&records)?;
-        fsutil::sync_dir(&store)?;
-        fsutil::sync_dir(self.dir())?;
         self.write_marker(name, &body);
         Ok(record)
     }
@@ -168,6 +183,9 @@ impl Mailbox {
     /// what is in `.processed/`); one there already (another tool's) is
     /// kept. Best effort: aea's own record is what counts.
     fn write_marker(&self, name: &str, body: &[u8]) {
+        if fs::symlink_metadata(self.layout().shared(Shared::Markers).join(name)).is_ok() {
+            return;
+        }
         let (Ok(markers), Ok(staging)) = (
             self.make_shared_dir(Shared::Markers),
             self.make_shared_dir(Shared::Staging),
