@@ -24,8 +24,8 @@ use crate::message::format_time;
 use crate::runtime::Runtime;
 use crate::words::word_enum;
 
-pub const LOG_FILE: &str = "agent.log";
-pub const LOCK_FILE: &str = ".agent.log.lock";
+pub const LOG_FILE: &str = crate::layout::Shared::Log.name();
+pub const LOCK_FILE: &str = crate::layout::Shared::LogLock.name();
 /// Where the log rotates unless `limits.log_bytes` says otherwise.
 pub const DEFAULT_ROTATE_AT: u64 = 10 * 1024 * 1024;
 /// Reading stops after this many bytes of one file (older tools did not

@@ -14,7 +14,7 @@ use crate::fsutil;
 use crate::message::check_agent_id;
 use crate::transport::{DAY, Transport};
 
-pub const FILE_NAME: &str = "agent-config.yaml";
+pub const FILE_NAME: &str = crate::layout::Shared::Config.name();
 /// Where aea 0.1 cached the parsed config. Never read any more: its key
 /// (size and time) let a sender forge the policy. `doctor` suggests
 /// deleting a leftover one.

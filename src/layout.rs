@@ -226,23 +226,32 @@ pub mod archive {
     pub const APPROVALS: &str = "approvals";
 }
 
+/// Names of the old layout that the migration reads from.
+pub mod old {
+    pub const OUTGOING: &str = "outgoing";
+    pub const SENT: &str = "sent";
+    pub const ATTACHMENTS: &str = "attachments";
+    pub const APPROVALS: &str = ".approvals";
+    pub const SYNC: &str = ".sync";
+}
+
 /// The names the receiver's state had inside `.aea/` before it moved to
 /// the private state. A file or folder under one of them in the work tree
 /// is a leftover (or was planted by a commit): [`crate::migrate`] takes
 /// over what it can verify, `doctor` reports the rest, nothing honours it.
-pub const OLD_STATE_NAMES: [&str; 22] = [
+pub const OLD_STATE_NAMES: [&str; 23] = [
     ".claims",
-    ".approvals",
+    old::APPROVALS,
     ".deferred",
     ".sent-keys",
     ".bridged",
     ".announced",
     ".archive",
     ".seen",
-    ".sync",
-    "sent",
-    "outgoing",
-    "attachments",
+    old::SYNC,
+    old::SENT,
+    old::OUTGOING,
+    old::ATTACHMENTS,
     ".collabs.json",
     ".installed.json",
     ".announced-agent.json",
@@ -252,6 +261,7 @@ pub const OLD_STATE_NAMES: [&str; 22] = [
     "monitor.lock",
     "monitor.pid",
     "monitor.stop",
+    "aea-monitor.pid",
     ".config-cache.json",
 ];
 

@@ -43,12 +43,10 @@ use crate::layout::{Private, Shared};
 use crate::mailbox::{Entry, Mailbox, Marker};
 use crate::message::{self, Message};
 
-/// The old names this module reads from (see `layout::OLD_STATE_NAMES`).
-const OLD_OUTGOING: &str = "outgoing";
-const OLD_SENT: &str = "sent";
-const OLD_ATTACHMENTS: &str = "attachments";
-const OLD_APPROVALS: &str = ".approvals";
-const OLD_SYNC: &str = ".sync";
+use crate::layout::old::{
+    APPROVALS as OLD_APPROVALS, ATTACHMENTS as OLD_ATTACHMENTS, OUTGOING as OLD_OUTGOING,
+    SENT as OLD_SENT, SYNC as OLD_SYNC,
+};
 
 /// What a migration is told about this agent.
 pub struct Context<'a> {

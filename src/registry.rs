@@ -164,7 +164,7 @@ impl Registry {
         if !entry.path.is_dir() {
             return Health::PathMissing;
         }
-        let aea = entry.path.join(".aea");
+        let aea = entry.path.join(crate::layout::AEA_DIR);
         if !aea.is_dir() {
             return Health::NotInitialized;
         }

@@ -234,3 +234,54 @@ fn commands_do_not_borrow_from_each_other() {
         "commands borrowing from other commands: {offenders:?}; move what they share into a domain module or an edge module (CONTRIBUTING.md)"
     );
 }
+
+/// The names under `.aea/` and in the private state are spelt in one
+/// module, `src/layout.rs` (SPEC §2): a second spelling elsewhere is how a
+/// state file ends up where git writes. Test modules may spell them.
+#[test]
+fn only_layout_spells_the_names_of_the_inbox_and_the_private_state() {
+    let names = [
+        "\".aea\"",
+        "\".processed\"",
+        "\".claims\"",
+        "\".approvals\"",
+        "\".deferred\"",
+        "\".sent-keys\"",
+        "\".bridged\"",
+        "\".announced\"",
+        "\".archive\"",
+        "\".seen\"",
+        "\".sync\"",
+        "\".quarantine\"",
+        "\".collabs.json\"",
+        "\".installed.json\"",
+        "\".agent.log.lock\"",
+        "\".gc.lock\"",
+        "\".sync.lock\"",
+        "\"agent-config.yaml\"",
+        "\"agent.log\"",
+        "\"monitor.lock\"",
+        "\"monitor.pid\"",
+        "\"monitor.stop\"",
+        "\"migrated.json\"",
+        "\"sent-keys\"",
+        "\"outgoing\"",
+    ];
+    let mut offenders = Vec::new();
+    for (name, text) in all_sources() {
+        if name == "layout.rs" {
+            continue;
+        }
+        let product = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for needle in names {
+            for line in code_lines(product, needle) {
+                offenders.push(format!("{name}: {}", line.trim()));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "names of .aea/ or the private state spelt outside src/layout.rs (ask `layout::Shared`, `layout::Private`):\n{}",
+        offenders.join("\n")
+    );
+}
