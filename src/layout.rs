@@ -239,7 +239,7 @@ pub mod old {
 /// the private state. A file or folder under one of them in the work tree
 /// is a leftover (or was planted by a commit): [`crate::migrate`] takes
 /// over what it can verify, `doctor` reports the rest, nothing honours it.
-pub const OLD_STATE_NAMES: [&str; 23] = [
+pub const OLD_STATE_NAMES: [&str; 22] = [
     ".claims",
     old::APPROVALS,
     ".deferred",
@@ -259,7 +259,6 @@ pub const OLD_STATE_NAMES: [&str; 23] = [
     ".gc.lock",
     ".sync.lock",
     "monitor.lock",
-    "monitor.pid",
     "monitor.stop",
     "aea-monitor.pid",
     ".config-cache.json",
