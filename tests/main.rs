@@ -22,6 +22,7 @@ mod errors;
 mod escape;
 mod faults;
 mod first_steps;
+mod floods;
 mod git_hooks;
 mod hardstops;
 mod harnesses;

@@ -13,8 +13,10 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 mod machines;
+mod users;
 
 pub use machines::*;
+pub use users::*;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_aea");
 
