@@ -380,3 +380,77 @@ mod tests {
         );
     }
 }
+
+/// What `aea doctor` last saw of the log: the file (device, inode), how
+/// long it was and the SHA-256 of those bytes. The log is append-only, so
+/// the next look must find the same bytes at the start of that file (or
+/// of the rotated file it became); anything else means someone rewrote
+/// it — a commit, a pull, a tool. Nothing is decided from the log, so this
+/// is said, not acted on.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Witness {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    sha256: String,
+}
+
+/// The largest log prefix a witness hashes (rotation keeps files near
+/// 10 MiB; past this only the length is compared).
+const WITNESS_LIMIT: u64 = 64 * 1024 * 1024;
+
+impl Witness {
+    /// The log of `aea_dir` as it is now; `None` without one.
+    pub fn take(aea_dir: &Path) -> Option<Witness> {
+        let path = aea_dir.join(LOG_FILE);
+        let meta = std::fs::symlink_metadata(&path).ok()?;
+        let (dev, ino) = crate::fsutil::identity(&meta);
+        let bytes = crate::fsutil::read_limited(&path, WITNESS_LIMIT).ok()?;
+        Some(Witness {
+            dev,
+            ino,
+            len: bytes.len() as u64,
+            sha256: crate::fsutil::sha256_hex(&bytes),
+        })
+    }
+
+    /// Whether the log of `aea_dir` still starts with what this witness
+    /// saw: found in `agent.log` or a rotated file by its inode. `Err`
+    /// says what changed.
+    pub fn holds(&self, aea_dir: &Path) -> std::result::Result<(), String> {
+        let mut names = vec![LOG_FILE.to_string()];
+        names.extend(
+            rotated_numbers(aea_dir)
+                .unwrap_or_default()
+                .into_iter()
+                .map(rotated_name),
+        );
+        for name in names {
+            let path = aea_dir.join(&name);
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if crate::fsutil::identity(&meta) != (self.dev, self.ino) {
+                continue;
+            }
+            let Ok(bytes) = crate::fsutil::read_limited(&path, WITNESS_LIMIT) else {
+                return Err(format!("{name} no longer reads"));
+            };
+            if (bytes.len() as u64) < self.len {
+                return Err(format!(
+                    "{name} is shorter than when `aea doctor` last read it ({} < {} bytes): lines were removed",
+                    bytes.len(),
+                    self.len
+                ));
+            }
+            let prefix = &bytes[..usize::try_from(self.len).unwrap_or(bytes.len())];
+            if crate::fsutil::sha256_hex(prefix) != self.sha256 {
+                return Err(format!(
+                    "{name} was rewritten since `aea doctor` last read it: earlier lines changed"
+                ));
+            }
+            return Ok(());
+        }
+        Err("agent.log is another file than when `aea doctor` last read it (replaced, or its rotated file removed)".into())
+    }
+}

@@ -139,6 +139,8 @@ pub enum Private {
     MonitorStop,
     /// `migrated.json`: what the move from the old layout found and did.
     Migrated,
+    /// `log-witness.json`: what `doctor` last saw of `.aea/agent.log`.
+    LogWitness,
 }
 
 impl Private {
@@ -168,6 +170,7 @@ impl Private {
             Private::MonitorPid => "monitor.pid",
             Private::MonitorStop => "monitor.stop",
             Private::Migrated => "migrated.json",
+            Private::LogWitness => "log-witness.json",
         }
     }
 

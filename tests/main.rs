@@ -35,6 +35,7 @@ mod lifecycle;
 mod migrate;
 mod newcomer_paths;
 mod policy_corpus;
+mod private_state;
 mod readme_tour;
 mod retries;
 mod roundtrip;

@@ -236,6 +236,7 @@ pub fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     out.extend(inbox(&mailbox));
     out.extend(unapproved(&mailbox, ctx));
     out.extend(leftovers(&mailbox, ctx.rt.now()));
+    out.push(log_history(&mailbox));
     out.extend(half_done(&mailbox, ctx));
     Ok(report(&fixed, &out, ctx))
 }
@@ -716,6 +717,41 @@ fn inbox(mailbox: &Mailbox) -> Vec<Finding> {
         "every processed message is the one that was processed",
     );
     vec![identity, inbox, processed]
+}
+
+/// Whether `.aea/agent.log` still starts with what the last `doctor` saw
+/// of it (it is append-only; git or a tool may rewrite it, and nothing is
+/// decided from it, so this is said, not acted on). Remembers what it
+/// sees now for the next run.
+fn log_history(mailbox: &Mailbox) -> Finding {
+    let path = mailbox.layout().private(Private::LogWitness);
+    let before: Option<crate::audit::Witness> =
+        crate::fsutil::read_state(&path, crate::fsutil::SMALL_STATE_LIMIT)
+            .ok()
+            .flatten()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+    let problem = before
+        .as_ref()
+        .and_then(|w| w.holds(mailbox.dir()).err())
+        .map(|why| {
+            (
+                why,
+                "compare it with your backups or `git log -p .aea/agent.log` if it is tracked; aea decides nothing from the log, and the next `aea doctor` takes it as it is now".to_string(),
+            )
+        });
+    if let (Some(now), Ok(path)) = (
+        crate::audit::Witness::take(mailbox.dir()),
+        mailbox.private_file(Private::LogWitness),
+    ) && before.as_ref() != Some(&now)
+    {
+        let text = serde_json::to_vec(&now).expect("a witness always serialises");
+        let _ = crate::fsutil::replace_atomic(&path, &text);
+    }
+    Finding::new(
+        "log history",
+        problem,
+        "agent.log only grew since the last `aea doctor`",
+    )
 }
 
 /// Claims and staging files older than anything alive would leave them.
