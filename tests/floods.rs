@@ -51,7 +51,7 @@ fn commit(env: &TestEnv, repo: &Path, name: &str) -> std::process::Output {
     let mut cmd = git_command(repo);
     cmd.env("HOME", env.path().join("home"))
         .env("AEA_REGISTRY", env.registry())
-        .env("AEA_HOOK_TIMEOUT", "3")
+        .env("AEA_HOOK_TIMEOUT", "1")
         .args(["commit", "-q", "-m", name]);
     cmd.output().unwrap()
 }
@@ -72,7 +72,7 @@ fn a_flood_from_another_user_neither_stalls_nor_opens_the_commit_gate() {
     std::os::unix::fs::chown(&home, Some(ids.0), Some(ids.1)).unwrap();
     // 5,000 junk files named like mail, written by the other user: more
     // than a hook reads at once, and more than an aea that reads them all
-    // gets through within the hook's time limit (3 s here, as 20,000 take
+    // gets through within the hook's time limit (1 s here, as 20,000 take
     // past the default 10 s): without a bound the gate timed out and let
     // the commit pass.
     let flood = "BEGIN { for (i = 0; i < 5000; i++) { \

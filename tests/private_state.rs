@@ -4,6 +4,7 @@
 //! shared log.
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use serde_json::Value;
@@ -93,7 +94,6 @@ fn a_private_state_that_is_not_the_receivers_own_folder_is_refused() {
     fs::remove_file(&state).unwrap();
     // A folder anyone may write.
     fs::rename(&elsewhere, &state).unwrap();
-    use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(&state, fs::Permissions::from_mode(0o777)).unwrap();
     let out = env.run(&web, &["check"]);
     assert_eq!(code(&out), 5, "{}", stderr(&out));
