@@ -23,6 +23,7 @@ mod escape;
 mod faults;
 mod first_steps;
 mod git_hooks;
+mod git_writes;
 mod hardstops;
 mod harnesses;
 mod hooks_output;
