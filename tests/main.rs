@@ -24,6 +24,7 @@ mod faults;
 mod first_steps;
 mod floods;
 mod git_hooks;
+mod git_writes;
 mod hardstops;
 mod harnesses;
 mod hooks_output;
