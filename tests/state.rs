@@ -121,7 +121,8 @@ fn a_message_rewritten_after_approval_is_no_longer_approved() {
         env.json(&web, &["check"])["messages"][0]["approval"],
         "approved"
     );
-    let record = web.join(".aea/.approvals").join(format!("{name}.json"));
+    let approvals = env.state(&web).join("approvals");
+    let record = approvals.join(format!("{name}.json"));
     let approved_record = std::fs::read(&record).unwrap();
 
     // The sender rewrites the same file: new id, urgent, "deploy".
@@ -159,9 +160,7 @@ fn a_message_rewritten_after_approval_is_no_longer_approved() {
 
     // A person can decide again; the old record stays, moved aside.
     env.ok(&web, &["approve", new_id]);
-    let aside = web
-        .join(".aea/.approvals")
-        .join(format!("{name}.json.superseded"));
+    let aside = approvals.join(format!("{name}.json.superseded"));
     assert_eq!(std::fs::read(&aside).unwrap(), approved_record);
     let current: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
     assert_eq!(current["message_id"], new_id);
@@ -174,32 +173,52 @@ fn a_message_rewritten_after_approval_is_no_longer_approved() {
 }
 
 /// `check` does not re-read 10,000 markers (SPEC §14 budget); `show`,
-/// `status`, `process` and `doctor` compare the marker with the bytes.
+/// `status`, `process` and `doctor` compare the record with the bytes.
+///
+/// Processed mail leaves `.aea/` for the private store, out of a sender's
+/// reach; what a sender can still do is deliver other bytes under the same
+/// name. aea's record of the old bytes must not hide them.
 #[test]
 fn a_message_rewritten_after_processing_is_shown_again() {
     let env = TestEnv::new();
     let api = env.repo("api");
     let web = env.repo("web");
+    let state = env.state(&web);
     let id = env.question(&api, "web", "What time is it?");
     let name = file_of(&web, &id);
     env.ok(&web, &["process", &id]);
-    let marker: Value =
-        serde_json::from_slice(&std::fs::read(web.join(".aea/.processed").join(&name)).unwrap())
-            .unwrap();
-    assert_eq!(marker["message_id"], id.as_str());
-    assert_eq!(marker["sha256"].as_str().unwrap().len(), 64);
+    assert!(!web.join(".aea").join(&name).exists(), "moved out of .aea/");
+    let processed = state.join("processed").join(&name);
+    assert!(processed.is_file(), "kept in the private store");
+    for bound in [
+        state.join("records").join(&name),
+        web.join(".aea/.processed").join(&name),
+    ] {
+        let marker: Value = serde_json::from_slice(&std::fs::read(&bound).unwrap()).unwrap();
+        assert_eq!(marker["message_id"], id.as_str(), "{}", bound.display());
+        assert_eq!(marker["sha256"].as_str().unwrap().len(), 64);
+    }
     assert_eq!(env.json(&web, &["check"])["unprocessed"], 0);
+    let status = env.json(&api, &["status", &id]);
+    assert_eq!(status["recipients"][0]["state"], "processed", "{status}");
 
-    rewrite(&env, &web, &name, |v| {
-        v["message"]["subject"] = "Something else entirely".into();
-    });
+    // The sender delivers changed bytes (same id) under the same name.
+    let mut value: Value = serde_json::from_slice(&std::fs::read(&processed).unwrap()).unwrap();
+    value["message"]["subject"] = "Something else entirely".into();
+    env.resign(&mut value);
+    std::fs::write(
+        web.join(".aea").join(&name),
+        serde_json::to_vec_pretty(&value).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(env.json(&web, &["check"])["unprocessed"], 1);
     let shown = env.ok(&web, &["show", &id]);
     assert!(shown.contains("replaced after it was processed"), "{shown}");
     let shown = env.json(&web, &["show", &id]);
     assert_eq!(shown["processed"], false, "{shown}");
     assert_eq!(shown["replaced_after_processing"], true, "{shown}");
     let status = env.json(&api, &["status", &id]);
-    assert!(!status.to_string().contains("\"processed\""), "{status}");
+    assert_eq!(status["recipients"][0]["state"], "delivered", "{status}");
     let out = aea(&env, &web, &["doctor"]);
     assert!(
         stdout(&out).contains(&format!(
@@ -212,13 +231,18 @@ fn a_message_rewritten_after_processing_is_shown_again() {
     env.ok(&web, &["process", &id]);
     assert!(!stdout(&aea(&env, &web, &["doctor"])).contains("replaced after"));
     assert!(
-        web.join(".aea/.processed")
+        state
+            .join("records")
             .join(format!("{name}.replaced"))
             .is_file(),
-        "the old marker is kept"
+        "the old record is kept"
     );
+    let now: Value = serde_json::from_slice(&std::fs::read(&processed).unwrap()).unwrap();
+    assert_eq!(now["message"]["subject"], "Something else entirely");
+    let status = env.json(&api, &["status", &id]);
+    assert_eq!(status["recipients"][0]["state"], "processed", "{status}");
 
-    // An empty marker from an older tool still counts.
+    // An empty marker from an older tool still hides mail from `check`.
     let id2 = env.question(&api, "web", "Another?");
     let name2 = file_of(&web, &id2);
     std::fs::write(web.join(".aea/.processed").join(&name2), "").unwrap();
