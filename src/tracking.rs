@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::mailbox::Mailbox;
+use crate::mailbox::{Mailbox, Processed};
 use crate::message::Message;
 use crate::sync;
 use crate::words::word_enum;
@@ -118,10 +118,14 @@ fn local_leg(to: String, repo_path: Option<&str>, id: &str, sender: &str) -> Leg
         let entry = mailbox
             .with_id(id)
             .or_else(|| mailbox.processed_copy(id, sender))?;
-        Some((
-            mailbox.is_processed(&entry.name),
-            mailbox.record(&entry.name),
-        ))
+        // Judged against the bytes found, not by name: a file delivered
+        // again under a processed message's name (other bytes, same id)
+        // waits in the inbox while the record of the old bytes is kept,
+        // and is not processed. Only aea's own record counts, as before.
+        Some(match mailbox.processed(&entry) {
+            Ok(Processed::Done(marker)) => (true, marker),
+            _ => (false, None),
+        })
     });
     // Not among its mail: the recipient's gc may have archived it.
     if found.is_none()

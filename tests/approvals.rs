@@ -64,8 +64,13 @@ fn gated_mail_waits_for_approval_and_records_who() {
     assert_eq!(record["user"], "tester");
     assert_eq!(record["rule"], "response_policy.issue.urgent");
     assert_eq!(record["note"], "go ahead");
-    let file = approved["record"].as_str().unwrap();
-    assert!(file.contains("/.aea/.approvals/message-"), "{file}");
+    // The record is the receiver's, in its private state.
+    let file = std::path::Path::new(approved["record"].as_str().unwrap());
+    assert!(
+        file.starts_with(env.state(&web).join("approvals")) && file.is_file(),
+        "{}",
+        file.display()
+    );
 
     assert_eq!(
         env.json(&web, &["check"])["messages"][0]["approval"],
@@ -181,7 +186,7 @@ fn review_needs_a_terminal() {
     let env = TestEnv::new();
     let api = env.repo("api");
     let web = env.repo("web");
-    urgent_issue(&env, &api);
+    let id = urgent_issue(&env, &api);
     let out = env.run(&web, &["review"]);
     assert_eq!(code(&out), 2);
     assert!(
@@ -189,11 +194,16 @@ fn review_needs_a_terminal() {
         "{}",
         stderr(&out)
     );
+    // Nothing was decided: no record, and the message still waits.
+    let approvals = env.state(&web).join("approvals");
     assert!(
-        std::fs::read_dir(web.join(".aea/.approvals"))
-            .unwrap()
-            .next()
-            .is_none()
+        std::fs::read_dir(&approvals).map_or(true, |mut d| d.next().is_none()),
+        "{}",
+        approvals.display()
+    );
+    assert_eq!(
+        env.json(&web, &["pending"])["pending"][0]["id"],
+        id.as_str()
     );
 }
 
@@ -402,7 +412,9 @@ fn the_receivers_size_limit_is_the_one_that_counts() {
     );
     assert_eq!(inbox_files(&web).len(), 1);
     assert_eq!(
-        std::fs::read_dir(api.join(".aea/sent")).unwrap().count(),
+        std::fs::read_dir(env.state(&api).join("sent"))
+            .unwrap()
+            .count(),
         1,
         "the sent/ copy is kept"
     );
@@ -562,7 +574,9 @@ fn limits_bound_broadcasts_and_message_size() {
         assert!(stderr(&out).contains(why), "{args:?}: {}", stderr(&out));
     }
     assert!(!web.join(".aea/.processed").join(&file).exists());
+    assert!(!env.state(&web).join("records").join(&file).exists());
     env.ok(&web, &["process", &id, "--outcome", "ignored"]);
+    assert!(env.state(&web).join("records").join(&file).is_file());
 }
 
 /// The `processed:` line of `show` names the next step; the command in it

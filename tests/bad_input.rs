@@ -27,7 +27,9 @@ fn malformed_and_oversized_files_are_listed_invalid_and_kept() {
     big.resize(1024 * 1024 + 10, b'x');
     big.extend_from_slice(b"\"}");
     write_inbox(&web, huge, &big);
-    let before = snapshot(&web.join(".aea"));
+    let state = env.state(&web);
+    let everything = || [snapshot(&web.join(".aea")), snapshot(&state)].concat();
+    let before = everything();
 
     let report = env.json(&web, &["check"]);
     assert_eq!(report["unprocessed"], 1);
@@ -59,15 +61,12 @@ fn malformed_and_oversized_files_are_listed_invalid_and_kept() {
     assert_eq!(code(&out), 1);
     assert!(stderr(&out).contains("invalid message"));
 
-    // Reading changed no message, marker or config: only the log, the
-    // parsed-config cache and what aea remembers of the inbox (its memos
-    // and id index, all in `.seen/`) may differ.
-    let cache = |p: &std::path::Path| {
-        p.ends_with("agent.log")
-            || p.ends_with(".config-cache.json")
-            || p.ancestors().any(|d| d.ends_with(".aea/.seen"))
-    };
-    let after: Vec<_> = snapshot(&web.join(".aea"))
+    // Reading changed no message, marker, record or config, in `.aea/` or
+    // in the private state: only the log and what aea remembers of the
+    // inbox (its memos and id index, all in the private `seen/`) may differ.
+    let seen = state.join("seen");
+    let cache = |p: &std::path::Path| p.ends_with("agent.log") || p.starts_with(&seen);
+    let after: Vec<_> = everything()
         .into_iter()
         .filter(|(p, _)| !cache(p))
         .collect();
@@ -213,7 +212,10 @@ fn bad_context_secrets_and_self_sends_write_nothing() {
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("one line"), "{}", stderr(&out));
     assert!(inbox_files(&web).is_empty());
-    assert_eq!(std::fs::read_dir(api.join(".aea/sent")).unwrap().count(), 0);
+    // No sent copy either (the private `sent/` is made by the first send).
+    let sent = env.state(&api).join("sent");
+    let sent_copies = || std::fs::read_dir(&sent).map_or(0, Iterator::count);
+    assert_eq!(sent_copies(), 0);
 
     // The override exists for false positives.
     env.ok(
@@ -232,6 +234,7 @@ fn bad_context_secrets_and_self_sends_write_nothing() {
         ],
     );
     assert_eq!(inbox_files(&web).len(), 1);
+    assert_eq!(sent_copies(), 1);
 
     let out = env.update(&api, "api");
     assert_eq!(code(&out), 5);

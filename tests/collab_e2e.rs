@@ -159,9 +159,11 @@ fn seq(out: &Value) -> u64 {
     out["event"]["seq"].as_u64().unwrap()
 }
 
-/// Every message file (inbox, sent, outgoing) under `repo`'s `.aea/`, as text.
-fn all_mail_text(repo: &Path) -> String {
-    snapshot(&repo.join(".aea"))
+/// Every message file of `repo` as text: waiting in `.aea/`, and processed,
+/// sent and queued in its private state.
+fn all_mail_text(env: &TestEnv, repo: &Path) -> String {
+    [snapshot(&repo.join(".aea")), snapshot(&env.state(repo))]
+        .concat()
         .into_iter()
         .filter(|(p, _)| p.extension().is_some_and(|e| e == "json"))
         .map(|(_, bytes)| String::from_utf8_lossy(&bytes).into_owned())
@@ -363,7 +365,7 @@ fn two_agents_collaborate_through_aea_collab_woken_by_mail() {
     // The mail woke; the folder holds the text. No wake-up carried the
     // proposal or the review.
     for repo in [&two.web, &two.api] {
-        let mail = all_mail_text(repo);
+        let mail = all_mail_text(&two.env, repo);
         assert!(
             mail.contains("collab: your turn"),
             "no collab mail in {}",
@@ -972,10 +974,13 @@ fn a_crowd_of_participants_is_not_mailed_one_by_one() {
 /// Mail names a folder; anyone can send mail. Folders that are not this
 /// agent's collaborations (a device, a FIFO, /proc) are shown while the
 /// mail is there but never remembered: a flood of such mail would push the
-/// real collaborations out of `.aea/.collabs.json`.
+/// real collaborations out of the remembered list (`collabs.json` in the
+/// private state).
 #[test]
 fn a_mailed_folder_is_remembered_only_when_it_is_a_collaboration_of_ours() {
     let two = Two::started();
+    // api looks at the real collaboration once: remembered from then on.
+    assert_eq!(two.next("api")["your_turn"], false);
     let fifo = two.env.path().join("fifo");
     assert!(
         std::process::Command::new("mkfifo")
@@ -1011,7 +1016,8 @@ fn a_mailed_folder_is_remembered_only_when_it_is_a_collaboration_of_ours() {
         .map(|c| c["folder"].as_str().unwrap())
         .collect();
     assert!(shown.contains(&"/dev"), "{list}");
-    let remembered = fs::read_to_string(two.api.join(".aea/.collabs.json")).unwrap_or_default();
+    let remembered = fs::read_to_string(two.env.state(&two.api).join("collabs.json")).unwrap();
+    assert!(remembered.contains(two.folder()), "{remembered}");
     assert!(!remembered.contains("/dev"), "{remembered}");
     assert!(!remembered.contains("/proc"), "{remembered}");
     assert!(!remembered.contains("fifo"), "{remembered}");

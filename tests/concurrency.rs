@@ -211,7 +211,9 @@ fn two_concurrent_process_calls_one_wins() {
         "one processed event per message"
     );
     assert_eq!(
-        std::fs::read_dir(web.join(".aea/.claims")).unwrap().count(),
+        std::fs::read_dir(env.state(&web).join("claims"))
+            .unwrap()
+            .count(),
         0,
         "claims released"
     );
@@ -263,7 +265,9 @@ fn concurrent_sends_with_one_key_deliver_once() {
             round + 1,
             "{key} delivered more than once"
         );
-        let copies = std::fs::read_dir(api.join(".aea/sent")).unwrap().count();
+        let copies = std::fs::read_dir(env.state(&api).join("sent"))
+            .unwrap()
+            .count();
         assert_eq!(copies, round + 1, "{key}: more than one sent/ copy");
     }
 }

@@ -10,10 +10,16 @@ use crate::common::*;
 
 /// Runs `args` in `dir`, asserts that it failed, and snapshots the rendering
 /// as `error_<name>`.
+/// The private state of `dir` is shown as `[STATE]`: outside git its name
+/// carries a digest of the path, which differs on every run.
 fn snap_error(fixed: &Fixed, name: &str, dir: &Path, args: &[&str]) {
     let out = fixed.run(dir, args);
     assert!(!out.status.success(), "{name}: {args:?} succeeded");
-    let rendered = fixed.env.render(&out);
+    let state = fixed.env.state(dir);
+    let rendered = fixed
+        .env
+        .render(&out)
+        .replace(&fixed.env.normalise(state.to_str().unwrap()), "[STATE]");
     assert!(rendered.contains("error: "), "{name}: {rendered}");
     insta::assert_snapshot!(format!("error_{name}"), rendered);
 }
@@ -43,7 +49,7 @@ fn errors_about_the_repository() {
     let file = env.path().join("file");
     std::fs::create_dir(&file).unwrap();
     std::fs::write(file.join(".aea"), "not a folder").unwrap();
-    // Said before `init` reads the config inside it (issue 10).
+    // Said before `init` reads the config inside it.
     snap_error(
         &fixed,
         "not_a_directory_where_aea_is_a_file",
@@ -234,7 +240,7 @@ fn errors_about_messages() {
                 .contains(&question)
         })
         .unwrap();
-    let claims = web.join(".aea/.claims");
+    let claims = env.state(&web).join("claims");
     std::fs::create_dir_all(&claims).unwrap();
     std::fs::write(
         claims.join(&name),
@@ -279,7 +285,7 @@ fn errors_about_messages() {
         ],
     );
 
-    // A `.claims` that is a file, not a folder.
+    // The private `claims` is a file, not a folder.
     std::fs::remove_dir_all(&claims).unwrap();
     std::fs::write(&claims, "").unwrap();
     snap_error(&fixed, "not_a_directory", &web, &["process", &question]);
@@ -388,8 +394,8 @@ fn errors_about_configuration() {
     snap_error(&fixed, "registry_corrupt", &web, &["agents"]);
 }
 
-/// Errors that were `usage` (exit 2) until issue 10 gave them variants of
-/// their own: what a user can reach of them.
+/// Errors that are not `usage` (exit 2) but have variants of their own:
+/// what a user can reach of them.
 #[test]
 fn errors_that_are_not_usage() {
     let env = TestEnv::new();

@@ -696,11 +696,12 @@ fn doctor_names_each_problem_with_its_fix() {
     let web = git_repo(&env, "web");
     let out = env.run(&web, &["doctor"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
+    // The hook as an older aea wrote it (whatever version this one writes).
     let hook = web.join(".git/hooks/post-merge");
-    let text = std::fs::read_to_string(&hook)
-        .unwrap()
-        .replace("aea-hook-version: 4", "aea-hook-version: 0");
-    std::fs::write(&hook, text).unwrap();
+    let current = format!("aea-hook-version: {}", aea::hooks::HOOK_VERSION);
+    let text = std::fs::read_to_string(&hook).unwrap();
+    assert!(text.contains(&current), "{text}");
+    std::fs::write(&hook, text.replace(&current, "aea-hook-version: 0")).unwrap();
     std::fs::remove_file(web.join(".claude/settings.json")).unwrap();
     let out = env.run(&web, &["doctor"]);
     assert_eq!(code(&out), 6);

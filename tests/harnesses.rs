@@ -1,4 +1,4 @@
-//! Agent harnesses (SPEC §16, issue 12): what each hook event says, in the
+//! Agent harnesses (SPEC §16): what each hook event says, in the
 //! shape each harness documents, and the per-session memory of what was
 //! said. The output types below are the harnesses' documented schemas,
 //! with unknown fields refused: a field aea adds that the harness does not
@@ -191,11 +191,15 @@ fn a_hostile_session_id_names_no_file() {
     assert!(out.contains("1 unprocessed message"), "{out}");
     assert!(!env.path().join("escape.json").exists());
     assert!(!web.join("escape.json").exists());
-    for entry in std::fs::read_dir(web.join(".aea/.announced"))
+    // The session's memory is kept under a name of aea's own.
+    let announced = env.state(&web).join("announced");
+    let names: Vec<String> = std::fs::read_dir(&announced)
         .unwrap()
         .flatten()
-    {
-        let name = entry.file_name().to_string_lossy().into_owned();
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.is_empty(), "the session was remembered");
+    for name in names {
         assert!(
             name.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"-.".contains(&b)),
@@ -432,12 +436,14 @@ fn doctor_names_hooks_that_call_a_missing_aea_and_fix_rewrites_them() {
     );
 }
 
-/// `.aea/.installed.json` is local state, but a cloned repository can carry
-/// one (`git add -f`): the files and folders it names are anyone's words.
-/// `uninstall` must take back only files inside the repository, never a
-/// file or folder elsewhere that such a record names.
+/// What `init` installed is kept in the private state; a cloned repository
+/// can still carry `.aea/.installed.json` of an older aea (`git add -f`),
+/// and a process of the user's own can rewrite the private record: the
+/// files and folders either names are anyone's words. `uninstall` must
+/// take back only files inside the repository, never a file or folder
+/// elsewhere that such a record names; the one in `.aea/` is never read.
 #[test]
-fn a_cloned_install_record_cannot_make_uninstall_touch_files_outside_the_repository() {
+fn a_forged_install_record_cannot_make_uninstall_touch_files_outside_the_repository() {
     let env = TestEnv::new();
     let repo = plain_git_repo(&env, "clone");
     env.ok(&repo, &["init", "--no-agent-files"]);
@@ -447,7 +453,7 @@ fn a_cloned_install_record_cannot_make_uninstall_touch_files_outside_the_reposit
     std::fs::write(&sibling, "mine\n").unwrap();
     let empty = env.path().join("empty-folder");
     std::fs::create_dir(&empty).unwrap();
-    let state = repo.join(".aea/.installed.json");
+    let state = env.state(&repo).join("installed.json");
     let mut record: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
     record["files"] = serde_json::json!({
@@ -458,8 +464,22 @@ fn a_cloned_install_record_cannot_make_uninstall_touch_files_outside_the_reposit
     // A committed symlink to a folder outside: a path through it leaves too.
     std::os::unix::fs::symlink(env.path().join("home"), repo.join("link")).unwrap();
     record["dirs_created"] = serde_json::json!([empty.display().to_string(), "../empty-folder"]);
-    std::fs::write(&state, serde_json::to_vec(&record).unwrap()).unwrap();
+    let forged = serde_json::to_vec(&record).unwrap();
+    std::fs::write(&state, &forged).unwrap();
+    std::fs::write(repo.join(".aea/.installed.json"), &forged).unwrap();
     env.ok(&repo, &["init", "--no-agent-files"]);
+    let out = env.run(&repo, &["--json", "doctor"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let old = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "old state")
+        .unwrap();
+    assert!(
+        old["detail"].as_str().unwrap().contains(".installed.json"),
+        "{old}"
+    );
     env.ok(&repo, &["uninstall"]);
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "alias ls=ls\n");
     assert_eq!(std::fs::read_to_string(&sibling).unwrap(), "mine\n");

@@ -201,21 +201,23 @@ fn doctor_output() {
         "{ not json",
     )
     .unwrap();
+    // The claim is in the private state, in the git directory.
+    let claims = env.state(&web).join("claims");
+    std::fs::create_dir_all(&claims).unwrap();
+    let claim = claims.join("message-20261121T090000000Z-from-api-00000001.json");
     std::fs::write(
-        web.join(".aea/.claims/message-20261121T090000000Z-from-api-00000001.json"),
+        &claim,
         r#"{"claimed_at":"2026-11-20T10:00:00.000Z","by":"someone","pid":4242}"#,
     )
     .unwrap();
-    std::fs::write(web.join(".aea/.tmp/.deliver.x.tmp"), "{").unwrap();
+    let staged = web.join(".aea/.tmp/.deliver.x.tmp");
+    std::fs::write(&staged, "{").unwrap();
     // Doctor ages them by mtime against the (fixed) clock: a day before it.
     let day_before = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_168_800);
-    for rel in [
-        ".aea/.claims/message-20261121T090000000Z-from-api-00000001.json",
-        ".aea/.tmp/.deliver.x.tmp",
-    ] {
+    for path in [&claim, &staged] {
         std::fs::File::options()
             .write(true)
-            .open(web.join(rel))
+            .open(path)
             .unwrap()
             .set_modified(day_before)
             .unwrap();

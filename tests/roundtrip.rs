@@ -69,7 +69,9 @@ fn every_type_and_priority_round_trips_in_processing_order() {
     }
     // The sender keeps one copy of each in sent/ and none in its own inbox.
     assert_eq!(
-        std::fs::read_dir(api.join(".aea/sent")).unwrap().count(),
+        std::fs::read_dir(env.state(&api).join("sent"))
+            .unwrap()
+            .count(),
         24
     );
     assert!(inbox_files(&api).is_empty());
@@ -88,6 +90,20 @@ fn every_type_and_priority_round_trips_in_processing_order() {
     assert_eq!(env.json(&web, &["check"])["unprocessed"], 0);
     let log = env.ok(&web, &["--json", "log", "--event", "processed"]);
     assert_eq!(log.lines().count(), 24);
+    // Processed mail left the inbox for the private store, where `show`
+    // still finds it.
+    assert!(inbox_files(&web).is_empty());
+    assert_eq!(
+        std::fs::read_dir(env.state(&web).join("processed"))
+            .unwrap()
+            .count(),
+        24
+    );
+    for (id, ..) in &sent {
+        let shown = env.json(&web, &["show", id]);
+        assert_eq!(shown["processed"], true, "{shown}");
+        assert_eq!(shown["message"]["message_id"], id.as_str());
+    }
 }
 
 #[test]
@@ -215,7 +231,9 @@ fn broadcast_delivers_one_file_each_and_reports_failures() {
         );
     }
     assert_eq!(
-        std::fs::read_dir(api.join(".aea/sent")).unwrap().count(),
+        std::fs::read_dir(env.state(&api).join("sent"))
+            .unwrap()
+            .count(),
         1,
         "one sent copy"
     );

@@ -1,8 +1,10 @@
-//! Receiver-owned, content-bound state (issue 9, findings 2, 3 and 4): a
-//! sender that can write `.aea/` swaps state folders for symlinks, puts
-//! FIFOs and `/dev/zero` where state files go, rewrites a message after it
-//! was approved or processed, forges the old config cache; and, as another
-//! OS user, tries to touch a `--shared` inbox beyond delivering.
+//! Receiver-owned, content-bound state: a process that can write the
+//! receiver's private state (its own OS user) swaps state folders for
+//! symlinks and puts FIFOs and `/dev/zero` where state files go; a sender
+//! that can write `.aea/` rewrites a message after it was approved or
+//! processed, forges the old config cache and plants state where an older
+//! aea kept it (never read); and, as another OS user, tries to touch a
+//! `--shared` inbox beyond delivering.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
@@ -59,6 +61,16 @@ fn git(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
     bounded(cmd, &format!("git {}", args.join(" ")))
 }
 
+/// Makes the folder `path` goes in, as aea makes a folder of its private
+/// state (`0700`), if it is not there yet.
+fn make_folder_of(path: &Path) {
+    let folder = path.parent().unwrap();
+    if !folder.exists() {
+        std::fs::create_dir(folder).unwrap();
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+}
+
 fn mkfifo(path: &Path) {
     let ok = Command::new("mkfifo").arg(path).status().unwrap().success();
     assert!(ok, "mkfifo {}", path.display());
@@ -107,7 +119,7 @@ fn to_urgent_deploy(v: &mut Value) {
 }
 
 // ---------------------------------------------------------------------------
-// Finding 3: approvals and markers are bound to the bytes
+// Approvals and processed records are bound to the bytes
 
 #[test]
 fn a_message_rewritten_after_approval_is_no_longer_approved() {
@@ -121,7 +133,8 @@ fn a_message_rewritten_after_approval_is_no_longer_approved() {
         env.json(&web, &["check"])["messages"][0]["approval"],
         "approved"
     );
-    let record = web.join(".aea/.approvals").join(format!("{name}.json"));
+    let approvals = env.state(&web).join("approvals");
+    let record = approvals.join(format!("{name}.json"));
     let approved_record = std::fs::read(&record).unwrap();
 
     // The sender rewrites the same file: new id, urgent, "deploy".
@@ -159,9 +172,7 @@ fn a_message_rewritten_after_approval_is_no_longer_approved() {
 
     // A person can decide again; the old record stays, moved aside.
     env.ok(&web, &["approve", new_id]);
-    let aside = web
-        .join(".aea/.approvals")
-        .join(format!("{name}.json.superseded"));
+    let aside = approvals.join(format!("{name}.json.superseded"));
     assert_eq!(std::fs::read(&aside).unwrap(), approved_record);
     let current: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
     assert_eq!(current["message_id"], new_id);
@@ -174,32 +185,52 @@ fn a_message_rewritten_after_approval_is_no_longer_approved() {
 }
 
 /// `check` does not re-read 10,000 markers (SPEC §14 budget); `show`,
-/// `status`, `process` and `doctor` compare the marker with the bytes.
+/// `status`, `process` and `doctor` compare the record with the bytes.
+///
+/// Processed mail leaves `.aea/` for the private store, out of a sender's
+/// reach; what a sender can still do is deliver other bytes under the same
+/// name. aea's record of the old bytes must not hide them.
 #[test]
 fn a_message_rewritten_after_processing_is_shown_again() {
     let env = TestEnv::new();
     let api = env.repo("api");
     let web = env.repo("web");
+    let state = env.state(&web);
     let id = env.question(&api, "web", "What time is it?");
     let name = file_of(&web, &id);
     env.ok(&web, &["process", &id]);
-    let marker: Value =
-        serde_json::from_slice(&std::fs::read(web.join(".aea/.processed").join(&name)).unwrap())
-            .unwrap();
-    assert_eq!(marker["message_id"], id.as_str());
-    assert_eq!(marker["sha256"].as_str().unwrap().len(), 64);
+    assert!(!web.join(".aea").join(&name).exists(), "moved out of .aea/");
+    let processed = state.join("processed").join(&name);
+    assert!(processed.is_file(), "kept in the private store");
+    for bound in [
+        state.join("records").join(&name),
+        web.join(".aea/.processed").join(&name),
+    ] {
+        let marker: Value = serde_json::from_slice(&std::fs::read(&bound).unwrap()).unwrap();
+        assert_eq!(marker["message_id"], id.as_str(), "{}", bound.display());
+        assert_eq!(marker["sha256"].as_str().unwrap().len(), 64);
+    }
     assert_eq!(env.json(&web, &["check"])["unprocessed"], 0);
+    let status = env.json(&api, &["status", &id]);
+    assert_eq!(status["recipients"][0]["state"], "processed", "{status}");
 
-    rewrite(&env, &web, &name, |v| {
-        v["message"]["subject"] = "Something else entirely".into();
-    });
+    // The sender delivers changed bytes (same id) under the same name.
+    let mut value: Value = serde_json::from_slice(&std::fs::read(&processed).unwrap()).unwrap();
+    value["message"]["subject"] = "Something else entirely".into();
+    env.resign(&mut value);
+    std::fs::write(
+        web.join(".aea").join(&name),
+        serde_json::to_vec_pretty(&value).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(env.json(&web, &["check"])["unprocessed"], 1);
     let shown = env.ok(&web, &["show", &id]);
     assert!(shown.contains("replaced after it was processed"), "{shown}");
     let shown = env.json(&web, &["show", &id]);
     assert_eq!(shown["processed"], false, "{shown}");
     assert_eq!(shown["replaced_after_processing"], true, "{shown}");
     let status = env.json(&api, &["status", &id]);
-    assert!(!status.to_string().contains("\"processed\""), "{status}");
+    assert_eq!(status["recipients"][0]["state"], "delivered", "{status}");
     let out = aea(&env, &web, &["doctor"]);
     assert!(
         stdout(&out).contains(&format!(
@@ -212,13 +243,18 @@ fn a_message_rewritten_after_processing_is_shown_again() {
     env.ok(&web, &["process", &id]);
     assert!(!stdout(&aea(&env, &web, &["doctor"])).contains("replaced after"));
     assert!(
-        web.join(".aea/.processed")
+        state
+            .join("records")
             .join(format!("{name}.replaced"))
             .is_file(),
-        "the old marker is kept"
+        "the old record is kept"
     );
+    let now: Value = serde_json::from_slice(&std::fs::read(&processed).unwrap()).unwrap();
+    assert_eq!(now["message"]["subject"], "Something else entirely");
+    let status = env.json(&api, &["status", &id]);
+    assert_eq!(status["recipients"][0]["state"], "processed", "{status}");
 
-    // An empty marker from an older tool still counts.
+    // An empty marker from an older tool still hides mail from `check`.
     let id2 = env.question(&api, "web", "Another?");
     let name2 = file_of(&web, &id2);
     std::fs::write(web.join(".aea/.processed").join(&name2), "").unwrap();
@@ -226,7 +262,7 @@ fn a_message_rewritten_after_processing_is_shown_again() {
 }
 
 // ---------------------------------------------------------------------------
-// Finding 2: no cache a sender can forge
+// No cache a sender can forge
 
 #[test]
 fn a_forged_config_cache_does_not_change_the_decision() {
@@ -264,26 +300,66 @@ fn a_forged_config_cache_does_not_change_the_decision() {
     )
     .unwrap();
     let cache = serde_json::json!({ "key": format!("{}:{mtime}", meta.len()), "config": forged });
-    std::fs::write(
+    // Where aea 0.1 kept it, and under the same names in the private
+    // state (a process of the receiver's own OS user can write there).
+    let state = env.state(&web);
+    for place in [
         web.join(".aea/.config-cache.json"),
-        serde_json::to_vec(&cache).unwrap(),
-    )
-    .unwrap();
+        state.join(".config-cache.json"),
+        state.join("config-cache.json"),
+    ] {
+        std::fs::write(place, serde_json::to_vec(&cache).unwrap()).unwrap();
+    }
 
     let item = &env.json(&web, &["check"])["messages"][0];
     assert_eq!(item["decision"]["action"], "require_approval", "{item}");
     let out = aea(&env, &web, &["process", &id]);
     assert_eq!(code(&out), 5, "{}", stderr(&out));
-    let doctor = stdout(&aea(&env, &web, &["doctor"]));
+    // The one in .aea/ is named as state of an older aea, never read.
+    let old = doctor_check(&env, &web, "old state");
+    assert_eq!(old["ok"], false, "{old}");
     assert!(
-        doctor.contains(".config-cache.json is left from aea 0.1"),
-        "{doctor}"
+        old["detail"]
+            .as_str()
+            .unwrap()
+            .contains("never read: .config-cache.json"),
+        "{old}"
     );
-    assert!(doctor.contains("-> rm "), "{doctor}");
+    assert!(
+        old["fix"]
+            .as_str()
+            .unwrap()
+            .contains("rm -r .config-cache.json"),
+        "{old}"
+    );
+}
+
+/// The finding of `aea doctor --json` named `check`.
+fn doctor_check(env: &TestEnv, repo: &Path, check: &str) -> Value {
+    let out = aea(env, repo, &["--json", "doctor"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == check)
+        .unwrap_or_else(|| panic!("no check {check:?}: {report}"))
+        .clone()
 }
 
 // ---------------------------------------------------------------------------
-// Finding 4: symlinks and special files
+// Symlinks and special files
+
+/// A forged approval record for `name` (message `id`) bound to its
+/// current bytes, as someone who can read the inbox can make one.
+fn forged_approval(aea_dir: &Path, name: &str, id: &str) -> Vec<u8> {
+    let digest = aea::fsutil::sha256_hex(&std::fs::read(aea_dir.join(name)).unwrap());
+    serde_json::to_vec(&serde_json::json!({
+        "message_id": id, "file": name, "decision": "approved", "by": "user",
+        "user": "user", "at": "2026-01-01T00:00:00Z", "rule": "x", "sha256": digest,
+    }))
+    .unwrap()
+}
 
 #[test]
 fn symlinked_state_folders_are_refused_not_followed() {
@@ -293,24 +369,21 @@ fn symlinked_state_folders_are_refused_not_followed() {
     let id = handoff(&env, &api, "web", "Gated");
     let name = file_of(&web, &id);
     let aea_dir = web.join(".aea");
+    let state = env.state(&web);
     let attacker = env.path().join("attacker");
     std::fs::create_dir(&attacker).unwrap();
 
-    // `.approvals` → a folder holding a forged approval, digest and all.
-    let digest = aea::fsutil::sha256_hex(&std::fs::read(aea_dir.join(&name)).unwrap());
+    // The private `approvals` → a folder holding a forged approval, digest
+    // and all (a process of the receiver's own user can make the link).
     let forged_approvals = attacker.join("approvals");
     std::fs::create_dir(&forged_approvals).unwrap();
     std::fs::write(
         forged_approvals.join(format!("{name}.json")),
-        serde_json::to_vec(&serde_json::json!({
-            "message_id": id, "file": name, "decision": "approved", "by": "user",
-            "user": "user", "at": "2026-01-01T00:00:00Z", "rule": "x", "sha256": digest,
-        }))
-        .unwrap(),
+        forged_approval(&aea_dir, &name, &id),
     )
     .unwrap();
-    std::fs::rename(aea_dir.join(".approvals"), attacker.join("old-approvals")).unwrap();
-    symlink(&forged_approvals, aea_dir.join(".approvals")).unwrap();
+    let _ = std::fs::remove_dir(state.join("approvals"));
+    symlink(&forged_approvals, state.join("approvals")).unwrap();
     for args in [vec!["check"], vec!["process", id.as_str()], vec!["pending"]] {
         let out = aea(&env, &web, &args);
         assert_eq!(code(&out), 5, "{args:?}: {}", stderr(&out));
@@ -318,8 +391,31 @@ fn symlinked_state_folders_are_refused_not_followed() {
         assert!(stderr(&out).contains("hint:"), "{}", stderr(&out));
     }
     assert!(!aea_dir.join(".processed").join(&name).exists());
-    std::fs::remove_file(aea_dir.join(".approvals")).unwrap();
-    std::fs::rename(attacker.join("old-approvals"), aea_dir.join(".approvals")).unwrap();
+    assert!(!state.join("records").join(&name).exists());
+    assert!(aea_dir.join(&name).is_file(), "not processed");
+    std::fs::remove_file(state.join("approvals")).unwrap();
+
+    // The same forged approval where an older aea kept approvals: never
+    // read, the message still waits for a person, doctor names the folder.
+    std::fs::create_dir(aea_dir.join(".approvals")).unwrap();
+    std::fs::copy(
+        forged_approvals.join(format!("{name}.json")),
+        aea_dir.join(".approvals").join(format!("{name}.json")),
+    )
+    .unwrap();
+    assert_eq!(
+        env.json(&web, &["check"])["messages"][0]["approval"],
+        "pending"
+    );
+    let out = aea(&env, &web, &["process", &id]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(aea_dir.join(&name).is_file(), "not processed");
+    let old = doctor_check(&env, &web, "old state");
+    assert!(
+        old["detail"].as_str().unwrap().contains(".approvals"),
+        "{old}"
+    );
+    std::fs::remove_dir_all(aea_dir.join(".approvals")).unwrap();
 
     // `.processed` → a folder of markers for everything: mail is not hidden,
     // and gc does not unlink the attacker's file.
@@ -347,19 +443,65 @@ fn symlinked_state_folders_are_refused_not_followed() {
     let doctor = stdout(&aea(&env, &web, &["doctor"]));
     assert!(doctor.contains(".processed is a symbolic link"), "{doctor}");
     assert!(doctor.contains(".suspect && mkdir -m 700"), "{doctor}");
-
-    // `.archive` → outside: gc moves nothing there.
     std::fs::remove_file(aea_dir.join(".processed")).unwrap();
     std::fs::create_dir(aea_dir.join(".processed")).unwrap();
+
+    // The private `records` → a folder with a record of these bytes: the
+    // message is neither hidden nor processed, nothing outside is touched.
+    let forged_records = attacker.join("records");
+    std::fs::create_dir(&forged_records).unwrap();
+    let digest = aea::fsutil::sha256_hex(&std::fs::read(aea_dir.join(&name)).unwrap());
+    let record = serde_json::json!({
+        "processed_at": "2026-01-01T00:00:00Z", "by": "user", "outcome": "done",
+        "message_id": id, "sha256": digest,
+    });
+    std::fs::write(forged_records.join(&name), record.to_string()).unwrap();
+    let _ = std::fs::remove_dir(state.join("records"));
+    symlink(&forged_records, state.join("records")).unwrap();
+    for args in [
+        vec!["check"],
+        vec!["gc", "--older-than", "0s"],
+        vec!["quarantine", id.as_str(), "--reason", "x"],
+    ] {
+        let out = aea(&env, &web, &args);
+        assert_eq!(code(&out), 5, "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("symbolic link"), "{}", stderr(&out));
+    }
+    assert!(
+        forged_records.join(&name).is_file(),
+        "nothing unlinked outside"
+    );
+    assert!(
+        aea_dir.join(&name).is_file(),
+        "the message stays in the inbox"
+    );
+    std::fs::remove_file(state.join("records")).unwrap();
+
+    // The private `archive` → outside: gc moves nothing there.
     env.ok(&web, &["process", &id, "--outcome", "ignored"]);
+    let processed = state.join("processed").join(&name);
+    assert!(processed.is_file());
     let outside_archive = attacker.join("archive");
     std::fs::create_dir(&outside_archive).unwrap();
-    std::fs::remove_dir(aea_dir.join(".archive")).unwrap();
-    symlink(&outside_archive, aea_dir.join(".archive")).unwrap();
+    let _ = std::fs::remove_dir(state.join("archive"));
+    symlink(&outside_archive, state.join("archive")).unwrap();
     let out = aea(&env, &web, &["gc", "--older-than", "0s"]);
     assert_eq!(code(&out), 5, "{}", stderr(&out));
     assert_eq!(std::fs::read_dir(&outside_archive).unwrap().count(), 0);
-    assert!(aea_dir.join(&name).is_file());
+    assert!(processed.is_file(), "the message stays in the store");
+    std::fs::remove_file(state.join("archive")).unwrap();
+
+    // The same link where an older aea kept its archive is never followed:
+    // gc archives into the private state.
+    symlink(&outside_archive, aea_dir.join(".archive")).unwrap();
+    env.ok(&web, &["gc", "--older-than", "0s"]);
+    assert_eq!(std::fs::read_dir(&outside_archive).unwrap().count(), 0);
+    assert!(state.join("archive").join(&name).is_file());
+    let old = doctor_check(&env, &web, "old state");
+    assert!(
+        old["detail"].as_str().unwrap().contains(".archive"),
+        "{old}"
+    );
 }
 
 #[test]
@@ -386,25 +528,37 @@ fn fifos_in_state_never_hang_a_command_or_a_git_hook() {
     );
     std::fs::remove_file(aea_dir.join(".processed").join(&name)).unwrap();
 
+    // The state files aea reads, in the private state (a process of the
+    // receiver's own user can put a FIFO there) and in `.aea/`, and
+    // `.config-cache.json` where aea 0.1 kept it (now only named by doctor).
+    let state = env.state(&web);
     let places = [
-        format!(".approvals/{name}.json"),
-        format!(".processed/{name}"),
-        format!(".claims/{name}"),
-        "agent-config.yaml".to_string(),
-        ".config-cache.json".to_string(),
-        ".announced-agent.json".to_string(),
-        ".announced-git.json".to_string(),
-        "agent.log".to_string(),
-        ".agent.log.lock".to_string(),
+        state.join("approvals").join(format!("{name}.json")),
+        state.join("records").join(&name),
+        state.join("claims").join(&name),
+        state.join("deferred").join(&name),
+        state.join("announced-agent.json"),
+        state.join("announced-git.json"),
+        state.join("migrated.json"),
+        state.join("installed.json"),
+        state.join("log-witness.json"),
+        state.join("seen/report.json"),
+        state.join("seen/quiet"),
+        aea_dir.join(".processed").join(&name),
+        aea_dir.join("agent-config.yaml"),
+        aea_dir.join(".config-cache.json"),
+        aea_dir.join("agent.log"),
+        aea_dir.join(".agent.log.lock"),
     ];
-    for place in &places {
-        let path = aea_dir.join(place);
+    for path in &places {
+        let place = path.display().to_string();
         let kept = env.path().join("kept");
         let had = path.exists();
         if had {
-            std::fs::rename(&path, &kept).unwrap();
+            std::fs::rename(path, &kept).unwrap();
         }
-        mkfifo(&path);
+        make_folder_of(path);
+        mkfifo(path);
         for args in [
             vec!["check"],
             vec!["--json", "check"],
@@ -422,11 +576,11 @@ fn fifos_in_state_never_hang_a_command_or_a_git_hook() {
             &api,
             &["send", "--to", "web", "--type", "update", "--subject", "s"],
         );
-        let _ = git(&env, &web, &["commit", "-q", "-m", place]);
+        let _ = git(&env, &web, &["commit", "-q", "-m", &place]);
         // (aea may have replaced a FIFO where it rewrites its state.)
-        std::fs::remove_file(&path).unwrap();
+        std::fs::remove_file(path).unwrap();
         if had {
-            std::fs::rename(&kept, &path).unwrap();
+            std::fs::rename(&kept, path).unwrap();
         }
         // Undo what a run may have done, for the next place.
         let _ = std::fs::remove_file(aea_dir.join(".processed").join(&name));
@@ -452,13 +606,17 @@ fn a_symlink_to_dev_zero_is_refused_at_once() {
     let aea_dir = web.join(".aea");
     let id = handoff(&env, &api, "web", "Gated");
     let name = file_of(&web, &id);
-    for place in [
-        format!(".approvals/{name}.json"),
-        format!(".processed/{name}"),
-        ".announced-agent.json".to_string(),
-        "message-20260101T000000Z-from-api-0000000b.json".to_string(),
+    let state = env.state(&web);
+    for path in [
+        state.join("approvals").join(format!("{name}.json")),
+        state.join("records").join(&name),
+        state.join("announced-agent.json"),
+        state.join("migrated.json"),
+        aea_dir.join(".processed").join(&name),
+        aea_dir.join("message-20260101T000000Z-from-api-0000000b.json"),
     ] {
-        let path = aea_dir.join(&place);
+        let place = path.display().to_string();
+        make_folder_of(&path);
         let _ = std::fs::remove_file(&path);
         symlink("/dev/zero", &path).unwrap();
         let started = Instant::now();
@@ -564,10 +722,16 @@ fn a_sender_as_another_os_user_can_deliver_and_do_nothing_else() {
     let aea_dir = web.join(".aea");
     let mode = std::fs::metadata(&aea_dir).unwrap().mode() & 0o7777;
     assert_eq!(mode, 0o1777);
-    for dir in [".processed", ".approvals", ".claims", ".tmp", "sent"] {
-        let meta = std::fs::metadata(aea_dir.join(dir)).unwrap();
-        assert_eq!(meta.mode() & 0o777, 0o700, "{dir}");
-        assert_eq!(meta.uid(), 0, "{dir}");
+    // The folders of `.aea/` aea writes, and its private state.
+    let state = env.state(&web);
+    for dir in [
+        aea_dir.join(".processed"),
+        aea_dir.join(".tmp"),
+        state.clone(),
+    ] {
+        let meta = std::fs::metadata(&dir).unwrap();
+        assert_eq!(meta.mode() & 0o777, 0o700, "{}", dir.display());
+        assert_eq!(meta.uid(), 0, "{}", dir.display());
     }
     let doctor = stdout(&aea(&env, &web, &["doctor"]));
     assert!(doctor.contains("ok    state"), "{doctor}");
@@ -661,12 +825,17 @@ fn a_sender_as_another_os_user_can_deliver_and_do_nothing_else() {
     let others_file = format!("../web/.aea/{}", others[0]);
 
     // Everything beyond a new file is refused by the kernel.
-    let attempts: [&[&str]; 9] = [
+    let approvals = state.join("approvals");
+    assert!(approvals.is_dir(), "the approval made it");
+    let text = |p: &Path| p.display().to_string();
+    let attempts: [&[&str]; 11] = [
         &["mv", "../web/.aea/.processed", "../web/.aea/old"],
-        &["mv", "../web/.aea/.approvals", "../web/.aea/old"],
-        &["rm", "-rf", "../web/.aea/.approvals"],
         &["touch", "../web/.aea/.processed/forged"],
-        &["touch", "../web/.aea/.approvals/forged.json"],
+        &["mv", &text(&approvals), "../web/.aea/old"],
+        &["rm", "-rf", &text(&approvals)],
+        &["touch", &text(&approvals.join("forged.json"))],
+        &["mkdir", &text(&state.join("records"))],
+        &["ls", &text(&state)],
         &["rm", "-f", &others_file],
         &["mv", &others_file, "../web/.aea/taken"],
         &["rm", "-f", "../web/.aea/agent.log"],
@@ -676,16 +845,73 @@ fn a_sender_as_another_os_user_can_deliver_and_do_nothing_else() {
         let out = as_sender(ids, &home, &api, args[0], &args[1..]);
         assert!(!out.status.success(), "{args:?} succeeded as the sender");
     }
-    assert!(aea_dir.join(".processed").is_dir() && aea_dir.join(".approvals").is_dir());
+    assert!(aea_dir.join(".processed").is_dir() && approvals.is_dir());
+    assert!(!approvals.join("forged.json").exists());
     assert_eq!(inbox_files(&web).len(), 2);
+
+    // The sender may make new names in the sticky `.aea/`, such as the
+    // folder an older aea kept approvals in, with an approval of its next
+    // handoff (digest and all): never read, and doctor names it.
+    let out = as_sender(
+        ids,
+        &home,
+        &api,
+        BIN,
+        &[
+            "send",
+            "--to",
+            "../web",
+            "--type",
+            "handoff",
+            "--subject",
+            "second",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let second = inbox_files(&web)
+        .into_iter()
+        .find(|n| !files.contains(n) && !others.contains(n))
+        .unwrap();
+    let second_id = env.json(&web, &["show", &second])["message"]["message_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let forged = forged_approval(&aea_dir, &second, &second_id);
+    let plant =
+        format!("mkdir ../web/.aea/.approvals && cat > ../web/.aea/.approvals/{second}.json");
+    let mut cmd = Command::new("setpriv");
+    cmd.arg(format!("--reuid={}", ids.0))
+        .arg(format!("--regid={}", ids.1))
+        .args(["--clear-groups", "--", "sh", "-c", &plant])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(&api)
+        .stdin(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &forged).unwrap();
+    let out = output_within(child, BOUND, "planting an approval as the sender");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = env.json(&web, &["check"]);
+    let planted = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == second_id.as_str())
+        .unwrap();
+    assert_eq!(planted["approval"], "pending", "{report}");
+    let out = aea(&env, &web, &["process", &second_id]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
 
     // A file the sender plants under a state name is reported, not trusted.
     let out = as_sender(ids, &home, &api, "touch", &["../web/.aea/aea-monitor.pid"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let doctor = stdout(&aea(&env, &web, &["doctor"]));
+    let old = doctor_check(&env, &web, "old state");
     assert!(
-        doctor.contains(&format!("aea-monitor.pid belongs to uid {}", ids.0)),
-        "{doctor}"
+        old["detail"]
+            .as_str()
+            .unwrap()
+            .contains("never read: .approvals, aea-monitor.pid"),
+        "{old}"
     );
 }
 
@@ -694,19 +920,58 @@ fn doctor_names_symlinks_special_files_and_modes_in_state() {
     let env = TestEnv::new();
     let web = env.repo("web");
     let aea_dir = web.join(".aea");
+    let state = env.state(&web);
+
+    // Where an older aea kept claims and approvals they are never read:
+    // a FIFO and a world-writable folder there stop nothing, and doctor
+    // names them as old state.
+    std::fs::create_dir(aea_dir.join(".claims")).unwrap();
     mkfifo(&aea_dir.join(".claims/message-x.json"));
+    std::fs::create_dir(aea_dir.join(".approvals")).unwrap();
     std::fs::set_permissions(
         aea_dir.join(".approvals"),
+        std::fs::Permissions::from_mode(0o777),
+    )
+    .unwrap();
+    env.ok(&web, &["check"]);
+    let old = doctor_check(&env, &web, "old state");
+    assert!(
+        old["detail"]
+            .as_str()
+            .unwrap()
+            .contains("never read: .claims, .approvals"),
+        "{old}"
+    );
+    assert_eq!(doctor_check(&env, &web, "state")["ok"], true);
+
+    // The same in the private state is named with its fix.
+    let fifo = state.join("claims/message-x.json");
+    make_folder_of(&fifo);
+    mkfifo(&fifo);
+    make_folder_of(&state.join("approvals/x"));
+    std::fs::set_permissions(
+        state.join("approvals"),
         std::fs::Permissions::from_mode(0o777),
     )
     .unwrap();
     let out = aea(&env, &web, &["doctor"]);
     assert_eq!(code(&out), 6);
     let text = stdout(&out);
-    assert!(text.contains(".claims/message-x.json is a FIFO"), "{text}");
-    assert!(text.contains("-> rm "), "{text}");
-    assert!(text.contains(".approvals has mode 777"), "{text}");
-    assert!(text.contains("-> chmod 700 "), "{text}");
+    let shown = |p: &Path| p.display().to_string();
+    assert!(
+        text.contains(&format!("{} is a FIFO", shown(&fifo))),
+        "{text}"
+    );
+    assert!(text.contains(&format!("-> rm {}", shown(&fifo))), "{text}");
+    let approvals = state.join("approvals");
+    assert!(
+        text.contains(&format!("{} has mode 777", shown(&approvals))),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("-> chmod 700 {}", shown(&approvals))),
+        "{text}"
+    );
     // The mail checks could not list the inbox: they say so instead of "ok".
     assert!(
         text.contains("not checked, the inbox cannot be listed"),

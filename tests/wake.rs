@@ -90,7 +90,7 @@ fn watch_wakes_on_delivery_and_ignores_temp_files_and_markers() {
 }
 
 /// A harness waits for a background `aea watch` to exit and reads its
-/// output to the end (issue 16). The watch hands its inotify descriptor
+/// output to the end. The watch hands its inotify descriptor
 /// to a holder process before its wake-up line, so that the kernel's
 /// teardown of it does not delay the exit: that holder must hold none of
 /// the harness's pipes and be gone soon after the watch, reaped, not left
@@ -309,15 +309,16 @@ fn monitor_start_stop_status_and_double_start() {
 }
 
 /// The bash AEA's `aea-monitor.sh status` deletes `.aea/monitor.pid` when
-/// it does not see its own process there; aea's monitor keeps its pid
-/// under another name, so that costs it nothing (issue 13).
+/// it does not see its own process there; aea's monitor keeps its pid in
+/// its private state, so that costs it nothing.
 #[test]
 fn the_bash_monitors_pid_file_is_not_ours() {
     let env = TestEnv::new();
     let web = env.repo("web");
     let _monitor = Monitor::start(&env, &web);
-    assert!(web.join(".aea/aea-monitor.pid").is_file());
+    assert!(env.state(&web).join("monitor.pid").is_file());
     assert!(!web.join(".aea/monitor.pid").exists());
+    assert!(!web.join(".aea/aea-monitor.pid").exists());
     std::fs::write(web.join(".aea/monitor.pid"), "12345\n").unwrap();
     std::fs::remove_file(web.join(".aea/monitor.pid")).unwrap();
     let status = env.json(&web, &["monitor", "status"]);
@@ -332,13 +333,23 @@ fn a_stale_pid_file_is_recognised_without_signalling_the_pid() {
     // A live, unrelated process whose pid the stale file names.
     let mut bystander = Command::new("sleep").arg("30").spawn().unwrap();
     let bystander_pid = bystander.id();
-    let plant_stale_pid_file = || {
-        std::fs::write(
-            web.join(".aea/aea-monitor.pid"),
-            format!(r#"{{"pid":{bystander_pid},"started_at":"2026-01-01T00:00:00.000Z"}}"#),
-        )
-        .unwrap();
-    };
+    let pid_file = env.state(&web).join("monitor.pid");
+    let stale = format!(r#"{{"pid":{bystander_pid},"started_at":"2026-01-01T00:00:00.000Z"}}"#);
+    let plant_stale_pid_file = || std::fs::write(&pid_file, &stale).unwrap();
+
+    // Where an older aea kept it, a pid file is never read: nothing runs,
+    // and stop signals nothing.
+    std::fs::write(web.join(".aea/aea-monitor.pid"), &stale).unwrap();
+    let status = env.json(&web, &["monitor", "status"]);
+    assert_eq!(status["state"], "not_running", "{status}");
+    assert!(status["pid"].is_null(), "{status}");
+    let stop = env.json(&web, &["monitor", "stop"]);
+    assert_eq!(stop["state"], "not_running", "{stop}");
+    assert!(
+        bystander.try_wait().unwrap().is_none(),
+        "the bystander is alive"
+    );
+
     plant_stale_pid_file();
     let status = env.json(&web, &["monitor", "status"]);
     assert_eq!(status["state"], "not_running");
@@ -982,8 +993,8 @@ fn cpu_share(pid: u32, period: Duration) -> (f64, String) {
     (share, format!("{used:?} of CPU in {wall:?}"))
 }
 
-/// A waiting process is asleep: the busy loop of issue 11 used a whole
-/// core (~100 %) while mail waited; a sleeping one uses ~0. The bound is
+/// A waiting process is asleep: a busy loop would use a whole core
+/// (~100 %) while mail waits; a sleeping one uses ~0. The bound is
 /// far from both, so that a loaded machine cannot fail the fix or pass the
 /// busy loop.
 const IDLE_BOUND: f64 = 0.05;
