@@ -258,6 +258,14 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
     crate::fsutil::require_owner(&lock, &lock_path, mailbox.owner())?;
     let now = ctx.rt.now();
     let mut fixed = Vec::new();
+    // What an older aea kept in `.aea/` is taken over, all that is left.
+    if crate::migrate::needed(mailbox) {
+        let record = ctx.take_over(mailbox, None)?;
+        fixed.push(format!(
+            "took this inbox over from the layout of an older aea ({} processed message(s) moved to the private state)",
+            record.processed
+        ));
+    }
     for name in stale_claims(mailbox, now) {
         mailbox.drop_stale_claim(&name, now);
         fixed.push(format!("removed the stale claim on {name}"));
