@@ -314,6 +314,9 @@ pub struct Layout {
     inbox: PathBuf,
     state: PathBuf,
     home: Home,
+    /// Where the state of this inbox was kept while it was in no git
+    /// repository (for an inbox in one): taken over on first use.
+    before_git: Option<PathBuf>,
 }
 
 impl Layout {
@@ -326,6 +329,7 @@ impl Layout {
     /// `user_state` (tests, and tools looking at another user's setup).
     pub fn with_user_state(repo: &Path, user_state: Option<&Path>) -> Layout {
         let inbox = repo.join(AEA_DIR);
+        let before_git = outside_git(repo, user_state);
         let (state, home) = match find_git_dir(repo) {
             Some((top, git_dir)) => {
                 let rel = repo.strip_prefix(&top).unwrap_or(Path::new(""));
@@ -338,12 +342,22 @@ impl Layout {
                 None => (PathBuf::from("/dev/null/aea-state"), Home::Nowhere),
             },
         };
+        let before_git = before_git.filter(|_| matches!(home, Home::GitDir { .. }));
         Layout {
             repo: repo.to_path_buf(),
             inbox,
             state,
             home,
+            before_git,
         }
+    }
+
+    /// The private state this inbox had in the user's state dir before its
+    /// folder became a git repository, if it is still there.
+    pub fn state_before_git(&self) -> Option<&Path> {
+        self.before_git
+            .as_deref()
+            .filter(|p| fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
     }
 
     /// The repository (the folder holding `.aea/`).
@@ -417,6 +431,15 @@ impl Layout {
         };
         fsutil::ensure_state_dir(&base)?;
         fsutil::check_private_dir(&base, owner)?;
+        // `aea init` before `git init`: the state kept in the user's state
+        // dir meanwhile is this user's own, and moves in whole. On another
+        // file system it stays, and `doctor` says how to move it.
+        if let Some(before) = self.state_before_git()
+            && fs::symlink_metadata(&self.state).is_err()
+            && fsutil::check_private_dir(before, owner).is_ok_and(|sound| sound)
+        {
+            let _ = fs::rename(before, &self.state);
+        }
         fsutil::ensure_state_dir(&self.state)?;
         fsutil::check_private_dir(&self.state, owner)?;
         Ok(())

@@ -147,3 +147,26 @@ fn doctor_notices_a_rewritten_log() {
         "{found}"
     );
 }
+
+#[test]
+fn state_kept_before_git_init_moves_into_the_git_directory() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let api = env.repo("api");
+    let id = question(&env, &api, &web, "before git");
+    env.ok(&web, &["process", &id]);
+    let before = env.state(&web);
+    assert!(before.join("processed").is_dir());
+    git(&web, &["init", "-q"]);
+    let after = env.state(&web);
+    assert_ne!(before, after);
+    // The first command after `git init` finds everything it had.
+    assert_eq!(
+        env.json(&web, &["show", &id])["message"]["message_id"],
+        id.as_str()
+    );
+    assert!(after.join("processed").is_dir() && !before.exists());
+    let doctor = env.run(&web, &["--json", "doctor"]);
+    let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    assert_eq!(report["checks"][0]["ok"], true, "{report}");
+}

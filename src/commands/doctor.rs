@@ -403,6 +403,23 @@ fn layout_check(layout: &Layout) -> Finding {
     if !layout.state().is_dir() {
         missing.push(format!("the private state {}", layout.state().display()));
     }
+    if let Some(before) = layout.state_before_git() {
+        return Finding::new(
+            "layout",
+            Some((
+                format!(
+                    "the private state of this inbox from before its folder became a git repository is still at {}, on another file system",
+                    before.display()
+                ),
+                format!(
+                    "mv {} {}   (when no aea command runs here)",
+                    shell_quote(&before.display().to_string()),
+                    shell_quote(&layout.state().display().to_string())
+                ),
+            )),
+            "",
+        );
+    }
     Finding::new(
         "layout",
         (!missing.is_empty()).then(|| {
