@@ -222,6 +222,16 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 
 /// Writes `bytes` to a fresh file in `staging`, flushed to disk.
 fn stage(staging: &Path, stem: &str, bytes: &[u8], nonce: &dyn Fn() -> String) -> Result<PathBuf> {
+    stage_flushed(staging, stem, bytes, nonce, true)
+}
+
+fn stage_flushed(
+    staging: &Path,
+    stem: &str,
+    bytes: &[u8],
+    nonce: &dyn Fn() -> String,
+    flush: bool,
+) -> Result<PathBuf> {
     loop {
         let tmp = staging.join(format!(".{stem}.{}.tmp", nonce()));
         let mut file = match OpenOptions::new().write(true).create_new(true).open(&tmp) {
@@ -229,7 +239,9 @@ fn stage(staging: &Path, stem: &str, bytes: &[u8], nonce: &dyn Fn() -> String) -
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(Error::io("create", &tmp, e)),
         };
-        let written = file.write_all(bytes).and_then(|()| file.sync_all());
+        let written = file
+            .write_all(bytes)
+            .and_then(|()| if flush { file.sync_all() } else { Ok(()) });
         if let Err(e) = written {
             let _ = fs::remove_file(&tmp);
             return Err(Error::io("write", &tmp, e));
@@ -240,13 +252,13 @@ fn stage(staging: &Path, stem: &str, bytes: &[u8], nonce: &dyn Fn() -> String) -
 
 /// Writes `bytes` to a fresh `.deliver.<pid>-<host>-<n>.tmp` in `dir`,
 /// flushed: a name [`sweep_staging`] removes once its writer is gone.
-fn stage_tagged(dir: &Path, bytes: &[u8]) -> Result<PathBuf> {
+fn stage_tagged(dir: &Path, bytes: &[u8], flush: bool) -> Result<PathBuf> {
     let counter = std::cell::Cell::new(0u32);
     let tagged = || {
         counter.set(counter.get() + 1);
         format!("{}-{}-{}", std::process::id(), host_tag(), counter.get())
     };
-    stage(dir, "deliver", bytes, &tagged)
+    stage_flushed(dir, "deliver", bytes, &tagged, flush)
 }
 
 /// Staged files (`.deliver.*.tmp`) of a send that was killed before it
@@ -360,7 +372,7 @@ pub fn replace_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     // Staged under a name that says who writes it: the sweep of a state
     // folder removes what a killed writer left.
-    let tmp = stage_tagged(dir, bytes)?;
+    let tmp = stage_tagged(dir, bytes, true)?;
     if let Err(e) = fs::rename(&tmp, path) {
         let _ = fs::remove_file(&tmp);
         return Err(Error::io("replace", path, e));
@@ -437,8 +449,19 @@ pub fn create_exclusive_whole(path: &Path, bytes: &[u8]) -> Result<bool> {
 /// system): for a folder of many files (`.processed/` of a large inbox),
 /// whose sweep for leftovers would list every one of them.
 pub fn create_exclusive_whole_via(staging: &Path, path: &Path, bytes: &[u8]) -> Result<bool> {
+    link_staged(staging, path, bytes, true)
+}
+
+/// [`create_exclusive_whole_via`] without flushing the content: for files
+/// written for other readers, which a crash may lose (aea's own record of
+/// the same thing is flushed).
+pub fn create_exclusive_whole_unflushed(staging: &Path, path: &Path, bytes: &[u8]) -> Result<bool> {
+    link_staged(staging, path, bytes, false)
+}
+
+fn link_staged(staging: &Path, path: &Path, bytes: &[u8], flush: bool) -> Result<bool> {
     sweep_staging(staging);
-    let tmp = stage_tagged(staging, bytes)?;
+    let tmp = stage_tagged(staging, bytes, flush)?;
     let linked = fs::hard_link(&tmp, path);
     let _ = fs::remove_file(&tmp);
     match linked {

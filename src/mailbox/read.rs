@@ -229,16 +229,42 @@ impl Mailbox {
     /// approvals comes from the receiver.
     pub fn resolve(&self, reference: &str) -> Result<Entry> {
         self.check_state()?;
+        let store = self.private_dir(Private::Processed)?;
+        // A file name, or an id the index knows, is found without a
+        // listing wherever it is: processed mail is not in the inbox.
+        let places: Vec<&Path> = std::iter::once(self.dir())
+            .chain(store.as_deref())
+            .collect();
+        if let Some(entry) = self.found_directly(&places, reference.trim()) {
+            return Ok(entry);
+        }
         match self.resolve_in(self.dir(), reference) {
             Err(Error::MessageNotFound { .. }) => {}
             other => return other,
         }
-        match self.private_dir(Private::Processed)? {
+        match store {
             Some(store) => self.resolve_in(&store, reference),
             None => Err(Error::MessageNotFound {
                 reference: reference.to_string(),
             }),
         }
+    }
+
+    /// The one file of `places` that `reference` names as a file name, or
+    /// as an id through the index; `None` sends the caller to the listing
+    /// (none, or more than one: the listing says which are ambiguous).
+    fn found_directly(&self, places: &[&Path], reference: &str) -> Option<Entry> {
+        if reference.is_empty() || reference.contains(['/', '\\']) {
+            return None;
+        }
+        if message::is_message_file_name(reference) {
+            return places
+                .iter()
+                .find_map(|dir| self.read_listed(dir, reference));
+        }
+        let mut hits = places.iter().filter_map(|dir| self.indexed(dir, reference));
+        let one = hits.next()?;
+        hits.next().is_none().then_some(one)
     }
 
     /// Finds one message wherever this repository holds it: received mail

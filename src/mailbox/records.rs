@@ -127,14 +127,16 @@ impl Mailbox {
     /// is on another file system and the file was copied — in both places,
     /// where it shows as unprocessed until the next `process` of it
     /// finishes the move.
+    ///
+    /// Only the record is flushed (its content and its folder): a crash
+    /// may put the file back in the inbox or leave it in both places, and
+    /// the record, which covers its bytes, still hides it there; the store
+    /// keeps the bytes either way (a rename is atomic).
     pub fn finish(&self, entry: &Entry, marker: &Marker) -> Result<PathBuf> {
         let record = self.finish_unflushed(entry, marker)?;
-        for place in [Private::Records, Private::Processed] {
-            if let Some(dir) = self.private_dir(place)? {
-                fsutil::sync_dir(&dir)?;
-            }
+        if let Some(dir) = self.private_dir(Private::Records)? {
+            fsutil::sync_dir(&dir)?;
         }
-        fsutil::sync_dir(self.dir())?;
         Ok(record)
     }
 
@@ -192,7 +194,7 @@ impl Mailbox {
         ) else {
             return;
         };
-        let _ = fsutil::create_exclusive_whole_via(&staging, &markers.join(name), body);
+        let _ = fsutil::create_exclusive_whole_unflushed(&staging, &markers.join(name), body);
     }
 
     /// Puts aside what says message `name` was processed, for a file that
