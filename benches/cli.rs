@@ -24,11 +24,97 @@ fn bin() -> PathBuf {
     std::env::var_os("AEA_BENCH_BIN").map_or_else(|| PathBuf::from(BIN), PathBuf::from)
 }
 
+/// Where the aea under test keeps processed mail, and so where the bench
+/// writes the processed history of the inboxes it measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LayoutKind {
+    /// This build's: processed mail and aea's records in the receiver's
+    /// private state (in the git directory, or the user's state dir), the
+    /// AEA v1.0 marker in `.aea/.processed/`; only what waits in `.aea/`.
+    New,
+    /// `AEA_BENCH_LAYOUT=old`, for an older build given with
+    /// `AEA_BENCH_BIN`: processed mail stays in `.aea/` beside its marker
+    /// in `.aea/.processed/`, and the receiver's state is in `.aea/`.
+    Old,
+}
+
+impl LayoutKind {
+    fn from_env() -> LayoutKind {
+        match std::env::var("AEA_BENCH_LAYOUT").ok().as_deref() {
+            None | Some("" | "new") => LayoutKind::New,
+            Some("old") => LayoutKind::Old,
+            Some(other) => panic!("AEA_BENCH_LAYOUT={other}: new or old"),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            LayoutKind::New => "private state",
+            LayoutKind::Old => "old layout, all in .aea/",
+        }
+    }
+}
+
+/// Which aea the figures are of, for the table's heading: `cargo test
+/// --benches` runs the debug build.
+fn build_name() -> String {
+    match std::env::var_os("AEA_BENCH_BIN") {
+        Some(path) => format!("aea at {}", Path::new(&path).display()),
+        None if cfg!(debug_assertions) => "debug build".into(),
+        None => "release build".into(),
+    }
+}
+
 struct Bench {
     root: tempfile::TempDir,
+    layout: LayoutKind,
 }
 
 impl Bench {
+    /// The user state dir of the aea the bench runs (`HOME` is the bench's
+    /// root), where an inbox outside git keeps its private state.
+    fn user_state(&self) -> PathBuf {
+        self.root.path().join(".local/state/aea")
+    }
+
+    /// The private state of `repo`'s inbox, as the aea under test finds it
+    /// (new layout).
+    fn state(&self, repo: &Path) -> PathBuf {
+        let repo = std::fs::canonicalize(repo).unwrap();
+        aea::layout::Layout::with_user_state(&repo, Some(&self.user_state()))
+            .state()
+            .to_path_buf()
+    }
+
+    /// The folders whose change makes aea list `repo`'s inbox again rather
+    /// than trust what it remembered, and make the pre-commit hook start
+    /// it: `.aea/`, its `.processed/` and config, and where the layout keeps
+    /// the records, deferrals and approvals. Those missing are left out.
+    fn watched(&self, repo: &Path) -> Vec<PathBuf> {
+        let aea = repo.join(".aea");
+        let mut paths = vec![
+            aea.clone(),
+            aea.join(".processed"),
+            aea.join("agent-config.yaml"),
+        ];
+        match self.layout {
+            LayoutKind::New => {
+                let state = self.state(repo);
+                paths.extend(
+                    [
+                        aea::layout::Private::Records,
+                        aea::layout::Private::Deferred,
+                        aea::layout::Private::Approvals,
+                    ]
+                    .map(|p| state.join(p.name())),
+                );
+            }
+            LayoutKind::Old => paths.extend([aea.join(".deferred"), aea.join(".approvals")]),
+        }
+        paths.retain(|p| p.exists());
+        paths
+    }
+
     fn cmd(&self, dir: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new(bin());
         cmd.env_clear()
@@ -154,13 +240,44 @@ fn register_sender(home: &Path) -> ed25519_dalek::SigningKey {
 }
 
 /// Delivers the `i`th message into `repo`'s inbox the way `aea send` does
-/// (aea's own delivery, which also notes the id in the inbox's index);
-/// returns its file name.
-fn deliver_message(repo: &Path, i: usize, key: &ed25519_dalek::SigningKey) -> String {
-    let scratch = tempfile::tempdir().unwrap();
-    let name = write_message(scratch.path(), "scale", i, key, false);
-    let bytes = std::fs::read(scratch.path().join(&name)).unwrap();
+/// (aea's own delivery, which also notes the id in the receiver's id
+/// index, so that `process <id>` finds it without a listing); returns its
+/// file name. For the old layout, the file is written and the id noted in
+/// `.aea/.seen/`, where the older aea keeps its index and this build's
+/// delivery would not write.
+fn deliver_message(
+    bench: &Bench,
+    repo: &Path,
+    i: usize,
+    key: &ed25519_dalek::SigningKey,
+) -> String {
+    let (name, bytes) = signed_message("scale", i, key);
     let message = aea::message::parse(&bytes, None).unwrap();
+    if bench.layout == LayoutKind::Old {
+        let aea = repo.join(".aea");
+        std::fs::write(aea.join(&name), &bytes).unwrap();
+        let seen = aea.join(".seen");
+        let lines = [
+            (
+                "ids",
+                &message.message_id,
+                format!("{}\t{name}\n", message.message_id),
+            ),
+            ("refs", &name, format!("{name}\n")),
+        ];
+        for (index, hashed, line) in lines {
+            let dir = seen.join(index);
+            make_private_dirs(&dir);
+            let bucket = &aea::fsutil::sha256_hex(hashed.as_bytes())[..2];
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(dir.join(bucket))
+                .unwrap();
+            std::io::Write::write_all(&mut file, line.as_bytes()).unwrap();
+        }
+        return name;
+    }
     let runtime = aea::runtime::Runtime::new(&aea::env::Env::default());
     let path = aea::mailbox::Mailbox::at(repo)
         .unwrap()
@@ -174,27 +291,126 @@ fn message_id(i: usize) -> String {
     format!("00000000-0000-4000-8000-{i:012x}")
 }
 
-/// Writes the `i`th message into the inbox `aea` of agent `to` (as a
-/// delivered file would be), signed by `key`, with a processed marker
-/// beside it if `processed`; returns its file name.
-fn write_message(
-    aea: &Path,
-    to: &str,
-    i: usize,
-    key: &ed25519_dalek::SigningKey,
-    processed: bool,
-) -> String {
+/// Writes the `i`th message into the inbox `aea` of agent `to` as a
+/// delivered file waiting there, signed by `key`; returns its file name.
+fn write_message(aea: &Path, to: &str, i: usize, key: &ed25519_dalek::SigningKey) -> String {
     let (name, bytes) = signed_message(to, i, key);
     std::fs::write(aea.join(&name), bytes).unwrap();
-    if processed {
-        mark_processed(aea, &name);
-    }
     name
 }
 
-fn mark_processed(aea: &Path, name: &str) {
-    let marker = r#"{"processed_at":"2026-01-01T00:00:00.000Z","by":"bench","outcome":"done"}"#;
-    std::fs::write(aea.join(".processed").join(name), marker).unwrap();
+/// Makes `dir` and the folders above it that are missing, `0700`, as aea
+/// makes its private state (it refuses one its group or others may write).
+fn make_private_dirs(dir: &Path) {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .unwrap();
+}
+
+/// Processed history of one inbox, kept where the aea under test keeps
+/// it, written directly (a large inbox built by `aea process` would take
+/// hours): what `aea process` leaves behind, minus the log line.
+struct History {
+    layout: LayoutKind,
+    /// The work tree's `.aea/`.
+    aea: PathBuf,
+    /// The private state's `processed/` and `records/` (new layout).
+    store: PathBuf,
+    records: PathBuf,
+}
+
+impl History {
+    /// The history of `repo`'s inbox; for the new layout its private
+    /// folders are made here if `aea init` has not made them.
+    fn of(bench: &Bench, repo: &Path) -> History {
+        let state = bench.state(repo);
+        let history = History {
+            layout: bench.layout,
+            aea: repo.join(".aea"),
+            store: state.join(aea::layout::Private::Processed.name()),
+            records: state.join(aea::layout::Private::Records.name()),
+        };
+        if history.layout == LayoutKind::New {
+            make_private_dirs(&history.store);
+            make_private_dirs(&history.records);
+        }
+        history
+    }
+
+    /// Keeps `bytes` as processed mail `name`. The new layout: the file in
+    /// the private `processed/`, aea's record (with the message id and
+    /// the SHA-256 of the bytes) in `records/`, the same JSON as the AEA
+    /// v1.0 marker `.aea/.processed/<name>`. The old layout: the file in
+    /// `.aea/` with a marker beside it in `.aea/.processed/`, as older aea
+    /// kept it.
+    fn keep(&self, name: &str, bytes: &[u8]) {
+        match self.layout {
+            LayoutKind::New => {
+                std::fs::write(self.store.join(name), bytes).unwrap();
+                self.record(name, bytes);
+            }
+            LayoutKind::Old => {
+                std::fs::write(self.aea.join(name), bytes).unwrap();
+                self.old_marker(name);
+            }
+        }
+    }
+
+    /// Processes mail `name` that waits in `.aea/`: in the new layout the
+    /// file moves to the private store, as `aea process` moves it.
+    fn process(&self, name: &str) {
+        match self.layout {
+            LayoutKind::New => {
+                let bytes = std::fs::read(self.aea.join(name)).unwrap();
+                std::fs::rename(self.aea.join(name), self.store.join(name)).unwrap();
+                self.record(name, &bytes);
+            }
+            LayoutKind::Old => self.old_marker(name),
+        }
+    }
+
+    /// Forgets processed mail `name` and what says it was processed (the
+    /// file, the record, the marker), so the inbox keeps its size. Each
+    /// must be there: `aea process` left it.
+    fn forget(&self, name: &str) {
+        let mut paths = vec![self.aea.join(".processed").join(name)];
+        match self.layout {
+            LayoutKind::New => paths.extend([self.store.join(name), self.records.join(name)]),
+            LayoutKind::Old => paths.push(self.aea.join(name)),
+        }
+        for path in &paths {
+            std::fs::remove_file(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+    }
+
+    /// aea's record of processed mail `name` and the marker it writes for
+    /// other readers: one JSON body, as `aea process` writes both.
+    fn record(&self, name: &str, bytes: &[u8]) {
+        let message = aea::message::parse(bytes, None).unwrap();
+        let marker = aea::mailbox::Marker {
+            processed_at: "2026-01-01T00:00:00.000Z".into(),
+            by: "bench".into(),
+            outcome: aea::mailbox::Outcome::Done.into(),
+            note: None,
+            message_id: Some(message.message_id.clone()),
+            sha256: Some(aea::fsutil::sha256_hex(bytes)),
+        };
+        let body = serde_json::to_vec_pretty(&marker).unwrap();
+        std::fs::write(self.records.join(name), &body).unwrap();
+        std::fs::write(self.aea.join(".processed").join(name), &body).unwrap();
+    }
+
+    /// The marker the bench wrote before processed mail moved to the
+    /// private state (no message id, no digest: older aea counts it as
+    /// processed all the same), kept so that figures of older builds
+    /// compare with those taken then.
+    fn old_marker(&self, name: &str) {
+        let marker = r#"{"processed_at":"2026-01-01T00:00:00.000Z","by":"bench","outcome":"done"}"#;
+        std::fs::write(self.aea.join(".processed").join(name), marker).unwrap();
+    }
 }
 
 /// The `i`th message the bench writes, for agent `to`, signed by `key`:
@@ -225,14 +441,20 @@ fn signed_message(to: &str, i: usize, key: &ed25519_dalek::SigningKey) -> (Strin
 }
 
 /// Fills `repo`'s inbox with `processed` processed and `waiting` unprocessed
-/// messages, written directly (as delivered files and markers would be),
-/// every one signed by `sender`, whose key `registry` pins: `check` verifies
-/// each unprocessed one (SPEC §14: the budgets hold with every message signed).
-fn fill(repo: &Path, processed: usize, waiting: usize, home: &Path) {
-    let aea = repo.join(".aea");
-    let key = register_sender(home);
+/// messages, written directly (as delivered files, and processed mail
+/// where the aea under test keeps it: see [`History`]), every one signed
+/// by `sender`, whose key `registry` pins: `check` verifies each
+/// unprocessed one (SPEC §14: the budgets hold with every message signed).
+fn fill(bench: &Bench, repo: &Path, processed: usize, waiting: usize) {
+    let key = register_sender(bench.root.path());
+    let history = History::of(bench, repo);
     for i in 0..processed + waiting {
-        write_message(&aea, "inbox", i, &key, i < processed);
+        if i < processed {
+            let (name, bytes) = signed_message("inbox", i, &key);
+            history.keep(&name, &bytes);
+        } else {
+            write_message(&history.aea, "inbox", i, &key);
+        }
     }
 }
 
@@ -308,7 +530,11 @@ fn main() {
     let runs = if full { 200 } else { 5 };
     let bench = Bench {
         root: tempfile::tempdir().unwrap(),
+        layout: LayoutKind::from_env(),
     };
+    // aea's library, used here to deliver mail as `aea send` would, finds
+    // private state where the aea it runs does.
+    aea::layout::set_user_state_dir(Some(bench.user_state()));
     // For profiling by hand: AEA_BENCH_KEEP=1 keeps the repositories.
     if std::env::var_os("AEA_BENCH_KEEP").is_some() {
         eprintln!("keeping {}", bench.root.path().display());
@@ -319,8 +545,8 @@ fn main() {
     let only = std::env::var("AEA_BENCH_ONLY").ok();
     match only.as_deref() {
         Some("watch") => print_watch_rows(&watch_exit(&bench, full)),
-        Some("sync") => print_sync(&sync_scale(&bench, full)),
-        Some("scale") => print_scale(&scale(&bench, full)),
+        Some("sync") => print_sync(&sync_scale(&bench, full), bench.layout),
+        Some("scale") => print_scale(&scale(&bench, full), bench.layout),
         Some(other) => panic!("AEA_BENCH_ONLY={other}: watch, sync or scale"),
         None => {}
     }
@@ -335,7 +561,7 @@ fn main() {
     let check_empty = run_many(runs, || bench.cmd(&empty, &["check"]));
 
     let inbox = bench.repo("inbox");
-    fill(&inbox, 10_000, 100, bench.root.path());
+    fill(&bench, &inbox, 10_000, 100);
     // The figure means something only if check really verifies them.
     let listed = bench
         .cmd(&inbox, &["--json", "check"])
@@ -377,17 +603,17 @@ fn main() {
     // machine's speed hits both sides alike.
     let hooked = bench.git_repo("hooked", true);
     let plain = bench.git_repo("plain", false);
-    // Processed mail still in the inbox: the hook has to start aea to find
-    // that there is nothing to report.
+    // An inbox with 100 processed messages: in the private store with
+    // their markers in `.aea/.processed/`, or (old layout) in `.aea/`.
     let hooked_mail = bench.git_repo("hookedmail", true);
-    fill(&hooked_mail, 100, 0, bench.root.path());
+    fill(&bench, &hooked_mail, 100, 0);
     let commit = |dir: &Path| bench.git(dir, &["commit", "-q", "--allow-empty", "-m", "bench"]);
     // Between two commits an inbox has usually been still for a while: the
     // hook then knows from aea's quiet marker that nothing waits (made once
     // the inbox is older than aea's 2 s settle time; see Scale in README).
     for dir in [&hooked, &hooked_mail] {
         assert!(bench.cmd(dir, &["check"]).status().unwrap().success());
-        settled(&dir.join(".aea"));
+        settled(&bench.watched(dir));
         assert!(bench.cmd(dir, &["check"]).status().unwrap().success());
     }
     for _ in 0..5 {
@@ -462,7 +688,11 @@ fn main() {
     let scale_rows = scale(&bench, full);
     let sync_rows = sync_scale(&bench, full);
 
-    println!("aea benchmarks (SPEC §14), release build, {runs} runs each, whole process");
+    println!(
+        "aea benchmarks (SPEC §14), {}, {runs} runs each, whole process; processed mail: {}",
+        build_name(),
+        bench.layout.name()
+    );
     println!(
         "{:<52} {:>10} {:>10} {:>10}  verdict",
         "operation", "median", "p95", "peak RSS"
@@ -526,7 +756,7 @@ fn main() {
     let added_mail = with_mail_median.saturating_sub(without_median);
     println!(
         "{:<52} {:>10} {:>10} {:>10}  {}",
-        "git commit, 100 processed in inbox / without (+5 ms)",
+        "git commit, 100 processed messages / without (+5 ms)",
         ms(with_mail_median),
         ms(without_median),
         format!("+{}", ms(added_mail)),
@@ -545,8 +775,8 @@ fn main() {
     };
     cpu_row("watch waiting, 100 unprocessed mail", watch_cpu);
     cpu_row("monitor waiting, same inbox", monitor_cpu);
-    print_scale(&scale_rows);
-    print_sync(&sync_rows);
+    print_scale(&scale_rows, bench.layout);
+    print_sync(&sync_rows, bench.layout);
     if std::env::var_os("AEA_BENCH_KEEP").is_some() {
         std::mem::forget(bench);
     }
@@ -681,12 +911,16 @@ fn scale_sizes(full: bool) -> Vec<usize> {
     }
 }
 
-/// One size of the scale table: each operation's figures, and the two
-/// floors measured beside them.
+/// One size of the scale table: each operation's figures, and the floors
+/// measured beside them.
 struct Scale {
     processed: usize,
     rev_parse: Figures,
+    /// `ls -f .aea`: listing what waits, in the new layout.
     listing: Figures,
+    /// `ls -f .aea .aea/.processed`: listing what waits, in the old layout
+    /// (processed mail and its markers too).
+    listing_old: Figures,
     check_unchanged: Figures,
     check_new: Figures,
     hook_claude: Figures,
@@ -696,14 +930,16 @@ struct Scale {
     process: Figures,
 }
 
-/// Issue 16's scale table: for each size, an inbox of that many processed
-/// messages and 100 new ones in a git repository with aea's hooks. The
-/// inbox grows from one size to the next, so 100,000 messages are written
-/// once. Every message is signed, as in the table above.
+/// The scale table: for each size, an inbox of that many processed
+/// messages (kept where the aea under test keeps them, see [`History`])
+/// and 100 new ones in a git repository with aea's hooks. The inbox grows
+/// from one size to the next, so 100,000 messages are written once. Every
+/// message is signed, as in the table above.
 fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
     let home = bench.root.path();
     let repo = bench.git_repo("scale", true);
     let aea = repo.join(".aea");
+    let history = History::of(bench, &repo);
     // The inbox is measured at each size: aea's own housekeeping (which
     // would archive processed mail past 10,000) is off here.
     let config = aea.join("agent-config.yaml");
@@ -718,7 +954,7 @@ fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
     // from the processed ones. None urgent: urgent mail waiting makes the
     // pre-commit hook block the commit (`block_on: urgent_pending`).
     for i in (200_000_000..).filter(|i| i % 4 != 3).take(100) {
-        write_message(&aea, "scale", i, &key, false);
+        write_message(&aea, "scale", i, &key);
     }
     // Fresh messages are updates of normal priority (i % 4 == 1), which
     // the default policy lets `process` mark done without approval.
@@ -728,7 +964,8 @@ fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
     for size in scale_sizes(full) {
         let start = Instant::now();
         for i in filled..size {
-            write_message(&aea, "scale", i, &key, true);
+            let (name, bytes) = signed_message("scale", i, &key);
+            history.keep(&name, &bytes);
         }
         filled = filled.max(size);
         eprintln!(
@@ -742,19 +979,26 @@ fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
             (true, _) => 20,
         };
         let rev_parse = run_many(runs, || bench.git(&repo, &["rev-parse", "--git-dir"]));
-        let listing = run_many(runs, || {
-            let mut ls = Command::new("ls");
-            ls.env_clear()
-                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                .current_dir(&repo)
-                .args(["-f", ".aea", ".aea/.processed"])
-                .stdout(Stdio::null());
-            ls
-        });
+        // Both listings in either layout, so that figures of the two compare.
+        let ls = |dirs: &[&str]| {
+            run_many(runs, || {
+                let mut ls = Command::new("ls");
+                ls.env_clear()
+                    .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                    .current_dir(&repo)
+                    .arg("-f")
+                    .args(dirs)
+                    .stdout(Stdio::null());
+                ls
+            })
+        };
+        let listing = ls(&[".aea"]);
+        let listing_old = ls(&[".aea", ".aea/.processed"]);
         // Each run sees the same inbox: what changed at the warm-up stays.
-        // (The first check and the first hook in an inbox make `.aea/.seen/`
-        // and `.aea/.announced/`, which moves `.aea/`: they run before the
-        // wait.)
+        // (The first check and the first hook in an inbox make what they
+        // remember: the private `seen/` and `announced/`, or in the old
+        // layout `.aea/.seen/` and `.aea/.announced/`, which moves `.aea/`.
+        // They run before the wait.)
         assert!(bench.cmd(&repo, &["check"]).status().unwrap().success());
         assert!(
             bench
@@ -764,7 +1008,7 @@ fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
                 .unwrap()
                 .success()
         );
-        settled(&aea);
+        settled(&bench.watched(&repo));
         let check_unchanged = run_many(runs, || bench.cmd(&repo, &["check"]));
         // What Claude Code runs on every prompt, with its hook input.
         let input = bench.root.path().join("claude-input.json");
@@ -785,7 +1029,7 @@ fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
             if let Some(name) = arrived.take() {
                 std::fs::remove_file(aea.join(name)).unwrap();
             }
-            arrived = Some(write_message(&aea, "scale", fresh, &key, false));
+            arrived = Some(write_message(&aea, "scale", fresh, &key));
             fresh += 4;
             bench.cmd(&repo, &["check"])
         });
@@ -805,7 +1049,7 @@ fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
                 &["-c", path, "commit", "-q", "--allow-empty", "-m", "bench"],
             )
         };
-        settled(&aea);
+        settled(&bench.watched(&repo));
         let mut hooked = true;
         let mut pairs = run_pairs(runs, || {
             hooked = !hooked;
@@ -815,27 +1059,26 @@ fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
         let commit_plain = pairs.remove(0);
         let middle = message_id(size / 2);
         let show = run_many(runs, || bench.cmd(&repo, &["show", &middle]));
-        // A fresh unprocessed message for each run, gone again (with its
-        // marker) before the next.
+        // A fresh unprocessed message for each run, gone again (with what
+        // `process` wrote of it) before the next.
         let mut processed: Option<String> = None;
         let process = run_many(runs, || {
             if let Some(name) = processed.take() {
-                std::fs::remove_file(aea.join(&name)).unwrap();
-                std::fs::remove_file(aea.join(".processed").join(&name)).unwrap();
+                history.forget(&name);
             }
-            processed = Some(deliver_message(&repo, fresh, &key));
+            processed = Some(deliver_message(bench, &repo, fresh, &key));
             let id = message_id(fresh);
             fresh += 4;
             bench.cmd(&repo, &["process", &id])
         });
         if let Some(name) = processed.take() {
-            std::fs::remove_file(aea.join(&name)).unwrap();
-            std::fs::remove_file(aea.join(".processed").join(&name)).unwrap();
+            history.forget(&name);
         }
         out.push(Scale {
             processed: size,
             rev_parse,
             listing,
+            listing_old,
             check_unchanged,
             check_new,
             hook_claude,
@@ -848,14 +1091,14 @@ fn scale(bench: &Bench, full: bool) -> Vec<Scale> {
     out
 }
 
-/// Waits until `.aea/` and `.aea/.processed/` (at `aea`) have not changed
+/// Waits until `paths` (an inbox's [`Bench::watched`]) have not changed
 /// for a little over aea's settle time: aea answers from what it remembered
-/// of an inbox only once the folders it lists are older than 2 s (see
-/// src/seen.rs), so an "unchanged" row measured sooner would list.
-fn settled(aea: &Path) {
+/// of an inbox only once what its answer was worked out from is older than
+/// 2 s (see src/seen.rs), so an "unchanged" row measured sooner would list.
+fn settled(paths: &[PathBuf]) {
     use std::os::unix::fs::MetadataExt;
     loop {
-        let newest = [aea.to_path_buf(), aea.join(".processed")]
+        let newest = paths
             .iter()
             .map(|p| {
                 let m = std::fs::symlink_metadata(p).unwrap();
@@ -906,19 +1149,27 @@ fn run_pairs(runs: usize, mut make: impl FnMut() -> Command) -> Vec<Figures> {
         .collect()
 }
 
-/// Prints the scale table: each operation against the floor issue 16's
-/// target names, as a ratio of medians, and the 32 MiB memory ceiling.
-fn print_scale(rows: &[Scale]) {
+/// Prints the scale table: each operation against the floor its target
+/// names, as a ratio of medians, and the 32 MiB memory ceiling. The floor
+/// of `check` after new mail is listing what waits, which is `.aea/` alone
+/// in the new layout, and `.aea/` with `.aea/.processed/` in the old one;
+/// both listings are measured in either.
+fn print_scale(rows: &[Scale], layout: LayoutKind) {
     const CEILING_KIB: u64 = 32 * 1024;
     println!();
     println!(
-        "scale (issue 16): N processed + 100 new, whole process; targets as ratios of medians in this run"
+        "scale: N processed + 100 new, whole process, processed mail: {}; targets as ratios of medians in this run",
+        layout.name()
     );
     println!(
-        "{:<44} {:>10} {:>10} {:>10} {:>9}  verdict",
+        "{:<60} {:>10} {:>10} {:>10} {:>9}  verdict",
         "operation", "median", "p95", "peak RSS", "ratio"
     );
     for s in rows {
+        let (waiting, waiting_floor) = match layout {
+            LayoutKind::New => ("ls -f .aea", &s.listing),
+            LayoutKind::Old => ("ls -f .aea .aea/.processed", &s.listing_old),
+        };
         let n = s.processed;
         println!("-- {n} processed + 100 new");
         let line = |name: &str, f: &Figures, ratio: Option<(f64, f64)>| {
@@ -927,7 +1178,7 @@ fn print_scale(rows: &[Scale]) {
                 None => (String::new(), true),
             };
             println!(
-                "{name:<44} {:>10} {:>10} {:>7} KiB {ratio_text:>9}  {}",
+                "{name:<60} {:>10} {:>10} {:>7} KiB {ratio_text:>9}  {}",
                 ms(f.median),
                 ms(f.p95),
                 f.peak_kib,
@@ -937,16 +1188,17 @@ fn print_scale(rows: &[Scale]) {
         let over =
             |f: &Figures, floor: &Figures| f.median.as_secs_f64() / floor.median.as_secs_f64();
         line("floor: git rev-parse --git-dir", &s.rev_parse, None);
-        line("floor: ls -f .aea .aea/.processed", &s.listing, None);
+        line("floor: ls -f .aea", &s.listing, None);
+        line("floor: ls -f .aea .aea/.processed", &s.listing_old, None);
         line(
             "check, unchanged (≤ 3× rev-parse)",
             &s.check_unchanged,
             Some((over(&s.check_unchanged, &s.rev_parse), 3.0)),
         );
         line(
-            "check, one new message (≤ 1.2× ls)",
+            &format!("check, one new message (≤ 1.2× {waiting})"),
             &s.check_new,
-            Some((over(&s.check_new, &s.listing), 1.2)),
+            Some((over(&s.check_new, waiting_floor), 1.2)),
         );
         line(
             "check --hook claude, prompt (≤ 3× rev-parse)",
@@ -967,7 +1219,7 @@ fn print_scale(rows: &[Scale]) {
         let added_p95 = s.commit_hooked.p95.saturating_sub(s.commit_plain.p95);
         line("floor: git commit, no hooks", &s.commit_plain, None);
         println!(
-            "{:<44} {:>10} {:>10} {:>7} KiB {:>9}  {}",
+            "{:<60} {:>10} {:>10} {:>7} KiB {:>9}  {}",
             "git commit, hooks added (≤ +5 ms)",
             format!("+{}", ms(added)),
             format!("+{}", ms(added_p95)),
@@ -1062,8 +1314,9 @@ fn sync_scale(bench: &Bench, full: bool) -> Vec<SyncScale> {
             .filter(|n| aea::message::is_message_file_name(n))
             .collect();
         assert_eq!(names.len(), size, "the sync applied the history");
+        let history = History::of(bench, &receiver);
         for name in &names {
-            mark_processed(&aea, name);
+            history.process(name);
         }
         assert!(sync().status().unwrap().success());
         let fetch = || {
@@ -1103,13 +1356,15 @@ fn sync_scale(bench: &Bench, full: bool) -> Vec<SyncScale> {
 }
 
 /// Prints the sync rows: a no-op sync against `git fetch` of the same
-/// remote, as a ratio of medians (issue 16: at most 2×), and the 32 MiB
+/// remote, as a ratio of medians (target: at most 2×, so that syncing
+/// costs about what fetching does whatever the history), and the 32 MiB
 /// memory ceiling of the scale table.
-fn print_sync(rows: &[SyncScale]) {
+fn print_sync(rows: &[SyncScale], layout: LayoutKind) {
     const CEILING_KIB: u64 = 32 * 1024;
     println!();
     println!(
-        "sync (issue 16): no-op `aea sync`, N messages of history, whole process, beside `git fetch` of the same remote"
+        "sync: no-op `aea sync`, N messages of history, whole process, beside `git fetch` of the same remote; processed mail: {}",
+        layout.name()
     );
     println!(
         "{:<44} {:>10} {:>10} {:>10} {:>9}  verdict",
