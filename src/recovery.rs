@@ -6,7 +6,7 @@
 //!   `sent/` copy is completed from a recipient's copy signed with our key;
 //!   a send that reached nobody leaves nothing; one that reached only some
 //!   recipients is finished by running the same `aea send` again.
-//! - A missing log line: every marker (`.processed/`, `.deferred/`), inbox
+//! - A missing log line: every record of processed or deferred mail, inbox
 //!   message and `sent/` copy holds what its log line said, so a line that a
 //!   kill cut off is written again from it, marked `"repaired"`. Only what
 //!   is newer than the log's first line is looked at: older lines went with
@@ -230,8 +230,12 @@ pub fn missing_log_lines(mailbox: &Mailbox, rt: &Runtime) -> Result<Vec<Event>> 
         logged.contains(&(event.as_str().to_string(), key.to_string()))
     };
     let mut lines = Vec::new();
-    for (entry, marker) in mailbox.processed_entries()? {
-        let Some(marker) = marker else { continue };
+    // aea's own records only: a marker another tool (or a commit) wrote in
+    // `.aea/.processed/` is not a step of aea's that a kill cut short.
+    for entry in mailbox.read_all_in(crate::layout::Private::Processed)? {
+        let Some(marker) = mailbox.record(&entry.name) else {
+            continue;
+        };
         if has(AuditEvent::Processed, &entry.name) || !since(parse_time(&marker.processed_at)) {
             continue;
         }
