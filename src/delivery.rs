@@ -77,7 +77,7 @@ impl Delivery {
     }
 }
 
-/// What a send records in `.aea/.sent-keys/` before anything is
+/// What a send records in the private `sent-keys/` before anything is
 /// delivered: the message id, what the message says, who sends it and
 /// where it goes. A send that was killed mid-way leaves it behind: the
 /// retry of the same message reuses the id and delivers only what is

@@ -1,7 +1,7 @@
 //! What a process killed mid-way leaves half-done, found and finished
 //! (`aea doctor`, `aea doctor --fix`; issue 11).
 //!
-//! - An interrupted send: its record in `.sent-keys/` (written before
+//! - An interrupted send: its record in the private `sent-keys/` (written before
 //!   anything was delivered) names the message id and every recipient. The
 //!   `sent/` copy is completed from a recipient's copy signed with our key;
 //!   a send that reached nobody leaves nothing; one that reached only some
@@ -31,7 +31,7 @@ use crate::runtime::Runtime;
 /// A send whose process is gone before it finished.
 #[derive(Debug)]
 pub struct Interrupted {
-    /// The record's name in `.sent-keys/`.
+    /// The record's name in the private `sent-keys/`.
     pub record: String,
     pub intent: Intent,
     /// Recipients that hold the message.
@@ -75,7 +75,7 @@ impl Interrupted {
     }
 }
 
-/// Every send recorded in `.sent-keys/` by `sender` that did not finish
+/// Every send recorded in the private `sent-keys/` by `sender` that did not finish
 /// and whose process is gone. A recipient reached is one that holds the
 /// message signed with `key` (see [`held`]).
 pub fn interrupted_sends(

@@ -19,7 +19,7 @@
 //!   carry the same time. A memo is only trusted when every stamp it
 //!   records is older than [`SETTLE`] before it was taken (the "racy git"
 //!   rule), so a change made after the listing began always shows.
-//! - Memos live in the receiver's `.aea/.seen/` (a state folder: `0700`,
+//! - Memos live in the receiver's private `seen/` (a state folder: `0700`,
 //!   owned by the receiver) and carry an HMAC under a key kept in the
 //!   user's cache dir, never in the repository: a memo written by anyone
 //!   else (a sender sharing the folder, a cloned repository's committed
@@ -188,7 +188,7 @@ pub struct Memos {
 }
 
 impl Memos {
-    /// The memos of the inbox `aea_dir` (its `.seen/`, which must be a
+    /// The memos of the inbox `aea_dir` (its private `seen/`, which must be a
     /// sound state folder already), sealed with the user's key in
     /// `cache_dir` (created there on first use). `context` names what else
     /// the answers depend on; `settle` is [`SETTLE`] but in tests. `None`

@@ -3,7 +3,7 @@
 //! Mail for agent X travels as commits on `refs/aea/mail/X` whose tree
 //! holds one `<message_id>.json` per message; processed receipts travel on
 //! `refs/aea/receipts/<sender>`. The commits live in a private bare
-//! repository, `.aea/.sync/`, so the user's branches, index and working tree
+//! repository in the private state (`sync/`), so the user's branches, index and working tree
 //! are never touched. Applying is idempotent by message id; content that
 //! changed under a known id is quarantined, never applied.
 
@@ -135,7 +135,7 @@ pub struct Report {
     /// Attachment blobs on the remote that were not kept, with the reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments_refused: Vec<String>,
-    /// Parts of this machine's sync state (`.aea/.sync/`) that could not be
+    /// Parts of this machine's sync state (the private `sync/`) that could not be
     /// read (a write cut short, damage): skipped, the rest kept; mail
     /// already delivered is recognised in the inbox and not delivered again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

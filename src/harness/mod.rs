@@ -3,7 +3,7 @@
 //! `GEMINI.md`, a rule file), its hooks (merged into its JSON settings next
 //! to the user's own), its `/aea` command and, for OpenCode, a plugin. What
 //! each harness gets is in [`kits`]. Every file written is recorded in
-//! `.aea/.installed.json` with what it held before, so that `aea uninstall`
+//! the private `installed.json` with what it held before, so that `aea uninstall`
 //! restores it exactly when nobody edited it since, and removes only aea's
 //! parts when somebody did.
 

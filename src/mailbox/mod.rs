@@ -205,7 +205,7 @@ pub struct Claim {
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        // Only inside a real `.claims/`: one swapped for a symlink while the
+        // Only inside a real `claims/`: one swapped for a symlink while the
         // claim was held must not make us unlink a file elsewhere.
         let real_dir = self
             .path

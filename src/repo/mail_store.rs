@@ -1,5 +1,5 @@
 //! The mail store of `aea sync` (SPEC §11): a private bare repository in
-//! `.aea/.sync/` that holds mail and receipts as commits on `refs/aea/…`. Local object work uses
+//! `sync/` in the private state (see `crate::layout`) that holds mail and receipts as commits on `refs/aea/…`. Local object work uses
 //! git2; the network goes through the user's own `git` (credential helpers,
 //! ssh configuration), as SPEC §11 asks. The user's repository, branches,
 //! index and working tree are never involved.
@@ -403,7 +403,7 @@ fn last_line(bytes: &[u8]) -> String {
 }
 
 /// A failure of the store itself (not of the remote): a damaged or
-/// unwritable `.aea/.sync/`.
+/// unwritable store.
 fn store_error(path: &Path, op: &'static str, e: git2::Error) -> Error {
     Error::MailStore {
         path: path.to_path_buf(),

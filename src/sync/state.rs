@@ -1,4 +1,4 @@
-//! What `aea sync` remembers between runs, in `.aea/.sync/`, kept so that
+//! What `aea sync` remembers between runs, in the private `sync/`, kept so that
 //! a sync with nothing new costs about one `git fetch` however long the
 //! history (issue 16). Older versions kept it all in `state.json`,
 //! rewritten whole (and flushed) several times per sync: 2.7 MB at 11,000
@@ -172,7 +172,7 @@ pub struct Head {
     pub settled: bool,
 }
 
-/// Where the sync state lives: `.aea/.sync/`.
+/// Where the sync state lives: the private `sync/`.
 pub struct Files {
     dir: PathBuf,
 }
