@@ -647,65 +647,13 @@ fn a_symlink_to_dev_zero_is_refused_at_once() {
 // ---------------------------------------------------------------------------
 // Two OS users and `init --shared`
 
-const SENDER: &str = "aea-test-sender";
-
-/// The uid and gid of a throwaway user for the sender, created if needed.
-fn sender_user() -> Result<(u32, u32), String> {
-    let id = |flag: &str| -> Option<u32> {
-        let out = Command::new("id").args([flag, SENDER]).output().ok()?;
-        String::from_utf8(out.stdout).ok()?.trim().parse().ok()
-    };
-    if id("-u").is_none() {
-        let out = Command::new("useradd")
-            .args(["--system", "--no-create-home", "--shell", "/bin/sh", SENDER])
-            .output()
-            .map_err(|e| format!("cannot run useradd: {e}"))?;
-        // Another test process may have created it meanwhile.
-        if !out.status.success() && id("-u").is_none() {
-            return Err(format!(
-                "useradd {SENDER} failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-    }
-    match (id("-u"), id("-g")) {
-        (Some(uid), Some(gid)) => Ok((uid, gid)),
-        _ => Err(format!("cannot read the ids of {SENDER}")),
-    }
-}
-
 /// `program args…` as the sender user, in `dir`, with its own HOME.
 fn as_sender(ids: (u32, u32), home: &Path, dir: &Path, program: &str, args: &[&str]) -> Output {
-    let mut cmd = Command::new("setpriv");
-    cmd.arg(format!("--reuid={}", ids.0))
-        .arg(format!("--regid={}", ids.1))
-        .arg("--clear-groups")
-        .arg("--")
-        .arg(program)
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("USER", SENDER)
-        .env("AEA_REGISTRY", home.join("registry.toml"))
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .current_dir(dir);
-    bounded(cmd, &format!("{program} {} as {SENDER}", args.join(" ")))
+    as_user(ids, home, dir, program, args, BOUND)
 }
 
 #[test]
 fn a_sender_as_another_os_user_can_deliver_and_do_nothing_else() {
-    if !Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout == b"0\n")
-    {
-        eprintln!(
-            "SKIPPED a_sender_as_another_os_user…: not running as root, cannot create a second OS user"
-        );
-        return;
-    }
     let ids = match sender_user() {
         Ok(ids) => ids,
         Err(why) => {
