@@ -48,4 +48,5 @@ mod snapshots;
 mod state;
 mod sync;
 mod sync_state;
+mod sync_store_config;
 mod wake;

@@ -12,6 +12,14 @@
 //! takes the lock knows no writer of the store is left, and a git lock
 //! file still there was left by one that was killed: it is removed when
 //! the store is opened (a stale ref lock made every later sync fail).
+//!
+//! git configures itself from files in the repository it runs on, and
+//! where the store sits a clone or a pull can write those files (SPEC
+//! §15.1: git writes ignored files too). So the git that runs here gets no
+//! configuration that aea did not write: each open replaces the store's
+//! `config` with aea's own and removes the other files git would read as
+//! configuration or as a redirection ([`seal`]), and every `git` run gets
+//! options and an environment that leave the store no say ([`MailStore::git`]).
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -20,9 +28,54 @@ use std::path::{Path, PathBuf};
 use git2::Repository;
 
 use crate::error::{Error, GitError, Result};
+use crate::fsutil;
 
 /// Local copies of the remote's `refs/aea/*` live under this prefix.
 pub const FETCHED_PREFIX: &str = "refs/fetched/";
+
+/// The whole of the store's `config`: what a bare repository needs and
+/// nothing else. The rest of the code relies on no setting: aea's own
+/// `git` options come with each run ([`MailStore::git`]).
+const CONFIG: &[u8] = b"[core]\n\trepositoryformatversion = 0\n\tbare = true\n";
+
+/// What git reads from a bare `GIT_DIR` besides `config` that could
+/// configure it or send it elsewhere (gitrepository-layout):
+/// - `config.worktree` is read as config once `extensions.worktreeConfig`
+///   is on (not in aea's config: removed all the same);
+/// - `commondir` names another folder whose `config`, refs and objects git
+///   then uses instead;
+/// - `remotes/<name>` and `branches/<name>` define a remote by name, and a
+///   remote without a `/` (`host:mail.git`, `mail.git`) is looked up as one
+///   there before it is taken as the address it is.
+///
+/// Left alone: `hooks/` (off with `core.hooksPath`); `info/attributes`,
+/// whose filters and drivers run only what a config defines, and apply to
+/// no fetch or push; `objects/info/alternates`, `info/grafts` and
+/// `shallow`, data that runs nothing.
+const NOT_OURS: [&str; 4] = ["config.worktree", "commondir", "remotes", "branches"];
+
+/// The variables git itself lists as describing one repository
+/// (`git rev-parse --local-env-vars`), which it drops when it moves to
+/// another: set in a hook, they would point the store's git at the
+/// user's repository, its index, objects or config file (`GIT_CONFIG`).
+/// Not `GIT_CONFIG_PARAMETERS` nor `GIT_CONFIG_COUNT` (with its
+/// `GIT_CONFIG_KEY_n`/`VALUE_n`): they carry the user's own `git -c …`
+/// into a hook, and aea's options come after them.
+const OTHER_REPOSITORY: [&str; 13] = [
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+];
 
 /// A file's bytes, or its size when it is over the cap it was read with.
 pub type Capped = std::result::Result<Vec<u8>, u64>;
@@ -72,18 +125,22 @@ impl MailStore {
         Ok(())
     }
 
-    /// Opens the store at `dir`, creating an empty bare repository there.
-    /// `held` is the sync lock, taken by the caller (see the module
-    /// comment): the git lock files left in the store by a killed sync are
-    /// removed first.
+    /// Opens the store in the folder `dir` (which must exist), creating an
+    /// empty bare repository there. `held` is the sync lock, taken by the
+    /// caller (see the module comment): the git lock files left in the
+    /// store by a killed sync are removed first.
     pub fn open(dir: &Path, held: File) -> Result<Self> {
         remove_stale_locks(dir);
-        let repo = if dir.join("HEAD").exists() {
-            Repository::open_bare(dir)
-        } else {
-            Repository::init_bare(dir)
+        // Before libgit2 reads a byte: it would hang on a FIFO, and when it
+        // creates the repository it writes its settings into the `config`
+        // already there, through a symlink too.
+        seal(dir)?;
+        if !dir.join("HEAD").exists() {
+            Repository::init_bare(dir).map_err(|e| store_error(dir, "create", e))?;
+            // libgit2 wrote a config of its own: aea's replaces it.
+            seal(dir)?;
         }
-        .map_err(|e| store_error(dir, "open", e))?;
+        let repo = Repository::open_bare(dir).map_err(|e| store_error(dir, "open", e))?;
         Ok(MailStore {
             repo,
             dir: dir.to_path_buf(),
@@ -91,14 +148,21 @@ impl MailStore {
         })
     }
 
-    /// Runs the user's git on the store, with the hook-time variables that
-    /// would point it at another repository removed.
+    /// Runs the user's git on the store. It takes the user's own settings
+    /// (their global config and the `git -c …` aea may run under: ssh,
+    /// credentials, proxies) and the config [`seal`] wrote, nothing else;
+    /// the options given here come after all of them, so they win over a
+    /// key any of them sets.
     fn git(&self, args: &[&str]) -> std::result::Result<std::process::Output, GitError> {
         let held = self.held.try_clone().map_err(GitError::Spawn)?;
-        std::process::Command::new("git")
-            .arg("--git-dir")
+        let mut git = std::process::Command::new("git");
+        git.arg("--git-dir")
             .arg(&self.dir)
+            // The store's hooks folder is git's data, never run.
             .args(["-c", "core.hooksPath=/dev/null"])
+            // A command git would start to watch files; a bare store has no
+            // work tree to watch, so nothing is lost.
+            .args(["-c", "core.fsmonitor=false"])
             // Maintenance git starts after a fetch stays its child, under
             // the sync lock, instead of going on alone in the background.
             .args([
@@ -118,12 +182,19 @@ impl MailStore {
             ])
             .env("GIT_ALLOW_PROTOCOL", "file:git:http:https:ssh")
             .args(args)
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .env_remove("GIT_INDEX_FILE")
-            .env_remove("GIT_OBJECT_DIRECTORY")
-            .env_remove("GIT_COMMON_DIR")
-            .env("GIT_TERMINAL_PROMPT", "0")
+            // Only the user's global config, not the machine's
+            // (`/etc/gitconfig`): aea's git takes no settings beyond what
+            // this user chose and what aea writes. A credential helper set
+            // only there (some installers do) goes unused: the user sets
+            // it in their own config.
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_TERMINAL_PROMPT", "0");
+        // What describes another repository (a hook runs with the user's
+        // `GIT_DIR`, `GIT_INDEX_FILE`, …) or another config file for it.
+        for name in OTHER_REPOSITORY {
+            git.env_remove(name);
+        }
+        git
             // Nothing is read from it: it keeps the sync lock taken for as
             // long as this git (or a child that inherits it) runs.
             .stdin(held)
@@ -412,6 +483,54 @@ fn store_error(path: &Path, op: &'static str, e: git2::Error) -> Error {
     }
 }
 
+/// Makes the store's configuration aea's alone, whatever a clone, a pull
+/// or anyone else left in `dir`: `config` becomes [`CONFIG`] and what
+/// [`NOT_OURS`] names is removed. Nothing found there is opened but as
+/// a regular file, and nothing is followed: a symlink or a FIFO named
+/// `config` is replaced, not written through or read. A folder there
+/// cannot be replaced at once, so the store is refused.
+fn seal(dir: &Path) -> Result<()> {
+    let failed = |op: &'static str, e: Error| Error::MailStore {
+        path: dir.to_path_buf(),
+        op,
+        source: Box::new(e),
+    };
+    for name in NOT_OURS {
+        let path = dir.join(name);
+        // `symlink_metadata`, then `remove_dir_all` on a real folder only:
+        // a symlink goes, what it points at stays.
+        let removed = match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&path),
+            Ok(_) => std::fs::remove_file(&path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => Err(e),
+        };
+        removed.map_err(|e| failed("clear out", Error::io("remove", &path, e)))?;
+    }
+    let config = dir.join("config");
+    // Most opens find aea's own config: then nothing is written.
+    let len = CONFIG.len() as u64;
+    if fsutil::read_limited(&config, len).is_ok_and(|bytes| bytes == CONFIG) {
+        return Ok(());
+    }
+    // Staged under git's own lock name for the file: git's writers keep
+    // off it, and one left by a killed sync is a stale lock, removed on
+    // the next open.
+    let staged = dir.join("config.lock");
+    if !fsutil::create_exclusive(&staged, CONFIG).map_err(|e| failed("write its config", e))? {
+        let taken = std::io::Error::from(std::io::ErrorKind::AlreadyExists);
+        return Err(failed(
+            "write its config",
+            Error::io("create", &staged, taken),
+        ));
+    }
+    // rename(2) replaces a symlink or a FIFO itself and fails on a folder.
+    std::fs::rename(&staged, &config).map_err(|e| {
+        let _ = std::fs::remove_file(&staged);
+        failed("write its config", Error::io("replace", &config, e))
+    })
+}
+
 /// Removes the lock files git leaves behind when it is killed in the
 /// middle of an update: a ref's (`refs/**.lock`), those next to the
 /// store's own files (`packed-refs.lock`, `HEAD.lock`, `config.lock`, …)
@@ -453,6 +572,171 @@ fn lock_named(stderr: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::{CONFIG, MailStore};
+
+    /// A bare repository at `dir` whose `refs/aea/mail/bb` holds one
+    /// commit: the remote to fetch from. Returns that commit.
+    fn remote_with_mail(dir: &Path) -> String {
+        let repo = git2::Repository::init_bare(dir).unwrap();
+        let blob = repo.blob(b"{}").unwrap();
+        let mut tree = repo.treebuilder(None).unwrap();
+        tree.insert("m.json", blob, 0o100_644).unwrap();
+        let tree = repo.find_tree(tree.write().unwrap()).unwrap();
+        let who = git2::Signature::now("t", "t@example.com").unwrap();
+        let commit = repo
+            .commit(Some("refs/aea/mail/bb"), &who, &who, "m", &tree, &[])
+            .unwrap();
+        commit.to_string()
+    }
+
+    /// Config that runs a program writing `marker`, whichever way git
+    /// takes it: the ssh command of a URL every local path is rewritten to,
+    /// and a file system monitor.
+    fn hostile_config(root: &Path, marker: &Path) -> String {
+        let monitor = root.join("monitor.sh");
+        std::fs::write(
+            &monitor,
+            format!("#!/bin/sh\ntouch '{}'\n", marker.display()),
+        )
+        .unwrap();
+        let mut mode = std::fs::metadata(&monitor).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o755);
+        std::fs::set_permissions(&monitor, mode).unwrap();
+        format!(
+            "[core]\n\trepositoryformatversion = 0\n\tbare = true\n\
+             \tsshCommand = sh -c 'touch {marker}'\n\tfsmonitor = {monitor}\n\
+             [extensions]\n\tworktreeConfig = true\n\
+             [url \"ssh://x/\"]\n\tinsteadOf = /\n",
+            marker = marker.display(),
+            monitor = monitor.display(),
+        )
+    }
+
+    fn opened(store: &Path) -> MailStore {
+        MailStore::open(store, tempfile::tempfile().unwrap()).unwrap()
+    }
+
+    fn store_config(store: &Path) -> Vec<u8> {
+        let meta = std::fs::symlink_metadata(store.join("config")).unwrap();
+        assert!(meta.is_file(), "config is a regular file: {meta:?}");
+        std::fs::read(store.join("config")).unwrap()
+    }
+
+    /// A remote with mail, an empty store folder to plant things in, and
+    /// where a planted command would leave its mark.
+    struct Planted {
+        _root: tempfile::TempDir,
+        root: PathBuf,
+        store: PathBuf,
+        remote: String,
+        commit: String,
+        marker: PathBuf,
+    }
+
+    fn planted() -> Planted {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let commit = remote_with_mail(&root.join("mail.git"));
+        let store = root.join("store");
+        std::fs::create_dir(&store).unwrap();
+        Planted {
+            remote: root.join("mail.git").to_str().unwrap().to_string(),
+            marker: root.join("PWNED"),
+            _root: dir,
+            root,
+            store,
+            commit,
+        }
+    }
+
+    #[test]
+    fn git_on_the_store_takes_no_configuration_planted_in_it() {
+        let p = planted();
+        git2::Repository::init_bare(&p.store).unwrap();
+        let hostile = hostile_config(&p.root, &p.marker);
+        std::fs::write(p.store.join("config"), &hostile).unwrap();
+        std::fs::write(p.store.join("config.worktree"), &hostile).unwrap();
+        // Another repository whose config git would take for the store's.
+        let elsewhere = p.root.join("elsewhere.git");
+        git2::Repository::init_bare(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("config"), &hostile).unwrap();
+        std::fs::write(p.store.join("commondir"), "../elsewhere.git\n").unwrap();
+        // A remote by the name of an address without a slash.
+        std::fs::create_dir(p.store.join("remotes")).unwrap();
+        std::fs::write(p.store.join("remotes/host:mail.git"), "URL: ssh://x/y\n").unwrap();
+        std::fs::create_dir(p.store.join("branches")).unwrap();
+        std::fs::write(p.store.join("branches/mail.git"), "ssh://x/y\n").unwrap();
+
+        let store = opened(&p.store);
+        let fetched = store.fetch(&p.remote);
+
+        assert!(!p.marker.exists(), "a command planted in the store ran");
+        fetched.unwrap();
+        assert_eq!(
+            store.tip("refs/fetched/aea/mail/bb").as_deref(),
+            Some(p.commit.as_str())
+        );
+        assert_eq!(store_config(&p.store), CONFIG);
+        for gone in ["config.worktree", "commondir", "remotes", "branches"] {
+            assert!(!p.store.join(gone).exists(), "{gone} is still there");
+        }
+        assert_eq!(
+            std::fs::read_to_string(elsewhere.join("config")).unwrap(),
+            hostile
+        );
+    }
+
+    #[test]
+    fn a_config_symlink_is_replaced_not_followed() {
+        let p = planted();
+        let target = p.root.join("target-config");
+        let hostile = hostile_config(&p.root, &p.marker);
+        std::fs::write(&target, &hostile).unwrap();
+        // A new store: libgit2 would write its settings into the target.
+        std::os::unix::fs::symlink(&target, p.store.join("config")).unwrap();
+
+        let store = opened(&p.store);
+        let fetched = store.fetch(&p.remote);
+
+        assert!(!p.marker.exists(), "a command planted in the store ran");
+        fetched.unwrap();
+        assert!(store.tip("refs/fetched/aea/mail/bb").is_some());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), hostile);
+        assert_eq!(store_config(&p.store), CONFIG);
+    }
+
+    #[test]
+    fn a_config_fifo_is_replaced_unread_and_a_folder_refused() {
+        let p = planted();
+        let made = std::process::Command::new("mkfifo")
+            .arg(p.store.join("config"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // On a thread: a store that reads the FIFO waits for a writer
+        // that never comes, and the test fails at the deadline instead.
+        let (store, remote) = (p.store.clone(), p.remote.clone());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(opened(&store).fetch(&remote)));
+        rx.recv_timeout(std::time::Duration::from_secs(20))
+            .expect("opening the store blocked on a FIFO")
+            .unwrap();
+        assert_eq!(store_config(&p.store), CONFIG);
+
+        std::fs::remove_file(p.store.join("config")).unwrap();
+        std::fs::create_dir(p.store.join("config")).unwrap();
+        let Err(err) = MailStore::open(&p.store, tempfile::tempfile().unwrap()) else {
+            panic!("a store whose config is a folder was opened");
+        };
+        assert!(
+            matches!(err, crate::error::Error::MailStore { .. }),
+            "{err:?}"
+        );
+        assert!(p.store.join("config").is_dir());
+    }
+
     #[test]
     fn the_lock_git_names_is_found() {
         let said = "remote: error: cannot lock ref 'refs/aea/mail/bb': Unable to create '/srv/m.git/./refs/aea/mail/bb.lock': File exists.\nremote: ...";
