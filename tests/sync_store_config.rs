@@ -33,10 +33,22 @@ fn marks(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The hostile config where an older aea kept its store, in the work
+/// tree (a clone or a pull writes it there).
 fn plant(repo: &Path) {
     let store = repo.join(".aea/.sync");
     std::fs::create_dir_all(&store).unwrap();
     std::fs::write(store.join("config"), HOSTILE).unwrap();
+}
+
+/// The hostile config in the store itself, in the private state: what a
+/// process of the same user, or a tool, could write there. aea replaces
+/// it before git reads it.
+fn plant_in_store(state: &Path) {
+    let store = state.join("sync");
+    if store.join("HEAD").is_file() {
+        std::fs::write(store.join("config"), HOSTILE).unwrap();
+    }
 }
 
 /// `aea --json sync --remote <remote>`, run by `cmd`: no planted command
@@ -69,8 +81,14 @@ fn a_store_config_planted_in_the_work_tree_runs_nothing() {
     assert_eq!(report["pushed"]["bb"], json!([id]));
     assert!(refs(&remote).contains("refs/aea/mail/bb"));
 
-    // Planted again once the store exists: the same.
+    // Planted again once the store exists, in the work tree and in the
+    // store itself: the same.
     plant(&a.repo);
+    plant_in_store(&a.state);
+    assert!(
+        a.state.join("sync/config").is_file(),
+        "the store exists by now"
+    );
     let id = a.send(&env, "bb", "past a store config planted again");
     let report = sync_runs_nothing(&env, a.cmd(&env), &remote);
     assert_eq!(report["pushed"]["bb"], json!([id]));
