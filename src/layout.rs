@@ -227,6 +227,9 @@ pub mod archive {
     pub const RECORDS: &str = "records";
     /// Approval records of archived or quarantined mail.
     pub const APPROVALS: &str = "approvals";
+    /// The `.aea/.processed/` markers of archived or quarantined mail,
+    /// kept for the record and never read.
+    pub const MARKERS: &str = "markers";
 }
 
 /// Names of the old layout that the migration reads from.

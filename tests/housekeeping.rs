@@ -62,9 +62,13 @@ fn templates(env: &TestEnv, api: &Path, web: &Path) -> HashMap<Kind, Vec<u8>> {
 
 /// Lays down one round of files, each written aside and renamed into
 /// place (a reader never sees one half written); `broken` hears of the
-/// invalid ones before they appear.
+/// invalid ones before they appear. Of the processed ones, half are aea's
+/// own (moved to the private store `state`, with its record and the
+/// marker it writes for other readers), half were marked processed by
+/// another tool and stay in the inbox.
 fn lay_down(
     web: &Path,
+    state: &Path,
     round: usize,
     templates: &HashMap<Kind, Vec<u8>>,
     broken: &std::sync::Mutex<HashSet<String>>,
@@ -75,6 +79,11 @@ fn lay_down(
         std::fs::write(&aside, bytes).unwrap();
         std::fs::rename(&aside, path).unwrap();
     };
+    for folder in ["processed", "records"] {
+        std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+            .create(state.join(folder))
+            .unwrap();
+    }
     let mut names = Vec::new();
     for (k, kind) in [Kind::Processed, Kind::Expiring, Kind::Broken, Kind::Waiting]
         .into_iter()
@@ -89,7 +98,12 @@ fn lay_down(
             if kind == Kind::Broken {
                 broken.lock().unwrap().insert(name.clone());
             }
-            put(aea.join(&name), &templates[&kind]);
+            if kind == Kind::Processed && i < 2 {
+                put(state.join("processed").join(&name), &templates[&kind]);
+                put(state.join("records").join(&name), MARKER.as_bytes());
+            } else {
+                put(aea.join(&name), &templates[&kind]);
+            }
             if kind == Kind::Processed {
                 put(aea.join(".processed").join(&name), MARKER.as_bytes());
             }
@@ -141,6 +155,7 @@ fn thirty_pairs_of_gc_at_once_move_every_file_exactly_once() {
     let api = env.repo("api");
     let web = env.repo("web");
     let aea = web.join(".aea");
+    let state = env.state(&web);
     let templates = templates(&env, &api, &web);
     let env = Arc::new(env);
 
@@ -178,7 +193,7 @@ fn thirty_pairs_of_gc_at_once_move_every_file_exactly_once() {
     let mut expected_archive = BTreeSet::new();
     let mut expected_quarantine = BTreeSet::new();
     for round in 0..ROUNDS {
-        let laid = lay_down(&web, round, &templates, &broken_names);
+        let laid = lay_down(&web, &state, round, &templates, &broken_names);
         let outs = gc_at_once(&env, &web);
         for out in &outs {
             assert_eq!(code(out), 0, "round {round}: {}", stderr(out));
@@ -217,11 +232,15 @@ fn thirty_pairs_of_gc_at_once_move_every_file_exactly_once() {
     let reads = join_within(reader, Duration::from_secs(120), "the reader thread");
     assert!(reads > 1, "the reader ran while gc moved files");
 
-    let mut archive = names_in(&aea.join(".archive"));
-    archive.remove(".processed");
-    assert_same("archived", &archive, &expected_archive);
-    let mut markers = names_in(&aea.join(".archive/.processed"));
-    markers.retain(|n| aea::message::is_message_file_name(n));
+    let archive = state.join("archive");
+    let mut archived = names_in(&archive);
+    for kept in ["records", "markers"] {
+        archived.remove(kept);
+    }
+    assert_same("archived", &archived, &expected_archive);
+    let records = names_in(&archive.join("records"));
+    assert_eq!(records.len(), ROUNDS * 2, "every record moved along once");
+    let markers = names_in(&archive.join("markers"));
     assert_eq!(markers.len(), ROUNDS * 4, "every marker moved along once");
     assert_same(
         "quarantined",
@@ -234,6 +253,8 @@ fn thirty_pairs_of_gc_at_once_move_every_file_exactly_once() {
         "the waiting messages stay"
     );
     assert!(names_in(&aea.join(".processed")).is_empty());
+    assert!(names_in(&state.join("processed")).is_empty());
+    assert!(names_in(&state.join("records")).is_empty());
     // The log says so once per file.
     let log = env.ok(&web, &["--json", "log"]);
     let mut logged: Vec<String> = log
@@ -256,7 +277,13 @@ fn gc_skips_what_it_cannot_move_and_says_why() {
     let web = env.repo("web");
     let aea = web.join(".aea");
     let templates = templates(&env, &api, &web);
-    let laid = lay_down(&web, 0, &templates, &std::sync::Mutex::default());
+    let laid = lay_down(
+        &web,
+        &env.state(&web),
+        0,
+        &templates,
+        &std::sync::Mutex::default(),
+    );
     // A folder named like a message, with something in it.
     let folder = "message-20260101T000000000Z-from-x-00000000.json";
     std::fs::create_dir(aea.join(folder)).unwrap();
@@ -450,6 +477,11 @@ fn eventually(what: &str, done: impl Fn() -> bool) {
     }
 }
 
+/// `limits.auto_gc_over` counts the processed mail a listing finds in the
+/// inbox: aea's own has left it for the private store, so what counts is
+/// mail another tool marked processed (the bash AEA `touch`es an empty
+/// marker), which stays. Past the limit the listing starts `gc --auto`,
+/// which archives the oldest processed mail wherever it is.
 #[test]
 fn an_inbox_over_its_limit_archives_its_oldest_processed_mail_on_its_own() {
     let env = TestEnv::new();
@@ -462,15 +494,28 @@ fn an_inbox_over_its_limit_archives_its_oldest_processed_mail_on_its_own() {
         text.replace("limits:\n", "limits:\n  auto_gc_over: 4\n"),
     )
     .unwrap();
+    // aea's own processed mail has left the inbox: it starts nothing.
+    let own: Vec<String> = (0..6)
+        .map(|i| env.question(&api, "web", &format!("own{i}")))
+        .collect();
+    for id in &own {
+        env.ok(&web, &["process", id]);
+    }
+    let out = env.run(&web, &["check"]);
+    assert_eq!(code(&out), 0);
+    assert_eq!(stderr(&out), "");
     let ids: Vec<String> = (0..6)
         .map(|i| env.question(&api, "web", &format!("q{i}")))
         .collect();
-    for id in &ids {
-        env.ok(&web, &["process", id]);
-    }
     let mut names = inbox_files(&web);
     names.sort();
-    // Six processed, over four: the listing starts `gc --auto` and says so.
+    assert_eq!(names.len(), ids.len());
+    let mark = |name: &str| std::fs::write(web.join(".aea/.processed").join(name), "").unwrap();
+    for name in &names {
+        mark(name);
+    }
+    // Six marked processed in the inbox, over four: the listing starts
+    // `gc --auto` and says so.
     let out = env.run(&web, &["check"]);
     assert_eq!(code(&out), 0);
     assert!(
@@ -478,21 +523,28 @@ fn an_inbox_over_its_limit_archives_its_oldest_processed_mail_on_its_own() {
         "{}",
         stderr(&out)
     );
-    // It archives the oldest until half the limit remain: four go.
-    let archive = web.join(".aea/.archive");
-    eventually("four archived", || {
+    // It archives the oldest until half the limit remain: aea's own six,
+    // then four of the inbox's.
+    let archive = env.state(&web).join("archive");
+    eventually("ten archived", || {
         std::fs::read_dir(&archive).map_or(0, |d| {
             d.flatten()
                 .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
                 .count()
-        }) == 4
+        }) == 10
     });
     assert_eq!(inbox_files(&web), names[4..].to_vec());
+    let store = env.state(&web).join("processed");
+    assert_eq!(std::fs::read_dir(&store).unwrap().count(), 0);
     // An archived message is still shown.
+    assert!(env.ok(&web, &["show", &own[0]]).contains("ARCHIVED"));
     assert!(env.ok(&web, &["show", &ids[0]]).contains("ARCHIVED"));
     // Within the hour it is not started again, and nothing is said.
-    for id in (0..4).map(|i| env.question(&api, "web", &format!("r{i}"))) {
-        env.ok(&web, &["process", &id]);
+    for i in 0..4 {
+        env.question(&api, "web", &format!("r{i}"));
+    }
+    for name in inbox_files(&web) {
+        mark(&name);
     }
     let out = env.run(&web, &["check"]);
     assert_eq!(stderr(&out), "");
@@ -509,8 +561,8 @@ fn an_inbox_over_its_limit_archives_its_oldest_processed_mail_on_its_own() {
 
 /// gc frees a message's file name: a sender may deliver the very bytes it
 /// sent before under that name again. A person's approval of the first
-/// delivery must not decide the second; it moves to `.archive/` with the
-/// message, and the replay waits for a person again.
+/// delivery must not decide the second; it moves to the private archive
+/// with the message, and the replay waits for a person again.
 #[test]
 fn an_approval_is_archived_with_its_message_and_never_approves_a_replay() {
     let env = TestEnv::new();
@@ -524,15 +576,23 @@ fn an_approval_is_archived_with_its_message_and_never_approves_a_replay() {
     let [name] = <[String; 1]>::try_from(inbox_files(&web)).unwrap();
     env.ok(&web, &["approve", &id]);
     env.ok(&web, &["process", &id]);
+    let marker = web.join(".aea/.processed").join(&name);
+    assert!(marker.is_file(), "process marks it for other readers");
     env.ok(&web, &["gc", "--older-than", "0s"]);
-    let archived = web.join(".aea/.archive").join(&name);
+    let archive = env.state(&web).join("archive");
+    let archived = archive.join(&name);
     assert!(archived.exists());
     assert!(
-        web.join(".aea/.archive/.approvals")
+        archive
+            .join("approvals")
             .join(format!("{name}.json"))
             .exists(),
         "the record goes with the message"
     );
+    // So does the marker: left behind, it would hide the replay as mail
+    // another tool processed.
+    assert!(!marker.exists(), "the marker goes with the message");
+    assert!(archive.join("markers").join(&name).is_file());
     // The sender delivers the same bytes under the same, now free, name.
     std::fs::copy(&archived, web.join(".aea").join(&name)).unwrap();
     let report = env.json(&web, &["check"]);

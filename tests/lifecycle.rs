@@ -10,18 +10,19 @@ fn init_creates_the_layout_and_rerunning_loses_nothing() {
     std::fs::write(repo.join("CLAUDE.md"), "# Project rules\n\nBe nice.\n").unwrap();
     let report = env.json(&repo, &["init", "--policy", "strict"]);
     assert_eq!(report["agent_id"], "My-Repo");
-    for dir in [
-        ".processed",
-        ".claims",
-        ".approvals",
-        "sent",
-        ".tmp",
-        ".quarantine",
-        ".archive",
-        "prompts",
-    ] {
+    for dir in [".processed", ".tmp", ".quarantine", "prompts", "scripts"] {
         assert!(repo.join(".aea").join(dir).is_dir(), "{dir}");
     }
+    // The receiver's state is private, out of the work tree: none of the
+    // names it had in `.aea/` is made there.
+    for old in aea::layout::OLD_STATE_NAMES {
+        assert!(!repo.join(".aea").join(old).exists(), "{old} in .aea/");
+    }
+    let state = env.state(&repo);
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::symlink_metadata(&state).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o7777, 0o700, "{}", state.display());
     let config = std::fs::read_to_string(repo.join(".aea/agent-config.yaml")).unwrap();
     assert!(config.contains("# aea policy: strict") && config.contains("id: \"My-Repo\""));
     assert!(
@@ -41,8 +42,8 @@ fn init_creates_the_layout_and_rerunning_loses_nothing() {
     let registry = std::fs::read_to_string(env.registry()).unwrap();
     assert!(registry.contains("[agents.My-Repo]"), "{registry}");
 
-    // Mail, a marker, a log line and a config edit survive a second init,
-    // and the section is not added twice.
+    // Mail, a deferral, a log line and a config edit survive a second
+    // init, and the section is not added twice.
     let api = env.repo("api");
     let id = env.question(&api, "My-Repo", "keep me");
     env.ok(&repo, &["process", &id, "--outcome", "deferred"]);
@@ -51,6 +52,13 @@ fn init_creates_the_layout_and_rerunning_loses_nothing() {
     std::fs::write(repo.join(".aea/agent-config.yaml"), &edited).unwrap();
     std::fs::remove_dir(repo.join(".aea/.quarantine")).unwrap();
     let before = snapshot(&repo);
+    let state_before = snapshot(&state);
+    assert!(
+        state_before
+            .iter()
+            .any(|(p, _)| p.starts_with(state.join("deferred"))),
+        "the deferral is in the private state"
+    );
 
     let out = env.run(&repo, &["init", "--policy", "default"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -75,6 +83,7 @@ fn init_creates_the_layout_and_rerunning_loses_nothing() {
         [std::path::PathBuf::from(".aea/agent.log")],
         "only the log grew"
     );
+    assert_eq!(snapshot(&state), state_before, "the private state is kept");
     assert_eq!(
         std::fs::read_to_string(repo.join(".aea/agent-config.yaml")).unwrap(),
         edited
@@ -140,9 +149,11 @@ fn stale_claims_are_taken_over_and_fresh_ones_respected() {
             .unwrap()
             .to_string()
     };
+    let claims = env.state(&web).join("claims");
+    std::fs::create_dir_all(&claims).unwrap();
     let claim = |id: &str, at: &str| {
         let body = format!(r#"{{"claimed_at":"{at}","by":"someone","pid":1}}"#);
-        std::fs::write(web.join(".aea/.claims").join(name_of(id)), body).unwrap();
+        std::fs::write(claims.join(name_of(id)), body).unwrap();
     };
     let now = "2026-11-21T12:00:00.000Z";
     claim(&fresh, "2026-11-21T11:50:00.000Z");
@@ -162,10 +173,7 @@ fn stale_claims_are_taken_over_and_fresh_ones_respected() {
         "{}",
         stderr(&out)
     );
-    assert!(
-        web.join(".aea/.claims").join(name_of(&fresh)).exists(),
-        "fresh claim kept"
-    );
+    assert!(claims.join(name_of(&fresh)).exists(), "fresh claim kept");
 
     let out = run(&stale);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -209,7 +217,9 @@ fn a_claim_whose_process_died_is_taken_over_at_once() {
         "boot_id": read("/proc/sys/kernel/random/boot_id"),
         "started": started,
     });
-    let claim = web.join(".aea/.claims").join(&name);
+    let claims = env.state(&web).join("claims");
+    std::fs::create_dir_all(&claims).unwrap();
+    let claim = claims.join(&name);
     std::fs::write(&claim, body.to_string()).unwrap();
 
     // Alive: respected, whatever its age says.
@@ -292,7 +302,7 @@ fn deferred_mail_stays_listed_and_can_be_finished() {
     assert_eq!(report["unprocessed"], 1);
     assert_eq!(report["deferred"], 0);
     assert_eq!(
-        std::fs::read_dir(web.join(".aea/.deferred"))
+        std::fs::read_dir(env.state(&web).join("deferred"))
             .unwrap()
             .count(),
         0,
@@ -391,16 +401,17 @@ fn the_same_send_twice_is_two_messages() {
     assert_ne!(first, second);
     assert_eq!(inbox_files(&web).len(), 2);
     // Records only: `.lock` is the lock records are judged under.
-    let records = std::fs::read_dir(api.join(".aea/.sent-keys")).map_or(0, |dir| {
-        dir.filter(|e| {
+    // The folder exists: a send writes its record before it delivers.
+    let records = std::fs::read_dir(env.state(&api).join("sent-keys"))
+        .unwrap()
+        .filter(|e| {
             !e.as_ref()
                 .unwrap()
                 .file_name()
                 .to_string_lossy()
                 .starts_with('.')
         })
-        .count()
-    });
+        .count();
     assert_eq!(records, 0, "a finished send lets its record go");
 }
 
@@ -484,7 +495,8 @@ fn a_key_names_one_message() {
     let again: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(first["message_id"], again["message_id"]);
     assert_eq!(inbox_files(&web).len(), 1);
-    assert_eq!(std::fs::read_dir(api.join(".aea/sent")).unwrap().count(), 1);
+    let sent = env.state(&api).join("sent");
+    assert_eq!(std::fs::read_dir(&sent).unwrap().count(), 1);
     let other = send("something else");
     assert_eq!(code(&other), 2);
     assert!(
@@ -516,9 +528,12 @@ fn process_records_outcome_and_note() {
             "after release",
         ],
     );
-    let marker: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(web.join(".aea/.processed").join(&name)).unwrap())
-            .unwrap();
+    // aea's record, in the private state, and the marker it writes for
+    // other readers say the same.
+    let record = std::fs::read(env.state(&web).join("records").join(&name)).unwrap();
+    let marker = std::fs::read(web.join(".aea/.processed").join(&name)).unwrap();
+    assert_eq!(record, marker);
+    let marker: serde_json::Value = serde_json::from_slice(&record).unwrap();
     assert_eq!(marker["outcome"], "ignored");
     assert_eq!(marker["note"], "after release");
     assert_eq!(marker["by"], "tester");
@@ -649,7 +664,12 @@ fn demo_runs_end_to_end() {
     ] {
         assert!(out.contains(step), "missing {step:?} in\n{out}");
     }
-    assert_eq!(inbox_files(&keep.join("web")).len(), 3);
+    // web processed the question and the handoff (they left its inbox
+    // for its private store); the urgent issue waits.
+    let web = keep.join("web");
+    assert_eq!(inbox_files(&web).len(), 1);
+    let store = env.state(&web).join("processed");
+    assert_eq!(std::fs::read_dir(&store).unwrap().count(), 2);
     assert_eq!(inbox_files(&keep.join("api")).len(), 1, "the reply arrived");
     assert!(
         !env.registry().exists(),
@@ -740,12 +760,21 @@ fn gc_archives_old_processed_and_expired_mail_and_quarantines_invalid_files() {
     .unwrap();
     at("2026-01-01T00:00:00Z", &["process", &old]);
     at("2099-01-09T00:00:00Z", &["process", &fresh]);
-    let files_before = snapshot(&web.join(".aea")).len();
+    // Processed mail has left the inbox for the private store.
+    let state = env.state(&web);
+    let stored = || std::fs::read_dir(state.join("processed")).unwrap().count();
+    let files = || snapshot(&web.join(".aea")).len() + snapshot(&state).len();
+    assert_eq!((inbox_files(&web).len(), stored()), (3, 2));
+    let files_before = files();
 
     let dry = at("2099-01-10T00:00:00Z", &["--json", "gc", "--dry-run"]);
     let v: serde_json::Value = serde_json::from_str(&dry).unwrap();
     assert_eq!(v["archived"].as_array().unwrap().len(), 1);
-    assert_eq!(inbox_files(&web).len(), 5, "a dry run moves nothing");
+    assert_eq!(
+        (inbox_files(&web).len(), stored()),
+        (3, 2),
+        "a dry run moves nothing"
+    );
     // Without --json it names each file it would move.
     let human = at("2099-01-10T00:00:00Z", &["gc", "--dry-run"]);
     let archived = v["archived"][0].as_str().unwrap();
@@ -760,7 +789,11 @@ fn gc_archives_old_processed_and_expired_mail_and_quarantines_invalid_files() {
         "{human}"
     );
     assert!(human.contains("would archive (expired) "), "{human}");
-    assert_eq!(inbox_files(&web).len(), 5, "a dry run moves nothing");
+    assert_eq!(
+        (inbox_files(&web).len(), stored()),
+        (3, 2),
+        "a dry run moves nothing"
+    );
 
     let out = at(
         "2099-01-10T00:00:00Z",
@@ -775,9 +808,9 @@ fn gc_archives_old_processed_and_expired_mail_and_quarantines_invalid_files() {
     assert_eq!(v["expired"].as_array().unwrap().len(), 1);
     assert_eq!(v["quarantined"].as_array().unwrap().len(), 1);
     assert_eq!(
-        inbox_files(&web).len(),
-        2,
-        "fresh (processed) and waiting stay"
+        (inbox_files(&web).len(), stored()),
+        (1, 1),
+        "waiting and fresh (processed) stay"
     );
     let report = env.json(&web, &["check"]);
     assert_eq!(report["messages"][0]["id"], waiting.as_str());
@@ -786,16 +819,17 @@ fn gc_archives_old_processed_and_expired_mail_and_quarantines_invalid_files() {
         web.join(".aea/.quarantine/message-20261121T100000000Z-from-api-0000000f.json.reason")
             .exists()
     );
-    assert_eq!(
-        std::fs::read_dir(web.join(".aea/.archive/.processed"))
-            .unwrap()
-            .count(),
-        1,
-        "the marker moved along"
-    );
-    // Nothing deleted: every file is still somewhere under .aea/ (plus the
-    // .reason files and the log's new lines).
-    assert!(snapshot(&web.join(".aea")).len() >= files_before);
+    let archive = state.join("archive");
+    for kept in ["records", "markers"] {
+        assert_eq!(
+            std::fs::read_dir(archive.join(kept)).unwrap().count(),
+            1,
+            "the {kept} moved along"
+        );
+    }
+    // Nothing deleted: every file is still somewhere under .aea/ or the
+    // private state (plus the .reason files and the log's new lines).
+    assert!(files() >= files_before);
 
     let out = env.run(
         &web,

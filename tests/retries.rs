@@ -1,6 +1,6 @@
-//! Attacks on what `send` records before it delivers (`.aea/.sent-keys/`)
-//! and on what `doctor --fix` repairs from it (issue 11): a retry must not
-//! deliver again what a recipient already holds, nor hold back what it
+//! Attacks on what `send` records before it delivers (the private
+//! `sent-keys/`) and on what `doctor --fix` repairs from it: a retry must
+//! not deliver again what a recipient already holds, nor hold back what it
 //! does not; a repair must not take someone else's word for what we sent.
 
 use std::fmt::Write as _;
@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use crate::common::*;
 
-/// The one send record in `repo`'s `.sent-keys/`.
-fn record(repo: &Path) -> PathBuf {
-    let records: Vec<PathBuf> = std::fs::read_dir(repo.join(".aea/.sent-keys"))
+/// The one send record in `repo`'s private `sent-keys/`.
+fn record(env: &TestEnv, repo: &Path) -> PathBuf {
+    let records: Vec<PathBuf> = std::fs::read_dir(env.state(repo).join("sent-keys"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
@@ -24,8 +24,8 @@ fn record(repo: &Path) -> PathBuf {
 /// Turns the record of a send that finished into the record of one killed
 /// before it finished, five minutes ago (its process unknown: judged by
 /// age), after `edit`.
-fn interrupt(repo: &Path, edit: impl FnOnce(&mut serde_json::Map<String, Value>)) {
-    let path = record(repo);
+fn interrupt(env: &TestEnv, repo: &Path, edit: impl FnOnce(&mut serde_json::Map<String, Value>)) {
+    let path = record(env, repo);
     let mut value: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let object = value.as_object_mut().unwrap();
     for field in ["finished", "pid", "host", "boot_id", "started"] {
@@ -55,6 +55,15 @@ fn doctor(env: &TestEnv, repo: &Path, fix: bool) -> Value {
     }
     let out = env.run(repo, &args);
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)))
+}
+
+/// How many processed messages `gc` archived in `repo` (their records
+/// went with them), with none left in its processed store.
+fn archived(env: &TestEnv, repo: &Path) -> usize {
+    let state = env.state(repo);
+    let count = |dir: &str| std::fs::read_dir(state.join(dir)).unwrap().count();
+    assert_eq!(count("processed"), 0, "processed mail left unarchived");
+    count("archive/records")
 }
 
 fn inbox_ids(env: &TestEnv, repo: &Path) -> Vec<String> {
@@ -99,7 +108,7 @@ fn another_conversation_or_a_request_for_an_answer_is_not_a_repeat() {
 }
 
 /// A keyed send whose recipient processed the message and let `gc` move
-/// it to `.archive/` is not "interrupted, reached nobody": doctor named it
+/// it to its archive is not "interrupted, reached nobody": doctor named it
 /// so, `doctor --fix` dropped the key's record and said "send it again",
 /// and the same keyed send delivered it a second time.
 #[test]
@@ -118,7 +127,8 @@ fn a_keyed_send_the_recipient_archived_is_neither_reported_nor_sent_again() {
     let id = env.send(&api, "web", &args);
     env.ok(&web, &["process", &id, "--outcome", "done"]);
     env.ok(&web, &["gc", "--older-than", "0s"]);
-    assert!(inbox_files(&web).is_empty(), "gc archived it");
+    assert_eq!(archived(&env, &web), 1, "gc archived it");
+    assert!(inbox_files(&web).is_empty());
 
     let report = doctor(&env, &api, false);
     assert_eq!(check(&report, "sends")["ok"], true, "{report}");
@@ -128,6 +138,7 @@ fn a_keyed_send_the_recipient_archived_is_neither_reported_nor_sent_again() {
     let again = env.send(&api, "web", &args);
     assert_eq!(again, id);
     assert!(inbox_files(&web).is_empty(), "delivered a second time");
+    assert_eq!(archived(&env, &web), 1);
 }
 
 /// The same, for an interrupted plain send: the recipient that processed
@@ -158,9 +169,10 @@ fn a_retry_does_not_deliver_again_what_a_recipient_archived() {
     for name in inbox_files(&db) {
         std::fs::remove_file(db.join(".aea").join(name)).unwrap();
     }
-    interrupt(&api, |_| {});
+    interrupt(&env, &api, |_| {});
     env.ok(&web, &["process", &id, "--outcome", "done"]);
     env.ok(&web, &["gc", "--older-than", "0s"]);
+    assert_eq!(archived(&env, &web), 1, "gc archived it");
 
     let report = doctor(&env, &api, false);
     let sends = check(&report, "sends");
@@ -203,7 +215,7 @@ fn a_repeat_for_a_remote_recipient_is_not_queued_twice() {
     );
     std::fs::write(env.registry(), registry).unwrap();
     let queued = || {
-        std::fs::read_dir(api.join(".aea/outgoing"))
+        std::fs::read_dir(env.state(&api).join("outgoing"))
             .unwrap()
             .count()
     };
@@ -259,10 +271,10 @@ fn doctor_fix_keeps_as_our_copy_only_what_we_signed() {
             "what we said",
         ],
     );
-    for entry in std::fs::read_dir(api.join(".aea/sent")).unwrap() {
+    for entry in std::fs::read_dir(env.state(&api).join("sent")).unwrap() {
         std::fs::remove_file(entry.unwrap().path()).unwrap();
     }
-    interrupt(&api, |_| {});
+    interrupt(&env, &api, |_| {});
     // web, the first recipient looked at, changes its copy; db's stays as
     // we signed it.
     let path = web.join(".aea").join(&inbox_files(&web)[0]);
@@ -271,7 +283,7 @@ fn doctor_fix_keeps_as_our_copy_only_what_we_signed() {
     std::fs::write(&path, serde_json::to_vec(&message).unwrap()).unwrap();
     assert_eq!(inbox_files(&db).len(), 1);
     let fixed = doctor(&env, &api, true);
-    let copies: Vec<PathBuf> = std::fs::read_dir(api.join(".aea/sent"))
+    let copies: Vec<PathBuf> = std::fs::read_dir(env.state(&api).join("sent"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
@@ -333,17 +345,18 @@ fn mail_no_aea_process_logged_is_not_a_missing_log_line() {
     assert_eq!(check(&report, "log")["ok"], true, "{report}");
 }
 
-/// A `.sent-keys` that is not a real folder (a symlink a cloned repository
-/// brought): `doctor --fix` stopped on it with an error instead of naming
-/// it, and plain `doctor` said "no interrupted sends" without looking.
+/// A `sent-keys/` that is not a real folder (a symlink to elsewhere):
+/// `doctor --fix` stopped on it with an error instead of naming it, and
+/// plain `doctor` said "no interrupted sends" without looking.
 #[test]
 fn doctor_names_an_unsound_send_record_folder_instead_of_stopping() {
     let env = TestEnv::new();
     let api = env.repo("api");
     let elsewhere = env.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
-    let _ = std::fs::remove_dir(api.join(".aea/.sent-keys"));
-    std::os::unix::fs::symlink(&elsewhere, api.join(".aea/.sent-keys")).unwrap();
+    let keys = env.state(&api).join("sent-keys");
+    let _ = std::fs::remove_dir(&keys);
+    std::os::unix::fs::symlink(&elsewhere, &keys).unwrap();
     for fix in [false, true] {
         let mut args = vec!["--json", "doctor"];
         if fix {
@@ -409,7 +422,7 @@ fn a_partial_broadcast_is_finished_by_the_same_send_as_the_hint_says() {
     env.ok(&api, &argv);
     assert_eq!(inbox_ids(&env, &web), inbox_ids(&env, &db));
     assert_eq!(inbox_files(&web).len(), 1);
-    let left = std::fs::read_dir(api.join(".aea/.sent-keys"))
+    let left = std::fs::read_dir(env.state(&api).join("sent-keys"))
         .unwrap()
         .filter(|e| {
             !e.as_ref()
@@ -437,7 +450,7 @@ fn a_record_with_a_bad_message_id_is_not_reused() {
     for name in inbox_files(&web) {
         std::fs::remove_file(web.join(".aea").join(name)).unwrap();
     }
-    interrupt(&api, |r| {
+    interrupt(&env, &api, |r| {
         r.insert("message_id".into(), "../../x y".into());
     });
     let report = doctor(&env, &api, false);
@@ -461,7 +474,7 @@ fn a_record_dated_in_the_future_does_not_hold_back_a_send() {
     let argv = ["send", "--to", "web", "--type", "update", "--subject", "s"];
     env.ok(&api, &argv);
     let now = chrono::Utc::now();
-    let path = record(&api);
+    let path = record(&env, &api);
     let mut value: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     value["at"] = aea::message::format_time(now + chrono::Duration::days(2)).into();
     std::fs::write(&path, serde_json::to_vec(&value).unwrap()).unwrap();
@@ -510,7 +523,7 @@ fn doctor_does_not_promise_a_retry_past_its_window() {
     for name in inbox_files(&db) {
         std::fs::remove_file(db.join(".aea").join(name)).unwrap();
     }
-    interrupt(&api, |r| {
+    interrupt(&env, &api, |r| {
         let at = chrono::Utc::now() - chrono::Duration::hours(25);
         r.insert("at".into(), aea::message::format_time(at).into());
     });
@@ -538,10 +551,10 @@ fn concurrent_doctor_fixes_repair_once() {
     env.repo("web");
     let argv = ["send", "--to", "web", "--type", "update", "--subject", "s"];
     env.ok(&api, &argv);
-    for entry in std::fs::read_dir(api.join(".aea/sent")).unwrap() {
+    for entry in std::fs::read_dir(env.state(&api).join("sent")).unwrap() {
         std::fs::remove_file(entry.unwrap().path()).unwrap();
     }
-    interrupt(&api, |_| {});
+    interrupt(&env, &api, |_| {});
     let log = api.join(".aea/agent.log");
     let text = std::fs::read_to_string(&log).unwrap();
     let kept: Vec<&str> = text.lines().filter(|l| !l.contains("\"sent\"")).collect();
@@ -560,7 +573,9 @@ fn concurrent_doctor_fixes_repair_once() {
     for child in children {
         output_within(child, std::time::Duration::from_secs(60), "doctor --fix");
     }
-    let copies = std::fs::read_dir(api.join(".aea/sent")).unwrap().count();
+    let copies = std::fs::read_dir(env.state(&api).join("sent"))
+        .unwrap()
+        .count();
     assert_eq!(copies, 1, "one sent/ copy");
     let sent_lines = std::fs::read_to_string(&log)
         .unwrap()
@@ -604,7 +619,7 @@ fn a_retry_and_doctor_fix_at_once_keep_one_sent_copy() {
             }
         }
         let mut id = String::new();
-        for entry in std::fs::read_dir(api.join(".aea/sent")).unwrap() {
+        for entry in std::fs::read_dir(env.state(&api).join("sent")).unwrap() {
             let path = entry.unwrap().path();
             let message: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
             if message["message"]["subject"] == subject.as_str() {
@@ -612,7 +627,7 @@ fn a_retry_and_doctor_fix_at_once_keep_one_sent_copy() {
                 std::fs::remove_file(path).unwrap();
             }
         }
-        for entry in std::fs::read_dir(api.join(".aea/.sent-keys")).unwrap() {
+        for entry in std::fs::read_dir(env.state(&api).join("sent-keys")).unwrap() {
             let path = entry.unwrap().path();
             let Ok(mut record) = serde_json::from_slice::<Value>(&std::fs::read(&path).unwrap())
             else {
@@ -642,7 +657,7 @@ fn a_retry_and_doctor_fix_at_once_keep_one_sent_copy() {
         let out = output_within(retry, limit, "the retry");
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         output_within(doctor, limit, "doctor --fix");
-        let copies = std::fs::read_dir(api.join(".aea/sent"))
+        let copies = std::fs::read_dir(env.state(&api).join("sent"))
             .unwrap()
             .filter(|e| {
                 std::fs::read_to_string(e.as_ref().unwrap().path())
@@ -662,7 +677,8 @@ fn a_retry_and_doctor_fix_at_once_keep_one_sent_copy() {
 /// A record that names other repositories (a cloned repository's planted
 /// record, pointing at `/`, at a folder with no `.aea/`, at another
 /// agent's inbox): `doctor` and `doctor --fix` read there at most, and
-/// write nothing outside the `.aea/` they were pointed at.
+/// write nothing outside the repository they were pointed at: neither in
+/// another's `.aea/` nor in its private state.
 #[test]
 fn a_planted_record_makes_doctor_write_nowhere_else() {
     let env = TestEnv::new();
@@ -672,14 +688,15 @@ fn a_planted_record_makes_doctor_write_nowhere_else() {
     let web = env.repo("web");
     let victim = env.repo("victim");
     env.question(&api, "victim", "private");
-    std::fs::remove_file(record(&api)).unwrap();
+    std::fs::remove_file(record(&env, &api)).unwrap();
     env.ok(
         &api,
         &["send", "--to", "web", "--type", "update", "--subject", "s"],
     );
-    let before_victim = snapshot(&victim);
-    let before_web = snapshot(&web);
-    interrupt(&api, |r| {
+    let everything = |repo: &Path| (snapshot(repo), snapshot(&env.state(repo)));
+    let before_victim = everything(&victim);
+    let before_web = everything(&web);
+    interrupt(&env, &api, |r| {
         r.insert(
             "to".into(),
             serde_json::json!([
@@ -692,8 +709,8 @@ fn a_planted_record_makes_doctor_write_nowhere_else() {
     });
     doctor(&env, &api, false);
     doctor(&env, &api, true);
-    assert_eq!(snapshot(&victim), before_victim);
-    assert_eq!(snapshot(&web), before_web);
+    assert_eq!(everything(&victim), before_victim);
+    assert_eq!(everything(&web), before_web);
 }
 
 #[test]

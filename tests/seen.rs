@@ -1,4 +1,4 @@
-//! What aea remembers of an inbox (issue 16, `src/seen.rs`): `check`, the
+//! What aea remembers of an inbox (`src/seen.rs`): `check`, the
 //! harness hooks and the git hooks answer from a remembered report while
 //! nothing moved. Every change made right after a remembered answer must
 //! show in the next one, and a memo that someone else wrote is ignored.
@@ -21,27 +21,43 @@ fn settle() {
     std::thread::sleep(Duration::from_millis(80));
 }
 
-fn memo(repo: &Path) -> PathBuf {
-    repo.join(".aea/.seen/report.json")
+/// The private `seen/` of `repo`: memos, the quiet marker, the id index.
+fn seen_dir(env: &TestEnv, repo: &Path) -> PathBuf {
+    env.state(repo).join("seen")
+}
+
+fn memo(env: &TestEnv, repo: &Path) -> PathBuf {
+    seen_dir(env, repo).join("report.json")
+}
+
+/// The quiet marker the pre-commit script trusts.
+fn quiet(env: &TestEnv, repo: &Path) -> PathBuf {
+    seen_dir(env, repo).join("quiet")
 }
 
 /// `check --json` after letting the inbox settle, asserting that the
 /// report was remembered (so the next check can answer from it).
 fn remembered_check(env: &TestEnv, repo: &Path) -> Value {
-    // The first command in an inbox makes `.aea/.seen/`, which moves
-    // `.aea/` itself: that one remembers nothing.
-    if !memo(repo).parent().unwrap().exists() {
+    // The first command in an inbox makes the private `seen/`: that one
+    // may remember nothing.
+    if !seen_dir(env, repo).exists() {
         env.ok(repo, &["check"]);
     }
     settle();
-    let _ = std::fs::remove_file(memo(repo));
+    let _ = std::fs::remove_file(memo(env, repo));
     let report = env.json(repo, &["check"]);
     assert!(
-        memo(repo).exists(),
+        memo(env, repo).exists(),
         "a settled inbox's report is remembered"
     );
-    // Answered again from memory: the same report.
+    // Answered again from memory: the same report, and the memo left as
+    // it was (one worked out again is kept anew, with its own time).
+    let kept = std::fs::read(memo(env, repo)).unwrap();
     assert_eq!(env.json(repo, &["check"]), report);
+    assert!(
+        std::fs::read(memo(env, repo)).unwrap() == kept,
+        "the remembered report was recalled"
+    );
     report
 }
 
@@ -72,16 +88,25 @@ fn every_change_after_a_remembered_check_shows_in_the_next() {
     env.ok(&web, &["process", &first]);
     assert!(!ids(&env.json(&web, &["check"])).contains(&first));
 
+    // Marked processed by another tool (the bash AEA `touch`es an empty
+    // marker): hidden.
+    remembered_check(&env, &web);
+    let name = inbox_files(&web)
+        .into_iter()
+        .find(|n| {
+            std::fs::read_to_string(web.join(".aea").join(n))
+                .unwrap()
+                .contains(&second)
+        })
+        .unwrap();
+    let marker = web.join(".aea/.processed").join(name);
+    std::fs::write(&marker, "").unwrap();
+    assert!(!ids(&env.json(&web, &["check"])).contains(&second));
+
     // Its marker taken away: back.
     remembered_check(&env, &web);
-    let marker = std::fs::read_dir(web.join(".aea/.processed"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    std::fs::remove_file(marker).unwrap();
-    assert!(ids(&env.json(&web, &["check"])).contains(&first));
+    std::fs::remove_file(&marker).unwrap();
+    assert!(ids(&env.json(&web, &["check"])).contains(&second));
 
     // Deferred: flagged.
     remembered_check(&env, &web);
@@ -155,22 +180,22 @@ fn a_memo_written_by_anyone_else_is_ignored() {
     remembered_check(&env, &other);
 
     // A memo that says the inbox is empty, with a made-up seal.
-    let genuine = std::fs::read(memo(&web)).unwrap();
+    let genuine = std::fs::read(memo(&env, &web)).unwrap();
     let body = String::from_utf8(genuine[65..].to_vec()).unwrap();
     let emptied = body.replace("\"unprocessed\":1", "\"unprocessed\":0");
     assert_ne!(emptied, body);
-    std::fs::write(memo(&web), format!("{}\n{emptied}", "0".repeat(64))).unwrap();
+    std::fs::write(memo(&env, &web), format!("{}\n{emptied}", "0".repeat(64))).unwrap();
     assert_eq!(ids(&env.json(&web, &["check"])), std::slice::from_ref(&id));
 
     // The genuine memo of another inbox, sealed with this user's key.
-    std::fs::copy(memo(&other), memo(&web)).unwrap();
+    std::fs::copy(memo(&env, &other), memo(&env, &web)).unwrap();
     assert_eq!(ids(&env.json(&web, &["check"])), std::slice::from_ref(&id));
 
     // A genuine memo under another user's key (another HOME's cache).
     remembered_check(&env, &web);
-    let sealed = std::fs::read(memo(&web)).unwrap();
+    let sealed = std::fs::read(memo(&env, &web)).unwrap();
     std::fs::remove_dir_all(env.path().join("home/.cache")).unwrap();
-    std::fs::write(memo(&web), &sealed).unwrap();
+    std::fs::write(memo(&env, &web), &sealed).unwrap();
     assert_eq!(ids(&env.json(&web, &["check"])), [id]);
 }
 
@@ -205,12 +230,17 @@ fn a_symlinked_memo_folder_stops_check() {
     let web = env.repo("web");
     let elsewhere = env.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
-    let seen = web.join(".aea/.seen");
+    let seen = seen_dir(&env, &web);
     let _ = std::fs::remove_dir_all(&seen);
+    std::fs::create_dir_all(seen.parent().unwrap()).unwrap();
     std::os::unix::fs::symlink(&elsewhere, &seen).unwrap();
     let out = env.run(&web, &["check"]);
     assert_ne!(code(&out), 0);
-    assert!(stderr(&out).contains(".seen"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&seen.display().to_string()),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
 }
 
@@ -279,7 +309,7 @@ fn the_pre_commit_hook_starts_aea_only_when_the_inbox_moved() {
     let web = hooked_repo(&env, "web");
     // aea found nothing after the folders settled: quiet.
     remembered_check(&env, &web);
-    assert!(web.join(".aea/.seen/quiet").is_dir());
+    assert!(quiet(&env, &web).is_dir());
     let (said, starts) = commit(&env, &web, "web");
     assert_eq!((said.as_str(), starts), ("", 0));
 
@@ -294,24 +324,27 @@ fn the_pre_commit_hook_starts_aea_only_when_the_inbox_moved() {
     remembered_check(&env, &web);
     assert_eq!(commit(&env, &web, "web").1, 1);
 
-    // A marker taken away: aea starts and finds the message again.
-    let marker = std::fs::read_dir(web.join(".aea/.processed"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    std::fs::remove_file(marker).unwrap();
+    // Mail another tool marked processed (the bash AEA `touch`es an
+    // empty marker): quiet again once settled.
+    env.question(&api, "web", "again");
+    let name = inbox_files(&web).pop().unwrap();
+    let marker = web.join(".aea/.processed").join(name);
+    std::fs::write(&marker, "").unwrap();
+    remembered_check(&env, &web);
+    assert_eq!(commit(&env, &web, "web").1, 1);
+
+    // Its marker taken away: aea starts and finds the message again.
+    std::fs::remove_file(&marker).unwrap();
     let (said, starts) = commit(&env, &web, "web");
     assert_eq!(starts, 2);
     assert!(said.contains("aea: 1 unprocessed message"), "{said}");
 
-    // A quiet folder that is not empty (as a cloned repository could
-    // bring one) is not aea's: aea starts.
-    env.ok(&web, &["process", &id]);
+    // A quiet folder that is not empty (aea never puts anything in it) is
+    // not aea's: aea starts.
+    std::fs::write(&marker, "").unwrap();
     remembered_check(&env, &web);
     assert_eq!(commit(&env, &web, "web").1, 2);
-    std::fs::write(web.join(".aea/.seen/quiet/x"), "").unwrap();
+    std::fs::write(quiet(&env, &web).join("x"), "").unwrap();
     assert_eq!(commit(&env, &web, "web").1, 3);
 }
 
@@ -322,7 +355,7 @@ fn a_config_broken_in_place_blocks_a_quiet_inbox_commit() {
     let env = TestEnv::new();
     let web = hooked_repo(&env, "web");
     remembered_check(&env, &web);
-    assert!(web.join(".aea/.seen/quiet").is_dir());
+    assert!(quiet(&env, &web).is_dir());
     assert_eq!(commit(&env, &web, "web").1, 0);
     let config = web.join(".aea/agent-config.yaml");
     let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
@@ -337,11 +370,13 @@ fn a_config_broken_in_place_blocks_a_quiet_inbox_commit() {
     assert!(stderr(&out).contains("commit blocked"), "{}", stderr(&out));
 }
 
-/// The index file of message id `id` in `repo` (see `src/mailbox.rs`).
-fn id_bucket(repo: &Path, id: &str) -> PathBuf {
+/// The index file of message id `id` in `repo` (see
+/// `src/mailbox/index.rs`).
+fn id_bucket(env: &TestEnv, repo: &Path, id: &str) -> PathBuf {
     use sha2::Digest as _;
     let digest = sha2::Sha256::digest(id.as_bytes());
-    repo.join(".aea/.seen/ids")
+    seen_dir(env, repo)
+        .join("ids")
         .join(format!("{:02x}", digest[0]))
 }
 
@@ -360,8 +395,11 @@ fn lookups_by_id_use_the_index_but_never_trust_it() {
     env.ok(&web, &["check"]);
     let a = env.question(&api, "web", "alpha");
     let b = env.question(&api, "web", "beta");
-    // Delivery noted both ids (the same user may write web's index).
-    let bucket = id_bucket(&web, &a);
+    // Senders never write the receiver's private state: its listing
+    // notes both ids.
+    let bucket = id_bucket(&env, &web, &a);
+    assert!(!bucket.exists(), "a sender wrote the receiver's index");
+    env.ok(&web, &["check"]);
     let text = std::fs::read_to_string(&bucket).unwrap();
     assert!(text.contains(&a), "{text}");
     assert_eq!(subject_shown(&env, &web, &a), "alpha");
@@ -381,27 +419,43 @@ fn lookups_by_id_use_the_index_but_never_trust_it() {
     let lie = format!("{a}\t{}\n{text}", name_of(&b));
     std::fs::write(&bucket, lie).unwrap();
     assert_eq!(subject_shown(&env, &web, &a), "alpha");
+    let (a_name, b_name) = (name_of(&a), name_of(&b));
     env.ok(&web, &["process", &a]);
-    let marker = web.join(".aea/.processed").join(name_of(&a));
-    assert!(marker.exists(), "process marked the right file");
+    assert!(
+        env.state(&web).join("records").join(&a_name).exists(),
+        "process recorded the right file"
+    );
+    assert!(
+        web.join(".aea/.processed").join(&a_name).exists(),
+        "process marked the right file"
+    );
+    assert_eq!(inbox_files(&web), [b_name], "only a's file left the inbox");
 
     // An index that points nowhere, holds junk, or is not a file: the
     // inbox is listed instead.
-    std::fs::write(id_bucket(&web, &b), format!("{b}\tmessage-gone.json\n")).unwrap();
+    std::fs::write(
+        id_bucket(&env, &web, &b),
+        format!("{b}\tmessage-gone.json\n"),
+    )
+    .unwrap();
     assert_eq!(subject_shown(&env, &web, &b), "beta");
-    std::fs::write(id_bucket(&web, &b), [0u8, 159, 146, 150, b'\n', b'\t']).unwrap();
+    std::fs::write(
+        id_bucket(&env, &web, &b),
+        [0u8, 159, 146, 150, b'\n', b'\t'],
+    )
+    .unwrap();
     assert_eq!(subject_shown(&env, &web, &b), "beta");
-    std::fs::remove_file(id_bucket(&web, &b)).unwrap();
+    std::fs::remove_file(id_bucket(&env, &web, &b)).unwrap();
     assert!(
         Command::new("mkfifo")
-            .arg(id_bucket(&web, &b))
+            .arg(id_bucket(&env, &web, &b))
             .status()
             .unwrap()
             .success()
     );
     assert_eq!(subject_shown(&env, &web, &b), "beta");
     // The whole index swapped for a symlink to elsewhere: not followed.
-    let ids = web.join(".aea/.seen/ids");
+    let ids = seen_dir(&env, &web).join("ids");
     std::fs::remove_dir_all(&ids).unwrap();
     let elsewhere = env.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
@@ -419,10 +473,10 @@ fn a_message_the_index_never_saw_is_found_and_indexed() {
     // Delivered before web had an index (as by another OS user, who may
     // not write web's state): not indexed.
     let id = env.question(&api, "web", "unseen");
-    assert!(!web.join(".aea/.seen/ids").exists());
+    assert!(!seen_dir(&env, &web).join("ids").exists());
     assert_eq!(subject_shown(&env, &web, &id), "unseen");
     // Listing it for the lookup indexed it.
-    let text = std::fs::read_to_string(id_bucket(&web, &id)).unwrap();
+    let text = std::fs::read_to_string(id_bucket(&env, &web, &id)).unwrap();
     assert!(text.contains(&id), "{text}");
 }
 
@@ -478,12 +532,13 @@ fn an_id_two_messages_share_names_neither() {
         );
     }
     assert!(
-        !web.join(".aea/.approvals")
+        !env.state(&web)
+            .join("approvals")
             .join(format!("{planted}.json"))
             .exists()
     );
     // Without the index, the same.
-    std::fs::remove_dir_all(web.join(".aea/.seen/ids")).unwrap();
+    std::fs::remove_dir_all(seen_dir(&env, &web).join("ids")).unwrap();
     assert_ne!(code(&env.run(&web, &["approve", &id])), 0);
 }
 
@@ -496,22 +551,25 @@ fn an_index_bucket_past_its_limit_stops_growing() {
     let web = env.repo("web");
     env.ok(&web, &["check"]);
     let id = env.question(&api, "web", "hello");
+    // Listed, so indexed, before its buckets are filled with junk.
+    env.ok(&web, &["check"]);
     let name = inbox_files(&web).pop().unwrap();
     let refs = {
         use sha2::Digest as _;
         let digest = sha2::Sha256::digest(name.as_bytes());
-        web.join(".aea/.seen/refs")
+        seen_dir(&env, &web)
+            .join("refs")
             .join(format!("{:02x}", digest[0]))
     };
     let line = "x\tmessage-junk.json\n";
     let junk = line.repeat(4 * 1024 * 1024 / line.len() + 1);
-    for bucket in [id_bucket(&web, &id), refs.clone()] {
+    for bucket in [id_bucket(&env, &web, &id), refs.clone()] {
         std::fs::write(&bucket, &junk).unwrap();
     }
     for _ in 0..3 {
         assert_eq!(subject_shown(&env, &web, &id), "hello");
     }
-    for bucket in [id_bucket(&web, &id), refs] {
+    for bucket in [id_bucket(&env, &web, &id), refs] {
         assert_eq!(std::fs::metadata(&bucket).unwrap().len(), junk.len() as u64);
     }
 }
@@ -542,7 +600,9 @@ fn mail_copied_in_with_the_folder_time_kept_still_starts_aea() {
 #[test]
 fn a_quiet_marker_brought_by_a_pull_does_not_open_the_gate() {
     // A commit can hold a submodule entry (a gitlink), which git checks
-    // out as an empty folder: a remote can put one at .aea/.seen/quiet.
+    // out as an empty folder: a remote can put one at .aea/.seen/quiet,
+    // where the quiet marker used to be. Only the one in the private
+    // state, in the git dir where no pull writes, counts.
     let env = TestEnv::new();
     let api = env.repo("api");
     let web = hooked_repo(&env, "web");
@@ -569,7 +629,7 @@ fn a_quiet_marker_brought_by_a_pull_does_not_open_the_gate() {
     );
     let out = try_commit(&env, &web);
     assert!(!out.status.success(), "a gated message blocks");
-    assert!(!web.join(".aea/.seen/quiet").exists());
+    assert!(!quiet(&env, &web).exists());
     // The hostile history, fetched and merged.
     settle();
     git(&["checkout", "-q", "-b", "upstream"]);

@@ -346,11 +346,11 @@ impl Mailbox {
     }
 
     /// Moves inbox file `name` aside ([`Aside`]), never replacing anything
-    /// there, with its records and approval (into the archive) and an
-    /// optional `<name>.reason` next to it. Nothing is deleted. `None` when
-    /// the file is gone: another process moved it first (see
-    /// [`super::move_no_replace`]), which is not an error — it is where it
-    /// was meant to go.
+    /// there, with its record, approval and `.processed/` marker (into the
+    /// archive) and an optional `<name>.reason` next to it. Nothing is
+    /// deleted. `None` when the file is gone: another process moved it
+    /// first (see [`super::move_no_replace`]), which is not an error — it
+    /// is where it was meant to go.
     pub fn move_out(&self, name: &str, to: Aside, reason: Option<&str>) -> Result<Option<PathBuf>> {
         self.move_aside(self.dir(), name, to, reason)
     }
@@ -379,6 +379,7 @@ impl Mailbox {
         // must not make us unlink a file elsewhere.
         let records = self.private_dir(Private::Records)?;
         let approvals = self.private_dir(Private::Approvals)?;
+        let markers = self.shared_dir(Shared::Markers)?;
         let staging = self.make_private_dir(Private::Tmp)?;
         let Some(target) = move_to(&from.join(name), &dir, name, &staging, self.message_limit)?
         else {
@@ -400,6 +401,30 @@ impl Mailbox {
                 fsutil::check_private_dir(&kept, self.owner)?;
                 super::move_no_replace(&source, &kept, file)?;
             }
+        }
+        // The `.processed/` marker leaves the inbox with them, as it did
+        // before the state moved out of `.aea/`: left behind, with its
+        // record gone, it is a marker aea did not record, and would hide
+        // the same bytes delivered again under the freed name as mail
+        // another tool processed. Kept in the archive, never read. The
+        // message has moved: a marker that cannot follow (too large to copy
+        // to another file system) stays; anything but a regular file is no
+        // marker and stays too.
+        if let Some(markers) = markers
+            && fs::symlink_metadata(markers.join(name)).is_ok_and(|m| m.is_file())
+        {
+            let kept = self
+                .make_private_dir(Private::Archive)?
+                .join(layout::archive::MARKERS);
+            fsutil::ensure_state_dir(&kept)?;
+            fsutil::check_private_dir(&kept, self.owner)?;
+            let _ = move_to(
+                &markers.join(name),
+                &kept,
+                name,
+                &staging,
+                fsutil::SMALL_STATE_LIMIT,
+            );
         }
         if let Some(reason) = reason {
             let file = target
