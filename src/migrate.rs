@@ -137,8 +137,9 @@ pub fn run(mailbox: &Mailbox, cx: &Context<'_>) -> Result<Record> {
         take_signed(mailbox, &layout.old(old), place, cx, &mut record)?;
     }
     record.attachments += take_attachments(mailbox, &layout.old(OLD_ATTACHMENTS))?;
+    // Said from the first run on, however long the rest takes.
+    record.approve_again = approved_before(mailbox);
     if take_processed(mailbox, cx, &mut record)? {
-        record.approve_again = approved_before(mailbox);
         record.done = true;
     }
     save(mailbox, &record)?;
@@ -300,17 +301,23 @@ fn rebuilt_from(entry: &Entry, marker: &Path) -> Marker {
     }
 }
 
-/// Mail still waiting whose old approval record names it: approved
-/// before, to be approved again.
+/// Mail still waiting (no `.processed/` marker) whose old approval record
+/// names it: approved before, to be approved again.
 fn approved_before(mailbox: &Mailbox) -> Vec<String> {
     let old = mailbox.layout().old(OLD_APPROVALS);
     if !fsutil::state_dir_exists(&old).unwrap_or(false) {
         return Vec::new();
     }
+    let marked: std::collections::HashSet<String> = mailbox
+        .marked_names()
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
     let mut names: Vec<String> = mailbox
         .message_names()
         .unwrap_or_default()
         .into_iter()
+        .filter(|n| !marked.contains(n))
         .filter(|n| fs::symlink_metadata(old.join(format!("{n}.json"))).is_ok())
         .collect();
     names.sort();

@@ -52,7 +52,7 @@ pub fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
     }
     let verb = if args.dry_run { "would move" } else { "moved" };
     ctx.printer.line(format_args!(
-        "{verb}: {} processed to .archive/, {} expired to .archive/, {} invalid to .quarantine/",
+        "{verb}: {} processed and {} expired to the archive, {} invalid to .aea/.quarantine/",
         report.archived.len(),
         report.expired.len(),
         report.quarantined.len()

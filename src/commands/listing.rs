@@ -398,7 +398,7 @@ fn housekeep_if_due(mailbox: &Mailbox, ctx: &Context, quiet: bool) {
     detach(&mut gc);
     if gc.spawn().is_ok() && !quiet {
         ctx.printer.err_line(format_args!(
-            "aea: {count} processed messages in .aea/, over limits.auto_gc_over ({limit}): archiving the oldest to .aea/.archive/ in the background (`aea gc --auto`)"
+            "aea: {count} messages in .aea/ marked processed by another tool, over limits.auto_gc_over ({limit}): archiving the oldest in the background (`aea gc --auto`)"
         ));
     }
 }
