@@ -305,7 +305,7 @@ fn sync_carries_the_fields_signed_and_byte_for_byte() {
     let id = a.send(&env, "bb", "retry logic");
     // The queued copy gets the request example's fields, signed by aa as a
     // sender writing them would.
-    let queued = std::fs::read_dir(a.repo.join(".aea/outgoing"))
+    let queued = std::fs::read_dir(a.state.join("outgoing"))
         .unwrap()
         .next()
         .unwrap()
