@@ -216,6 +216,10 @@ pub fn sync(
     // The private store is the receiver's state: never through a symlink.
     mailbox.check_state()?;
     let dir = mailbox.make_private_dir(Private::SyncStore)?;
+    // `tips.json` and the journal are replaced through a staged file next
+    // to them (`fsutil::replace_atomic`): what a sync killed mid-write
+    // left there goes now, under the lock. Nothing else swept this folder.
+    fsutil::sweep_staging(&dir);
     // The store passes the lock on to the git it runs: held until the last
     // of them ends, even when this process is killed first.
     let held = lock
