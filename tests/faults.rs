@@ -1,4 +1,4 @@
-//! The fault suite (issue 11): real `aea` processes killed with SIGKILL at
+//! The fault suite: real `aea` processes killed with SIGKILL at
 //! random moments, then the invariants that must hold whatever the moment
 //! was. The moments come from a seeded generator: a failure prints its
 //! seed, and `AEA_FAULT_SEED=<seed> cargo test faults` replays it.
@@ -410,7 +410,7 @@ fn a_killed_send_retried_with_its_key_is_delivered_exactly_once() {
 }
 
 /// The same without a key: the plain retry of an interrupted send is
-/// recognised by the record the send left (issue 11).
+/// recognised by the record the send left before it delivered anything.
 #[test]
 fn a_killed_send_retried_as_is_is_delivered_exactly_once() {
     killed_sends_retried("plain_sends", false);

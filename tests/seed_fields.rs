@@ -1,7 +1,7 @@
 //! The protocol's type-specific fields inside `message` (`question`,
 //! `changes`, `next_steps`, … in the examples of the AEA v1.0 text) are
-//! kept, shown framed as untrusted text and present in `--json` (issue 13,
-//! finding 5); fields its examples leave out get its defaults.
+//! kept, shown framed as untrusted text and present in `--json`; fields
+//! its examples leave out get its defaults.
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
-//! What `aea sync` remembers between runs (issue 16): a sync with nothing
-//! new reads and writes none of it, the state kept by older versions in
-//! `state.json` is still honoured, and a damaged journal loses only the
-//! damaged lines.
+//! What `aea sync` remembers between runs: a sync with nothing new reads
+//! and writes none of it (it costs the fetch, whatever the history), the
+//! state kept by older versions in `state.json` is still honoured, and a
+//! damaged journal loses only the damaged lines.
 
 use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
