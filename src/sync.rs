@@ -135,9 +135,10 @@ pub struct Report {
     /// Attachment blobs on the remote that were not kept, with the reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments_refused: Vec<String>,
-    /// Parts of this machine's sync state (the private `sync/`) that could not be
-    /// read (a write cut short, damage): skipped, the rest kept; mail
-    /// already delivered is recognised in the inbox and not delivered again.
+    /// Parts of this machine's sync state (the private `sync/`) that could
+    /// not be read (a write cut short, damage): skipped, the rest kept;
+    /// mail already delivered is recognised in the inbox or among
+    /// processed mail and not delivered again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub state_damage: Vec<String>,
 }
