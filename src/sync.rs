@@ -135,9 +135,10 @@ pub struct Report {
     /// Attachment blobs on the remote that were not kept, with the reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments_refused: Vec<String>,
-    /// Parts of this machine's sync state (the private `sync/`) that could not be
-    /// read (a write cut short, damage): skipped, the rest kept; mail
-    /// already delivered is recognised in the inbox and not delivered again.
+    /// Parts of this machine's sync state (the private `sync/`) that could
+    /// not be read (a write cut short, damage): skipped, the rest kept;
+    /// mail already delivered is recognised in the inbox or among
+    /// processed mail and not delivered again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub state_damage: Vec<String>,
 }
@@ -216,6 +217,10 @@ pub fn sync(
     // The private store is the receiver's state: never through a symlink.
     mailbox.check_state()?;
     let dir = mailbox.make_private_dir(Private::SyncStore)?;
+    // `tips.json` and the journal are replaced through a staged file next
+    // to them (`fsutil::replace_atomic`): what a sync killed mid-write
+    // left there goes now, under the lock. Nothing else swept this folder.
+    fsutil::sweep_staging(&dir);
     // The store passes the lock on to the git it runs: held until the last
     // of them ends, even when this process is killed first.
     let held = lock
@@ -1008,30 +1013,37 @@ impl Session<'_> {
     }
 }
 
-/// The names of the inbox's files, sorted, listed once per sync that
-/// receives mail: what finds a copy of a message delivered by another
-/// route without reading the whole inbox.
+/// The names of the inbox's files and of processed mail, sorted, listed
+/// once per sync that receives mail: what finds a copy of a message
+/// delivered by another route, or by a sync whose record of it was lost,
+/// without reading every file.
+///
+/// Processed mail is looked for too: `aea process` moves it out of the
+/// inbox into the private store, and a sync that lost its record of
+/// applying a message (a journal line cut short or damaged) must find it
+/// there, or it delivers processed mail again as new.
 struct InboxNames {
+    inbox: Names,
+    /// The processed store and its names, if there is one.
+    store: Option<(PathBuf, Names)>,
+}
+
+/// The message file names of one folder, sorted.
+struct Names {
     names: Vec<String>,
     /// Names that say neither sender nor time (another tool's).
     odd: Vec<String>,
 }
 
-impl InboxNames {
-    fn new(mailbox: &Mailbox) -> Self {
-        let mut names = mailbox.message_names().unwrap_or_default();
+impl Names {
+    fn new(mut names: Vec<String>) -> Self {
         names.sort_unstable();
         let odd = names
             .iter()
             .filter(|n| message::parse_file_name(n).is_none())
             .cloned()
             .collect();
-        InboxNames { names, odd }
-    }
-
-    fn add(&mut self, name: String) {
-        let at = self.names.partition_point(|n| *n < name);
-        self.names.insert(at, name);
+        Names { names, odd }
     }
 
     /// The names that start with `prefix`.
@@ -1044,17 +1056,14 @@ impl InboxNames {
         &self.names[from..from + len]
     }
 
-    /// The inbox file that already holds `message`, if one does. Only the
-    /// files named for its sender and time are read (aea names a
-    /// delivered file by the message's own timestamp and sender, SPEC §2;
-    /// older tools to the second), and those whose name says neither: a
-    /// new message costs a few reads, not one per message in the inbox.
-    /// A copy another tool named by some other time is not found, and the
-    /// message is delivered a second time.
-    fn holding(&self, mailbox: &Mailbox, message: &message::Message) -> Option<String> {
+    /// The names that may hold `message`: those named for its sender and
+    /// time (aea names a delivered file by the message's own timestamp and
+    /// sender, SPEC §2; older tools to the second), and those whose name
+    /// says neither.
+    fn candidates(&self, message: &message::Message) -> Vec<&String> {
         use chrono::SubsecRound as _;
         let sender = &message.from.agent_id;
-        let candidates: Vec<&String> = match message.sent_at() {
+        match message.sent_at() {
             Some(at) => {
                 let millis = message::file_name(at.trunc_subsecs(3), sender, "");
                 let seconds = format!("message-{}-from-{sender}", at.format("%Y%m%dT%H%M%SZ"));
@@ -1070,15 +1079,50 @@ impl InboxNames {
                     .collect()
             }
             None => self.names.iter().collect(),
+        }
+    }
+}
+
+impl InboxNames {
+    fn new(mailbox: &Mailbox) -> Self {
+        let inbox = Names::new(mailbox.message_names().unwrap_or_default());
+        let store = mailbox.processed_store().map(|dir| {
+            let names = crate::mailbox::message_names_in(&dir).unwrap_or_default();
+            (dir, Names::new(names))
+        });
+        InboxNames { inbox, store }
+    }
+
+    fn add(&mut self, name: String) {
+        let names = &mut self.inbox.names;
+        let at = names.partition_point(|n| *n < name);
+        names.insert(at, name);
+    }
+
+    /// The file, waiting in the inbox or processed, that already holds
+    /// `message`, if one does. Only the files [`Names::candidates`] names
+    /// are read: a new message costs a few reads, not one per message
+    /// received. A copy another tool named by some other time is not
+    /// found, and the message is delivered a second time.
+    fn holding(&self, mailbox: &Mailbox, message: &message::Message) -> Option<String> {
+        let is_it = |entry: &crate::mailbox::Entry| {
+            entry
+                .valid()
+                .is_some_and(|m| m.message_id == message.message_id)
         };
-        candidates
+        if let Some(name) = self
+            .inbox
+            .candidates(message)
             .into_iter()
-            .find(|name| {
-                mailbox
-                    .read(name)
-                    .valid()
-                    .is_some_and(|m| m.message_id == message.message_id)
-            })
+            .find(|name| is_it(&mailbox.read(name)))
+        {
+            return Some(name.clone());
+        }
+        let (dir, store) = self.store.as_ref()?;
+        store
+            .candidates(message)
+            .into_iter()
+            .find(|name| mailbox.read_listed(dir, name).is_some_and(|e| is_it(&e)))
             .cloned()
     }
 }

@@ -96,7 +96,7 @@ fn send_with_attachment(env: &TestEnv, a: &Machine, content: &[u8]) -> String {
 /// is there to read.
 fn forget_on_sender(a: &Machine) {
     std::fs::remove_file(a.repo.join("notes/log.txt")).unwrap();
-    std::fs::remove_dir_all(a.repo.join(".aea/attachments")).unwrap();
+    std::fs::remove_dir_all(a.state.join("attachments")).unwrap();
 }
 
 #[test]
@@ -109,7 +109,7 @@ fn an_attachment_travels_by_sync_and_is_written_verified_on_the_other_machine() 
     let digest = sha256(content);
     let id = send_with_attachment(&env, &a, content);
     assert_eq!(
-        std::fs::read(a.repo.join(".aea/attachments").join(&digest)).unwrap(),
+        std::fs::read(a.state.join("attachments").join(&digest)).unwrap(),
         content,
         "the sender keeps a copy by content"
     );
@@ -125,7 +125,7 @@ fn an_attachment_travels_by_sync_and_is_written_verified_on_the_other_machine() 
     assert_eq!(got["received"], serde_json::json!([id]));
     assert_eq!(got["attachments_received"], serde_json::json!([digest]));
     assert_eq!(
-        std::fs::read(b.repo.join(".aea/attachments").join(&digest)).unwrap(),
+        std::fs::read(b.state.join("attachments").join(&digest)).unwrap(),
         content
     );
 
@@ -209,8 +209,8 @@ fn attachment_blobs_on_the_remote_that_do_not_verify_are_refused_and_never_store
     assert!(refused.iter().any(|r| r.contains("over the 8388608 byte")));
     assert!(got.get("attachments_received").is_none(), "{got}");
     assert!(
-        !b.repo.join(".aea/attachments").exists()
-            || std::fs::read_dir(b.repo.join(".aea/attachments"))
+        !b.state.join("attachments").exists()
+            || std::fs::read_dir(b.state.join("attachments"))
                 .unwrap()
                 .next()
                 .is_none(),
@@ -261,7 +261,7 @@ fn an_attachment_on_the_same_machine_is_read_from_the_sender_repository_and_veri
     assert_eq!(std::fs::read(web.join("a.txt")).unwrap(), b"from api\n");
 
     // Without that copy, the changed file is refused, nothing written.
-    std::fs::remove_dir_all(api.join(".aea/attachments")).unwrap();
+    std::fs::remove_dir_all(env.state(&api).join("attachments")).unwrap();
     let out = env.run(&web, &["attachment", &id, "--out", "b.txt"]);
     assert_eq!(code(&out), 5, "{}", stderr(&out));
     assert!(
@@ -287,7 +287,7 @@ fn a_hostile_attachment_path_never_reads_outside_the_sender_repository() {
     // A symlink that leads out, put where a sent file was, with the same
     // content so that only where it leads can refuse it.
     let id = local_send(&env, &api, "leak", b"top secret\n");
-    std::fs::remove_dir_all(api.join(".aea/attachments")).unwrap();
+    std::fs::remove_dir_all(env.state(&api).join("attachments")).unwrap();
     std::fs::remove_file(api.join("leak")).unwrap();
     std::os::unix::fs::symlink(&secret, api.join("leak")).unwrap();
     let out = env.run(&web, &["attachment", &id, "--out", "got"]);
@@ -345,7 +345,13 @@ fn an_attachment_over_the_limit_is_refused_at_send_time() {
         stderr(&out)
     );
     assert!(stderr(&out).contains("hint:"), "{}", stderr(&out));
-    assert!(!api.join(".aea/attachments").exists());
+    // Nothing of it was kept: the sender's store has no copy.
+    let store = env.state(&api).join("attachments");
+    assert!(
+        std::fs::read_dir(&store).map_or(true, |mut d| d.next().is_none()),
+        "{}",
+        store.display()
+    );
 }
 
 #[test]
@@ -357,7 +363,10 @@ fn a_symlinked_attachment_store_is_never_written_through() {
     send_with_attachment(&env, &a, b"log\n");
     let outside = env.path().join("outside");
     std::fs::create_dir(&outside).unwrap();
-    std::os::unix::fs::symlink(&outside, b.repo.join(".aea/attachments")).unwrap();
+    // In place of the private store (the sync has not made it yet).
+    let store = b.state.join("attachments");
+    assert!(!store.exists());
+    std::os::unix::fs::symlink(&outside, &store).unwrap();
     let out = b.run(&env, &["sync"]);
     assert!(!out.status.success(), "{}", stdout(&out));
     assert!(stderr(&out).contains("attachments"), "{}", stderr(&out));
@@ -484,7 +493,11 @@ fn a_flood_of_bad_blobs_is_reported_in_a_few_lines_and_remembered_within_bounds(
     );
     let state: u64 = ["journal", "tips.json"]
         .iter()
-        .map(|f| std::fs::metadata(b.repo.join(".aea/.sync").join(f)).map_or(0, |m| m.len()))
+        .map(|f| {
+            std::fs::metadata(b.state.join("sync").join(f))
+                .unwrap()
+                .len()
+        })
         .sum();
     assert!(state < 64 * 1024, "{state} bytes of sync state");
 }
@@ -501,7 +514,7 @@ fn a_blob_whose_place_in_the_store_is_taken_is_not_reported_received() {
     let content = b"the log\n";
     let digest = sha256(content);
     send_with_attachment(&env, &a, content);
-    std::fs::create_dir_all(b.repo.join(".aea/attachments").join(&digest)).unwrap();
+    std::fs::create_dir_all(b.state.join("attachments").join(&digest)).unwrap();
     let out = b.run(&env, &["--json", "sync"]);
     let got: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert!(got.get("attachments_received").is_none(), "{got}");

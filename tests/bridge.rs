@@ -631,31 +631,45 @@ fn bridge_never_removes_a_file_it_did_not_import() {
     assert!(target.exists());
     assert!(std::fs::symlink_metadata(inbox.join("d.yaml")).is_ok());
 
-    // A record planted in .aea/.bridged/ (a cloned repository can carry
-    // one) that points outside every bridge, at a file with the right
-    // bytes: the file stays.
+    // A record planted where older versions kept them, in the work
+    // tree's .aea/.bridged/ (a cloned repository can carry one), pointing
+    // outside every bridge at a file with the right bytes: it is never
+    // read, so processing the message completes nothing and the file
+    // stays.
     let api = env.repo("api");
-    let planted = env.send(
-        &api,
-        "web",
-        &["--type", "update", "--subject", "s", "--body", "b"],
-    );
+    let send = || {
+        env.send(
+            &api,
+            "web",
+            &["--type", "update", "--subject", "s", "--body", "b"],
+        )
+    };
     let victim = env.path().join("victim.yaml");
     std::fs::write(&victim, "keep me\n").unwrap();
-    let dir = web.join(".aea/.bridged");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join(format!("{planted}.json")),
+    let record = |id: &str| {
         serde_json::json!({
             "protocol": "oacp",
             "source": victim,
             "sha256": aea::fsutil::sha256_hex(b"keep me\n"),
-            "foreign_id": planted,
+            "foreign_id": id,
         })
-        .to_string(),
-    )
-    .unwrap();
+        .to_string()
+    };
+    let planted = send();
+    let old = web.join(".aea/.bridged");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(old.join(format!("{planted}.json")), record(&planted)).unwrap();
     let done = env.json(&web, &["process", &planted]);
+    assert!(done.get("bridge").is_none(), "{done}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
+
+    // The same record in the private state (a bridge taken out of the
+    // config since the import leaves one like it): the file lies in no
+    // bridge in force, so it stays.
+    let recorded = send();
+    let private = env.state(&web).join("bridged");
+    std::fs::write(private.join(format!("{recorded}.json")), record(&recorded)).unwrap();
+    let done = env.json(&web, &["process", &recorded]);
     assert_eq!(done["bridge"]["done"], "not-bridged", "{done}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
     assert!(log_events(&web, "bridge_completed").is_empty());
@@ -744,10 +758,11 @@ fn a_handoff_is_never_broadcast() {
     }
 }
 
-/// A record planted in `.aea/.bridged/` (a cloned repository can commit
-/// one) for a message we processed, naming another file of the bridge with
-/// that file's own digest: the file holds another message, never imported,
-/// and stays.
+/// A record in the private `bridged/` for a message we processed that
+/// names another file of the bridge with that file's own digest (damage,
+/// or a record an older version kept in `.aea/`, where a cloned repository
+/// could plant one): the file holds another message, never imported, and
+/// stays.
 #[test]
 fn a_planted_record_never_removes_another_file_of_the_bridge() {
     let env = TestEnv::new();
@@ -761,8 +776,10 @@ fn a_planted_record_never_removes_another_file_of_the_bridge() {
     let victim = inbox.join("victim.yaml");
     let text = oacp_file("c0ffee00-0000-4000-8000-0000000000c2", "Not yet read");
     std::fs::write(&victim, &text).unwrap();
+    let recorded = env.state(&web).join(format!("bridged/{ours}.json"));
+    assert!(recorded.is_file(), "the import recorded where it read");
     std::fs::write(
-        web.join(format!(".aea/.bridged/{ours}.json")),
+        recorded,
         serde_json::json!({
             "protocol": "oacp",
             "source": victim,
@@ -831,7 +848,9 @@ fn a_bridge_folder_behind_a_symlink_is_neither_read_nor_emptied() {
     assert_eq!(code(&out), 6, "{}", stderr(&out));
     assert!(stdout(&out).contains("symbolic link"), "{}", stdout(&out));
     assert!(!stdout(&out).contains("msg-elsewhere"), "{}", stdout(&out));
-    assert_eq!(inbox_files(&web).len(), 1);
+    // Only the one processed (in the store); nothing new waits.
+    assert_eq!(inbox_files(&web), Vec::<String>::new());
+    assert_eq!(received_files(&web, &env.state(&web)).len(), 1);
 
     // The same folder written out in full is held to the same rule.
     let config = web.join(".aea/agent-config.yaml");

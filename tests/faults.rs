@@ -1,4 +1,4 @@
-//! The fault suite (issue 11): real `aea` processes killed with SIGKILL at
+//! The fault suite: real `aea` processes killed with SIGKILL at
 //! random moments, then the invariants that must hold whatever the moment
 //! was. The moments come from a seeded generator: a failure prints its
 //! seed, and `AEA_FAULT_SEED=<seed> cargo test faults` replays it.
@@ -129,13 +129,26 @@ fn doctor_fix(env: &TestEnv, repo: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn staging_files(aea: &Path) -> Vec<String> {
+/// Staging files (`.deliver.*`) in `repo`'s `.aea/`, its `.tmp/`, and in
+/// its private state `state` and every folder directly in it (its `tmp/`,
+/// and the folders whose files are replaced in place).
+fn staging_files(repo: &Path, state: &Path) -> Vec<String> {
+    let aea = repo.join(".aea");
+    let mut dirs = vec![aea.clone(), aea.join(".tmp"), state.to_path_buf()];
+    dirs.extend(
+        std::fs::read_dir(state)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir()),
+    );
     let mut found = Vec::new();
-    for dir in [aea.to_path_buf(), aea.join(".tmp")] {
+    for dir in dirs {
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.starts_with(".deliver.") {
-                found.push(name);
+                found.push(format!("{}/{name}", dir.display()));
             }
         }
     }
@@ -189,7 +202,9 @@ fn killed_sends_leave_no_partial_mail_no_duplicates_and_no_staging() {
             rng.below(span),
         );
     }
-    let report = env.json(&web, &["check"]);
+    // Waiting and processed mail alike (nothing is processed here, but a
+    // copy in the private store would count).
+    let report = env.json(&web, &["check", "--all"]);
     assert_eq!(
         report["invalid"].as_array().unwrap().len(),
         0,
@@ -203,7 +218,8 @@ fn killed_sends_leave_no_partial_mail_no_duplicates_and_no_staging() {
         .collect();
     let distinct: HashSet<&String> = ids.iter().collect();
     assert_eq!(distinct.len(), ids.len(), "a message delivered twice");
-    let staged = staging_files(&web.join(".aea")).len() + staging_files(&api.join(".aea")).len();
+    let (api_state, web_state) = (env.state(&api), env.state(&web));
+    let staged = staging_files(&web, &web_state).len() + staging_files(&api, &api_state).len();
     eprintln!(
         "killed_sends: {} of 121 delivered, {staged} staging files left by kills",
         ids.len()
@@ -215,7 +231,7 @@ fn killed_sends_leave_no_partial_mail_no_duplicates_and_no_staging() {
         ids.len()
     );
     // Every sent/ copy is of a message that was delivered.
-    for entry in std::fs::read_dir(api.join(".aea/sent")).unwrap().flatten() {
+    for entry in std::fs::read_dir(api_state.join("sent")).unwrap().flatten() {
         let copy: serde_json::Value =
             serde_json::from_slice(&std::fs::read(entry.path()).unwrap()).unwrap();
         let id = copy["message_id"].as_str().unwrap().to_string();
@@ -224,13 +240,13 @@ fn killed_sends_leave_no_partial_mail_no_duplicates_and_no_staging() {
     // The next command in each folder sweeps what killed sends staged.
     env.ok(&web, &["check"]);
     env.ok(&api, &["check"]);
-    assert_eq!(staging_files(&web.join(".aea")), Vec::<String>::new());
-    assert_eq!(staging_files(&api.join(".aea")), Vec::<String>::new());
+    assert_eq!(staging_files(&web, &web_state), Vec::<String>::new());
+    assert_eq!(staging_files(&api, &api_state), Vec::<String>::new());
     // What a kill cut short is finished from the records and the inbox:
     // every delivered message then has its sent/ copy and both log lines.
     let fixed = doctor_fix(&env, &api).len() + doctor_fix(&env, &web).len();
     eprintln!("killed_sends: doctor --fix finished {fixed} thing(s)");
-    let copies: HashSet<String> = std::fs::read_dir(api.join(".aea/sent"))
+    let copies: HashSet<String> = std::fs::read_dir(api_state.join("sent"))
         .unwrap()
         .flatten()
         .map(|e| {
@@ -278,16 +294,19 @@ fn killed_process_runs_leave_no_blocking_claims() {
     }
     let processed = env.json(&web, &["check"])["unprocessed"].as_u64().unwrap();
     eprintln!("killed_process: {processed} of 39 left unprocessed by kills");
-    // A marker whose log line a kill cut off gets it back from the marker.
+    // A record whose log line a kill cut off gets it back from the record.
     let fixed = doctor_fix(&env, &web);
     eprintln!("killed_process: doctor --fix: {fixed:?}");
+    let state = env.state(&web);
     let lines = logged(&web, "processed", "file");
-    for marker in std::fs::read_dir(web.join(".aea/.processed"))
+    let records: Vec<String> = std::fs::read_dir(state.join("records"))
         .unwrap()
         .flatten()
-    {
-        let name = marker.file_name().to_string_lossy().into_owned();
-        assert!(lines.contains(&name), "{name} processed, no log line");
+        .map(|r| r.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!records.is_empty());
+    for name in &records {
+        assert!(lines.contains(name), "{name} processed, no log line");
     }
     assert!(
         processed > 0 && processed < 39,
@@ -304,7 +323,23 @@ fn killed_process_runs_leave_no_blocking_claims() {
     }
     let report = env.json(&web, &["check"]);
     assert_eq!(report["unprocessed"], 0, "{report}");
-    let claims = std::fs::read_dir(web.join(".aea/.claims")).unwrap().count();
+    // Each in one place, once: moved to the store, none left in the inbox
+    // or copied there twice, each with its record.
+    assert_eq!(inbox_files(&web), Vec::<String>::new());
+    let received = received_files(&web, &state);
+    assert_eq!(received.len(), ids.len(), "{received:?}");
+    let stored = std::fs::read_dir(state.join("processed")).unwrap().count();
+    assert_eq!(stored, ids.len(), "nothing else in the store");
+    let held: HashSet<String> = received
+        .iter()
+        .map(|n| {
+            let bytes = std::fs::read(state.join("processed").join(n)).unwrap();
+            let message: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+            message["message_id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(held, ids.iter().cloned().collect(), "every message once");
+    let claims = std::fs::read_dir(state.join("claims")).unwrap().count();
     assert_eq!(claims, 0, "claims left behind");
 }
 
@@ -351,12 +386,21 @@ fn killed_gc_runs_lose_and_duplicate_nothing() {
             })
             .collect()
     };
+    // Processed mail waits in the private store, and gc archives it from
+    // there: after the last gc, neither the inbox nor the store holds any.
+    let state = env.state(&web);
     let inbox = names(&web.join(".aea"));
-    let archived = names(&web.join(".aea/.archive"));
+    let store = names(&state.join("processed"));
+    let archived = names(&state.join("archive"));
     assert!(inbox.is_empty(), "left in the inbox: {inbox:?}");
+    assert!(store.is_empty(), "left in the store: {store:?}");
     let distinct: HashSet<&String> = archived.iter().collect();
     assert_eq!(distinct.len(), ids.len(), "archived: {archived:?}");
     assert_eq!(archived.len(), ids.len(), "something archived twice");
+    // Each went with its record, and none was left behind.
+    let records = names(&state.join("archive/records"));
+    assert_eq!(records.len(), ids.len(), "archived records: {records:?}");
+    assert_eq!(names(&state.join("records")), Vec::<String>::new());
 }
 
 /// A send with `--idempotency-key`, killed at a random moment and then
@@ -368,7 +412,7 @@ fn a_killed_send_retried_with_its_key_is_delivered_exactly_once() {
 }
 
 /// The same without a key: the plain retry of an interrupted send is
-/// recognised by the record the send left (issue 11).
+/// recognised by the record the send left before it delivered anything.
 #[test]
 fn a_killed_send_retried_as_is_is_delivered_exactly_once() {
     killed_sends_retried("plain_sends", false);
@@ -435,12 +479,13 @@ fn killed_sends_retried(test: &str, keyed: bool) {
     }
     eprintln!("{test}: {killed} of 40 sends killed before they finished");
     assert!(killed > 5, "the kill moments do not spread");
-    let copies = std::fs::read_dir(api.join(".aea/sent")).unwrap().count();
+    let api_state = env.state(&api);
+    let copies = std::fs::read_dir(api_state.join("sent")).unwrap().count();
     assert_eq!(copies, 41, "one sent/ copy per message");
     if keyed {
         // Every keyed send finished (the retries did): its record says so,
         // so doctor never looks for their copies again.
-        for entry in std::fs::read_dir(api.join(".aea/.sent-keys"))
+        for entry in std::fs::read_dir(api_state.join("sent-keys"))
             .unwrap()
             .flatten()
             .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
@@ -453,7 +498,7 @@ fn killed_sends_retried(test: &str, keyed: bool) {
     } else {
         // Every send was retried until it answered: no record is left but
         // those of sends killed between their answer and letting go.
-        let records = std::fs::read_dir(api.join(".aea/.sent-keys")).map_or(0, |d| {
+        let records = std::fs::read_dir(api_state.join("sent-keys")).map_or(0, |d| {
             d.filter_map(Result::ok)
                 .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
                 .count()
@@ -503,6 +548,7 @@ fn a_killed_retry_retried_again_is_delivered_exactly_once() {
         child.wait().unwrap();
         pid
     };
+    let api_state = env.state(&api);
     let mut span = 0;
     for round in 0..30 {
         let owned = argv(round);
@@ -527,13 +573,13 @@ fn a_killed_retry_retried_again_is_delivered_exactly_once() {
             std::fs::remove_file(path).unwrap();
             found["id"].as_str().unwrap().to_string()
         };
-        for entry in std::fs::read_dir(api.join(".aea/sent")).unwrap().flatten() {
+        for entry in std::fs::read_dir(api_state.join("sent")).unwrap().flatten() {
             let text = std::fs::read_to_string(entry.path()).unwrap();
             if text.contains(&id) {
                 std::fs::remove_file(entry.path()).unwrap();
             }
         }
-        for entry in std::fs::read_dir(api.join(".aea/.sent-keys"))
+        for entry in std::fs::read_dir(api_state.join("sent-keys"))
             .unwrap()
             .flatten()
             .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
@@ -738,14 +784,17 @@ fn killed_syncs_lose_duplicate_and_wedge_nothing() {
             );
         }
         assert_eq!(machine.outgoing(), 0, "{name}: the queue emptied");
-        let aea = machine.repo.join(".aea");
-        assert_eq!(staging_files(&aea), Vec::<String>::new(), "{name}");
         assert_eq!(
-            lock_files(&aea.join(".sync")),
+            staging_files(&machine.repo, &machine.state),
+            Vec::<String>::new(),
+            "{name}"
+        );
+        assert_eq!(
+            lock_files(&machine.state.join("sync")),
             Vec::<String>::new(),
             "{name}: lock files left in the store"
         );
-        let claims = std::fs::read_dir(aea.join(".claims")).map_or(0, Iterator::count);
+        let claims = std::fs::read_dir(machine.state.join("claims")).map_or(0, Iterator::count);
         assert_eq!(claims, 0, "{name}: claims left behind");
     }
     // The receipts each sender verified and recorded, what `aea status`

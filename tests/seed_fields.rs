@@ -1,7 +1,7 @@
 //! The protocol's type-specific fields inside `message` (`question`,
 //! `changes`, `next_steps`, … in the examples of the AEA v1.0 text) are
-//! kept, shown framed as untrusted text and present in `--json` (issue 13,
-//! finding 5); fields its examples leave out get its defaults.
+//! kept, shown framed as untrusted text and present in `--json`; fields
+//! its examples leave out get its defaults.
 
 use std::path::Path;
 
@@ -305,7 +305,7 @@ fn sync_carries_the_fields_signed_and_byte_for_byte() {
     let id = a.send(&env, "bb", "retry logic");
     // The queued copy gets the request example's fields, signed by aa as a
     // sender writing them would.
-    let queued = std::fs::read_dir(a.repo.join(".aea/outgoing"))
+    let queued = std::fs::read_dir(a.state.join("outgoing"))
         .unwrap()
         .next()
         .unwrap()

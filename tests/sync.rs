@@ -97,26 +97,39 @@ fn three_machines_exchange_mail_replies_and_receipts() {
 
     // Syncing again changes nothing, here or on the remote.
     let before_refs = refs(&remote);
-    let before = snapshot(&b.repo.join(".aea"))
-        .into_iter()
-        .filter(|(p, _)| !p.to_string_lossy().contains("/.sync/"))
-        .collect::<Vec<_>>();
+    // B's private state moved into its git directory with `git init`.
+    let b_state = env.state(&b.repo);
+    assert!(
+        b_state.starts_with(b.repo.join(".git")),
+        "{}",
+        b_state.display()
+    );
+    let before = all_but_the_store(&b.repo, &b_state);
     for _ in 0..2 {
         let again = b.json(&env, &["sync"]);
         assert_eq!(again["received"], serde_json::json!([]));
         assert_eq!(again["receipts_sent"], 0);
     }
-    let after = snapshot(&b.repo.join(".aea"))
-        .into_iter()
-        .filter(|(p, _)| !p.to_string_lossy().contains("/.sync/"))
-        .collect::<Vec<_>>();
-    assert_eq!(before, after);
+    assert_eq!(all_but_the_store(&b.repo, &b_state), before);
     assert_eq!(refs(&remote), before_refs);
 
     // The user's repository: same HEAD, same refs, clean work tree.
     assert_eq!(stdout(&git(&b.repo, &["rev-parse", "HEAD"])), head);
     assert_eq!(stdout(&git(&b.repo, &["for-each-ref"])), user_refs);
     assert_eq!(stdout(&git(&b.repo, &["status", "--porcelain"])), "");
+}
+
+/// Every file of `repo`'s `.aea/` and of its private state `state`, with
+/// its bytes, except the sync store (`sync/`, git's and the journal's).
+fn all_but_the_store(repo: &Path, state: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let store = state.join("sync");
+    let mut files = snapshot(&repo.join(".aea"));
+    files.extend(
+        snapshot(state)
+            .into_iter()
+            .filter(|(p, _)| !p.starts_with(&store)),
+    );
+    files
 }
 
 #[test]
@@ -397,16 +410,16 @@ fn the_same_message_by_two_routes_is_delivered_once() {
     );
     let id = v["message_id"].as_str().unwrap().to_string();
     // …and the same bytes also pushed through the remote.
-    let sent = std::fs::read_dir(a.repo.join(".aea/sent"))
+    let sent = std::fs::read_dir(a.state.join("sent"))
         .unwrap()
         .next()
         .unwrap()
         .unwrap()
         .path();
-    std::fs::create_dir_all(a.repo.join(".aea/outgoing")).unwrap();
+    std::fs::create_dir_all(a.state.join("outgoing")).unwrap();
     std::fs::copy(
         &sent,
-        a.repo.join(".aea/outgoing").join(sent.file_name().unwrap()),
+        a.state.join("outgoing").join(sent.file_name().unwrap()),
     )
     .unwrap();
     a.ok(&env, &["sync"]);
@@ -684,7 +697,7 @@ fn lock_files_a_killed_sync_left_in_its_store_are_removed() {
     a.send(&env, "bb", "before the kill");
     a.ok(&env, &["sync"]);
     b.ok(&env, &["sync"]);
-    let store = a.repo.join(".aea/.sync");
+    let store = a.state.join("sync");
     let locks = [
         "refs/fetched/aea/mail/bb.lock",
         "refs/outgoing/aea/mail/bb.lock",
@@ -761,7 +774,7 @@ fn a_sync_killed_while_its_git_pushes() {
     sync.wait().unwrap();
     let lock = std::fs::OpenOptions::new()
         .write(true)
-        .open(a.repo.join(".aea/.sync.lock"))
+        .open(a.state.join("sync.lock"))
         .unwrap();
     assert!(
         matches!(lock.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
@@ -799,5 +812,9 @@ fn a_sync_killed_while_its_git_pushes() {
         "processed"
     );
     b.ok(&env, &["sync"]);
-    assert_eq!(inbox_files(&b.repo).len(), 1, "delivered once");
+    assert_eq!(
+        received_files(&b.repo, &b.state).len(),
+        1,
+        "delivered once (processed: in the store, not in the inbox)"
+    );
 }

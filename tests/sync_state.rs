@@ -1,17 +1,18 @@
-//! What `aea sync` remembers between runs (issue 16): a sync with nothing
-//! new reads and writes none of it, the state kept by older versions in
-//! `state.json` is still honoured, and a damaged journal loses only the
-//! damaged lines.
+//! What `aea sync` remembers between runs: a sync with nothing new reads
+//! and writes none of it (it costs the fetch, whatever the history), the
+//! state kept by older versions in `state.json` is still honoured, and a
+//! damaged journal loses only the damaged lines.
 
 use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
 
 use crate::common::*;
 
-/// Size, modification time and inode of each file directly in
-/// `.aea/.sync/` that aea writes (not git's), with its bytes.
-fn state_files(repo: &Path) -> Vec<(String, u64, i64, i64, u64, Vec<u8>)> {
-    let dir = repo.join(".aea/.sync");
+/// Size, modification time and inode of each file directly in the sync
+/// store (`sync/` of the private state `state`) that aea writes (not
+/// git's), with its bytes.
+fn state_files(state: &Path) -> Vec<(String, u64, i64, i64, u64, Vec<u8>)> {
+    let dir = state.join("sync");
     let mut out: Vec<_> = ["journal", "tips.json", "state.json"]
         .iter()
         .filter_map(|name| {
@@ -57,7 +58,7 @@ fn a_sync_with_nothing_new_writes_no_state() {
         b.json(&env, &["sync"])["received"],
         serde_json::json!([first])
     );
-    let before = state_files(&b.repo);
+    let before = state_files(&b.state);
     let names: Vec<&str> = before.iter().map(|f| f.0.as_str()).collect();
     assert_eq!(names, ["journal", "tips.json"], "no state.json is written");
 
@@ -66,7 +67,7 @@ fn a_sync_with_nothing_new_writes_no_state() {
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         assert_eq!(report(&out)["received"], serde_json::json!([]));
         assert_eq!(
-            state_files(&b.repo),
+            state_files(&b.state),
             before,
             "the state is neither rewritten nor touched"
         );
@@ -98,12 +99,12 @@ fn a_sync_with_nothing_new_writes_no_state() {
     );
     assert_eq!(b.outgoing(), 0);
     // What this machine pushed is what the next fetch finds: nothing to do.
-    let after_push = state_files(&b.repo);
+    let after_push = state_files(&b.state);
     b.ok(&env, &["sync"]);
-    assert_eq!(state_files(&b.repo), after_push);
+    assert_eq!(state_files(&b.state), after_push);
     // Appended, never rewritten: what the journal held before is still
     // its beginning.
-    let journal = std::fs::read(b.repo.join(".aea/.sync/journal")).unwrap();
+    let journal = std::fs::read(b.state.join("sync/journal")).unwrap();
     assert!(journal.starts_with(&before[0].5));
 }
 
@@ -121,9 +122,9 @@ fn a_rewritten_or_rolled_back_ref_is_caught_after_syncs_with_nothing_new() {
     a.send(&env, "bb", "two");
     a.ok(&env, &["sync"]);
     b.ok(&env, &["sync"]);
-    let settled = state_files(&b.repo);
+    let settled = state_files(&b.state);
     b.ok(&env, &["sync"]);
-    assert_eq!(state_files(&b.repo), settled);
+    assert_eq!(state_files(&b.state), settled);
 
     git(&remote, &["update-ref", "refs/aea/mail/bb", older.trim()]);
     let out = b.run(&env, &["sync"]);
@@ -175,7 +176,7 @@ fn an_old_state_json_is_still_honoured() {
     // The state as an older version wrote it: what was applied (m2 under
     // content other than the remote's, and quarantined for it) and the
     // tips seen last. Then no journal and no tips.json.
-    let store = b.repo.join(".aea/.sync");
+    let store = b.state.join("sync");
     let mut applied = serde_json::Map::new();
     for record in sync_journal(&b.state) {
         if let Some(pair) = record.get("applied") {
@@ -264,13 +265,22 @@ fn a_damaged_journal_keeps_its_other_records() {
     b.ok(&env, &["sync"]);
     b.ok(&env, &["process", &id]);
     assert_eq!(b.json(&env, &["sync"])["receipts_sent"], 1);
-    let journal = b.repo.join(".aea/.sync/journal");
+    let journal = b.state.join("sync/journal");
     let mut text = std::fs::read(&journal).unwrap();
     text.extend_from_slice(b"\x00\xffnot a record\n{\"applied\":[\"torn");
     std::fs::write(&journal, text).unwrap();
-    // Archived: only the journal says it was applied and its receipt sent.
-    for name in inbox_files(&b.repo) {
-        std::fs::remove_file(b.repo.join(".aea").join(name)).unwrap();
+    // Gone from the store, its record kept: only the journal says it was
+    // applied and its receipt sent (the record alone would send one).
+    assert!(
+        inbox_files(&b.repo).is_empty(),
+        "processed mail leaves the inbox"
+    );
+    let store = b.state.join("processed");
+    let kept: Vec<_> = std::fs::read_dir(&store).unwrap().flatten().collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    for entry in kept {
+        assert!(b.state.join("records").join(entry.file_name()).is_file());
+        std::fs::remove_file(entry.path()).unwrap();
     }
     // New mail: the sync reads its state (one with nothing new would not).
     let new = a.send(&env, "bb", "new");
@@ -286,7 +296,11 @@ fn a_damaged_journal_keeps_its_other_records() {
     );
     assert_eq!(got["received"], serde_json::json!([new]), "{got}");
     assert_eq!(got["receipts_sent"], 0, "{got}");
-    assert_eq!(inbox_files(&b.repo).len(), 1, "the archived one stays out");
+    assert_eq!(
+        received_files(&b.repo, &b.state).len(),
+        1,
+        "the one gone from the store stays out"
+    );
     let out = b.run(&env, &["sync"]);
     assert!(stderr(&out).is_empty(), "said once: {}", stderr(&out));
     assert_eq!(
@@ -307,7 +321,7 @@ fn a_journal_that_cannot_be_read_is_refused_not_replaced() {
     a.send(&env, "bb", "one");
     a.ok(&env, &["sync"]);
     b.ok(&env, &["sync"]);
-    let journal = b.repo.join(".aea/.sync/journal");
+    let journal = b.state.join("sync/journal");
     let elsewhere = env.path().join("elsewhere");
     std::fs::rename(&journal, &elsewhere).unwrap();
     std::os::unix::fs::symlink(&elsewhere, &journal).unwrap();
@@ -321,4 +335,49 @@ fn a_journal_that_cannot_be_read_is_refused_not_replaced() {
     assert!(std::fs::symlink_metadata(&journal).unwrap().is_symlink());
     assert_eq!(std::fs::read(&elsewhere).unwrap(), held);
     assert_eq!(inbox_files(&b.repo).len(), 1, "nothing applied meanwhile");
+}
+
+/// A journal that lost the line saying a message was applied (a sync
+/// killed mid-write, damage) never brings processed mail back: the sync
+/// finds it where `aea process` moved it, in the private store, as it
+/// finds waiting mail in the inbox.
+#[test]
+fn a_journal_that_lost_an_applied_line_never_delivers_processed_mail_again() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    let id = a.send(&env, "bb", "processed, then forgotten by the journal");
+    a.ok(&env, &["sync"]);
+    b.ok(&env, &["sync"]);
+    b.ok(&env, &["process", &id]);
+    assert!(inbox_files(&b.repo).is_empty());
+    let journal = b.state.join("sync/journal");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let torn: String = text
+        .lines()
+        .map(|l| {
+            if l.contains("\"applied\"") && l.contains(&id) {
+                "{\"applied\":[\"torn\n".to_string()
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    assert_ne!(torn, text, "the applied line is in the journal");
+    std::fs::write(&journal, torn).unwrap();
+    let new = a.send(&env, "bb", "new");
+    a.ok(&env, &["sync"]);
+
+    let out = b.run(&env, &["--json", "sync"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let got = report(&out);
+    assert!(got["state_damage"][0].is_string(), "{got}");
+    assert_eq!(got["received"], serde_json::json!([new]), "{got}");
+    assert_eq!(
+        b.inbox_ids(&env),
+        [new],
+        "the processed one stays processed"
+    );
+    assert_eq!(received_files(&b.repo, &b.state).len(), 2);
 }

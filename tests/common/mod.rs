@@ -220,6 +220,22 @@ pub fn inbox_files(repo: &Path) -> Vec<String> {
     names
 }
 
+/// Names of the message files `repo` received, waiting or processed: in
+/// its `.aea/` and in `processed/` of its private state `state`, where
+/// `aea process` moves them.
+pub fn received_files(repo: &Path, state: &Path) -> Vec<String> {
+    let mut names = inbox_files(repo);
+    names.extend(
+        std::fs::read_dir(state.join("processed"))
+            .into_iter()
+            .flatten()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| aea::message::is_message_file_name(n)),
+    );
+    names.sort();
+    names
+}
+
 /// Every file under `dir`, with its bytes: a snapshot to prove nothing changed.
 pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
