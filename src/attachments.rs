@@ -1,5 +1,5 @@
 //! Attachment content by address: the copy a sender keeps of each file it
-//! attaches, in `.aea/attachments/<sha256>`, that `aea sync` carries next
+//! attaches, in the private `attachments/<sha256>`, that `aea sync` carries next
 //! to the mail (as `<sha256>.blob` on the recipient's mail ref) and the
 //! receiver keeps in its own store once the content matches its name; and
 //! finding an attachment's bytes for `aea attachment`, from that store or,
@@ -128,7 +128,7 @@ pub fn digests(message: &Message) -> Vec<String> {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
-    /// This repository's `.aea/attachments/`.
+    /// This repository's private `attachments/`.
     Store,
     /// The sender's repository on this machine: the copy it kept when it
     /// sent, else the file itself.

@@ -33,7 +33,7 @@ pub struct Draft {
     /// `{path, sha256}` objects, see [`attachment`].
     pub attachments: Vec<Value>,
     /// The content of each attachment as read when it was hashed: what the
-    /// sender keeps in `.aea/attachments/` for `aea sync` to carry.
+    /// sender keeps in its private `attachments/` for `aea sync` to carry.
     pub attachment_bytes: Vec<Vec<u8>>,
     pub reply_to: Option<String>,
     pub conversation: Option<String>,

@@ -142,7 +142,7 @@ impl Destination {
 /// A recipient's copy of a message we sent, found by [`held`].
 #[derive(Debug)]
 pub struct Held {
-    /// Where it is: the recipient's inbox or `.archive/`, or our
+    /// Where it is: the recipient's inbox, processed mail or archive, or our
     /// `outgoing/`; none once `aea sync` pushed it.
     pub path: Option<PathBuf>,
     /// The copy, where it can be read here.
@@ -150,7 +150,7 @@ pub struct Held {
 }
 
 /// Whether recipient `to` holds message `id` of sender `from`: in its
-/// inbox, or in its `.archive/` once it was processed and `gc` moved it
+/// inbox, among its processed mail, or in its archive once `gc` moved it
 /// there; for a recipient on another machine, in our `outgoing/` queue,
 /// or on the remote once `aea sync` pushed it. With `key`, only a copy
 /// signed with it counts: a copy someone else wrote (a recipient that
@@ -413,7 +413,7 @@ fn keyed(intent: &mut Intent, sender: &Sender<'_>, key: &str) -> Result<String> 
         .ok_or_else(|| {
             Error::usage(
                 format!("the record of --idempotency-key {key:?} does not read"),
-                "use another key, or remove the record from .aea/.sent-keys/",
+                "use another key (a key names one message)",
             )
         })?;
     if earlier.draft != intent.draft {

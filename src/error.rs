@@ -650,23 +650,23 @@ or install into {} for every repository with `aea hooks install --force`",
                 source: GitError::KeptMoving { .. },
                 ..
             } => {
-                "nothing was lost: queued mail stays in .aea/outgoing/; others are pushing to the same remote, so run `aea sync` again in a moment".to_string()
+                "nothing was lost: queued mail stays queued; others are pushing to the same remote, so run `aea sync` again in a moment".to_string()
             }
             Error::SyncFailed {
                 source: GitError::StaleLock { lock, .. },
                 ..
             } => format!(
-                "nothing was lost: queued mail stays in .aea/outgoing/; if no other `aea sync` or `git push` to that remote is running, remove the lock on the remote's host (`rm '{lock}'`), then run `aea sync` again"
+                "nothing was lost: queued mail stays queued; if no other `aea sync` or `git push` to that remote is running, remove the lock on the remote's host (`rm '{lock}'`), then run `aea sync` again"
             ),
             Error::SyncFailed { remote, .. } => format!(
-                "nothing was lost: queued mail stays in .aea/outgoing/; check that `git ls-remote -- {remote}` works, then run `aea sync` again"
+                "nothing was lost: queued mail stays queued; check that `git ls-remote -- {remote}` works, then run `aea sync` again"
             ),
             Error::Git { path, .. } => format!(
                 "run `git status` in {} to see what git says, fix it, then run the command again",
                 path.display()
             ),
             Error::MailStore { path, .. } => format!(
-                "nothing was lost: queued mail stays in .aea/outgoing/; the store holds only copies, so move it aside (`mv {0} {0}.bad`) and run `aea sync` again to rebuild it from the remote",
+                "nothing was lost: queued mail stays queued; the store holds only copies, so move it aside (`mv {0} {0}.bad`) and run `aea sync` again to rebuild it from the remote",
                 path.display()
             ),
             Error::RemoteRefused { .. } => {

@@ -55,9 +55,9 @@ pub struct Request {
 #[derive(Debug, Default, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Report {
-    /// Processed messages moved to `.archive/`.
+    /// Processed messages moved to the private archive.
     pub archived: Vec<String>,
-    /// Unprocessed messages past their `expires_at`, moved to `.archive/`.
+    /// Unprocessed messages past their `expires_at`, moved to the archive.
     pub expired: Vec<String>,
     /// Invalid files moved to `.quarantine/` with a `.reason` file.
     pub quarantined: Vec<String>,

@@ -129,7 +129,7 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub receipts_rejected: Vec<String>,
     pub quarantined: Vec<String>,
-    /// Attachments (by SHA-256) kept in `.aea/attachments/`, verified.
+    /// Attachments (by SHA-256) kept in the private `attachments/`, verified.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments_received: Vec<String>,
     /// Attachment blobs on the remote that were not kept, with the reason.

@@ -13,7 +13,7 @@ use crate::words::word_enum;
 word_enum! {
     /// How far a message got to one recipient: the furthest known.
     pub enum LegState {
-        /// Waiting in `.aea/outgoing/` for `aea sync`.
+        /// Waiting in the private `outgoing/` for `aea sync`.
         Queued = "queued",
         /// Pushed to the mail remote.
         Pushed = "pushed",

@@ -5,7 +5,7 @@
 //! A bridge reads an OACP agent's `inbox/` or the `to-<slug>.md` file of a
 //! Roo mailbox, with [`transfer::import_one`]'s checks (no symlinks, no
 //! FIFOs, capped reads, idempotent by message id). For each message it
-//! brought in it records, in the receiver's `.aea/.bridged/`, the file and
+//! brought in it records, in the receiver's private `bridged/`, the file and
 //! the SHA-256 of the bytes it read. Processing the message here then does
 //! what the other protocol's reader does once done: OACP deletes the file
 //! from its inbox, Roo deletes its mailbox file and logs the message id
@@ -337,7 +337,7 @@ fn remove_if_unchanged(record: &Record, name: &str, id: &str, mailbox: &Mailbox)
     let (path, sha256) = (record.source.as_path(), record.sha256.as_str());
     let limit = mailbox.message_limit();
     match fsutil::read_limited(path, limit) {
-        // A record planted in `.aea/.bridged/` can name any file of a
+        // A record planted in the private `bridged/` can name any file of a
         // bridge with its digest: only one that holds the message
         // processed here is ours to remove.
         Ok(bytes)

@@ -185,7 +185,7 @@ fn list(
 
 fn source_words(source: Source) -> &'static str {
     match source {
-        Source::Store => ".aea/attachments/",
+        Source::Store => "the attachment store",
         Source::SenderRepository => "the sender's repository",
     }
 }

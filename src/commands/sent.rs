@@ -1,4 +1,4 @@
-//! `aea sent`: the mail this repository sent (its copies in `.aea/sent/`),
+//! `aea sent`: the mail this repository sent (its copies in the private `sent/`),
 //! newest first, each with how far it got per recipient (as `aea status`).
 
 use serde::Serialize;

@@ -95,10 +95,10 @@ fn show_copy(
     } else {
         let label = match place {
             Held::Sent => {
-                "SENT by this repository (a copy in .aea/sent/); `aea status <ref>` shows how far it got"
+                "SENT by this repository (its copy in the private state); `aea status <ref>` shows how far it got"
             }
             Held::Archive | Held::Inbox => {
-                "ARCHIVED by `aea gc` (in .aea/.archive/): processed earlier, or expired unprocessed"
+                "ARCHIVED by `aea gc` (in the private archive): processed earlier, or expired unprocessed"
             }
         };
         ctx.printer.raw(&super::frame::render_copy(

@@ -105,7 +105,7 @@ fn print(report: &Report, url: &str, ctx: &Context) {
     }
     if !report.attachments_received.is_empty() {
         p.line(format_args!(
-            "received {} attachment(s), verified, in .aea/attachments/",
+            "received {} attachment(s), verified, in the private attachment store",
             report.attachments_received.len()
         ));
     }

@@ -14,7 +14,7 @@ use crate::mailbox::ApprovalRecord;
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(super) struct ApprovalOutput<'a> {
-    /// The record written in `.aea/.approvals/`.
+    /// The record written in the private `approvals/`.
     pub record: &'a Path,
     pub approval: &'a ApprovalRecord,
 }
