@@ -519,7 +519,9 @@ fn an_inbox_over_its_limit_archives_its_oldest_processed_mail_on_its_own() {
     let out = env.run(&web, &["check"]);
     assert_eq!(code(&out), 0);
     assert!(
-        stderr(&out).contains("6 processed messages in .aea/, over limits.auto_gc_over (4)"),
+        stderr(&out).contains(
+            "6 messages in .aea/ marked processed by another tool, over limits.auto_gc_over (4)"
+        ),
         "{}",
         stderr(&out)
     );
