@@ -268,7 +268,7 @@ pub struct LimitsConfig {
     pub log_files: Option<u32>,
     /// Past this many processed messages in the inbox, a command that
     /// lists it starts `aea gc --auto` in the background, which archives
-    /// the oldest until half remain (issue 16); `0` never does.
+    /// the oldest until half remain; `0` never does.
     pub auto_gc_over: Option<u64>,
 }
 
@@ -810,8 +810,8 @@ mod tests {
     }
 
     /// The top-level keys, from the type itself: what serde writes is what
-    /// it reads, so no second list can drift (issue 15: `doctor` once called
-    /// the documented `sync:` unknown).
+    /// it reads, so no second list can drift (a hand-kept list once made
+    /// `doctor` call the documented `sync:` unknown).
     fn top_level_keys() -> Vec<String> {
         let value = serde_json::to_value(AgentConfig::default()).unwrap();
         value.as_object().unwrap().keys().cloned().collect()

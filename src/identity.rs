@@ -581,7 +581,7 @@ impl KeyRing {
     /// Best effort and not flushed: a lost cache only costs a verification.
     /// Done when the ring is dropped; earlier by a command that must be
     /// done before it speaks (`aea watch`, whose harness waits for its exit
-    /// after its line: issue 16).
+    /// after its line).
     pub fn save_verified(&self) {
         let Some(path) = self.sources.as_ref().and_then(|s| s.cache.as_ref()) else {
             return;
@@ -646,7 +646,7 @@ mod tests {
     }
 
     /// `aea watch` saves the verified cache before its wake-up line
-    /// (issue 16): saved once, it is not written again when the ring goes,
+    /// (its harness waits for the exit): saved once, it is not written again when the ring goes,
     /// and the next ring finds the result in it.
     #[test]
     fn verified_results_saved_early_are_kept_and_not_written_twice() {

@@ -1,5 +1,5 @@
 //! What a process killed mid-way leaves half-done, found and finished
-//! (`aea doctor`, `aea doctor --fix`; issue 11).
+//! (`aea doctor`, `aea doctor --fix`).
 //!
 //! - An interrupted send: its record in the private `sent-keys/` (written before
 //!   anything was delivered) names the message id and every recipient. The

@@ -1,5 +1,5 @@
 //! What the receiver last worked out from its inbox, kept so that a
-//! command can answer without listing again when nothing moved (issue 16).
+//! command can answer without listing again when nothing moved.
 //!
 //! Between two prompts of an agent almost nothing changes in `.aea/`, yet
 //! every `check`, harness hook and git hook used to list both folders and

@@ -282,7 +282,7 @@ pub fn sync(
     Ok(session.report)
 }
 
-/// Whether this sync has nothing to do (issue 16: about the cost of the
+/// Whether this sync has nothing to do (so that it costs about one
 /// fetch, whatever the history): the last one ended settled, every
 /// remote ref it watched is where it left it, nothing is queued in
 /// `outgoing/`, and no mail applied here has been processed since (its

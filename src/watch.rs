@@ -8,7 +8,7 @@
 //! (`monitor.stop`), and the loss of the watch itself. Reading the inbox
 //! must never wake it: every wake-up lists and reads the messages, so a
 //! watch that reported opens and reads woke itself for ever and burnt a
-//! core while mail waited (issue 11). On Linux the kernel is asked for
+//! core while mail waited. On Linux the kernel is asked for
 //! exactly those events (`inotify` with an explicit mask: `notify` 8 always
 //! subscribes to IN_OPEN, and every read of a waiting message would wake
 //! its thread); elsewhere `notify`'s backend (FSEvents on macOS) reports
@@ -77,7 +77,7 @@ impl DirWatch {
     /// waits for an SRCU grace period (`fsnotify_destroy_group`; 8–20 ms
     /// measured on Linux 6.18). It happens inside `exit_group` whichever
     /// thread closes it, so a harness waiting for `aea watch` to exit
-    /// waited that long after the wake-up line (issue 16). Here a forked
+    /// waited that long after the wake-up line. Here a forked
     /// holder keeps a copy of the descriptors until this process has gone:
     /// our own close is then a reference dropped, and the holder pays for
     /// the teardown after the parent's exit has been seen.

@@ -1,5 +1,5 @@
 //! Next to the original bash AEA (openSVM/aea, SPEC §12): folders laid out as
-//! its `install-aea.sh` leaves them, and what aea does with them (issue 13).
+//! its `install-aea.sh` leaves them, and what aea does with them.
 //! The fixture is written from the installer's documented output, not copied.
 
 use std::fs;
@@ -517,7 +517,7 @@ const BASH_REQUIRED: [&str; 8] = [
     "/content/body",
 ];
 
-/// Issue 13, finding 3: v1.0 mail showed in the bash readers as
+/// v1.0 mail showed in the bash readers as
 /// "Priority: normal | From: unknown", and an urgent issue was offered for
 /// automatic handling. Mail to a repository with the bash AEA's checker
 /// carries the 0.1.0 fields they read; aea there still reads it as v1.0.

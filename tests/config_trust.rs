@@ -1,4 +1,4 @@
-//! A committed config is untrusted input (issue 9, findings 1, 6 and 9):
+//! A committed config is untrusted input:
 //! nothing in it runs a program, hands an option to git or reaches a host
 //! until `aea trust`; a config that does not read blocks the commit gate;
 //! durations and limits out of range are errors, never panics.
@@ -42,7 +42,7 @@ fn config_path(repo: &Path) -> PathBuf {
     repo.join(".aea/agent-config.yaml")
 }
 
-/// The attack of finding 1: a remote git reads as `--upload-pack`, and a
+/// A remote git reads as `--upload-pack`, and a
 /// post-checkout hook setting that syncs with it.
 fn hostile_config(pwned: &Path) -> String {
     format!(

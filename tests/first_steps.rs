@@ -1,4 +1,4 @@
-//! What a new user trips on (issue 15): documented config keys, re-running
+//! What a new user trips on: documented config keys, re-running
 //! init, `review` at a scripted terminal, completions, `gc --dry-run`.
 
 use crate::common::*;

@@ -1,4 +1,4 @@
-//! Finding 8 of issue 9: hard stops and secret detection that a sender can
+//! Hard stops and secret detection that a sender can
 //! no longer step around with spacing, Unicode, flag order or another field.
 //!
 //! `tests/secrets-corpus/<case>.txt` holds one case per file: the expected

@@ -1,4 +1,4 @@
-//! Finding 5 of issue 9: who sent a message is what the receiver can
+//! Who sent a message is what the receiver can
 //! verify, not what the file says (SPEC §15.2). Real binary, real files.
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! What a new user trips on (issue 15): a kept demo that mixes with the
+//! What a new user trips on: a kept demo that mixes with the
 //! user's own agents, log filters that say nothing, `status` that cannot
 //! see an archived message, and hints that name a command that refuses.
 

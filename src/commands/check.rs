@@ -165,7 +165,7 @@ fn hook_input() -> HookInput {
         return HookInput::default();
     }
     // A harness writes its JSON and closes stdin; one that keeps stdin open
-    // must not hang the hook (issue 11): read on a thread, wait a moment,
+    // must not hang the hook: read on a thread, wait a moment,
     // and go on without the input if nothing complete arrived. The thread
     // ends with the process.
     let (tx, rx) = std::sync::mpsc::channel();

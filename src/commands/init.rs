@@ -63,7 +63,7 @@ pub fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
     }
     let repo = fs::canonicalize(&target).map_err(|e| Error::io("resolve", &target, e))?;
     // An opt-out of an earlier init stands until the user asks again: a
-    // repair run must not undo it (issue 15).
+    // repair run must not undo it.
     let remembered = harness::opt_outs(&repo.join(AEA_DIR));
     let choice = harness::OptOuts {
         agent_files: args.no_agent_files
@@ -440,7 +440,7 @@ fn install_git_hooks(
         return Ok(());
     }
     // A package of a monorepo: git runs hooks at the top, where they would
-    // look for another .aea/ (issue 11). Say so instead of installing
+    // look for another .aea/. Say so instead of installing
     // hooks that serve nothing here.
     if let Some(root) = dirs.runs_elsewhere_than(repo) {
         let why = Error::HooksCannotSee {

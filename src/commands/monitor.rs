@@ -31,7 +31,7 @@ use crate::words::word_enum;
 
 /// Not `monitor.pid`: the bash AEA's `aea-monitor.sh` uses that name in the
 /// same folder, and its `status` deletes a pid file whose process it does
-/// not recognise (issue 13).
+/// not recognise.
 /// Quiet time that ends a burst of arrivals unless `monitoring.debounce` says.
 const DEBOUNCE: Duration = Duration::from_millis(200);
 

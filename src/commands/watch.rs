@@ -111,7 +111,7 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
 
 /// What is left to do before the line, done before it: a harness waits
 /// for this process to exit, not for the line, so after the line there
-/// should be nothing but the exit (issue 16). The verified cache would be
+/// should be nothing but the exit. The verified cache would be
 /// written when the context goes; the inotify descriptor goes to a holder
 /// process (see [`DirWatch::hand_off`]).
 fn let_go(watch: DirWatch, ctx: &Context) {

@@ -254,7 +254,7 @@ pub fn install(
     let mut changed = Vec::new();
     // Every file's new text is known before the first is written, so a
     // settings file aea cannot merge stops init before it has touched
-    // CLAUDE.md (issue 13); and what was written is recorded even when a
+    // CLAUDE.md; and what was written is recorded even when a
     // later write fails, so `uninstall` can take it back.
     let mut written = Ok(());
     for (rel, before, new) in writes {
@@ -556,8 +556,8 @@ fn program_of(command: &str) -> Option<String> {
 }
 
 /// Whether `program` is an executable file given by its path. A bare name
-/// counts as broken: a harness's PATH need not hold it (issue 12: exit 127
-/// while `doctor` said all was well).
+/// counts as broken: a harness's PATH need not hold it (a hook failed with
+/// exit 127 while `doctor` said all was well).
 fn runs(program: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     program.is_absolute()

@@ -1,4 +1,4 @@
-//! The protocol's own commands (issue 13): the AEA v1.0 text, and
+//! The protocol's own commands: the AEA v1.0 text, and
 //! `CLAUDE.md` files in the wild, tell agents to run
 //! `bash .aea/scripts/aea-check.sh`, `.aea/scripts/aea-send.sh --to ID
 //! --to-path PATH --type T --priority P --subject S --message M` and

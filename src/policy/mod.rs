@@ -867,7 +867,7 @@ mod tests {
 
     /// Mail to a bash recipient carries the 0.1.0 copy: what the default
     /// table holds for a person, the bash readers do not handle on their
-    /// own either (issue 13, finding 3: an urgent issue was offered).
+    /// own either (the bash readers offered an urgent issue to the agent).
     #[test]
     fn bash_readers_hold_back_what_the_default_table_gates() {
         let policy = policy("{}");

@@ -1,6 +1,6 @@
 //! What `aea sync` remembers between runs, in the private `sync/`, kept so that
 //! a sync with nothing new costs about one `git fetch` however long the
-//! history (issue 16). Older versions kept it all in `state.json`,
+//! history. Older versions kept it all in `state.json`,
 //! rewritten whole (and flushed) several times per sync: 2.7 MB at 11,000
 //! messages, parsed and written again even when nothing had changed.
 //!
