@@ -375,8 +375,7 @@ fn a_flood_from_another_user_cannot_time_the_gate_out_for_its_urgent_mail() {
         });
         std::fs::write(
             staged.join(format!(
-                "message-20261121T1001{:05}Z-from-mallory-{i:08x}.json",
-                i
+                "message-20261121T1001{i:05}Z-from-mallory-{i:08x}.json"
             )),
             message.to_string(),
         )
@@ -509,5 +508,89 @@ fn a_pulled_gitignore_gets_no_received_mail_committed() {
     assert!(
         leaked.is_empty(),
         "received mail and the log were committed after a pull rewrote .aea/.gitignore: {leaked:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Files another OS user still owns, in the private state
+
+/// In an inbox shared with `--shared`, `gc` moves expired (and invalid)
+/// mail into the private `archive/` by linking the sender's own inode
+/// there: the file stays the sender's, and a sender who kept a hard link
+/// to it (its own file: the kernel allows that) rewrites the archived
+/// message afterwards — `aea show` then prints the new text. `process`
+/// and `approve` take the file over first (`Mailbox::adopt`); `gc`, and
+/// the migration's move of processed mail, do not.
+#[test]
+fn mail_gc_archived_from_another_user_cannot_be_rewritten_afterwards() {
+    let ids = match sender_user() {
+        Ok(ids) => ids,
+        Err(why) => {
+            eprintln!("SKIPPED mail_gc_archived_from_another_user…: {why}");
+            return;
+        }
+    };
+    let env = TestEnv::new();
+    let web = hooked_repository(&env, "default");
+    let home = env.path().join("sender-home");
+    std::fs::create_dir(&home).unwrap();
+    std::os::unix::fs::chown(&home, Some(ids.0), Some(ids.1)).unwrap();
+
+    let id = "0badc0de-0000-4000-8000-0000000a2c41";
+    let name = format!("message-20260101T000000000Z-from-mallory-{}.json", &id[..8]);
+    let message = json!({
+        "protocol_version": "1.0",
+        "message_id": id,
+        "message_type": "update",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "expires_at": "2026-01-02T00:00:00.000Z",
+        "priority": "low",
+        "requires_response": false,
+        "from": {"agent_id": "mallory", "repo_path": "/src/mallory", "user": "m"},
+        "to": {"agent_id": "web"},
+        "message": {"subject": "old news", "body": "original", "context": {}, "attachments": []},
+        "metadata": {"conversation_id": id, "tags": []},
+    })
+    .to_string();
+    let keep = home.join("keep.json");
+    let deliver = format!(
+        "printf '%s' '{message}' > .aea/{name} && ln .aea/{name} {}",
+        keep.display()
+    );
+    let out = as_user(
+        ids,
+        &home,
+        &web,
+        "sh",
+        &["-c", &deliver],
+        Duration::from_secs(30),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    env.ok(&web, &["gc"]);
+    assert!(
+        !web.join(".aea").join(&name).exists(),
+        "gc did not archive it"
+    );
+    assert!(env.ok(&web, &["show", id]).contains("original"));
+
+    // Same length, written in place through the sender's own link.
+    let rewrite = format!(
+        "sed s/original/tampered/ {k} > {k}.new && cat {k}.new 1<> {k}",
+        k = keep.display()
+    );
+    let out = as_user(
+        ids,
+        &home,
+        &web,
+        "sh",
+        &["-c", &rewrite],
+        Duration::from_secs(30),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let shown = env.ok(&web, &["show", id]);
+    assert!(
+        !shown.contains("tampered"),
+        "another OS user rewrote a message in the receiver's private archive:\n{shown}"
     );
 }
