@@ -8,6 +8,7 @@
 mod common;
 
 mod approvals;
+mod attack_private_state;
 mod attachments;
 mod bad_input;
 mod bash_aea;
