@@ -1,8 +1,7 @@
 #!/bin/sh
 # aea-hook: @HOOK@
 # aea-hook-version: @VERSION@
-# Written by `aea hooks install`; `aea hooks uninstall` removes it and puts
-# back the hook kept meanwhile as @HOOK@.aea-orig.
+# Written by `aea hooks install`; `aea hooks uninstall` puts back @HOOK@.aea-orig.
 status=0
 if [ -x "$0.aea-orig" ]; then
   "$0.aea-orig" "$@" || status=$?
@@ -40,27 +39,28 @@ if [ @HOOK@ = pre-commit ]; then
   fi
   [ -z "$quiet" ] || exit "$status"
 fi
-# git's variables must not leak into anything aea touches elsewhere.
+# git's variables must not leak into what aea touches (the commit's index
+export AEA_GIT_INDEX_FILE="${GIT_INDEX_FILE:-}" # goes under aea's own name)
 unset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE GIT_OBJECT_DIRECTORY GIT_COMMON_DIR \
   GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_PREFIX GIT_NAMESPACE GIT_CEILING_DIRECTORIES
-# A decision of aea's (exit 5) stops a commit; so does an aea that did not
-# decide in time (a flood?) while urgent mail waits. Garbage or a crash says
-# one line and git goes on, unless AEA_HOOKS_FAIL_CLOSED=1. No stdin.
+# A decision of aea's (exit 5) stops a commit; so does an aea that could
+# not decide (a flood timed it out, a pull broke .aea/) while any mail
+# waits: a file at the top of .aea/ no .processed/ marker covers. Else one
+# line, and git goes on (unless AEA_HOOKS_FAIL_CLOSED=1). No stdin.
 bound=
-if command -v timeout >/dev/null 2>&1; then
-  bound="timeout -k 2 ${AEA_HOOK_TIMEOUT:-10}"
-fi
+command -v timeout >/dev/null 2>&1 && bound="timeout -k 2 ${AEA_HOOK_TIMEOUT:-10}"
 rc=0
 $bound "$aea" hooks run @HOOK@ </dev/null || rc=$?
 case "$rc" in
   0) ;;
   5) [ @HOOK@ = pre-commit ] && exit 5 ;;
   *)
-    if [ @HOOK@ = pre-commit ] && { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } &&
-      find .aea -maxdepth 1 -type f -name 'message-*.json' -size -2048k -exec \
-        grep -l -E '"priority"[[:space:]]*:[[:space:]]*"urgent"' {} + 2>/dev/null | grep -q .; then
-      echo "aea: commit blocked: aea did not decide in time and urgent mail waits; run \`aea check\`" >&2
-      exit 5
+    if [ @HOOK@ = pre-commit ]; then
+      for f in .aea/message-*.json; do
+        { [ -e "$f" ] || [ -L "$f" ]; } && [ ! -f ".aea/.processed/${f#.aea/}" ] || continue
+        echo "aea: commit blocked: aea could not decide (exit $rc) and mail waits in .aea/; run \`aea check\`" >&2
+        exit 5
+      done
     fi
     echo "aea: the hook could not run aea (exit $rc): mail not checked; run \`aea doctor\`" >&2
     case "${AEA_HOOKS_FAIL_CLOSED:-0}" in 0) ;; *) [ @HOOK@ = pre-commit ] && exit "$rc" ;; esac

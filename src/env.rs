@@ -18,6 +18,10 @@ pub const AEA_CONFIG_DIR: &str = "AEA_CONFIG_DIR";
 /// directory, `~/.local/state/aea` on Linux). Inboxes in a git work tree
 /// keep theirs in the git directory (see `layout`).
 pub const AEA_STATE_DIR: &str = "AEA_STATE_DIR";
+/// The index a commit is made from, as git gave it to the pre-commit hook
+/// (`GIT_INDEX_FILE`), passed on by aea's hook script under this name: the
+/// script unsets git's own variables before it runs aea.
+pub const AEA_GIT_INDEX_FILE: &str = "AEA_GIT_INDEX_FILE";
 /// Fixes the clock, as RFC 3339, for reproducible output in tests.
 pub const AEA_TEST_NOW: &str = "AEA_TEST_NOW";
 /// Seeds the id generator, for reproducible output in tests.
@@ -59,6 +63,8 @@ pub struct Env {
     /// Where the private state of inboxes outside git goes
     /// ([`AEA_STATE_DIR`], else the platform's state directory).
     pub state_dir: Option<PathBuf>,
+    /// [`AEA_GIT_INDEX_FILE`].
+    pub git_index_file: Option<PathBuf>,
     /// `OPENCODE_SERVER_USERNAME`, for the `opencode` doorbell.
     pub opencode_username: Option<String>,
     /// `OPENCODE_SERVER_PASSWORD`, for the `opencode` doorbell.
@@ -145,6 +151,9 @@ impl Env {
                 .map(PathBuf::from)
                 .or_else(|| dirs.as_ref().map(|d| d.config_dir().to_path_buf())),
             cache_dir: dirs.as_ref().map(|d| d.cache_dir().to_path_buf()),
+            git_index_file: std::env::var_os(AEA_GIT_INDEX_FILE)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
             // Only an absolute path: a relative one would put the state
             // under whatever folder a command runs in.
             state_dir: std::env::var_os(AEA_STATE_DIR)

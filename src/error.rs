@@ -461,7 +461,6 @@ impl Error {
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Error::Io { .. }
-            | Error::NotADirectory { .. }
             | Error::InvalidMessage { .. }
             | Error::AlreadyProcessed { .. }
             | Error::Claimed { .. }
@@ -502,7 +501,10 @@ impl Error {
             | Error::NotAGitRepository { .. }
             | Error::NoKeyToPin { .. } => ExitCode::NotFound,
             Error::MonitorDidNotStart { .. } => ExitCode::Timeout,
+            // A file where aea keeps a folder is unsound state, as a symlink
+            // is: a pull can put one there, and the commit gate fails closed.
             Error::Symlink { .. }
+            | Error::NotADirectory { .. }
             | Error::UnsafeState { .. }
             | Error::MailboxSlotTaken { .. }
             | Error::CollabRefused(_)
@@ -800,7 +802,7 @@ mod tests {
             Error::NoRepository { .. } => (1, NotFound),
             Error::NotInitialized { .. } => (2, NotFound),
             Error::Symlink { .. } => (3, Refused),
-            Error::NotADirectory { .. } => (4, Failure),
+            Error::NotADirectory { .. } => (4, Refused),
             Error::UnsafeState { .. } => (5, Refused),
             Error::InvalidAgentId { .. } => (6, Usage),
             Error::RecipientNotFound { .. } => (7, NotFound),

@@ -80,6 +80,18 @@ impl Shared {
         }
     }
 
+    /// Whether the path `rel` (relative to `.aea/`) is one a repository
+    /// shares through its commits: the config, the prompts and the ignore
+    /// file. Everything else of `.aea/` is this machine's (mail, markers,
+    /// the log) and never belongs in a commit.
+    pub fn committed(rel: &str) -> bool {
+        rel == Shared::Config.name()
+            || rel == Shared::GitIgnore.name()
+            || rel
+                .strip_prefix(Shared::Prompts.name())
+                .is_some_and(|rest| rest.starts_with('/'))
+    }
+
     /// The folders `init` makes in `.aea/`.
     pub const FOLDERS: [Shared; 5] = [
         Shared::Markers,
@@ -209,6 +221,10 @@ pub mod seen {
     pub const AUTO_GC: &str = "auto-gc";
     /// Invalid inbox files already judged, by stamp.
     pub const INVALID: &str = "invalid.json";
+    /// What waited at the last listing (file name -> message id).
+    pub const WAITING: &str = "waiting.json";
+    /// Mail that waited and is gone without aea moving it.
+    pub const VANISHED: &str = "vanished.json";
 }
 
 /// Names inside [`Private::SyncStore`], beside the bare repository.

@@ -594,3 +594,31 @@ fn mail_gc_archived_from_another_user_cannot_be_rewritten_afterwards() {
         "another OS user rewrote a message in the receiver's private archive:\n{shown}"
     );
 }
+
+/// A marker for a waiting message, committed upstream by someone who could
+/// read the names in a shared inbox: it hides the message from listings
+/// (as another tool's marker does) but approves nothing, so the commit
+/// gate still holds for urgent gated mail, and the quiet marker is never
+/// made while it waits.
+#[test]
+fn a_pulled_marker_for_waiting_gated_mail_does_not_open_the_commit_gate() {
+    let up = Upstream::new();
+    let victim = Victim::clone_of(&up);
+    let id = victim.urgent_handoff("deploy to prod");
+    let name = inbox_files(&victim.web)
+        .into_iter()
+        .next()
+        .expect("the handoff waits");
+    assert_commit_blocked(&victim.try_commit("a.txt"), "before the pull");
+    let markers = up.repo.join(".aea/.processed");
+    std::fs::create_dir_all(&markers).unwrap();
+    std::fs::write(markers.join(&name), "").unwrap();
+    up.commit_all(&[&format!(".aea/.processed/{name}")], "mark it");
+    let pulled = victim.pull();
+    assert!(pulled.status.success(), "git pull: {}", stderr(&pulled));
+    let pending = victim.env.json(&victim.web, &["pending"]);
+    assert!(pending.to_string().contains(&id), "{pending}");
+    // Twice: the second commit meets whatever the first listing left.
+    assert_commit_blocked(&victim.try_commit("b.txt"), "after the pull");
+    assert_commit_blocked(&victim.try_commit("c.txt"), "once more");
+}

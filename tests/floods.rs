@@ -81,10 +81,16 @@ fn a_flood_from_another_user_neither_stalls_nor_opens_the_commit_gate() {
     let out = as_user(ids, &home, &web, "awk", &[flood], Duration::from_secs(120));
     assert!(out.status.success(), "{}", stderr(&out));
 
-    // The hook reads a bounded number of files and blocks on the rest.
+    // The hook reads a bounded number of files and blocks on the rest (on
+    // a machine too loaded to read even those in time, the script blocks
+    // on the waiting mail it finds itself).
     let out = commit(&env, &web, "a");
     assert!(!out.status.success(), "a flood opened the commit gate");
-    assert!(stderr(&out).contains("were not read"), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains("were not read") || said.contains("could not decide"),
+        "{said}"
+    );
     // `check` reads them all once and remembers them as invalid: the next
     // listing does not read them again, and the gate sees what waits.
     let report = env.json(&web, &["check"]);
@@ -142,7 +148,7 @@ fn an_aea_that_does_not_answer_in_time_blocks_a_commit_while_urgent_mail_waits()
         .unwrap();
     assert!(!out.status.success(), "the commit passed");
     assert!(
-        stderr(&out).contains("did not decide in time and urgent mail waits"),
+        stderr(&out).contains("could not decide (exit 124) and mail waits"),
         "{}",
         stderr(&out)
     );

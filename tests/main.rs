@@ -8,8 +8,8 @@
 mod common;
 
 mod approvals;
-mod attack_private_state;
 mod attachments;
+mod attack_private_state;
 mod bad_input;
 mod bash_aea;
 mod bridge;

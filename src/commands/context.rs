@@ -47,6 +47,8 @@ pub struct Context {
     seen_settle: Option<std::time::Duration>,
     /// Fixed clock of tests, if any: part of what memos depend on.
     fixed_now: Option<String>,
+    /// The index a commit is made from, in a pre-commit hook.
+    pub git_index_file: Option<PathBuf>,
     /// The keys this command verifies mail with, shared by the mailbox and
     /// the judge so each message is verified once.
     keyring: std::cell::OnceCell<Rc<KeyRing>>,
@@ -96,6 +98,7 @@ impl Context {
             ring_env: RingEnv::new(env),
             seen_settle: env.seen_settle,
             fixed_now: env.fixed_now.map(|t| t.to_rfc3339()),
+            git_index_file: env.git_index_file.clone(),
             keyring: std::cell::OnceCell::new(),
         })
     }

@@ -62,6 +62,7 @@ pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         config_dir: Some(config_dir.clone()),
         cache_dir: Some(root.join("cache")),
         state_dir: Some(root.join("state")),
+        git_index_file: None,
         // The demo rings no doorbells.
         opencode_username: None,
         opencode_password: None,

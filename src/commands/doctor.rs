@@ -237,6 +237,8 @@ pub fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     out.extend(unapproved(&mailbox, ctx));
     out.extend(leftovers(&mailbox, ctx.rt.now()));
     out.push(log_history(&mailbox));
+    out.extend(ignored(&mailbox));
+    out.push(vanished(&mailbox));
     out.extend(half_done(&mailbox, ctx));
     Ok(report(&fixed, &out, ctx))
 }
@@ -264,6 +266,18 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
         fixed.push(format!(
             "took this inbox over from the layout of an older aea ({} processed message(s) moved to the private state)",
             record.processed
+        ));
+    }
+    let gone = mailbox.vanished();
+    if !gone.is_empty() {
+        mailbox.forget_vanished();
+        fixed.push(format!(
+            "forgot {} message(s) noted as vanished: {}",
+            gone.len(),
+            gone.iter()
+                .map(|v| crate::printer::untrusted_short(&v.id, 64))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     for name in stale_claims(mailbox, now) {
@@ -777,6 +791,65 @@ fn log_history(mailbox: &Mailbox) -> Finding {
         problem,
         "agent.log only grew since the last `aea doctor`",
     )
+}
+
+/// Mail that waited and is gone without aea moving it (git deletes the
+/// ignored files of a folder it replaces), until `--fix` says a person
+/// looked.
+fn vanished(mailbox: &Mailbox) -> Finding {
+    let gone = mailbox.vanished();
+    Finding::new(
+        "vanished mail",
+        (!gone.is_empty()).then(|| {
+            (
+                format!(
+                    "{} message(s) that waited are gone from .aea/ without aea processing, archiving or quarantining them: {}",
+                    gone.len(),
+                    gone.iter()
+                        .map(|v| format!(
+                            "{} (id {})",
+                            crate::shortref::of(&v.file),
+                            crate::printer::untrusted_short(&v.id, 64)
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                "a checkout or pull that replaced .aea/ deletes what git ignores there: ask each sender to send again (`aea status` on their side), then `aea doctor --fix` to forget this list".to_string(),
+            )
+        }),
+        "no waiting mail vanished",
+    )
+}
+
+/// Whether git ignores what of `.aea/` is this machine's (mail, markers,
+/// the log): `.aea/.gitignore` is committed, and a pull can change it. Not
+/// said outside git.
+fn ignored(mailbox: &Mailbox) -> Option<Finding> {
+    let names = [
+        "message-20260101T000000000Z-from-x-00000000.json",
+        Shared::Log.name(),
+        ".processed/message-20260101T000000000Z-from-x-00000000.json",
+    ];
+    let ignored = crate::repo::ignored_under(mailbox.dir(), &names)?;
+    let not: Vec<&str> = names
+        .iter()
+        .zip(ignored)
+        .filter(|(_, ignored)| !ignored)
+        .map(|(n, _)| *n)
+        .collect();
+    Some(Finding::new(
+        "ignore rules",
+        (!not.is_empty()).then(|| {
+            (
+                format!(
+                    "git does not ignore {} in .aea/: received mail and the log would be committed (and pushed) with `git add -A`",
+                    not.join(", ")
+                ),
+                "make .aea/.gitignore start with a line `*` (then `!.gitignore`, `!agent-config.yaml`, `!prompts/`, `!prompts/**`), as `aea init` writes it, and commit that".to_string(),
+            )
+        }),
+        "git ignores mail, markers and the log in .aea/",
+    ))
 }
 
 /// Claims and staging files older than anything alive would leave them.

@@ -398,6 +398,29 @@ fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode>
 /// commit, whatever the inbox holds, until it is fixed.
 fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     let p = &ctx.printer;
+    // Mail, markers or the log about to be committed: `.aea/.gitignore` is
+    // committed, and a pull can make it ignore nothing.
+    let staged: Vec<String> =
+        crate::repo::staged_under(mailbox.dir(), ctx.git_index_file.as_deref())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|rel| !crate::layout::Shared::committed(rel))
+            .collect();
+    if !staged.is_empty() {
+        let shown: Vec<String> = staged
+            .iter()
+            .take(5)
+            .map(|rel| crate::printer::untrusted_short(rel, 80))
+            .collect();
+        p.err_line(format_args!(
+            "aea: commit blocked: {} file(s) of this machine's .aea/ are staged ({}{}): received mail, markers and the log never belong in a commit.",
+            staged.len(),
+            shown.join(", "),
+            if staged.len() > shown.len() { ", …" } else { "" }
+        ));
+        p.err_line("aea: unstage them with `git reset -q -- .aea/` (the files stay), then make .aea/.gitignore start with `*` again (`aea doctor` checks it).");
+        return Ok(ExitCode::Refused);
+    }
     // A report remembered without a warning was worked out from this very
     // config (its stamp is part of the memo), which compiled then: it needs
     // no second compile on every commit.
@@ -454,15 +477,23 @@ fn gate(report: &listing::Report, setting: &crate::config::HookConfig, ctx: &Con
         return ExitCode::Refused;
     }
     let count = report.unprocessed + report.invalid.len();
-    if count == 0 {
+    if count == 0 && report.processed_without_approval.is_empty() {
         return ExitCode::Success;
     }
-    // Waiting: gated by the policy and not decided by a person yet.
+    // Waiting: gated by the policy and not decided by a person yet — also
+    // what a `.processed/` marker aea did not write hides (another tool's,
+    // or one a pull brought): it approves nothing.
     let waiting: Vec<(&str, Priority)> = report
         .messages
         .iter()
         .filter(|m| m.approval.waits())
         .map(|m| (m.short_ref.as_str(), m.priority))
+        .chain(
+            report
+                .processed_without_approval
+                .iter()
+                .map(|u| (u.short_ref.as_str(), u.priority)),
+        )
         .collect();
     p.err_line(format_args!(
         "aea: {} unprocessed message{}{}. Run `aea check`.",

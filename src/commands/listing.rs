@@ -305,6 +305,9 @@ pub fn unprocessed_report(
     };
     let judge = judge(warn);
     let report = build_report(mailbox, &entries, &judge, ctx);
+    if report.not_read == 0 {
+        note_vanished(mailbox, &report, quiet, ctx);
+    }
     // A report that left files unread says nothing of them: never
     // remembered, never quiet.
     let memos = memos.filter(|_| report.not_read == 0);
@@ -352,14 +355,38 @@ pub fn unprocessed_report(
         .map(i128::from);
     // Quiet lets the pre-commit script skip aea: not while anything was
     // said about the inbox (a config that does not read, on which the
-    // gate blocks, is said in a warning).
-    memos.set_quiet(entries.is_empty() && !warned.get(), &watched);
+    // gate blocks, is said in a warning), nor while gated mail is hidden
+    // by a marker aea did not write (the gate blocks on it).
+    let quiet = entries.is_empty() && report.processed_without_approval.is_empty();
+    memos.set_quiet(quiet && !warned.get(), &watched);
     let remembered = Remembered {
         report,
         warned: warned.get(),
     };
     memos.keep(REPORT_MEMO, watched, valid_until, &remembered);
     Ok(remembered.report)
+}
+
+/// Notes what waits now, and says (unless `quiet`) what waited at the last
+/// listing and is gone without aea moving it (see
+/// [`crate::mailbox::Vanished`]); `doctor` names them until a person
+/// looked.
+fn note_vanished(mailbox: &Mailbox, report: &Report, quiet: bool, ctx: &Context) {
+    let waiting: Vec<(&str, &str)> = report
+        .messages
+        .iter()
+        .map(|m| (m.file.as_str(), m.id.as_str()))
+        .collect();
+    let gone = mailbox.note_waiting(&waiting);
+    if !gone.is_empty() && !quiet {
+        ctx.printer.warn(format_args!(
+            "{} message{} that waited {} gone from .aea/ without aea processing, archiving or quarantining {} (a checkout or pull deletes ignored files): see `aea doctor`",
+            gone.len(),
+            plural(gone.len()),
+            if gone.len() == 1 { "is" } else { "are" },
+            if gone.len() == 1 { "it" } else { "them" },
+        ));
+    }
 }
 
 /// Starts `aea gc --auto` in the background when the listing just made

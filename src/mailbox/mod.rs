@@ -23,6 +23,7 @@ mod index;
 mod read;
 mod records;
 mod sending;
+mod vanished;
 
 use std::cell::{Cell, OnceCell};
 use std::fs;
@@ -43,6 +44,7 @@ use crate::words::{OrUnknown, word_enum};
 
 pub use crate::layout::AEA_DIR;
 pub use records::Aside;
+pub use vanished::Vanished;
 
 /// A send holds the send records' lock only to read and replace one record.
 const SEND_KEYS_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -701,16 +703,29 @@ fn move_present(from: &Path, dir: &Path, name: &str) -> Result<PathBuf> {
 /// without replacing anything, and only then removed from where it was.
 /// A file over `limit`, or not a regular file, is not copied: an error
 /// says so and it stays where it is.
+///
+/// With `owner` set, a file another user owns is copied too, never linked:
+/// in an inbox shared with other OS users a sender may keep a hard link to
+/// the file it delivered, and rewrite it in the receiver's store.
 fn move_to(
     from: &Path,
     dir: &Path,
     name: &str,
     staging: &Path,
     limit: u64,
+    owner: Option<u32>,
 ) -> Result<Option<PathBuf>> {
-    match move_no_replace(from, dir, name) {
-        Err(Error::Io { source, .. }) if source.raw_os_error() == Some(libc::EXDEV) => {}
-        other => return other,
+    let theirs = owner.is_some_and(|o| {
+        fs::symlink_metadata(from)
+            .ok()
+            .and_then(|m| fsutil::owner(&m))
+            .is_some_and(|u| u != o)
+    });
+    if !theirs {
+        match move_no_replace(from, dir, name) {
+            Err(Error::Io { source, .. }) if source.raw_os_error() == Some(libc::EXDEV) => {}
+            other => return other,
+        }
     }
     let bytes = match fsutil::read_limited(from, limit) {
         Ok(bytes) => bytes,

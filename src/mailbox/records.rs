@@ -167,10 +167,16 @@ impl Mailbox {
         if fs::symlink_metadata(&kept).is_ok() {
             remove_present(&entry.path)?;
         } else {
-            move_to(&entry.path, &store, name, &staging, self.message_limit)?.ok_or_else(|| {
-                Error::MessageNotFound {
-                    reference: name.clone(),
-                }
+            move_to(
+                &entry.path,
+                &store,
+                name,
+                &staging,
+                self.message_limit,
+                self.owner,
+            )?
+            .ok_or_else(|| Error::MessageNotFound {
+                reference: name.clone(),
             })?;
         }
         let body = serde_json::to_vec_pretty(marker).expect("a marker always serialises");
@@ -381,7 +387,17 @@ impl Mailbox {
         let approvals = self.private_dir(Private::Approvals)?;
         let markers = self.shared_dir(Shared::Markers)?;
         let staging = self.make_private_dir(Private::Tmp)?;
-        let Some(target) = move_to(&from.join(name), &dir, name, &staging, self.message_limit)?
+        // Into the private archive as the receiver's own file; the
+        // quarantine keeps what it was given, never read again.
+        let owner = (to == Aside::Archive).then_some(self.owner).flatten();
+        let Some(target) = move_to(
+            &from.join(name),
+            &dir,
+            name,
+            &staging,
+            self.message_limit,
+            owner,
+        )?
         else {
             return Ok(None);
         };
@@ -424,6 +440,7 @@ impl Mailbox {
                 name,
                 &staging,
                 fsutil::SMALL_STATE_LIMIT,
+                self.owner,
             );
         }
         if let Some(reason) = reason {

@@ -33,6 +33,75 @@ pub fn init(path: &Path) -> Result<()> {
         .map_err(|e| git_error(path, "create a repository in", e))
 }
 
+/// The paths under the folder `dir` (of a git work tree) that the next
+/// commit would add or change: in git's index (or the index file `index`,
+/// relative to the top of the work tree, that git made the commit from),
+/// and not in `HEAD` with the same content. Relative to `dir`. Empty
+/// outside git.
+pub fn staged_under(dir: &Path, index: Option<&Path>) -> Result<Vec<String>> {
+    let Ok(repo) = open(dir) else {
+        return Ok(Vec::new());
+    };
+    let Some(prefix) = relative_to_workdir(&repo, dir) else {
+        return Ok(Vec::new());
+    };
+    let named = index.and_then(|file| {
+        let file = repo
+            .workdir()
+            .map_or_else(|| file.to_path_buf(), |w| w.join(file));
+        git2::Index::open(&file).ok()
+    });
+    let index = match named {
+        Some(index) => index,
+        None => repo
+            .index()
+            .map_err(|e| git_error(dir, "read the index of", e))?,
+    };
+    let head = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
+    let mut staged = Vec::new();
+    for entry in index.iter() {
+        let path = String::from_utf8_lossy(&entry.path).into_owned();
+        let Some(rel) = path.strip_prefix(&prefix) else {
+            continue;
+        };
+        let unchanged = head
+            .as_ref()
+            .and_then(|t| t.get_path(Path::new(&path)).ok())
+            .is_some_and(|e| e.id() == entry.id);
+        if !unchanged {
+            staged.push(rel.to_string());
+        }
+    }
+    Ok(staged)
+}
+
+/// Whether git ignores each of `names` (paths relative to the folder
+/// `dir` of a git work tree); `None` outside git.
+pub fn ignored_under(dir: &Path, names: &[&str]) -> Option<Vec<bool>> {
+    let repo = open(dir).ok()?;
+    let prefix = relative_to_workdir(&repo, dir)?;
+    names
+        .iter()
+        .map(|n| {
+            repo.status_should_ignore(Path::new(&format!("{prefix}{n}")))
+                .ok()
+        })
+        .collect()
+}
+
+/// `dir` relative to the top of `repo`'s work tree, as git writes index
+/// paths, with a trailing `/` (empty for the top itself).
+fn relative_to_workdir(repo: &Repository, dir: &Path) -> Option<String> {
+    let top = std::fs::canonicalize(repo.workdir()?).ok()?;
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let rel = dir.strip_prefix(&top).ok()?;
+    let mut text = rel.to_str()?.replace('\\', "/");
+    if !text.is_empty() {
+        text.push('/');
+    }
+    Some(text)
+}
+
 /// Who a person is, for approvals: git's `user.name` / `user.email` of the
 /// repository (with the user's global config), if set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
