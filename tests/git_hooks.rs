@@ -302,25 +302,58 @@ fn a_broken_binary_fails_open_unless_asked_to_fail_closed() {
     let web = plain_git_repo(&env, "web");
     env.ok(&web, &["init", "--no-agent-files"]);
     // Mail waits, so the pre-commit hook starts aea.
-    env.question(&api, &web.display().to_string(), "waiting");
+    let id = env.question(&api, &web.display().to_string(), "waiting");
     let hook = web.join(".git/hooks/pre-commit");
     let original = std::fs::read_to_string(&hook).unwrap();
     let fake = env.path().join("fake-aea");
-    for (what, script) in [
+    let broken = [
         ("garbage", "\u{7f}ELF\u{1}\u{1}garbage that is no program\n"),
         ("crash", "#!/bin/sh\nkill -SEGV $$\n"),
         ("exit 1", "#!/bin/sh\nexit 1\n"),
         ("hang", "#!/bin/sh\nexec sleep 60\n"),
-    ] {
-        std::fs::write(&fake, script).unwrap();
-        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::fs::write(&hook, original.replace(BIN, fake.to_str().unwrap())).unwrap();
+    ];
+    let commit = |what: &str, fail_closed: bool| {
+        let mut cmd = git_command(&web);
+        cmd.env("AEA_HOOK_TIMEOUT", "1");
+        if fail_closed {
+            cmd.env("AEA_HOOKS_FAIL_CLOSED", "1");
+        }
         let start = std::time::Instant::now();
-        let out = git_command(&web)
-            .env("AEA_HOOK_TIMEOUT", "1")
+        let out = cmd
             .args(["commit", "-q", "--allow-empty", "-m", what])
             .output()
             .unwrap();
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "{what}"
+        );
+        out
+    };
+    // While mail waits, an aea that cannot decide holds the gate: a pull
+    // that breaks `.aea/`, or a flood that times aea out, must not open it.
+    for (what, script) in broken {
+        std::fs::write(&fake, script).unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(&hook, original.replace(BIN, fake.to_str().unwrap())).unwrap();
+        let out = commit(what, false);
+        assert!(
+            !out.status.success(),
+            "{what}: the gate opened with mail waiting"
+        );
+        assert!(
+            stderr(&out).contains("could not decide") && stderr(&out).contains("mail waits"),
+            "{what}: {}",
+            stderr(&out)
+        );
+    }
+    // With nothing waiting, a broken aea says one line and git goes on,
+    // unless the user asked for the gate to fail closed.
+    std::fs::write(&hook, &original).unwrap();
+    env.ok(&web, &["process", &id]);
+    for (what, script) in broken {
+        std::fs::write(&fake, script).unwrap();
+        std::fs::write(&hook, original.replace(BIN, fake.to_str().unwrap())).unwrap();
+        let out = commit(what, false);
         assert!(out.status.success(), "{what}: {}", stderr(&out));
         assert!(
             stderr(&out).contains("the hook could not run aea"),
@@ -328,16 +361,9 @@ fn a_broken_binary_fails_open_unless_asked_to_fail_closed() {
             stderr(&out)
         );
         assert!(
-            start.elapsed() < std::time::Duration::from_secs(20),
-            "{what}"
+            !commit(what, true).status.success(),
+            "{what}: fail closed was asked"
         );
-        let closed = git_command(&web)
-            .env("AEA_HOOK_TIMEOUT", "1")
-            .env("AEA_HOOKS_FAIL_CLOSED", "1")
-            .args(["commit", "-q", "--allow-empty", "-m", what])
-            .output()
-            .unwrap();
-        assert!(!closed.status.success(), "{what}: fail closed was asked");
     }
 }
 
