@@ -117,25 +117,26 @@ impl Mailbox {
             let Ok(bytes) = fsutil::read_state(&path, IDS_LIMIT) else {
                 continue;
             };
-            let known: HashSet<(String, String)> = bytes
-                .map(|b| {
-                    index_lines(&b)
-                        .map(|(i, n)| (i.to_string(), n.to_string()))
-                        .collect()
-                })
-                .unwrap_or_default();
+            let bytes = bytes.unwrap_or_default();
             let mut text = String::new();
             for (id, name) in pairs {
-                if !known.contains(&(id.to_string(), name.to_string())) {
-                    text.push_str(id);
-                    text.push('\t');
-                    text.push_str(name);
-                    text.push('\n');
+                let line = format!("{id}\t{name}\n");
+                // A search of the bucket's bytes, not a set of its lines: a
+                // bucket of a large history holds hundreds of them.
+                let known = bytes.starts_with(line.as_bytes())
+                    || contains(&bytes, format!("\n{line}").as_bytes());
+                if !known && !text.contains(&line) {
+                    text.push_str(&line);
                 }
             }
             append(&path, &text);
         }
     }
+}
+
+/// Whether `haystack` holds `needle`.
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// Appends `text` to an index bucket in one write (nothing when empty).

@@ -438,6 +438,21 @@ impl Mailbox {
         })
     }
 
+    /// Reads message `name` of `dir` like [`Self::read_listed`], without
+    /// verifying its sender: for finding a file by what it holds, before
+    /// the one found is read again, verified.
+    fn read_unverified(&self, dir: &Path, name: &str) -> Option<Entry> {
+        let path = dir.join(name);
+        let (message, sha256) = read_if_present(&path, name, self.limit_for(dir))?;
+        Some(Entry {
+            name: name.to_string(),
+            message,
+            path,
+            sha256,
+            verification: None,
+        })
+    }
+
     /// Reads message `name` that a listing of `dir` just named: `None` when
     /// it is gone by now. Another process moved it (gc, `quarantine`, a
     /// second gc): a reader leaves it out, it never reports it invalid.
@@ -541,13 +556,23 @@ impl Mailbox {
             return listed(by_name[0]);
         }
         // Ids live inside the files: read them all, exact matches first.
-        let entries: Vec<Entry> = names
+        // Only the files whose id could match are verified (a signature
+        // check costs more than the read): a forged file is then invalid,
+        // and matches nothing, as before.
+        let unverified: Vec<Entry> = names
             .iter()
-            .filter_map(|n| self.read_listed(dir, n))
+            .filter_map(|n| self.read_unverified(dir, n))
             .collect();
-        if dir == self.dir() || self.is_store(dir) {
-            self.index_entries(&entries);
-        }
+        let could_match = |e: &Entry| {
+            e.name.starts_with(reference)
+                || e.valid()
+                    .is_some_and(|m| m.message_id.starts_with(reference))
+        };
+        let entries: Vec<Entry> = unverified
+            .iter()
+            .filter(|e| could_match(e))
+            .filter_map(|e| self.read_listed(dir, &e.name))
+            .collect();
         let id_of = |e: &Entry| e.valid().map(|m| m.message_id.clone());
         // An id is the sender's choice: two files may claim the same one,
         // and picking either would act on mail the person did not name.
@@ -557,7 +582,13 @@ impl Mailbox {
             .collect();
         match exact.as_slice() {
             [] => {}
-            [one] => return Ok((*one).clone()),
+            [one] => {
+                // The next lookup of this id finds it without a listing.
+                if dir == self.dir() || self.is_store(dir) {
+                    self.index_entries([*one]);
+                }
+                return Ok((*one).clone());
+            }
             many => {
                 return Err(Error::AmbiguousReference {
                     reference: reference.to_string(),
