@@ -32,8 +32,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 use crate::fsutil;
 
@@ -233,7 +234,7 @@ impl Memos {
         let bytes = fsutil::read_state(&self.dir.join(name), MEMO_LIMIT).ok()??;
         let (mac, body) = bytes.split_at_checked(64)?;
         let body = body.strip_prefix(b"\n")?;
-        if !constant_time_eq(mac, hex(&hmac(&self.key, body)).as_bytes()) {
+        if !verify(&self.key, body, mac) {
             return None;
         }
         let stored: Stored<T> = serde_json::from_slice(body).ok()?;
@@ -342,20 +343,27 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     options.open(path)?.write_all(bytes)
 }
 
-/// HMAC-SHA-256 (RFC 2104).
+/// An HMAC-SHA-256 (RFC 2104) under `key`, waiting for its message.
+fn seal(key: &[u8; 32]) -> Hmac<Sha256> {
+    <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes a key of any length")
+}
+
+/// The HMAC-SHA-256 of `message` under `key`.
 fn hmac(key: &[u8; 32], message: &[u8]) -> [u8; 32] {
-    let mut block = [0u8; 64];
-    block[..32].copy_from_slice(key);
-    let pad = |byte: u8| block.map(|b| b ^ byte);
-    let inner = Sha256::new()
-        .chain_update(pad(0x36))
+    seal(key)
         .chain_update(message)
-        .finalize();
-    Sha256::new()
-        .chain_update(pad(0x5c))
-        .chain_update(inner)
         .finalize()
+        .into_bytes()
         .into()
+}
+
+/// Whether `mac` (64 hex digits, as [`hex`] writes them) is the HMAC of
+/// `message` under `key`; compared in constant time by the `hmac` crate.
+fn verify(key: &[u8; 32], message: &[u8], mac: &[u8]) -> bool {
+    let Some(bytes) = unhex(mac) else {
+        return false;
+    };
+    seal(key).chain_update(message).verify_slice(&bytes).is_ok()
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -366,8 +374,19 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// The bytes of lower-case hex digits; `None` for anything else.
+fn unhex(text: &[u8]) -> Option<Vec<u8>> {
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    text.chunks_exact(2)
+        .map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?))
+        .collect()
 }
 
 #[cfg(test)]
@@ -385,6 +404,42 @@ mod tests {
             hex(&hmac(&key, b"what do ya want for nothing?")),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
+    }
+
+    /// Memos sealed before the `hmac` crate replaced the hand-written
+    /// HMAC still open: these seals were computed by that code (key bytes
+    /// 0..=31), one message shorter and one longer than a block.
+    #[test]
+    fn seals_made_by_the_earlier_code_still_verify() {
+        let key: [u8; 32] = std::array::from_fn(|i| u8::try_from(i).unwrap());
+        let long = br#"{"format":1,"context":"1\n/repo/.aea\ncheck"}"#.repeat(3);
+        for (message, seal) in [
+            (
+                &b"aea seen memo"[..],
+                "49a0d26cc5040657d4a03dbadedc153651e9279d24a5d536176fbedf31169ce1",
+            ),
+            (
+                &long[..],
+                "b33ae1fd962e256d8b6d1f7f0877d75bbadfc8373c4b53276deeca09a30e0b15",
+            ),
+            (
+                &b""[..],
+                "d38b42096d80f45f826b44a9d5607de72496a415d3f4a1a8c88e3bb9da8dc1cb",
+            ),
+        ] {
+            assert_eq!(hex(&hmac(&key, message)), seal);
+            assert!(verify(&key, message, seal.as_bytes()));
+        }
+        // One digit off, upper case, short or not hex: refused.
+        let good = "49a0d26cc5040657d4a03dbadedc153651e9279d24a5d536176fbedf31169ce1";
+        for bad in [
+            good.replace("49a0", "49a1"),
+            good.to_uppercase(),
+            good[..62].to_string(),
+            good.replace("49", "zz"),
+        ] {
+            assert!(!verify(&key, b"aea seen memo", bad.as_bytes()), "{bad}");
+        }
     }
 
     const SHORT: Duration = Duration::from_millis(30);
