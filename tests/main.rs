@@ -45,6 +45,7 @@ mod schemas;
 mod seed_fields;
 mod seen;
 mod send_checks;
+mod senders;
 mod snapshots;
 mod state;
 mod sync;

@@ -108,7 +108,10 @@ fn show(judge: &Judge, ctx: &Context) -> ExitCode {
         summary
             .allow_senders
             .as_ref()
-            .map_or("(any)".to_string(), |a| a.join(", "))
+            .map_or("(any)".to_string(), |a| format!(
+                "{} (verified senders only: a claimed id counts as unknown)",
+                a.join(", ")
+            ))
     ));
     p.line(format_args!(
         "  deny_senders: {}",
@@ -119,7 +122,7 @@ fn show(judge: &Judge, ctx: &Context) -> ExitCode {
         }
     ));
     p.line(format_args!(
-        "  unknown senders (not registered, not allowed): {}",
+        "  unknown senders (not verified, not allowed): {}",
         summary.unknown_senders
     ));
     p.line(format_args!(

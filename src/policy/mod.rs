@@ -21,6 +21,14 @@
 //! Steps 3 and 4 only ever make a decision stricter. The receiver decides:
 //! no field of the message is read as an approval or a trust signal, so a
 //! message saying it is "pre-approved" changes nothing.
+//!
+//! A sender id is a claim until the receiver has verified it (SPEC §15.2:
+//! [`Facts::sender_registered`]). So what the config grants by sender —
+//! `allow_senders`, and a rule's `from` — is granted to verified senders
+//! only: unverified mail whose claimed id matches is decided as from an
+//! unknown sender. What the config withholds by sender (`deny_senders`, a
+//! stricter rule's `from`) holds for the claim as well: a claim can only
+//! ever cost its sender.
 
 mod judge;
 
@@ -98,7 +106,11 @@ pub struct Decision {
 /// What the policy knows about a message beyond its content.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Facts {
-    /// The sender's id is in the user registry.
+    /// The claimed sender is one the receiver's registry vouches for: the
+    /// message is signed by the key pinned for that id, or unsigned from
+    /// an entry the registry accepts unsigned mail from
+    /// ([`crate::identity::Verification::known_sender`]). Anything else is
+    /// decided as from an unknown sender, whatever id it claims.
     pub sender_registered: bool,
 }
 
@@ -353,7 +365,10 @@ impl Policy {
             return Explanation { steps, decision };
         }
 
-        let mut decision = self.base_decision(message, &mut steps);
+        let mut decision = self.base_decision(message, &mut steps, true);
+        if !facts.sender_registered && self.decided_by_sender(&decision) {
+            decision = self.as_unknown_sender(message, decision, &mut steps);
+        }
 
         let allowed = self.trust.allow.as_ref().map(|a| a.matches(sender));
         match allowed {
@@ -364,11 +379,21 @@ impl Policy {
                 "trust.allow_senders",
                 &format!("sender {sender} is not in allow_senders"),
             ),
-            Some(true) => steps.push(Step {
+            Some(true) if facts.sender_registered => steps.push(Step {
                 rule: "trust.allow_senders".into(),
                 matched: false,
-                detail: format!("sender {sender} is allowed"),
+                detail: format!("sender {sender} is verified and allowed"),
             }),
+            // The id is only claimed: as from a sender outside the list.
+            Some(true) => raise(
+                &mut decision,
+                &mut steps,
+                Action::RequireApproval,
+                "trust.allow_senders",
+                &format!(
+                    "sender {sender} matches allow_senders but is not verified (unsigned, or no key is pinned for it), and allow_senders admits verified senders only"
+                ),
+            ),
             None if facts.sender_registered => steps.push(Step {
                 rule: "trust.unknown_senders".into(),
                 matched: false,
@@ -428,10 +453,70 @@ impl Policy {
         Explanation { steps, decision }
     }
 
-    /// Step 2: the first matching rule, else `response_policy`, else the table.
-    fn base_decision(&self, message: &Message, steps: &mut Vec<Step>) -> Decision {
+    /// Whether `decision` came from a rule that names senders (`from`).
+    fn decided_by_sender(&self, decision: &Decision) -> bool {
+        self.rules
+            .iter()
+            .any(|r| r.from.is_some() && r.id == decision.rule)
+    }
+
+    /// `decision`, made by a rule that matched an unverified sender's
+    /// claimed id, made no looser than the decision on the same message
+    /// from an unknown sender (every rule by sender skipped): the stricter
+    /// action; for the same action, only the operations both allow.
+    fn as_unknown_sender(
+        &self,
+        message: &Message,
+        decision: Decision,
+        steps: &mut Vec<Step>,
+    ) -> Decision {
+        let unknown = self.base_decision(message, &mut Vec::new(), false);
+        let sender = &message.from.agent_id;
+        let (rule, id) = (&decision.rule, &unknown.rule);
+        if unknown.action > decision.action {
+            steps.push(Step {
+                rule: rule.clone(),
+                matched: false,
+                detail: format!(
+                    "sender {sender} is not verified, so a rule by sender cannot loosen its decision: as from an unknown sender, {id} decides {}",
+                    unknown.action.as_str()
+                ),
+            });
+            return unknown;
+        }
+        if unknown.action < decision.action {
+            return decision;
+        }
+        let operations: Vec<String> = decision
+            .operations
+            .iter()
+            .filter(|op| unknown.operations.contains(op))
+            .cloned()
+            .collect();
+        if operations.len() < decision.operations.len() {
+            steps.push(Step {
+                rule: rule.clone(),
+                matched: false,
+                detail: format!(
+                    "sender {sender} is not verified: only the operations {id} also allows an unknown sender"
+                ),
+            });
+        }
+        Decision {
+            operations,
+            notify_user: decision.notify_user || unknown.notify_user,
+            ..decision
+        }
+    }
+
+    /// Step 2: the first matching rule, else `response_policy`, else the
+    /// table. Without `by_sender`, a rule that names senders never matches.
+    fn base_decision(&self, message: &Message, steps: &mut Vec<Step>, by_sender: bool) -> Decision {
         let default = default_decision(message.message_type, message.priority);
         for rule in &self.rules {
+            if !by_sender && rule.from.is_some() {
+                continue;
+            }
             match rule_mismatch(rule, message) {
                 Some(why) => steps.push(Step {
                     rule: rule.id.clone(),
@@ -531,7 +616,7 @@ impl Policy {
                         rules: Vec::new(),
                         ..self.clone()
                     }
-                    .base_decision(&probe, &mut steps)
+                    .base_decision(&probe, &mut steps, true)
                 };
                 table.push(TableRow {
                     message_type: kind,
@@ -941,6 +1026,73 @@ mod tests {
             (d.action, d.rule.as_str()),
             (Action::RequireApproval, "trust.unknown_senders")
         );
+    }
+
+    #[test]
+    fn allow_senders_admits_verified_senders_only() {
+        let strict = policy("trust:\n  allow_senders: [\"ci-*\"]\n");
+        let mut m = message(MessageType::Request, Priority::Normal);
+        m.from.agent_id = "ci-bot".into();
+        let d = strict.decide(&m, known());
+        assert_eq!(d.action, Action::AutoRespond);
+        // The same id, only claimed: as from a sender outside the list.
+        let e = strict.explain(&m, Facts::default());
+        assert_eq!(
+            (e.decision.action, e.decision.rule.as_str()),
+            (Action::RequireApproval, "trust.allow_senders")
+        );
+        assert!(
+            e.steps
+                .iter()
+                .any(|s| s.matched && s.detail.contains("not verified")),
+            "{:?}",
+            e.steps
+        );
+        // Not even an `allow` for unknown senders lets a claim past the list.
+        let loose = policy("trust:\n  allow_senders: [\"ci-*\"]\n  unknown_senders: allow\n");
+        assert_eq!(
+            loose.decide(&m, Facts::default()).action,
+            Action::RequireApproval
+        );
+    }
+
+    #[test]
+    fn a_rule_by_sender_loosens_for_verified_senders_only() {
+        let policy = policy(
+            "trust:\n  unknown_senders: allow\nrules:\n  - id: ci\n    from: ci-*\n    action: auto_respond\n    operations: [read_code, push_branch]\n",
+        );
+        let mut m = message(MessageType::Handoff, Priority::Normal);
+        m.from.agent_id = "ci-bot".into();
+        assert_eq!(
+            policy.decide(&m, known()).action,
+            Action::AutoRespond,
+            "verified"
+        );
+        let d = policy.decide(&m, Facts::default());
+        assert_eq!(
+            (d.action, d.rule.as_str()),
+            (Action::RequireApproval, "default.handoff"),
+            "a claimed id gets what an unknown sender gets"
+        );
+        // Same action either way: only the operations both allow.
+        m.message_type = MessageType::Request;
+        let d = policy.decide(&m, Facts::default());
+        assert_eq!((d.action, d.rule.as_str()), (Action::AutoRespond, "ci"));
+        assert_eq!(d.operations, vec!["read_code".to_string()]);
+    }
+
+    #[test]
+    fn a_rule_by_sender_still_restricts_a_claimed_id() {
+        let policy = policy(
+            "trust:\n  unknown_senders: allow\n  deny_senders: [\"evil-*\"]\nrules:\n  - id: ci-quiet\n    from: ci-*\n    action: reject\n",
+        );
+        let mut m = message(MessageType::Question, Priority::Low);
+        m.from.agent_id = "ci-bot".into();
+        let d = policy.decide(&m, Facts::default());
+        assert_eq!((d.action, d.rule.as_str()), (Action::Reject, "ci-quiet"));
+        m.from.agent_id = "evil-twin".into();
+        let d = policy.decide(&m, Facts::default());
+        assert_eq!(d.action, Action::Reject);
     }
 
     #[test]
