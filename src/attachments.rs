@@ -3,11 +3,16 @@
 //! to the mail (as `<sha256>.blob` on the recipient's mail ref) and the
 //! receiver keeps in its own store once the content matches its name; and
 //! finding an attachment's bytes for `aea attachment`, from that store or,
-//! on the same machine, from the sender's repository.
+//! on the same machine, from the repository of a verified sender.
 //!
 //! Every name, path and byte here comes from someone else: a name is used
 //! only when it is 64 lower-case hex digits, content only when its SHA-256
-//! is that name, a path in a message only inside the repository it names.
+//! is that name, a path in a message only inside the sender's repository —
+//! the folder the receiver's registry names for a sender it verified, never
+//! the `from.repo_path` a message claims (with `"/"`, that would make every
+//! file the receiver can read an attachment). A file that does not match
+//! is never described by its own digest: that would tell a sender what any
+//! file it names holds.
 
 use std::path::{Component, Path};
 
@@ -130,18 +135,22 @@ pub fn digests(message: &Message) -> Vec<String> {
 pub enum Source {
     /// This repository's private `attachments/`.
     Store,
-    /// The sender's repository on this machine: the copy it kept when it
-    /// sent, else the file itself.
+    /// The verified sender's repository on this machine, where the
+    /// registry says it is: the copy it kept when it sent, else the file.
     SenderRepository,
 }
 
-/// The verified bytes of `attachment` of a message from `sender_repo`:
-/// from this repository's store `store`, else from the sender's repository
-/// on this machine (its store, then the file).
-/// `Err` says why there are none.
+/// Whose repository an attachment may be read from besides the store:
+/// the folder the receiver's registry gives for a sender it verified, or
+/// why there is none (said to the user).
+pub type SenderRepository<'a> = std::result::Result<&'a Path, &'a str>;
+
+/// The verified bytes of `attachment`: from this repository's store
+/// `store`, else from `sender_repo` (the sender's kept copy, then the
+/// file). `Err` says why there are none.
 pub fn fetch(
     store: Option<&Path>,
-    sender_repo: Option<&str>,
+    sender_repo: SenderRepository<'_>,
     attachment: &Named,
 ) -> std::result::Result<(Vec<u8>, Source), String> {
     let Some(digest) = attachment.sha256.as_deref().filter(|d| is_digest(d)) else {
@@ -150,28 +159,22 @@ pub fn fetch(
     if let Some(bytes) = store.and_then(|s| load(s, digest)) {
         return Ok((bytes, Source::Store));
     }
-    // The copy the sender kept when it sent, if its repository is here:
-    // named by the digest alone, so the message's path plays no part.
-    if let Some(bytes) = sender_repo
-        .map(Path::new)
-        .filter(|r| r.is_absolute())
-        .and_then(|r| std::fs::canonicalize(r).ok())
-        .and_then(|r| {
-            let theirs = crate::layout::Layout::of(&r).private(crate::layout::Private::Attachments);
-            load(&theirs, digest)
-        })
-    {
+    let repo = sender_repo
+        .map_err(|why| format!("not among the attachments `aea sync` brought here, and {why}"))?;
+    // The copy the sender kept when it sent: named by the digest alone, so
+    // the message's path plays no part.
+    if let Some(bytes) = std::fs::canonicalize(repo).ok().and_then(|r| {
+        let theirs = crate::layout::Layout::of(&r).private(crate::layout::Private::Attachments);
+        load(&theirs, digest)
+    }) {
         return Ok((bytes, Source::SenderRepository));
     }
-    let (Some(repo), Some(path)) = (sender_repo, attachment.path.as_deref()) else {
-        return Err("not among the attachments `aea sync` brought here, and the message names no file in a repository on this machine".into());
+    let Some(path) = attachment.path.as_deref() else {
+        return Err("not among the attachments `aea sync` brought here or the copies its sender kept, and the message names no file".into());
     };
-    let bytes = from_repository(Path::new(repo), path)?;
-    let actual = fsutil::sha256_hex(&bytes);
-    if actual != digest {
-        return Err(format!(
-            "the file in the sender's repository has changed since it was sent (its SHA-256 is now {actual})"
-        ));
+    let bytes = from_repository(repo, path)?;
+    if fsutil::sha256_hex(&bytes) != digest {
+        return Err("the file in the sender's repository does not match the SHA-256 the message gives: it changed since it was sent, or it is not the file that was sent".into());
     }
     Ok((bytes, Source::SenderRepository))
 }

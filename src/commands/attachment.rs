@@ -1,7 +1,9 @@
 //! `aea attachment`: list a message's attachments, or write one to a new
 //! file once its content matches the SHA-256 the message gives. The
 //! content never goes to the terminal, and the file name is the user's,
-//! never the message's path.
+//! never the message's path. Content comes from the private attachment
+//! store or, for a sender verified by its pinned key, from the folder the
+//! registry gives for it: never from the `from.repo_path` a message claims.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +15,7 @@ use crate::attachments::{self, Named, Source};
 use crate::cli::AttachmentArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
+use crate::identity::Verification;
 use crate::printer::untrusted_short;
 
 /// `aea attachment REF --json` without `--out`: what the message attaches.
@@ -63,7 +66,17 @@ pub fn run(args: &AttachmentArgs, ctx: &Context) -> Result<ExitCode> {
     let message = entry.require_valid()?;
     let short_ref = crate::shortref::in_inbox(&mailbox, &entry.name);
     let named = attachments::named(&message);
-    let sender_repo = message.from.repo_path.as_deref();
+    let judge = ctx.judge(&mailbox);
+    let registered = judge.registered_path(&message.from.agent_id);
+    let sender_repo = match (judge.verify(&message), registered.as_deref()) {
+        (Verification::Verified, Some(path)) => Ok(path),
+        (Verification::Verified, None) => {
+            Err("the registry names no folder on this machine for its sender")
+        }
+        (Verification::Unverified { .. } | Verification::Forged { .. }, _) => Err(
+            "its sender is not verified (unsigned, or no key is pinned for it), so no file of the sender's is read",
+        ),
+    };
     let store = mailbox.private_dir(crate::layout::Private::Attachments)?;
     let Some(out) = &args.out else {
         let listed = list(&named, store.as_deref(), sender_repo, &short_ref);
@@ -106,7 +119,7 @@ pub fn run(args: &AttachmentArgs, ctx: &Context) -> Result<ExitCode> {
         attachments::fetch(store.as_deref(), sender_repo, attachment).map_err(|why| {
             refused(
                 format!("attachment {index} of {short_ref}: {why}"),
-                "nothing was written; `aea sync` brings the content of mail from other machines, or ask the sender to send the file again",
+                "nothing was written; `aea sync` brings the content of mail from other machines; on this machine, a sender's files are read once its key is pinned (`aea agents trust ID --key KEY`); or ask the sender to send the file again",
             )
         })?;
     let target = ctx.cwd.join(out);
@@ -146,7 +159,7 @@ const LOOKED_FOR: usize = 32;
 fn list(
     named: &[Named],
     store: Option<&Path>,
-    sender_repo: Option<&str>,
+    sender_repo: attachments::SenderRepository<'_>,
     short_ref: &str,
 ) -> Vec<Listed> {
     // The same path and SHA-256 named twice is looked for once.
