@@ -1166,4 +1166,24 @@ mod tests {
         let done: Receipt = serde_json::from_str(&text.replace("escalated", "done")).unwrap();
         assert_eq!(done.outcome, OrUnknown::Known(Outcome::Done));
     }
+
+    /// A receipt that aea at commit 5ce80ec signed and pushed, kept byte for
+    /// byte: a change to what a receipt signature covers must not reject
+    /// the receipts already on remotes.
+    #[test]
+    fn a_receipt_signed_by_an_earlier_version_still_verifies() {
+        let text = include_str!(
+            "../tests/signed-by-earlier-versions/receipt-6d04ff53-653c-46ed-85a0-d8fb468d494e.json"
+        );
+        let receipt: Receipt = serde_json::from_str(text).unwrap();
+        let registry: crate::registry::Registry = toml::from_str(
+            "[agents.web]\nkey = \"ed25519:5d8cd34cfed9b5a4b49df948c9e6389090c7f5296aa5d25a54262e1e41267e98\"\nremote = \"/elsewhere.git\"\n",
+        )
+        .unwrap();
+        let ring = KeyRing::new(registry, Some("api".into()), None);
+        assert_eq!(receipt.verify(&["web".into()], &ring), Ok(()));
+        let mut changed = receipt.clone();
+        changed.outcome = OrUnknown::Known(Outcome::Ignored);
+        assert!(changed.verify(&["web".into()], &ring).is_err());
+    }
 }

@@ -46,6 +46,7 @@ mod seed_fields;
 mod seen;
 mod send_checks;
 mod senders;
+mod signatures;
 mod snapshots;
 mod state;
 mod sync;
