@@ -125,6 +125,7 @@ fn an_old_install_moves_over_with_nothing_lost_and_nothing_planted_honoured() {
     let open_file = fs::read_dir(&aea)
         .unwrap()
         .flatten()
+        .filter(|e| aea::message::is_message_file_name(&e.file_name().to_string_lossy()))
         .map(|e| e.path())
         .find(|p| fs::read_to_string(p).is_ok_and(|t| t.contains(&open)))
         .unwrap();
