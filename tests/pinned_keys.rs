@@ -79,6 +79,10 @@ fn public(key: &SigningKey) -> String {
     aea::identity::public_text(&key.verifying_key())
 }
 
+fn fingerprint_of(key: &str) -> String {
+    aea::identity::fingerprint(&aea::identity::parse_public(key).unwrap())
+}
+
 /// The `check --json` item of message `id`, if it is listed as mail.
 fn item(env: &TestEnv, repo: &Path, id: &str) -> Option<Value> {
     env.json(repo, &["check"])["messages"]
@@ -191,4 +195,119 @@ fn the_receivers_own_committed_key_never_verifies() {
         &signed_question("web", "web", "self-1", &mallory),
     );
     not_trusted(&env, &web, "self-1", name, "own id, committed key");
+}
+
+/// `agents add --path` without `--key` reads the key the repository
+/// publishes once, pins it and shows its fingerprint with what to compare
+/// it with; where nothing is published it says the agent stays unverified
+/// and names the command that fixes it.
+#[test]
+fn adding_by_path_pins_the_published_key_once() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let genuine = env.public_key("api");
+    env.ok(&web, &["agents", "remove", "api"]);
+    let out = env.run(
+        &web,
+        &["agents", "add", "api", "--path", api.to_str().unwrap()],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(&fingerprint_of(&genuine)), "{text}");
+    assert!(text.contains("aea whoami"), "{text}");
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    let agents = env.json(&web, &["agents"]);
+    let row = agents["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == "api")
+        .unwrap();
+    assert_eq!(row["key"].as_str(), Some(genuine.as_str()), "{row}");
+
+    // `--json`: the pinned key and its fingerprint in the document.
+    let doc = env.json(
+        &web,
+        &[
+            "agents",
+            "add",
+            "api",
+            "--path",
+            api.to_str().unwrap(),
+            "--force",
+        ],
+    );
+    assert_eq!(doc["key"].as_str(), Some(genuine.as_str()), "{doc}");
+    assert_eq!(
+        doc["fingerprint"].as_str(),
+        Some(fingerprint_of(&genuine).as_str())
+    );
+
+    // A folder that publishes no key (a bash AEA agent), and one that is
+    // another agent: nothing pinned, and the fixing command is named.
+    let bash = env.path().join("bash-agent");
+    std::fs::create_dir_all(&bash).unwrap();
+    for (id, path) in [("claude-bash", &bash), ("ghost", &api)] {
+        let out = env.run(
+            &web,
+            &["agents", "add", id, "--path", path.to_str().unwrap()],
+        );
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("stays unverified"), "{id}: {err}");
+        assert!(
+            err.contains(&format!("aea agents trust {id} --key ed25519:")),
+            "{id}: {err}"
+        );
+        let agents = env.json(&web, &["agents"]);
+        let row = agents["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["id"] == id)
+            .unwrap();
+        assert!(row["key"].is_null(), "{id}: {row}");
+    }
+}
+
+/// `agents trust` without `--key` never follows a changed key: it refuses,
+/// showing both fingerprints and the exact line that pins the new key once
+/// its owner confirmed it; the same key is fine and changes nothing.
+#[test]
+fn a_changed_key_is_refused_until_pinned_by_hand() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let genuine = env.public_key("api");
+    let registry_before = std::fs::read(env.registry()).unwrap();
+    let out = env.ok(&web, &["agents", "trust", "api"]);
+    assert!(out.contains(&fingerprint_of(&genuine)), "{out}");
+    assert_eq!(std::fs::read(env.registry()).unwrap(), registry_before);
+
+    let new = public(&attacker_key(&env));
+    publish(&api, &new);
+    let id = env.question(&api, "web", "signed with the pinned key");
+    let out = env.run(&web, &["agents", "trust", "api"]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    let err = stderr(&out);
+    for wanted in [
+        fingerprint_of(&genuine),
+        fingerprint_of(&new),
+        format!("aea agents trust api --key {new}"),
+        "aea whoami".to_string(),
+    ] {
+        assert!(err.contains(&wanted), "{wanted} missing: {err}");
+    }
+    assert_eq!(std::fs::read(env.registry()).unwrap(), registry_before);
+    // The pinned key still decides: api's real mail is verified.
+    assert_eq!(item(&env, &web, &id).unwrap()["sender"], "verified");
+    // So does `--allow-unsigned`: it is no way around the refusal.
+    let out = env.run(&web, &["agents", "trust", "api", "--allow-unsigned"]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert_eq!(std::fs::read(env.registry()).unwrap(), registry_before);
+
+    // Pinned by hand, the new key counts and api's old signature does not.
+    env.ok(&web, &["agents", "trust", "api", "--key", &new]);
+    assert!(item(&env, &web, &id).is_none(), "now forged");
 }
