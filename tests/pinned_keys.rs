@@ -311,3 +311,55 @@ fn a_changed_key_is_refused_until_pinned_by_hand() {
     env.ok(&web, &["agents", "trust", "api", "--key", &new]);
     assert!(item(&env, &web, &id).is_none(), "now forged");
 }
+
+/// `aea doctor` names each peer that lost verification, with the line that
+/// pins its published key: an entry without a key whose repository
+/// publishes one, and a pinned key the repository no longer publishes.
+#[test]
+fn doctor_lists_peers_whose_keys_are_not_pinned_as_published() {
+    let env = TestEnv::new();
+    let fixed = Fixed::new(&env);
+    env.repo("api");
+    let ops = env.repo("ops");
+    let web = env.repo("web");
+    assert_eq!(code(&env.run(&web, &["doctor"])), 0);
+
+    unpin(&env, "api");
+    let new = public(&attacker_key(&env));
+    publish(&ops, &new);
+    let out = env.run(&web, &["doctor"]);
+    assert_eq!(code(&out), 6);
+    let text = stdout(&out);
+    let api_line = format!("aea agents trust api --key {}", env.public_key("api"));
+    let ops_line = format!("aea agents trust ops --key {new}");
+    assert!(text.contains(&api_line), "{text}");
+    assert!(text.contains(&ops_line), "{text}");
+    let peer_lines = fixed
+        .render(&web, &["doctor"])
+        .lines()
+        .skip_while(|l| !l.contains("peer keys"))
+        .take_while(|l| l.contains("peer keys") || l.trim_start().starts_with("->"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!("doctor_peer_keys", peer_lines);
+
+    // The same in `--json`, one failed check per peer.
+    let doc = env.run(&web, &["--json", "doctor"]);
+    let doc: Value = serde_json::from_slice(&doc.stdout).unwrap();
+    let peers: Vec<&Value> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["check"] == "peer keys")
+        .collect();
+    assert_eq!(peers.len(), 2, "{doc}");
+    assert!(peers.iter().all(|c| c["ok"] == false), "{doc}");
+
+    // Running the lines (after comparing) makes doctor content again.
+    env.ok(
+        &web,
+        &["agents", "trust", "api", "--key", &env.public_key("api")],
+    );
+    env.ok(&web, &["agents", "trust", "ops", "--key", &new]);
+    assert_eq!(code(&env.run(&web, &["doctor"])), 0);
+}
