@@ -363,3 +363,90 @@ fn doctor_lists_peers_whose_keys_are_not_pinned_as_published() {
     env.ok(&web, &["agents", "trust", "ops", "--key", &new]);
     assert_eq!(code(&env.run(&web, &["doctor"])), 0);
 }
+
+/// `aea whoami`: id, repository, key and fingerprint, where the agent is
+/// reached and the line a peer runs; that line, run on another machine,
+/// makes the agent's mail verify there. Outside a repository or without a
+/// key it says how to get one.
+#[test]
+fn whoami_hands_the_key_to_a_peer() {
+    let env = TestEnv::new();
+    let fixed = Fixed::new(&env);
+    let web = env.repo("web");
+    insta::assert_snapshot!("whoami", fixed.render(&web, &["whoami"]));
+    let me = env.json(&web, &["whoami"]);
+    assert_eq!(me["agent"], "web");
+    assert_eq!(me["key"].as_str(), Some(env.public_key("web").as_str()));
+    assert_eq!(
+        me["fingerprint"].as_str(),
+        Some(fingerprint_of(&env.public_key("web")).as_str())
+    );
+    assert_eq!(me["published"], true);
+
+    // With a trusted mail remote, the line names it (a password hidden).
+    let config = web.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("{text}\nsync:\n  remote: https://me:s3cret@git.example/mail.git\n"),
+    )
+    .unwrap();
+    env.ok(&web, &["trust"]);
+    insta::assert_snapshot!("whoami_remote", fixed.render(&web, &["whoami"]));
+    let me = env.json(&web, &["whoami"]);
+    assert_eq!(me["remote"], "https://me:***@git.example/mail.git");
+    assert!(!me.to_string().contains("s3cret"), "{me}");
+    std::fs::write(&config, &text).unwrap();
+
+    // Another machine (its own registry) runs the line as printed.
+    let api = env.repo("api");
+    let elsewhere = env.path().join("elsewhere-registry.toml");
+    let pin = env.json(&web, &["whoami"])["pin"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let words: Vec<&str> = pin.split(' ').collect();
+    assert_eq!(&words[..3], ["aea", "agents", "add"], "{pin}");
+    let out = env
+        .cmd(&api)
+        .env("AEA_REGISTRY", &elsewhere)
+        .args(&words[1..])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = env.question(&web, "api", "Which port?");
+    let report = env
+        .cmd(&api)
+        .env("AEA_REGISTRY", &elsewhere)
+        .args(["--json", "check"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&report.stdout).unwrap();
+    let it = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == id.as_str())
+        .unwrap();
+    assert_eq!(it["sender"], "verified", "{it}");
+
+    // Outside an initialised repository, and without a key here.
+    let plain = env.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    let out = env.run(&plain, &["whoami"]);
+    assert_eq!(code(&out), 3);
+    assert!(stderr(&out).contains("aea init"), "{}", stderr(&out));
+    std::fs::remove_file(env.keys_dir().join("web.key")).unwrap();
+    let out = env.run(&web, &["whoami"]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        stderr(&out).contains("no signing key for agent web"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("hint: run `aea init`"),
+        "{}",
+        stderr(&out)
+    );
+}
