@@ -450,3 +450,65 @@ fn whoami_hands_the_key_to_a_peer() {
         stderr(&out)
     );
 }
+
+/// Where `check` and `show` say a sender is unverified, they name the
+/// command that pins its key: `agents trust` for a registered agent
+/// without one, `agents add … --key` for an id nobody registered. Never in
+/// a hook's output, which names no sender.
+#[test]
+fn unverified_lines_name_the_command_that_fixes_them() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    unpin(&env, "api");
+    let id = env.question(&api, "web", "Which port?");
+    let (mallory, _) =
+        aea::identity::load_or_create_key(&env.path().join("attacker-keys"), "mallory").unwrap();
+    plant(
+        &web,
+        "message-20261122T100000001Z-from-mallory-00000001.json",
+        &signed_question("mallory", "web", "stranger-1", &mallory),
+    );
+
+    let check = env.ok(&web, &["check"]);
+    assert!(
+        check.contains("unverified sender: `aea agents trust api` pins the key"),
+        "{check}"
+    );
+    assert!(
+        check.contains(
+            "unverified sender: mallory is not registered: `aea agents add mallory --path REPO --key ed25519:…`"
+        ),
+        "{check}"
+    );
+    let shown = env.ok(&web, &["show", &id]);
+    assert!(shown.contains("`aea agents trust api`"), "{shown}");
+    let shown = env.ok(&web, &["show", "stranger-1"]);
+    assert!(
+        shown.contains("`aea agents add mallory --path REPO"),
+        "{shown}"
+    );
+
+    // Disabled: enabling it is the fix.
+    env.ok(&web, &["agents", "disable", "api"]);
+    assert!(
+        env.ok(&web, &["check"]).contains("`aea agents enable api`"),
+        "{}",
+        env.ok(&web, &["check"])
+    );
+
+    for args in [
+        &["check", "--hook", "claude", "--event", "UserPromptSubmit"][..],
+        &["check", "--hook", "plain"],
+    ] {
+        let out = env.ok(&web, args);
+        assert!(!out.contains("aea agents"), "{args:?}: {out}");
+        assert!(!out.contains("mallory"), "{args:?}: {out}");
+    }
+
+    // Pinned, the line goes.
+    env.ok(&web, &["agents", "enable", "api"]);
+    env.ok(&web, &["agents", "trust", "api"]);
+    let check = env.ok(&web, &["check"]);
+    assert!(!check.contains("agents trust api"), "{check}");
+}

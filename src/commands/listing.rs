@@ -501,6 +501,14 @@ pub fn print_item(n: usize, m: &Item, ctx: &Context) {
             format!("  [{}]", flags.join(", "))
         }
     ));
+    // What makes its mail verify. Asked only here, for a person at a
+    // terminal: a hook's output never names a sender.
+    if m.sender == SenderState::Unverified
+        && let Some(hint) = ctx.pin_hint(&m.from)
+    {
+        ctx.printer
+            .line(format_args!("     unverified sender: {hint}"));
+    }
 }
 
 pub fn plural(n: usize) -> &'static str {
