@@ -94,6 +94,8 @@ pub enum Command {
     Log(LogArgs),
     /// List or manage the agents this user knows, and their keys (like known_hosts)
     Agents(AgentsArgs),
+    /// Print this agent's id, public key and fingerprint, and the line a peer runs to pin that key
+    Whoami,
     /// Check message files against the protocol
     Validate(ValidateArgs),
     /// Allow this repository's config to run programs, pass options to git or reach hosts

@@ -289,6 +289,29 @@ pub enum Error {
 
     #[error("{} already exists", path.display())]
     BackupExists { path: PathBuf },
+
+    /// The key an agent's repository publishes is not the one pinned for
+    /// it: refused until a person pins the new one by hand.
+    #[error(
+        "{} now publishes key {} for {}, not the pinned {}; nothing changed",
+        .0.path.display(),
+        .0.published_fingerprint,
+        .0.agent,
+        .0.pinned_fingerprint
+    )]
+    KeyChanged(Box<KeyChange>),
+}
+
+/// What [`Error::KeyChanged`] says.
+#[derive(Debug)]
+pub struct KeyChange {
+    pub agent: String,
+    /// The agent's repository, which publishes the new key.
+    pub path: PathBuf,
+    pub pinned_fingerprint: String,
+    pub published_fingerprint: String,
+    /// The new key, `ed25519:<hex>`.
+    pub published: String,
 }
 
 /// What `aea` wanted the user's config directory for.
@@ -521,7 +544,8 @@ impl Error {
             | Error::AttachmentRefused { .. }
             | Error::LinkLeavesRepository { .. }
             | Error::DanglingLink { .. }
-            | Error::MessageTooLarge { .. } => ExitCode::Refused,
+            | Error::MessageTooLarge { .. }
+            | Error::KeyChanged(_) => ExitCode::Refused,
         }
     }
 
@@ -779,6 +803,10 @@ or install into {} for every repository with `aea hooks install --force`",
             Error::BackupExists { .. } => {
                 "wait a second and run it again, or move the old backup away".to_string()
             }
+            Error::KeyChanged(change) => format!(
+                "mail signed with the new key is refused as forged. Ask {0}'s owner to run `aea whoami` in its repository; only if it prints {1}, pin it: aea agents trust {0} --key {2}",
+                change.agent, change.published_fingerprint, change.published
+            ),
         };
         Some(hint)
     }
@@ -790,7 +818,7 @@ mod tests {
     use std::time::Duration;
 
     /// Number of arms of [`expected_code`]; each returns its own index.
-    const VARIANTS: usize = 60;
+    const VARIANTS: usize = 61;
 
     /// SPEC §13 for each variant, written apart from [`Error::exit_code`]
     /// and without a wildcard: a new variant does not compile until it is
@@ -858,6 +886,7 @@ mod tests {
             Error::NoLogEntries { .. } => (57, NotFound),
             Error::SentNotFound { .. } => (58, NotFound),
             Error::AttachmentRefused { .. } => (59, Refused),
+            Error::KeyChanged(_) => (60, Refused),
         }
     }
 
@@ -1111,6 +1140,13 @@ mod tests {
                 path: None,
             },
             Error::BackupExists { path: p() },
+            Error::KeyChanged(Box::new(KeyChange {
+                agent: s("api"),
+                path: p(),
+                pinned_fingerprint: s("SHA256:0123456789abcdef"),
+                published_fingerprint: s("SHA256:fedcba9876543210"),
+                published: s("ed25519:00"),
+            })),
         ]
     }
 

@@ -1,20 +1,24 @@
 //! Who sent a message (SPEC §8, §15.2): every agent's Ed25519 signing key,
 //! signing what aea writes, and verifying what it reads against the key the
-//! receiver knows for the claimed sender.
+//! receiver pinned for the claimed sender.
 //!
 //! Keys: the private half is a file of 64 hex digits in the user's config
 //! dir (`keys/<agent-id>.key`, mode 0600, folder 0700), never in a
-//! repository; the public half (`ed25519:<64 hex>`) is in the agent's
-//! committed `agent-config.yaml` (`agent.public_key`) and in registry
-//! entries (`key`).
+//! repository; the public half (`ed25519:<64 hex>`) is published in the
+//! agent's committed `agent-config.yaml` (`agent.public_key`) and pinned in
+//! registry entries (`key`).
 //!
-//! Verification, for a message claiming `from.agent_id = X`:
-//! - the receiver knows a key for X (X's registry entry, else the committed
-//!   config of the repository at the entry's path, else — for the
-//!   receiver's own id — its own key): a valid signature by exactly that key
-//!   is **verified**; anything else (no signature, another key, a wrong
+//! Verification, for a message claiming `from.agent_id = X`, uses pinned
+//! keys only: X's registry entry, and for the receiver's own id its private
+//! key on this machine, else its registry entry. A committed config is
+//! read when a person pins a key ([`published_key`], like ssh's first
+//! connection to a host), never when mail is checked: anyone who can write
+//! that file (a pull, a clone at its path) could otherwise make their own
+//! mail verify.
+//! - the receiver pinned a key for X: a valid signature by exactly that
+//!   key is **verified**; anything else (no signature, another key, a wrong
 //!   signature) is **forged** and never acted on;
-//! - no key is known for X: **unverified**, decided as an unknown sender
+//! - no key is pinned for X: **unverified**, decided as an unknown sender
 //!   whatever id it claims, unless the registry entry for X says unsigned
 //!   mail is accepted (`aea agents trust X --allow-unsigned`).
 
@@ -231,6 +235,50 @@ pub fn verify_bytes(
     check(signature, &tagged_digest(domain, bytes), expected)
 }
 
+/// What the committed config of an agent's repository says its key is.
+/// Read when a person pins a key (`agents add`, `agents trust`, `doctor`),
+/// never when mail is verified: anyone who can write that file (a pull, a
+/// clone at that path) chooses what it says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Published {
+    Key(VerifyingKey),
+    /// The config names no key (a bash AEA agent, or an aea before keys).
+    NoKey,
+    /// The config is another agent's: its id, as the file says.
+    OtherAgent(String),
+    /// `agent.public_key` is there but is not a public key: why.
+    NotAKey(String),
+}
+
+/// What the repository at `repo` publishes as agent `id`'s key. An error
+/// when no config can be read there.
+pub fn published_key(repo: &Path, id: &str) -> Result<Published> {
+    let config = AgentConfig::load(&repo.join(crate::mailbox::AEA_DIR))?;
+    if config.agent.id.as_deref() != Some(id) {
+        return Ok(Published::OtherAgent(config.agent.id.unwrap_or_default()));
+    }
+    Ok(match config.agent.public_key {
+        None => Published::NoKey,
+        Some(text) => match parse_public(&text) {
+            Ok(key) => Published::Key(key),
+            Err(reason) => Published::NotAKey(reason),
+        },
+    })
+}
+
+/// Why the receiver has no key for a sender id: what a person changes in
+/// the registry so that its mail can verify.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unpinned {
+    /// The registry has no entry for the id.
+    Unknown,
+    /// Its entry is disabled.
+    Disabled,
+    /// Its entry pins no key; `path` is the agent's repository on this
+    /// machine, if the entry names one.
+    NoKey { path: Option<PathBuf> },
+}
+
 /// What the receiver can say about who sent a message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -307,10 +355,9 @@ struct Loaded {
     problem: Option<String>,
 }
 
-/// The keys the receiver knows, loaded once per command (lazily: commands
-/// that read no message pay nothing) from the registry and, for entries
-/// without a pinned key, the committed config at their path; verification
-/// results are cached by content digest.
+/// The keys the receiver pinned, loaded once per command (lazily: commands
+/// that read no message pay nothing) from the registry and the receiver's
+/// own private key; verification results are cached by content digest.
 #[derive(Debug, Default)]
 pub struct KeyRing {
     sources: Option<Sources>,
@@ -366,16 +413,15 @@ impl KeyRing {
                 Some(Err(e)) => (Registry::default(), Some(e.to_string())),
                 None => (Registry::default(), None),
             };
-            let mut config = None;
             let own_id = match self.own_id.get() {
                 Some(id) => id.clone(),
-                None => {
-                    config = AgentConfig::load(&sources.aea_dir).ok();
-                    config.as_ref().and_then(|c| c.agent.id.clone())
-                }
+                None => AgentConfig::load(&sources.aea_dir)
+                    .ok()
+                    .and_then(|c| c.agent.id),
             };
             // The receiver's own key: its private key on this machine, else
-            // its registry entry, else its committed config.
+            // its registry entry. Never its committed config, which a pull
+            // can change.
             let own_key = own_id.as_deref().and_then(|id| {
                 sources
                     .keys_dir
@@ -387,13 +433,6 @@ impl KeyRing {
                             .get(id)
                             .and_then(|e| e.key.as_deref())
                             .and_then(|k| parse_public(k).ok())
-                    })
-                    .or_else(|| {
-                        config
-                            .take()
-                            .or_else(|| AgentConfig::load(&sources.aea_dir).ok())
-                            .and_then(|c| c.agent.public_key)
-                            .and_then(|k| parse_public(&k).ok())
                     })
             });
             Loaded {
@@ -435,19 +474,8 @@ impl KeyRing {
         let Some(entry) = loaded.registry.get(id).filter(|e| e.enabled) else {
             return Known::default();
         };
-        let key = match &entry.key {
-            Some(text) => parse_public(text).ok(),
-            None if !entry.path.as_os_str().is_empty() => {
-                AgentConfig::load(&entry.path.join(crate::mailbox::AEA_DIR))
-                    .ok()
-                    .filter(|c| c.agent.id.as_deref() == Some(id))
-                    .and_then(|c| c.agent.public_key)
-                    .and_then(|k| parse_public(&k).ok())
-            }
-            None => None,
-        };
         Known {
-            key,
+            key: entry.key.as_deref().and_then(|k| parse_public(k).ok()),
             allow_unsigned: entry.allow_unsigned,
         }
     }
@@ -483,6 +511,31 @@ impl KeyRing {
             .get(id)
             .filter(|e| e.enabled && e.remote.is_none() && !e.path.as_os_str().is_empty())
             .map(|e| e.path.clone())
+    }
+
+    /// Why no key is pinned for sender `id`, when none is and pinning one
+    /// would change how its mail is decided: `None` for a pinned key, the
+    /// receiver itself (its key comes with `aea init`), an entry that
+    /// accepts unsigned mail and an agent of another protocol.
+    pub fn unpinned(&self, id: &str) -> Option<Unpinned> {
+        let loaded = self.loaded();
+        if loaded.own_id.as_deref() == Some(id) {
+            return None;
+        }
+        let Some(entry) = loaded.registry.get(id) else {
+            return Some(Unpinned::Unknown);
+        };
+        if !entry.enabled {
+            return Some(Unpinned::Disabled);
+        }
+        // An OACP or Roo agent cannot sign: its unsigned mail is accepted
+        // or not, there is no key to pin.
+        if entry.allow_unsigned || entry.foreign().is_some() || self.known(id).key.is_some() {
+            return None;
+        }
+        Some(Unpinned::NoKey {
+            path: (!entry.path.as_os_str().is_empty()).then(|| entry.path.clone()),
+        })
     }
 
     /// The public key the receiver knows for `id`.
@@ -555,7 +608,7 @@ impl KeyRing {
                 allowed: known.allow_unsigned,
             },
             (None, Some(_), _) => Verification::Unverified {
-                reason: "no key is known for this sender".into(),
+                reason: "no key is pinned for this sender".into(),
                 allowed: false,
             },
         }
@@ -813,6 +866,71 @@ mod tests {
         let mut signed = message("web");
         sign(&mut signed, &own);
         assert_eq!(ring.verify(&reparse(&signed)), Verification::Verified);
+    }
+
+    /// A registry entry without a key, whose repository publishes one, and
+    /// the receiver whose own committed config publishes one: neither key
+    /// verifies anything (whoever can write those files chose them).
+    #[test]
+    fn committed_keys_never_verify() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let key = SigningKey::from_bytes(&[7; 32]);
+        for (repo, id) in [("api", "api"), ("web", "web")] {
+            let aea = dir.path().join(repo).join(crate::mailbox::AEA_DIR);
+            fs::create_dir_all(&aea).unwrap();
+            fs::write(
+                aea.join(crate::config::FILE_NAME),
+                format!(
+                    "agent:\n  id: {id}\n  public_key: \"{}\"\n",
+                    public_text(&key.verifying_key())
+                ),
+            )
+            .unwrap();
+        }
+        let mut registry = Registry::default();
+        for id in ["api", "web"] {
+            registry.agents.insert(
+                id.into(),
+                Entry {
+                    path: dir.path().join(id),
+                    ..Entry::default()
+                },
+            );
+        }
+        let path = dir.path().join("registry.toml");
+        fs::write(&path, toml::to_string(&registry).unwrap()).unwrap();
+        let ring = KeyRing::lazy(Sources {
+            registry: Some(path),
+            aea_dir: dir.path().join("web").join(crate::mailbox::AEA_DIR),
+            keys_dir: Some(dir.path().join("no-keys")),
+            cache: None,
+        });
+        for from in ["api", "web"] {
+            let mut m = message(from);
+            m.to.agent_id = "web".into();
+            sign(&mut m, &key);
+            let v = ring.verify(&reparse(&m));
+            assert!(
+                matches!(v, Verification::Unverified { allowed: false, .. }),
+                "{from}: {v:?}"
+            );
+        }
+        assert_eq!(
+            ring.unpinned("api"),
+            Some(Unpinned::NoKey {
+                path: Some(dir.path().join("api"))
+            })
+        );
+        assert_eq!(ring.unpinned("web"), None, "the receiver itself");
+        assert_eq!(ring.unpinned("nobody"), Some(Unpinned::Unknown));
+        assert_eq!(
+            published_key(&dir.path().join("api"), "api").unwrap(),
+            Published::Key(key.verifying_key())
+        );
+        assert_eq!(
+            published_key(&dir.path().join("api"), "web").unwrap(),
+            Published::OtherAgent("api".into())
+        );
     }
 
     #[test]

@@ -203,6 +203,19 @@ pub fn untrusted_short(text: &str, max: usize) -> String {
     }
 }
 
+/// `text` quoted for a POSIX shell, when it needs it: for a path or URL
+/// in a command line that a person copies.
+pub fn shell_quote(text: &str) -> String {
+    if text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-".contains(&b))
+    {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

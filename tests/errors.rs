@@ -467,6 +467,18 @@ fn errors_that_are_not_usage() {
     fixed.ok(&api, &["agents", "add", "far", "--remote", "/srv/mail.git"]);
     snap_error(&fixed, "no_key_to_pin", &api, &["agents", "trust", "far"]);
 
+    // web's repository now publishes another key than the one api pinned.
+    let config = web.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let old_key = env.public_key("web");
+    std::fs::write(
+        &config,
+        text.replace(&old_key, &env.public_key("web-renamed")),
+    )
+    .unwrap();
+    snap_error(&fixed, "key_changed", &api, &["agents", "trust", "web"]);
+    std::fs::write(&config, &text).unwrap();
+
     // `uninstall` keeps `.aea/` as `.aea-backup-<time>`: one of that second
     // is already there (the tests' clock stands still).
     std::fs::create_dir(web.join(".aea-backup-20261121T100000Z")).unwrap();

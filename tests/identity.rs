@@ -290,8 +290,18 @@ fn agents_are_managed_like_known_hosts() {
     let other = env.public_key("someone-else");
     env.ok(&web, &["agents", "trust", "api", "--key", &other]);
     assert!(item(&env, &web, &id).is_none());
-    // Trusting again reads the key api's repository publishes.
-    let out = env.ok(&web, &["agents", "trust", "api"]);
+    // Trusting again without --key reads the key api's repository
+    // publishes: another one than the pin, so it is refused, and the line
+    // that pins it is named for when its owner confirmed it.
+    let out = env.run(&web, &["agents", "trust", "api"]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    let line = format!("aea agents trust api --key {}", env.public_key("api"));
+    assert!(stderr(&out).contains(&line), "{}", stderr(&out));
+    assert!(item(&env, &web, &id).is_none(), "the pin is unchanged");
+    let out = env.ok(
+        &web,
+        &["agents", "trust", "api", "--key", &env.public_key("api")],
+    );
     assert!(out.contains("SHA256:"), "the fingerprint is shown: {out}");
     assert_eq!(item(&env, &web, &id).unwrap()["sender"], "verified");
 

@@ -147,6 +147,7 @@ fn json_documents() {
     snap("gc", &web, &["gc", "--dry-run"]);
     snap("log", &web, &["log"]);
     snap("agents", &web, &["agents"]);
+    snap("whoami", &web, &["whoami"]);
     snap("hooks_status", &web, &["hooks", "status"]);
     // 0: the agent files were left out by choice (`init --no-agent-files`),
     // which doctor reports as skipped, not as a problem.

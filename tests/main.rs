@@ -36,6 +36,7 @@ mod layout;
 mod lifecycle;
 mod migrate;
 mod newcomer_paths;
+mod pinned_keys;
 mod policy_corpus;
 mod private_state;
 mod readme_tour;

@@ -239,6 +239,7 @@ fn json_output_fits_the_shipped_schemas() {
         &json_exiting(&env, &web, &["monitor", "status"], 0),
     );
     assert_fits("agents", &json_exiting(&env, &web, &["agents"], 0));
+    assert_fits("whoami", &json_exiting(&env, &web, &["whoami"], 0));
     assert_fits("trust", &json_exiting(&env, &web, &["trust", "--show"], 0));
     assert_fits(
         "hooks-install",

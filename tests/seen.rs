@@ -671,33 +671,29 @@ fn a_quiet_marker_brought_by_a_pull_does_not_open_the_gate() {
 
 #[test]
 fn a_sender_key_that_comes_back_shows_its_mail_valid_again() {
-    // The registry names no key for api: its committed config does. Mail
-    // listed as forged under another key there must follow the key back.
+    // api's mail verifies by the key pinned in the registry (never by its
+    // committed config): mail listed as forged under another pin must
+    // follow the pin back.
     let env = TestEnv::new();
     let api = env.repo("api");
     let web = env.repo("web");
-    let registry = std::fs::read_to_string(env.registry()).unwrap();
-    let key_line = registry
-        .lines()
-        .find(|l| l.starts_with("key = "))
-        .unwrap()
-        .to_string();
-    std::fs::write(
-        env.registry(),
-        registry.replacen(&format!("{key_line}\n"), "", 1),
-    )
-    .unwrap();
+    let genuine = env.public_key("api");
+    let other = env.public_key("someone-else");
     let id = env.question(&api, "web", "hello");
     assert_eq!(ids(&env.json(&web, &["check"])), std::slice::from_ref(&id));
+    // What api's committed config says changes nothing.
     let config = api.join(".aea/agent-config.yaml");
-    let genuine = std::fs::read_to_string(&config).unwrap();
-    let other = env.public_key("someone-else");
-    let key = &key_line["key = ".len()..];
-    assert!(genuine.contains(key.trim_matches('"')), "{genuine}");
-    std::fs::write(&config, genuine.replace(key.trim_matches('"'), &other)).unwrap();
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace(&genuine, &other)).unwrap();
+    assert_eq!(
+        ids(&remembered_check(&env, &web)),
+        std::slice::from_ref(&id)
+    );
+    std::fs::write(&config, &text).unwrap();
+    env.ok(&web, &["agents", "trust", "api", "--key", &other]);
     let report = remembered_check(&env, &web);
     assert_eq!(report["invalid"].as_array().unwrap().len(), 1, "{report}");
-    std::fs::write(&config, &genuine).unwrap();
+    env.ok(&web, &["agents", "trust", "api", "--key", &genuine]);
     assert_eq!(ids(&env.json(&web, &["check"])), [id]);
 }
 

@@ -1,6 +1,9 @@
-//! `aea agents` (SPEC §8): the registry is the receiver's list of whom it
-//! knows, managed like ssh's `known_hosts`: list, add with a key, remove,
-//! disable/enable, and trust (pin the key an agent's repository publishes).
+//! `aea agents` (SPEC §8, §15.2): the registry is the receiver's list of
+//! whom it knows, managed like ssh's `known_hosts`: list, add with a key,
+//! remove, disable/enable, and trust (pin the key an agent's repository
+//! publishes). A published key is read once, here, shown by fingerprint
+//! and pinned; a key that changed later is refused until a person pins the
+//! new one with `--key`.
 
 use std::path::Path;
 
@@ -8,11 +11,10 @@ use serde::Serialize;
 
 use super::Context;
 use crate::cli::{AgentsArgs, AgentsCommand};
-use crate::config::AgentConfig;
 use crate::error::{ConfigDirUse, Error, ExitCode, Result};
-use crate::identity;
-use crate::mailbox::AEA_DIR;
+use crate::identity::{self, Published};
 use crate::message::{check_agent_id, format_time};
+use crate::printer::untrusted_short;
 use crate::registry::{Entry, Health, Registry};
 use crate::words::word_enum;
 
@@ -249,16 +251,26 @@ fn add(
     if let Some(remote) = remote {
         crate::config_trust::check_remote(remote)?;
     }
+    let path = absolute(ctx, repo)?.unwrap_or_default();
+    // Without --key, the key the repository publishes now is read once
+    // and pinned (ssh's first connection to a host): a later change there
+    // is refused, not followed.
+    let published =
+        (key.is_none() && !path.as_os_str().is_empty()).then(|| identity::published_key(&path, id));
+    let read = match &published {
+        Some(Ok(Published::Key(k))) => Some(identity::public_text(k)),
+        _ => None,
+    };
     let entry = Entry {
-        key: key.map(str::to_string),
-        path: absolute(ctx, repo)?.unwrap_or_default(),
+        key: key.map(str::to_string).or(read),
+        path,
         remote: remote.map(str::to_string),
         oacp: absolute(ctx, oacp)?,
         roo: absolute(ctx, roo)?,
         registered: format_time(ctx.rt.now()),
         ..Entry::default()
     };
-    Registry::update(registry, |reg| {
+    let replaced = Registry::update(registry, |reg| {
         if let Some(old) = reg.agents.get(id)
             && !force
         {
@@ -272,10 +284,23 @@ fn add(
                 "pass --force to replace the entry, or `aea agents trust` to pin its key",
             ));
         }
-        reg.agents.insert(id.to_string(), entry.clone());
-        Ok(())
+        Ok(reg
+            .agents
+            .insert(id.to_string(), entry.clone())
+            .and_then(|old| old.key))
     })?;
     report(ctx, id, AgentAction::Added, entry.key.as_deref());
+    // `--force` may replace a pinned key: said, so that it is not done
+    // in passing.
+    if let (Some(old), Some(new)) = (
+        fingerprint_of(replaced.as_deref()),
+        fingerprint_of(entry.key.as_deref()),
+    ) && old != new
+    {
+        ctx.printer.warn(format_args!(
+            "replaced the key pinned for {id} ({old}) with {new}: mail signed with the old key is now forged"
+        ));
+    }
     if let Some((protocol, dir)) = entry.foreign() {
         // Mail goes there as their files, which carry no key of theirs.
         if let Err(e) = crate::fsutil::require_real_dir(&dir) {
@@ -292,10 +317,31 @@ fn add(
         ));
         return Ok(ExitCode::Success);
     }
-    if entry.key.is_none() {
+    let shown = entry.path.display().to_string();
+    let shown = untrusted_short(&shown, 200);
+    let unpinned = |why: String| {
         ctx.printer.warn(format_args!(
-            "no --key: mail claiming to be {id} stays unverified until `aea agents trust {id}`"
+            "{why}: no key pinned, so mail claiming to be {id} stays unverified; ask {id}'s owner for the key `aea whoami` prints there, then `aea agents trust {id} --key ed25519:…`"
         ));
+    };
+    match published {
+        None if entry.key.is_none() => unpinned("no --key".to_string()),
+        Some(Ok(Published::Key(k))) if !ctx.printer.json() => {
+            ctx.printer.line(format_args!(
+                "pinned the key {shown} publishes now, {}: compare it with what `aea whoami` prints for {id}'s owner (in {id}'s repository); if they differ, `aea agents remove {id}`",
+                identity::fingerprint(&k)
+            ));
+        }
+        None | Some(Ok(Published::Key(_))) => {}
+        Some(Ok(Published::NoKey)) => unpinned(format!("{shown} publishes no key")),
+        Some(Ok(Published::OtherAgent(found))) => unpinned(format!(
+            "{shown} is agent {}, not {id}",
+            untrusted_short(&found, 64)
+        )),
+        Some(Ok(Published::NotAKey(reason))) => {
+            unpinned(format!("{shown} publishes no valid key ({reason})"));
+        }
+        Some(Err(e)) => unpinned(crate::error::one_line(&e)),
     }
     Ok(ExitCode::Success)
 }
@@ -323,8 +369,10 @@ fn change(
 }
 
 /// Pins a key: the one given, else the one the agent's repository
-/// publishes in its committed config. Shown by fingerprint first, so the
-/// person can compare it with what the agent's owner sees.
+/// publishes in its committed config, shown by fingerprint so the person
+/// can compare it with what the agent's owner sees (`aea whoami`). A
+/// published key other than the one pinned is refused: only `--key`
+/// replaces a pinned key, after the owner confirmed it.
 fn trust(
     registry: &Path,
     id: &str,
@@ -343,36 +391,39 @@ fn trust(
             check_key(k)?;
             Some(k.to_string())
         }
-        // A bash AEA agent has no aea config and no key: only its unsigned
-        // mail is being accepted.
-        None if allow_unsigned
-            && AgentConfig::load(&entry.path.join(AEA_DIR))
-                .ok()
-                .and_then(|c| c.agent.public_key)
-                .is_none() =>
-        {
-            entry.key.clone()
-        }
         None if !entry.path.as_os_str().is_empty() => {
-            let config = AgentConfig::load(&entry.path.join(AEA_DIR))?;
-            if config.agent.id.as_deref() != Some(id) {
-                return Err(Error::RegistryMismatch {
-                    id: id.to_string(),
-                    path: entry.path.clone(),
-                    found: config.agent.id.unwrap_or_default(),
-                });
-            }
-            match config.agent.public_key {
-                Some(k) => {
-                    check_key(&k)?;
-                    Some(k)
+            match identity::published_key(&entry.path, id) {
+                Ok(Published::Key(k)) => {
+                    refuse_changed(id, entry, &k)?;
+                    Some(identity::public_text(&k))
                 }
-                None if allow_unsigned => None,
-                None => {
+                // A bash AEA agent has no aea config and no key: only its
+                // unsigned mail is being accepted.
+                Ok(Published::NoKey) | Err(_) if allow_unsigned => entry.key.clone(),
+                Err(e) => return Err(e),
+                Ok(Published::OtherAgent(found)) => {
+                    return Err(Error::RegistryMismatch {
+                        id: id.to_string(),
+                        path: entry.path.clone(),
+                        found,
+                    });
+                }
+                Ok(Published::NoKey) => {
                     return Err(Error::NoKeyToPin {
                         agent: id.to_string(),
                         path: Some(entry.path.clone()),
                     });
+                }
+                Ok(Published::NotAKey(reason)) => {
+                    return Err(Error::usage(
+                        format!(
+                            "the key {} publishes for {id} is not a public key: {reason}",
+                            entry.path.display()
+                        ),
+                        format!(
+                            "ask {id}'s owner for the key `aea whoami` prints there, then `aea agents trust {id} --key ed25519:…`"
+                        ),
+                    ));
                 }
             }
         }
@@ -400,6 +451,24 @@ fn trust(
         ));
     }
     Ok(ExitCode::Success)
+}
+
+/// Refuses `published` when another key is pinned for `id`: mail signed
+/// with it is forged until a person pins it by hand. A pinned value that
+/// is not a key verifies nothing and may be replaced.
+fn refuse_changed(id: &str, entry: &Entry, published: &ed25519_dalek::VerifyingKey) -> Result<()> {
+    match entry.key.as_deref().map(identity::parse_public) {
+        Some(Ok(pinned)) if pinned != *published => {
+            Err(Error::KeyChanged(Box::new(crate::error::KeyChange {
+                agent: id.to_string(),
+                path: entry.path.clone(),
+                pinned_fingerprint: identity::fingerprint(&pinned),
+                published_fingerprint: identity::fingerprint(published),
+                published: identity::public_text(published),
+            })))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn report(ctx: &Context, id: &str, what: AgentAction, key: Option<&str>) {

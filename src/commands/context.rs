@@ -162,6 +162,31 @@ impl Context {
             .clone()
     }
 
+    /// What makes mail from sender `id` verify, for a person reading a
+    /// line that says it is unverified (`check`, `show`; never a hook's
+    /// output): the command that pins its key. `None` when no pin would
+    /// change anything, and for an id that is not a valid agent id: the id
+    /// is the sender's choice, and only one of letters, digits, `_` and `-`
+    /// is ever put into a command line.
+    pub fn pin_hint(&self, id: &str) -> Option<String> {
+        use crate::identity::Unpinned;
+        crate::message::check_agent_id(id).ok()?;
+        let why = self.keyring().unpinned(id)?;
+        let id = crate::printer::untrusted_short(id, 64);
+        Some(match why {
+            Unpinned::Unknown => format!(
+                "{id} is not registered: `aea agents add {id} --path REPO --key ed25519:…` with the key `aea whoami` prints in {id}'s repository"
+            ),
+            Unpinned::Disabled => format!("{id} is disabled here: `aea agents enable {id}`"),
+            Unpinned::NoKey { path: Some(_) } => format!(
+                "`aea agents trust {id}` pins the key {id}'s repository publishes (compare its fingerprint with `aea whoami` there)"
+            ),
+            Unpinned::NoKey { path: None } => format!(
+                "`aea agents trust {id} --key ed25519:…` pins the key `aea whoami` prints on {id}'s machine"
+            ),
+        })
+    }
+
     /// The registry file, if the platform has a config directory.
     pub fn registry(&self) -> Option<&Path> {
         self.registry.as_deref()

@@ -16,6 +16,7 @@ use crate::hooks::{self, GitHook, State};
 use crate::housekeeping;
 use crate::layout::{self, Layout, Private, Shared};
 use crate::mailbox::{Mailbox, Processed, SHARED_STATE_DIRS};
+use crate::printer::shell_quote;
 use crate::recovery;
 use crate::registry::{Health, Registry};
 use crate::repo::{self, HooksPathSource};
@@ -185,18 +186,6 @@ fn old_state(layout: &Layout) -> Finding {
     )
 }
 
-/// `text` quoted for a POSIX shell, when it needs it.
-fn shell_quote(text: &str) -> String {
-    if text
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"/._-".contains(&b))
-    {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
-}
-
 fn kind(meta: &fs::Metadata) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     let t = meta.file_type();
@@ -228,6 +217,7 @@ pub fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     let (config_findings, id) = config_checks(aea, repo, ctx);
     out.extend(config_findings);
     out.push(registry(ctx, repo, id.as_deref()));
+    out.extend(peer_keys(ctx, id.as_deref()));
     let opted_out = harness::opt_outs(aea);
     out.push(git_hooks(ctx, repo, opted_out.git_hooks));
     out.push(harnesses(repo, aea, ctx, opted_out.agent_files));
@@ -533,6 +523,66 @@ fn registry(ctx: &Context, repo: &Path, id: Option<&str>) -> Finding {
             "",
         ),
     }
+}
+
+/// Peers on this machine whose mail does not verify as their repository
+/// would have it (SPEC §15.2): an entry with no pinned key (a registry
+/// written before aea had keys) while the repository publishes one, and a
+/// pinned key the repository no longer publishes. Each with the exact line
+/// that pins the published key, to run once the agent's owner confirmed
+/// its fingerprint: doctor reads the committed key, it never pins it.
+fn peer_keys(ctx: &Context, own: Option<&str>) -> Vec<Finding> {
+    use crate::identity::{self, Published};
+    // A registry that does not read is the `registry` check's to report.
+    let Some(registry) = ctx.registry().and_then(|p| Registry::load(p).ok()) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for (id, entry) in &registry.agents {
+        if Some(id.as_str()) == own
+            || !entry.enabled
+            || entry.path.as_os_str().is_empty()
+            || crate::message::check_agent_id(id).is_err()
+        {
+            continue;
+        }
+        let Ok(Published::Key(published)) = identity::published_key(&entry.path, id) else {
+            continue;
+        };
+        let new = identity::fingerprint(&published);
+        let pin = format!(
+            "aea agents trust {id} --key {}",
+            identity::public_text(&published)
+        );
+        let path = entry.path.display();
+        match entry.key.as_deref().map(identity::parse_public) {
+            Some(Ok(pinned)) if pinned == published => {}
+            Some(Ok(pinned)) => found.push((
+                format!(
+                    "{id}: {path} now publishes key {new}, not the pinned {}: mail signed with the new key is refused as forged",
+                    identity::fingerprint(&pinned)
+                ),
+                format!("only if {id}'s owner confirms {new} (`aea whoami` in its repository): {pin}"),
+            )),
+            _ => found.push((
+                format!(
+                    "{id}: no key pinned, so its mail is unverified (decided as from an unknown sender); {path} publishes {new}"
+                ),
+                format!("compare {new} with `aea whoami` run by {id}'s owner, then: {pin}"),
+            )),
+        }
+    }
+    if found.is_empty() {
+        return vec![Finding::new(
+            "peer keys",
+            None,
+            "every peer registered by path has the key its repository publishes pinned",
+        )];
+    }
+    found
+        .into_iter()
+        .map(|problem| Finding::new("peer keys", Some(problem), ""))
+        .collect()
 }
 
 fn git_hooks(ctx: &Context, repo: &Path, opted_out: bool) -> Finding {

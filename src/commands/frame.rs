@@ -253,14 +253,20 @@ fn fields(
             crate::identity::Verification::Verified => {
                 "verified (signed by the key known for this agent)".to_string()
             }
-            crate::identity::Verification::Unverified { reason, allowed } => format!(
-                "UNVERIFIED ({reason}); {}",
-                if allowed {
-                    "accepted as known by the registry"
-                } else {
-                    "decided as an unknown sender"
-                }
-            ),
+            crate::identity::Verification::Unverified {
+                reason,
+                allowed: true,
+            } => format!("UNVERIFIED ({reason}); accepted as known by the registry"),
+            crate::identity::Verification::Unverified {
+                reason,
+                allowed: false,
+            } => {
+                let fix = ctx
+                    .pin_hint(&m.from.agent_id)
+                    .map(|hint| format!("; {hint}"))
+                    .unwrap_or_default();
+                format!("UNVERIFIED ({reason}); decided as an unknown sender{fix}")
+            }
             crate::identity::Verification::Forged { reason } => format!("FORGED ({reason})"),
         },
     );

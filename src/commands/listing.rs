@@ -324,27 +324,6 @@ pub fn unprocessed_report(
     for entry in &entries {
         watched.add(entry.path.clone());
     }
-    // A sender's key may come from the committed config at its registered
-    // folder: a new key there changes who is verified, and mail listed as
-    // forged may verify under the next (its sender as its file name says).
-    let invalid_senders = entries
-        .iter()
-        .filter(|e| e.valid().is_none())
-        .filter_map(|e| crate::message::parse_file_name(&e.name).map(|p| p.sender));
-    for from in report
-        .messages
-        .iter()
-        .map(|m| m.from.as_str())
-        .chain(invalid_senders)
-    {
-        if let Some(folder) = judge.registered_path(from) {
-            watched.add(
-                folder
-                    .join(crate::mailbox::AEA_DIR)
-                    .join(crate::config::FILE_NAME),
-            );
-        }
-    }
     // `expired` flips when the first message expires.
     let valid_until = entries
         .iter()
@@ -522,6 +501,14 @@ pub fn print_item(n: usize, m: &Item, ctx: &Context) {
             format!("  [{}]", flags.join(", "))
         }
     ));
+    // What makes its mail verify. Asked only here, for a person at a
+    // terminal: a hook's output never names a sender.
+    if m.sender == SenderState::Unverified
+        && let Some(hint) = ctx.pin_hint(&m.from)
+    {
+        ctx.printer
+            .line(format_args!("     unverified sender: {hint}"));
+    }
 }
 
 pub fn plural(n: usize) -> &'static str {

@@ -44,6 +44,7 @@ mod uninstall;
 mod validate;
 mod verdict;
 mod watch;
+mod whoami;
 
 use crate::cli::{Cli, Command};
 use crate::env::Env;
@@ -80,6 +81,7 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Doctor(args) => doctor::run(&args, &ctx),
         Command::Log(args) => log::run(&args, &ctx),
         Command::Agents(args) => agents::run(&args, &ctx),
+        Command::Whoami => whoami::run(&ctx),
         Command::Validate(args) => validate::run(&args, &ctx),
         Command::Demo(args) => demo::run(&args, &ctx),
         Command::Trust(args) => trust::run(&args, &ctx),

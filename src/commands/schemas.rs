@@ -68,6 +68,7 @@ fn all() -> Vec<(&'static str, Schema)> {
             "agents-change",
             schema::<agents::AgentChangeOutput<'static>>(),
         ),
+        ("whoami", schema::<whoami::WhoamiOutput<'static>>()),
         ("validate", schema::<validate::Report>()),
         ("bridge", schema::<bridge::BridgeOutput<'static>>()),
         ("trust", schema::<trust::TrustOutput<'static>>()),
