@@ -418,6 +418,16 @@ impl Mailbox {
         self.owner
     }
 
+    /// The mode (and group) new mail gets in this inbox, where it is
+    /// shared with other OS users ([`fsutil::MailMode::of_inbox`]): looked
+    /// up when mail is written, never on a listing.
+    pub fn mail_mode(&self) -> Option<fsutil::MailMode> {
+        fs::symlink_metadata(self.dir())
+            .ok()
+            .as_ref()
+            .and_then(fsutil::MailMode::of_inbox)
+    }
+
     /// Whether this is the repository aea was pointed at.
     pub fn is_own(&self) -> bool {
         self.own

@@ -112,7 +112,7 @@ impl Mailbox {
             });
         }
         let staging = self.make_shared_dir(Shared::Staging)?;
-        fsutil::replace_atomic_via(&staging, path, &bytes)
+        fsutil::replace_mail_via(&staging, path, &bytes, self.mail_mode())
     }
 
     /// Finishes processing inbox message `entry` (SPEC §5.4), under its
