@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use super::{
-    Approval, ApprovalDecision, ApprovalRecord, Claim, ClaimBody, Entry, Mailbox, Marker,
+    Approval, ApprovalDecision, ApprovalRecord, Claim, ClaimBody, Custody, Entry, Mailbox, Marker,
     Processed, StaleMarker, claim_is_stale, describe_claim, move_present, move_to,
 };
 use crate::error::{Error, Result};
@@ -184,6 +184,9 @@ impl Mailbox {
             return Err(Error::AlreadyProcessed { name: name.clone() });
         }
         self.write_marker(name, &body);
+        if entry.custody != Custody::NotNeeded {
+            self.forget_custody(name);
+        }
         Ok(record)
     }
 
@@ -401,6 +404,9 @@ impl Mailbox {
         else {
             return Ok(None);
         };
+        if from == self.dir() {
+            self.forget_custody(name);
+        }
         // The record and the person's decision go with the bytes they were
         // made for: the name is free now, and a file delivered under it
         // later (a sender replaying the same bytes) is judged afresh.
