@@ -130,6 +130,21 @@ impl Shared {
     fn state(&self) -> PathBuf {
         self.env.state(&self.web)
     }
+
+    /// `aea args…` as the receiver in `web`, failing the test if it does
+    /// not exit within [`BOUND`] (blocked on a FIFO, say).
+    fn bounded(&self, args: &[&str]) -> Output {
+        let child = self
+            .env
+            .cmd(&self.web)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        output_within(child, BOUND, &format!("aea {args:?}"))
+    }
 }
 
 fn sha256(bytes: &[u8]) -> String {
@@ -246,6 +261,37 @@ fn show_after_a_rewrite_says_so_and_prints_what_was_read() {
         s.env.json(&s.web, &["check"])["messages"][0].get("changed_after_read"),
         None
     );
+}
+
+/// The sender may delete its own file in the sticky `.aea/` and put
+/// anything under its name: a FIFO (which would block a reader that opens
+/// it), a symlink to a file the receiver can read. Once the receiver read
+/// the message, neither is read, nothing hangs, and `show` prints what
+/// was read and puts it back in place.
+#[test]
+fn a_file_swapped_for_a_fifo_or_a_symlink_after_it_was_read_is_shown_as_read() {
+    for swap in ["mkfifo", "ln -s /etc/passwd"] {
+        let Some(s) = Shared::new("a_file_swapped_for_a_fifo…", &[], Vec::new()) else {
+            return;
+        };
+        let (id, name) = s.deliver_handoff();
+        s.env.ok(&s.web, &["check"]);
+        let script = format!("rm ../web/.aea/{name} && {swap} ../web/.aea/{name}");
+        let out = s.as_sender("sh", &["-c", &script]);
+        assert!(out.status.success(), "{swap}: {}", stderr(&out));
+
+        let out = s.bounded(&["approve", &id]);
+        assert_eq!(code(&out), 5, "{swap}: {}", stderr(&out));
+        assert!(stderr(&out).contains("changed after it was read"), "{swap}");
+        let out = s.bounded(&["show", &id]);
+        assert!(out.status.success(), "{swap}: {}", stderr(&out));
+        assert!(stdout(&out).contains(ORIGINAL), "{swap}: {}", stdout(&out));
+        assert!(!stdout(&out).contains("root:"), "{swap}: followed the link");
+        let file = std::fs::symlink_metadata(s.web.join(".aea").join(&name)).unwrap();
+        assert!(file.is_file() && file.uid() == 0, "{swap}: not put back");
+        let out = s.bounded(&["approve", &id]);
+        assert!(out.status.success(), "{swap}: {}", stderr(&out));
+    }
 }
 
 /// `check` lists a message whose file changed after it was read as it was
