@@ -211,6 +211,10 @@ fn a_rewrite_after_show_gets_no_approval_and_is_not_processed() {
     s.env.ok(&s.web, &["process", &id, "--outcome", "done"]);
     let kept = std::fs::read(s.state().join("processed").join(&name)).unwrap();
     assert_eq!(kept, original, "processed mail is what the person approved");
+    assert!(
+        !s.state().join("custody").join(&name).exists(),
+        "the copy is dropped once the message left the inbox"
+    );
 }
 
 /// `show` after a rewrite says the file changed, and prints what aea read

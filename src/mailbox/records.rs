@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use super::{
-    Approval, ApprovalDecision, ApprovalRecord, Claim, ClaimBody, Custody, Entry, Mailbox, Marker,
+    Approval, ApprovalDecision, ApprovalRecord, Claim, ClaimBody, Entry, Mailbox, Marker,
     Processed, StaleMarker, claim_is_stale, describe_claim, move_present, move_to,
 };
 use crate::error::{Error, Result};
@@ -184,9 +184,9 @@ impl Mailbox {
             return Err(Error::AlreadyProcessed { name: name.clone() });
         }
         self.write_marker(name, &body);
-        if entry.custody != Custody::NotNeeded {
-            self.forget_custody(name);
-        }
+        // Also when `entry` was the receiver's own file: one taken over
+        // (approved) earlier still had its copy.
+        self.forget_custody(name);
         Ok(record)
     }
 
