@@ -546,7 +546,7 @@ fn main() {
     if std::env::var_os("AEA_BENCH_KEEP").is_some() {
         eprintln!("keeping {}", bench.root.path().display());
     }
-    // AEA_BENCH_ONLY=watch|sync|scale: one group of rows alone, for
+    // AEA_BENCH_ONLY=check|watch|sync|scale: one group of rows alone, for
     // repeated runs of the figure being worked on without the
     // minutes the rest takes.
     let only = std::env::var("AEA_BENCH_ONLY").ok();
@@ -554,10 +554,11 @@ fn main() {
         Some("watch") => print_watch_rows(&watch_exit(&bench, full)),
         Some("sync") => print_sync(&sync_scale(&bench, full), bench.layout),
         Some("scale") => print_scale(&scale(&bench, full), bench.layout),
-        Some(other) => panic!("AEA_BENCH_ONLY={other}: watch, sync or scale"),
-        None => {}
+        Some("check") | None => {}
+        Some(other) => panic!("AEA_BENCH_ONLY={other}: check, watch, sync or scale"),
     }
-    if only.is_some() {
+    let only_check = only.as_deref() == Some("check");
+    if only.is_some() && !only_check {
         if std::env::var_os("AEA_BENCH_KEEP").is_some() {
             std::mem::forget(bench);
         }
@@ -586,6 +587,23 @@ fn main() {
         let _ = std::fs::remove_dir_all(&cache);
         bench.cmd(&inbox, &["check"])
     });
+    if only_check {
+        println!("aea check rows, {}, {runs} runs each", build_name());
+        for (name, f) in [
+            ("check, empty inbox", &check_empty),
+            ("check, 10,000 processed + 100 new", &check_full),
+            ("check --json, same inbox", &check_full_json),
+            ("check, same inbox, first run: 100 verified", &check_cold),
+        ] {
+            println!(
+                "{name:<52} {:>10} {:>10} {:>7} KiB",
+                ms(f.median),
+                ms(f.p95),
+                f.peak_kib
+            );
+        }
+        return;
+    }
 
     let sender = bench.repo("sender");
     bench.repo("receiver");

@@ -31,6 +31,12 @@ pub fn record(
     rt: &Runtime,
 ) -> Result<(ApprovalRecord, PathBuf)> {
     let message = entry.require_valid()?;
+    // In a shared inbox the decision binds the bytes aea read (and `show`
+    // printed), never what their sender made of the file since.
+    entry.require_custody(match verdict {
+        Verdict::Approve => "approve",
+        Verdict::Reject => "reject",
+    })?;
     if let Processed::Done(_) = mailbox.processed(entry)? {
         return Err(Error::AlreadyProcessed {
             name: entry.name.clone(),

@@ -205,6 +205,12 @@ pub struct InitArgs {
     /// (1777), every state folder 0700 and the receiver's
     #[arg(long)]
     pub shared: bool,
+
+    /// With --shared: share `.aea/` with this group (a name or a gid)
+    /// instead of every user: sticky and setgid (3770), new mail 0640 in
+    /// that group
+    #[arg(long, requires = "shared", value_name = "GROUP")]
+    pub group: Option<String>,
 }
 
 /// What a new message says; shared by `send` and `reply`.

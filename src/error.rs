@@ -133,6 +133,14 @@ pub enum Error {
     #[error("{name} cannot be acted on: {reason}")]
     NotActionable { name: String, reason: String },
 
+    /// Another user's file in a shared inbox holds other bytes than the
+    /// ones the receiver read (its copy): a decision now would bind bytes
+    /// nobody was shown. `command` is what was refused.
+    #[error(
+        "{name} changed after it was read: its sender rewrote the file in .aea/ after aea took its copy, so `aea {command}` did nothing"
+    )]
+    ChangedAfterRead { name: String, command: &'static str },
+
     #[error("{name} does not need approval (decision {action}, rule {rule})")]
     NotGated {
         name: String,
@@ -536,6 +544,7 @@ impl Error {
             | Error::NoReturnAddress { .. }
             | Error::Gated { .. }
             | Error::NotActionable { .. }
+            | Error::ChangedAfterRead { .. }
             | Error::HooksPathInherited { .. }
             | Error::HooksCannotSee { .. }
             | Error::RemoteLooksLikeOption { .. }
@@ -636,6 +645,10 @@ impl Error {
             ),
             Error::NotActionable { name, .. } => format!(
                 "mark it handled with `aea process {0} --outcome ignored`, or move it aside with `aea quarantine {0} --reason …`",
+                crate::shortref::of(name)
+            ),
+            Error::ChangedAfterRead { name, command } => format!(
+                "run `aea show {0}` again: it shows what aea read (its copy) and puts that copy back in place of the rewritten file; then `aea {command} {0}`",
                 crate::shortref::of(name)
             ),
             Error::NotGated { .. } => {
@@ -818,7 +831,7 @@ mod tests {
     use std::time::Duration;
 
     /// Number of arms of [`expected_code`]; each returns its own index.
-    const VARIANTS: usize = 61;
+    const VARIANTS: usize = 62;
 
     /// SPEC §13 for each variant, written apart from [`Error::exit_code`]
     /// and without a wildcard: a new variant does not compile until it is
@@ -887,6 +900,7 @@ mod tests {
             Error::SentNotFound { .. } => (58, NotFound),
             Error::AttachmentRefused { .. } => (59, Refused),
             Error::KeyChanged(_) => (60, Refused),
+            Error::ChangedAfterRead { .. } => (61, Refused),
         }
     }
 
@@ -917,6 +931,10 @@ mod tests {
             Error::NotActionable {
                 name: s("message-x.json"),
                 reason: s("it is not a valid message"),
+            },
+            Error::ChangedAfterRead {
+                name: s("message-20261121T100000000Z-from-api-0badf11e.json"),
+                command: "approve",
             },
             Error::io("read", p(), io::Error::from(io::ErrorKind::NotFound)),
             Error::io(

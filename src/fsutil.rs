@@ -220,9 +220,82 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The mode, and group, of a new message file in an inbox shared with
+/// other OS users (see [`MailMode::of_inbox`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MailMode {
+    pub mode: u32,
+    /// The group it must have: the inbox folder's.
+    pub group: Option<u32>,
+}
+
+impl MailMode {
+    /// What a new message gets in the inbox folder whose metadata is
+    /// `meta`, whatever the writer's umask:
+    /// - shared with a group (writable by the group, setgid, so that new
+    ///   files take the folder's group): `0640` with that group — the
+    ///   receiver reads it through the group, users outside it cannot
+    ///   read it, nor drop a copy of it anywhere;
+    /// - writable by other users without a group of its own (`1777`):
+    ///   `0644`, the only mode the receiver can read another user's file
+    ///   through; every user can read it, and a copy dropped back under
+    ///   another name is caught by the message id, accepted once;
+    /// - written by its owner alone: `None`, the umask decides as for any
+    ///   file.
+    pub fn of_inbox(meta: &fs::Metadata) -> Option<MailMode> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let mode = meta.mode();
+            if mode & 0o2000 != 0 && mode & 0o020 != 0 {
+                Some(MailMode {
+                    mode: 0o640,
+                    group: Some(meta.gid()),
+                })
+            } else if mode & 0o022 != 0 {
+                Some(MailMode {
+                    mode: 0o644,
+                    group: None,
+                })
+            } else {
+                None
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = meta;
+            None
+        }
+    }
+
+    /// Gives the just-created `file` this mode and group, before a byte
+    /// is written to it.
+    fn apply(self, file: &File) -> io::Result<()> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{MetadataExt, PermissionsExt};
+            if let Some(gid) = self.group
+                && file.metadata()?.gid() != gid
+            {
+                std::os::unix::fs::fchown(file, None, Some(gid))?;
+            }
+            file.set_permissions(fs::Permissions::from_mode(self.mode))?;
+        }
+        #[cfg(not(unix))]
+        let _ = file;
+        Ok(())
+    }
+}
+
 /// Writes `bytes` to a fresh file in `staging`, flushed to disk.
-fn stage(staging: &Path, stem: &str, bytes: &[u8], nonce: &dyn Fn() -> String) -> Result<PathBuf> {
-    stage_flushed(staging, stem, bytes, nonce, true)
+fn stage(
+    staging: &Path,
+    stem: &str,
+    bytes: &[u8],
+    nonce: &dyn Fn() -> String,
+    mode: Option<MailMode>,
+) -> Result<PathBuf> {
+    stage_flushed(staging, stem, bytes, nonce, true, mode)
 }
 
 fn stage_flushed(
@@ -231,16 +304,25 @@ fn stage_flushed(
     bytes: &[u8],
     nonce: &dyn Fn() -> String,
     flush: bool,
+    mode: Option<MailMode>,
 ) -> Result<PathBuf> {
     loop {
         let tmp = staging.join(format!(".{stem}.{}.tmp", nonce()));
-        let mut file = match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        // Never readable by more users than the final mode lets read.
+        #[cfg(unix)]
+        if let Some(m) = mode {
+            options.mode(m.mode & 0o600);
+        }
+        let mut file = match options.open(&tmp) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(Error::io("create", &tmp, e)),
         };
-        let written = file
-            .write_all(bytes)
+        let written = mode
+            .map_or(Ok(()), |m| m.apply(&file))
+            .and_then(|()| file.write_all(bytes))
             .and_then(|()| if flush { file.sync_all() } else { Ok(()) });
         if let Err(e) = written {
             let _ = fs::remove_file(&tmp);
@@ -258,7 +340,7 @@ fn stage_tagged(dir: &Path, bytes: &[u8], flush: bool) -> Result<PathBuf> {
         counter.set(counter.get() + 1);
         format!("{}-{}-{}", std::process::id(), host_tag(), counter.get())
     };
-    stage_flushed(dir, "deliver", bytes, &tagged, flush)
+    stage_flushed(dir, "deliver", bytes, &tagged, flush, None)
 }
 
 /// Staged files (`.deliver.*.tmp`) of a send that was killed before it
@@ -336,12 +418,13 @@ pub fn deliver_new(
     bytes: &[u8],
     name: &mut dyn FnMut(u32) -> String,
     nonce: &dyn Fn() -> String,
+    mode: Option<MailMode>,
 ) -> Result<PathBuf> {
     const ATTEMPTS: u32 = 64;
     // The name says who stages it (pid and host), so the sweep can tell a
     // leftover of a killed send from a send still writing.
     let tagged = || format!("{}-{}-{}", std::process::id(), host_tag(), nonce());
-    let tmp = stage(staging, "deliver", bytes, &tagged)?;
+    let tmp = stage(staging, "deliver", bytes, &tagged, mode)?;
     let mut result = Err(Error::NoFreeName {
         dir: dir.to_path_buf(),
     });
@@ -405,12 +488,23 @@ pub fn replace_cache_via(staging: &Path, path: &Path, bytes: &[u8]) -> Result<()
 }
 
 pub fn replace_atomic_via(staging: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
+    replace_mail_via(staging, path, bytes, None)
+}
+
+/// [`replace_atomic_via`] for a message file of an inbox, given the mode
+/// new mail gets there ([`MailMode::of_inbox`]).
+pub fn replace_mail_via(
+    staging: &Path,
+    path: &Path,
+    bytes: &[u8],
+    mode: Option<MailMode>,
+) -> Result<()> {
     let counter = std::cell::Cell::new(0u32);
     let nonce = || {
         counter.set(counter.get() + 1);
         format!("{}-{}", std::process::id(), counter.get())
     };
-    let tmp = stage(staging, "adopt", bytes, &nonce)?;
+    let tmp = stage(staging, "adopt", bytes, &nonce, mode)?;
     if let Err(e) = fs::rename(&tmp, path) {
         let _ = fs::remove_file(&tmp);
         return Err(Error::io("replace", path, e));
@@ -660,9 +754,22 @@ pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ReadLimited> {
     read_opened(open_read(path)?, limit)
 }
 
+/// [`read_limited`], with the owner of the file read (from the handle
+/// it was read through, so it is the owner of those bytes).
+pub fn read_limited_owned(path: &Path, limit: u64) -> Result<(Vec<u8>, Option<u32>), ReadLimited> {
+    let file = open_read(path)?;
+    let meta = file.metadata().map_err(ReadLimited::Io)?;
+    Ok((read_len(file, meta.len(), limit)?, owner(&meta)))
+}
+
 /// Reads at most `limit` bytes of a file opened with [`open_read`].
 pub fn read_opened(file: File, limit: u64) -> Result<Vec<u8>, ReadLimited> {
     let len = file.metadata().map_err(ReadLimited::Io)?.len();
+    read_len(file, len, limit)
+}
+
+/// Reads at most `limit` bytes of `file`, whose size was `len`.
+fn read_len(file: File, len: u64, limit: u64) -> Result<Vec<u8>, ReadLimited> {
     if len > limit {
         return Err(ReadLimited::TooLarge(len));
     }
@@ -712,7 +819,7 @@ mod tests {
         let nonce = || "n".to_string();
         fs::write(dir.path().join("a"), b"old").unwrap();
         let mut names = |attempt: u32| if attempt == 0 { "a".into() } else { "b".into() };
-        let path = deliver_new(&staging, dir.path(), b"new", &mut names, &nonce).unwrap();
+        let path = deliver_new(&staging, dir.path(), b"new", &mut names, &nonce, None).unwrap();
         assert_eq!(path, dir.path().join("b"));
         assert_eq!(fs::read(dir.path().join("a")).unwrap(), b"old");
         assert_eq!(fs::read(dir.path().join("b")).unwrap(), b"new");

@@ -129,6 +129,10 @@ pub enum Private {
     Attachments,
     /// `seen/`: remembered answers, the quiet marker, the id index.
     Seen,
+    /// `custody/`: in an inbox shared with other OS users, a copy of each
+    /// message the receiver read, as it first read it (another user's
+    /// file can be rewritten by its owner; the copy cannot).
+    Custody,
     /// `bridged/`: where `aea bridge` found each message it imported.
     Bridged,
     /// `announced/`: what each agent-harness session was told.
@@ -171,6 +175,7 @@ impl Private {
             Private::SyncStore => "sync",
             Private::Attachments => "attachments",
             Private::Seen => "seen",
+            Private::Custody => "custody",
             Private::Bridged => "bridged",
             Private::Announced => "announced",
             Private::Tmp => "tmp",
@@ -188,7 +193,7 @@ impl Private {
 
     /// Every folder of the private state: created `0700`, checked (a real
     /// directory of the receiver's) before anything in it is trusted.
-    pub const FOLDERS: [Private; 15] = [
+    pub const FOLDERS: [Private; 16] = [
         Private::Processed,
         Private::Records,
         Private::Claims,
@@ -201,6 +206,7 @@ impl Private {
         Private::SyncStore,
         Private::Attachments,
         Private::Seen,
+        Private::Custody,
         Private::Bridged,
         Private::Announced,
         Private::Tmp,

@@ -232,6 +232,38 @@ fn errors_about_messages() {
     fixed.ok(&web, &["approve", &handoff]);
     snap_error(&fixed, "already_decided", &web, &["approve", &handoff]);
 
+    // Another user's file (as in an inbox shared with other OS users;
+    // root gives it away), rewritten in place after aea read it.
+    let later = send("handoff", "Rewritten later");
+    let file = web.join(".aea").join(
+        inbox_files(&web)
+            .into_iter()
+            .find(|n| {
+                std::fs::read_to_string(web.join(".aea").join(n))
+                    .unwrap()
+                    .contains(&later)
+            })
+            .unwrap(),
+    );
+    if std::os::unix::fs::chown(&file, Some(65534), None).is_ok() {
+        fixed.ok(&web, &["show", &later]);
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(&file)
+            .and_then(|mut f| {
+                std::io::Write::write_all(
+                    &mut f,
+                    text.replace("Rewritten later", "Quite another").as_bytes(),
+                )
+            })
+            .unwrap();
+        snap_error(&fixed, "changed_after_read", &web, &["approve", &later]);
+    } else {
+        eprintln!("SKIPPED error_changed_after_read: cannot give a file to another user");
+    }
+
     let name = inbox_files(&web)
         .into_iter()
         .find(|n| {

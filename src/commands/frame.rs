@@ -93,6 +93,11 @@ pub fn render(
     if decision.notify_user {
         p("tell the user: yes\n");
     }
+    if entry.changed_after_read() {
+        p(
+            "changed:      its sender rewrote the file after aea read it; shown is what aea read first\n",
+        );
+    }
     let state = match &processed {
         Processed::Done(Some(mk)) => format!(
             "yes ({} by {} at {})",
@@ -309,4 +314,49 @@ fn fields(
     }
 
     out
+}
+
+/// Custody before decision, for `show` and `review` about to print
+/// `entry`: the copy aea took of another user's file is what is shown,
+/// made to last; where its sender rewrote the file since aea read it,
+/// that copy goes back in its place (see [`Mailbox::hold`]) and the
+/// person is told. Returns the entry a decision after this may bind: the
+/// same, no longer changed once its copy is back.
+pub fn hold(mailbox: &Mailbox, entry: &Entry, ctx: &Context) -> Entry {
+    let held = mailbox.hold(entry);
+    if !entry.changed_after_read() {
+        if let Err(e) = held {
+            ctx.printer.warn(format_args!(
+                "aea's copy of {} could not be flushed to disk: {}",
+                crate::shortref::of(&entry.name),
+                crate::error::one_line(&e)
+            ));
+        }
+        return entry.clone();
+    }
+    let what = format!(
+        "{}: its sender rewrote the file after aea first read it; shown is what aea read then (its copy)",
+        crate::shortref::of(&entry.name)
+    );
+    match held {
+        Ok(kept) => {
+            ctx.printer.warn(format_args!(
+                "{what}, now back in the file's place as your own file{}; a decision made now binds what is shown",
+                kept.map_or(String::new(), |k| format!(
+                    "; the rewritten file is kept, never read, as {}",
+                    k.display()
+                ))
+            ));
+            let mut decided = entry.clone();
+            decided.custody = crate::mailbox::Custody::Kept { changed: false };
+            decided
+        }
+        Err(e) => {
+            ctx.printer.warn(format_args!(
+                "{what}; it could not be put back ({}), so `approve` and `process` refuse it until it is",
+                crate::error::one_line(&e)
+            ));
+            entry.clone()
+        }
+    }
 }

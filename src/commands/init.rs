@@ -35,6 +35,8 @@ pub struct Options<'a> {
     pub git_hooks: Option<&'a Path>,
     /// `--shared`: other OS users may deliver into `.aea/` (SPEC §15.1).
     pub shared: bool,
+    /// `--group`: with `shared`, only the users of this group.
+    pub group: Option<&'a str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -89,6 +91,7 @@ pub fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
             ctx.exe.as_deref()
         },
         shared: args.shared,
+        group: args.group.as_deref(),
     };
     let (mut report, registered) =
         init_repo(&repo, &options, &ctx.rt, ctx.registry(), ctx.keys_dir())?;
@@ -270,7 +273,7 @@ pub fn init_repo(
     }
 
     if options.shared {
-        share(&aea, &mut changed)?;
+        share(&aea, options.group, &mut changed, &mut warnings)?;
     }
 
     audit::append(
@@ -367,10 +370,23 @@ fn signing_key(
 }
 
 /// `--shared` (SPEC §15.1): other OS users may create new files in `.aea/`
-/// (mode 1777) but, the folder being sticky, cannot rename or delete what
-/// they do not own; every folder aea writes there is the receiver's and
-/// 0700, and so is the private state.
-fn share(aea: &Path, changed: &mut Vec<String>) -> Result<()> {
+/// but, the folder being sticky, cannot rename or delete what they do not
+/// own; every folder aea writes there is the receiver's and 0700, and so
+/// is the private state.
+///
+/// Shared with a group (`--group`, or a `.aea/` already shared so: a
+/// re-run keeps it), `.aea/` is 3770 and setgid, so new files take its
+/// group and senders deliver them 0640: the receiver reads them through
+/// the group, users outside it cannot read them at all. Shared with every
+/// user (1777) there is no such group: mail is 0644, any user can read it
+/// and drop a copy under another name, and what stops that copy is the
+/// message id, accepted once — which `init` says.
+fn share(
+    aea: &Path,
+    group: Option<&str>,
+    changed: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
     let owner = fsutil::dir_owner(aea);
     for dir in SHARED_STATE_DIRS {
         let path = aea.join(dir.name());
@@ -393,10 +409,96 @@ fn share(aea: &Path, changed: &mut Vec<String>) -> Result<()> {
         fsutil::require_owner(&file, &path, owner)?;
         set_mode(&path, mode)?;
     }
-    set_mode(aea, 0o1777)?;
-    changed.push(format!(
-        "{AEA_DIR}/ shared: sticky and writable by all (1777), state folders 0700"
-    ));
+    let gid = match group {
+        Some(group) => Some(group_id(group)?),
+        None => shared_group(aea),
+    };
+    match gid {
+        Some(gid) => {
+            set_group(aea, gid)?;
+            set_mode(aea, 0o3770)?;
+            changed.push(format!(
+                "{AEA_DIR}/ shared with group {}: sticky, setgid, writable by the group (3770); new mail 0640 in that group; state folders 0700",
+                group_name(gid)
+            ));
+        }
+        None => {
+            set_mode(aea, 0o1777)?;
+            changed.push(format!(
+                "{AEA_DIR}/ shared: sticky and writable by all (1777), state folders 0700"
+            ));
+            warnings.push(format!(
+                "{AEA_DIR}/ is shared with every user of this machine: new mail is 0644, so any user can read a message and drop a copy of it under another name; aea accepts each message id once, so such a copy is a replay and never new mail. To share with one group only: `aea init --shared --group GROUP`"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The group `.aea/` is shared with already (setgid and writable by its
+/// group), if it is.
+fn shared_group(aea: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = fs::symlink_metadata(aea).ok()?;
+        (meta.mode() & 0o2000 != 0 && meta.mode() & 0o020 != 0).then(|| meta.gid())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = aea;
+        None
+    }
+}
+
+/// The gid of `group`: a number, or a name in `/etc/group`.
+fn group_id(group: &str) -> Result<u32> {
+    if let Ok(gid) = group.parse::<u32>() {
+        return Ok(gid);
+    }
+    groups()
+        .into_iter()
+        .find(|(name, _)| name == group)
+        .map(|(_, gid)| gid)
+        .ok_or_else(|| {
+            Error::usage(
+                format!("no group {group:?} in /etc/group"),
+                "give the name of a group in /etc/group (`getent group`) or its numeric gid",
+            )
+        })
+}
+
+/// The name of group `gid`, or the number where `/etc/group` has none.
+fn group_name(gid: u32) -> String {
+    groups()
+        .into_iter()
+        .find(|(_, id)| *id == gid)
+        .map_or_else(|| gid.to_string(), |(name, _)| name)
+}
+
+/// The groups of `/etc/group` (name, gid); empty where it does not read.
+fn groups() -> Vec<(String, u32)> {
+    let text = fsutil::read_state(Path::new("/etc/group"), fsutil::STATE_LIMIT)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    String::from_utf8_lossy(&text)
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split(':');
+            let name = fields.next()?;
+            let gid = fields.nth(1)?.parse().ok()?;
+            Some((name.to_string(), gid))
+        })
+        .collect()
+}
+
+fn set_group(path: &Path, gid: u32) -> Result<()> {
+    #[cfg(unix)]
+    std::os::unix::fs::chown(path, None, Some(gid))
+        .map_err(|e| Error::io("change the group of", path, e))?;
+    #[cfg(not(unix))]
+    let _ = (path, gid);
     Ok(())
 }
 

@@ -20,6 +20,8 @@ use crate::seen::Watched;
 
 #[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
+// A JSON document of flags, each a yes or no a script reads by name.
+#[allow(clippy::struct_excessive_bools)]
 pub struct Item {
     /// aea's short reference (`m3f9a01c2`, see [`crate::shortref`]).
     #[serde(rename = "ref")]
@@ -60,6 +62,11 @@ pub struct Item {
     /// could have planted it), so it is asked for again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub approve_again: bool,
+    /// In an inbox shared with other OS users: its sender rewrote the file
+    /// after aea first read it. Listed as aea read it (its copy); nothing
+    /// is approved or processed until `aea show` puts that copy back.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub changed_after_read: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -208,6 +215,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
                     }),
                     processed: None,
                     approve_again: approval.waits() && approve_again.contains(&entry.name),
+                    changed_after_read: entry.changed_after_read(),
                 });
             }
             Err(reason) => invalid.push(Invalid {
@@ -450,6 +458,9 @@ pub fn print_item(n: usize, m: &Item, ctx: &Context) {
     }
     if let Some(why) = m.stale_marker {
         flags.push(format!("processed marker: {why}"));
+    }
+    if m.changed_after_read {
+        flags.push("CHANGED AFTER READ: its sender rewrote the file; `aea show` it again".into());
     }
     if let Some(d) = &m.deferred {
         flags.push(format!(

@@ -34,6 +34,9 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
     let entry = mailbox.resolve(&args.reference)?;
+    // In a shared inbox what is recorded is what aea read, never what the
+    // sender made of the file since.
+    entry.require_custody("process")?;
     // A record for other bytes means the file was replaced after it was
     // processed: the new content is processed (and judged) afresh. A
     // marker another tool wrote hides mail from listings but proves

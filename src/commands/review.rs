@@ -40,6 +40,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     let total = waiting.len();
     'messages: for (n, (entry, message)) in waiting.iter().enumerate() {
         ctx.printer.raw(&format!("\n[{} of {total}]\n", n + 1));
+        let held = super::frame::hold(&mailbox, entry, ctx);
         ctx.printer
             .raw(&super::frame::render(&mailbox, &judge, entry, message, ctx));
         loop {
@@ -80,7 +81,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
                 "q" | "quit" => break 'messages,
                 _ => continue,
             };
-            let (saved, _) = approval::record(&mailbox, &judge, entry, verdict, text, &ctx.rt)?;
+            let (saved, _) = approval::record(&mailbox, &judge, &held, verdict, text, &ctx.rt)?;
             ctx.printer
                 .line(format_args!("{} {}", saved.decision, saved.message_id));
             match verdict {

@@ -16,6 +16,8 @@ use crate::policy::Decision;
 /// about it.
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
+// A JSON document of flags, each a yes or no a script reads by name.
+#[allow(clippy::struct_excessive_bools)]
 pub(super) struct ShowOutput<'a> {
     /// aea's short reference, unique in this inbox.
     #[serde(rename = "ref")]
@@ -37,6 +39,12 @@ pub(super) struct ShowOutput<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sender_path_mismatch: Option<String>,
     pub expired: bool,
+    /// In an inbox shared with other OS users: its sender rewrote the file
+    /// after aea first read it. `message` is what aea read then (its copy),
+    /// now back in the file's place; the rewritten file is in
+    /// `.aea/.quarantine/`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub changed_after_read: bool,
     /// The message as aea reads it: its v1.0 fields, the seed fields and
     /// any other top-level key, but not the 0.1.0 copy mail to a bash
     /// recipient carries, which repeats the v1.0 fields (or, from a
@@ -122,6 +130,7 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
         (entry, place) => return show_copy(&entry, place, &judge, ctx),
     };
     let message = entry.require_valid()?;
+    super::frame::hold(&mailbox, &entry, ctx);
     if ctx.printer.json() {
         let decision = judge.decide(&message);
         let processed = mailbox.processed(&entry)?;
@@ -143,6 +152,7 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
                 .sender_path_mismatch(&message)
                 .map(|p| p.display().to_string()),
             expired: message.is_expired(ctx.rt.now()),
+            changed_after_read: entry.changed_after_read(),
             decision,
             message: &message,
         });

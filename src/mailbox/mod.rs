@@ -19,6 +19,7 @@
 //! [`fsutil`]'s no-follow, non-blocking, capped reads.
 
 mod announce;
+mod custody;
 mod index;
 mod read;
 mod records;
@@ -119,6 +120,30 @@ pub struct Entry {
     /// Who sent it, as far as the receiver can tell; `None` outside the
     /// inbox or where no key ring was given. Forged mail is not `Ok`.
     pub verification: Option<Verification>,
+    /// Whether `message` and `sha256` are the receiver's copy of another
+    /// user's file rather than the file itself (see [`Custody`]).
+    pub custody: Custody,
+}
+
+/// Custody before decision: in an inbox shared with other OS users a
+/// message file belongs to its sender, who can rewrite it in place at any
+/// time. So the receiver takes a copy of the bytes the first time it reads
+/// one (`check`, a hook, `show`: [`Mailbox::read_listed`]), in its private
+/// `custody/`, and from then on the message is that copy: what `show`
+/// prints, what `approve` binds and `process` records. A file that holds
+/// other bytes later is said to have changed after it was read; its new
+/// bytes are never read as the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Custody {
+    /// None needed: the receiver's own file, or mail outside the inbox.
+    NotNeeded,
+    /// Another user's file: the entry is the receiver's copy of it.
+    /// `changed`: the file holds other bytes now (or is no longer a
+    /// regular file) — its sender rewrote it after the receiver read it.
+    Kept { changed: bool },
+    /// Another user's file of which no copy could be kept (why): read as
+    /// it is, and nothing is decided on it.
+    NotKept(String),
 }
 
 impl Entry {
@@ -134,6 +159,31 @@ impl Entry {
                 path: self.path.clone(),
                 reason,
             })
+    }
+
+    /// Whether its file changed after the receiver read it (see [`Custody`]).
+    pub fn changed_after_read(&self) -> bool {
+        self.custody == Custody::Kept { changed: true }
+    }
+
+    /// Refuses to decide on (`command`: approve, reject, process) a message
+    /// whose file changed after it was read, or another user's file of
+    /// which the receiver holds no copy: the bytes a decision would bind
+    /// are not the ones that were read.
+    pub fn require_custody(&self, command: &'static str) -> Result<()> {
+        match &self.custody {
+            Custody::NotNeeded | Custody::Kept { changed: false } => Ok(()),
+            Custody::Kept { changed: true } => Err(Error::ChangedAfterRead {
+                name: self.name.clone(),
+                command,
+            }),
+            Custody::NotKept(why) => Err(Error::UnsafeState {
+                path: self.path.clone(),
+                detail: format!(
+                    "belongs to another user and aea could not keep its copy of it ({why}); nothing is decided on it"
+                ),
+            }),
+        }
     }
 }
 
@@ -418,6 +468,16 @@ impl Mailbox {
         self.owner
     }
 
+    /// The mode (and group) new mail gets in this inbox, where it is
+    /// shared with other OS users ([`fsutil::MailMode::of_inbox`]): looked
+    /// up when mail is written, never on a listing.
+    pub fn mail_mode(&self) -> Option<fsutil::MailMode> {
+        fs::symlink_metadata(self.dir())
+            .ok()
+            .as_ref()
+            .and_then(fsutil::MailMode::of_inbox)
+    }
+
     /// Whether this is the repository aea was pointed at.
     pub fn is_own(&self) -> bool {
         self.own
@@ -599,8 +659,13 @@ impl Mailbox {
         for entry in SHARED_STATE_DIRS {
             self.shared_dir(entry)?;
         }
+        // `custody/` is checked each time it is read, only where the inbox
+        // holds another user's file: a listing of an inbox that is not
+        // shared does not look for it.
         for entry in Private::FOLDERS {
-            self.private_dir(entry)?;
+            if entry != Private::Custody {
+                self.private_dir(entry)?;
+            }
         }
         Ok(())
     }
@@ -799,39 +864,59 @@ fn names_of_messages(dir: &Path) -> Result<Vec<String>> {
 /// within the size limit that parses as a valid message. The error is the
 /// one-line reason `check` and `validate` show.
 pub fn read_message_file(path: &Path, name: &str, limit: u64) -> Result<Message, String> {
-    read_and_hash(path, name, limit).0
+    read_and_hash(path, name, limit).message
 }
 
 /// [`read_message_file`], plus the SHA-256 of the bytes read.
-fn read_and_hash(path: &Path, name: &str, limit: u64) -> Parsed {
-    try_read(path, name, limit).unwrap_or_else(|e| (Err(format!("cannot be read: {e}")), None))
+fn read_and_hash(path: &Path, name: &str, limit: u64) -> Read {
+    try_read(path, name, limit).unwrap_or_else(|e| Read::failed(format!("cannot be read: {e}")))
 }
 
 /// [`read_and_hash`], `None` when the file does not exist (any more).
-fn read_if_present(path: &Path, name: &str, limit: u64) -> Option<Parsed> {
+fn read_if_present(path: &Path, name: &str, limit: u64) -> Option<Read> {
     match try_read(path, name, limit) {
-        Ok(parsed) => Some(parsed),
+        Ok(read) => Some(read),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => Some((Err(format!("cannot be read: {e}")), None)),
+        Err(e) => Some(Read::failed(format!("cannot be read: {e}"))),
     }
 }
 
-/// A message file's parse (or the reason it is invalid) and the digest of
-/// its bytes; an I/O error when it could not be opened or read.
-type Parsed = (Result<Message, String>, Option<String>);
+/// A message file as read: its parse (or the reason it is invalid), and
+/// where it could be read as a regular file, its bytes, their digest and
+/// the file's owner.
+struct Read {
+    message: Result<Message, String>,
+    sha256: Option<String>,
+    bytes: Option<Vec<u8>>,
+    owner: Option<u32>,
+}
 
-fn try_read(path: &Path, name: &str, limit: u64) -> io::Result<Parsed> {
-    Ok(match fsutil::read_limited(path, limit) {
-        Ok(bytes) => (
-            message::parse(&bytes, Some(name)),
-            Some(fsutil::sha256_hex(&bytes)),
-        ),
-        Err(ReadLimited::Symlink) => (Err("is a symbolic link; not read".into()), None),
-        Err(ReadLimited::NotAFile) => (Err(NOT_A_FILE.into()), None),
-        Err(ReadLimited::TooLarge(n)) => (
-            Err(format!("is {n} bytes, over the {limit} byte limit")),
-            None,
-        ),
+impl Read {
+    fn failed(reason: String) -> Read {
+        Read {
+            message: Err(reason),
+            sha256: None,
+            bytes: None,
+            owner: None,
+        }
+    }
+}
+
+/// The file at `path` read as a message; an I/O error when it could not
+/// be opened or read.
+fn try_read(path: &Path, name: &str, limit: u64) -> io::Result<Read> {
+    Ok(match fsutil::read_limited_owned(path, limit) {
+        Ok((bytes, owner)) => Read {
+            message: message::parse(&bytes, Some(name)),
+            sha256: Some(fsutil::sha256_hex(&bytes)),
+            bytes: Some(bytes),
+            owner,
+        },
+        Err(ReadLimited::Symlink) => Read::failed("is a symbolic link; not read".into()),
+        Err(ReadLimited::NotAFile) => Read::failed(NOT_A_FILE.into()),
+        Err(ReadLimited::TooLarge(n)) => {
+            Read::failed(format!("is {n} bytes, over the {limit} byte limit"))
+        }
         Err(ReadLimited::Io(e)) => return Err(e),
     })
 }

@@ -8,8 +8,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{
-    Entry, Held, Mailbox, Marker, Processed, is_own_copy, names_of_messages, read_and_hash,
-    read_if_present, sort_for_processing,
+    Custody, Entry, Held, Mailbox, Marker, Processed, is_own_copy, names_of_messages,
+    read_and_hash, read_if_present, sort_for_processing,
 };
 use crate::error::{Error, Result};
 use crate::identity::Verification;
@@ -108,6 +108,7 @@ impl Mailbox {
             message: Err(reason),
             sha256: None,
             verification: None,
+            custody: Custody::NotNeeded,
         }
     }
 
@@ -427,13 +428,14 @@ impl Mailbox {
     pub(super) fn read_at(&self, dir: &Path, name: &str) -> Entry {
         self.read_listed(dir, name).unwrap_or_else(|| {
             let path = dir.join(name);
-            let (message, sha256) = read_and_hash(&path, name, self.limit_for(dir));
+            let read = read_and_hash(&path, name, self.limit_for(dir));
             Entry {
                 name: name.to_string(),
-                message,
+                message: read.message,
                 path,
-                sha256,
+                sha256: read.sha256,
                 verification: None,
+                custody: Custody::NotNeeded,
             }
         })
     }
@@ -443,23 +445,31 @@ impl Mailbox {
     /// the one found is read again, verified.
     fn read_unverified(&self, dir: &Path, name: &str) -> Option<Entry> {
         let path = dir.join(name);
-        let (message, sha256) = read_if_present(&path, name, self.limit_for(dir))?;
+        let read = read_if_present(&path, name, self.limit_for(dir))?;
         Some(Entry {
             name: name.to_string(),
-            message,
+            message: read.message,
             path,
-            sha256,
+            sha256: read.sha256,
             verification: None,
+            custody: Custody::NotNeeded,
         })
     }
 
     /// Reads message `name` that a listing of `dir` just named: `None` when
     /// it is gone by now. Another process moved it (gc, `quarantine`, a
     /// second gc): a reader leaves it out, it never reports it invalid.
-    /// Received mail (the inbox and processed mail) is verified.
+    /// Received mail (the inbox and processed mail) is verified. Another
+    /// user's file in the inbox aea was pointed at is read as the copy the
+    /// receiver took of it (see [`Custody`]).
     pub fn read_listed(&self, dir: &Path, name: &str) -> Option<Entry> {
         let path = dir.join(name);
-        let (mut message, sha256) = read_if_present(&path, name, self.limit_for(dir))?;
+        let read = read_if_present(&path, name, self.limit_for(dir))?;
+        let (mut message, sha256, custody) = if self.own && dir == self.dir() {
+            self.in_custody(name, read)
+        } else {
+            (read.message, read.sha256, Custody::NotNeeded)
+        };
         let mut verification = None;
         if let (Some(ring), Ok(m)) = (&self.keyring, &message)
             && (dir == self.dir() || self.is_store(dir))
@@ -475,6 +485,7 @@ impl Mailbox {
             path,
             sha256,
             verification,
+            custody,
         })
     }
 

@@ -112,7 +112,7 @@ impl Mailbox {
             });
         }
         let staging = self.make_shared_dir(Shared::Staging)?;
-        fsutil::replace_atomic_via(&staging, path, &bytes)
+        fsutil::replace_mail_via(&staging, path, &bytes, self.mail_mode())
     }
 
     /// Finishes processing inbox message `entry` (SPEC §5.4), under its
@@ -184,6 +184,9 @@ impl Mailbox {
             return Err(Error::AlreadyProcessed { name: name.clone() });
         }
         self.write_marker(name, &body);
+        // Also when `entry` was the receiver's own file: one taken over
+        // (approved) earlier still had its copy.
+        self.forget_custody(name);
         Ok(record)
     }
 
@@ -401,6 +404,9 @@ impl Mailbox {
         else {
             return Ok(None);
         };
+        if from == self.dir() {
+            self.forget_custody(name);
+        }
         // The record and the person's decision go with the bytes they were
         // made for: the name is free now, and a file delivered under it
         // later (a sender replaying the same bytes) is judged afresh.

@@ -82,11 +82,15 @@ impl Mailbox {
         };
         // Leftovers of a send killed mid-way go with the next one.
         fsutil::sweep_staging(&staging);
-        let delivered = match fsutil::deliver_new(&staging, target, bytes, &mut name, &nonce) {
+        // Into an inbox shared with other OS users, with the mode and group
+        // mail gets there, whatever this writer's umask.
+        let mode = if into_inbox { self.mail_mode() } else { None };
+        let delivered = match fsutil::deliver_new(&staging, target, bytes, &mut name, &nonce, mode)
+        {
             Err(Error::Io { source, .. })
                 if source.kind() == io::ErrorKind::PermissionDenied && staging != target =>
             {
-                fsutil::deliver_new(target, target, bytes, &mut name, &nonce)
+                fsutil::deliver_new(target, target, bytes, &mut name, &nonce, mode)
             }
             other => other,
         }?;

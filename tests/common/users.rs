@@ -44,6 +44,35 @@ pub fn sender_user() -> Result<(u32, u32), String> {
     }
 }
 
+/// The gid of the throwaway group `name`, created if needed (we are
+/// root: [`sender_user`] said so); `Err` says why there is none.
+pub fn test_group(name: &str) -> Result<u32, String> {
+    let gid = || -> Option<u32> {
+        let out = Command::new("getent").args(["group", name]).output().ok()?;
+        String::from_utf8(out.stdout)
+            .ok()?
+            .split(':')
+            .nth(2)?
+            .trim()
+            .parse()
+            .ok()
+    };
+    if gid().is_none() {
+        let out = Command::new("groupadd")
+            .args(["--system", name])
+            .output()
+            .map_err(|e| format!("cannot run groupadd: {e}"))?;
+        // Another test process may have created it meanwhile.
+        if !out.status.success() && gid().is_none() {
+            return Err(format!(
+                "groupadd {name} failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+    }
+    gid().ok_or_else(|| format!("cannot read the gid of {name}"))
+}
+
 /// `program args…` as the sender user, in `dir`, with its own HOME,
 /// within `limit`.
 pub fn as_user(
@@ -54,11 +83,29 @@ pub fn as_user(
     args: &[&str],
     limit: std::time::Duration,
 ) -> Output {
+    as_user_in(ids, &[], home, dir, program, args, limit)
+}
+
+/// [`as_user`], with `groups` as the user's supplementary groups.
+pub fn as_user_in(
+    ids: (u32, u32),
+    groups: &[u32],
+    home: &Path,
+    dir: &Path,
+    program: &str,
+    args: &[&str],
+    limit: std::time::Duration,
+) -> Output {
     let mut cmd = Command::new("setpriv");
     cmd.arg(format!("--reuid={}", ids.0))
-        .arg(format!("--regid={}", ids.1))
-        .arg("--clear-groups")
-        .arg("--")
+        .arg(format!("--regid={}", ids.1));
+    if groups.is_empty() {
+        cmd.arg("--clear-groups");
+    } else {
+        let list: Vec<String> = groups.iter().map(u32::to_string).collect();
+        cmd.arg(format!("--groups={}", list.join(",")));
+    }
+    cmd.arg("--")
         .arg(program)
         .args(args)
         .env_clear()
