@@ -430,3 +430,71 @@ fn an_inbox_that_is_not_shared_keeps_no_copies() {
     env.ok(&web, &["show", &id]);
     assert!(!env.state(&web).join("custody").exists());
 }
+
+/// A receiver that is not root cannot hard-link a file another user owns
+/// (the kernel's `protected_hardlinks`, on by default): moving a sender's
+/// file out of a shared inbox must not depend on it. The receiver runs as
+/// one throwaway user, the sender as another; the sender's junk goes to
+/// the quarantine, whole, and leaves the inbox.
+#[test]
+fn a_receiver_that_is_not_root_moves_a_senders_file_aside() {
+    let test = "a_receiver_that_is_not_root_moves_a_senders_file_aside";
+    let (sender, receiver) = match (sender_user(), receiver_user()) {
+        (Ok(s), Ok(r)) => (s, r),
+        (Err(why), _) | (_, Err(why)) => {
+            eprintln!("SKIPPED {test}: {why}");
+            return;
+        }
+    };
+    let env = TestEnv::new();
+    std::fs::set_permissions(env.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let make = |name: &str, ids: (u32, u32)| {
+        let dir = env.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::os::unix::fs::chown(&dir, Some(ids.0), Some(ids.1)).unwrap();
+        dir
+    };
+    let (home, web, sender_home) = (
+        make("receiver-home", receiver),
+        make("web", receiver),
+        make("sender-home", sender),
+    );
+    let as_receiver = |program: &str, args: &[&str]| {
+        as_named_user(RECEIVER, receiver, &home, &web, program, args, BOUND)
+    };
+    for (program, args) in [
+        ("git", &["init", "-q", "."][..]),
+        (
+            BIN,
+            &["init", "--no-agent-files", "--shared", "--id", "web"][..],
+        ),
+    ] {
+        let out = as_receiver(program, args);
+        assert!(out.status.success(), "{program} {args:?}: {}", stderr(&out));
+    }
+    let name = "message-20260101T000000000Z-from-api-0badf00d.json";
+    let junk = "not a message, and not the receivers";
+    let out = as_user(
+        sender,
+        &sender_home,
+        &web,
+        "sh",
+        &["-c", &format!("printf '{junk}' > .aea/{name}")],
+        BOUND,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::metadata(web.join(".aea").join(name))
+            .unwrap()
+            .uid(),
+        sender.0
+    );
+
+    let out = as_receiver(BIN, &["quarantine", "--reason", "junk", name]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!web.join(".aea").join(name).exists(), "it left the inbox");
+    assert_eq!(
+        std::fs::read_to_string(web.join(".aea/.quarantine").join(name)).unwrap(),
+        junk
+    );
+}

@@ -763,7 +763,8 @@ fn move_present(from: &Path, dir: &Path, name: &str) -> Result<PathBuf> {
 
 /// Moves message file `from` into `dir` as `name` (or `name.N`), like
 /// [`move_no_replace`]; where `dir` is on another file system (the
-/// private state of an inbox outside git lives in the user's state dir)
+/// private state of an inbox outside git lives in the user's state dir),
+/// or the file is another user's that the kernel will not let us link,
 /// the file is copied through `staging` there, flushed, linked into place
 /// without replacing anything, and only then removed from where it was.
 /// A file over `limit`, or not a regular file, is not copied: an error
@@ -788,7 +789,10 @@ fn move_to(
     });
     if !theirs {
         match move_no_replace(from, dir, name) {
-            Err(Error::Io { source, .. }) if source.raw_os_error() == Some(libc::EXDEV) => {}
+            // Another file system, or another user's file that the kernel
+            // will not let us link (`protected_hardlinks`): copied below.
+            Err(Error::Io { source, .. })
+                if matches!(source.raw_os_error(), Some(libc::EXDEV | libc::EPERM)) => {}
             other => return other,
         }
     }

@@ -11,9 +11,22 @@ use super::output_within;
 /// The name of the throwaway user senders run as.
 pub const SENDER: &str = "aea-test-sender";
 
+/// The name of the throwaway user a receiver runs as where it must not be
+/// root (root may link and rename what other users own).
+pub const RECEIVER: &str = "aea-test-receiver";
+
 /// The uid and gid of the sender user, created if needed; `Err` says why
 /// there is none (not root, no `useradd`).
 pub fn sender_user() -> Result<(u32, u32), String> {
+    test_user(SENDER)
+}
+
+/// The uid and gid of the receiver user, like [`sender_user`].
+pub fn receiver_user() -> Result<(u32, u32), String> {
+    test_user(RECEIVER)
+}
+
+fn test_user(name: &str) -> Result<(u32, u32), String> {
     if !Command::new("id")
         .arg("-u")
         .output()
@@ -22,25 +35,25 @@ pub fn sender_user() -> Result<(u32, u32), String> {
         return Err("not running as root, cannot create a second OS user".into());
     }
     let id = |flag: &str| -> Option<u32> {
-        let out = Command::new("id").args([flag, SENDER]).output().ok()?;
+        let out = Command::new("id").args([flag, name]).output().ok()?;
         String::from_utf8(out.stdout).ok()?.trim().parse().ok()
     };
     if id("-u").is_none() {
         let out = Command::new("useradd")
-            .args(["--system", "--no-create-home", "--shell", "/bin/sh", SENDER])
+            .args(["--system", "--no-create-home", "--shell", "/bin/sh", name])
             .output()
             .map_err(|e| format!("cannot run useradd: {e}"))?;
         // Another test process may have created it meanwhile.
         if !out.status.success() && id("-u").is_none() {
             return Err(format!(
-                "useradd {SENDER} failed: {}",
+                "useradd {name} failed: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
             ));
         }
     }
     match (id("-u"), id("-g")) {
         (Some(uid), Some(gid)) => Ok((uid, gid)),
-        _ => Err(format!("cannot read the ids of {SENDER}")),
+        _ => Err(format!("cannot read the ids of {name}")),
     }
 }
 
@@ -86,8 +99,35 @@ pub fn as_user(
     as_user_in(ids, &[], home, dir, program, args, limit)
 }
 
+/// [`as_user`] as the user named `name` (its `USER`).
+pub fn as_named_user(
+    name: &str,
+    ids: (u32, u32),
+    home: &Path,
+    dir: &Path,
+    program: &str,
+    args: &[&str],
+    limit: std::time::Duration,
+) -> Output {
+    run_as(name, ids, &[], home, dir, program, args, limit)
+}
+
 /// [`as_user`], with `groups` as the user's supplementary groups.
 pub fn as_user_in(
+    ids: (u32, u32),
+    groups: &[u32],
+    home: &Path,
+    dir: &Path,
+    program: &str,
+    args: &[&str],
+    limit: std::time::Duration,
+) -> Output {
+    run_as(SENDER, ids, groups, home, dir, program, args, limit)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_as(
+    name: &str,
     ids: (u32, u32),
     groups: &[u32],
     home: &Path,
@@ -111,7 +151,7 @@ pub fn as_user_in(
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
-        .env("USER", SENDER)
+        .env("USER", name)
         .env("AEA_REGISTRY", home.join("registry.toml"))
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -122,6 +162,6 @@ pub fn as_user_in(
     output_within(
         cmd.spawn().unwrap(),
         limit,
-        &format!("{program} {} as {SENDER}", args.join(" ")),
+        &format!("{program} {} as {name}", args.join(" ")),
     )
 }
