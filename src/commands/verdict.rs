@@ -30,20 +30,41 @@ pub fn decide(
     let judge = ctx.judge(&mailbox);
     let entry = mailbox.resolve(reference)?;
     let (record, path) = approval::record(&mailbox, &judge, &entry, verdict, text, &ctx.rt)?;
-    print(ctx, &record, &path);
+    print(ctx, &entry, &record, &path);
     Ok(ExitCode::Success)
 }
 
-fn print(ctx: &Context, record: &ApprovalRecord, path: &PathBuf) {
+/// Says which message was decided by aea's own reference, its type, its
+/// sender and whether that sender is verified, never by the text the
+/// person typed: a sender can choose an id that looks like another's.
+fn print(ctx: &Context, entry: &crate::mailbox::Entry, record: &ApprovalRecord, path: &PathBuf) {
     if ctx.printer.json() {
         ctx.printer.value(&ApprovalOutput {
             record: path,
             approval: record,
         });
     } else {
-        ctx.printer.line(format_args!(
-            "{} {} (rule {}) as {}",
-            record.decision, record.message_id, record.rule, record.by
-        ));
+        let sender = entry
+            .verification
+            .as_ref()
+            .map_or(crate::identity::SenderState::Unverified, |v| v.state());
+        match entry.valid() {
+            Some(m) => ctx.printer.line(format_args!(
+                "{} {} ({} from {}, {sender}; rule {}) as {}",
+                record.decision,
+                crate::shortref::of(&entry.name),
+                m.message_type,
+                m.from.agent_id,
+                record.rule,
+                record.by
+            )),
+            None => ctx.printer.line(format_args!(
+                "{} {} (rule {}) as {}",
+                record.decision,
+                crate::shortref::of(&entry.name),
+                record.rule,
+                record.by
+            )),
+        }
     }
 }

@@ -499,7 +499,11 @@ impl Mailbox {
     fn indexed(&self, dir: &Path, reference: &str) -> Option<Entry> {
         let name_like = reference.starts_with("message-") || "message-".starts_with(reference);
         let received = dir == self.dir() || self.is_store(dir);
-        if !received || name_like || crate::shortref::parse(reference).is_some() {
+        if !received
+            || name_like
+            || crate::shortref::parse(reference).is_some()
+            || !is_whole_id(reference)
+        {
             return None;
         }
         let mut holding = self
@@ -587,9 +591,14 @@ impl Mailbox {
         let id_of = |e: &Entry| e.valid().map(|m| m.message_id.clone());
         // An id is the sender's choice: two files may claim the same one,
         // and picking either would act on mail the person did not name.
+        // Nor may a sender claim as its whole id what a person types as
+        // the start of another's (`ca820b21` of `ca820b21-00a0-…`): an id
+        // that matches exactly wins over longer ones only when it is a
+        // whole id as aea writes them; any other reference that starts
+        // several ids is ambiguous, whichever of them it equals.
         let exact: Vec<&Entry> = entries
             .iter()
-            .filter(|e| id_of(e).as_deref() == Some(reference))
+            .filter(|e| is_whole_id(reference) && id_of(e).as_deref() == Some(reference))
             .collect();
         match exact.as_slice() {
             [] => {}
@@ -633,6 +642,18 @@ impl Mailbox {
     pub fn processed_store(&self) -> Option<PathBuf> {
         self.private_dir(Private::Processed).ok().flatten()
     }
+}
+
+/// Whether `reference` is a whole message id as aea writes them (a UUID,
+/// `8-4-4-4-12` hex digits): one that no other id of that form can start
+/// with, so an exact match on it names one message even where a sender
+/// chose a longer id that starts with it.
+fn is_whole_id(reference: &str) -> bool {
+    reference.len() == 36
+        && reference.char_indices().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => c == '-',
+            _ => c.is_ascii_hexdigit(),
+        })
 }
 
 /// Largest memory of invalid files read back (about 100,000 files).
