@@ -44,10 +44,10 @@ fn print(ctx: &Context, entry: &crate::mailbox::Entry, record: &ApprovalRecord, 
             approval: record,
         });
     } else {
-        let sender = entry
-            .verification
-            .as_ref()
-            .map_or(crate::identity::SenderState::Unverified, |v| v.state());
+        let sender = entry.verification.as_ref().map_or(
+            crate::identity::SenderState::Unverified,
+            crate::identity::Verification::state,
+        );
         match entry.valid() {
             Some(m) => ctx.printer.line(format_args!(
                 "{} {} ({} from {}, {sender}; rule {}) as {}",
