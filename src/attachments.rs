@@ -196,10 +196,15 @@ fn from_repository(repo: &Path, path: &str) -> std::result::Result<Vec<u8>, Stri
     }
     let root = std::fs::canonicalize(repo)
         .map_err(|_| "the sender's repository is not on this machine".to_string())?;
-    let real = std::fs::canonicalize(root.join(relative))
-        .map_err(|_| "no such file in the sender's repository".to_string())?;
+    // One reason for a missing file and for a link out of the repository:
+    // two would tell a sender which files exist outside it.
+    let outside = || {
+        "no such file in the sender's repository (missing, or a symbolic link out of it)"
+            .to_string()
+    };
+    let real = std::fs::canonicalize(root.join(relative)).map_err(|_| outside())?;
     if !real.starts_with(&root) {
-        return Err("its path leads outside the sender's repository (a symbolic link)".into());
+        return Err(outside());
     }
     fsutil::read_limited(&real, LIMIT).map_err(|e| match e {
         ReadLimited::TooLarge(n) => format!("{n} bytes, over the {LIMIT} byte attachment limit"),

@@ -277,6 +277,26 @@ fn a_verified_sender_is_read_from_its_registered_folder_never_the_claimed_one() 
         "{}",
         both(&out)
     );
+
+    // A link in api's folder out of it, naming a file that exists and one
+    // that does not: the listing tells them apart in no way.
+    std::os::unix::fs::symlink(env.path(), api.join("out")).unwrap();
+    value["message"]["attachments"] = json!([
+        {"path": "out/web-notes.txt", "sha256": "3".repeat(64)},
+        {"path": "out/no-such-file.txt", "sha256": "3".repeat(64)},
+    ]);
+    env.resign(&mut value);
+    std::fs::write(&file, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+    let listed = env.json(&web, &["attachment", &id]);
+    let reasons: Vec<&Value> = listed["attachments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| &a["reason"])
+        .collect();
+    assert_eq!(reasons.len(), 2, "{listed}");
+    assert!(reasons[0].is_string(), "{listed}");
+    assert_eq!(reasons[0], reasons[1], "{listed}");
 }
 
 #[test]
