@@ -141,6 +141,13 @@ pub enum Error {
     )]
     ChangedAfterRead { name: String, command: &'static str },
 
+    /// A second file holding an id the receiver accepted already; `held`
+    /// is aea's short reference of the file that holds it.
+    #[error(
+        "{name} is a replay: its message id is already held by {held} (an id is accepted once); aea moved it to .aea/.quarantine/"
+    )]
+    Replayed { name: String, held: String },
+
     #[error("{name} does not need approval (decision {action}, rule {rule})")]
     NotGated {
         name: String,
@@ -545,6 +552,7 @@ impl Error {
             | Error::Gated { .. }
             | Error::NotActionable { .. }
             | Error::ChangedAfterRead { .. }
+            | Error::Replayed { .. }
             | Error::HooksPathInherited { .. }
             | Error::HooksCannotSee { .. }
             | Error::RemoteLooksLikeOption { .. }
@@ -650,6 +658,9 @@ impl Error {
             Error::ChangedAfterRead { name, command } => format!(
                 "run `aea show {0}` again: it shows what aea read (its copy) and puts that copy back in place of the rewritten file; then `aea {command} {0}`",
                 crate::shortref::of(name)
+            ),
+            Error::Replayed { held, .. } => format!(
+                "the message itself is {held}: `aea show {held}`; `aea log --event quarantined` says what was set aside"
             ),
             Error::NotGated { .. } => {
                 "process it as usual with `aea process`; `aea pending` lists what waits for a person".to_string()
@@ -831,7 +842,7 @@ mod tests {
     use std::time::Duration;
 
     /// Number of arms of [`expected_code`]; each returns its own index.
-    const VARIANTS: usize = 62;
+    const VARIANTS: usize = 63;
 
     /// SPEC §13 for each variant, written apart from [`Error::exit_code`]
     /// and without a wildcard: a new variant does not compile until it is
@@ -901,6 +912,7 @@ mod tests {
             Error::AttachmentRefused { .. } => (59, Refused),
             Error::KeyChanged(_) => (60, Refused),
             Error::ChangedAfterRead { .. } => (61, Refused),
+            Error::Replayed { .. } => (62, Refused),
         }
     }
 
@@ -935,6 +947,10 @@ mod tests {
             Error::ChangedAfterRead {
                 name: s("message-20261121T100000000Z-from-api-0badf11e.json"),
                 command: "approve",
+            },
+            Error::Replayed {
+                name: s("message-20261121T100000000Z-from-api-5eed5eed.json"),
+                held: s("m3f9a01c2"),
             },
             Error::io("read", p(), io::Error::from(io::ErrorKind::NotFound)),
             Error::io(

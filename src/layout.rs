@@ -133,6 +133,9 @@ pub enum Private {
     /// message the receiver read, as it first read it (another user's
     /// file can be rewritten by its owner; the copy cannot).
     Custody,
+    /// `accepted/`: which file first held each message id taken as mail
+    /// (an id is accepted once: a second file holding it is a replay).
+    Accepted,
     /// `bridged/`: where `aea bridge` found each message it imported.
     Bridged,
     /// `announced/`: what each agent-harness session was told.
@@ -176,6 +179,7 @@ impl Private {
             Private::Attachments => "attachments",
             Private::Seen => "seen",
             Private::Custody => "custody",
+            Private::Accepted => "accepted",
             Private::Bridged => "bridged",
             Private::Announced => "announced",
             Private::Tmp => "tmp",
@@ -193,7 +197,7 @@ impl Private {
 
     /// Every folder of the private state: created `0700`, checked (a real
     /// directory of the receiver's) before anything in it is trusted.
-    pub const FOLDERS: [Private; 16] = [
+    pub const FOLDERS: [Private; 17] = [
         Private::Processed,
         Private::Records,
         Private::Claims,
@@ -207,6 +211,7 @@ impl Private {
         Private::Attachments,
         Private::Seen,
         Private::Custody,
+        Private::Accepted,
         Private::Bridged,
         Private::Announced,
         Private::Tmp,

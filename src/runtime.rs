@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 use crate::env::Env;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Runtime {
     fixed_now: Option<DateTime<Utc>>,
     /// State of the seeded generator; `None` draws from the OS.

@@ -570,7 +570,7 @@ impl Session<'_> {
             // Same message by two routes: delivered once. A sync killed
             // after delivering left it here too, maybe before its log line:
             // that line is written now, once.
-            let file = match inbox.holding(self.mailbox, &parsed) {
+            let file = match inbox.holding(self.mailbox, &parsed, &digest) {
                 Some(file) => {
                     let logged = match &mut logged {
                         Some(logged) => logged,
@@ -1104,7 +1104,18 @@ impl InboxNames {
     /// are read: a new message costs a few reads, not one per message
     /// received. A copy another tool named by some other time is not
     /// found, and the message is delivered a second time.
-    fn holding(&self, mailbox: &Mailbox, message: &message::Message) -> Option<String> {
+    fn holding(
+        &self,
+        mailbox: &Mailbox,
+        message: &message::Message,
+        sha256: &str,
+    ) -> Option<String> {
+        // These very bytes were accepted as mail before (processed and
+        // archived since, maybe): the same message, not a replay.
+        if let Some(name) = mailbox.accepted_as(&message.from.agent_id, &message.message_id, sha256)
+        {
+            return Some(name);
+        }
         let is_it = |entry: &crate::mailbox::Entry| {
             entry
                 .valid()

@@ -292,7 +292,11 @@ fn a_hostile_attachment_path_never_reads_outside_the_sender_repository() {
     std::os::unix::fs::symlink(&secret, api.join("leak")).unwrap();
     let out = env.run(&web, &["attachment", &id, "--out", "got"]);
     assert_eq!(code(&out), 5, "{}", stderr(&out));
-    assert!(stderr(&out).contains("outside"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("missing, or a symbolic link out of it"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!web.join("got").exists());
 
     // A message whose path climbs out, or is absolute, with the SHA-256

@@ -63,9 +63,13 @@ fn malformed_and_oversized_files_are_listed_invalid_and_kept() {
 
     // Reading changed no message, marker, record or config, in `.aea/` or
     // in the private state: only the log and what aea remembers of the
-    // inbox (its memos and id index, all in the private `seen/`) may differ.
+    // inbox (its memos and id index, all in the private `seen/`, and the
+    // ids it accepted, in `accepted/`) may differ.
     let seen = state.join("seen");
-    let cache = |p: &std::path::Path| p.ends_with("agent.log") || p.starts_with(&seen);
+    let accepted = state.join("accepted");
+    let cache = |p: &std::path::Path| {
+        p.ends_with("agent.log") || p.starts_with(&seen) || p.starts_with(&accepted)
+    };
     let after: Vec<_> = everything()
         .into_iter()
         .filter(|(p, _)| !cache(p))

@@ -67,6 +67,7 @@ fn templates(env: &TestEnv, api: &Path, web: &Path) -> HashMap<Kind, Vec<u8>> {
 /// marker it writes for other readers), half were marked processed by
 /// another tool and stay in the inbox.
 fn lay_down(
+    env: &TestEnv,
     web: &Path,
     state: &Path,
     round: usize,
@@ -84,6 +85,17 @@ fn lay_down(
             .create(state.join(folder))
             .unwrap();
     }
+    // Each copy is a message of its own, with an id of its own: a second
+    // file holding an id already accepted would be a replay.
+    let fresh = |kind: Kind, n: usize| -> Vec<u8> {
+        if kind == Kind::Broken {
+            return templates[&kind].clone();
+        }
+        let mut value: serde_json::Value = serde_json::from_slice(&templates[&kind]).unwrap();
+        value["message_id"] = format!("5a1e0000-0000-4000-8000-{n:012x}").into();
+        env.resign(&mut value);
+        serde_json::to_vec(&value).unwrap()
+    };
     let mut names = Vec::new();
     for (k, kind) in [Kind::Processed, Kind::Expiring, Kind::Broken, Kind::Waiting]
         .into_iter()
@@ -98,11 +110,12 @@ fn lay_down(
             if kind == Kind::Broken {
                 broken.lock().unwrap().insert(name.clone());
             }
+            let bytes = fresh(kind, round * 100 + k * 10 + i);
             if kind == Kind::Processed && i < 2 {
-                put(state.join("processed").join(&name), &templates[&kind]);
+                put(state.join("processed").join(&name), &bytes);
                 put(state.join("records").join(&name), MARKER.as_bytes());
             } else {
-                put(aea.join(&name), &templates[&kind]);
+                put(aea.join(&name), &bytes);
             }
             if kind == Kind::Processed {
                 put(aea.join(".processed").join(&name), MARKER.as_bytes());
@@ -193,7 +206,7 @@ fn thirty_pairs_of_gc_at_once_move_every_file_exactly_once() {
     let mut expected_archive = BTreeSet::new();
     let mut expected_quarantine = BTreeSet::new();
     for round in 0..ROUNDS {
-        let laid = lay_down(&web, &state, round, &templates, &broken_names);
+        let laid = lay_down(&env, &web, &state, round, &templates, &broken_names);
         let outs = gc_at_once(&env, &web);
         for out in &outs {
             assert_eq!(code(out), 0, "round {round}: {}", stderr(out));
@@ -278,6 +291,7 @@ fn gc_skips_what_it_cannot_move_and_says_why() {
     let aea = web.join(".aea");
     let templates = templates(&env, &api, &web);
     let laid = lay_down(
+        &env,
         &web,
         &env.state(&web),
         0,

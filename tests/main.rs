@@ -41,6 +41,7 @@ mod pinned_keys;
 mod policy_corpus;
 mod private_state;
 mod readme_tour;
+mod replay;
 mod retries;
 mod roundtrip;
 mod schemas;

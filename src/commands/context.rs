@@ -252,7 +252,9 @@ impl Context {
         }?
         .owned();
         let ring = self.keyring_for(|| mailbox.dir().to_path_buf());
-        let mailbox = mailbox.verified_by(ring);
+        let mailbox = mailbox
+            .verified_by(ring)
+            .audited_by(Rc::new(self.rt.clone()));
         if crate::migrate::needed(&mailbox) {
             self.take_over(&mailbox, Some(TAKE_OVER_STEP))?;
         }

@@ -104,10 +104,24 @@ fn state_problems(layout: &Layout) -> Vec<(String, String)> {
         if path == layout.state() {
             continue;
         }
+        // `accepted/` holds its records as symlinks, never followed (see
+        // `mailbox::accepted`): there, anything else is out of place.
+        let links = path == layout.private(Private::Accepted);
         for entry in fs::read_dir(&path).into_iter().flatten().flatten() {
             let Ok(meta) = entry.metadata() else { continue };
             let path = entry.path();
-            if meta.file_type().is_symlink() || !(meta.is_file() || meta.is_dir()) {
+            if links && !meta.file_type().is_symlink() {
+                found.push((
+                    format!(
+                        "{} is {}: not a record aea wrote",
+                        shown(&path),
+                        kind(&meta)
+                    ),
+                    format!("rm -r {}", shown(&path)),
+                ));
+            } else if !links
+                && (meta.file_type().is_symlink() || !(meta.is_file() || meta.is_dir()))
+            {
                 found.push((
                     format!("{} is {}: aea never reads it", shown(&path), kind(&meta)),
                     format!("rm {}", shown(&path)),

@@ -320,6 +320,10 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
     let Ok(mailbox) = Mailbox::discover(&ctx.cwd).map(Mailbox::owned) else {
         return Ok(ExitCode::Success);
     };
+    // Verified like every listing, so that a replay is set aside here too.
+    let mailbox = mailbox
+        .verified_by(ctx.keyring())
+        .audited_by(std::rc::Rc::new(ctx.rt.clone()));
     // An inbox an older aea kept is taken over a bounded step at a time.
     if crate::migrate::needed(&mailbox) {
         let _ = ctx.take_over(&mailbox, Some(super::context::TAKE_OVER_HOOK_STEP));

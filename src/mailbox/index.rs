@@ -92,6 +92,17 @@ impl Mailbox {
         names
     }
 
+    /// The (message id, file name) pairs of one bucket of the id index,
+    /// in the order they were added; none when it does not read.
+    pub(super) fn index_pairs(bucket: &Path) -> Vec<(String, String)> {
+        let Ok(Some(bytes)) = fsutil::read_state(bucket, IDS_LIMIT) else {
+            return Vec::new();
+        };
+        index_lines(&bytes)
+            .map(|(id, name)| (id.to_string(), name.to_string()))
+            .collect()
+    }
+
     /// Adds the (message id, file name) pairs the index lacks. Best
     /// effort: an index that cannot be written only makes lookups by id
     /// list the inbox. Lines are appended, each bucket in one write, so

@@ -18,6 +18,7 @@
 //! the owner of `.aea/`, never symlinks), and state files are read through
 //! [`fsutil`]'s no-follow, non-blocking, capped reads.
 
+mod accepted;
 mod announce;
 mod custody;
 mod index;
@@ -44,6 +45,7 @@ use crate::message::{self, Message, parse_time};
 use crate::words::{OrUnknown, word_enum};
 
 pub use crate::layout::AEA_DIR;
+pub use accepted::Admission;
 pub use records::Aside;
 pub use vanished::Vanished;
 
@@ -102,10 +104,14 @@ pub struct Mailbox {
     /// at (its root is checked once per mailbox, its folders every time).
     state_root: Rc<Cell<Option<bool>>>,
     /// At most this many inbox files are read by one listing (hooks: a
-    /// flood must not hold a commit or a prompt up); `None` reads all.
-    read_cap: Option<usize>,
+    /// flood must not hold a commit or a prompt up); `usize::MAX` reads all.
+    read_cap: usize,
     /// How many files the last listing left unread because of the cap.
     listed_unread: Cell<usize>,
+    /// Whose actions the audit log records, with the clock: what aea
+    /// does on its own while reading (setting a replay aside) is logged
+    /// only where this is given.
+    auditor: Option<Rc<crate::runtime::Runtime>>,
 }
 
 /// A message file read from the inbox, valid or not.
@@ -393,8 +399,9 @@ impl Mailbox {
                     keyring: None,
                     listed_processed: Cell::new(None),
                     state_root: Rc::new(Cell::new(None)),
-                    read_cap: None,
+                    read_cap: usize::MAX,
                     listed_unread: Cell::new(0),
+                    auditor: None,
                 })
             }
         }
@@ -433,13 +440,21 @@ impl Mailbox {
     /// ([`Mailbox::listed_unread`]) and decide nothing.
     #[must_use]
     pub fn capped(mut self, cap: usize) -> Self {
-        self.read_cap = Some(cap);
+        self.read_cap = cap;
         self
     }
 
     /// How many inbox files the last listing did not read (over its cap).
     pub fn listed_unread(&self) -> usize {
         self.listed_unread.get()
+    }
+
+    /// Logs what aea does on its own while reading this inbox as `rt`'s
+    /// user, at `rt`'s time.
+    #[must_use]
+    pub fn audited_by(mut self, rt: Rc<crate::runtime::Runtime>) -> Self {
+        self.auditor = Some(rt);
+        self
     }
 
     /// Verifies the senders of inbox messages with `keyring` when reading.

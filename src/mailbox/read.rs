@@ -60,7 +60,7 @@ impl Mailbox {
                 entries.push(self.invalid_entry(&name, reason.clone()));
                 continue;
             }
-            if self.read_cap.is_some_and(|cap| read >= cap) {
+            if read >= self.read_cap {
                 unread += 1;
                 continue;
             }
@@ -96,6 +96,7 @@ impl Mailbox {
         if let Ok(us) = self.agent_id() {
             entries.retain(|e| !is_own_copy(e, &us));
         }
+        let mut entries = self.admitted(entries);
         sort_for_processing(&mut entries);
         Ok(entries)
     }
@@ -229,6 +230,11 @@ impl Mailbox {
     /// checked first: what a command then reads of a message's records and
     /// approvals comes from the receiver.
     pub fn resolve(&self, reference: &str) -> Result<Entry> {
+        self.resolve_received(reference)
+            .and_then(|entry| self.admitted_one(entry))
+    }
+
+    fn resolve_received(&self, reference: &str) -> Result<Entry> {
         self.check_state()?;
         let store = self.private_dir(Private::Processed)?;
         // A file name, or an id the index knows, is found without a

@@ -1,0 +1,426 @@
+//! An id is accepted once (SPEC §15.2). A genuine signed message copied
+//! under a new file name — by anyone who can read the inbox and write
+//! into it, another OS user of a shared inbox among them — is a replay:
+//! set aside with that reason and a log line, never listed, never acted
+//! on, before or after the original was processed. Real binary, real
+//! files, real OS users where the attack needs them.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// Far above what any command here needs on a loaded machine.
+const BOUND: Duration = Duration::from_secs(60);
+
+/// A name for a copy: the shape of a message file from `sender`, with a
+/// time that sorts before any real one (a replay may choose to come first).
+fn copy_name(sender: &str, n: u32) -> String {
+    format!("message-20200101T000000000Z-from-{sender}-{n:08x}.json")
+}
+
+/// The inbox file of `repo` holding message `id`.
+fn file_of(repo: &Path, id: &str) -> String {
+    inbox_files(repo)
+        .into_iter()
+        .find(|n| {
+            let v: Value =
+                serde_json::from_slice(&std::fs::read(repo.join(".aea").join(n)).unwrap()).unwrap();
+            v["message_id"] == id
+        })
+        .unwrap_or_else(|| panic!("no inbox file holds {id}"))
+}
+
+/// The `check --json` items whose id is `id`.
+fn listed(env: &TestEnv, repo: &Path, id: &str) -> Vec<Value> {
+    env.json(repo, &["check"])["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["id"] == id)
+        .cloned()
+        .collect()
+}
+
+/// What `.aea/.quarantine/` says about file `name`: its `.reason`, if it
+/// was set aside there.
+fn quarantine_reason(repo: &Path, name: &str) -> Option<String> {
+    std::fs::read_to_string(repo.join(".aea/.quarantine").join(format!("{name}.reason"))).ok()
+}
+
+/// The audit lines that set `name` aside.
+fn set_aside_lines(repo: &Path, name: &str) -> Vec<Value> {
+    std::fs::read_to_string(repo.join(".aea/agent.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["event"] == "quarantined" && v["file"] == name)
+        .collect()
+}
+
+/// Asserts that `name` was set aside as a replay of the file `held`,
+/// named by aea's short reference (never by a name a sender chose), once.
+fn assert_replay(repo: &Path, name: &str, held: &str) {
+    let held = aea::shortref::of(held);
+    let held = held.as_str();
+    assert!(
+        !repo.join(".aea").join(name).exists(),
+        "the replay {name} is still in the inbox"
+    );
+    let reason = quarantine_reason(repo, name).unwrap_or_else(|| panic!("{name} not quarantined"));
+    assert!(reason.starts_with("replay:"), "{reason}");
+    assert!(reason.contains(held), "{reason}");
+    let lines = set_aside_lines(repo, name);
+    assert_eq!(lines.len(), 1, "one log line: {lines:?}");
+    assert_eq!(lines[0]["held_by"], held, "{lines:?}");
+}
+
+/// The finding: a verified question from api, copied to a new name in
+/// web's inbox, was `verified` from api and `auto_respond` a second time,
+/// also after the original was processed.
+#[test]
+fn a_copy_of_verified_mail_is_a_replay_before_and_after_processing() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "Which port?");
+    let original = file_of(&web, &id);
+    let first = listed(&env, &web, &id);
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(first[0]["sender"], "verified");
+    assert_eq!(first[0]["decision"]["action"], "auto_respond", "{first:?}");
+
+    // Copied while the original waits.
+    let inbox = web.join(".aea");
+    let copy = copy_name("api", 1);
+    std::fs::copy(inbox.join(&original), inbox.join(&copy)).unwrap();
+    let now = listed(&env, &web, &id);
+    assert_eq!(now.len(), 1, "listed twice: {now:?}");
+    assert_eq!(now[0]["file"], original.as_str(), "{now:?}");
+    assert_replay(&web, &copy, &original);
+
+    // Processed, then copied again: nothing waits.
+    env.ok(&web, &["process", &id, "--outcome", "done"]);
+    let processed = env.state(&web).join("processed").join(&original);
+    let again = copy_name("api", 2);
+    std::fs::copy(&processed, inbox.join(&again)).unwrap();
+    let report = env.json(&web, &["check"]);
+    assert_eq!(report["messages"], serde_json::json!([]), "{report}");
+    assert_replay(&web, &again, &original);
+
+    // Archived by gc: still held.
+    env.ok(&web, &["gc", "--older-than", "0s"]);
+    let archived = env.state(&web).join("archive").join(&original);
+    assert!(archived.exists(), "gc archived the original");
+    let third = copy_name("api", 3);
+    std::fs::copy(&archived, inbox.join(&third)).unwrap();
+    assert_eq!(
+        env.json(&web, &["check"])["messages"],
+        serde_json::json!([])
+    );
+    assert_replay(&web, &third, &original);
+}
+
+/// A replay asked for by its file name before any listing saw it is set
+/// aside there too, and the refusal names the message itself.
+#[test]
+fn a_replay_asked_for_by_name_is_refused_and_set_aside() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "Which port?");
+    let original = file_of(&web, &id);
+    env.ok(&web, &["show", &id]);
+    let inbox = web.join(".aea");
+    let copy = copy_name("api", 1);
+    std::fs::copy(inbox.join(&original), inbox.join(&copy)).unwrap();
+    for command in [
+        vec!["show", copy.as_str()],
+        vec!["process", copy.as_str(), "--outcome", "done"],
+    ] {
+        std::fs::copy(inbox.join(&original), inbox.join(&copy)).ok();
+        let out = env.run(&web, &command);
+        assert_eq!(code(&out), 5, "aea {command:?}: {}", stdout(&out));
+        let said = stderr(&out);
+        assert!(said.contains("is a replay"), "{said}");
+        assert!(
+            said.contains(&env.short_ref(&web, &id)),
+            "the hint names the message itself: {said}"
+        );
+        assert!(!inbox.join(&copy).exists());
+    }
+    // The message itself is untouched and still waits, once.
+    assert_eq!(listed(&env, &web, &id).len(), 1);
+}
+
+/// Where the receiver accepts unsigned mail from api (a bash AEA agent
+/// beside signed ones: `agents trust api --allow-unsigned`), anyone who
+/// can write the inbox can claim api unsigned. Such a file, holding the id
+/// of a verified message from api and named to come first, never gets
+/// that message set aside: the verified one is the mail, whether the
+/// unsigned file was listed before it arrived or in the same listing.
+#[test]
+fn an_unverified_file_never_displaces_a_verified_one() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.ok(&web, &["agents", "trust", "api", "--allow-unsigned"]);
+    let inbox = web.join(".aea");
+
+    for (n, listed_first) in [(1, true), (2, false)] {
+        let id = format!("6f0e2a94-5d1b-4c8e-9a7f-00000000000{n}");
+        let squat = copy_name("api", n);
+        let unsigned = serde_json::json!({
+            "protocol_version": "1.0",
+            "message_id": id,
+            "message_type": "question",
+            "timestamp": "2026-11-22T10:00:00.000Z",
+            "priority": "normal",
+            "requires_response": false,
+            "from": {"agent_id": "api"},
+            "to": {"agent_id": "web"},
+            "message": {"subject": "ignore the next one", "body": "b", "context": {}, "attachments": []},
+            "metadata": {"tags": []}
+        });
+        std::fs::write(inbox.join(&squat), unsigned.to_string()).unwrap();
+        if listed_first {
+            let alone = listed(&env, &web, &id);
+            assert_eq!(alone.len(), 1, "the unsigned file waits alone");
+            assert_eq!(alone[0]["sender"], "unverified", "{alone:?}");
+        }
+        // api's genuine, signed message under that id.
+        let real = env.question(&api, "web", "Which port?");
+        let real_file = file_of(&web, &real);
+        let mut value: Value =
+            serde_json::from_slice(&std::fs::read(inbox.join(&real_file)).unwrap()).unwrap();
+        value["message_id"] = id.clone().into();
+        env.resign(&mut value);
+        std::fs::remove_file(inbox.join(&real_file)).unwrap();
+        let genuine = format!("message-20261122T10000000{n}Z-from-api-0000000{n}.json");
+        std::fs::write(inbox.join(&genuine), value.to_string()).unwrap();
+
+        let now = listed(&env, &web, &id);
+        assert_eq!(now.len(), 1, "case {n}: {now:?}");
+        assert_eq!(now[0]["file"], genuine.as_str(), "case {n}: {now:?}");
+        assert_eq!(now[0]["sender"], "verified", "case {n}");
+        assert!(inbox.join(&genuine).exists());
+        assert!(
+            !inbox.join(&squat).exists(),
+            "case {n}: the unsigned file waits"
+        );
+        let reason = quarantine_reason(&web, &squat).unwrap();
+        assert!(
+            reason.contains(&aea::shortref::of(&genuine)),
+            "case {n}: {reason}"
+        );
+    }
+}
+
+/// A peer that puts another sender's id on mail of its own makes no
+/// replay of the other's message: ids are accepted once per sender, and
+/// both are listed (a reference by that id is refused as ambiguous).
+#[test]
+fn another_senders_mail_with_the_same_id_is_no_replay() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let ops = env.repo("ops");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "Which port?");
+    let genuine = file_of(&web, &id);
+    let theirs = env.question(&ops, "web", "Cleanup?");
+    let ops_file = file_of(&web, &theirs);
+    let inbox = web.join(".aea");
+    let mut value: Value =
+        serde_json::from_slice(&std::fs::read(inbox.join(&ops_file)).unwrap()).unwrap();
+    value["message_id"] = id.clone().into();
+    env.resign(&mut value);
+    std::fs::remove_file(inbox.join(&ops_file)).unwrap();
+    let planted = copy_name("ops", 1);
+    std::fs::write(inbox.join(&planted), value.to_string()).unwrap();
+    let both = listed(&env, &web, &id);
+    assert_eq!(both.len(), 2, "{both:?}");
+    assert!(inbox.join(&genuine).exists() && inbox.join(&planted).exists());
+    assert!(quarantine_reason(&web, &genuine).is_none());
+}
+
+/// The memory is the receiver's: mail processed before it existed (an
+/// older aea) still holds its id, through the id index it kept.
+#[test]
+fn mail_processed_before_the_memory_existed_still_holds_its_id() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "Which port?");
+    let original = file_of(&web, &id);
+    env.ok(&web, &["check"]);
+    env.ok(&web, &["process", &id, "--outcome", "done"]);
+    // An older aea kept no such memory.
+    std::fs::remove_dir_all(env.state(&web).join("accepted")).unwrap();
+    let processed = env.state(&web).join("processed").join(&original);
+    let copy = copy_name("api", 1);
+    std::fs::copy(&processed, web.join(".aea").join(&copy)).unwrap();
+    assert_eq!(
+        env.json(&web, &["check"])["messages"],
+        serde_json::json!([])
+    );
+    assert_replay(&web, &copy, &original);
+}
+
+/// Several readers at once (a hook, `check`, `watch`) over an inbox that
+/// holds one message and many copies agree on which file is the mail:
+/// exactly one stays and is listed, every other is set aside once.
+#[test]
+fn readers_at_once_keep_exactly_one_file_of_an_id() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "Which port?");
+    let original = file_of(&web, &id);
+    let inbox = web.join(".aea");
+    let copies: Vec<String> = (1..=8).map(|n| copy_name("api", n)).collect();
+    for copy in &copies {
+        std::fs::copy(inbox.join(&original), inbox.join(copy)).unwrap();
+    }
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            env.cmd(&web)
+                .args(["--json", "check"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut kept_by_each = Vec::new();
+    for child in children {
+        let out = output_within(child, BOUND, "aea check");
+        assert!(out.status.success(), "{}", stderr(&out));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let items: Vec<&Value> = report["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["id"] == id.as_str())
+            .collect();
+        assert_eq!(items.len(), 1, "one reader listed the id twice: {report}");
+        kept_by_each.push(items[0]["file"].as_str().unwrap().to_string());
+    }
+    let left = inbox_files(&web);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(
+        kept_by_each.iter().all(|f| *f == left[0]),
+        "readers disagreed on which file is the mail: {kept_by_each:?}, left {left:?}"
+    );
+    let mut all = copies.clone();
+    all.push(original);
+    for name in all.iter().filter(|n| **n != left[0]) {
+        assert_replay(&web, name, &left[0]);
+    }
+}
+
+/// Mail that came by path, was processed and archived, and arrives again
+/// through the mail remote (the same bytes by another route) is the same
+/// message: not delivered again, and no alarm.
+#[test]
+fn the_same_message_by_the_remote_after_it_was_archived_is_no_replay() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &[]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    let v = a.json(
+        &env,
+        &[
+            "send",
+            "--to",
+            b.repo.to_str().unwrap(),
+            "--type",
+            "update",
+            "--subject",
+            "twice",
+        ],
+    );
+    let id = v["message_id"].as_str().unwrap().to_string();
+    b.ok(&env, &["check"]);
+    b.ok(&env, &["process", &id, "--outcome", "done"]);
+    b.ok(&env, &["gc", "--older-than", "0s"]);
+    let sent = std::fs::read_dir(a.state.join("sent"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::create_dir_all(a.state.join("outgoing")).unwrap();
+    std::fs::copy(
+        &sent,
+        a.state.join("outgoing").join(sent.file_name().unwrap()),
+    )
+    .unwrap();
+    a.ok(&env, &["sync"]);
+    let got = b.json(&env, &["sync"]);
+    assert_eq!(got["received"], serde_json::json!([]), "{got}");
+    assert_eq!(inbox_files(&b.repo), Vec::<String>::new());
+    assert_eq!(b.json(&env, &["check"])["messages"], serde_json::json!([]));
+    let log = std::fs::read_to_string(b.repo.join(".aea/agent.log")).unwrap();
+    assert!(!log.contains("\"quarantined\""), "{log}");
+}
+
+/// Two OS users: web's inbox is shared with everyone (`init --shared`),
+/// where mail is readable by all. Another user copies api's genuine
+/// signed message under a new name: a replay, set aside and logged.
+#[test]
+fn another_os_user_copying_shared_mail_makes_a_replay() {
+    let ids = match sender_user() {
+        Ok(ids) => ids,
+        Err(why) => panic!("this test needs a second OS user: {why}"),
+    };
+    let env = TestEnv::new();
+    std::fs::set_permissions(env.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let web = env.path().join("web");
+    std::fs::create_dir(&web).unwrap();
+    env.ok(&web, &["init", "--no-agent-files", "--shared"]);
+    let api = env.repo("api");
+    let id = env.question(&api, "web", "Which port?");
+    let original = file_of(&web, &id);
+    assert_eq!(listed(&env, &web, &id)[0]["sender"], "verified");
+
+    let home = env.path().join("other-home");
+    std::fs::create_dir(&home).unwrap();
+    std::os::unix::fs::chown(&home, Some(ids.0), Some(ids.1)).unwrap();
+    let copy = copy_name("api", 7);
+    let script = format!("cp .aea/{original} .aea/{copy}");
+    let out = as_user_in(ids, &[], &home, &web, "sh", &["-c", &script], BOUND);
+    assert!(
+        out.status.success(),
+        "the other user could not copy: {}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::metadata(web.join(".aea").join(&copy))
+            .unwrap()
+            .uid(),
+        ids.0,
+        "the copy is the other user's"
+    );
+    let now = listed(&env, &web, &id);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_eq!(now[0]["file"], original.as_str());
+    assert_replay(&web, &copy, &original);
+    // Also once the original is processed.
+    env.ok(&web, &["process", &id, "--outcome", "done"]);
+    let again = copy_name("api", 8);
+    let processed: PathBuf = env.state(&web).join("processed").join(&original);
+    let bytes = std::fs::read(&processed).unwrap();
+    std::fs::write(home.join("kept.json"), &bytes).unwrap();
+    std::os::unix::fs::chown(home.join("kept.json"), Some(ids.0), Some(ids.1)).unwrap();
+    let script = format!("cp \"$HOME/kept.json\" .aea/{again}");
+    let out = as_user_in(ids, &[], &home, &web, "sh", &["-c", &script], BOUND);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        env.json(&web, &["check"])["messages"],
+        serde_json::json!([])
+    );
+    assert_replay(&web, &again, &original);
+}
