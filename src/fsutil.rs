@@ -512,6 +512,44 @@ pub fn replace_mail_via(
     sync_dir(path.parent().unwrap_or_else(|| Path::new(".")))
 }
 
+/// Renames `from` to `to` in one step, failing with `AlreadyExists` when
+/// `to` exists (never replacing it). `Ok(false)` where the file system or
+/// the kernel cannot (the caller links and unlinks instead).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // renameat2(2): std has no non-replacing rename.
+pub fn rename_no_replace(from: &Path, to: &Path) -> io::Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+    };
+    let (from, to) = (c(from)?, c(to)?);
+    // SAFETY: both are NUL-terminated paths that live across the call.
+    let done = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if done == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EINVAL | libc::ENOSYS | libc::ENOTSUP) => Ok(false),
+        _ => Err(e),
+    }
+}
+
+/// Elsewhere: always linked and unlinked by the caller.
+#[cfg(not(target_os = "linux"))]
+pub fn rename_no_replace(_: &Path, _: &Path) -> io::Result<bool> {
+    Ok(false)
+}
+
 /// Creates `path` with `bytes` only if it does not exist yet. Returns false
 /// when it already existed (nothing is written then).
 pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {

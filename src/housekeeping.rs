@@ -123,6 +123,8 @@ pub fn collect(mailbox: &Mailbox, request: Request, rt: &Runtime) -> Result<Repo
     if !request.dry_run {
         // Records of interrupted sends no retry will use any more.
         crate::recovery::forget_old_records(mailbox, now)?;
+        // What a gc killed between a message and its record left apart.
+        mailbox.carry_left_behind_state()?;
     }
     let mut names = mailbox.message_names()?;
     names.sort();
@@ -173,13 +175,22 @@ pub fn collect(mailbox: &Mailbox, request: Request, rt: &Runtime) -> Result<Repo
             Judged::Move(kind, reason) => (kind, reason),
         };
         if !request.dry_run {
+            // Mail leaving the inbox for the archive keeps its id taken: a
+            // copy of it later is a replay (what was processed is taken
+            // when it is processed).
+            let leaving =
+                (!in_store && !matches!(kind, Move::Quarantine)).then(|| mailbox.read(&name));
             let moved = if in_store {
                 mailbox.archive_processed(&name)
             } else {
                 mailbox.move_out(&name, kind.aside(), reason.as_deref())
             };
             match moved {
-                Ok(Some(_)) => {}
+                Ok(Some(_)) => {
+                    if let Some(entry) = &leaving {
+                        mailbox.note_left(entry);
+                    }
+                }
                 // Another process moved it first; it reports the move.
                 Ok(None) => continue,
                 // This file could not be moved (its own permissions, a

@@ -498,3 +498,71 @@ fn a_receiver_that_is_not_root_moves_a_senders_file_aside() {
         junk
     );
 }
+
+/// A third OS user who can read the shared inbox copies the sender's
+/// message under a name that sorts first, before the receiver ever listed
+/// it, hoping its copy becomes the message (and then deleting it, which
+/// the sticky `.aea/` lets it do with its own file). The file that came
+/// first is the message, whatever the names; the copy is set aside as a
+/// replay; and the message becomes the receiver's own file, which no
+/// sender can delete or rewrite.
+#[test]
+fn a_copy_named_to_come_first_never_takes_the_senders_message() {
+    let Some(s) = Shared::new("a_copy_named_to_come_first…", &[], Vec::new()) else {
+        return;
+    };
+    let other = match receiver_user() {
+        Ok(ids) => ids,
+        Err(why) => panic!("this test needs a third OS user: {why}"),
+    };
+    let (id, name) = s.deliver_handoff();
+    let home = s.env.path().join("third-home");
+    std::fs::create_dir(&home).unwrap();
+    std::os::unix::fs::chown(&home, Some(other.0), Some(other.1)).unwrap();
+    let copy = "message-20000101T000000000Z-from-api-00000000.json";
+    let script = format!("cp .aea/{name} .aea/{copy}");
+    let out = as_named_user(
+        RECEIVER,
+        other,
+        &home,
+        &s.web,
+        "sh",
+        &["-c", &script],
+        BOUND,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::metadata(s.web.join(".aea").join(copy))
+            .unwrap()
+            .uid(),
+        other.0
+    );
+
+    let report = s.env.json(&s.web, &["check"]);
+    let listed: Vec<&Value> = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["id"] == id.as_str())
+        .collect();
+    assert_eq!(listed.len(), 1, "{report}");
+    assert_eq!(listed[0]["file"], name.as_str(), "{report}");
+    assert!(!s.web.join(".aea").join(copy).exists());
+    let reason = std::fs::read_to_string(
+        s.web
+            .join(".aea/.quarantine")
+            .join(format!("{copy}.reason")),
+    )
+    .unwrap();
+    assert!(reason.starts_with("replay:"), "{reason}");
+
+    // The message is the receiver's now: its sender cannot take it away.
+    let file = s.web.join(".aea").join(&name);
+    assert_eq!(std::fs::metadata(&file).unwrap().uid(), 0);
+    let out = s.as_sender("rm", &["-f", file.to_str().unwrap()]);
+    assert!(
+        !out.status.success() || file.exists(),
+        "the sender removed it"
+    );
+    assert!(file.exists());
+}

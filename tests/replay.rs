@@ -424,3 +424,79 @@ fn another_os_user_copying_shared_mail_makes_a_replay() {
     );
     assert_replay(&web, &again, &original);
 }
+
+/// The same bytes under the very name the message had, after it left the
+/// inbox (archived by gc, or put in quarantine by a person): the name is
+/// free, the id is not.
+#[test]
+fn a_copy_under_the_original_name_after_it_left_is_a_replay() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let inbox = web.join(".aea");
+
+    let id = env.question(&api, "web", "Which port?");
+    let name = file_of(&web, &id);
+    let bytes = std::fs::read(inbox.join(&name)).unwrap();
+    env.ok(&web, &["check"]);
+    env.ok(&web, &["process", &id, "--outcome", "done"]);
+    env.ok(&web, &["gc", "--older-than", "0s"]);
+    std::fs::write(inbox.join(&name), &bytes).unwrap();
+    assert_eq!(
+        env.json(&web, &["check"])["messages"],
+        serde_json::json!([])
+    );
+    assert!(!inbox.join(&name).exists(), "the copy waits");
+    let reason = quarantine_reason(&web, &name).unwrap();
+    assert!(reason.starts_with("replay:"), "{reason}");
+
+    let id = env.question(&api, "web", "Which host?");
+    let name = file_of(&web, &id);
+    let bytes = std::fs::read(inbox.join(&name)).unwrap();
+    env.ok(&web, &["quarantine", &id, "--reason", "not now"]);
+    std::fs::write(inbox.join(&name), &bytes).unwrap();
+    let out = env.run(&web, &["show", &name]);
+    assert_eq!(code(&out), 5, "{}", stdout(&out));
+    assert!(stderr(&out).contains("is a replay"), "{}", stderr(&out));
+    assert_eq!(
+        env.json(&web, &["check"])["messages"],
+        serde_json::json!([])
+    );
+}
+
+/// A record of `accepted/` that is not one aea wrote (a symlink to
+/// anywhere, garbage) is named by `doctor` with the command that fixes it,
+/// and never followed.
+#[test]
+fn doctor_names_a_damaged_record_and_its_fix() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "Which port?");
+    env.ok(&web, &["process", &id, "--outcome", "done"]);
+    let accepted = env.state(&web).join("accepted");
+    let record = std::fs::read_dir(&accepted)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .unwrap();
+    std::fs::remove_file(&record).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", &record).unwrap();
+    std::fs::write(accepted.join("junk"), "x").unwrap();
+    let out = env.run(&web, &["doctor"]);
+    assert_eq!(code(&out), 6, "{}", stdout(&out));
+    let text = stdout(&out);
+    for bad in [&record, &accepted.join("junk")] {
+        assert!(
+            text.contains(&format!("{} is", bad.display())),
+            "{bad:?} not named: {text}"
+        );
+    }
+    assert!(text.contains(".seeded"), "{text}");
+    env.ok(&web, &["check"]);
+    assert!(
+        std::fs::read_to_string("/etc/passwd")
+            .unwrap()
+            .contains("root")
+    );
+}

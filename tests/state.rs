@@ -189,7 +189,8 @@ fn a_message_rewritten_after_approval_is_no_longer_approved() {
 ///
 /// Processed mail leaves `.aea/` for the private store, out of a sender's
 /// reach; what a sender can still do is deliver other bytes under the same
-/// name. aea's record of the old bytes must not hide them.
+/// name. Under the same id they are a replay (set aside, never mail);
+/// under another id aea's record of the old bytes must not hide them.
 #[test]
 fn a_message_rewritten_after_processing_is_shown_again() {
     let env = TestEnv::new();
@@ -214,9 +215,27 @@ fn a_message_rewritten_after_processing_is_shown_again() {
     let status = env.json(&api, &["status", &id]);
     assert_eq!(status["recipients"][0]["state"], "processed", "{status}");
 
-    // The sender delivers changed bytes (same id) under the same name.
+    // The sender delivers changed bytes (same id) under the same name:
+    // that id was taken, so this is a replay.
     let mut value: Value = serde_json::from_slice(&std::fs::read(&processed).unwrap()).unwrap();
     value["message"]["subject"] = "Something else entirely".into();
+    env.resign(&mut value);
+    std::fs::write(
+        web.join(".aea").join(&name),
+        serde_json::to_vec_pretty(&value).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(env.json(&web, &["check"])["unprocessed"], 0);
+    let reason =
+        std::fs::read_to_string(web.join(".aea/.quarantine").join(format!("{name}.reason")))
+            .unwrap();
+    assert!(reason.starts_with("replay:"), "{reason}");
+    let status = env.json(&api, &["status", &id]);
+    assert_eq!(status["recipients"][0]["state"], "processed", "{status}");
+
+    // Under another id, the same name: the record is for other bytes.
+    let id = "8c0d7c4e-5f4a-4d0e-9a55-1b2c3d4e5f60".to_string();
+    value["message_id"] = id.clone().into();
     env.resign(&mut value);
     std::fs::write(
         web.join(".aea").join(&name),
@@ -229,8 +248,6 @@ fn a_message_rewritten_after_processing_is_shown_again() {
     let shown = env.json(&web, &["show", &id]);
     assert_eq!(shown["processed"], false, "{shown}");
     assert_eq!(shown["replaced_after_processing"], true, "{shown}");
-    let status = env.json(&api, &["status", &id]);
-    assert_eq!(status["recipients"][0]["state"], "delivered", "{status}");
     let out = aea(&env, &web, &["doctor"]);
     assert!(
         stdout(&out).contains(&format!(
@@ -251,8 +268,7 @@ fn a_message_rewritten_after_processing_is_shown_again() {
     );
     let now: Value = serde_json::from_slice(&std::fs::read(&processed).unwrap()).unwrap();
     assert_eq!(now["message"]["subject"], "Something else entirely");
-    let status = env.json(&api, &["status", &id]);
-    assert_eq!(status["recipients"][0]["state"], "processed", "{status}");
+    assert_eq!(now["message_id"], id.as_str());
 
     // An empty marker from an older tool still hides mail from `check`.
     let id2 = env.question(&api, "web", "Another?");

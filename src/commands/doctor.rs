@@ -110,14 +110,26 @@ fn state_problems(layout: &Layout) -> Vec<(String, String)> {
         for entry in fs::read_dir(&path).into_iter().flatten().flatten() {
             let Ok(meta) = entry.metadata() else { continue };
             let path = entry.path();
-            if links && !meta.file_type().is_symlink() {
+            let record = || {
+                fs::read_link(&path)
+                    .ok()
+                    .and_then(|t| t.to_str().map(crate::mailbox::is_accepted_record))
+                    .unwrap_or(false)
+            };
+            if links && (!meta.file_type().is_symlink() || !record()) {
                 found.push((
                     format!(
-                        "{} is {}: not a record aea wrote",
+                        "{} is {}: not a record aea wrote (a copy of the mail it stood for would not be known as a replay)",
                         shown(&path),
                         kind(&meta)
                     ),
-                    format!("rm -r {}", shown(&path)),
+                    // The next listing starts the missing records again
+                    // from the id index.
+                    format!(
+                        "rm -r {} {}",
+                        shown(&path),
+                        shown(&layout.private(Private::Accepted).join(".seeded"))
+                    ),
                 ));
             } else if !links
                 && (meta.file_type().is_symlink() || !(meta.is_file() || meta.is_dir()))

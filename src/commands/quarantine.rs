@@ -34,6 +34,8 @@ pub fn run(args: &QuarantineArgs, ctx: &Context) -> Result<ExitCode> {
         .ok_or_else(|| Error::MessageNotFound {
             reference: args.reference.clone(),
         })?;
+    // Set aside by a person: a copy of it later is no new mail either.
+    mailbox.note_left(&entry);
     let mut event = Event::new(&ctx.rt, AuditEvent::Quarantined)
         .with("file", entry.name.as_str())
         .with("reason", args.reason.as_str());

@@ -1,29 +1,39 @@
-//! An id is accepted once (SPEC §15.2): the receiver remembers, in its
-//! private `accepted/`, which file first held each message id it took as
-//! mail from each sender. A second file holding an id already held — a genuine signed
-//! message copied under a new name, by anyone who can read the inbox and
-//! write into it — is a replay: moved to `.aea/.quarantine/` with that
-//! reason and an audit line, never listed as new mail, never acted on.
+//! An id is accepted once (SPEC §15.2). A genuine signed message copied
+//! under another file name — by anyone who can read the inbox and write
+//! into it — is a replay: moved to `.aea/.quarantine/` with that reason
+//! and an audit line, never listed as new mail, never acted on. Per
+//! sender: a signature covers the sender, so a copy keeps it, and a peer
+//! that puts another's id on mail of its own makes no replay of it.
 //!
-//! One exception keeps a forger from silencing real mail: a file whose
-//! sender is verified is never displaced by an earlier file of the same id
-//! whose sender is not. The verified one is accepted, and the unverified
-//! holder, if it still waits, is set aside instead.
+//! Two cases, decided without trusting anything a sender wrote:
+//!
+//! - **The id is in the inbox more than once.** Every reader decides the
+//!   same way which file is the message: a verified one before one that is
+//!   not (a forger never silences real mail), then the file that came
+//!   first by its change time (which no user can set back: a copy is made
+//!   after the file it copies, whatever name it takes), then by name. The
+//!   others are set aside, and the message becomes the receiver's own file
+//!   (where another user owned it, that user could delete it). No record
+//!   is needed, so readers at once agree.
+//! - **The id left the inbox through aea** (processed, archived, put in
+//!   quarantine by a person). The receiver keeps a record of it in its
+//!   private `accepted/`, and any file in the inbox holding that id later,
+//!   under any name, is a replay — unless it is verified and the one that
+//!   left was not.
 //!
 //! Each record is one symlink, `accepted/<SHA-256 of sender and id>`, whose
 //! target text is the record: `<v|u|s> <file> <bytes>`, the first 24 hex
-//! digits of the SHA-256 of the holding file's name (its short reference
-//! is their start) and the first 16 of the SHA-256 of its bytes. Made
-//! whole in one `symlink(2)`, which fails when the name is taken, so two
-//! listings at once agree on who was first; read in one `readlink(2)`;
-//! never followed. Under 60 bytes, it lives in the inode on ext4 (no data
-//! block): a history of 100,000 messages costs 100,000 inodes and no disk
-//! blocks. A record is replaced only by a rename over it.
+//! digits of the SHA-256 of the file's name (its short reference is their
+//! start) and the first 16 of the SHA-256 of its bytes. Made whole in one
+//! `symlink(2)`, read in one `readlink(2)`, never followed. Under 60
+//! bytes, it lives in the inode on ext4 (no data block). A listing costs
+//! one `readlink` per waiting message, a miss for new mail.
 //!
-//! The memory starts from the id index when it is first made (`s`: held,
-//! sender not yet judged), so mail received before it existed is held too;
-//! such a record is judged when another file claims its id.
+//! The records start from the id index when the folder is first made
+//! (`s`: left, sender not judged yet), so mail processed before it
+//! existed holds its id too.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -40,12 +50,12 @@ use crate::message;
 const SEEDED: &str = ".seeded";
 
 /// Why a replayed file was set aside, for the `.reason` file and the log.
-pub fn replay_reason(id: &str, held: &str) -> String {
+fn replay_reason(id: &str, held: &str) -> String {
     format!("replay: message id {id} is already held by {held}; an id is accepted once")
 }
 
 /// Why an unverified file was set aside for a verified one of its id.
-pub fn displaced_reason(id: &str, by: &str) -> String {
+fn displaced_reason(id: &str, by: &str) -> String {
     format!(
         "unverified file holding message id {id}, which the verified {by} holds; a verified message is never displaced by an unverified one"
     )
@@ -158,98 +168,199 @@ impl Held {
     }
 }
 
-/// What the memory says of a file holding an id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Admission {
-    /// It is the file that holds its id (now, or from before).
-    Accepted,
-    /// Another file holds its id: this one is a replay. `held` is aea's
-    /// short reference of that file.
-    Replay { held: String },
-    /// It is verified, and an unverified file held its id: it holds the
-    /// id now. `held` is that file's reference; a listing sets it aside
-    /// if it waits.
-    Displaces { held: String },
-    /// Nothing could be remembered (no private state, a damaged folder):
-    /// listed as before.
-    Unknown,
-}
-
 impl Mailbox {
-    /// The entries of an inbox listing that are mail: each valid message
-    /// is judged against the ids accepted before ([`Mailbox::admit`]), and
-    /// replays are set aside. Verified mail is judged first, so that in one
-    /// listing too an unverified file never holds an id before a verified
-    /// one.
-    pub(super) fn admitted(&self, mut entries: Vec<Entry>) -> Vec<Entry> {
+    /// The entries of an inbox listing that are mail: replays are set
+    /// aside (see the module comment).
+    pub(super) fn admitted(&self, entries: Vec<Entry>) -> Vec<Entry> {
         let Some(dir) = self.accepted_dir() else {
             return entries;
         };
-        entries.sort_by_key(|e| !matches!(e.verification, Some(Verification::Verified)));
-        let mut kept: Vec<Entry> = Vec::with_capacity(entries.len());
-        let mut displaced: Vec<(String, String)> = Vec::new();
+        let mut kept = Vec::with_capacity(entries.len());
         for entry in entries {
-            let Some(id) = entry.valid().map(|m| m.message_id.clone()) else {
-                kept.push(entry);
-                continue;
-            };
-            match self.admit_in(&dir, &entry) {
-                Admission::Replay { held } => {
-                    let ours = crate::shortref::of(&entry.name);
-                    let reason = match displaced.iter().find(|(old, _)| *old == ours) {
-                        Some((_, by)) => displaced_reason(&id, by),
-                        None => replay_reason(&id, &held),
-                    };
-                    self.set_aside(&entry, &held, &reason);
-                }
-                Admission::Displaces { held } => {
-                    let by = crate::shortref::of(&entry.name);
-                    if let Some(at) = kept
-                        .iter()
-                        .position(|e| crate::shortref::of(&e.name) == held)
-                    {
-                        let old = kept.remove(at);
-                        self.set_aside(&old, &by, &displaced_reason(&id, &by));
-                    } else {
-                        displaced.push((held, by));
-                    }
-                    kept.push(entry);
-                }
-                Admission::Accepted | Admission::Unknown => kept.push(entry),
+            match self.left_before(&dir, &entry) {
+                Some(held) => self.set_aside_replay(&entry, &held),
+                None => kept.push(entry),
             }
         }
-        kept
+        // The same (sender, id) more than once: one file is the message.
+        let mut groups: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+        for (at, entry) in kept.iter().enumerate() {
+            if let Some(m) = entry.valid() {
+                groups
+                    .entry((m.from.agent_id.as_str(), m.message_id.as_str()))
+                    .or_default()
+                    .push(at);
+            }
+        }
+        let mut replays: Vec<(usize, usize)> = Vec::new();
+        for mut group in groups.into_values().filter(|g| g.len() > 1) {
+            group.sort_by_cached_key(|&at| first_key(&kept[at]));
+            replays.extend(group[1..].iter().map(|&at| (at, group[0])));
+        }
+        if replays.is_empty() {
+            return kept;
+        }
+        let mut gone = vec![false; kept.len()];
+        let mut adopted = Vec::new();
+        for &(at, holder) in &replays {
+            self.set_aside_copy(&kept[at], &kept[holder]);
+            gone[at] = true;
+            // Another user's file that copies were made of becomes the
+            // receiver's own, so that its owner cannot delete it now that
+            // the copies are gone (`.aea/` is sticky). Best effort.
+            if !adopted.contains(&holder) {
+                adopted.push(holder);
+                let _ = self.adopt(&kept[holder]);
+            }
+        }
+        kept.into_iter()
+            .zip(gone)
+            .filter_map(|(entry, gone)| (!gone).then_some(entry))
+            .collect()
     }
 
-    /// Inbox `entry`, found by reference, judged like a listing judges
-    /// it: a replay is set aside and refused, and a verified message that
-    /// displaces an unverified holder of its id sets that one aside.
+    /// Inbox `entry`, found by reference, judged as a listing judges it
+    /// against what left the inbox and against the other files of its id
+    /// the index knows: a replay is set aside and refused.
     pub(super) fn admitted_one(&self, entry: Entry) -> Result<Entry> {
         if entry.path.parent() != Some(self.dir()) {
             return Ok(entry);
         }
-        let Some(id) = entry.valid().map(|m| m.message_id.clone()) else {
+        let Some(message) = entry.valid() else {
             return Ok(entry);
         };
-        match self.admit(&entry) {
-            Admission::Replay { held } => {
-                self.set_aside(&entry, &held, &replay_reason(&id, &held));
+        let Some(dir) = self.accepted_dir() else {
+            return Ok(entry);
+        };
+        let (sender, id) = (message.from.agent_id.clone(), message.message_id.clone());
+        if let Some(held) = self.left_before(&dir, &entry) {
+            if held.is(&entry.name) && fs::symlink_metadata(&entry.path).is_err() {
+                // The file itself left a moment ago (another `process`):
+                // the caller says what became of it.
+                return Ok(entry);
+            }
+            self.set_aside_replay(&entry, &held);
+            return Err(Error::Replayed {
+                name: entry.name,
+                held: held.reference(),
+            });
+        }
+        let first = self
+            .indexed_names(&id)
+            .into_iter()
+            .filter(|n| *n != entry.name)
+            .filter_map(|n| self.read_listed(self.dir(), &n))
+            .filter(|e| {
+                e.valid()
+                    .is_some_and(|m| m.message_id == id && m.from.agent_id == sender)
+            })
+            .min_by_key(first_key);
+        match first {
+            Some(holder) if first_key(&holder) < first_key(&entry) => {
+                self.set_aside_copy(&entry, &holder);
                 Err(Error::Replayed {
                     name: entry.name,
-                    held,
+                    held: crate::shortref::of(&holder.name),
                 })
             }
-            // The unverified holder, if it waits, is set aside by the
-            // next listing: the id is this file's now.
-            Admission::Displaces { .. } | Admission::Accepted | Admission::Unknown => Ok(entry),
+            _ => Ok(entry),
         }
+    }
+
+    /// Remembers that inbox message `entry` left the inbox through aea
+    /// (processed, archived, put in quarantine by a person): a file holding
+    /// its id later is a replay. A verified record is never replaced by an
+    /// unverified one. Best effort: without it, a copy is judged only
+    /// against what waits.
+    pub fn note_left(&self, entry: &Entry) {
+        let Some(message) = entry.valid() else {
+            return;
+        };
+        let Some(dir) = self.accepted_dir() else {
+            return;
+        };
+        let path = dir.join(record_name(&message.from.agent_id, &message.message_id));
+        let ours = Held::judged(entry);
+        match read_record(&path) {
+            Ok(Some(held))
+                if held.sender == Judged::Verified && ours.sender != Judged::Verified => {}
+            Ok(Some(held)) if held == ours => {}
+            Ok(Some(_)) | Err(()) => {
+                let _ = replace_record(&path, &ours);
+            }
+            Ok(None) => {
+                if let Ok(false) = make_record(&path, &ours) {
+                    let _ = replace_record(&path, &ours);
+                }
+            }
+        }
+    }
+
+    /// The record of the file of `entry`'s (sender, id) that left the
+    /// inbox, if `entry` is a replay of it: not when `entry` is verified
+    /// and that one was not.
+    fn left_before(&self, dir: &Path, entry: &Entry) -> Option<Held> {
+        let message = entry.valid()?;
+        let path = dir.join(record_name(&message.from.agent_id, &message.message_id));
+        let held = read_record(&path).ok()??;
+        let held = match held.sender {
+            Judged::Seeded => self.judge_seeded(&path, &message.message_id, held),
+            _ => held,
+        };
+        let verified = matches!(entry.verification, Some(Verification::Verified));
+        (held.sender == Judged::Verified || !verified).then_some(held)
+    }
+
+    /// A seeded record, judged by reading the file it names in the store
+    /// or the archive: verified or not, and its digest. One found nowhere
+    /// any more stays held, unverified.
+    fn judge_seeded(&self, path: &Path, id: &str, held: Held) -> Held {
+        let places: Vec<PathBuf> = [Private::Processed, Private::Archive]
+            .into_iter()
+            .filter_map(|p| self.private_dir(p).ok().flatten())
+            .collect();
+        let found = self
+            .indexed_names(id)
+            .into_iter()
+            .filter(|n| held.is(n))
+            .find_map(|n| places.iter().find_map(|dir| self.read_listed(dir, &n)))
+            .filter(|e| e.valid().is_some_and(|m| m.message_id == id));
+        let judged = match &found {
+            Some(entry) => Held::judged(entry),
+            None => Held {
+                sender: Judged::Unverified,
+                ..held
+            },
+        };
+        let _ = replace_record(path, &judged);
+        judged
+    }
+
+    /// Sets aside `entry`, whose id left the inbox as the file `held`.
+    fn set_aside_replay(&self, entry: &Entry, held: &Held) {
+        let id = entry.valid().map_or("", |m| m.message_id.as_str());
+        let reference = held.reference();
+        self.set_aside(entry, &reference, &replay_reason(id, &reference));
+    }
+
+    /// Sets aside `entry`, a second file of the id `holder` holds.
+    fn set_aside_copy(&self, entry: &Entry, holder: &Entry) {
+        let id = entry.valid().map_or("", |m| m.message_id.as_str());
+        let reference = crate::shortref::of(&holder.name);
+        let verified = |e: &Entry| matches!(e.verification, Some(Verification::Verified));
+        let reason = if verified(holder) && !verified(entry) {
+            displaced_reason(id, &reference)
+        } else {
+            replay_reason(id, &reference)
+        };
+        self.set_aside(entry, &reference, &reason);
     }
 
     /// Moves inbox `entry` to `.aea/.quarantine/` with `reason`, and logs
     /// it. Best effort: what cannot be moved stays out of every listing
     /// all the same, and the log line says why it stayed.
     fn set_aside(&self, entry: &Entry, held: &str, reason: &str) {
-        let moved = self.move_out(&entry.name, super::Aside::Quarantine, Some(reason));
+        let moved = self.move_out_alone(&entry.name, reason);
         if matches!(moved, Ok(None)) {
             // Gone: another reader set it aside a moment ago, and said so.
             return;
@@ -270,89 +381,9 @@ impl Mailbox {
         let _ = self.log(&event);
     }
 
-    /// Judges inbox `entry` (a valid message) against the ids accepted
-    /// before, accepting its id if nobody holds it.
-    pub fn admit(&self, entry: &Entry) -> Admission {
-        match self.accepted_dir() {
-            Some(dir) => self.admit_in(&dir, entry),
-            None => Admission::Unknown,
-        }
-    }
-
-    fn admit_in(&self, dir: &Path, entry: &Entry) -> Admission {
-        let Some(message) = entry.valid() else {
-            return Admission::Accepted;
-        };
-        let path = dir.join(record_name(&message.from.agent_id, &message.message_id));
-        let ours = Held::judged(entry);
-        for _ in 0..3 {
-            match read_record(&path) {
-                Ok(Some(held)) => return self.judge_held(&path, &message.message_id, held, &ours),
-                Ok(None) => {}
-                Err(()) => return Admission::Unknown,
-            }
-            match make_record(&path, &ours) {
-                Ok(true) => return Admission::Accepted,
-                // Another listing accepted it a moment ago: judged again.
-                Ok(false) => {}
-                Err(()) => return Admission::Unknown,
-            }
-        }
-        Admission::Unknown
-    }
-
-    /// `ours` claims the id that `held` holds.
-    fn judge_held(&self, path: &Path, id: &str, held: Held, ours: &Held) -> Admission {
-        if held.name == ours.name {
-            return Admission::Accepted;
-        }
-        let held = match held.sender {
-            Judged::Seeded => self.judge_seeded(path, id, held),
-            _ => held,
-        };
-        if ours.sender == Judged::Verified && held.sender != Judged::Verified {
-            return match replace_record(path, ours) {
-                Ok(()) => Admission::Displaces {
-                    held: held.reference(),
-                },
-                Err(()) => Admission::Unknown,
-            };
-        }
-        Admission::Replay {
-            held: held.reference(),
-        }
-    }
-
-    /// A seeded record, judged by reading the file it names wherever the
-    /// receiver holds it: verified or not, and its digest. A file gone
-    /// from all of them (quarantined, say) still holds its id, unverified.
-    fn judge_seeded(&self, path: &Path, id: &str, held: Held) -> Held {
-        let places: Vec<PathBuf> = std::iter::once(self.dir().to_path_buf())
-            .chain(
-                [Private::Processed, Private::Archive]
-                    .into_iter()
-                    .filter_map(|p| self.private_dir(p).ok().flatten()),
-            )
-            .collect();
-        let found = self
-            .indexed_names(id)
-            .into_iter()
-            .filter(|n| held.is(n))
-            .find_map(|n| places.iter().find_map(|dir| self.read_listed(dir, &n)))
-            .filter(|e| e.valid().is_some_and(|m| m.message_id == id));
-        let judged = match &found {
-            Some(entry) => Held::judged(entry),
-            None => Held {
-                sender: Judged::Unverified,
-                ..held
-            },
-        };
-        let _ = replace_record(path, &judged);
-        judged
-    }
-
-    /// The file that holds message id `id`, if the receiver accepted it
-    /// with bytes of SHA-256 `sha256` (found by its name in the id index).
+    /// The file that held message `id` from `sender` before it left the
+    /// inbox, if its bytes had SHA-256 `sha256` (found by its name in the
+    /// id index): the same message arriving again by another route.
     pub fn accepted_as(&self, sender: &str, id: &str, sha256: &str) -> Option<String> {
         let dir = self.private_dir(Private::Accepted).ok()??;
         let held = read_record(&dir.join(record_name(sender, id))).ok()??;
@@ -363,7 +394,8 @@ impl Mailbox {
     }
 
     /// `accepted/`, made (and started from the id index) when missing;
-    /// `None` outside the receiver's own inbox or where it is not sound.
+    /// `None` outside the receiver's own inbox, without a key ring, or
+    /// where it is not sound.
     fn accepted_dir(&self) -> Option<PathBuf> {
         if !self.own || self.keyring.is_none() {
             return None;
@@ -375,34 +407,69 @@ impl Mailbox {
         Some(dir)
     }
 
-    /// Starts the memory from the id index: every (id, file) it lists
-    /// holds its id, the first file indexed for an id first. Two listings
-    /// may seed at once: records are only ever created, so both agree.
+    /// Starts the records from the id index: every (id, file) it lists
+    /// whose file is in the store or the archive left the inbox. Two
+    /// readers may seed at once: records are only created here, so both
+    /// agree.
     fn seed(&self, dir: &Path) {
-        if let Ok(Some(seen)) = self.private_dir(Private::Seen) {
-            let ids = seen.join(seen::IDS);
-            if let Ok(buckets) = fs::read_dir(&ids) {
-                for bucket in buckets.flatten() {
-                    for (id, name) in Mailbox::index_pairs(&bucket.path()) {
-                        // The index keeps no sender: the name says whose
-                        // it is, as aea and the bash AEA name mail.
-                        let Some(sender) =
-                            message::parse_file_name(&name).map(|p| p.sender.to_string())
-                        else {
-                            continue;
-                        };
-                        let held = Held {
-                            sender: Judged::Seeded,
-                            name: name_digest(&name),
-                            bytes: None,
-                        };
-                        let _ = make_record(&dir.join(record_name(&sender, &id)), &held);
+        let places: Vec<PathBuf> = [Private::Processed, Private::Archive]
+            .into_iter()
+            .filter_map(|p| self.private_dir(p).ok().flatten())
+            .collect();
+        if let Ok(Some(seen)) = self.private_dir(Private::Seen)
+            && let Ok(buckets) = fs::read_dir(seen.join(seen::IDS))
+        {
+            for bucket in buckets.flatten() {
+                for (id, name) in Mailbox::index_pairs(&bucket.path()) {
+                    // The index keeps no sender: the name says whose it is,
+                    // as aea and the bash AEA name mail.
+                    let Some(sender) = message::parse_file_name(&name).map(|p| p.sender) else {
+                        continue;
+                    };
+                    if !places
+                        .iter()
+                        .any(|p| fs::symlink_metadata(p.join(&name)).is_ok())
+                    {
+                        continue;
                     }
+                    let held = Held {
+                        sender: Judged::Seeded,
+                        name: name_digest(&name),
+                        bytes: None,
+                    };
+                    let _ = make_record(&dir.join(record_name(sender, &id)), &held);
                 }
             }
         }
         let _ = symlink(Path::new("seeded"), &dir.join(SEEDED));
     }
+}
+
+/// Which of several files of one id is the message: the smallest key. A
+/// verified file first, then the one whose inode changed first (a copy is
+/// made after what it copies, and nobody can set a change time back), then
+/// by name.
+fn first_key(entry: &Entry) -> (bool, i128, String) {
+    let verified = matches!(entry.verification, Some(Verification::Verified));
+    let changed = fs::symlink_metadata(&entry.path).map_or(i128::MAX, |m| ctime(&m));
+    (!verified, changed, entry.name.clone())
+}
+
+#[cfg(unix)]
+fn ctime(meta: &fs::Metadata) -> i128 {
+    use std::os::unix::fs::MetadataExt;
+    i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec())
+}
+
+#[cfg(not(unix))]
+fn ctime(_: &fs::Metadata) -> i128 {
+    0
+}
+
+/// Whether `text` (a symlink's target in `accepted/`) is a record aea
+/// writes there: for `doctor`.
+pub fn is_record(text: &str) -> bool {
+    text == "seeded" || Held::parse(text).is_some()
 }
 
 /// A record's name: the SHA-256 of the sender's id and the message id,

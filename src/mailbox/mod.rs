@@ -45,7 +45,7 @@ use crate::message::{self, Message, parse_time};
 use crate::words::{OrUnknown, word_enum};
 
 pub use crate::layout::AEA_DIR;
-pub use accepted::Admission;
+pub use accepted::is_record as is_accepted_record;
 pub use records::Aside;
 pub use vanished::Vanished;
 
@@ -721,9 +721,11 @@ impl Mailbox {
     }
 }
 
-/// Moves `from` into `dir` as `name`, or `name.N` if that is taken; links
-/// then unlinks, so an existing file is never replaced. `None` when `from`
-/// is gone: another process moved it first.
+/// Moves `from` into `dir` as `name`, or `name.N` if that is taken, never
+/// replacing an existing file: in one atomic rename where the file system
+/// offers one that does not replace (Linux `RENAME_NOREPLACE`), so a kill
+/// never leaves the file in both places; else by a link, then an unlink.
+/// `None` when `from` is gone: another process moved it first.
 ///
 /// Two processes moving one file at once (two gc runs, gc and
 /// `quarantine`) must not leave two copies: a taken name that already is
@@ -732,13 +734,32 @@ impl Mailbox {
 /// it and reports `None`; a new `name.N` is taken only for another file.
 fn move_no_replace(from: &Path, dir: &Path, name: &str) -> Result<Option<PathBuf>> {
     let identity = |path: &Path| fs::symlink_metadata(path).map(|m| fsutil::identity(&m));
+    let mut atomic = true;
     for n in 0..1000 {
         let target = if n == 0 {
             dir.join(name)
         } else {
             dir.join(format!("{name}.{n}"))
         };
-        match fs::hard_link(from, &target) {
+        // One atomic step where the file system has it: a kill never
+        // leaves the file in both places.
+        if atomic {
+            match fsutil::rename_no_replace(from, &target) {
+                Ok(true) => return Ok(Some(target)),
+                Ok(false) => atomic = false,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                // Taken: by another file, or by this one linked there by an
+                // aea that moves in two steps (judged below, as ever).
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(Error::io("move", from, e)),
+            }
+        }
+        let linked = if atomic {
+            Err(io::Error::from(io::ErrorKind::AlreadyExists))
+        } else {
+            fs::hard_link(from, &target)
+        };
+        match linked {
             Ok(()) => {
                 return match fs::remove_file(from) {
                     Ok(()) => Ok(Some(target)),

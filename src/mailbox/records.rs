@@ -187,6 +187,8 @@ impl Mailbox {
         // Also when `entry` was the receiver's own file: one taken over
         // (approved) earlier still had its copy.
         self.forget_custody(name);
+        // Its id is taken: a copy of it in the inbox later is a replay.
+        self.note_left(entry);
         Ok(record)
     }
 
@@ -361,7 +363,15 @@ impl Mailbox {
     /// first (see [`super::move_no_replace`]), which is not an error — it
     /// is where it was meant to go.
     pub fn move_out(&self, name: &str, to: Aside, reason: Option<&str>) -> Result<Option<PathBuf>> {
-        self.move_aside(self.dir(), name, to, reason)
+        self.move_aside(self.dir(), name, to, reason, true)
+    }
+
+    /// Moves inbox file `name` into `.aea/.quarantine/` with `reason`, and
+    /// nothing else: for a replay under the name of a message that left
+    /// the inbox, whose record, approval and marker are that message's and
+    /// stay with it.
+    pub(super) fn move_out_alone(&self, name: &str, reason: &str) -> Result<Option<PathBuf>> {
+        self.move_aside(self.dir(), name, Aside::Quarantine, Some(reason), false)
     }
 
     /// Moves processed mail `name` from the private store to the archive
@@ -370,7 +380,7 @@ impl Mailbox {
         let Some(store) = self.private_dir(Private::Processed)? else {
             return Ok(None);
         };
-        self.move_aside(&store, name, Aside::Archive, None)
+        self.move_aside(&store, name, Aside::Archive, None, true)
     }
 
     fn move_aside(
@@ -379,6 +389,7 @@ impl Mailbox {
         name: &str,
         to: Aside,
         reason: Option<&str>,
+        with_state: bool,
     ) -> Result<Option<PathBuf>> {
         let dir = match to {
             Aside::Archive => self.make_private_dir(Private::Archive)?,
@@ -402,11 +413,85 @@ impl Mailbox {
             owner,
         )?
         else {
+            // Gone from where it was. Where it is at its destination, an
+            // earlier run moved it and was killed before its record and
+            // marker followed: they follow now (left behind, the record
+            // would be lost to the archive and the marker would hide the
+            // name). Anything else moved it elsewhere, with its state.
+            if with_state
+                && fs::symlink_metadata(dir.join(name)).is_ok()
+                && fs::symlink_metadata(from.join(name)).is_err()
+            {
+                self.carry_state(name, [records, approvals], markers, &staging)?;
+            }
             return Ok(None);
         };
         if from == self.dir() {
             self.forget_custody(name);
         }
+        if with_state {
+            self.carry_state(name, [records, approvals], markers, &staging)?;
+        }
+        if let Some(reason) = reason {
+            let file = target
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            fsutil::create_exclusive(
+                &dir.join(format!("{file}.reason")),
+                format!("{reason}\n").as_bytes(),
+            )?;
+        }
+        fsutil::sync_dir(from)?;
+        Ok(Some(target))
+    }
+
+    /// Finishes what a gc or `quarantine` killed mid-way left: a record
+    /// in `records/` whose message is no longer in the inbox or the store
+    /// but in the archive or the quarantine moves there now, with its
+    /// approval and marker. One listing of `records/`.
+    pub fn carry_left_behind_state(&self) -> Result<()> {
+        let Some(records) = self.private_dir(Private::Records)? else {
+            return Ok(());
+        };
+        let store = self.private_dir(Private::Processed)?;
+        let archive = self.private_dir(Private::Archive)?;
+        let quarantine = self.shared_dir(Shared::Quarantine)?;
+        let here = |dir: Option<&Path>, name: &str| {
+            dir.is_some_and(|d| fs::symlink_metadata(d.join(name)).is_ok())
+        };
+        let left: Vec<String> = super::message_names_in(&records)?
+            .into_iter()
+            .filter(|n| !here(Some(self.dir()), n) && !here(store.as_deref(), n))
+            .filter(|n| here(archive.as_deref(), n) || here(quarantine.as_deref(), n))
+            .collect();
+        if left.is_empty() {
+            return Ok(());
+        }
+        let approvals = self.private_dir(Private::Approvals)?;
+        let markers = self.shared_dir(Shared::Markers)?;
+        let staging = self.make_private_dir(Private::Tmp)?;
+        for name in left {
+            self.carry_state(
+                &name,
+                [Some(records.clone()), approvals.clone()],
+                markers.clone(),
+                &staging,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Moves the record, approval and `.processed/` marker of message
+    /// `name` (checked folders: records and approvals, then markers) to the
+    /// archive, after the message itself moved.
+    fn carry_state(
+        &self,
+        name: &str,
+        [records, approvals]: [Option<PathBuf>; 2],
+        markers: Option<PathBuf>,
+        staging: &Path,
+    ) -> Result<()> {
         // The record and the person's decision go with the bytes they were
         // made for: the name is free now, and a file delivered under it
         // later (a sender replaying the same bytes) is judged afresh.
@@ -444,23 +529,12 @@ impl Mailbox {
                 &markers.join(name),
                 &kept,
                 name,
-                &staging,
+                staging,
                 fsutil::SMALL_STATE_LIMIT,
                 self.owner,
             );
         }
-        if let Some(reason) = reason {
-            let file = target
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            fsutil::create_exclusive(
-                &dir.join(format!("{file}.reason")),
-                format!("{reason}\n").as_bytes(),
-            )?;
-        }
-        fsutil::sync_dir(from)?;
-        Ok(Some(target))
+        Ok(())
     }
 
     /// The approval state of `entry` whose decision is `gated` or not. Only
