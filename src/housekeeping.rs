@@ -125,6 +125,9 @@ pub fn collect(mailbox: &Mailbox, request: Request, rt: &Runtime) -> Result<Repo
         crate::recovery::forget_old_records(mailbox, now)?;
         // What a gc killed between a message and its record left apart.
         mailbox.carry_left_behind_state()?;
+        // Replays leave as a listing sets them aside (quarantined alone,
+        // logged), never archived as if they were the mail they copy.
+        mailbox.unprocessed()?;
     }
     let mut names = mailbox.message_names()?;
     names.sort();

@@ -566,3 +566,55 @@ fn a_copy_named_to_come_first_never_takes_the_senders_message() {
     );
     assert!(file.exists());
 }
+
+/// Adopting a message (approve, process) writes it anew as the receiver's
+/// own file, which resets its change time. A copy a third user made before
+/// that must not become the message afterwards and drop the person's
+/// approval: the receiver's own file comes first.
+#[test]
+fn a_copy_made_before_approval_never_takes_the_approved_message() {
+    let Some(s) = Shared::new("a_copy_made_before_approval…", &[], Vec::new()) else {
+        return;
+    };
+    let other = match receiver_user() {
+        Ok(ids) => ids,
+        Err(why) => panic!("this test needs a third OS user: {why}"),
+    };
+    let (id, name) = s.deliver_handoff();
+    let home = s.env.path().join("third-home");
+    std::fs::create_dir(&home).unwrap();
+    std::os::unix::fs::chown(&home, Some(other.0), Some(other.1)).unwrap();
+    let copy = "message-20991231T235959999Z-from-api-aaaaaaaa.json";
+    // Shown and approved with the copy already there but never listed.
+    s.env.ok(&s.web, &["show", &name]);
+    let script = format!("cp .aea/{name} .aea/{copy}");
+    let out = as_named_user(
+        RECEIVER,
+        other,
+        &home,
+        &s.web,
+        "sh",
+        &["-c", &script],
+        BOUND,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    s.env.ok(&s.web, &["approve", &name]);
+    assert_eq!(
+        std::fs::metadata(s.web.join(".aea").join(&name))
+            .unwrap()
+            .uid(),
+        0,
+        "approving adopts the message"
+    );
+    let report = s.env.json(&s.web, &["check"]);
+    let listed: Vec<&Value> = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["id"] == id.as_str())
+        .collect();
+    assert_eq!(listed.len(), 1, "{report}");
+    assert_eq!(listed[0]["file"], name.as_str(), "{report}");
+    assert_eq!(listed[0]["approval"], "approved", "{report}");
+    assert!(!s.web.join(".aea").join(copy).exists());
+}

@@ -500,3 +500,94 @@ fn doctor_names_a_damaged_record_and_its_fix() {
             .contains("root")
     );
 }
+
+/// The records start from the id index, which keeps no sender: a seeded
+/// record takes it from the file name, which a sender chooses. Another
+/// pinned sender's message carrying api's id under a name that claims api
+/// must not make api's genuine message a replay once the records are
+/// started again.
+#[test]
+fn a_name_that_claims_another_sender_seeds_no_record_for_it() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let mal = env.repo("mal");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "Which port?");
+    let genuine = file_of(&web, &id);
+    let theirs = env.question(&mal, "web", "Cleanup?");
+    let mal_file = file_of(&web, &theirs);
+    let inbox = web.join(".aea");
+    let mut value: Value =
+        serde_json::from_slice(&std::fs::read(inbox.join(&mal_file)).unwrap()).unwrap();
+    value["message_id"] = id.clone().into();
+    env.resign(&mut value);
+    std::fs::remove_file(inbox.join(&mal_file)).unwrap();
+    let planted = copy_name("api", 1);
+    std::fs::write(inbox.join(&planted), value.to_string()).unwrap();
+    assert_eq!(listed(&env, &web, &id).len(), 2);
+    env.ok(&web, &["process", &planted, "--outcome", "done"]);
+    // Started again, as after an upgrade or doctor's fix.
+    std::fs::remove_dir_all(env.state(&web).join("accepted")).unwrap();
+    let now = listed(&env, &web, &id);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_eq!(now[0]["file"], genuine.as_str());
+    assert!(quarantine_reason(&web, &genuine).is_none());
+}
+
+/// gc sets replays aside as a listing does, and never takes a processed
+/// message's record along with a replay that took its name: an expired
+/// message's bytes put back under the name of a processed one are set
+/// aside alone, logged, and the processed message keeps its record.
+#[test]
+fn gc_sets_a_replay_aside_alone_and_keeps_the_record_of_the_name_it_took() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let inbox = web.join(".aea");
+    let p = env.question(&api, "web", "Kept?");
+    let p_file = file_of(&web, &p);
+    let e = env.send(
+        &api,
+        "web",
+        &["--type", "update", "--subject", "short", "--expires", "1s"],
+    );
+    let e_file = file_of(&web, &e);
+    let e_bytes = std::fs::read(inbox.join(&e_file)).unwrap();
+    env.ok(&web, &["process", &p, "--outcome", "done"]);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    env.ok(&web, &["gc"]);
+    assert!(env.state(&web).join("archive").join(&e_file).exists());
+
+    std::fs::write(inbox.join(&p_file), &e_bytes).unwrap();
+    env.ok(&web, &["gc"]);
+    let state = env.state(&web);
+    assert!(!inbox.join(&p_file).exists(), "the replay waits");
+    let reason = quarantine_reason(&web, &p_file).unwrap();
+    assert!(reason.starts_with("replay:"), "{reason}");
+    assert_eq!(set_aside_lines(&web, &p_file).len(), 1);
+    assert!(
+        state.join("records").join(&p_file).is_file(),
+        "P lost its record"
+    );
+    assert!(state.join("processed").join(&p_file).is_file());
+
+    // The very bytes of P put back under its name: set aside too, and P
+    // keeps its record through gc.
+    let p_bytes = std::fs::read(state.join("processed").join(&p_file)).unwrap();
+    std::fs::remove_file(web.join(".aea/.quarantine").join(&p_file)).unwrap();
+    std::fs::remove_file(
+        web.join(".aea/.quarantine")
+            .join(format!("{p_file}.reason")),
+    )
+    .unwrap();
+    std::fs::write(inbox.join(&p_file), &p_bytes).unwrap();
+    assert_eq!(
+        env.json(&web, &["check"])["messages"],
+        serde_json::json!([])
+    );
+    assert!(!inbox.join(&p_file).exists(), "the copy of P waits");
+    env.ok(&web, &["gc", "--older-than", "0s"]);
+    assert!(state.join("archive/records").join(&p_file).is_file());
+    assert!(state.join("archive").join(&p_file).is_file());
+    assert!(!state.join("archive").join(format!("{p_file}.1")).exists());
+}

@@ -194,7 +194,7 @@ impl Mailbox {
         }
         let mut replays: Vec<(usize, usize)> = Vec::new();
         for mut group in groups.into_values().filter(|g| g.len() > 1) {
-            group.sort_by_cached_key(|&at| first_key(&kept[at]));
+            group.sort_by_cached_key(|&at| first_key(&kept[at], self.owner));
             replays.extend(group[1..].iter().map(|&at| (at, group[0])));
         }
         if replays.is_empty() {
@@ -254,9 +254,9 @@ impl Mailbox {
                 e.valid()
                     .is_some_and(|m| m.message_id == id && m.from.agent_id == sender)
             })
-            .min_by_key(first_key);
+            .min_by_key(|e| first_key(e, self.owner));
         match first {
-            Some(holder) if first_key(&holder) < first_key(&entry) => {
+            Some(holder) if first_key(&holder, self.owner) < first_key(&entry, self.owner) => {
                 self.set_aside_copy(&entry, &holder);
                 Err(Error::Replayed {
                     name: entry.name,
@@ -304,7 +304,9 @@ impl Mailbox {
         let path = dir.join(record_name(&message.from.agent_id, &message.message_id));
         let held = read_record(&path).ok()??;
         let held = match held.sender {
-            Judged::Seeded => self.judge_seeded(&path, &message.message_id, held),
+            Judged::Seeded => {
+                self.judge_seeded(&path, &message.from.agent_id, &message.message_id, held)?
+            }
             _ => held,
         };
         let verified = matches!(entry.verification, Some(Verification::Verified));
@@ -313,8 +315,11 @@ impl Mailbox {
 
     /// A seeded record, judged by reading the file it names in the store
     /// or the archive: verified or not, and its digest. One found nowhere
-    /// any more stays held, unverified.
-    fn judge_seeded(&self, path: &Path, id: &str, held: Held) -> Held {
+    /// any more stays held, unverified. The index keeps no sender, and a
+    /// seeded record took it from the file name, which its sender chose:
+    /// one whose file holds another sender's message is no record at all
+    /// (`None`, and it is dropped).
+    fn judge_seeded(&self, path: &Path, sender: &str, id: &str, held: Held) -> Option<Held> {
         let places: Vec<PathBuf> = [Private::Processed, Private::Archive]
             .into_iter()
             .filter_map(|p| self.private_dir(p).ok().flatten())
@@ -326,6 +331,10 @@ impl Mailbox {
             .find_map(|n| places.iter().find_map(|dir| self.read_listed(dir, &n)))
             .filter(|e| e.valid().is_some_and(|m| m.message_id == id));
         let judged = match &found {
+            Some(entry) if entry.valid().is_some_and(|m| m.from.agent_id != sender) => {
+                let _ = fs::remove_file(path);
+                return None;
+            }
             Some(entry) => Held::judged(entry),
             None => Held {
                 sender: Judged::Unverified,
@@ -333,7 +342,25 @@ impl Mailbox {
             },
         };
         let _ = replace_record(path, &judged);
-        judged
+        Some(judged)
+    }
+
+    /// Sets aside inbox files that hold the very bytes of a message
+    /// processed under their name, which is in the store: copies put back.
+    pub(super) fn set_aside_strays(&self, strays: &[Entry]) {
+        for entry in strays {
+            let id = entry.valid().map_or("", |m| m.message_id.as_str());
+            let reference = crate::shortref::of(&entry.name);
+            self.set_aside(entry, &reference, &replay_reason(id, &reference));
+        }
+    }
+
+    /// Whether processed mail `name` is in the private store.
+    pub(super) fn in_store(&self, name: &str) -> bool {
+        self.private_dir(Private::Processed)
+            .ok()
+            .flatten()
+            .is_some_and(|d| fs::symlink_metadata(d.join(name)).is_ok())
     }
 
     /// Sets aside `entry`, whose id left the inbox as the file `held`.
@@ -446,13 +473,19 @@ impl Mailbox {
 }
 
 /// Which of several files of one id is the message: the smallest key. A
-/// verified file first, then the one whose inode changed first (a copy is
-/// made after what it copies, and nobody can set a change time back), then
-/// by name.
-fn first_key(entry: &Entry) -> (bool, i128, String) {
+/// verified file first; then one the receiver owns (one it adopted, or its
+/// own user's delivery: in a shared inbox no other user can make one, and
+/// adopting writes a new inode, which resets its change time); then the one
+/// whose inode changed first (a copy is made after what it copies, and
+/// nobody can set a change time back); then by name.
+fn first_key(entry: &Entry, owner: Option<u32>) -> (bool, bool, i128, String) {
     let verified = matches!(entry.verification, Some(Verification::Verified));
-    let changed = fs::symlink_metadata(&entry.path).map_or(i128::MAX, |m| ctime(&m));
-    (!verified, changed, entry.name.clone())
+    let meta = fs::symlink_metadata(&entry.path).ok();
+    let ours = meta
+        .as_ref()
+        .is_some_and(|m| owner.is_none() || fsutil::owner(m) == owner);
+    let changed = meta.as_ref().map_or(i128::MAX, ctime);
+    (!verified, !ours, changed, entry.name.clone())
 }
 
 #[cfg(unix)]

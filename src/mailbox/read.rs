@@ -40,6 +40,7 @@ impl Mailbox {
         let mut read = 0;
         let mut unread = 0;
         let mut entries = Vec::new();
+        let mut strays = Vec::new();
         for name in names {
             // The bash AEA `touch`es empty markers: hidden without a read.
             if let Some(markers) = &markers
@@ -77,6 +78,12 @@ impl Mailbox {
                 invalid_now.keep(&name, stamp, reason.clone());
             }
             let hidden = match Mailbox::judge(&entry, markers.as_deref(), records.as_deref()) {
+                // The very bytes of a message processed under this name,
+                // which is in the store: a copy put back, no mail.
+                Processed::Done(_) if self.own && self.in_store(&entry.name) => {
+                    strays.push(entry);
+                    continue;
+                }
                 Processed::Done(_) => true,
                 Processed::Marked(_) => {
                     marked += 1;
@@ -96,6 +103,7 @@ impl Mailbox {
         if let Ok(us) = self.agent_id() {
             entries.retain(|e| !is_own_copy(e, &us));
         }
+        self.set_aside_strays(&strays);
         let mut entries = self.admitted(entries);
         sort_for_processing(&mut entries);
         Ok(entries)

@@ -422,7 +422,8 @@ impl Mailbox {
                 && fs::symlink_metadata(dir.join(name)).is_ok()
                 && fs::symlink_metadata(from.join(name)).is_err()
             {
-                self.carry_state(name, [records, approvals], markers, &staging)?;
+                let moved = dir.join(name);
+                self.carry_state(name, &moved, [records, approvals], markers, &staging)?;
             }
             return Ok(None);
         };
@@ -430,7 +431,7 @@ impl Mailbox {
             self.forget_custody(name);
         }
         if with_state {
-            self.carry_state(name, [records, approvals], markers, &staging)?;
+            self.carry_state(name, &target, [records, approvals], markers, &staging)?;
         }
         if let Some(reason) = reason {
             let file = target
@@ -472,8 +473,15 @@ impl Mailbox {
         let markers = self.shared_dir(Shared::Markers)?;
         let staging = self.make_private_dir(Private::Tmp)?;
         for name in left {
+            let moved = [archive.as_deref(), quarantine.as_deref()]
+                .into_iter()
+                .flatten()
+                .map(|d| d.join(&name))
+                .find(|p| fs::symlink_metadata(p).is_ok())
+                .unwrap_or_default();
             self.carry_state(
                 &name,
+                &moved,
                 [Some(records.clone()), approvals.clone()],
                 markers.clone(),
                 &staging,
@@ -488,10 +496,26 @@ impl Mailbox {
     fn carry_state(
         &self,
         name: &str,
+        moved: &Path,
         [records, approvals]: [Option<PathBuf>; 2],
         markers: Option<PathBuf>,
         staging: &Path,
     ) -> Result<()> {
+        // Only state made for the bytes that moved goes with them: a file
+        // that only took a processed message's name (a sender's replay)
+        // leaves that message's record and marker where they are.
+        let sha = fsutil::read_limited(moved, self.message_limit)
+            .ok()
+            .map(|b| fsutil::sha256_hex(&b));
+        let covers = |state: &Path| {
+            let Some(sha) = &sha else { return true };
+            fsutil::read_state(state, fsutil::SMALL_STATE_LIMIT)
+                .ok()
+                .flatten()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .and_then(|v| v.get("sha256").and_then(|s| s.as_str()).map(str::to_string))
+                .is_none_or(|made_for| made_for == *sha)
+        };
         // The record and the person's decision go with the bytes they were
         // made for: the name is free now, and a file delivered under it
         // later (a sender replaying the same bytes) is judged afresh.
@@ -502,7 +526,7 @@ impl Mailbox {
         ] {
             let Some(state) = state else { continue };
             let source = state.join(file);
-            if fs::symlink_metadata(&source).is_ok() {
+            if fs::symlink_metadata(&source).is_ok() && covers(&source) {
                 let kept = self.make_private_dir(Private::Archive)?.join(sub);
                 fsutil::ensure_state_dir(&kept)?;
                 fsutil::check_private_dir(&kept, self.owner)?;
@@ -519,6 +543,7 @@ impl Mailbox {
         // marker and stays too.
         if let Some(markers) = markers
             && fs::symlink_metadata(markers.join(name)).is_ok_and(|m| m.is_file())
+            && covers(&markers.join(name))
         {
             let kept = self
                 .make_private_dir(Private::Archive)?
