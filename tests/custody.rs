@@ -618,3 +618,67 @@ fn a_copy_made_before_approval_never_takes_the_approved_message() {
     assert_eq!(listed[0]["approval"], "approved", "{report}");
     assert!(!s.web.join(".aea").join(copy).exists());
 }
+
+/// A change time is not proof of order: a write through a shared mapping
+/// can leave it behind, and an owner can move it on (`chmod`). The file
+/// owned by the OS user who owns the sender's registered repository
+/// (whoever delivers that sender's mail) comes before a third user's copy
+/// whatever their change times say.
+#[test]
+fn the_senders_own_file_comes_before_a_copy_whatever_the_change_times() {
+    let Some(s) = Shared::new("the_senders_own_file_comes_first…", &[], Vec::new()) else {
+        return;
+    };
+    let other = match receiver_user() {
+        Ok(ids) => ids,
+        Err(why) => panic!("this test needs a third OS user: {why}"),
+    };
+    s.env.ok(
+        &s.web,
+        &[
+            "agents",
+            "add",
+            "api",
+            "--path",
+            s.api.to_str().unwrap(),
+            "--force",
+        ],
+    );
+    let (id, name) = s.deliver_handoff();
+    let home = s.env.path().join("third-home");
+    std::fs::create_dir(&home).unwrap();
+    std::os::unix::fs::chown(&home, Some(other.0), Some(other.1)).unwrap();
+    let copy = "message-20991231T235959999Z-from-api-aaaaaaaa.json";
+    let script = format!("cp .aea/{name} .aea/{copy}");
+    let out = as_named_user(
+        RECEIVER,
+        other,
+        &home,
+        &s.web,
+        "sh",
+        &["-c", &script],
+        BOUND,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The genuine file's change time moves past the copy's.
+    std::thread::sleep(Duration::from_millis(20));
+    let genuine = s.web.join(".aea").join(&name);
+    let out = s.as_sender("chmod", &["0644", genuine.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ctime = |p: &std::path::Path| {
+        let meta = std::fs::metadata(p).unwrap();
+        i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec())
+    };
+    assert!(ctime(&genuine) > ctime(&s.web.join(".aea").join(copy)));
+
+    let report = s.env.json(&s.web, &["check"]);
+    let listed: Vec<&Value> = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["id"] == id.as_str())
+        .collect();
+    assert_eq!(listed.len(), 1, "{report}");
+    assert_eq!(listed[0]["file"], name.as_str(), "{report}");
+    assert!(!s.web.join(".aea").join(copy).exists());
+}

@@ -591,3 +591,53 @@ fn gc_sets_a_replay_aside_alone_and_keeps_the_record_of_the_name_it_took() {
     assert!(state.join("archive").join(&p_file).is_file());
     assert!(!state.join("archive").join(format!("{p_file}.1")).exists());
 }
+
+/// Mail processed while its sender was not verified (disabled, or no key
+/// pinned yet) is the same message once the sender verifies: a copy of it
+/// afterwards, byte for byte or re-serialised, is a replay, never new
+/// verified mail.
+#[test]
+fn mail_processed_unverified_stays_taken_once_its_sender_verifies() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let inbox = web.join(".aea");
+    let id = env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "request",
+            "--subject",
+            "disable-case",
+            "--body",
+            "x",
+        ],
+    );
+    let name = file_of(&web, &id);
+    let bytes = std::fs::read(inbox.join(&name)).unwrap();
+    env.ok(&web, &["agents", "disable", "api"]);
+    env.ok(&web, &["process", &id, "--outcome", "ignored"]);
+    env.ok(&web, &["agents", "enable", "api"]);
+
+    let copy = copy_name("api", 1);
+    std::fs::write(inbox.join(&copy), &bytes).unwrap();
+    assert_eq!(
+        env.json(&web, &["check"])["messages"],
+        serde_json::json!([])
+    );
+    assert_replay(&web, &copy, &name);
+
+    let again = copy_name("api", 2);
+    let value: Value = serde_json::from_slice(&bytes).unwrap();
+    std::fs::write(
+        inbox.join(&again),
+        serde_json::to_vec_pretty(&value).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        env.json(&web, &["check"])["messages"],
+        serde_json::json!([])
+    );
+    assert_replay(&web, &again, &name);
+}

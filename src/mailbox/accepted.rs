@@ -194,7 +194,8 @@ impl Mailbox {
         }
         let mut replays: Vec<(usize, usize)> = Vec::new();
         for mut group in groups.into_values().filter(|g| g.len() > 1) {
-            group.sort_by_cached_key(|&at| first_key(&kept[at], self.owner));
+            let sender = self.senders_user(&kept[group[0]]);
+            group.sort_by_cached_key(|&at| first_key(&kept[at], self.owner, sender));
             replays.extend(group[1..].iter().map(|&at| (at, group[0])));
         }
         if replays.is_empty() {
@@ -254,9 +255,13 @@ impl Mailbox {
                 e.valid()
                     .is_some_and(|m| m.message_id == id && m.from.agent_id == sender)
             })
-            .min_by_key(|e| first_key(e, self.owner));
+            .min_by_key(|e| first_key(e, self.owner, self.senders_user(e)));
+        let sender = self.senders_user(&entry);
         match first {
-            Some(holder) if first_key(&holder, self.owner) < first_key(&entry, self.owner) => {
+            Some(holder)
+                if first_key(&holder, self.owner, sender)
+                    < first_key(&entry, self.owner, sender) =>
+            {
                 self.set_aside_copy(&entry, &holder);
                 Err(Error::Replayed {
                     name: entry.name,
@@ -303,23 +308,36 @@ impl Mailbox {
         let message = entry.valid()?;
         let path = dir.join(record_name(&message.from.agent_id, &message.message_id));
         let held = read_record(&path).ok()??;
+        let verified = matches!(entry.verification, Some(Verification::Verified));
         let held = match held.sender {
+            // Judged again where it could decide: a seeded record always,
+            // an unverified one when a verified file claims its id (its
+            // sender may have been pinned or enabled since it left: then
+            // it is the same message, and this a replay of it).
             Judged::Seeded => {
-                self.judge_seeded(&path, &message.from.agent_id, &message.message_id, held)?
+                self.rejudge(&path, &message.from.agent_id, &message.message_id, held)?
+            }
+            Judged::Unverified if verified => {
+                if held.bytes.is_some()
+                    && held.bytes.as_deref()
+                        == entry.sha256.as_deref().and_then(|d| d.get(..BYTES_DIGITS))
+                {
+                    return Some(held);
+                }
+                self.rejudge(&path, &message.from.agent_id, &message.message_id, held)?
             }
             _ => held,
         };
-        let verified = matches!(entry.verification, Some(Verification::Verified));
         (held.sender == Judged::Verified || !verified).then_some(held)
     }
 
-    /// A seeded record, judged by reading the file it names in the store
-    /// or the archive: verified or not, and its digest. One found nowhere
+    /// A record judged (again) by reading the file it names in the store
+    /// or the archive: verified or not now, and its digest. One found nowhere
     /// any more stays held, unverified. The index keeps no sender, and a
     /// seeded record took it from the file name, which its sender chose:
     /// one whose file holds another sender's message is no record at all
     /// (`None`, and it is dropped).
-    fn judge_seeded(&self, path: &Path, sender: &str, id: &str, held: Held) -> Option<Held> {
+    fn rejudge(&self, path: &Path, sender: &str, id: &str, held: Held) -> Option<Held> {
         let places: Vec<PathBuf> = [Private::Processed, Private::Archive]
             .into_iter()
             .filter_map(|p| self.private_dir(p).ok().flatten())
@@ -353,6 +371,14 @@ impl Mailbox {
             let reference = crate::shortref::of(&entry.name);
             self.set_aside(entry, &reference, &replay_reason(id, &reference));
         }
+    }
+
+    /// The OS user who owns the repository the registry gives for the
+    /// sender of `entry`, where it gives one on this machine.
+    fn senders_user(&self, entry: &Entry) -> Option<u32> {
+        let sender = &entry.valid()?.from.agent_id;
+        let path = self.keyring.as_ref()?.registered_path(sender)?;
+        fs::metadata(path).ok().as_ref().and_then(fsutil::owner)
     }
 
     /// Whether processed mail `name` is in the private store.
@@ -475,18 +501,24 @@ impl Mailbox {
 /// Which of several files of one id is the message: the smallest key. A
 /// verified file first; then one the receiver owns (one it adopted, or its
 /// own user's delivery: in a shared inbox no other user can make one, and
-/// adopting writes a new inode, which resets its change time); then the one
-/// whose inode changed first (a copy is made after what it copies, and
-/// nobody can set a change time back); then by name.
-fn first_key(entry: &Entry, owner: Option<u32>) -> (bool, bool, i128, String) {
+/// adopting writes a new inode, which resets its change time); then one
+/// owned by the OS user who owns the sender's registered repository (in a
+/// shared inbox, who delivers that sender's mail); then the one whose
+/// inode changed first (a copy is made after what it copies; a write
+/// through a shared mapping may leave a change time behind, which is why
+/// owners come first); then by name.
+fn first_key(entry: &Entry, owner: Option<u32>, sender: Option<u32>) -> Key {
     let verified = matches!(entry.verification, Some(Verification::Verified));
     let meta = fs::symlink_metadata(&entry.path).ok();
-    let ours = meta
-        .as_ref()
-        .is_some_and(|m| owner.is_none() || fsutil::owner(m) == owner);
+    let file = meta.as_ref().and_then(fsutil::owner);
+    let ours = meta.is_some() && (owner.is_none() || file == owner);
+    let senders = sender.is_some() && file == sender;
     let changed = meta.as_ref().map_or(i128::MAX, ctime);
-    (!verified, !ours, changed, entry.name.clone())
+    (!verified, !ours, !senders, changed, entry.name.clone())
 }
+
+/// What [`first_key`] orders files of one id by.
+type Key = (bool, bool, bool, i128, String);
 
 #[cfg(unix)]
 fn ctime(meta: &fs::Metadata) -> i128 {
