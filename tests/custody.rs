@@ -682,3 +682,22 @@ fn the_senders_own_file_comes_before_a_copy_whatever_the_change_times() {
     assert_eq!(listed[0]["file"], name.as_str(), "{report}");
     assert!(!s.web.join(".aea").join(copy).exists());
 }
+
+/// A rewrite `show` put in quarantine keeps the name of the message that
+/// still waits; starting the replay records again from the id index (an
+/// upgrade) must not take that waiting message for one that left.
+#[test]
+fn a_quarantined_rewrite_never_makes_its_waiting_message_a_replay() {
+    let Some(s) = Shared::new("a_quarantined_rewrite_never…", &[], Vec::new()) else {
+        return;
+    };
+    let (id, name) = s.deliver_handoff();
+    s.env.ok(&s.web, &["show", &id]);
+    s.rewrite(&name);
+    s.env.ok(&s.web, &["show", &id]);
+    assert!(s.web.join(".aea/.quarantine").join(&name).is_file());
+    std::fs::remove_dir_all(s.state().join("accepted")).unwrap();
+    let report = s.env.json(&s.web, &["check"]);
+    assert_eq!(report["messages"][0]["id"], id.as_str(), "{report}");
+    assert!(s.web.join(".aea").join(&name).is_file());
+}

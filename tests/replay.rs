@@ -641,3 +641,74 @@ fn mail_processed_unverified_stays_taken_once_its_sender_verifies() {
     );
     assert_replay(&web, &again, &name);
 }
+
+/// The same once the message that left lies in the archive or the
+/// quarantine (which a listing does not verify), and once the records are
+/// started again from the id index: a copy, re-serialised or not, of mail
+/// a person handled is a replay whatever its sender's state was then.
+#[test]
+fn mail_archived_or_quarantined_unverified_stays_taken_once_its_sender_verifies() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let inbox = web.join(".aea");
+    let reserialised = |bytes: &[u8]| {
+        let value: Value = serde_json::from_slice(bytes).unwrap();
+        serde_json::to_vec(&value).unwrap()
+    };
+    let request = |subject: &str| {
+        env.send(
+            &api,
+            "web",
+            &["--type", "request", "--subject", subject, "--body", "x"],
+        )
+    };
+
+    // Processed while api was disabled, then archived by gc.
+    let id = request("archived");
+    let name = file_of(&web, &id);
+    let bytes = std::fs::read(inbox.join(&name)).unwrap();
+    env.ok(&web, &["agents", "disable", "api"]);
+    env.ok(&web, &["process", &id, "--outcome", "ignored"]);
+    env.ok(&web, &["gc", "--older-than", "0s"]);
+    env.ok(&web, &["agents", "enable", "api"]);
+    let copy = copy_name("api", 1);
+    std::fs::write(inbox.join(&copy), reserialised(&bytes)).unwrap();
+    assert_eq!(
+        env.json(&web, &["check"])["messages"],
+        serde_json::json!([])
+    );
+    assert_replay(&web, &copy, &name);
+
+    // Put in quarantine by a person while api was disabled.
+    let id = request("quarantined");
+    let name = file_of(&web, &id);
+    let bytes = std::fs::read(inbox.join(&name)).unwrap();
+    env.ok(&web, &["agents", "disable", "api"]);
+    env.ok(&web, &["quarantine", &id, "--reason", "not trusted"]);
+    env.ok(&web, &["agents", "enable", "api"]);
+    let copy = copy_name("api", 2);
+    std::fs::write(inbox.join(&copy), reserialised(&bytes)).unwrap();
+    assert_eq!(
+        env.json(&web, &["check"])["messages"],
+        serde_json::json!([])
+    );
+    assert_replay(&web, &copy, &name);
+
+    // Processed and archived while verified, then the records started
+    // again (an upgrade): a byte copy.
+    let id = request("reseeded");
+    let name = file_of(&web, &id);
+    let bytes = std::fs::read(inbox.join(&name)).unwrap();
+    env.ok(&web, &["check"]);
+    env.ok(&web, &["process", &id, "--outcome", "done"]);
+    env.ok(&web, &["gc", "--older-than", "0s"]);
+    std::fs::remove_dir_all(env.state(&web).join("accepted")).unwrap();
+    let copy = copy_name("api", 3);
+    std::fs::write(inbox.join(&copy), &bytes).unwrap();
+    assert_eq!(
+        env.json(&web, &["check"])["messages"],
+        serde_json::json!([])
+    );
+    assert_replay(&web, &copy, &name);
+}

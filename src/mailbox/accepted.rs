@@ -43,7 +43,7 @@ use crate::audit::{AuditEvent, Event};
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::identity::Verification;
-use crate::layout::{Private, seen};
+use crate::layout::{Private, Shared, seen};
 use crate::message;
 
 /// The record that says the memory was started from the id index.
@@ -338,10 +338,7 @@ impl Mailbox {
     /// one whose file holds another sender's message is no record at all
     /// (`None`, and it is dropped).
     fn rejudge(&self, path: &Path, sender: &str, id: &str, held: Held) -> Option<Held> {
-        let places: Vec<PathBuf> = [Private::Processed, Private::Archive]
-            .into_iter()
-            .filter_map(|p| self.private_dir(p).ok().flatten())
-            .collect();
+        let places = self.places_left_to();
         let found = self
             .indexed_names(id)
             .into_iter()
@@ -353,7 +350,20 @@ impl Mailbox {
                 let _ = fs::remove_file(path);
                 return None;
             }
-            Some(entry) => Held::judged(entry),
+            // Verified now, wherever it lies (a listing verifies only the
+            // inbox and the store): its sender may have been pinned since.
+            Some(entry) => {
+                let now = entry
+                    .valid()
+                    .zip(self.keyring.as_ref())
+                    .map(|(m, ring)| ring.verify(m));
+                let sender = if matches!(now, Some(Verification::Verified)) {
+                    Judged::Verified
+                } else {
+                    Judged::Unverified
+                };
+                Held::of(entry, sender)
+            }
             None => Held {
                 sender: Judged::Unverified,
                 ..held
@@ -361,6 +371,17 @@ impl Mailbox {
         };
         let _ = replace_record(path, &judged);
         Some(judged)
+    }
+
+    /// Where mail that left the inbox through aea lies: the store, the
+    /// archive, and `.aea/.quarantine/` (what a person set aside). Read
+    /// only to find a record stricter, never looser.
+    fn places_left_to(&self) -> Vec<PathBuf> {
+        [Private::Processed, Private::Archive]
+            .into_iter()
+            .filter_map(|p| self.private_dir(p).ok().flatten())
+            .chain(self.shared_dir(Shared::Quarantine).ok().flatten())
+            .collect()
     }
 
     /// Sets aside inbox files that hold the very bytes of a message
@@ -465,10 +486,7 @@ impl Mailbox {
     /// readers may seed at once: records are only created here, so both
     /// agree.
     fn seed(&self, dir: &Path) {
-        let places: Vec<PathBuf> = [Private::Processed, Private::Archive]
-            .into_iter()
-            .filter_map(|p| self.private_dir(p).ok().flatten())
-            .collect();
+        let places = self.places_left_to();
         if let Ok(Some(seen)) = self.private_dir(Private::Seen)
             && let Ok(buckets) = fs::read_dir(seen.join(seen::IDS))
         {
@@ -479,9 +497,13 @@ impl Mailbox {
                     let Some(sender) = message::parse_file_name(&name).map(|p| p.sender) else {
                         continue;
                     };
-                    if !places
-                        .iter()
-                        .any(|p| fs::symlink_metadata(p.join(&name)).is_ok())
+                    // Left: somewhere it goes, and not waiting (custody
+                    // keeps a rewritten file in the quarantine under the
+                    // name of the message that still waits).
+                    if fs::symlink_metadata(self.dir().join(&name)).is_ok()
+                        || !places
+                            .iter()
+                            .any(|p| fs::symlink_metadata(p.join(&name)).is_ok())
                     {
                         continue;
                     }
