@@ -712,3 +712,89 @@ fn mail_archived_or_quarantined_unverified_stays_taken_once_its_sender_verifies(
     );
     assert_replay(&web, &copy, &name);
 }
+
+/// When the records are missing (the first run after an upgrade) and a
+/// copy under the very name of mail that left arrives before any listing,
+/// the records are started again with that name: the copy waits, but the
+/// name lies in the store, the archive or the quarantine, so it is a
+/// replay.
+#[test]
+fn a_copy_under_the_original_name_before_the_records_are_started_is_a_replay() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let inbox = web.join(".aea");
+    for (n, leave) in [(1, "gc"), (2, "quarantine")] {
+        let id = env.question(&api, "web", &format!("left by {leave}"));
+        let name = file_of(&web, &id);
+        let bytes = std::fs::read(inbox.join(&name)).unwrap();
+        env.ok(&web, &["check"]);
+        if leave == "gc" {
+            env.ok(&web, &["process", &id, "--outcome", "done"]);
+            env.ok(&web, &["gc", "--older-than", "0s"]);
+        } else {
+            env.ok(&web, &["quarantine", &id, "--reason", "not now"]);
+        }
+        std::fs::remove_dir_all(env.state(&web).join("accepted")).unwrap();
+        std::fs::write(inbox.join(&name), &bytes).unwrap();
+        let report = env.json(&web, &["check"]);
+        assert_eq!(
+            report["messages"],
+            serde_json::json!([]),
+            "case {n}: {report}"
+        );
+        assert!(!inbox.join(&name).exists(), "case {n}: the copy waits");
+    }
+}
+
+/// Another message that takes the name of mail that left (a sender
+/// renames its own file to it, and gc archives it) never lowers what is
+/// known of the mail that left: a copy of that mail stays a replay.
+#[test]
+fn a_message_under_the_name_of_one_that_left_never_hides_it() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let mal = env.repo("mal");
+    let web = env.repo("web");
+    let inbox = web.join(".aea");
+    let id = env.send(
+        &api,
+        "web",
+        &["--type", "request", "--subject", "hi", "--body", "b"],
+    );
+    let name = file_of(&web, &id);
+    let bytes = std::fs::read(inbox.join(&name)).unwrap();
+    env.ok(&web, &["agents", "disable", "api"]);
+    env.ok(&web, &["quarantine", &id, "--reason", "not trusted"]);
+    env.ok(&web, &["agents", "enable", "api"]);
+    // mal's own short-lived mail, renamed to the quarantined name, archived.
+    let theirs = env.send(
+        &mal,
+        "web",
+        &[
+            "--type",
+            "update",
+            "--subject",
+            "innocent",
+            "--expires",
+            "1s",
+        ],
+    );
+    std::fs::rename(inbox.join(file_of(&web, &theirs)), inbox.join(&name)).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    env.ok(&web, &["gc"]);
+    assert!(env.state(&web).join("archive").join(&name).exists());
+
+    let copy = copy_name("api", 1);
+    let value: Value = serde_json::from_slice(&bytes).unwrap();
+    std::fs::write(
+        inbox.join(&copy),
+        serde_json::to_vec_pretty(&value).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        env.json(&web, &["check"])["messages"],
+        serde_json::json!([])
+    );
+    assert_replay(&web, &copy, &name);
+}

@@ -315,7 +315,7 @@ impl Mailbox {
             // sender may have been pinned or enabled since it left: then
             // it is the same message, and this a replay of it).
             Judged::Seeded => {
-                self.rejudge(&path, &message.from.agent_id, &message.message_id, held)?
+                self.rejudge(&path, &message.from.agent_id, &message.message_id, &held)?
             }
             Judged::Unverified if verified => {
                 if held.bytes.is_some()
@@ -324,7 +324,7 @@ impl Mailbox {
                 {
                     return Some(held);
                 }
-                self.rejudge(&path, &message.from.agent_id, &message.message_id, held)?
+                self.rejudge(&path, &message.from.agent_id, &message.message_id, &held)?
             }
             _ => held,
         };
@@ -337,39 +337,54 @@ impl Mailbox {
     /// seeded record took it from the file name, which its sender chose:
     /// one whose file holds another sender's message is no record at all
     /// (`None`, and it is dropped).
-    fn rejudge(&self, path: &Path, sender: &str, id: &str, held: Held) -> Option<Held> {
+    fn rejudge(&self, path: &Path, sender: &str, id: &str, held: &Held) -> Option<Held> {
+        // Every file under the recorded name wherever mail goes when it
+        // leaves: another message may have taken that name in one of them
+        // (a sender renaming its own file, archived later), so only a file
+        // holding this sender's id counts.
         let places = self.places_left_to();
-        let found = self
+        let files: Vec<Entry> = self
             .indexed_names(id)
             .into_iter()
             .filter(|n| held.is(n))
-            .find_map(|n| places.iter().find_map(|dir| self.read_listed(dir, &n)))
-            .filter(|e| e.valid().is_some_and(|m| m.message_id == id));
-        let judged = match &found {
-            Some(entry) if entry.valid().is_some_and(|m| m.from.agent_id != sender) => {
-                let _ = fs::remove_file(path);
-                return None;
-            }
-            // Verified now, wherever it lies (a listing verifies only the
-            // inbox and the store): its sender may have been pinned since.
-            Some(entry) => {
-                let now = entry
-                    .valid()
-                    .zip(self.keyring.as_ref())
-                    .map(|(m, ring)| ring.verify(m));
-                let sender = if matches!(now, Some(Verification::Verified)) {
-                    Judged::Verified
-                } else {
-                    Judged::Unverified
-                };
-                Held::of(entry, sender)
-            }
-            None => Held {
-                sender: Judged::Unverified,
-                ..held
-            },
+            .flat_map(|n| {
+                places
+                    .iter()
+                    .filter_map(|dir| self.read_listed(dir, &n))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|e| e.valid().is_some_and(|m| m.message_id == id))
+            .collect();
+        let ours = |e: &&Entry| e.valid().is_some_and(|m| m.from.agent_id == sender);
+        // Verified now, wherever it lies (a listing verifies only the inbox
+        // and the store): its sender may have been pinned since.
+        let verifies = |e: &&Entry| {
+            e.valid()
+                .zip(self.keyring.as_ref())
+                .is_some_and(|(m, ring)| matches!(ring.verify(m), Verification::Verified))
         };
-        let _ = replace_record(path, &judged);
+        let judged = if let Some(entry) = files.iter().filter(ours).find(verifies) {
+            Held::of(entry, Judged::Verified)
+        } else if let Some(entry) = files.iter().find(ours) {
+            Held::of(entry, Judged::Unverified)
+        } else if held.sender == Judged::Seeded && !files.is_empty() {
+            // Seeded from a name claiming this sender over another
+            // sender's message: no record at all.
+            let _ = fs::remove_file(path);
+            return None;
+        } else {
+            // Nothing left to judge by: what was known stands, never lower.
+            Held {
+                sender: match held.sender {
+                    Judged::Seeded => Judged::Unverified,
+                    known => known,
+                },
+                ..held.clone()
+            }
+        };
+        if judged != *held {
+            let _ = replace_record(path, &judged);
+        }
         Some(judged)
     }
 
@@ -497,13 +512,16 @@ impl Mailbox {
                     let Some(sender) = message::parse_file_name(&name).map(|p| p.sender) else {
                         continue;
                     };
-                    // Left: somewhere it goes, and not waiting (custody
-                    // keeps a rewritten file in the quarantine under the
-                    // name of the message that still waits).
-                    if fs::symlink_metadata(self.dir().join(&name)).is_ok()
-                        || !places
-                            .iter()
-                            .any(|p| fs::symlink_metadata(p.join(&name)).is_ok())
+                    // Left: it lies somewhere mail goes when it leaves —
+                    // unless all there is of it is a rewrite custody kept in
+                    // the quarantine under the name of a message that still
+                    // waits (a copy under a processed message's name waits
+                    // too: that one is a replay).
+                    let lies = |p: &PathBuf| fs::symlink_metadata(p.join(&name)).is_ok();
+                    let left_to: Vec<&PathBuf> = places.iter().filter(|p| lies(p)).collect();
+                    if left_to.is_empty()
+                        || (fs::symlink_metadata(self.dir().join(&name)).is_ok()
+                            && left_to.iter().all(|p| self.is_custody_rewrite(p, &name)))
                     {
                         continue;
                     }

@@ -138,6 +138,22 @@ impl Mailbox {
         Ok(kept)
     }
 
+    /// Whether `dir/name` is a rewritten file [`Mailbox::hold`] put in
+    /// `.aea/.quarantine/` (its reason file says so).
+    pub(super) fn is_custody_rewrite(&self, dir: &Path, name: &str) -> bool {
+        self.shared_dir(Shared::Quarantine)
+            .ok()
+            .flatten()
+            .is_some_and(|q| q == dir)
+            && fsutil::read_state(
+                &dir.join(format!("{name}.reason")),
+                fsutil::SMALL_STATE_LIMIT,
+            )
+            .ok()
+            .flatten()
+            .is_some_and(|b| b.starts_with(REWRITTEN.as_bytes()))
+    }
+
     /// Drops the receiver's copy of inbox file `name`, which has left the
     /// inbox (processed, archived, quarantined). Best effort: a copy left
     /// behind is only read for a file of that name. One `lstat` where no
