@@ -798,3 +798,62 @@ fn a_message_under_the_name_of_one_that_left_never_hides_it() {
     );
     assert_replay(&web, &copy, &name);
 }
+
+/// The records are started from the id index, whose first line for an id
+/// may belong to another sender's message under a name claiming this
+/// sender (the index keeps no sender). Judging such a record looks at every
+/// file the index has for the id, so the genuine message that left still
+/// holds it.
+#[test]
+fn a_seeded_record_finds_the_genuine_message_behind_another_senders_first_line() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let mal = env.repo("mal");
+    let web = env.repo("web");
+    let inbox = web.join(".aea");
+    let id = env.send(
+        &api,
+        "web",
+        &["--type", "request", "--subject", "hi", "--body", "b"],
+    );
+    let name = file_of(&web, &id);
+    let bytes = std::fs::read(inbox.join(&name)).unwrap();
+    // mal's own urgent mail, carrying api's id, under a name claiming api:
+    // listed first, so indexed first.
+    let theirs = env.send(
+        &mal,
+        "web",
+        &[
+            "--type",
+            "update",
+            "--priority",
+            "urgent",
+            "--subject",
+            "s",
+            "--expires",
+            "1s",
+        ],
+    );
+    let mal_file = file_of(&web, &theirs);
+    let mut value: Value =
+        serde_json::from_slice(&std::fs::read(inbox.join(&mal_file)).unwrap()).unwrap();
+    value["message_id"] = id.clone().into();
+    env.resign(&mut value);
+    std::fs::remove_file(inbox.join(&mal_file)).unwrap();
+    std::fs::write(inbox.join(copy_name("api", 9)), value.to_string()).unwrap();
+    assert_eq!(listed(&env, &web, &id).len(), 2);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    env.ok(&web, &["gc"]);
+    env.ok(&web, &["process", &name, "--outcome", "ignored"]);
+    std::fs::remove_dir_all(env.state(&web).join("accepted")).unwrap();
+
+    let copy = copy_name("api", 1);
+    std::fs::write(inbox.join(&copy), &bytes).unwrap();
+    assert_eq!(
+        env.json(&web, &["check"])["messages"],
+        serde_json::json!([])
+    );
+    assert!(!inbox.join(&copy).exists(), "the replay waits");
+    let reason = quarantine_reason(&web, &copy).unwrap();
+    assert!(reason.starts_with("replay:"), "{reason}");
+}

@@ -343,10 +343,14 @@ impl Mailbox {
         // (a sender renaming its own file, archived later), so only a file
         // holding this sender's id counts.
         let places = self.places_left_to();
-        let files: Vec<Entry> = self
-            .indexed_names(id)
+        // Every indexed name of the id, the recorded one first: a seeded
+        // record took its name from the first line the index has for the
+        // id, which another sender's message may own.
+        let mut names = self.indexed_names(id);
+        names.sort_by_key(|n| !held.is(n));
+        let under_name = |e: &Entry| held.is(&e.name);
+        let files: Vec<Entry> = names
             .into_iter()
-            .filter(|n| held.is(n))
             .flat_map(|n| {
                 places
                     .iter()
@@ -367,7 +371,7 @@ impl Mailbox {
             Held::of(entry, Judged::Verified)
         } else if let Some(entry) = files.iter().find(ours) {
             Held::of(entry, Judged::Unverified)
-        } else if held.sender == Judged::Seeded && !files.is_empty() {
+        } else if held.sender == Judged::Seeded && files.iter().any(under_name) {
             // Seeded from a name claiming this sender over another
             // sender's message: no record at all.
             let _ = fs::remove_file(path);
