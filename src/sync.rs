@@ -1112,8 +1112,7 @@ impl InboxNames {
     ) -> Option<String> {
         // These very bytes were accepted as mail before (processed and
         // archived since, maybe): the same message, not a replay.
-        if let Some(name) = mailbox.accepted_as(&message.from.agent_id, &message.message_id, sha256)
-        {
+        if let Some(name) = mailbox.accepted_as(message, sha256) {
             return Some(name);
         }
         let is_it = |entry: &crate::mailbox::Entry| {

@@ -857,3 +857,40 @@ fn a_seeded_record_finds_the_genuine_message_behind_another_senders_first_line()
     let reason = quarantine_reason(&web, &copy).unwrap();
     assert!(reason.starts_with("replay:"), "{reason}");
 }
+
+/// A record keeps what a signature covers: mail handled while its sender
+/// was not verified, whose file is gone since (a quarantine emptied by
+/// `git clean`), is still the same message when a re-serialised copy of it
+/// verifies later: a replay.
+#[test]
+fn a_re_serialised_copy_of_mail_whose_file_is_gone_is_a_replay() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let inbox = web.join(".aea");
+    let id = env.send(
+        &api,
+        "web",
+        &["--type", "request", "--subject", "hi", "--body", "b"],
+    );
+    let name = file_of(&web, &id);
+    let bytes = std::fs::read(inbox.join(&name)).unwrap();
+    env.ok(&web, &["agents", "disable", "api"]);
+    env.ok(&web, &["quarantine", &id, "--reason", "not now"]);
+    env.ok(&web, &["agents", "enable", "api"]);
+    std::fs::remove_dir_all(inbox.join(".quarantine")).unwrap();
+    let copy = copy_name("api", 1);
+    let value: Value = serde_json::from_slice(&bytes).unwrap();
+    std::fs::write(
+        inbox.join(&copy),
+        serde_json::to_vec_pretty(&value).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        env.json(&web, &["check"])["messages"],
+        serde_json::json!([])
+    );
+    assert!(!inbox.join(&copy).exists(), "the replay waits");
+    let reason = quarantine_reason(&web, &copy).unwrap();
+    assert!(reason.starts_with("replay:"), "{reason}");
+}

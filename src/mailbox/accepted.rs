@@ -24,7 +24,8 @@
 //! Each record is one symlink, `accepted/<SHA-256 of sender and id>`, whose
 //! target text is the record: `<v|u|s> <file> <bytes>`, the first 24 hex
 //! digits of the SHA-256 of the file's name (its short reference is their
-//! start) and the first 16 of the SHA-256 of its bytes. Made whole in one
+//! start) and the first 16 of its content digest (what its signature
+//! covers, or for unsigned mail the SHA-256 of its bytes). Made whole in one
 //! `symlink(2)`, read in one `readlink(2)`, never followed. Under 60
 //! bytes, it lives in the inode on ext4 (no data block). A listing costs
 //! one `readlink` per waiting message, a miss for new mail.
@@ -75,7 +76,7 @@ struct Held {
     /// The start of the SHA-256 of its file name (it keeps the name in
     /// the store and the archive).
     name: String,
-    /// The start of the SHA-256 of its bytes when accepted (none for a
+    /// The start of its content digest ([`content_digest`]; none for a
     /// seeded record).
     bytes: Option<String>,
 }
@@ -86,6 +87,31 @@ enum Judged {
     Unverified,
     /// Started from the id index: not judged yet.
     Seeded,
+}
+
+/// What a record keeps of a message's content: the start of the digest its
+/// signature covers (a signed message re-serialised, whitespace or key
+/// order changed, has the same), or for unsigned mail the start of the
+/// SHA-256 of its bytes.
+fn content_digest(entry: &Entry) -> Option<String> {
+    match entry.valid().and_then(|m| m.digest) {
+        Some(digest) => Some(hex_prefix(&digest)),
+        None => entry
+            .sha256
+            .as_deref()
+            .and_then(|d| d.get(..BYTES_DIGITS))
+            .map(str::to_string),
+    }
+}
+
+/// The first [`BYTES_DIGITS`] hex digits of `digest`.
+fn hex_prefix(digest: &[u8; 32]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(BYTES_DIGITS);
+    for byte in &digest[..BYTES_DIGITS / 2] {
+        let _ = write!(out, "{byte:02x}");
+    }
+    out
 }
 
 /// The start of the SHA-256 of file name `name` that a record keeps.
@@ -100,10 +126,7 @@ impl Held {
         Held {
             sender,
             name: name_digest(&entry.name),
-            bytes: entry
-                .sha256
-                .as_deref()
-                .map(|d| d[..BYTES_DIGITS.min(d.len())].to_string()),
+            bytes: content_digest(entry),
         }
     }
 
@@ -318,10 +341,9 @@ impl Mailbox {
                 self.rejudge(&path, &message.from.agent_id, &message.message_id, &held)?
             }
             Judged::Unverified if verified => {
-                if held.bytes.is_some()
-                    && held.bytes.as_deref()
-                        == entry.sha256.as_deref().and_then(|d| d.get(..BYTES_DIGITS))
-                {
+                // The same signed content (or, unsigned, the same bytes):
+                // the same message, whatever became of the file that left.
+                if held.bytes.is_some() && held.bytes == content_digest(entry) {
                     return Some(held);
                 }
                 self.rejudge(&path, &message.from.agent_id, &message.message_id, &held)?
@@ -474,13 +496,19 @@ impl Mailbox {
         let _ = self.log(&event);
     }
 
-    /// The file that held message `id` from `sender` before it left the
-    /// inbox, if its bytes had SHA-256 `sha256` (found by its name in the
-    /// id index): the same message arriving again by another route.
-    pub fn accepted_as(&self, sender: &str, id: &str, sha256: &str) -> Option<String> {
+    /// The file that held `message` before it left the inbox, if it held
+    /// the same content ([`content_digest`]; its file found by its name in
+    /// the id index): the same message arriving again by another route.
+    /// `sha256` is the SHA-256 of the bytes `message` was read from.
+    pub fn accepted_as(&self, message: &crate::message::Message, sha256: &str) -> Option<String> {
         let dir = self.private_dir(Private::Accepted).ok()??;
+        let (sender, id) = (&message.from.agent_id, &message.message_id);
         let held = read_record(&dir.join(record_name(sender, id))).ok()??;
-        if held.bytes.as_deref() != sha256.get(..BYTES_DIGITS) {
+        let content = message
+            .digest
+            .map(|d| hex_prefix(&d))
+            .or_else(|| sha256.get(..BYTES_DIGITS).map(str::to_string));
+        if held.bytes.is_none() || held.bytes != content {
             return None;
         }
         self.indexed_names(id).into_iter().find(|n| held.is(n))
