@@ -894,3 +894,42 @@ fn a_re_serialised_copy_of_mail_whose_file_is_gone_is_a_replay() {
     let reason = quarantine_reason(&web, &copy).unwrap();
     assert!(reason.starts_with("replay:"), "{reason}");
 }
+
+/// A file name a sender chose reaches `doctor`'s fix lines when aea moved
+/// the file aside (a replay keeps its name in the quarantine). The line is
+/// a command a person or an agent runs: the path is quoted for the shell,
+/// so running it does what it says and nothing the name says.
+#[test]
+fn doctor_quotes_a_senders_file_name_in_the_fix_it_prints() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let quarantine = web.join(".aea/.quarantine");
+    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+        .create(&quarantine)
+        .unwrap();
+    let name = "message-20261126T150200000Z-from-api-a; touch PWNED; #.json";
+    std::os::unix::fs::symlink("/etc/passwd", quarantine.join(name)).unwrap();
+    let out = env.run(&web, &["doctor"]);
+    let text = stdout(&out);
+    let fix = text
+        .lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("-> ").filter(|f| f.contains("touch PWNED")))
+        .unwrap_or_else(|| panic!("no fix names the file: {text}"));
+    let scratch = env.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let ran = std::process::Command::new("sh")
+        .args(["-c", fix])
+        .current_dir(&scratch)
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{fix}: {}", stderr(&ran));
+    assert!(
+        !scratch.join("PWNED").exists(),
+        "the name ran as a command: {fix}"
+    );
+    assert!(
+        std::fs::symlink_metadata(quarantine.join(name)).is_err(),
+        "the fix did not do what it said: {fix}"
+    );
+}

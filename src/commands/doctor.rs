@@ -57,7 +57,9 @@ fn state_problems(layout: &Layout) -> Vec<(String, String)> {
     };
     let owner = top.uid();
     let shared = top.mode() & 0o1000 != 0;
-    let shown = |p: &Path| p.display().to_string();
+    // Paths go into commands a person or an agent runs: quoted for the
+    // shell, whatever a sender named a file it delivered.
+    let shown = |p: &Path| crate::printer::shell_quote(&p.to_string_lossy());
     if top.mode() & 0o022 != 0 && !shared {
         found.push((
             format!("{} is writable by other users but not sticky: they can rename or delete the receiver's state", shown(aea)),
