@@ -589,9 +589,10 @@ impl Error {
             Error::NotADirectory { path } => {
                 format!("move {} aside and run `aea init` again", path.display())
             }
+            // The path may be a file a sender named: quoted for the shell.
             Error::UnsafeState { path, .. } => format!(
                 "aea reads its state only from regular files and real folders owned by the receiver; move {0} aside (`mv {0} {0}.suspect`) and run `aea doctor`",
-                path.display()
+                crate::printer::shell_quote(&path.to_string_lossy())
             ),
             Error::CollabRefused(refusal) => refusal.hint.clone(),
             Error::MailboxSlotTaken { .. } => "the recipient deletes that file once it has processed the message: send again then (the message is not lost: it was not sent)".to_string(),
