@@ -61,6 +61,19 @@ fn set_aside_lines(repo: &Path, name: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Writes `bytes` (a message) to `path` re-serialised: other bytes, the
+/// same signed content (the signature covers the canonical form).
+fn write_reserialised(path: &Path, bytes: &[u8]) {
+    let value: Value = serde_json::from_slice(bytes).unwrap();
+    std::fs::write(path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+}
+
+/// Asserts that `check` lists no mail in `repo`.
+fn assert_nothing_waits(env: &TestEnv, repo: &Path) {
+    let report = env.json(repo, &["check"]);
+    assert_eq!(report["messages"], serde_json::json!([]), "{report}");
+}
+
 /// Asserts that `name` was set aside as a replay of the file `held`,
 /// named by aea's short reference (never by a name a sender chose), once.
 fn assert_replay(repo: &Path, name: &str, held: &str) {
@@ -117,10 +130,7 @@ fn a_copy_of_verified_mail_is_a_replay_before_and_after_processing() {
     assert!(archived.exists(), "gc archived the original");
     let third = copy_name("api", 3);
     std::fs::copy(&archived, inbox.join(&third)).unwrap();
-    assert_eq!(
-        env.json(&web, &["check"])["messages"],
-        serde_json::json!([])
-    );
+    assert_nothing_waits(&env, &web);
     assert_replay(&web, &third, &original);
 }
 
@@ -262,10 +272,7 @@ fn mail_processed_before_the_memory_existed_still_holds_its_id() {
     let processed = env.state(&web).join("processed").join(&original);
     let copy = copy_name("api", 1);
     std::fs::copy(&processed, web.join(".aea").join(&copy)).unwrap();
-    assert_eq!(
-        env.json(&web, &["check"])["messages"],
-        serde_json::json!([])
-    );
+    assert_nothing_waits(&env, &web);
     assert_replay(&web, &copy, &original);
 }
 
@@ -418,10 +425,7 @@ fn another_os_user_copying_shared_mail_makes_a_replay() {
     let script = format!("cp \"$HOME/kept.json\" .aea/{again}");
     let out = as_user_in(ids, &[], &home, &web, "sh", &["-c", &script], BOUND);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        env.json(&web, &["check"])["messages"],
-        serde_json::json!([])
-    );
+    assert_nothing_waits(&env, &web);
     assert_replay(&web, &again, &original);
 }
 
@@ -442,10 +446,7 @@ fn a_copy_under_the_original_name_after_it_left_is_a_replay() {
     env.ok(&web, &["process", &id, "--outcome", "done"]);
     env.ok(&web, &["gc", "--older-than", "0s"]);
     std::fs::write(inbox.join(&name), &bytes).unwrap();
-    assert_eq!(
-        env.json(&web, &["check"])["messages"],
-        serde_json::json!([])
-    );
+    assert_nothing_waits(&env, &web);
     assert!(!inbox.join(&name).exists(), "the copy waits");
     let reason = quarantine_reason(&web, &name).unwrap();
     assert!(reason.starts_with("replay:"), "{reason}");
@@ -458,10 +459,7 @@ fn a_copy_under_the_original_name_after_it_left_is_a_replay() {
     let out = env.run(&web, &["show", &name]);
     assert_eq!(code(&out), 5, "{}", stdout(&out));
     assert!(stderr(&out).contains("is a replay"), "{}", stderr(&out));
-    assert_eq!(
-        env.json(&web, &["check"])["messages"],
-        serde_json::json!([])
-    );
+    assert_nothing_waits(&env, &web);
 }
 
 /// A record of `accepted/` that is not one aea wrote (a symlink to
@@ -581,10 +579,7 @@ fn gc_sets_a_replay_aside_alone_and_keeps_the_record_of_the_name_it_took() {
     )
     .unwrap();
     std::fs::write(inbox.join(&p_file), &p_bytes).unwrap();
-    assert_eq!(
-        env.json(&web, &["check"])["messages"],
-        serde_json::json!([])
-    );
+    assert_nothing_waits(&env, &web);
     assert!(!inbox.join(&p_file).exists(), "the copy of P waits");
     env.ok(&web, &["gc", "--older-than", "0s"]);
     assert!(state.join("archive/records").join(&p_file).is_file());
@@ -622,23 +617,12 @@ fn mail_processed_unverified_stays_taken_once_its_sender_verifies() {
 
     let copy = copy_name("api", 1);
     std::fs::write(inbox.join(&copy), &bytes).unwrap();
-    assert_eq!(
-        env.json(&web, &["check"])["messages"],
-        serde_json::json!([])
-    );
+    assert_nothing_waits(&env, &web);
     assert_replay(&web, &copy, &name);
 
     let again = copy_name("api", 2);
-    let value: Value = serde_json::from_slice(&bytes).unwrap();
-    std::fs::write(
-        inbox.join(&again),
-        serde_json::to_vec_pretty(&value).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(
-        env.json(&web, &["check"])["messages"],
-        serde_json::json!([])
-    );
+    write_reserialised(&inbox.join(&again), &bytes);
+    assert_nothing_waits(&env, &web);
     assert_replay(&web, &again, &name);
 }
 
@@ -674,10 +658,7 @@ fn mail_archived_or_quarantined_unverified_stays_taken_once_its_sender_verifies(
     env.ok(&web, &["agents", "enable", "api"]);
     let copy = copy_name("api", 1);
     std::fs::write(inbox.join(&copy), reserialised(&bytes)).unwrap();
-    assert_eq!(
-        env.json(&web, &["check"])["messages"],
-        serde_json::json!([])
-    );
+    assert_nothing_waits(&env, &web);
     assert_replay(&web, &copy, &name);
 
     // Put in quarantine by a person while api was disabled.
@@ -689,10 +670,7 @@ fn mail_archived_or_quarantined_unverified_stays_taken_once_its_sender_verifies(
     env.ok(&web, &["agents", "enable", "api"]);
     let copy = copy_name("api", 2);
     std::fs::write(inbox.join(&copy), reserialised(&bytes)).unwrap();
-    assert_eq!(
-        env.json(&web, &["check"])["messages"],
-        serde_json::json!([])
-    );
+    assert_nothing_waits(&env, &web);
     assert_replay(&web, &copy, &name);
 
     // Processed and archived while verified, then the records started
@@ -706,10 +684,7 @@ fn mail_archived_or_quarantined_unverified_stays_taken_once_its_sender_verifies(
     std::fs::remove_dir_all(env.state(&web).join("accepted")).unwrap();
     let copy = copy_name("api", 3);
     std::fs::write(inbox.join(&copy), &bytes).unwrap();
-    assert_eq!(
-        env.json(&web, &["check"])["messages"],
-        serde_json::json!([])
-    );
+    assert_nothing_waits(&env, &web);
     assert_replay(&web, &copy, &name);
 }
 
@@ -786,16 +761,8 @@ fn a_message_under_the_name_of_one_that_left_never_hides_it() {
     assert!(env.state(&web).join("archive").join(&name).exists());
 
     let copy = copy_name("api", 1);
-    let value: Value = serde_json::from_slice(&bytes).unwrap();
-    std::fs::write(
-        inbox.join(&copy),
-        serde_json::to_vec_pretty(&value).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(
-        env.json(&web, &["check"])["messages"],
-        serde_json::json!([])
-    );
+    write_reserialised(&inbox.join(&copy), &bytes);
+    assert_nothing_waits(&env, &web);
     assert_replay(&web, &copy, &name);
 }
 
@@ -849,10 +816,7 @@ fn a_seeded_record_finds_the_genuine_message_behind_another_senders_first_line()
 
     let copy = copy_name("api", 1);
     std::fs::write(inbox.join(&copy), &bytes).unwrap();
-    assert_eq!(
-        env.json(&web, &["check"])["messages"],
-        serde_json::json!([])
-    );
+    assert_nothing_waits(&env, &web);
     assert!(!inbox.join(&copy).exists(), "the replay waits");
     let reason = quarantine_reason(&web, &copy).unwrap();
     assert!(reason.starts_with("replay:"), "{reason}");
@@ -880,16 +844,8 @@ fn a_re_serialised_copy_of_mail_whose_file_is_gone_is_a_replay() {
     env.ok(&web, &["agents", "enable", "api"]);
     std::fs::remove_dir_all(inbox.join(".quarantine")).unwrap();
     let copy = copy_name("api", 1);
-    let value: Value = serde_json::from_slice(&bytes).unwrap();
-    std::fs::write(
-        inbox.join(&copy),
-        serde_json::to_vec_pretty(&value).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(
-        env.json(&web, &["check"])["messages"],
-        serde_json::json!([])
-    );
+    write_reserialised(&inbox.join(&copy), &bytes);
+    assert_nothing_waits(&env, &web);
     assert!(!inbox.join(&copy).exists(), "the replay waits");
     let reason = quarantine_reason(&web, &copy).unwrap();
     assert!(reason.starts_with("replay:"), "{reason}");
