@@ -28,6 +28,7 @@
 //! - A memo is a cache: when anything is in doubt it is not used, and a
 //!   command that cannot write one still answers.
 
+use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -123,6 +124,8 @@ pub fn now_ns() -> i128 {
 pub struct Watched {
     taken: i128,
     paths: Vec<(PathBuf, Option<Stamp>)>,
+    /// The paths recorded, so that adding one is not a walk through all.
+    known: HashSet<PathBuf>,
 }
 
 impl Watched {
@@ -131,16 +134,33 @@ impl Watched {
         Watched {
             taken: now_ns(),
             paths: Vec::new(),
+            known: HashSet::new(),
         }
     }
 
     /// Stamps `path` now. Stamp before reading: a change made while the
     /// answer is worked out then shows as a different stamp next time.
     pub fn add(&mut self, path: PathBuf) {
-        if self.paths.iter().all(|(p, _)| *p != path) {
+        if !self.known.contains(&path) {
             let stamp = Stamp::of(&path);
+            self.known.insert(path.clone());
             self.paths.push((path, stamp));
         }
+    }
+
+    /// Records `path` with the `stamp` an earlier answer saw and found
+    /// unchanged just now: what [`Parts`] vouched for needs no second
+    /// `stat`.
+    pub fn add_seen(&mut self, path: PathBuf, stamp: Stamp) {
+        if !self.known.contains(&path) {
+            self.known.insert(path.clone());
+            self.paths.push((path, Some(stamp)));
+        }
+    }
+
+    /// When the record was started (ns since the epoch).
+    pub fn taken(&self) -> i128 {
+        self.taken
     }
 
     /// Whether every stamp is old enough to be trusted (see [`SETTLE`]).
@@ -162,6 +182,17 @@ impl Watched {
             .filter_map(|(_, s)| s.map(|s| s.mtime))
             .max()
     }
+}
+
+/// A remembered answer, whatever moved since it was worked out
+/// ([`Memos::recall_parts`]).
+pub struct Parts<T> {
+    pub value: T,
+    /// When the answer goes stale whatever the files say (ns).
+    pub valid_until: Option<i128>,
+    /// Each path it was worked out from, with its stamp then, and whether
+    /// that stamp is still the path's and was settled when it was taken.
+    pub paths: Vec<(PathBuf, Option<Stamp>, bool)>,
 }
 
 /// A remembered answer of type `T` and what it was worked out from.
@@ -222,6 +253,32 @@ impl Memos {
         fresh.then_some(stored.value)
     }
 
+    /// The answer remembered as `name` whatever moved since, with each
+    /// path it was worked out from judged: still as recorded, and settled
+    /// when it was taken (see [`SETTLE`]). For an answer worked out again
+    /// only where something changed. `None` if it does not verify or has
+    /// expired by `now`.
+    pub fn recall_parts<T: DeserializeOwned>(&self, name: &str, now: i128) -> Option<Parts<T>> {
+        let stored: Stored<T> = self.open_sealed(name)?;
+        if stored.valid_until.is_some_and(|t| now >= t) {
+            return None;
+        }
+        let paths = stored
+            .paths
+            .into_iter()
+            .map(|(p, s)| {
+                let good =
+                    s.is_none_or(|s| s.settled(stored.taken, self.settle)) && Stamp::of(&p) == s;
+                (p, s, good)
+            })
+            .collect();
+        Some(Parts {
+            value: stored.value,
+            valid_until: stored.valid_until,
+            paths,
+        })
+    }
+
     /// The answer remembered as `name` if it is ours (it verifies), however
     /// old: for hints that are checked anyway.
     pub fn peek<T: DeserializeOwned>(&self, name: &str) -> Option<T> {
@@ -241,9 +298,10 @@ impl Memos {
         (stored.format == FORMAT && stored.context == self.context).then_some(stored)
     }
 
-    /// Remembers `value` as `name`, worked out from `watched`. Nothing is
-    /// kept while a path is still unsettled (the next command works it out
-    /// again). Best effort: a memo that cannot be written costs only time.
+    /// Remembers `value` as `name`, worked out from `watched`. A path
+    /// still unsettled is kept too: [`Self::recall`] then does not trust
+    /// the whole answer, and [`Self::recall_parts`] says which parts are
+    /// good. Best effort: a memo that cannot be written costs only time.
     pub fn keep<T: Serialize>(
         &self,
         name: &str,
@@ -251,9 +309,6 @@ impl Memos {
         valid_until: Option<i128>,
         value: &T,
     ) {
-        if !watched.settled(self.settle) {
-            return;
-        }
         let stored = Stored {
             format: FORMAT,
             context: self.context.clone(),
@@ -478,15 +533,29 @@ mod tests {
     }
 
     #[test]
-    fn an_unsettled_input_is_never_remembered() {
+    fn an_unsettled_input_is_never_trusted_whole_nor_in_part() {
         let dir = tempfile::tempdir().unwrap();
         let memos = memos(dir.path());
-        let input = dir.path().join("input");
-        fs::write(&input, "fresh").unwrap();
+        let old = dir.path().join("old");
+        fs::write(&old, "settled").unwrap();
+        settle();
+        let fresh = dir.path().join("fresh");
+        fs::write(&fresh, "fresh").unwrap();
         let mut watched = Watched::start();
-        watched.add(input);
+        watched.add(old.clone());
+        watched.add(fresh.clone());
         memos.keep("m", watched, None, &"answer");
-        assert!(!dir.path().join(".aea").join(SEEN).join("m").exists());
+        // Even once both are old, the answer was taken while one was not.
+        settle();
+        assert_eq!(memos.recall::<String>("m", now_ns()), None);
+        let parts = memos.recall_parts::<String>("m", now_ns()).unwrap();
+        let good = |path: &Path| parts.paths.iter().find(|(p, ..)| p == path).unwrap().2;
+        assert!(good(&old), "the settled input is a good part");
+        assert!(!good(&fresh), "the unsettled one is not");
+        // A part that changed since is not good either.
+        fs::write(&old, "changed").unwrap();
+        let parts = memos.recall_parts::<String>("m", now_ns()).unwrap();
+        assert!(!parts.paths.iter().find(|(p, ..)| *p == old).unwrap().2);
     }
 
     #[test]

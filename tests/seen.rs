@@ -717,3 +717,143 @@ fn a_check_on_a_broken_config_leaves_the_inbox_not_quiet() {
     );
     assert!(stderr(&out).contains("commit blocked"), "{}", stderr(&out));
 }
+
+/// `check --json` twice: as the inbox is now, working out only what the
+/// last report cannot vouch for, then with nothing remembered (every file
+/// read, verified and judged again). The two must say the same.
+fn partly_and_whole(env: &TestEnv, repo: &Path) -> Value {
+    let partly = env.json(repo, &["check"]);
+    std::fs::remove_file(memo(env, repo)).unwrap();
+    let whole = env.json(repo, &["check"]);
+    assert_eq!(
+        partly, whole,
+        "a report made in part differs from a whole one"
+    );
+    partly
+}
+
+/// The file in `repo`'s inbox holding `needle`.
+fn file_with(repo: &Path, needle: &str) -> PathBuf {
+    inbox_files(repo)
+        .into_iter()
+        .map(|name| repo.join(".aea").join(name))
+        .find(|p| std::fs::read_to_string(p).unwrap().contains(needle))
+        .unwrap()
+}
+
+#[test]
+fn a_report_made_again_only_where_files_changed_says_what_a_whole_one_says() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    for n in 0..6 {
+        env.question(&api, "web", &format!("waiting {n}"));
+    }
+    remembered_check(&env, &web);
+
+    // Urgent mail arrives: it goes first, and the references are those of
+    // the whole inbox.
+    let urgent = env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "issue",
+            "--priority",
+            "urgent",
+            "--subject",
+            "fire",
+        ],
+    );
+    let report = partly_and_whole(&env, &web);
+    assert_eq!(report["messages"][0]["id"], urgent.as_str(), "{report}");
+    assert_eq!(report["unprocessed"], 7);
+
+    // A file that is no message.
+    remembered_check(&env, &web);
+    let junk = "message-20260101T000000Z-from-api-00000001.json";
+    std::fs::write(web.join(".aea").join(junk), "{not json").unwrap();
+    let report = partly_and_whole(&env, &web);
+    assert_eq!(report["invalid"].as_array().unwrap().len(), 1, "{report}");
+
+    // One kept file rewritten in place while new mail arrives: both show.
+    remembered_check(&env, &web);
+    let file = file_with(&web, "\"waiting 3\"");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("\"waiting 3\"", "\"WAITING 3\"")).unwrap();
+    env.question(&api, "web", "late");
+    let report = partly_and_whole(&env, &web);
+    assert_eq!(report["invalid"].as_array().unwrap().len(), 2, "{report}");
+    assert_eq!(report["unprocessed"], 7, "{report}");
+
+    // A kept file gone (another tool archived it) and new mail: the gone
+    // one is not listed from memory.
+    remembered_check(&env, &web);
+    let gone = file_with(&web, "\"waiting 4\"");
+    std::fs::remove_file(&gone).unwrap();
+    env.question(&api, "web", "later");
+    let report = partly_and_whole(&env, &web);
+    assert_eq!(report["unprocessed"], 7, "{report}");
+
+    // A copy of a waiting message under a new name (a replay): judged over
+    // both files, as a whole listing does; the copy is set aside.
+    remembered_check(&env, &web);
+    let original = file_with(&web, "\"waiting 0\"");
+    let copy = web
+        .join(".aea")
+        .join("message-20990101T000000Z-from-api-0000beef.json");
+    std::fs::copy(&original, &copy).unwrap();
+    let report = partly_and_whole(&env, &web);
+    assert_eq!(report["unprocessed"], 7, "{report}");
+    assert!(!copy.exists(), "the replayed copy was not set aside");
+    assert!(original.exists(), "the original was taken for the copy");
+
+    // The registry forgets the sender while mail arrives: nothing of the
+    // last report is kept, every message is judged again.
+    remembered_check(&env, &web);
+    let registry = env.path().join("home").join("registry.toml");
+    let text = std::fs::read_to_string(&registry).unwrap();
+    let without_key = text
+        .lines()
+        .filter(|l| !l.starts_with("key = "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_ne!(without_key, text, "the registry has no key to take away");
+    std::fs::write(&registry, without_key).unwrap();
+    env.question(&api, "web", "unsigned now");
+    let report = partly_and_whole(&env, &web);
+    assert!(
+        report["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["sender"] != "verified"),
+        "a message kept from before the key went still says verified: {report}"
+    );
+}
+
+#[test]
+fn a_remembered_answer_that_warned_says_its_warning_again() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.question(&api, "web", "hello");
+    std::fs::write(web.join(".aea/agent-config.yaml"), "response_policy: [\n").unwrap();
+    env.run(&web, &["check"]);
+    settle();
+    let first = env.run(&web, &["check"]);
+    let kept = std::fs::read(memo(&env, &web)).expect("a report that warned is remembered");
+    let again = env.run(&web, &["check"]);
+    assert_eq!(
+        std::fs::read(memo(&env, &web)).unwrap(),
+        kept,
+        "the remembered report was not used"
+    );
+    assert!(
+        stderr(&first).contains("every message needs approval"),
+        "{}",
+        stderr(&first)
+    );
+    assert_eq!(stderr(&again), stderr(&first));
+    assert_eq!(stdout(&again), stdout(&first));
+}

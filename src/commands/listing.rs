@@ -3,7 +3,8 @@
 //! the invalid files with their reason) and its human rendering.
 
 use std::cell::Cell;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
@@ -16,7 +17,7 @@ use crate::mailbox::{Approval, Entry, Mailbox, Marker, StaleMarker};
 use crate::message::{MessageType, Priority};
 use crate::policy::{Decision, Judge, Warn};
 use crate::printer::untrusted_short;
-use crate::seen::Watched;
+use crate::seen::{Parts, Stamp, Watched};
 
 #[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -248,12 +249,14 @@ fn is_zero(n: &usize) -> bool {
 /// The name the report of the unprocessed mail is remembered under.
 const REPORT_MEMO: &str = "report.json";
 
-/// A report as remembered, with whether working it out printed warnings
-/// (a command that shows warnings works it out again, to show them).
+/// A report as remembered, with the warnings working it out gave: a
+/// command that shows warnings says them again from here.
 #[derive(Serialize, Deserialize)]
 struct Remembered {
     report: Report,
     warned: bool,
+    #[serde(default)]
+    warnings: Vec<String>,
 }
 
 /// The report of the unprocessed mail (as `check` prints it), remembered
@@ -291,28 +294,49 @@ pub fn unprocessed_report(
     let now_ns = now.timestamp_nanos_opt().map_or(i128::MAX, i128::from);
     if let Some(memos) = &memos
         && let Some(r) = memos.recall::<Remembered>(REPORT_MEMO, now_ns)
-        && (quiet || !r.warned)
+        // A memo from before warnings were kept says that it warned, not
+        // what: worked out again for a command that shows them.
+        && (quiet || !r.warned || !r.warnings.is_empty())
     {
+        if !quiet {
+            for text in &r.warnings {
+                ctx.printer.warn(text);
+            }
+        }
         return Ok(r.report);
     }
     let mut watched = Watched::start();
     mailbox.watch_listing(&mut watched);
     ctx.watch_identity(&mut watched);
-    let entries = mailbox.unprocessed()?;
+    // What the last report knew of the files that have not changed since
+    // is not read, verified or judged again.
+    let earlier = memos
+        .as_ref()
+        .and_then(|m| m.recall_parts::<Remembered>(REPORT_MEMO, now_ns))
+        .and_then(|parts| Earlier::of(mailbox, parts));
+    let (entries, kept) = match earlier {
+        Some(earlier) => earlier.listing(mailbox)?,
+        None => (mailbox.unprocessed()?, Kept::default()),
+    };
     housekeep_if_due(mailbox, ctx, quiet);
     let warned = Rc::new(Cell::new(false));
+    let warnings = Rc::new(std::cell::RefCell::new(Vec::new()));
     let warn: Warn = {
         let warned = warned.clone();
+        let warnings = warnings.clone();
         let printer = ctx.printer;
         Rc::new(move |text: &str| {
             warned.set(true);
+            warnings.borrow_mut().push(text.to_string());
             if !quiet {
                 printer.warn(text);
             }
         })
     };
     let judge = judge(warn);
-    let report = build_report(mailbox, &entries, &judge, ctx);
+    let mut report = build_report(mailbox, &entries, &judge, ctx);
+    let valid_until_kept = kept.valid_until;
+    kept.join(&mut report, &mut watched);
     if report.not_read == 0 {
         note_vanished(mailbox, &report, quiet, ctx);
     }
@@ -339,19 +363,188 @@ pub fn unprocessed_report(
         .filter(|t| *t > now)
         .min()
         .and_then(|t| t.timestamp_nanos_opt())
-        .map(i128::from);
+        .map(i128::from)
+        .into_iter()
+        .chain(valid_until_kept)
+        .min();
     // Quiet lets the pre-commit script skip aea: not while anything was
     // said about the inbox (a config that does not read, on which the
     // gate blocks, is said in a warning), nor while gated mail is hidden
     // by a marker aea did not write (the gate blocks on it).
-    let quiet = entries.is_empty() && report.processed_without_approval.is_empty();
+    let quiet = report.messages.is_empty()
+        && report.invalid.is_empty()
+        && report.processed_without_approval.is_empty();
     memos.set_quiet(quiet && !warned.get(), &watched);
     let remembered = Remembered {
         report,
         warned: warned.get(),
+        warnings: warnings.take(),
     };
     memos.keep(REPORT_MEMO, watched, valid_until, &remembered);
     Ok(remembered.report)
+}
+
+/// The report an earlier command worked out, where nothing it was worked
+/// out from moved but the inbox's own listing and some of its files: the
+/// folders that hide, defer or approve mail, the config, the registry and
+/// keys are as they were, and were settled then.
+struct Earlier {
+    remembered: Remembered,
+    valid_until: Option<i128>,
+    /// The waiting files of that report still as they were, by name.
+    files: HashMap<String, (PathBuf, Stamp)>,
+}
+
+impl Earlier {
+    fn of(mailbox: &Mailbox, parts: Parts<Remembered>) -> Option<Self> {
+        // Warnings are said by the judge as it works: a report that warned
+        // is worked out again whole, so that they are said again.
+        if parts.value.warned || parts.value.report.not_read > 0 {
+            return None;
+        }
+        let mut files = HashMap::new();
+        for (path, stamp, good) in parts.paths {
+            if path == mailbox.dir() {
+                continue;
+            }
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .filter(|n| crate::message::is_message_file_name(n));
+            match (path.parent() == Some(mailbox.dir()), name, stamp) {
+                (true, Some(name), Some(stamp)) => {
+                    if good {
+                        files.insert(name.to_string(), (path, stamp));
+                    }
+                }
+                _ if good => {}
+                _ => return None,
+            }
+        }
+        Some(Earlier {
+            remembered: parts.value,
+            valid_until: parts.valid_until,
+            files,
+        })
+    }
+
+    /// Lists the inbox, reading only the files the earlier report does not
+    /// vouch for; returns their entries and what is kept of the report.
+    fn listing(self, mailbox: &Mailbox) -> Result<(Vec<Entry>, Kept)> {
+        let names = mailbox.message_names()?;
+        let listed: HashSet<&str> = names.iter().map(String::as_str).collect();
+        let report = self.remembered.report;
+        let still = |file: &str| listed.contains(file) && self.files.contains_key(file);
+        let messages: Vec<Item> = report
+            .messages
+            .into_iter()
+            .filter(|m| still(&m.file))
+            .collect();
+        let invalid: Vec<Invalid> = report
+            .invalid
+            .into_iter()
+            .filter(|i| still(&i.file))
+            .collect();
+        let known: HashSet<&str> = messages
+            .iter()
+            .map(|m| m.file.as_str())
+            .chain(invalid.iter().map(|i| i.file.as_str()))
+            .collect();
+        let fresh: HashSet<String> = names
+            .iter()
+            .filter(|n| !known.contains(n.as_str()))
+            .cloned()
+            .collect();
+        let entries = mailbox.unprocessed_among(names.clone(), Some(&fresh))?;
+        // A new file with the (sender, id) of a kept message: which of
+        // them is the message is decided over both, by a whole listing.
+        let ids: HashSet<(&str, &str)> = messages
+            .iter()
+            .map(|m| (m.from.as_str(), m.id.as_str()))
+            .collect();
+        if entries.iter().any(|e| {
+            e.valid()
+                .is_some_and(|m| ids.contains(&(m.from.agent_id.as_str(), m.message_id.as_str())))
+        }) {
+            return Ok((mailbox.unprocessed()?, Kept::default()));
+        }
+        let stamps = known
+            .iter()
+            .filter_map(|n| self.files.get(*n).cloned())
+            .collect();
+        Ok((
+            entries,
+            Kept {
+                messages,
+                invalid,
+                stamps,
+                valid_until: self.valid_until,
+            },
+        ))
+    }
+}
+
+/// What a report keeps of an earlier one: the items of the files that did
+/// not change, to be joined with those read now.
+#[derive(Default)]
+struct Kept {
+    messages: Vec<Item>,
+    invalid: Vec<Invalid>,
+    stamps: Vec<(PathBuf, Stamp)>,
+    valid_until: Option<i128>,
+}
+
+impl Kept {
+    /// Joins the kept items with `report` (of the files read now): in
+    /// processing order, deferred mail last, with references and counts
+    /// worked out over the whole inbox, as a whole listing gives them.
+    fn join(self, report: &mut Report, watched: &mut Watched) {
+        for (path, stamp) in self.stamps {
+            watched.add_seen(path, stamp);
+        }
+        if self.messages.is_empty() && self.invalid.is_empty() {
+            return;
+        }
+        report.messages.extend(self.messages);
+        report.invalid.extend(self.invalid);
+        report.messages.sort_by(|a, b| {
+            let key = |m: &Item| {
+                (
+                    m.priority,
+                    m.message_type,
+                    crate::message::parse_time(&m.timestamp),
+                )
+            };
+            key(a).cmp(&key(b)).then_with(|| a.file.cmp(&b.file))
+        });
+        report.messages.sort_by_key(|m| m.deferred.is_some());
+        report.invalid.sort_by(|a, b| a.file.cmp(&b.file));
+        let names: Vec<&str> = report
+            .messages
+            .iter()
+            .map(|m| m.file.as_str())
+            .chain(report.invalid.iter().map(|i| i.file.as_str()))
+            .collect();
+        let refs = crate::shortref::for_names(&names);
+        let (messages, invalid) = refs.split_at(report.messages.len());
+        for (m, r) in report.messages.iter_mut().zip(messages) {
+            m.short_ref.clone_from(r);
+        }
+        for (i, r) in report.invalid.iter_mut().zip(invalid) {
+            i.short_ref.clone_from(r);
+        }
+        report.unprocessed = report.messages.len();
+        report.deferred = report
+            .messages
+            .iter()
+            .filter(|m| m.deferred.is_some())
+            .count();
+        report.needs_approval = report
+            .messages
+            .iter()
+            .filter(|m| m.approval.waits())
+            .count();
+    }
 }
 
 /// Notes what waits now, and says (unless `quiet`) what waited at the last

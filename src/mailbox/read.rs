@@ -28,13 +28,28 @@ impl Mailbox {
     /// or record that is not empty is read and must cover the file's bytes.
     pub fn unprocessed(&self) -> Result<Vec<Entry>> {
         self.check_state()?;
+        let names = self.message_names()?;
+        self.unprocessed_among(names, None)
+    }
+
+    /// Like [`Self::unprocessed`], for the inbox files `names` (all of
+    /// them, as listed), reading only those in `fresh` when it is given:
+    /// the rest are known to the caller from an earlier listing whose
+    /// files have not changed since. What is remembered of the others
+    /// (files found invalid) is kept; how many are marked processed by
+    /// another tool is then unknown ([`Self::listed_processed`] is `None`).
+    pub fn unprocessed_among(
+        &self,
+        mut names: Vec<String>,
+        fresh: Option<&HashSet<String>>,
+    ) -> Result<Vec<Entry>> {
+        self.check_state()?;
         let markers = self.shared_dir(Shared::Markers)?;
         let records = self.private_dir(Private::Records)?;
         // Files found invalid before, by stamp: a flood of junk costs one
         // read per file, once, and a `stat` afterwards.
         let known_invalid = self.invalid_memory();
         let mut invalid_now = InvalidMemory::default();
-        let mut names = self.message_names()?;
         names.sort();
         let mut marked = 0;
         let mut read = 0;
@@ -42,6 +57,12 @@ impl Mailbox {
         let mut entries = Vec::new();
         let mut strays = Vec::new();
         for name in names {
+            if let Some(fresh) = fresh
+                && !fresh.contains(&name)
+            {
+                invalid_now.carry(&known_invalid, &name);
+                continue;
+            }
             // The bash AEA `touch`es empty markers: hidden without a read.
             if let Some(markers) = &markers
                 && fs::symlink_metadata(markers.join(&name))
@@ -95,7 +116,7 @@ impl Mailbox {
                 entries.push(entry);
             }
         }
-        self.listed_processed.set(Some(marked));
+        self.listed_processed.set(fresh.is_none().then_some(marked));
         self.listed_unread.set(unread);
         if invalid_now != known_invalid {
             self.remember_invalid(&invalid_now);
@@ -690,6 +711,13 @@ impl InvalidMemory {
 
     fn keep(&mut self, name: &str, stamp: crate::seen::Stamp, reason: String) {
         self.0.insert(name.to_string(), (stamp, reason));
+    }
+
+    /// Keeps what `earlier` remembered of `name`, which was not read again.
+    fn carry(&mut self, earlier: &InvalidMemory, name: &str) {
+        if let Some(known) = earlier.0.get(name) {
+            self.0.insert(name.to_string(), known.clone());
+        }
     }
 }
 
