@@ -121,7 +121,11 @@ pub fn record(
 /// `check`, `pending` and `doctor` say that nobody approved them.
 pub fn processed_without_approval(mailbox: &Mailbox, judge: &Judge) -> Result<Vec<Entry>> {
     mailbox.check_state()?;
-    let mut names = mailbox.marked_names()?;
+    // The listing the caller just made knows them; else one `stat` each.
+    let mut names = match mailbox.listed_marked() {
+        Some(names) => names,
+        None => mailbox.marked_names()?,
+    };
     names.sort();
     Ok(names
         .into_iter()

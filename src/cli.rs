@@ -313,14 +313,18 @@ pub struct CheckArgs {
     pub event: Option<String>,
 
     /// List only the mail put off with `process --outcome deferred`
-    #[arg(long, conflicts_with_all = ["processed", "all", "hook"])]
+    #[arg(long, conflicts_with_all = ["processed", "hook"])]
     pub deferred: bool,
 
-    /// List processed mail, with how and when it was processed
-    #[arg(long, conflicts_with_all = ["all", "hook"])]
+    /// List processed mail (oldest first), with how and when it was processed
+    #[arg(long, conflicts_with = "hook")]
     pub processed: bool,
 
-    /// List every message: unprocessed (deferred last), then processed
+    /// List at most N messages (and N invalid files), the first in processing order; the rest are counted [default: 20]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with_all = ["all", "hook"])]
+    pub limit: Option<u32>,
+
+    /// List every message, not a page
     #[arg(long, conflicts_with = "hook")]
     pub all: bool,
 }

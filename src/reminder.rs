@@ -240,6 +240,9 @@ fn memory_key(harness: Harness, session: Option<&str>) -> String {
     }
 }
 
+/// How many short references of new mail a reminder names at most.
+const HOOK_REFS: usize = 5;
+
 /// The reminder: counts and short references only.
 fn summary(unread: &[(String, bool)], new: &[(bool, &String)]) -> String {
     let new_refs: Vec<&str> = new
@@ -255,7 +258,13 @@ fn summary(unread: &[(String, bool)], new: &[(bool, &String)]) -> String {
         plural(valid_total)
     );
     if !new_refs.is_empty() {
-        let _ = write!(text, "; new since last reminder: {}", new_refs.join(", "));
+        // A few references to start from; past those, a count: a flood
+        // must not fill the model's context.
+        let shown = &new_refs[..new_refs.len().min(HOOK_REFS)];
+        let _ = write!(text, "; new since last reminder: {}", shown.join(", "));
+        if new_refs.len() > shown.len() {
+            let _ = write!(text, " and {} more", new_refs.len() - shown.len());
+        }
     }
     if new_invalid > 0 {
         let _ = write!(

@@ -15,7 +15,7 @@ use crate::registry::Registry;
 #[derive(Debug, Clone)]
 pub enum Route {
     /// A repository on this machine.
-    Local(Recipient),
+    Local(Box<Recipient>),
     /// An agent behind the mail remote: the mail is queued for `aea sync`.
     Remote(String),
     /// An agent of another file protocol (SPEC §12): the mail is written
@@ -100,7 +100,7 @@ pub fn resolve(
         {
             return Err(error);
         }
-        return Recipient::open(&path).map(Route::Local);
+        return Recipient::open(&path).map(|r| Route::Local(Box::new(r)));
     }
     check_agent_id(target).map_err(|reason| Error::InvalidAgentId {
         id: target.to_string(),
@@ -121,7 +121,7 @@ pub fn resolve(
                 }
                 Some(entry) if entry.enabled => {
                     return Recipient::open(&entry.path)
-                        .map(Route::Local)
+                        .map(|r| Route::Local(Box::new(r)))
                         .map_err(|e| moved(target, path, &entry.path, e));
                 }
                 Some(_) => tried.push(format!("registry {} (entry disabled)", path.display())),
@@ -137,7 +137,7 @@ pub fn resolve(
         // with that id counts.
         let recipient = Recipient::open(&repo)?;
         if recipient.id == target {
-            return Ok(Route::Local(recipient));
+            return Ok(Route::Local(Box::new(recipient)));
         }
         tried.push(format!(
             "bash registry {}: {} is agent {}",
@@ -164,7 +164,7 @@ pub fn resolve(
                 hint,
             })
         }
-        1 => Recipient::open(&siblings[0]).map(Route::Local),
+        1 => Recipient::open(&siblings[0]).map(|r| Route::Local(Box::new(r))),
         _ => Err(Error::RecipientAmbiguous {
             target: target.to_string(),
             candidates: siblings.iter().map(|p| p.display().to_string()).collect(),
@@ -346,7 +346,7 @@ pub fn return_address(
         }
     }
     match local_return_address(message, registry) {
-        Ok(recipient) => Ok(Route::Local(recipient)),
+        Ok(recipient) => Ok(Route::Local(Box::new(recipient))),
         Err(Error::NoReturnAddress { .. }) if via_remote => Ok(Route::Remote(agent.clone())),
         Err(e) => Err(e),
     }

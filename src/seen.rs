@@ -55,7 +55,7 @@ pub const SETTLE: Duration = Duration::from_secs(2);
 const KEY_FILE: &str = "seen.key";
 /// Largest memo read back: an inbox of unprocessed mail this large is
 /// listed instead.
-const MEMO_LIMIT: u64 = 8 * 1024 * 1024;
+const MEMO_LIMIT: u64 = 64 * 1024 * 1024;
 /// Bumped whenever what a memo holds changes meaning.
 const FORMAT: u32 = 1;
 
@@ -158,9 +158,31 @@ impl Watched {
         }
     }
 
-    /// When the record was started (ns since the epoch).
-    pub fn taken(&self) -> i128 {
-        self.taken
+    /// The paths of this record that `keep` says an answer depends on,
+    /// with their stamps, taken at the same time: for a smaller answer
+    /// worked out from part of what this one was.
+    #[must_use]
+    pub fn keeping(&self, keep: impl Fn(&Path) -> bool) -> Watched {
+        Self::of(
+            self.taken,
+            self.paths
+                .iter()
+                .filter(|(p, _)| keep(p))
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// A record taken at `taken` (ns since the epoch) of `paths` as they
+    /// were stamped then.
+    #[must_use]
+    pub fn of(taken: i128, paths: Vec<(PathBuf, Option<Stamp>)>) -> Watched {
+        let known = paths.iter().map(|(p, _)| p.clone()).collect();
+        Watched {
+            taken,
+            paths,
+            known,
+        }
     }
 
     /// Whether every stamp is old enough to be trusted (see [`SETTLE`]).
@@ -188,6 +210,8 @@ impl Watched {
 /// ([`Memos::recall_parts`]).
 pub struct Parts<T> {
     pub value: T,
+    /// When it was worked out (ns since the epoch).
+    pub taken: i128,
     /// When the answer goes stale whatever the files say (ns).
     pub valid_until: Option<i128>,
     /// Each path it was worked out from, with its stamp then, and whether
@@ -274,6 +298,7 @@ impl Memos {
             .collect();
         Some(Parts {
             value: stored.value,
+            taken: stored.taken,
             valid_until: stored.valid_until,
             paths,
         })

@@ -94,7 +94,8 @@ fn a_flood_from_another_user_neither_stalls_nor_opens_the_commit_gate() {
     // `check` reads them all once and remembers them as invalid: the next
     // listing does not read them again, and the gate sees what waits.
     let report = env.json(&web, &["check"]);
-    assert_eq!(report["invalid"].as_array().unwrap().len(), 5000);
+    assert_eq!(report["invalid"].as_array().unwrap().len(), 20, "a page");
+    assert_eq!(report["more_invalid"], 4980);
     assert_eq!(report["messages"].as_array().unwrap().len(), 1);
     let out = commit(&env, &web, "b");
     assert!(!out.status.success(), "urgent gated mail let a commit pass");
@@ -168,4 +169,97 @@ fn an_aea_that_does_not_answer_in_time_blocks_a_commit_while_urgent_mail_waits()
         "{}",
         stderr(&out)
     );
+}
+
+/// `check` lists a page: the first messages in processing order, the rest
+/// counted; `--limit` and `--all` choose otherwise, and `--json` pages the
+/// same way. A hook names a few new messages and counts the rest.
+#[test]
+fn check_lists_a_page_and_counts_the_rest() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    for n in 0..24 {
+        env.question(&api, "web", &format!("question {n}"));
+    }
+    let urgent = env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "issue",
+            "--priority",
+            "urgent",
+            "--subject",
+            "fire",
+        ],
+    );
+    for n in 0..3 {
+        std::fs::write(
+            web.join(".aea").join(format!(
+                "message-20260101T00000{n}Z-from-api-0000000{n}.json"
+            )),
+            "{not json",
+        )
+        .unwrap();
+    }
+    let hook = env.ok(&web, &["check", "--hook", "plain"]);
+    assert!(hook.contains("25 unprocessed messages"), "{hook}");
+    assert!(
+        hook.contains("and 20 more"),
+        "a hook names every new message: {hook}"
+    );
+    let named = hook
+        .split([' ', ','])
+        .filter(|w| {
+            w.len() == 9 && w.starts_with('m') && w[1..].bytes().all(|b| b.is_ascii_hexdigit())
+        })
+        .count();
+    assert_eq!(named, 5, "{hook}");
+
+    let all = env.json(&web, &["check", "--all"]);
+    let ids = |r: &serde_json::Value| -> Vec<String> {
+        r["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids(&all).len(), 25);
+    assert_eq!(ids(&all)[0], urgent, "processing order: urgent first");
+    assert_eq!(
+        (all["more"].as_u64(), all["more_invalid"].as_u64()),
+        (Some(0), Some(0))
+    );
+
+    let page = env.json(&web, &["check"]);
+    assert_eq!(
+        ids(&page),
+        ids(&all)[..20],
+        "the page is the first twenty in order"
+    );
+    assert_eq!(page["more"], 5);
+    assert_eq!(
+        page["unprocessed"], 25,
+        "totals are the inbox's, not the page's"
+    );
+    assert_eq!(page["invalid"].as_array().unwrap().len(), 3);
+
+    let small = env.json(&web, &["check", "--limit", "2"]);
+    assert_eq!(ids(&small), ids(&all)[..2]);
+    assert_eq!(
+        (small["more"].as_u64(), small["more_invalid"].as_u64()),
+        (Some(23), Some(1))
+    );
+    assert_eq!(small["invalid"].as_array().unwrap().len(), 2);
+    let text = env.ok(&web, &["check", "--limit", "2"]);
+    assert!(text.contains("... and 23 more"), "{text}");
+    assert!(text.contains("3 invalid files"), "{text}");
+    assert_eq!(text.matches("     ref ").count(), 2, "{text}");
+
+    let zero = env.run(&web, &["check", "--limit", "0"]);
+    assert_eq!(code(&zero), 2, "a page of nothing: {}", stderr(&zero));
+    let both = env.run(&web, &["check", "--limit", "3", "--all"]);
+    assert_eq!(code(&both), 2, "{}", stderr(&both));
 }

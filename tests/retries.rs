@@ -67,7 +67,7 @@ fn archived(env: &TestEnv, repo: &Path) -> usize {
 }
 
 fn inbox_ids(env: &TestEnv, repo: &Path) -> Vec<String> {
-    env.json(repo, &["check"])["messages"]
+    env.json(repo, &["check", "--all"])["messages"]
         .as_array()
         .unwrap()
         .iter()

@@ -45,6 +45,7 @@ fn remembered_check(env: &TestEnv, repo: &Path) -> Value {
     }
     settle();
     let _ = std::fs::remove_file(memo(env, repo));
+    let _ = std::fs::remove_file(seen_dir(env, repo).join("page.json"));
     let report = env.json(repo, &["check"]);
     assert!(
         memo(env, repo).exists(),
@@ -724,6 +725,7 @@ fn a_check_on_a_broken_config_leaves_the_inbox_not_quiet() {
 fn partly_and_whole(env: &TestEnv, repo: &Path) -> Value {
     let partly = env.json(repo, &["check"]);
     std::fs::remove_file(memo(env, repo)).unwrap();
+    let _ = std::fs::remove_file(seen_dir(env, repo).join("page.json"));
     let whole = env.json(repo, &["check"]);
     assert_eq!(
         partly, whole,
@@ -856,4 +858,55 @@ fn a_remembered_answer_that_warned_says_its_warning_again() {
     );
     assert_eq!(stderr(&again), stderr(&first));
     assert_eq!(stdout(&again), stdout(&first));
+}
+
+#[test]
+fn a_remembered_page_shows_every_change_to_what_it_lists() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    for n in 0..24 {
+        env.question(&api, "web", &format!("waiting {n:02}"));
+    }
+    let page = remembered_check(&env, &web);
+    assert_eq!(
+        (
+            page["messages"].as_array().unwrap().len(),
+            page["more"].as_u64()
+        ),
+        (20, Some(4))
+    );
+    assert!(
+        seen_dir(&env, &web).join("page.json").exists(),
+        "the page is remembered"
+    );
+    // Another page size is worked out, not taken from the remembered one.
+    let small = env.json(&web, &["check", "--limit", "3"]);
+    assert_eq!(small["messages"].as_array().unwrap().len(), 3, "{small}");
+    assert_eq!(small["more"], 21);
+    // A message on the page rewritten in place, same size: shown invalid.
+    remembered_check(&env, &web);
+    let first = page["messages"][0]["subject"].as_str().unwrap().to_string();
+    let file = file_with(&web, &format!("\"{first}\""));
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace(&first, &first.to_uppercase())).unwrap();
+    let after = env.json(&web, &["check"]);
+    assert_eq!(after["invalid"].as_array().unwrap().len(), 1, "{after}");
+    assert_eq!(after["unprocessed"], 23, "{after}");
+    // New mail, first in order, shows on the page at once.
+    remembered_check(&env, &web);
+    let urgent = env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "issue",
+            "--priority",
+            "urgent",
+            "--subject",
+            "fire",
+        ],
+    );
+    let after = env.json(&web, &["check"]);
+    assert_eq!(after["messages"][0]["id"], urgent.as_str(), "{after}");
 }

@@ -7,7 +7,8 @@ use std::io::{IsTerminal, Read};
 
 use super::Context;
 use super::listing::{
-    Item, Report, build_report, plural, print_item, print_unapproved, unprocessed_report, unread,
+    Item, Report, build_report, plural, print_item, print_unapproved, unprocessed_page,
+    unprocessed_report, unread,
 };
 use crate::cli::CheckArgs;
 use crate::error::{ExitCode, Result};
@@ -37,17 +38,23 @@ pub fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
             ctx,
         ));
     }
-    let report = if args.deferred || args.processed || args.all {
+    let limit = (!args.all).then(|| args.limit.map_or(PAGE, |n| n as usize));
+    let mut report = if args.deferred || args.processed {
         report_of(&mailbox, &ctx.judge(&mailbox), args, ctx)?
+    } else if let Some(limit) = limit {
+        unprocessed_page(&mailbox, ctx, limit, judge)?
     } else {
         unprocessed_report(&mailbox, ctx, false, judge)?
     };
+    let waiting = report.unprocessed + report.invalid.len() + report.more_invalid;
+    if let Some(limit) = limit {
+        report.page(limit);
+    }
     if ctx.printer.json() {
         ctx.printer.value(&report);
     } else {
         print_human(&report, ctx);
     }
-    let waiting = report.unprocessed + report.invalid.len();
     Ok(if args.exit_code && waiting > 0 {
         ExitCode::Attention
     } else {
@@ -55,8 +62,13 @@ pub fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
     })
 }
 
-/// The report `args` ask for: unprocessed mail (the default), only the
-/// deferred, only the processed, or all of it.
+/// How many messages `check` lists unless told otherwise: what an agent
+/// takes in at once. The rest are counted, so a flood or a week away
+/// costs a page, not the whole inbox, in what is printed.
+const PAGE: usize = 20;
+
+/// The report `args` ask for besides the unprocessed mail: only the
+/// deferred, or only the processed.
 fn report_of(mailbox: &Mailbox, judge: &Judge, args: &CheckArgs, ctx: &Context) -> Result<Report> {
     // The counts are always of the unprocessed mail.
     let mut report = build_report(mailbox, &mailbox.unprocessed()?, judge, ctx);
@@ -67,11 +79,6 @@ fn report_of(mailbox: &Mailbox, judge: &Judge, args: &CheckArgs, ctx: &Context) 
     if args.processed {
         report.messages = processed_items(mailbox, judge, ctx)?;
         report.invalid.clear();
-    }
-    if args.all {
-        report
-            .messages
-            .extend(processed_items(mailbox, judge, ctx)?);
     }
     Ok(report)
 }
@@ -115,11 +122,17 @@ fn print_human(report: &Report, ctx: &Context) {
     for (n, m) in report.messages.iter().enumerate() {
         print_item(n + 1, m, ctx);
     }
-    if !report.invalid.is_empty() {
+    if report.more > 0 {
         p.line(format_args!(
-            "{} invalid file{} (never acted on; `aea validate` explains):",
-            report.invalid.len(),
-            plural(report.invalid.len())
+            "     ... and {} more (`aea check --limit N` or `--all` lists them)",
+            report.more
+        ));
+    }
+    if !report.invalid.is_empty() {
+        let total = report.invalid.len() + report.more_invalid;
+        p.line(format_args!(
+            "{total} invalid file{} (never acted on; `aea validate` explains):",
+            plural(total)
         ));
         for i in &report.invalid {
             p.line(format_args!(
@@ -128,6 +141,9 @@ fn print_human(report: &Report, ctx: &Context) {
                 untrusted_short(&i.file, 120),
                 untrusted_short(&i.reason, 160)
             ));
+        }
+        if report.more_invalid > 0 {
+            p.line(format_args!("  ... and {} more", report.more_invalid));
         }
     }
     print_unapproved(&report.processed_without_approval, ctx);

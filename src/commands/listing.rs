@@ -17,7 +17,7 @@ use crate::mailbox::{Approval, Entry, Mailbox, Marker, StaleMarker};
 use crate::message::{MessageType, Priority};
 use crate::policy::{Decision, Judge, Warn};
 use crate::printer::untrusted_short;
-use crate::seen::{Parts, Stamp, Watched};
+use crate::seen::{Memos, Parts, Stamp, Watched};
 
 #[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -103,6 +103,13 @@ pub struct Report {
     /// What they hold is unknown; the pre-commit gate blocks on them.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub not_read: usize,
+    /// Messages waiting after the ones listed: `check` lists a page (the
+    /// first in processing order) unless asked for `--all`.
+    #[serde(default)]
+    pub more: usize,
+    /// Invalid files after the ones listed, likewise.
+    #[serde(default)]
+    pub more_invalid: usize,
     /// Gated messages another tool marked processed (an empty marker, as
     /// the bash AEA's `touch` makes) with no approval on record.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -237,7 +244,20 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
         messages,
         invalid,
         not_read: mailbox.listed_unread(),
+        more: 0,
+        more_invalid: 0,
         processed_without_approval: unapproved(mailbox, judge),
+    }
+}
+
+impl Report {
+    /// Keeps the first `limit` messages and invalid files, counting the
+    /// rest in `more` and `more_invalid`. The totals stay the inbox's.
+    pub fn page(&mut self, limit: usize) {
+        self.more += self.messages.len().saturating_sub(limit);
+        self.messages.truncate(limit);
+        self.more_invalid += self.invalid.len().saturating_sub(limit);
+        self.invalid.truncate(limit);
     }
 }
 
@@ -281,6 +301,105 @@ pub fn remembered_clean(mailbox: &Mailbox, ctx: &Context) -> Result<Option<Repor
         .map(|r| r.report))
 }
 
+/// The page a `check` without `--all` printed, remembered with what it
+/// shows: the inbox folder, the state and identity a report depends on,
+/// and the files on the page (not the rest: with thousands waiting,
+/// stamping each would cost more than the answer saves). A file past the
+/// page rewritten in place shows at the next change of the folder; every
+/// command that acts on a message reads it again.
+#[derive(Serialize, Deserialize)]
+struct Paged {
+    limit: usize,
+    remembered: Remembered,
+}
+
+/// The name the page of `check` is remembered under.
+const PAGE_MEMO: &str = "page.json";
+
+impl Remembered {
+    /// Whether this answer serves a command: one that shows warnings needs
+    /// to know them (a memo from before they were kept only says that it
+    /// warned). Says them unless `quiet`.
+    fn serves(&self, quiet: bool, ctx: &Context) -> bool {
+        if !(quiet || !self.warned || !self.warnings.is_empty()) {
+            return false;
+        }
+        if !quiet {
+            for text in &self.warnings {
+                ctx.printer.warn(text);
+            }
+        }
+        true
+    }
+}
+
+/// The report of the unprocessed mail, as [`unprocessed_report`] works it
+/// out, paged to the first `limit` messages and invalid files; remembered
+/// as that page, which the next `check` asking for it answers from while
+/// nothing it shows moved.
+pub fn unprocessed_page(
+    mailbox: &Mailbox,
+    ctx: &Context,
+    limit: usize,
+    judge: impl FnOnce(Warn) -> Judge,
+) -> Result<Report> {
+    mailbox.check_state()?;
+    let memos = ctx.memos(mailbox);
+    let now_ns = ctx
+        .rt
+        .now()
+        .timestamp_nanos_opt()
+        .map_or(i128::MAX, i128::from);
+    if let Some(memos) = &memos
+        && let Some(paged) = memos.recall::<Paged>(PAGE_MEMO, now_ns)
+        && paged.limit == limit
+        && paged.remembered.serves(false, ctx)
+    {
+        return Ok(paged.remembered.report);
+    }
+    let (mut report, made) = report_and_sources(mailbox, ctx, false, judge, memos.as_ref())?;
+    report.page(limit);
+    if let (Some(memos), Some(made)) = (&memos, made) {
+        let shown: HashSet<PathBuf> = report
+            .messages
+            .iter()
+            .map(|m| mailbox.dir().join(&m.file))
+            .chain(report.invalid.iter().map(|i| mailbox.dir().join(&i.file)))
+            .collect();
+        let watched = made
+            .watched
+            .keeping(|p| shown.contains(p) || !is_inbox_file(mailbox, p));
+        let paged = Paged {
+            limit,
+            remembered: Remembered {
+                report,
+                warned: made.warned,
+                warnings: made.warnings,
+            },
+        };
+        memos.keep(PAGE_MEMO, watched, made.valid_until, &paged);
+        return Ok(paged.remembered.report);
+    }
+    Ok(report)
+}
+
+/// Whether `path` is a message file at the top of the inbox.
+fn is_inbox_file(mailbox: &Mailbox, path: &std::path::Path) -> bool {
+    path.parent() == Some(mailbox.dir())
+        && path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(crate::message::is_message_file_name)
+}
+
+/// What a report was worked out from, for a memo of part of it.
+struct Sources {
+    watched: Watched,
+    valid_until: Option<i128>,
+    warned: bool,
+    warnings: Vec<String>,
+}
+
 pub fn unprocessed_report(
     mailbox: &Mailbox,
     ctx: &Context,
@@ -290,30 +409,45 @@ pub fn unprocessed_report(
     // Unsound state folders stop every reader, remembered or not.
     mailbox.check_state()?;
     let memos = ctx.memos(mailbox);
+    Ok(report_and_sources(mailbox, ctx, quiet, judge, memos.as_ref())?.0)
+}
+
+/// [`unprocessed_report`], with what the report was worked out from when
+/// it is at hand.
+fn report_and_sources(
+    mailbox: &Mailbox,
+    ctx: &Context,
+    quiet: bool,
+    judge: impl FnOnce(Warn) -> Judge,
+    memos: Option<&Memos>,
+) -> Result<(Report, Option<Sources>)> {
     let now = ctx.rt.now();
     let now_ns = now.timestamp_nanos_opt().map_or(i128::MAX, i128::from);
-    if let Some(memos) = &memos
-        && let Some(r) = memos.recall::<Remembered>(REPORT_MEMO, now_ns)
-        // A memo from before warnings were kept says that it warned, not
-        // what: worked out again for a command that shows them.
-        && (quiet || !r.warned || !r.warnings.is_empty())
-    {
-        if !quiet {
-            for text in &r.warnings {
-                ctx.printer.warn(text);
+    let parts = memos.and_then(|m| m.recall_parts::<Remembered>(REPORT_MEMO, now_ns));
+    let parts = match parts {
+        Some(parts) if parts.paths.iter().all(|(_, _, good)| *good) => {
+            if parts.value.serves(quiet, ctx) {
+                let sources = Sources {
+                    watched: Watched::of(
+                        parts.taken,
+                        parts.paths.into_iter().map(|(p, s, _)| (p, s)).collect(),
+                    ),
+                    valid_until: parts.valid_until,
+                    warned: parts.value.warned,
+                    warnings: parts.value.warnings.clone(),
+                };
+                return Ok((parts.value.report, Some(sources)));
             }
+            None
         }
-        return Ok(r.report);
-    }
+        other => other,
+    };
     let mut watched = Watched::start();
     mailbox.watch_listing(&mut watched);
     ctx.watch_identity(&mut watched);
     // What the last report knew of the files that have not changed since
     // is not read, verified or judged again.
-    let earlier = memos
-        .as_ref()
-        .and_then(|m| m.recall_parts::<Remembered>(REPORT_MEMO, now_ns))
-        .and_then(|parts| Earlier::of(mailbox, parts));
+    let earlier = parts.and_then(|parts| Earlier::of(mailbox, parts));
     let (entries, kept) = match earlier {
         Some(earlier) => earlier.listing(mailbox)?,
         None => (mailbox.unprocessed()?, Kept::default()),
@@ -345,7 +479,7 @@ pub fn unprocessed_report(
     let memos = memos.filter(|_| report.not_read == 0);
     let Some(memos) = memos else {
         mailbox.index_entries(&entries);
-        return Ok(report);
+        return Ok((report, None));
     };
     // Index the ids of mail not in the last report (that was indexed then).
     let before: HashSet<String> = memos
@@ -380,8 +514,14 @@ pub fn unprocessed_report(
         warned: warned.get(),
         warnings: warnings.take(),
     };
+    let sources = Sources {
+        watched: watched.keeping(|_| true),
+        valid_until,
+        warned: remembered.warned,
+        warnings: remembered.warnings.clone(),
+    };
     memos.keep(REPORT_MEMO, watched, valid_until, &remembered);
-    Ok(remembered.report)
+    Ok((remembered.report, Some(sources)))
 }
 
 /// The report an earlier command worked out, where nothing it was worked

@@ -108,6 +108,9 @@ pub struct Mailbox {
     read_cap: usize,
     /// How many files the last listing left unread because of the cap.
     listed_unread: Cell<usize>,
+    /// What the last listing found of each file's processed marker, so
+    /// that the report made from it asks the file system only once.
+    listed: std::cell::RefCell<Option<Box<read::Listed>>>,
     /// Whose actions the audit log records, with the clock: what aea
     /// does on its own while reading (setting a replay aside) is logged
     /// only where this is given.
@@ -401,6 +404,7 @@ impl Mailbox {
                     state_root: Rc::new(Cell::new(None)),
                     read_cap: usize::MAX,
                     listed_unread: Cell::new(0),
+                    listed: std::cell::RefCell::new(None),
                     auditor: None,
                 })
             }

@@ -8,7 +8,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{
-    Custody, Entry, Held, Mailbox, Marker, Processed, is_own_copy, names_of_messages,
+    Custody, Entry, Held, Mailbox, Marker, Processed, StaleMarker, is_own_copy, names_of_messages,
     read_and_hash, read_if_present, sort_for_processing,
 };
 use crate::error::{Error, Result};
@@ -56,6 +56,7 @@ impl Mailbox {
         let mut unread = 0;
         let mut entries = Vec::new();
         let mut strays = Vec::new();
+        let mut listed = Listed::default();
         for name in names {
             if let Some(fresh) = fresh
                 && !fresh.contains(&name)
@@ -63,15 +64,17 @@ impl Mailbox {
                 invalid_now.carry(&known_invalid, &name);
                 continue;
             }
+            let marker = markers
+                .as_ref()
+                .and_then(|m| fs::symlink_metadata(m.join(&name)).ok());
             // The bash AEA `touch`es empty markers: hidden without a read.
-            if let Some(markers) = &markers
-                && fs::symlink_metadata(markers.join(&name))
-                    .is_ok_and(|m| m.is_file() && m.len() == 0)
+            if marker.as_ref().is_some_and(|m| m.is_file() && m.len() == 0)
                 && records
                     .as_ref()
                     .is_none_or(|r| fs::symlink_metadata(r.join(&name)).is_err())
             {
                 marked += 1;
+                listed.marked.push(name);
                 continue;
             }
             let stamp = crate::seen::Stamp::of(&self.dir().join(&name));
@@ -98,6 +101,7 @@ impl Mailbox {
             {
                 invalid_now.keep(&name, stamp, reason.clone());
             }
+            let not_a_file = marker.as_ref().is_some_and(|m| !m.is_file());
             let hidden = match Mailbox::judge(&entry, markers.as_deref(), records.as_deref()) {
                 // The very bytes of a message processed under this name,
                 // which is in the store: a copy put back, no mail.
@@ -108,9 +112,20 @@ impl Mailbox {
                 Processed::Done(_) => true,
                 Processed::Marked(_) => {
                     marked += 1;
+                    listed.marked.push(entry.name.clone());
                     true
                 }
-                Processed::No | Processed::Replaced(_) => false,
+                Processed::Replaced(_) if !not_a_file => {
+                    listed
+                        .stale
+                        .insert(entry.name.clone(), Some(StaleMarker::Replaced));
+                    false
+                }
+                Processed::No | Processed::Replaced(_) => {
+                    let stale = not_a_file.then_some(StaleMarker::NotAFile);
+                    listed.stale.insert(entry.name.clone(), stale);
+                    false
+                }
             };
             if !hidden {
                 entries.push(entry);
@@ -118,6 +133,9 @@ impl Mailbox {
         }
         self.listed_processed.set(fresh.is_none().then_some(marked));
         self.listed_unread.set(unread);
+        // Files left unread may be marked too: then nobody knows them all.
+        listed.complete = unread == 0;
+        *self.listed.borrow_mut() = Some(Box::new(listed));
         if invalid_now != known_invalid {
             self.remember_invalid(&invalid_now);
         }
@@ -212,6 +230,16 @@ impl Mailbox {
             }
             _ => Processed::No,
         }
+    }
+
+    /// The inbox files the last listing found marked processed by another
+    /// tool, when it looked at every one (no file left unread).
+    pub fn listed_marked(&self) -> Option<Vec<String>> {
+        self.listed
+            .borrow()
+            .as_ref()
+            .filter(|l| l.complete)
+            .map(|l| l.marked.clone())
     }
 
     /// Names of the inbox files that have a `.processed/` marker (a
@@ -693,6 +721,18 @@ fn is_whole_id(reference: &str) -> bool {
 
 /// Largest memory of invalid files read back (about 100,000 files).
 const INVALID_LIMIT: u64 = 32 * 1024 * 1024;
+
+/// What a listing found of the processed markers of the files it looked
+/// at ([`Mailbox::unprocessed_among`]).
+#[derive(Debug, Default, Clone)]
+pub(super) struct Listed {
+    /// Hidden: marked processed by another tool, its marker covering them.
+    marked: Vec<String>,
+    /// Shown, each with what its marker says against it, if anything.
+    pub(super) stale: std::collections::HashMap<String, Option<StaleMarker>>,
+    /// Every file was looked at (none over the read cap).
+    complete: bool,
+}
 
 /// Inbox files found invalid, by name, with the stamp they had then and
 /// why. A file whose stamp is unchanged (same inode, size, times) is the

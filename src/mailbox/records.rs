@@ -82,6 +82,13 @@ impl Mailbox {
     /// written for other bytes (the file was replaced after it was
     /// processed).
     pub fn stale_marker(&self, entry: &Entry) -> Option<StaleMarker> {
+        // The listing that found it judged its marker already.
+        if entry.path.parent() == Some(self.dir())
+            && let Some(listed) = self.listed.borrow().as_ref()
+            && let Some(known) = listed.stale.get(&entry.name)
+        {
+            return *known;
+        }
         if let Ok(Some(markers)) = self.shared_dir(Shared::Markers)
             && fs::symlink_metadata(markers.join(&entry.name)).is_ok_and(|m| !m.is_file())
         {

@@ -94,7 +94,7 @@ key = \"{}\"
     }
 
     pub fn inbox_ids(&self, env: &TestEnv) -> Vec<String> {
-        let report = self.json(env, &["check"]);
+        let report = self.json(env, &["check", "--all"]);
         report["messages"]
             .as_array()
             .unwrap()

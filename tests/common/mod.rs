@@ -162,7 +162,7 @@ impl TestEnv {
     /// aea's short reference (what hooks print) of the unprocessed message
     /// `id` in `repo`, as `check --json` gives it.
     pub fn short_ref(&self, repo: &Path, id: &str) -> String {
-        let report = self.json(repo, &["check"]);
+        let report = self.json(repo, &["check", "--all"]);
         report["messages"]
             .as_array()
             .unwrap()
