@@ -467,7 +467,7 @@ fn killed_sends_retried(test: &str, keyed: bool) {
         }
     }
     for repo in [&web, &db] {
-        let report = env.json(repo, &["check"]);
+        let report = env.json(repo, &["check", "--all"]);
         let subjects: Vec<String> = report["messages"]
             .as_array()
             .unwrap()
@@ -599,7 +599,7 @@ fn a_killed_retry_retried_again_is_delivered_exactly_once() {
         kill_after(&env, &api, &argv, rng.below(span));
         env.ok(&api, &argv);
         for repo in [&web, &db] {
-            let report = env.json(repo, &["check"]);
+            let report = env.json(repo, &["check", "--all"]);
             let ids: Vec<&str> = report["messages"]
                 .as_array()
                 .unwrap()

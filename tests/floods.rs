@@ -263,3 +263,115 @@ fn check_lists_a_page_and_counts_the_rest() {
     let both = env.run(&web, &["check", "--limit", "3", "--all"]);
     assert_eq!(code(&both), 2, "{}", stderr(&both));
 }
+
+/// A first page of a flood checks the signatures of what it lists only:
+/// the rest are read for their place in the order and counted. A forged
+/// message on the page is an invalid file and the page fills up past it;
+/// one past the page is counted until it is judged, and `--all` judges
+/// every one.
+#[test]
+fn a_first_page_judges_what_it_lists_and_counts_the_rest() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    for n in 0..30 {
+        env.question(&api, "web", &format!("question {n:02}"));
+    }
+    // Two signed messages rewritten after signing: one that sorts first
+    // (urgent), one that sorts last (low).
+    let forge = |priority: &str, subject: &str| {
+        env.send(
+            &api,
+            "web",
+            &[
+                "--type",
+                "question",
+                "--priority",
+                priority,
+                "--subject",
+                subject,
+            ],
+        );
+        let file = inbox_files(&web)
+            .into_iter()
+            .map(|n| web.join(".aea").join(n))
+            .find(|p| std::fs::read_to_string(p).unwrap().contains(subject))
+            .unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace(subject, &subject.to_uppercase())).unwrap();
+    };
+    forge("urgent", "first forged");
+    forge("low", "last forged");
+    // A deferred message goes after the rest, judged or not.
+    let all = env.json(&web, &["check", "--all"]);
+    let deferred = all["messages"][0]["id"].as_str().unwrap().to_string();
+    env.ok(&web, &["process", &deferred, "--outcome", "deferred"]);
+
+    let state = env.state(&web).join("seen");
+    let forget = || {
+        for memo in ["report.json", "page.json"] {
+            let _ = std::fs::remove_file(state.join(memo));
+        }
+    };
+    forget();
+    let page = env.json(&web, &["check", "--limit", "5"]);
+    assert_eq!(page["messages"].as_array().unwrap().len(), 5, "{page}");
+    assert_eq!(
+        page["invalid"].as_array().unwrap().len(),
+        1,
+        "the forged one on the page: {page}"
+    );
+    assert!(
+        page["invalid"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("forged"),
+        "{page}"
+    );
+    assert_eq!(page["unjudged"], 26, "{page}");
+    assert_eq!(page["more"], 26, "{page}");
+    assert_eq!(
+        page["unprocessed"], 31,
+        "the forged one past the page is still counted: {page}"
+    );
+    assert_eq!(page["deferred"], 1, "{page}");
+
+    forget();
+    let all = env.json(&web, &["check", "--all"]);
+    assert_eq!(all["invalid"].as_array().unwrap().len(), 2, "{all}");
+    assert_eq!(all["unprocessed"], 30, "{all}");
+    assert!(all.get("unjudged").is_none(), "{all}");
+    let ids = |r: &serde_json::Value| -> Vec<String> {
+        r["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        ids(&page),
+        ids(&all)[..5],
+        "the page is the start of the whole order"
+    );
+    assert_eq!(
+        ids(&all).last(),
+        Some(&deferred),
+        "deferred mail is listed last"
+    );
+    assert!(
+        page["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["sender"] == "verified")
+    );
+    let text = env.ok(&web, &["check", "--all"]);
+    assert!(!text.contains("of the first"), "{text}");
+    forget();
+    let text = env.ok(&web, &["check", "--limit", "5"]);
+    assert!(
+        text.contains("of the first 5 waiting for approval"),
+        "{text}"
+    );
+}

@@ -34,7 +34,7 @@ fn every_type_and_priority_round_trips_in_processing_order() {
             sent.push((id, kind.to_string(), priority.to_string(), subject));
         }
     }
-    let report = env.json(&web, &["check"]);
+    let report = env.json(&web, &["check", "--all"]);
     assert_eq!(report["unprocessed"], 24);
     assert_eq!(report["invalid"].as_array().unwrap().len(), 0);
     let listed: Vec<(String, String)> = report["messages"]

@@ -102,7 +102,14 @@ fn print_human(report: &Report, ctx: &Context) {
         p.line(format_args!("{me}: no unprocessed messages"));
     } else {
         let mut notes = Vec::new();
-        if report.needs_approval > 0 {
+        if report.unjudged > 0 {
+            // Only the page was judged: say what is known of it.
+            notes.push(format!(
+                "{} of the first {} waiting for approval; `aea pending` lists all",
+                report.needs_approval,
+                report.messages.len()
+            ));
+        } else if report.needs_approval > 0 {
             notes.push(format!("{} waiting for approval", report.needs_approval));
         }
         if report.deferred > 0 {

@@ -110,6 +110,12 @@ pub struct Report {
     /// Invalid files after the ones listed, likewise.
     #[serde(default)]
     pub more_invalid: usize,
+    /// Of `more`, how many were read for their place in the order but not
+    /// verified or judged: a first page of a flood checks the signatures
+    /// of what it lists only. Counted in `unprocessed`, not in
+    /// `needs_approval`; `--all` judges every one.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unjudged: usize,
     /// Gated messages another tool marked processed (an empty marker, as
     /// the bash AEA's `touch` makes) with no approval on record.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -246,6 +252,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
         not_read: mailbox.listed_unread(),
         more: 0,
         more_invalid: 0,
+        unjudged: 0,
         processed_without_approval: unapproved(mailbox, judge),
     }
 }
@@ -357,7 +364,8 @@ pub fn unprocessed_page(
     {
         return Ok(paged.remembered.report);
     }
-    let (mut report, made) = report_and_sources(mailbox, ctx, false, judge, memos.as_ref())?;
+    let (mut report, made) =
+        report_and_sources(mailbox, ctx, false, judge, memos.as_ref(), Some(limit))?;
     report.page(limit);
     if let (Some(memos), Some(made)) = (&memos, made) {
         let shown: HashSet<PathBuf> = report
@@ -409,7 +417,7 @@ pub fn unprocessed_report(
     // Unsound state folders stop every reader, remembered or not.
     mailbox.check_state()?;
     let memos = ctx.memos(mailbox);
-    Ok(report_and_sources(mailbox, ctx, quiet, judge, memos.as_ref())?.0)
+    Ok(report_and_sources(mailbox, ctx, quiet, judge, memos.as_ref(), None)?.0)
 }
 
 /// [`unprocessed_report`], with what the report was worked out from when
@@ -420,6 +428,7 @@ fn report_and_sources(
     quiet: bool,
     judge: impl FnOnce(Warn) -> Judge,
     memos: Option<&Memos>,
+    page: Option<usize>,
 ) -> Result<(Report, Option<Sources>)> {
     let now = ctx.rt.now();
     let now_ns = now.timestamp_nanos_opt().map_or(i128::MAX, i128::from);
@@ -448,9 +457,22 @@ fn report_and_sources(
     // What the last report knew of the files that have not changed since
     // is not read, verified or judged again.
     let earlier = parts.and_then(|parts| Earlier::of(mailbox, parts));
-    let (entries, kept) = match earlier {
+    // With nothing to start from, a page needs the signatures and
+    // decisions of the messages on it only: the rest are read for their
+    // place in the order, and counted.
+    let later = earlier.is_none() && page.is_some();
+    let (mut entries, kept) = match earlier {
         Some(earlier) => earlier.listing(mailbox)?,
-        None => (mailbox.unprocessed()?, Kept::default()),
+        None => {
+            mailbox.verify_later(later);
+            let entries = mailbox.unprocessed();
+            mailbox.verify_later(false);
+            (entries?, Kept::default())
+        }
+    };
+    let past = match page {
+        Some(limit) if later => Past::split(mailbox, &mut entries, limit),
+        _ => Past::default(),
     };
     housekeep_if_due(mailbox, ctx, quiet);
     let warned = Rc::new(Cell::new(false));
@@ -471,14 +493,20 @@ fn report_and_sources(
     let mut report = build_report(mailbox, &entries, &judge, ctx);
     let valid_until_kept = kept.valid_until;
     kept.join(&mut report, &mut watched);
+    past.count(&mut report);
     if report.not_read == 0 {
-        note_vanished(mailbox, &report, quiet, ctx);
+        let waiting = report
+            .messages
+            .iter()
+            .map(|m| (m.file.as_str(), m.id.as_str()))
+            .chain(past.waiting());
+        note_vanished(mailbox, waiting, quiet, ctx);
     }
     // A report that left files unread says nothing of them: never
     // remembered, never quiet.
     let memos = memos.filter(|_| report.not_read == 0);
     let Some(memos) = memos else {
-        mailbox.index_entries(&entries);
+        mailbox.index_entries(entries.iter().chain(&past.entries));
         return Ok((report, None));
     };
     // Index the ids of mail not in the last report (that was indexed then).
@@ -486,7 +514,12 @@ fn report_and_sources(
         .peek::<Remembered>(REPORT_MEMO)
         .map(|r| unread(&r.report).into_iter().map(|(n, _)| n).collect())
         .unwrap_or_default();
-    mailbox.index_entries(entries.iter().filter(|e| !before.contains(&e.name)));
+    mailbox.index_entries(
+        entries
+            .iter()
+            .chain(&past.entries)
+            .filter(|e| !before.contains(&e.name)),
+    );
     for entry in &entries {
         watched.add(entry.path.clone());
     }
@@ -507,6 +540,7 @@ fn report_and_sources(
     // by a marker aea did not write (the gate blocks on it).
     let quiet = report.messages.is_empty()
         && report.invalid.is_empty()
+        && past.entries.is_empty()
         && report.processed_without_approval.is_empty();
     memos.set_quiet(quiet && !warned.get(), &watched);
     let remembered = Remembered {
@@ -520,8 +554,69 @@ fn report_and_sources(
         warned: remembered.warned,
         warnings: remembered.warnings.clone(),
     };
-    memos.keep(REPORT_MEMO, watched, valid_until, &remembered);
+    // A report with messages left unjudged is no report of the inbox.
+    if past.entries.is_empty() {
+        memos.keep(REPORT_MEMO, watched, valid_until, &remembered);
+    }
     Ok((remembered.report, Some(sources)))
+}
+
+/// The messages past a page, when only the page was judged: read, in
+/// order, neither verified nor judged.
+#[derive(Default)]
+struct Past {
+    entries: Vec<Entry>,
+    deferred: usize,
+}
+
+impl Past {
+    /// Verifies `entries` (sorted for processing, signatures unchecked)
+    /// in order until `limit` messages hold, deferred mail last, and takes
+    /// the messages after those out: `entries` keeps the page and every
+    /// invalid file, a forged one among them.
+    fn split(mailbox: &Mailbox, entries: &mut Vec<Entry>, limit: usize) -> Past {
+        let deferrals = mailbox.deferrals().unwrap_or_default();
+        let deferred = |e: &Entry| deferrals.contains_key(&e.name);
+        // Deferred mail is listed after the rest: it comes last here too.
+        entries.sort_by_key(|e| e.valid().is_some() && deferred(e));
+        let mut judged = 0;
+        let mut past = Past::default();
+        let mut kept = Vec::with_capacity(entries.len().min(limit * 2));
+        for mut entry in entries.drain(..) {
+            if entry.valid().is_none() {
+                kept.push(entry);
+                continue;
+            }
+            if judged < limit {
+                mailbox.verify_entry(&mut entry);
+                judged += usize::from(entry.valid().is_some());
+                kept.push(entry);
+            } else {
+                past.deferred += usize::from(deferred(&entry));
+                past.entries.push(entry);
+            }
+        }
+        crate::mailbox::sort_for_processing(&mut kept);
+        *entries = kept;
+        past
+    }
+
+    /// Counts the messages past the page in `report`'s totals: they wait,
+    /// unjudged, and come after the page.
+    fn count(&self, report: &mut Report) {
+        let n = self.entries.len();
+        report.unprocessed += n;
+        report.deferred += self.deferred;
+        report.unjudged = n;
+        report.more += n;
+    }
+
+    /// Each message past the page as (file, id).
+    fn waiting(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries
+            .iter()
+            .filter_map(|e| Some((e.name.as_str(), e.valid()?.message_id.as_str())))
+    }
 }
 
 /// The report an earlier command worked out, where nothing it was worked
@@ -691,12 +786,13 @@ impl Kept {
 /// listing and is gone without aea moving it (see
 /// [`crate::mailbox::Vanished`]); `doctor` names them until a person
 /// looked.
-fn note_vanished(mailbox: &Mailbox, report: &Report, quiet: bool, ctx: &Context) {
-    let waiting: Vec<(&str, &str)> = report
-        .messages
-        .iter()
-        .map(|m| (m.file.as_str(), m.id.as_str()))
-        .collect();
+fn note_vanished<'a>(
+    mailbox: &Mailbox,
+    waiting: impl Iterator<Item = (&'a str, &'a str)>,
+    quiet: bool,
+    ctx: &Context,
+) {
+    let waiting: Vec<(&str, &str)> = waiting.collect();
     let gone = mailbox.note_waiting(&waiting);
     if !gone.is_empty() && !quiet {
         ctx.printer.warn(format_args!(

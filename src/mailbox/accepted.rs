@@ -216,7 +216,12 @@ impl Mailbox {
             }
         }
         let mut replays: Vec<(usize, usize)> = Vec::new();
-        for mut group in groups.into_values().filter(|g| g.len() > 1) {
+        let groups: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() > 1).collect();
+        // Which file of an id is the message depends on its signature.
+        for &at in groups.iter().flatten() {
+            self.verify_entry(&mut kept[at]);
+        }
+        for mut group in groups {
             let sender = self.senders_user(&kept[group[0]]);
             group.sort_by_cached_key(|&at| first_key(&kept[at], self.owner, sender));
             replays.extend(group[1..].iter().map(|&at| (at, group[0])));

@@ -108,6 +108,9 @@ pub struct Mailbox {
     read_cap: usize,
     /// How many files the last listing left unread because of the cap.
     listed_unread: Cell<usize>,
+    /// Listings leave signatures unchecked, for the caller to check only
+    /// the messages it shows ([`Mailbox::verify_entry`]).
+    verify_later: Cell<bool>,
     /// What the last listing found of each file's processed marker, so
     /// that the report made from it asks the file system only once.
     listed: std::cell::RefCell<Option<Box<read::Listed>>>,
@@ -405,6 +408,7 @@ impl Mailbox {
                     read_cap: usize::MAX,
                     listed_unread: Cell::new(0),
                     listed: std::cell::RefCell::new(None),
+                    verify_later: Cell::new(false),
                     auditor: None,
                 })
             }

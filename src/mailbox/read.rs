@@ -528,28 +528,48 @@ impl Mailbox {
     pub fn read_listed(&self, dir: &Path, name: &str) -> Option<Entry> {
         let path = dir.join(name);
         let read = read_if_present(&path, name, self.limit_for(dir))?;
-        let (mut message, sha256, custody) = if self.own && dir == self.dir() {
+        let (message, sha256, custody) = if self.own && dir == self.dir() {
             self.in_custody(name, read)
         } else {
             (read.message, read.sha256, Custody::NotNeeded)
         };
-        let mut verification = None;
-        if let (Some(ring), Ok(m)) = (&self.keyring, &message)
-            && (dir == self.dir() || self.is_store(dir))
-        {
-            match ring.verify(m) {
-                Verification::Forged { reason } => message = Err(format!("forged: {reason}")),
-                v => verification = Some(v),
-            }
-        }
-        Some(Entry {
+        let mut entry = Entry {
             name: name.to_string(),
             message,
             path,
             sha256,
-            verification,
+            verification: None,
             custody,
-        })
+        };
+        if !(self.verify_later.get() && dir == self.dir()) {
+            self.verify_entry(&mut entry);
+        }
+        Some(entry)
+    }
+
+    /// Lists without checking signatures until [`Self::verify_entry`] is
+    /// asked for each message shown: a page of a flood costs a page of
+    /// signatures. Messages of one sender and id are checked at once all
+    /// the same (which of them is the message depends on it).
+    pub fn verify_later(&self, later: bool) {
+        self.verify_later.set(later);
+    }
+
+    /// Checks the signature of the received message `entry`, once: a
+    /// forged one becomes an invalid file.
+    pub fn verify_entry(&self, entry: &mut Entry) {
+        let dir = entry.path.parent().unwrap_or(Path::new(""));
+        if entry.verification.is_some() || !(dir == self.dir() || self.is_store(dir)) {
+            return;
+        }
+        if let (Some(ring), Ok(m)) = (&self.keyring, &entry.message) {
+            match ring.verify(m) {
+                Verification::Forged { reason } => {
+                    entry.message = Err(format!("forged: {reason}"));
+                }
+                v => entry.verification = Some(v),
+            }
+        }
     }
 
     /// The message in `dir` (the inbox or the processed store) whose id is
