@@ -174,30 +174,14 @@ impl Known {
             }
         }
         sort_for_processing(&mut entries);
-        let mut present = mailbox.message_names()?;
-        let listed: HashSet<&str> = present.iter().map(String::as_str).collect();
-        let gone: Vec<String> = entries
-            .iter()
-            .filter(|e| !listed.contains(e.name.as_str()))
-            .map(|e| e.name.clone())
-            .collect();
-        present.extend(gone);
-        let refs: HashMap<&str, String> = present
-            .iter()
-            .map(String::as_str)
-            .zip(crate::shortref::for_names(&present))
-            .collect();
-        let mut new = Vec::with_capacity(entries.len());
-        for entry in &entries {
-            let short_ref = &refs[entry.name.as_str()];
-            if *short_ref != crate::shortref::of(&entry.name) {
-                return Ok(Named::Unsure);
-            }
-            new.push(short_ref.clone());
-        }
+        let present = mailbox.message_names()?;
+        let new: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+        let Some(refs) = crate::shortref::alone_among(&new, &present) else {
+            return Ok(Named::Unsure);
+        };
         let still_waiting = present.iter().filter(|n| self.names.contains(*n)).count();
         Ok(Named::Mail(NewMail {
-            refs: new,
+            refs,
             unprocessed: still_waiting + entries.len(),
         }))
     }
