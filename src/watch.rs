@@ -6,13 +6,14 @@
 //! in, moved into or written and closed in `.aea/` (not its subfolders)
 //! whose name is a message's or one of the control files the caller names
 //! (`monitor.stop`), and the loss of the watch itself. Reading the inbox
-//! must never wake it: every wake-up lists and reads the messages, so a
-//! watch that reported opens and reads woke itself for ever and burnt a
-//! core while mail waited. On Linux the kernel is asked for
-//! exactly those events (`inotify` with an explicit mask: `notify` 8 always
-//! subscribes to IN_OPEN, and every read of a waiting message would wake
-//! its thread); elsewhere `notify`'s backend (FSEvents on macOS) reports
-//! changes, and access events are dropped before they wake anyone.
+//! must never wake it: every wake-up reads messages (the monitor all of
+//! them, `aea watch` the new ones), so a watch that reported opens and
+//! reads woke itself for ever and burnt a core while mail waited. On Linux
+//! the kernel is asked for exactly those events (`inotify` with an explicit
+//! mask: `notify` 8 always subscribes to IN_OPEN, and every read of a
+//! waiting message would wake its thread); elsewhere `notify`'s backend
+//! (FSEvents on macOS) reports changes, and access events are dropped
+//! before they wake anyone.
 //!
 //! A wake-up says which files woke it ([`Woke::Names`]), so that a caller
 //! whose look costs a read per file (`aea watch` verifies and judges every
