@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crate::error::Result;
-use crate::mailbox::{Entry, Mailbox, Marker, sort_for_processing};
+use crate::mailbox::{Entry, Mailbox, Marker};
 use crate::policy::{Action, Judge};
 
 /// One message worth waking for: its file name and aea's short reference
@@ -145,19 +145,26 @@ impl Known {
         }))
     }
 
-    /// The new mail among the files `names`, read one by one as a listing
-    /// reads them ([`Mailbox::unprocessed_file`]). `Unsure` where a listing
-    /// of the whole inbox could decide otherwise: two files of one
-    /// (sender, id), of which a listing keeps only one, or a reference that
-    /// another file's shares its first digits with, which `aea check`
-    /// lengthens only if that file is one it lists.
+    /// The new mail among the files `names`: a listing of the inbox that
+    /// reads only those ([`Mailbox::unprocessed_among`]), so each is read
+    /// as a listing reads it (never through a symlink, never blocking on a
+    /// FIFO) and left out when gone, processed, an own copy or a replay,
+    /// exactly as a whole listing would. `Unsure` where a listing that
+    /// reads every file could decide otherwise: a file of the (sender, id)
+    /// of mail that was there at the start, of which only one is the
+    /// message, or a reference whose first digits another file's shares,
+    /// which `aea check` lengthens only if that file is one it lists.
     fn named(&self, mailbox: &Mailbox, judge: &Judge, names: &[String]) -> Result<Named> {
-        let mut entries = Vec::new();
-        for name in names {
-            if crate::message::is_message_file_name(name) && !self.names.contains(name) {
-                entries.extend(mailbox.unprocessed_file(name)?);
-            }
+        let fresh: HashSet<String> = names
+            .iter()
+            .filter(|n| crate::message::is_message_file_name(n) && !self.names.contains(*n))
+            .cloned()
+            .collect();
+        if fresh.is_empty() {
+            return Ok(Named::Nothing);
         }
+        let present = mailbox.message_names()?;
+        let mut entries = mailbox.unprocessed_among(present.clone(), Some(&fresh))?;
         if entries.is_empty() {
             return Ok(Named::Nothing);
         }
@@ -166,15 +173,15 @@ impl Known {
         if entries.is_empty() {
             return Ok(Named::Nothing);
         }
-        let mut ids = HashSet::new();
-        for m in entries.iter().filter_map(Entry::valid) {
-            let id = (m.from.agent_id.clone(), m.message_id.clone());
-            if self.ids.contains(&id) || !ids.insert(id) {
-                return Ok(Named::Unsure);
-            }
+        // Copies among the new files the listing has set aside already;
+        // a new file of the (sender, id) of mail that was there at the
+        // start is decided over both, by a listing that reads every file.
+        if entries.iter().filter_map(Entry::valid).any(|m| {
+            self.ids
+                .contains(&(m.from.agent_id.clone(), m.message_id.clone()))
+        }) {
+            return Ok(Named::Unsure);
         }
-        sort_for_processing(&mut entries);
-        let present = mailbox.message_names()?;
         let new: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
         let Some(refs) = crate::shortref::alone_among(&new, &present) else {
             return Ok(Named::Unsure);

@@ -916,34 +916,6 @@ fn read_and_hash(path: &Path, name: &str, limit: u64) -> Read {
     try_read(path, name, limit).unwrap_or_else(|e| Read::failed(format!("cannot be read: {e}")))
 }
 
-impl Mailbox {
-    /// Inbox file `name` as [`Self::unprocessed`] lists it, for a caller
-    /// told that this one file is new or changed (`aea watch`): reading
-    /// every other file to learn about one cost a wake-up a read and a
-    /// signature check per waiting message. The file is read as a listing
-    /// reads it ([`Self::read_listed`]: never through a symlink, never
-    /// blocking on a FIFO); `None` when it is gone, processed, this agent's
-    /// own copy of mail it sent, or a second copy of mail already accepted
-    /// (set aside, as a listing sets it aside).
-    pub fn unprocessed_file(&self, name: &str) -> Result<Option<Entry>> {
-        let Some(entry) = self.read_listed(self.dir(), name) else {
-            return Ok(None);
-        };
-        if matches!(
-            self.processed(&entry)?,
-            Processed::Done(_) | Processed::Marked(_)
-        ) || self.agent_id().is_ok_and(|us| is_own_copy(&entry, &us))
-        {
-            return Ok(None);
-        }
-        match self.admitted_one(entry) {
-            Ok(entry) => Ok(Some(entry)),
-            Err(Error::Replayed { .. }) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-}
-
 /// [`read_and_hash`], `None` when the file does not exist (any more).
 fn read_if_present(path: &Path, name: &str, limit: u64) -> Option<Read> {
     match try_read(path, name, limit) {
