@@ -420,7 +420,7 @@ fn a_burst_of_50_ends_the_watch_once_with_all_of_it_counted() {
         (v["new"].as_u64(), v["unprocessed"].as_u64()),
         (Some(50), Some(51))
     );
-    let check = env.json(&web, &["check"]);
+    let check = env.json(&web, &["check", "--all"]);
     let mut expected: Vec<&str> = check["messages"]
         .as_array()
         .unwrap()
