@@ -83,6 +83,43 @@ fn shortest_unique(digests: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The references of `new` (file names) listed together with `listed`
+/// (which may hold them too), as [`for_names`] gives them for the whole
+/// list, where none needs lengthening: `None` when one of `new` shares its
+/// first [`MIN_DIGITS`] with another name, so that its reference depends
+/// on exactly which names are listed. Hashes each name once and builds no
+/// text but the answer: `aea watch` asks this of every file in the inbox
+/// on a wake-up that reads only the new ones.
+pub fn alone_among<S: AsRef<str>>(new: &[&str], listed: &[S]) -> Option<Vec<String>> {
+    let heads = new.iter().map(|n| (head(n), *n));
+    let listed = listed.iter().map(|n| (head(n.as_ref()), n.as_ref()));
+    unshared(heads, listed).then(|| new.iter().map(|n| of(n)).collect())
+}
+
+/// Whether no name of `new` shares its head with another name of `new` or
+/// of `listed`, given as (head, name).
+fn unshared<'a>(
+    new: impl Iterator<Item = (u32, &'a str)>,
+    listed: impl Iterator<Item = (u32, &'a str)>,
+) -> bool {
+    let mut heads: std::collections::HashMap<u32, &str> = std::collections::HashMap::new();
+    for (head, name) in new {
+        if heads.insert(head, name).is_some_and(|other| other != name) {
+            return false;
+        }
+    }
+    listed
+        .into_iter()
+        .all(|(head, name)| heads.get(&head).is_none_or(|n| *n == name))
+}
+
+/// The first [`MIN_DIGITS`] hex digits of `file_name`'s digest, as a number.
+fn head(file_name: &str) -> u32 {
+    const _: () = assert!(MIN_DIGITS == 8, "a head is four bytes");
+    let hash = Sha256::digest(file_name.as_bytes());
+    u32::from_be_bytes([hash[0], hash[1], hash[2], hash[3]])
+}
+
 fn common_prefix(a: &str, b: &str) -> usize {
     a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
 }
@@ -187,6 +224,41 @@ mod tests {
                 "m01234567ffff",
                 "m99999999"
             ]
+        );
+    }
+
+    /// A new name's reference taken alone is the one the whole list
+    /// gives it; one whose first digits another name shares is left to the
+    /// whole list, whichever side the other name is on.
+    #[test]
+    fn alone_among_answers_only_what_the_whole_list_would() {
+        let listed: Vec<String> = (0..300).map(|i| format!("message-{i}.json")).collect();
+        let new = ["message-7.json", "message-new.json"];
+        let mut all = listed.clone();
+        all.push("message-new.json".into());
+        let whole = for_names(&all);
+        let expected: Vec<String> = new
+            .iter()
+            .map(|n| whole[all.iter().position(|a| a == n).unwrap()].clone())
+            .collect();
+        assert_eq!(alone_among(&new, &listed), Some(expected));
+
+        let (a, b, c) = ("a", "b", "c");
+        assert!(unshared(
+            [(1, a), (2, b)].into_iter(),
+            [(1, a), (3, c)].into_iter()
+        ));
+        assert!(
+            !unshared([(1, a)].into_iter(), [(1, b)].into_iter()),
+            "a listed name"
+        );
+        assert!(
+            !unshared([(1, a), (1, b)].into_iter(), [].into_iter()),
+            "two new names"
+        );
+        assert!(
+            unshared([(1, a), (1, a)].into_iter(), [].into_iter()),
+            "one name twice"
         );
     }
 

@@ -4,12 +4,17 @@
 //!
 //! Time is a parameter (`now`), never read here, so the schedule is tested
 //! without waiting; the command that runs it passes the clock.
+//!
+//! `aea watch` tells new mail from what waited when it started ([`Known`])
+//! by the names its wake-up reports, reading only those files: the mail
+//! worth waking for is then judged file by file with the same filter a
+//! whole look applies ([`worth_waking`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crate::error::Result;
-use crate::mailbox::Mailbox;
+use crate::mailbox::{Entry, Mailbox, Marker};
 use crate::policy::{Action, Judge};
 
 /// One message worth waking for: its file name and aea's short reference
@@ -24,21 +29,169 @@ pub struct Waiting {
 /// (nobody should be woken for it) and mail the agent deferred (it knows).
 /// The references are those `aea check` prints.
 pub fn waiting(mailbox: &Mailbox, judge: &Judge) -> Result<Vec<Waiting>> {
-    let entries = mailbox.unprocessed()?;
+    worth_waking_among(mailbox, judge, mailbox.unprocessed()?)
+}
+
+/// [`waiting`] for `entries`, all the unprocessed files of the inbox.
+fn worth_waking_among(
+    mailbox: &Mailbox,
+    judge: &Judge,
+    entries: Vec<Entry>,
+) -> Result<Vec<Waiting>> {
     let deferred = mailbox.deferrals()?;
     let refs = crate::shortref::of_entries(&entries);
     Ok(entries
         .into_iter()
         .zip(refs)
-        .filter(|(e, _)| !deferred.contains_key(&e.name))
-        .filter_map(|(e, short_ref)| {
-            let m = e.valid()?;
-            (judge.decide(m).action != Action::Reject).then_some(Waiting {
-                name: e.name,
-                short_ref,
-            })
+        .filter(|(e, _)| worth_waking(e, &deferred, judge))
+        .map(|(e, short_ref)| Waiting {
+            name: e.name,
+            short_ref,
         })
         .collect())
+}
+
+/// Whether unprocessed inbox file `entry` is mail to wake an agent for:
+/// a valid message, not deferred (the agent knows of it), that the policy
+/// does not reject (nobody should be woken for it). The one filter of a
+/// whole look ([`waiting`]) and of a look at single files ([`Known`]).
+fn worth_waking(entry: &Entry, deferred: &HashMap<String, Option<Marker>>, judge: &Judge) -> bool {
+    !deferred.contains_key(&entry.name)
+        && entry
+            .valid()
+            .is_some_and(|m| judge.decide(m).action != Action::Reject)
+}
+
+/// What `aea watch` found when it started, to tell new mail from it.
+pub struct Known {
+    /// The mail worth waking for then.
+    pub waiting: Vec<Waiting>,
+    /// Their file names.
+    names: HashSet<String>,
+    /// The (sender, id) of every valid unprocessed message then, deferred
+    /// or rejected too: a file that repeats one of them is a copy, which a
+    /// listing sets aside, not new mail.
+    ids: HashSet<(String, String)>,
+}
+
+/// Mail that arrived since [`Known::look`].
+#[derive(Debug, PartialEq, Eq)]
+pub struct NewMail {
+    /// aea's references to the new mail, in processing order: those
+    /// `aea check` prints.
+    pub refs: Vec<String>,
+    /// How many messages worth waking for wait now, new or not.
+    pub unprocessed: usize,
+}
+
+/// What the files a wake-up named hold.
+enum Named {
+    Nothing,
+    Mail(NewMail),
+    /// Only a listing of the whole inbox can tell (see [`Known::named`]).
+    Unsure,
+}
+
+impl Known {
+    /// Looks at every unprocessed message once, at the start.
+    pub fn look(mailbox: &Mailbox, judge: &Judge) -> Result<Known> {
+        let entries = mailbox.unprocessed()?;
+        let ids = entries
+            .iter()
+            .filter_map(Entry::valid)
+            .map(|m| (m.from.agent_id.clone(), m.message_id.clone()))
+            .collect();
+        let waiting = worth_waking_among(mailbox, judge, entries)?;
+        let names = waiting.iter().map(|w| w.name.clone()).collect();
+        Ok(Known {
+            waiting,
+            names,
+            ids,
+        })
+    }
+
+    /// The mail worth waking for that was not there at the start, if any,
+    /// after a wake-up that named the files that changed (`Some`) or could
+    /// not (`None`: a lost watch, an overflowed queue, polling).
+    ///
+    /// With names, only the named files that are new are read, so a
+    /// wake-up costs what arrived, not what waits; the count of waiting
+    /// mail comes from a listing of names, without reading the files. A
+    /// file written in place is named when it is created and again when
+    /// it is closed, so one found incomplete the first time (not valid)
+    /// is read again. Without names, every file is read, as at the start.
+    pub fn new_mail(
+        &self,
+        mailbox: &Mailbox,
+        judge: &Judge,
+        names: Option<&[String]>,
+    ) -> Result<Option<NewMail>> {
+        if let Some(names) = names {
+            match self.named(mailbox, judge, names)? {
+                Named::Nothing => return Ok(None),
+                Named::Mail(new) => return Ok(Some(new)),
+                Named::Unsure => {}
+            }
+        }
+        let now = waiting(mailbox, judge)?;
+        let refs: Vec<String> = now
+            .iter()
+            .filter(|w| !self.names.contains(&w.name))
+            .map(|w| w.short_ref.clone())
+            .collect();
+        Ok((!refs.is_empty()).then_some(NewMail {
+            refs,
+            unprocessed: now.len(),
+        }))
+    }
+
+    /// The new mail among the files `names`: a listing of the inbox that
+    /// reads only those ([`Mailbox::unprocessed_among`]), so each is read
+    /// as a listing reads it (never through a symlink, never blocking on a
+    /// FIFO) and left out when gone, processed, an own copy or a replay,
+    /// exactly as a whole listing would. `Unsure` where a listing that
+    /// reads every file could decide otherwise: a file of the (sender, id)
+    /// of mail that was there at the start, of which only one is the
+    /// message, or a reference whose first digits another file's shares,
+    /// which `aea check` lengthens only if that file is one it lists.
+    fn named(&self, mailbox: &Mailbox, judge: &Judge, names: &[String]) -> Result<Named> {
+        let fresh: HashSet<String> = names
+            .iter()
+            .filter(|n| crate::message::is_message_file_name(n) && !self.names.contains(*n))
+            .cloned()
+            .collect();
+        if fresh.is_empty() {
+            return Ok(Named::Nothing);
+        }
+        let present = mailbox.message_names()?;
+        let mut entries = mailbox.unprocessed_among(present.clone(), Some(&fresh))?;
+        if entries.is_empty() {
+            return Ok(Named::Nothing);
+        }
+        let deferred = mailbox.deferrals()?;
+        entries.retain(|e| worth_waking(e, &deferred, judge));
+        if entries.is_empty() {
+            return Ok(Named::Nothing);
+        }
+        // Copies among the new files the listing has set aside already;
+        // a new file of the (sender, id) of mail that was there at the
+        // start is decided over both, by a listing that reads every file.
+        if entries.iter().filter_map(Entry::valid).any(|m| {
+            self.ids
+                .contains(&(m.from.agent_id.clone(), m.message_id.clone()))
+        }) {
+            return Ok(Named::Unsure);
+        }
+        let new: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+        let Some(refs) = crate::shortref::alone_among(&new, &present) else {
+            return Ok(Named::Unsure);
+        };
+        let still_waiting = present.iter().filter(|n| self.names.contains(*n)).count();
+        Ok(Named::Mail(NewMail {
+            refs,
+            unprocessed: still_waiting + entries.len(),
+        }))
+    }
 }
 
 /// How often a doorbell rings again for mail still waiting.

@@ -192,6 +192,284 @@ fn watch_times_out_with_4_and_pending_returns_at_once() {
     assert_eq!(code(&env.run(&web, &["watch", "--timeout", "soon"])), 2);
 }
 
+/// What a watch that exited printed, parsed.
+fn watch_line(watch: &mut Child) -> serde_json::Value {
+    let line = child_stdout(watch);
+    serde_json::from_str(line.trim()).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+}
+
+/// The inbox file of `repo` that holds message `id`.
+fn inbox_file_of(repo: &Path, id: &str) -> String {
+    inbox_files(repo)
+        .into_iter()
+        .find(|n| std::fs::read_to_string(repo.join(".aea").join(n)).is_ok_and(|t| t.contains(id)))
+        .unwrap_or_else(|| panic!("no inbox file holds {id}"))
+}
+
+/// The last time `path` was read, to the nanosecond.
+fn read_at(path: &Path) -> (i64, i64) {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(path).unwrap();
+    (meta.atime(), meta.atime_nsec())
+}
+
+/// Sets the time `path` was last read to two days ago, before its last
+/// change: the file system then records the next read (under `relatime`,
+/// Linux's default, as under `strictatime`).
+fn unread(path: &Path) {
+    let long_ago = std::time::SystemTime::now() - Duration::from_secs(2 * 24 * 3600);
+    std::fs::File::open(path)
+        .unwrap()
+        .set_times(std::fs::FileTimes::new().set_accessed(long_ago))
+        .unwrap();
+}
+
+/// A wake-up reads the new file, not the mail that waited before it: with
+/// much mail waiting, reading it all again cost every wake-up a read, a
+/// signature check and a policy decision per waiting message. The
+/// file system's record of the last read (atime) shows what was read. The
+/// reference and the count are those `aea check` gives.
+#[test]
+fn a_watch_wake_up_reads_only_the_new_mail() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let probe = env.path().join("probe");
+    std::fs::write(&probe, "x").unwrap();
+    unread(&probe);
+    let before = read_at(&probe);
+    std::fs::read(&probe).unwrap();
+    assert_ne!(
+        read_at(&probe),
+        before,
+        "this test needs a file system that records reads (relatime, not noatime)"
+    );
+
+    let old: Vec<String> = (0..5)
+        .map(|i| env.question(&api, "web", &format!("waiting {i}")))
+        .collect();
+    let (mut watch, _stderr) = spawn_watch(&env, &web, &["--timeout", "30s"]);
+    let waiting: Vec<PathBuf> = inbox_files(&web)
+        .iter()
+        .map(|n| web.join(".aea").join(n))
+        .collect();
+    assert_eq!(waiting.len(), old.len());
+    for path in &waiting {
+        unread(path);
+    }
+    let last_read: Vec<_> = waiting.iter().map(|p| read_at(p)).collect();
+
+    let id = env.question(&api, "web", "new one");
+    let status = wait_exit(&mut watch, Duration::from_secs(10)).expect("watch woke up");
+    assert!(status.success());
+    let v = watch_line(&mut watch);
+    for (path, at) in waiting.iter().zip(&last_read) {
+        assert_eq!(read_at(path), *at, "the wake-up read {}", path.display());
+    }
+    assert_eq!(v["event"], "new_mail");
+    assert_eq!(v["refs"], serde_json::json!([env.short_ref(&web, &id)]));
+    assert_eq!(
+        (v["new"].as_u64(), v["unprocessed"].as_u64()),
+        (Some(1), Some(6))
+    );
+}
+
+/// Mail opened and written in the inbox (not renamed into it) wakes the
+/// watch once it is complete, however it was read while still being
+/// written: its creation and its close are both reported.
+#[test]
+fn mail_written_in_place_wakes_the_watch() {
+    use std::io::Write as _;
+
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "written in place");
+    let name = inbox_file_of(&web, &id);
+    let bytes = std::fs::read(web.join(".aea").join(&name)).unwrap();
+    std::fs::remove_file(web.join(".aea").join(&name)).unwrap();
+
+    let (mut watch, _stderr) = spawn_watch(&env, &web, &["--timeout", "30s"]);
+    let mut file = std::fs::File::create(web.join(".aea").join(&name)).unwrap();
+    let (head, tail) = bytes.split_at(bytes.len() / 2);
+    file.write_all(head).unwrap();
+    file.flush().unwrap();
+    // Not a wait for readiness: a window in which the watch reads the
+    // half-written file (it must not take it for mail, nor forget it).
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        watch.try_wait().unwrap().is_none(),
+        "woke for half a message"
+    );
+    file.write_all(tail).unwrap();
+    drop(file);
+    let status = wait_exit(&mut watch, Duration::from_secs(10)).expect("watch woke up");
+    assert!(status.success());
+    let v = watch_line(&mut watch);
+    assert_eq!(v["event"], "new_mail");
+    assert_eq!(v["refs"], serde_json::json!([env.short_ref(&web, &id)]));
+}
+
+/// Files that arrive but are no mail to wake for leave the watch waiting
+/// until its timeout: a file that is not a valid message, a processed
+/// message put back (under its name and under another), a copy of mail
+/// that waits, the agent's own copy of mail it sent, mail from a sender
+/// the policy rejects, and a staging file in `.aea/.tmp/`.
+#[test]
+fn what_is_not_new_mail_does_not_end_the_watch() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let ops = env.repo("ops");
+    let web = env.repo("web");
+    let config = web.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("deny_senders: []", "deny_senders: [ops]");
+    std::fs::write(&config, text).unwrap();
+    let inbox = web.join(".aea");
+
+    let processed = env.question(&api, "web", "answered already");
+    let processed_file = inbox_file_of(&web, &processed);
+    env.ok(&web, &["process", &processed, "--outcome", "done"]);
+    let processed_bytes =
+        std::fs::read(env.state(&web).join("processed").join(&processed_file)).unwrap();
+    let waits = env.question(&api, "web", "waits");
+    let waits_file = inbox_file_of(&web, &waits);
+    let waits_bytes = std::fs::read(inbox.join(&waits_file)).unwrap();
+    let sent = env.question(&web, "api", "from web");
+    let own_copy = std::fs::read(api.join(".aea").join(inbox_file_of(&api, &sent))).unwrap();
+
+    let (mut watch, _stderr) = spawn_watch(&env, &web, &["--timeout", "4s"]);
+    std::fs::write(
+        inbox.join("message-20260101T000000000Z-from-api-00000001.json"),
+        "{ not json",
+    )
+    .unwrap();
+    std::fs::write(inbox.join(&processed_file), &processed_bytes).unwrap();
+    std::fs::write(
+        inbox.join("message-20200101T000000000Z-from-api-00000002.json"),
+        &processed_bytes,
+    )
+    .unwrap();
+    std::fs::write(
+        inbox.join("message-20200101T000000000Z-from-api-00000003.json"),
+        &waits_bytes,
+    )
+    .unwrap();
+    std::fs::write(
+        inbox.join("message-20260101T000000000Z-from-web-00000004.json"),
+        &own_copy,
+    )
+    .unwrap();
+    env.question(&ops, "web", "from a rejected sender");
+    std::fs::write(
+        inbox.join(".tmp/message-20260101T000000000Z-from-api-00000005.json"),
+        &waits_bytes,
+    )
+    .unwrap();
+
+    let status = wait_exit(&mut watch, Duration::from_secs(20)).expect("watch timed out");
+    let v = watch_line(&mut watch);
+    assert_eq!(status.code(), Some(4), "{v}");
+    assert_eq!(v["event"], "timeout");
+    assert_eq!(v["unprocessed"], 1, "{v}");
+}
+
+/// Stops (`true`) or continues process `pid`, and waits until it is
+/// stopped or running.
+fn set_stopped(pid: u32, stopped: bool) {
+    let signal = if stopped { "-STOP" } else { "-CONT" };
+    let sent = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill {signal} {pid}");
+    let state = || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        stat[stat.rfind(')').unwrap() + 1..]
+            .trim_start()
+            .starts_with('T')
+    };
+    let until = Instant::now() + Duration::from_secs(10);
+    while state() != stopped {
+        assert!(Instant::now() < until, "the watch did not stop or go on");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Fifty messages that arrive while the watch cannot run (stopped, as a
+/// loaded machine may keep it) end it once, and every one of them is
+/// counted and referenced as `aea check` references it.
+#[test]
+fn a_burst_of_50_ends_the_watch_once_with_all_of_it_counted() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.question(&api, "web", "already here");
+    let (mut watch, _stderr) = spawn_watch(&env, &web, &["--timeout", "60s"]);
+    set_stopped(watch.id(), true);
+    let ids: Vec<String> = (0..50)
+        .map(|i| env.question(&api, "web", &format!("burst {i}")))
+        .collect();
+    set_stopped(watch.id(), false);
+    let status = wait_exit(&mut watch, Duration::from_secs(20)).expect("watch woke up");
+    assert!(status.success());
+    let v = watch_line(&mut watch);
+    assert_eq!(v["event"], "new_mail");
+    assert_eq!(
+        (v["new"].as_u64(), v["unprocessed"].as_u64()),
+        (Some(50), Some(51))
+    );
+    let check = env.json(&web, &["check", "--all"]);
+    let mut expected: Vec<&str> = check["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| ids.iter().any(|id| m["id"] == id.as_str()))
+        .map(|m| m["ref"].as_str().unwrap())
+        .collect();
+    let mut refs: Vec<&str> = v["refs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    expected.sort_unstable();
+    refs.sort_unstable();
+    assert_eq!(refs, expected);
+}
+
+/// Names a sender can plant in a shared inbox: a symlink to a FIFO, a
+/// symlink to /dev/zero, a FIFO, a folder, all named like messages. The
+/// watch reads each without following a link or blocking on a pipe, and
+/// the mail after them still wakes it, named alone.
+#[test]
+fn planted_fifos_links_and_folders_neither_hang_nor_crash_the_watch() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let inbox = web.join(".aea");
+    let fifo = env.path().join("fifo");
+    let mkfifo = |path: &Path| {
+        let status = Command::new("mkfifo").arg(path).status().unwrap();
+        assert!(status.success(), "mkfifo {}", path.display());
+    };
+    mkfifo(&fifo);
+    let (mut watch, _stderr) = spawn_watch(&env, &web, &["--timeout", "30s"]);
+    let planted = |n: u32| inbox.join(format!("message-20260101T000000000Z-from-api-{n:08x}.json"));
+    std::os::unix::fs::symlink(&fifo, planted(1)).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", planted(2)).unwrap();
+    mkfifo(&planted(3));
+    std::fs::create_dir(planted(4)).unwrap();
+
+    let id = env.question(&api, "web", "after the traps");
+    let status = wait_exit(&mut watch, Duration::from_secs(10)).expect("watch woke up");
+    assert!(status.success(), "{status}");
+    let v = watch_line(&mut watch);
+    assert_eq!(v["event"], "new_mail");
+    assert_eq!(v["refs"], serde_json::json!([env.short_ref(&web, &id)]));
+}
+
 /// Adds a `monitoring:` section and trusts it: transports run programs, so
 /// they ring only once the user ran `aea trust`.
 fn add_monitoring(env: &TestEnv, repo: &Path, yaml: &str) {

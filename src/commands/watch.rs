@@ -4,7 +4,6 @@
 //! exits 0; exits 4 on `--timeout`. Meant to run in the background of a
 //! harness that wakes the agent when a background command exits.
 
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -12,8 +11,8 @@ use serde::Serialize;
 use super::Context;
 use crate::cli::WatchArgs;
 use crate::error::{ExitCode, Result};
-use crate::wake::waiting;
-use crate::watch::DirWatch;
+use crate::wake::{Known, waiting};
+use crate::watch::{DirWatch, Woke};
 use crate::words::word_enum;
 
 word_enum! {
@@ -46,19 +45,18 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
     // Watch first, then look: mail arriving in between is seen either way.
     let judge = ctx.judge(&mailbox);
     let watch = DirWatch::new(mailbox.dir(), &[]);
-    let start = waiting(&mailbox, &judge)?;
-    if args.pending && !start.is_empty() {
+    let known = Known::look(&mailbox, &judge)?;
+    if args.pending && !known.waiting.is_empty() {
         let_go(watch, ctx);
-        let refs: Vec<&str> = start.iter().map(|w| w.short_ref.as_str()).collect();
+        let refs: Vec<&str> = known.waiting.iter().map(|w| w.short_ref.as_str()).collect();
         ctx.printer.value_line(&WatchOutput {
             event: WatchEvent::Pending,
             refs,
             new: 0,
-            unprocessed: start.len(),
+            unprocessed: known.waiting.len(),
         });
         return Ok(ExitCode::Success);
     }
-    let known: HashSet<String> = start.into_iter().map(|w| w.name).collect();
     // The watch is set up and the first look taken: mail from now on wakes
     // us. Saying so lets a harness (and the tests) wait for this instead of
     // guessing with a sleep; stdout stays the one JSON line.
@@ -87,22 +85,21 @@ pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
             // Without a deadline, wake now and then to notice a lost watch.
             None => Duration::from_secs(3600),
         };
-        if !watch.wait(left) {
-            continue;
-        }
-        let now = waiting(&mailbox, &judge)?;
-        let new: Vec<&str> = now
-            .iter()
-            .filter(|w| !known.contains(&w.name))
-            .map(|w| w.short_ref.as_str())
-            .collect();
-        if !new.is_empty() {
+        // A wake-up that names its files costs a read of each new one;
+        // one that cannot (an overflowed queue, a lost watch, polling)
+        // reads the whole inbox, as the first look did.
+        let new = match watch.wait_names(left) {
+            Woke::TimedOut => continue,
+            Woke::Names(names) => known.new_mail(&mailbox, &judge, Some(&names))?,
+            Woke::Unknown => known.new_mail(&mailbox, &judge, None)?,
+        };
+        if let Some(new) = new {
             let_go(watch, ctx);
             ctx.printer.value_line(&WatchOutput {
                 event: WatchEvent::NewMail,
-                new: new.len(),
-                refs: new,
-                unprocessed: now.len(),
+                new: new.refs.len(),
+                refs: new.refs.iter().map(String::as_str).collect(),
+                unprocessed: new.unprocessed,
             });
             return Ok(ExitCode::Success);
         }
