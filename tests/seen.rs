@@ -44,20 +44,23 @@ fn remembered_check(env: &TestEnv, repo: &Path) -> Value {
         env.ok(repo, &["check"]);
     }
     settle();
+    let page = seen_dir(env, repo).join("page.json");
     let _ = std::fs::remove_file(memo(env, repo));
-    let _ = std::fs::remove_file(seen_dir(env, repo).join("page.json"));
+    let _ = std::fs::remove_file(&page);
+    // The whole report (every message judged), then the page from it.
+    env.ok(repo, &["check", "--all"]);
     let report = env.json(repo, &["check"]);
     assert!(
-        memo(env, repo).exists(),
-        "a settled inbox's report is remembered"
+        memo(env, repo).exists() && page.exists(),
+        "a settled inbox's report and page are remembered"
     );
     // Answered again from memory: the same report, and the memo left as
     // it was (one worked out again is kept anew, with its own time).
-    let kept = std::fs::read(memo(env, repo)).unwrap();
+    let kept = std::fs::read(&page).unwrap();
     assert_eq!(env.json(repo, &["check"]), report);
     assert!(
-        std::fs::read(memo(env, repo)).unwrap() == kept,
-        "the remembered report was recalled"
+        std::fs::read(&page).unwrap() == kept,
+        "the remembered page was recalled"
     );
     report
 }
