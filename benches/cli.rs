@@ -1249,13 +1249,14 @@ fn touch(path: &Path) {
         .unwrap();
 }
 
-/// Panics unless `check --json` in `repo` reports `waiting` unprocessed
+/// Panics unless `check --all --json` in `repo` reports `waiting` unprocessed
 /// messages, no invalid file, and every message it lists from a verified
 /// sender: the figures of a check mean something only if it verifies
 /// each message (SPEC §14: the budgets hold with every message signed).
 fn assert_verified(bench: &Bench, repo: &Path, waiting: usize) {
+    // Every message, not a page: each must be verified.
     let out = bench
-        .cmd(repo, &["--json", "check"])
+        .cmd(repo, &["--json", "check", "--all"])
         .stdout(Stdio::piped())
         .output()
         .unwrap();
