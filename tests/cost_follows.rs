@@ -84,3 +84,45 @@ fn a_first_page_never_sets_aside_verified_mail_for_an_unverified_record() {
     assert_eq!(listed.len(), 1, "{page}");
     assert_eq!(listed[0]["sender"], "verified", "{page}");
 }
+
+/// A file that claims to come from the receiver itself, to another agent,
+/// signed with a key that is not the receiver's: a whole listing finds it
+/// forged and lists it as invalid. A first page reads files before it
+/// checks signatures, and the check that leaves out the receiver's own
+/// copies of mail it sent runs on the unchecked message: the forgery is
+/// taken for an own copy and hidden, `--exit-code` says nothing waits.
+#[test]
+fn a_first_page_lists_a_forgery_of_the_receivers_own_mail_as_invalid() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let inbox = web.join(".aea");
+    let id = env.question(&api, "web", "a question");
+    let name = file_of(&web, &id);
+    let mut value: Value =
+        serde_json::from_slice(&std::fs::read(inbox.join(&name)).unwrap()).unwrap();
+    std::fs::remove_file(inbox.join(&name)).unwrap();
+    // api's signature, web's name on it: forged.
+    value["from"]["agent_id"] = "web".into();
+    value["to"]["agent_id"] = "api".into();
+    let forged = "message-20200101T000000000Z-from-web-00000001.json";
+    std::fs::write(inbox.join(forged), value.to_string()).unwrap();
+
+    forget(&env, &web);
+    let whole = env.json(&web, &["check", "--all"]);
+    assert_eq!(whole["invalid"][0]["file"], forged, "{whole}");
+    assert!(
+        whole["invalid"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("forged"),
+        "{whole}"
+    );
+
+    forget(&env, &web);
+    let page = env.json(&web, &["check"]);
+    assert_eq!(page["invalid"], whole["invalid"], "{page}");
+    forget(&env, &web);
+    let out = env.run(&web, &["check", "--exit-code"]);
+    assert_eq!(code(&out), 6, "a forged file waits: {}", stdout(&out));
+}
