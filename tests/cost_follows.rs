@@ -126,3 +126,44 @@ fn a_first_page_lists_a_forgery_of_the_receivers_own_mail_as_invalid() {
     let out = env.run(&web, &["check", "--exit-code"]);
     assert_eq!(code(&out), 6, "a forged file waits: {}", stdout(&out));
 }
+
+/// Two file names whose digests share their first eight hex digits
+/// (found by trying names: 2^16 tries, well within a sender's reach).
+const TWINS: [&str; 2] = [
+    "message-20261122T100000000Z-from-api-000019c1.json",
+    "message-20261122T100000000Z-from-api-0000a322.json",
+];
+
+/// References are lengthened among the messages listed together, so that
+/// every channel prints the same one for a file and each resolves. A
+/// first page works them out over the page alone: the message on it gets
+/// the short form its twin past the page shares, which `aea show`
+/// refuses as ambiguous, and which is not the reference `check --all`,
+/// the hooks or a later page print for it.
+#[test]
+fn a_first_page_gives_the_references_the_whole_inbox_gives() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let inbox = web.join(".aea");
+    let first = env.question(&api, "web", "first");
+    let second = env.question(&api, "web", "second");
+    std::fs::rename(inbox.join(file_of(&web, &first)), inbox.join(TWINS[0])).unwrap();
+    std::fs::rename(inbox.join(file_of(&web, &second)), inbox.join(TWINS[1])).unwrap();
+
+    forget(&env, &web);
+    let whole = env.json(&web, &["check", "--all"]);
+    let whole_ref = whole["messages"][0]["ref"].as_str().unwrap().to_string();
+    assert_eq!(whole["messages"][0]["file"], TWINS[0], "{whole}");
+    forget(&env, &web);
+    let page = env.json(&web, &["check", "--limit", "1"]);
+    assert_eq!(page["messages"][0]["file"], TWINS[0], "{page}");
+    let page_ref = page["messages"][0]["ref"].as_str().unwrap();
+    let shown = env.run(&web, &["show", page_ref]);
+    assert!(
+        shown.status.success(),
+        "the page's reference does not resolve: {}",
+        stderr(&shown)
+    );
+    assert_eq!(page_ref, whole_ref, "{page}");
+}
