@@ -1407,3 +1407,28 @@ fn a_copy_of_rejected_mail_that_came_during_the_watch_wakes_nobody() {
     assert_eq!(status.code(), Some(4), "woken for a replay: {v}");
     assert_eq!(v["event"], "timeout", "{v}");
 }
+
+/// The count a wake-up gives is of the mail worth waking for, as at the
+/// start (`--pending`) and as a whole look gives it: mail the agent
+/// deferred meanwhile is not in it. A wake-up that reads only the new file
+/// counts what waited by name, so a message deferred during the watch is
+/// still counted.
+#[test]
+fn a_wake_up_does_not_count_mail_deferred_during_the_watch() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let waiting = env.question(&api, "web", "waits, then put off");
+    let (mut watch, _stderr) = spawn_watch(&env, &web, &["--timeout", "30s"]);
+    env.ok(&web, &["process", &waiting, "--outcome", "deferred"]);
+    let new = env.question(&api, "web", "new");
+    let status = wait_exit(&mut watch, Duration::from_secs(10)).expect("watch woke up");
+    assert!(status.success());
+    let v = watch_line(&mut watch);
+    assert_eq!(v["event"], "new_mail");
+    assert_eq!(v["refs"], serde_json::json!([env.short_ref(&web, &new)]));
+    let pending = env.run(&web, &["watch", "--pending", "--timeout", "1s"]);
+    let at_start: serde_json::Value = serde_json::from_slice(&pending.stdout).unwrap();
+    assert_eq!(at_start["unprocessed"], 1, "{at_start}");
+    assert_eq!(v["unprocessed"], 1, "the deferred message counted: {v}");
+}
