@@ -19,6 +19,7 @@ mod collab_e2e;
 mod compat;
 mod concurrency;
 mod config_trust;
+mod cost_follows;
 mod custody;
 mod errors;
 mod escape;

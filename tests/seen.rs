@@ -913,3 +913,56 @@ fn a_remembered_page_shows_every_change_to_what_it_lists() {
     let after = env.json(&web, &["check"]);
     assert_eq!(after["messages"][0]["id"], urgent.as_str(), "{after}");
 }
+
+/// A marker is judged with the file it marks, but stamped only through
+/// its folder: one rewritten in place (another tool marks with `>`,
+/// which truncates the file it finds) leaves `.processed/` as it was.
+/// Before a report was made in part, the next change of `.aea/` listed
+/// the inbox whole and the rewrite showed; now the waiting file's line is
+/// kept for as long as the folders stay, through any new mail: the
+/// message another tool marked processed is still listed, with the old
+/// marker's complaint, and the gated mail it hid without an approval is
+/// not named.
+#[test]
+fn a_marker_rewritten_in_place_shows_when_new_mail_arrives() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let gated = env.send(
+        &api,
+        "web",
+        &["--type", "handoff", "--subject", "take over", "--body", "b"],
+    );
+    let name = inbox_files(&web).pop().unwrap();
+    // A marker made for other bytes: the file is shown, with why.
+    let marker = web.join(".aea/.processed").join(&name);
+    let stale = serde_json::json!({
+        "processed_at": "2026-01-01T00:00:00Z",
+        "by": "bash",
+        "outcome": "done",
+        "sha256": "0".repeat(64),
+    });
+    std::fs::write(&marker, stale.to_string()).unwrap();
+    let before = remembered_check(&env, &web);
+    assert!(ids(&before).contains(&gated), "{before}");
+    assert!(
+        before["messages"][0]["stale_marker"].is_string(),
+        "{before}"
+    );
+
+    // Marked again in place, as `: > marker` does: processed by another
+    // tool, without an approval.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&marker)
+        .unwrap();
+    env.question(&api, "web", "new mail");
+    let report = partly_and_whole(&env, &web);
+    assert!(!ids(&report).contains(&gated), "{report}");
+    assert_eq!(
+        report["processed_without_approval"][0]["id"],
+        gated.as_str(),
+        "{report}"
+    );
+}

@@ -1345,3 +1345,90 @@ fn a_started_monitor_uses_no_cpu_while_mail_waits() {
         "still running"
     );
 }
+
+/// A message whose (sender, id) a message that arrived during the watch
+/// already holds is a copy: a whole look sets it aside, the first file is
+/// the message. When the first was no mail to wake for (the policy
+/// rejects it) and the copy comes in a later wake-up, the watch reads the
+/// copy alone, finds it worth waking for, and names it: the agent is
+/// woken for a replay, whose reference no longer resolves once `aea
+/// check` has set it aside.
+#[test]
+fn a_copy_of_rejected_mail_that_came_during_the_watch_wakes_nobody() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let inbox = web.join(".aea");
+    let config = inbox.join("agent-config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "rules: []",
+        "rules:\n  - id: no-spam\n    subject: \"spam*\"\n    action: reject",
+    );
+    std::fs::write(&config, text).unwrap();
+    // Both files made before the watch starts, kept outside the inbox:
+    // the rejected message, and api's own other message under its id.
+    let outside = env.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let take = |id: &str| -> (String, serde_json::Value) {
+        let name = inbox_file_of(&web, id);
+        let value = serde_json::from_slice(&std::fs::read(inbox.join(&name)).unwrap()).unwrap();
+        std::fs::remove_file(inbox.join(&name)).unwrap();
+        (name, value)
+    };
+    let (first, first_value) = take(&env.question(&api, "web", "spam for you"));
+    let id = first_value["message_id"].as_str().unwrap().to_string();
+    let (_, mut copy_value) = take(&env.question(&api, "web", "a real question"));
+    copy_value["message_id"] = id.clone().into();
+    env.resign(&mut copy_value);
+    let copy = "message-20200101T000000000Z-from-api-0c0c0c0c.json";
+    std::fs::write(outside.join(&first), first_value.to_string()).unwrap();
+    std::fs::write(outside.join(copy), copy_value.to_string()).unwrap();
+    unread(&outside.join(&first));
+    let untouched = read_at(&outside.join(&first));
+
+    let (mut watch, _stderr) = spawn_watch(&env, &web, &["--timeout", "4s"]);
+    std::fs::rename(outside.join(&first), inbox.join(&first)).unwrap();
+    // The watch has read the rejected message (its wake-up is over) before
+    // the copy comes: the copy wakes it on its own.
+    assert!(
+        wait_for(Duration::from_secs(10), || read_at(&inbox.join(&first))
+            != untouched),
+        "the watch never read the rejected message"
+    );
+    std::fs::rename(outside.join(copy), inbox.join(copy)).unwrap();
+
+    let status = wait_exit(&mut watch, Duration::from_secs(20)).expect("watch ended");
+    let v = watch_line(&mut watch);
+    let check = env.json(&web, &["check", "--all"]);
+    assert!(
+        !inbox.join(copy).exists(),
+        "a whole listing sets the copy aside: {check}"
+    );
+    assert_eq!(status.code(), Some(4), "woken for a replay: {v}");
+    assert_eq!(v["event"], "timeout", "{v}");
+}
+
+/// The count a wake-up gives is of the mail worth waking for, as at the
+/// start (`--pending`) and as a whole look gives it: mail the agent
+/// deferred meanwhile is not in it. A wake-up that reads only the new file
+/// counts what waited by name, so a message deferred during the watch is
+/// still counted.
+#[test]
+fn a_wake_up_does_not_count_mail_deferred_during_the_watch() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let waiting = env.question(&api, "web", "waits, then put off");
+    let (mut watch, _stderr) = spawn_watch(&env, &web, &["--timeout", "30s"]);
+    env.ok(&web, &["process", &waiting, "--outcome", "deferred"]);
+    let new = env.question(&api, "web", "new");
+    let status = wait_exit(&mut watch, Duration::from_secs(10)).expect("watch woke up");
+    assert!(status.success());
+    let v = watch_line(&mut watch);
+    assert_eq!(v["event"], "new_mail");
+    assert_eq!(v["refs"], serde_json::json!([env.short_ref(&web, &new)]));
+    let pending = env.run(&web, &["watch", "--pending", "--timeout", "1s"]);
+    let at_start: serde_json::Value = serde_json::from_slice(&pending.stdout).unwrap();
+    assert_eq!(at_start["unprocessed"], 1, "{at_start}");
+    assert_eq!(v["unprocessed"], 1, "the deferred message counted: {v}");
+}

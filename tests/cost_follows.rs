@@ -1,0 +1,169 @@
+//! Attacks on "cost follows what waits": a page of `check`, a report
+//! worked out again only where files changed, a first page that verifies
+//! only what it lists, hooks naming five, a watch reading only the files
+//! a wake-up names. Each must say what a fresh whole listing says.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// Drops what `repo` remembers of its inbox (the report and the page).
+fn forget(env: &TestEnv, repo: &Path) {
+    let seen = env.state(repo).join("seen");
+    let _ = std::fs::remove_file(seen.join("report.json"));
+    let _ = std::fs::remove_file(seen.join("page.json"));
+}
+
+/// The inbox file of `repo` holding message `id`.
+fn file_of(repo: &Path, id: &str) -> String {
+    inbox_files(repo)
+        .into_iter()
+        .find(|n| {
+            let v: Value =
+                serde_json::from_slice(&std::fs::read(repo.join(".aea").join(n)).unwrap()).unwrap();
+            v["message_id"] == id
+        })
+        .unwrap_or_else(|| panic!("no inbox file holds {id}"))
+}
+
+/// A first page with nothing remembered checks signatures after the
+/// replay judgement has run: a genuine verified message whose id an
+/// unsigned squatter held and left through `process` is judged as if it
+/// were unverified, so the record of the unsigned file makes it a replay.
+/// A whole listing (`check --all`) lists it; a plain `check` sets it
+/// aside in the quarantine, where no later listing finds it.
+#[test]
+fn a_first_page_never_sets_aside_verified_mail_for_an_unverified_record() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.ok(&web, &["agents", "trust", "api", "--allow-unsigned"]);
+    let inbox = web.join(".aea");
+    let id = "6f0e2a94-5d1b-4c8e-9a7f-000000000001";
+    let squat = "message-20200101T000000000Z-from-api-00000001.json";
+    let unsigned = serde_json::json!({
+        "protocol_version": "1.0",
+        "message_id": id,
+        "message_type": "question",
+        "timestamp": "2026-11-22T10:00:00.000Z",
+        "priority": "normal",
+        "requires_response": false,
+        "from": {"agent_id": "api"},
+        "to": {"agent_id": "web"},
+        "message": {"subject": "squat", "body": "b", "context": {}, "attachments": []},
+        "metadata": {"tags": []}
+    });
+    std::fs::write(inbox.join(squat), unsigned.to_string()).unwrap();
+    env.ok(&web, &["process", squat, "--outcome", "ignored"]);
+
+    // api's genuine, signed message under that id.
+    let real = env.question(&api, "web", "Which port?");
+    let real_file = file_of(&web, &real);
+    let mut value: Value =
+        serde_json::from_slice(&std::fs::read(inbox.join(&real_file)).unwrap()).unwrap();
+    value["message_id"] = id.into();
+    env.resign(&mut value);
+    std::fs::remove_file(inbox.join(&real_file)).unwrap();
+    let genuine = "message-20261122T100000001Z-from-api-00000001.json";
+    std::fs::write(inbox.join(genuine), value.to_string()).unwrap();
+    forget(&env, &web);
+
+    let page = env.json(&web, &["check"]);
+    assert!(
+        inbox.join(genuine).exists(),
+        "a plain check set the verified message aside: {page}"
+    );
+    let listed: Vec<&Value> = page["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["id"] == id)
+        .collect();
+    assert_eq!(listed.len(), 1, "{page}");
+    assert_eq!(listed[0]["sender"], "verified", "{page}");
+}
+
+/// A file that claims to come from the receiver itself, to another agent,
+/// signed with a key that is not the receiver's: a whole listing finds it
+/// forged and lists it as invalid. A first page reads files before it
+/// checks signatures, and the check that leaves out the receiver's own
+/// copies of mail it sent runs on the unchecked message: the forgery is
+/// taken for an own copy and hidden, `--exit-code` says nothing waits.
+#[test]
+fn a_first_page_lists_a_forgery_of_the_receivers_own_mail_as_invalid() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let inbox = web.join(".aea");
+    let id = env.question(&api, "web", "a question");
+    let name = file_of(&web, &id);
+    let mut value: Value =
+        serde_json::from_slice(&std::fs::read(inbox.join(&name)).unwrap()).unwrap();
+    std::fs::remove_file(inbox.join(&name)).unwrap();
+    // api's signature, web's name on it: forged.
+    value["from"]["agent_id"] = "web".into();
+    value["to"]["agent_id"] = "api".into();
+    let forged = "message-20200101T000000000Z-from-web-00000001.json";
+    std::fs::write(inbox.join(forged), value.to_string()).unwrap();
+
+    forget(&env, &web);
+    let whole = env.json(&web, &["check", "--all"]);
+    assert_eq!(whole["invalid"][0]["file"], forged, "{whole}");
+    assert!(
+        whole["invalid"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("forged"),
+        "{whole}"
+    );
+
+    forget(&env, &web);
+    let page = env.json(&web, &["check"]);
+    assert_eq!(page["invalid"], whole["invalid"], "{page}");
+    forget(&env, &web);
+    let out = env.run(&web, &["check", "--exit-code"]);
+    assert_eq!(code(&out), 6, "a forged file waits: {}", stdout(&out));
+}
+
+/// Two file names whose digests share their first eight hex digits
+/// (found by trying names: 2^16 tries, well within a sender's reach).
+const TWINS: [&str; 2] = [
+    "message-20261122T100000000Z-from-api-000019c1.json",
+    "message-20261122T100000000Z-from-api-0000a322.json",
+];
+
+/// References are lengthened among the messages listed together, so that
+/// every channel prints the same one for a file and each resolves. A
+/// first page works them out over the page alone: the message on it gets
+/// the short form its twin past the page shares, which `aea show`
+/// refuses as ambiguous, and which is not the reference `check --all`,
+/// the hooks or a later page print for it.
+#[test]
+fn a_first_page_gives_the_references_the_whole_inbox_gives() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let inbox = web.join(".aea");
+    let first = env.question(&api, "web", "first");
+    let second = env.question(&api, "web", "second");
+    std::fs::rename(inbox.join(file_of(&web, &first)), inbox.join(TWINS[0])).unwrap();
+    std::fs::rename(inbox.join(file_of(&web, &second)), inbox.join(TWINS[1])).unwrap();
+
+    forget(&env, &web);
+    let whole = env.json(&web, &["check", "--all"]);
+    let whole_ref = whole["messages"][0]["ref"].as_str().unwrap().to_string();
+    assert_eq!(whole["messages"][0]["file"], TWINS[0], "{whole}");
+    forget(&env, &web);
+    let page = env.json(&web, &["check", "--limit", "1"]);
+    assert_eq!(page["messages"][0]["file"], TWINS[0], "{page}");
+    let page_ref = page["messages"][0]["ref"].as_str().unwrap();
+    let shown = env.run(&web, &["show", page_ref]);
+    assert!(
+        shown.status.success(),
+        "the page's reference does not resolve: {}",
+        stderr(&shown)
+    );
+    assert_eq!(page_ref, whole_ref, "{page}");
+}
