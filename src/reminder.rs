@@ -241,7 +241,18 @@ fn memory_key(harness: Harness, session: Option<&str>) -> String {
 }
 
 /// How many short references of new mail a reminder names at most.
-const HOOK_REFS: usize = 5;
+pub const HOOK_REFS: usize = 5;
+
+/// `refs` joined for a hook's line: the first [`HOOK_REFS`], then how
+/// many more.
+pub fn some_refs<S: AsRef<str>>(refs: &[S]) -> String {
+    let shown: Vec<&str> = refs.iter().take(HOOK_REFS).map(AsRef::as_ref).collect();
+    let mut text = shown.join(", ");
+    if refs.len() > shown.len() {
+        let _ = write!(text, " and {} more", refs.len() - shown.len());
+    }
+    text
+}
 
 /// The reminder: counts and short references only.
 fn summary(unread: &[(String, bool)], new: &[(bool, &String)]) -> String {
@@ -260,11 +271,7 @@ fn summary(unread: &[(String, bool)], new: &[(bool, &String)]) -> String {
     if !new_refs.is_empty() {
         // A few references to start from; past those, a count: a flood
         // must not fill the model's context.
-        let shown = &new_refs[..new_refs.len().min(HOOK_REFS)];
-        let _ = write!(text, "; new since last reminder: {}", shown.join(", "));
-        if new_refs.len() > shown.len() {
-            let _ = write!(text, " and {} more", new_refs.len() - shown.len());
-        }
+        let _ = write!(text, "; new since last reminder: {}", some_refs(&new_refs));
     }
     if new_invalid > 0 {
         let _ = write!(

@@ -72,6 +72,10 @@ pub struct Known {
     /// or rejected too: a file that repeats one of them is a copy, which a
     /// listing sets aside, not new mail.
     ids: HashSet<(String, String)>,
+    /// The same of the files read since: mail that came during the watch
+    /// and woke nobody (rejected, deferred) still makes a later file of
+    /// its (sender, id) a copy.
+    read_since: std::cell::RefCell<HashSet<(String, String)>>,
 }
 
 /// Mail that arrived since [`Known::look`].
@@ -107,6 +111,7 @@ impl Known {
             waiting,
             names,
             ids,
+            read_since: std::cell::RefCell::new(HashSet::new()),
         })
     }
 
@@ -168,25 +173,46 @@ impl Known {
         if entries.is_empty() {
             return Ok(Named::Nothing);
         }
+        // Copies among the new files the listing has set aside already;
+        // a new file of the (sender, id) of mail that was there at the
+        // start, or came since, is decided over both, by a listing that
+        // reads every file.
+        let ids: Vec<(String, String)> = entries
+            .iter()
+            .filter_map(Entry::valid)
+            .map(|m| (m.from.agent_id.clone(), m.message_id.clone()))
+            .collect();
+        let copy = {
+            let since = self.read_since.borrow();
+            ids.iter()
+                .any(|id| self.ids.contains(id) || since.contains(id))
+        };
+        self.read_since.borrow_mut().extend(ids);
+        if copy {
+            return Ok(Named::Unsure);
+        }
         let deferred = mailbox.deferrals()?;
         entries.retain(|e| worth_waking(e, &deferred, judge));
         if entries.is_empty() {
             return Ok(Named::Nothing);
         }
-        // Copies among the new files the listing has set aside already;
-        // a new file of the (sender, id) of mail that was there at the
-        // start is decided over both, by a listing that reads every file.
-        if entries.iter().filter_map(Entry::valid).any(|m| {
-            self.ids
-                .contains(&(m.from.agent_id.clone(), m.message_id.clone()))
-        }) {
-            return Ok(Named::Unsure);
-        }
         let new: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
         let Some(refs) = crate::shortref::alone_among(&new, &present) else {
             return Ok(Named::Unsure);
         };
-        let still_waiting = present.iter().filter(|n| self.names.contains(*n)).count();
+        // What waited at the start and waits still: not gone, not deferred
+        // since, not marked processed by another tool since (one `stat` of
+        // its marker each).
+        let markers = mailbox.shared_dir(crate::layout::Shared::Markers)?;
+        let still_waiting = present
+            .iter()
+            .filter(|n| self.names.contains(*n) && !deferred.contains_key(*n))
+            .filter(|n| {
+                markers
+                    .as_ref()
+                    .is_none_or(|m| std::fs::symlink_metadata(m.join(n)).is_err())
+            })
+            .count();
         Ok(Named::Mail(NewMail {
             refs,
             unprocessed: still_waiting + entries.len(),

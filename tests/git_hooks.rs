@@ -772,3 +772,29 @@ fn hooks_run_refuses_a_hook_it_does_not_install() {
         stderr(&out)
     );
 }
+
+/// After a flood, a post-* hook names a few of the new messages and
+/// counts the rest: one short line, however many arrived.
+#[test]
+fn a_post_checkout_line_names_five_new_messages_and_counts_the_rest() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = git_repo(&env, "web");
+    commit(&env, &web, "a.txt");
+    for n in 0..8 {
+        env.question(&api, "web", &format!("q{n}"));
+    }
+    let out = git_ok(&env, &web, &["checkout", "-q", "-b", "feature"]);
+    let said = stderr(&out);
+    assert!(
+        said.contains("aea: 8 new messages (") && said.contains(" and 3 more);"),
+        "{said}"
+    );
+    let named = said
+        .split([' ', ',', '('])
+        .filter(|w| {
+            w.len() == 9 && w.starts_with('m') && w[1..].bytes().all(|b| b.is_ascii_hexdigit())
+        })
+        .count();
+    assert_eq!(named, 5, "{said}");
+}

@@ -390,7 +390,7 @@ fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode>
             "aea: {} new message{} ({}); {} unprocessed in all. Run `aea check`.",
             new.len(),
             if new.len() == 1 { "" } else { "s" },
-            new.join(", "),
+            crate::reminder::some_refs(&new),
             unread.len()
         ));
     }
@@ -525,7 +525,7 @@ fn gate(report: &listing::Report, setting: &crate::config::HookConfig, ctx: &Con
     }
     p.err_line(format_args!(
         "aea: commit blocked: {} waiting for a person's approval (`aea pending`, then `aea approve` or `aea reject`).",
-        blocking.join(", ")
+        crate::reminder::some_refs(&blocking)
     ));
     p.err_line("aea: to commit anyway: `git commit --no-verify`, or `AEA_SKIP_HOOKS=1 git commit` to skip only aea's check.");
     ExitCode::Refused

@@ -605,6 +605,10 @@ impl Past {
     /// unjudged, and come after the page.
     fn count(&self, report: &mut Report) {
         let n = self.entries.len();
+        if n > 0 {
+            let names: Vec<&str> = self.entries.iter().map(|e| e.name.as_str()).collect();
+            relabel(report, &names);
+        }
         report.unprocessed += n;
         report.deferred += self.deferred;
         report.unjudged = n;
@@ -670,10 +674,12 @@ impl Earlier {
         let listed: HashSet<&str> = names.iter().map(String::as_str).collect();
         let report = self.remembered.report;
         let still = |file: &str| listed.contains(file) && self.files.contains_key(file);
+        // A message with a marker beside it is judged again: the marker
+        // may have been rewritten in place, which moves no folder.
         let messages: Vec<Item> = report
             .messages
             .into_iter()
-            .filter(|m| still(&m.file))
+            .filter(|m| still(&m.file) && m.stale_marker.is_none())
             .collect();
         let invalid: Vec<Invalid> = report
             .invalid
@@ -754,20 +760,7 @@ impl Kept {
         });
         report.messages.sort_by_key(|m| m.deferred.is_some());
         report.invalid.sort_by(|a, b| a.file.cmp(&b.file));
-        let names: Vec<&str> = report
-            .messages
-            .iter()
-            .map(|m| m.file.as_str())
-            .chain(report.invalid.iter().map(|i| i.file.as_str()))
-            .collect();
-        let refs = crate::shortref::for_names(&names);
-        let (messages, invalid) = refs.split_at(report.messages.len());
-        for (m, r) in report.messages.iter_mut().zip(messages) {
-            m.short_ref.clone_from(r);
-        }
-        for (i, r) in report.invalid.iter_mut().zip(invalid) {
-            i.short_ref.clone_from(r);
-        }
+        relabel(report, &[]);
         report.unprocessed = report.messages.len();
         report.deferred = report
             .messages
@@ -779,6 +772,27 @@ impl Kept {
             .iter()
             .filter(|m| m.approval.waits())
             .count();
+    }
+}
+
+/// Gives each listed message and invalid file the short reference a
+/// listing of the whole inbox gives it: made unique among those and the
+/// files `past` (waiting, not listed).
+fn relabel(report: &mut Report, past: &[&str]) {
+    let names: Vec<&str> = report
+        .messages
+        .iter()
+        .map(|m| m.file.as_str())
+        .chain(report.invalid.iter().map(|i| i.file.as_str()))
+        .chain(past.iter().copied())
+        .collect();
+    let refs = crate::shortref::for_names(&names);
+    let (messages, rest) = refs.split_at(report.messages.len());
+    for (m, r) in report.messages.iter_mut().zip(messages) {
+        m.short_ref.clone_from(r);
+    }
+    for (i, r) in report.invalid.iter_mut().zip(rest) {
+        i.short_ref.clone_from(r);
     }
 }
 

@@ -140,6 +140,13 @@ impl Mailbox {
             self.remember_invalid(&invalid_now);
         }
         if let Ok(us) = self.agent_id() {
+            // What claims to be our own copy is one only if it verifies: a
+            // forgery of our mail is an invalid file, listed.
+            for entry in &mut entries {
+                if is_own_copy(entry, &us) {
+                    self.verify_entry(entry);
+                }
+            }
             entries.retain(|e| !is_own_copy(e, &us));
         }
         self.set_aside_strays(&strays);
