@@ -966,3 +966,36 @@ fn a_marker_rewritten_in_place_shows_when_new_mail_arrives() {
         "{report}"
     );
 }
+
+/// A marker that does not read (over the 64 KiB a marker may hold) hides
+/// nothing and earns its file no complaint: the report keeps that file's line with no stale
+/// marker noted, so the line is kept when only new mail moves `.aea/`.
+/// Another tool then marks the file by truncating that marker in place
+/// (`: > marker`), which moves no folder: a whole listing hides the
+/// message (an empty marker), a report made in part still lists it.
+#[test]
+fn a_marker_that_did_not_read_rewritten_in_place_shows_when_new_mail_arrives() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let gated = env.send(
+        &api,
+        "web",
+        &["--type", "handoff", "--subject", "take over", "--body", "b"],
+    );
+    let name = inbox_files(&web).pop().unwrap();
+    let marker = web.join(".aea/.processed").join(&name);
+    std::fs::create_dir_all(marker.parent().unwrap()).unwrap();
+    std::fs::write(&marker, vec![b' '; 65 * 1024]).unwrap();
+    let before = remembered_check(&env, &web);
+    assert!(ids(&before).contains(&gated), "{before}");
+
+    std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&marker)
+        .unwrap();
+    env.question(&api, "web", "new mail");
+    let report = partly_and_whole(&env, &web);
+    assert!(!ids(&report).contains(&gated), "{report}");
+}

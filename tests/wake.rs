@@ -1432,3 +1432,42 @@ fn a_wake_up_does_not_count_mail_deferred_during_the_watch() {
     assert_eq!(at_start["unprocessed"], 1, "{at_start}");
     assert_eq!(v["unprocessed"], 1, "the deferred message counted: {v}");
 }
+
+/// A marker beside a waiting file that does not cover its bytes (made
+/// for other bytes: the file was rewritten after it was marked) hides
+/// nothing: every listing, `--pending` and a whole look count the file as
+/// waiting. A wake-up that reads only the new file leaves out of its count
+/// every file that has a marker beside it, so a message that waited at
+/// the start, unchanged, with the same marker, is no longer counted.
+#[test]
+fn a_wake_up_counts_mail_a_stale_marker_does_not_hide() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.question(&api, "web", "marked for other bytes");
+    let name = inbox_files(&web).pop().unwrap();
+    let marker = web.join(".aea/.processed").join(&name);
+    std::fs::create_dir_all(marker.parent().unwrap()).unwrap();
+    let stale = serde_json::json!({
+        "processed_at": "2026-01-01T00:00:00Z",
+        "by": "bash",
+        "outcome": "done",
+        "sha256": "0".repeat(64),
+    });
+    std::fs::write(&marker, stale.to_string()).unwrap();
+    let pending = env.run(&web, &["watch", "--pending", "--timeout", "1s"]);
+    let at_start: serde_json::Value = serde_json::from_slice(&pending.stdout).unwrap();
+    assert_eq!(at_start["unprocessed"], 1, "{at_start}");
+
+    let (mut watch, _stderr) = spawn_watch(&env, &web, &["--timeout", "30s"]);
+    let new = env.question(&api, "web", "new");
+    let status = wait_exit(&mut watch, Duration::from_secs(10)).expect("watch woke up");
+    assert!(status.success());
+    let v = watch_line(&mut watch);
+    assert_eq!(v["event"], "new_mail");
+    assert_eq!(v["refs"], serde_json::json!([env.short_ref(&web, &new)]));
+    let pending = env.run(&web, &["watch", "--pending", "--timeout", "1s"]);
+    let whole: serde_json::Value = serde_json::from_slice(&pending.stdout).unwrap();
+    assert_eq!(whole["unprocessed"], 2, "{whole}");
+    assert_eq!(v["unprocessed"], 2, "the marked message left out: {v}");
+}
