@@ -76,6 +76,20 @@ pub struct Known {
     /// and woke nobody (rejected, deferred) still makes a later file of
     /// its (sender, id) a copy.
     read_since: std::cell::RefCell<HashSet<(String, String)>>,
+    /// Of `names`, those with something in `.processed/` at the start.
+    marked: HashSet<String>,
+}
+
+/// Which of `names` have anything at their name in the inbox's
+/// `.processed/`: one `stat` each.
+fn marker_names<'a>(mailbox: &Mailbox, names: impl Iterator<Item = &'a str>) -> HashSet<String> {
+    let Ok(Some(markers)) = mailbox.shared_dir(crate::layout::Shared::Markers) else {
+        return HashSet::new();
+    };
+    names
+        .filter(|n| std::fs::symlink_metadata(markers.join(n)).is_ok())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Mail that arrived since [`Known::look`].
@@ -107,11 +121,15 @@ impl Known {
             .collect();
         let waiting = worth_waking_among(mailbox, judge, entries)?;
         let names = waiting.iter().map(|w| w.name.clone()).collect();
+        // Mail that waits with a marker beside it (one that does not cover
+        // it): only a marker that appears later may mean it was processed.
+        let marked = marker_names(mailbox, waiting.iter().map(|w| w.name.as_str()));
         Ok(Known {
             waiting,
             names,
             ids,
             read_since: std::cell::RefCell::new(HashSet::new()),
+            marked,
         })
     }
 
@@ -138,7 +156,16 @@ impl Known {
                 Named::Unsure => {}
             }
         }
-        let now = waiting(mailbox, judge)?;
+        let entries = mailbox.unprocessed()?;
+        // A later file of one of these (sender, id)s is a copy, even of
+        // mail that wakes nobody.
+        self.read_since.borrow_mut().extend(
+            entries
+                .iter()
+                .filter_map(Entry::valid)
+                .map(|m| (m.from.agent_id.clone(), m.message_id.clone())),
+        );
+        let now = worth_waking_among(mailbox, judge, entries)?;
         let refs: Vec<String> = now
             .iter()
             .filter(|w| !self.names.contains(&w.name))
@@ -203,15 +230,15 @@ impl Known {
         // What waited at the start and waits still: not gone, not deferred
         // since, not marked processed by another tool since (one `stat` of
         // its marker each).
-        let markers = mailbox.shared_dir(crate::layout::Shared::Markers)?;
-        let still_waiting = present
+        let still: Vec<&str> = present
             .iter()
             .filter(|n| self.names.contains(*n) && !deferred.contains_key(*n))
-            .filter(|n| {
-                markers
-                    .as_ref()
-                    .is_none_or(|m| std::fs::symlink_metadata(m.join(n)).is_err())
-            })
+            .map(String::as_str)
+            .collect();
+        let marked_now = marker_names(mailbox, still.iter().copied());
+        let still_waiting = still
+            .iter()
+            .filter(|n| !marked_now.contains(**n) || self.marked.contains(**n))
             .count();
         Ok(Named::Mail(NewMail {
             refs,

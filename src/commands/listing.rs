@@ -673,13 +673,21 @@ impl Earlier {
         let names = mailbox.message_names()?;
         let listed: HashSet<&str> = names.iter().map(String::as_str).collect();
         let report = self.remembered.report;
-        let still = |file: &str| listed.contains(file) && self.files.contains_key(file);
-        // A message with a marker beside it is judged again: the marker
-        // may have been rewritten in place, which moves no folder.
+        // A file with anything beside it in `.processed/` is judged again:
+        // a marker can be rewritten in place, which moves no folder (one
+        // `stat` per kept file).
+        let markers = mailbox.shared_dir(crate::layout::Shared::Markers)?;
+        let unmarked = |file: &str| {
+            markers
+                .as_ref()
+                .is_none_or(|d| std::fs::symlink_metadata(d.join(file)).is_err())
+        };
+        let still =
+            |file: &str| listed.contains(file) && self.files.contains_key(file) && unmarked(file);
         let messages: Vec<Item> = report
             .messages
             .into_iter()
-            .filter(|m| still(&m.file) && m.stale_marker.is_none())
+            .filter(|m| still(&m.file))
             .collect();
         let invalid: Vec<Invalid> = report
             .invalid
