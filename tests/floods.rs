@@ -209,23 +209,10 @@ fn check_lists_a_page_and_counts_the_rest() {
         hook.contains("and 20 more"),
         "a hook names every new message: {hook}"
     );
-    let named = hook
-        .split([' ', ','])
-        .filter(|w| {
-            w.len() == 9 && w.starts_with('m') && w[1..].bytes().all(|b| b.is_ascii_hexdigit())
-        })
-        .count();
-    assert_eq!(named, 5, "{hook}");
+    assert_eq!(refs_named(&hook), 5, "{hook}");
 
     let all = env.json(&web, &["check", "--all"]);
-    let ids = |r: &serde_json::Value| -> Vec<String> {
-        r["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["id"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let ids = report_ids;
     assert_eq!(ids(&all).len(), 25);
     assert_eq!(ids(&all)[0], urgent, "processing order: urgent first");
     assert_eq!(
@@ -341,14 +328,7 @@ fn a_first_page_judges_what_it_lists_and_counts_the_rest() {
     assert_eq!(all["invalid"].as_array().unwrap().len(), 2, "{all}");
     assert_eq!(all["unprocessed"], 30, "{all}");
     assert!(all.get("unjudged").is_none(), "{all}");
-    let ids = |r: &serde_json::Value| -> Vec<String> {
-        r["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["id"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let ids = report_ids;
     assert_eq!(
         ids(&page),
         ids(&all)[..5],

@@ -790,11 +790,5 @@ fn a_post_checkout_line_names_five_new_messages_and_counts_the_rest() {
         said.contains("aea: 8 new messages (") && said.contains(" and 3 more);"),
         "{said}"
     );
-    let named = said
-        .split([' ', ',', '('])
-        .filter(|w| {
-            w.len() == 9 && w.starts_with('m') && w[1..].bytes().all(|b| b.is_ascii_hexdigit())
-        })
-        .count();
-    assert_eq!(named, 5, "{said}");
+    assert_eq!(refs_named(&said), 5, "{said}");
 }

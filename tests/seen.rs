@@ -66,12 +66,7 @@ fn remembered_check(env: &TestEnv, repo: &Path) -> Value {
 }
 
 fn ids(report: &Value) -> Vec<String> {
-    report["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["id"].as_str().unwrap().to_string())
-        .collect()
+    report_ids(report)
 }
 
 #[test]

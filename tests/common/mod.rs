@@ -517,3 +517,23 @@ fn replace_long_hex(text: &str, min: usize) -> String {
     }
     out
 }
+
+/// The ids of the messages a `check --json` report lists, in its order.
+pub fn report_ids(report: &serde_json::Value) -> Vec<String> {
+    report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// How many of aea's short references (`m` and eight hex digits) `text`
+/// names.
+pub fn refs_named(text: &str) -> usize {
+    text.split([' ', ',', '(', ')', ';'])
+        .filter(|w| {
+            w.len() == 9 && w.starts_with('m') && w[1..].bytes().all(|b| b.is_ascii_hexdigit())
+        })
+        .count()
+}
