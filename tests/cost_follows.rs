@@ -167,3 +167,62 @@ fn a_first_page_gives_the_references_the_whole_inbox_gives() {
     );
     assert_eq!(page_ref, whole_ref, "{page}");
 }
+
+/// Two byte-identical forged files of one (sender, id): a whole listing
+/// lists both as invalid and moves neither. A first page with nothing
+/// remembered groups them by the (sender, id) they claim before their
+/// signatures are checked, finds both forged, and still sets the second
+/// aside in the quarantine as a "replay" of the first: a paged `check`
+/// moves a file a whole listing leaves alone, and the invalid files then
+/// listed depend on which `check` ran first.
+#[test]
+fn a_first_page_does_not_set_aside_a_forgery_as_a_replay_of_another() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let inbox = web.join(".aea");
+    let real = env.question(&api, "web", "Which port?");
+    env.question(&api, "web", "Which host?");
+    let mut value: Value =
+        serde_json::from_slice(&std::fs::read(inbox.join(file_of(&web, &real))).unwrap())
+            .unwrap();
+    // A new id and a priority the signature does not cover.
+    value["message_id"] = "6f0e2a94-5d1b-4c8e-9a7f-0000000000ff".into();
+    value["priority"] = "urgent".into();
+    let forged = [
+        "message-20261201T000000000Z-from-api-0000000a.json",
+        "message-20261202T000000000Z-from-api-0000000b.json",
+    ];
+    for name in forged {
+        std::fs::write(inbox.join(name), value.to_string()).unwrap();
+    }
+    let invalid_files = |report: &Value| -> Vec<String> {
+        let mut names: Vec<String> = report["invalid"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["file"].as_str().unwrap().to_string())
+            .collect();
+        names.sort();
+        names
+    };
+
+    // What a whole listing with nothing remembered says.
+    forget(&env, &web);
+    let whole = env.json(&web, &["check", "--all"]);
+    assert_eq!(invalid_files(&whole), forged, "{whole}");
+
+    // A first page with nothing remembered.
+    forget(&env, &web);
+    let page = env.json(&web, &["check"]);
+    for name in forged {
+        assert!(
+            inbox.join(name).exists(),
+            "a plain check set {name} aside as a replay of a forgery: {page}"
+        );
+    }
+    assert_eq!(invalid_files(&page), forged, "{page}");
+    forget(&env, &web);
+    let after = env.json(&web, &["check", "--all"]);
+    assert_eq!(invalid_files(&after), forged, "{after}");
+}
