@@ -184,8 +184,7 @@ fn a_first_page_does_not_set_aside_a_forgery_as_a_replay_of_another() {
     let real = env.question(&api, "web", "Which port?");
     env.question(&api, "web", "Which host?");
     let mut value: Value =
-        serde_json::from_slice(&std::fs::read(inbox.join(file_of(&web, &real))).unwrap())
-            .unwrap();
+        serde_json::from_slice(&std::fs::read(inbox.join(file_of(&web, &real))).unwrap()).unwrap();
     // A new id and a priority the signature does not cover.
     value["message_id"] = "6f0e2a94-5d1b-4c8e-9a7f-0000000000ff".into();
     value["priority"] = "urgent".into();

@@ -225,10 +225,19 @@ impl Mailbox {
         }
         let mut replays: Vec<(usize, usize)> = Vec::new();
         let groups: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() > 1).collect();
-        // Which file of an id is the message depends on its signature.
+        // Which file of an id is the message depends on its signature; a
+        // forged one is an invalid file, listed, not a copy of the others
+        // (a listing that checks every signature first never groups it).
         for &at in groups.iter().flatten() {
             self.verify_entry(&mut kept[at]);
         }
+        let groups = groups.into_iter().filter_map(|group| {
+            let valid: Vec<usize> = group
+                .into_iter()
+                .filter(|&at| kept[at].valid().is_some())
+                .collect();
+            (valid.len() > 1).then_some(valid)
+        });
         for mut group in groups {
             let sender = self.senders_user(&kept[group[0]]);
             group.sort_by_cached_key(|&at| first_key(&kept[at], self.owner, sender));
