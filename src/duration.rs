@@ -14,6 +14,18 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer};
 
+/// Formats a time the way messages carry it: `2026-11-21T22:48:14.123Z`.
+pub fn format_time(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+/// An RFC 3339 time, as messages and `--since`/`--expires` give it, in UTC.
+pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
 /// What every refusal suggests instead.
 pub const EXAMPLES: &str = "use e.g. 250ms, 30s, 10m, 2h, 7d or 1w (units may be combined: 1h 30m)";
 
@@ -156,14 +168,14 @@ impl FromStr for When {
     fn from_str(text: &str) -> Result<Self, DurationError> {
         match text.parse::<Duration>() {
             Ok(d) => Ok(When::In(d, text.to_string())),
-            Err(DurationError::NotADuration(_)) => crate::message::parse_time(text)
-                .map(When::At)
-                .ok_or_else(|| {
+            Err(DurationError::NotADuration(_)) => {
+                parse_time(text).map(When::At).ok_or_else(|| {
                     DurationError::NotADuration(format!(
                         "{} (nor an RFC 3339 time such as 2026-12-01T09:00:00Z)",
                         short(text)
                     ))
-                }),
+                })
+            }
             Err(e) => Err(e),
         }
     }

@@ -222,16 +222,9 @@ impl Message {
 /// message already shows.
 pub const LEGACY_COPY_KEYS: [&str; 4] = ["sender", "recipient", "routing", "content"];
 
-/// Formats a time the way messages carry it: `2026-11-21T22:48:14.123Z`.
-pub fn format_time(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
-}
-
-pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
-}
+/// Times as messages carry them: kept with durations, in the ground layer,
+/// which the flags that take a time or a duration share.
+pub use crate::duration::{format_time, parse_time};
 
 // ---------------------------------------------------------------------------
 // Agent ids
