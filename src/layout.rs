@@ -64,6 +64,13 @@ pub enum Shared {
     GitIgnore,
 }
 
+/// The bash AEA's checker in `aea_dir` (`scripts/aea-check.sh`): where it
+/// is decides whether deliveries keep its `.processed/` markers, and a
+/// listing stamps it.
+pub fn bash_checker(aea_dir: &Path) -> PathBuf {
+    aea_dir.join(Shared::Scripts.name()).join("aea-check.sh")
+}
+
 impl Shared {
     /// Its name in `.aea/`.
     pub const fn name(self) -> &'static str {

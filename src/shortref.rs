@@ -124,36 +124,6 @@ fn common_prefix(a: &str, b: &str) -> usize {
     a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
 }
 
-/// The short reference of inbox file `name`, unique among the inbox's
-/// message files (processed or not), so it resolves back to this one.
-pub fn in_inbox(mailbox: &crate::mailbox::Mailbox, name: &str) -> String {
-    // Only names whose digests start alike can lengthen this one's: the
-    // inbox's index of them spares listing it. A name the index missed
-    // can make the reference too short to be unique, never wrong:
-    // resolving an ambiguous reference is refused.
-    let names = match mailbox.ref_neighbours(name) {
-        Some(mut near) => {
-            if !near.iter().any(|n| n == name) {
-                near.push(name.to_string());
-            }
-            near
-        }
-        None => mailbox.message_names().unwrap_or_default(),
-    };
-    names
-        .iter()
-        .zip(for_names(&names))
-        .find(|(n, _)| *n == name)
-        .map_or_else(|| of(name), |(_, r)| r)
-}
-
-/// Short references of inbox entries, unique among them: every channel
-/// (check, hooks, watch, the monitor) lists the unprocessed messages, so they
-/// all print the same reference for the same file.
-pub fn of_entries(entries: &[crate::mailbox::Entry]) -> Vec<String> {
-    for_names(&entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>())
-}
-
 /// The hex digits of `text` if it is written as a short reference (`m`
 /// and at least four hex digits, any case), else `None`. Text of this form
 /// is only ever resolved as a reference, never as a message id: a sender

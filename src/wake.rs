@@ -39,7 +39,7 @@ fn worth_waking_among(
     entries: Vec<Entry>,
 ) -> Result<Vec<Waiting>> {
     let deferred = mailbox.deferrals()?;
-    let refs = crate::shortref::of_entries(&entries);
+    let refs = crate::mailbox::short_refs(&entries);
     Ok(entries
         .into_iter()
         .zip(refs)

@@ -64,7 +64,7 @@ pub fn run(args: &AttachmentArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let entry = mailbox.resolve(&args.reference)?;
     let message = entry.require_valid()?;
-    let short_ref = crate::shortref::in_inbox(&mailbox, &entry.name);
+    let short_ref = mailbox.short_ref(&entry.name);
     let named = attachments::named(&message);
     let judge = ctx.judge(&mailbox);
     let registered = judge.registered_path(&message.from.agent_id);

@@ -28,7 +28,7 @@ pub fn render(
     let approval = mailbox.approval(entry, decision.action.awaits_approval());
     // A marker that cannot be read safely is shown as not processed.
     let processed = mailbox.processed(entry).unwrap_or(Processed::No);
-    let short_ref = crate::shortref::in_inbox(mailbox, name);
+    let short_ref = mailbox.short_ref(name);
     let out = fields(judge, name, &short_ref, message, false, ctx);
     // The frame carries a random tag, so a body cannot fake its end.
     let tag = ctx.rt.rand_hex8();

@@ -144,7 +144,7 @@ pub struct Unapproved {
 pub fn unapproved(mailbox: &Mailbox, judge: &Judge) -> Vec<Unapproved> {
     // Unsound state has stopped the listing before this.
     let entries = crate::approval::processed_without_approval(mailbox, judge).unwrap_or_default();
-    let refs = crate::shortref::of_entries(&entries);
+    let refs = crate::mailbox::short_refs(&entries);
     entries
         .iter()
         .zip(refs)
@@ -195,7 +195,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
         .unwrap_or_default();
     let mut messages = Vec::new();
     let mut invalid = Vec::new();
-    let refs = crate::shortref::of_entries(entries);
+    let refs = crate::mailbox::short_refs(entries);
     for (entry, short_ref) in entries.iter().zip(refs) {
         match &entry.message {
             Ok(m) => {

@@ -135,7 +135,7 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
         let decision = judge.decide(&message);
         let processed = mailbox.processed(&entry)?;
         ctx.printer.value(&ShowOutput {
-            short_ref: crate::shortref::in_inbox(&mailbox, &entry.name),
+            short_ref: mailbox.short_ref(&entry.name),
             file: &entry.name,
             sha256: entry.sha256.as_deref(),
             processed: matches!(processed, Processed::Done(_) | Processed::Marked(_)),

@@ -67,7 +67,7 @@ pub fn install(aea_dir: &Path, exe: &Path) -> Result<Vec<String>> {
 /// section name it, and a copied `aea-send.sh` alone reads no mail.
 /// The file [`bash_readers`] looks at.
 pub fn readers_path(aea_dir: &Path) -> std::path::PathBuf {
-    aea_dir.join(SCRIPTS_DIR).join("aea-check.sh")
+    crate::layout::bash_checker(aea_dir)
 }
 
 pub fn bash_readers(aea_dir: &Path) -> bool {

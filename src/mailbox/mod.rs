@@ -23,6 +23,7 @@ mod announce;
 mod custody;
 mod index;
 mod read;
+pub use read::short_refs;
 mod records;
 mod sending;
 mod vanished;
@@ -713,7 +714,7 @@ impl Mailbox {
             watched.add(self.layout.private(entry));
         }
         watched.add(self.layout.shared(Shared::Config));
-        watched.add(crate::harness::shims::readers_path(self.dir()));
+        watched.add(crate::layout::bash_checker(self.dir()));
     }
 
     /// How many messages of the inbox [`Mailbox::unprocessed`] found marked

@@ -249,6 +249,29 @@ impl Mailbox {
             .map(|l| l.marked.clone())
     }
 
+    /// The short reference of inbox file `name`, unique among the inbox's
+    /// message files (processed or not), so it resolves back to this one.
+    pub fn short_ref(&self, name: &str) -> String {
+        // Only names whose digests start alike can lengthen this one's: the
+        // inbox's index of them spares listing it. A name the index missed
+        // can make the reference too short to be unique, never wrong:
+        // resolving an ambiguous reference is refused.
+        let names = match self.ref_neighbours(name) {
+            Some(mut near) => {
+                if !near.iter().any(|n| n == name) {
+                    near.push(name.to_string());
+                }
+                near
+            }
+            None => self.message_names().unwrap_or_default(),
+        };
+        names
+            .iter()
+            .zip(crate::shortref::for_names(&names))
+            .find(|(n, _)| *n == name)
+            .map_or_else(|| crate::shortref::of(name), |(_, r)| r)
+    }
+
     /// Names of the inbox files that have a `.processed/` marker (a
     /// regular file): one `stat` per file of the inbox.
     pub fn marked_names(&self) -> Result<Vec<String>> {
@@ -825,4 +848,11 @@ fn covers(marker: Option<&Marker>, entry: &Entry) -> Covers {
         }
         _ => Covers::Yes,
     }
+}
+
+/// Short references of inbox entries, unique among them: every channel
+/// (check, hooks, watch, the monitor) lists the unprocessed messages, so they
+/// all print the same reference for the same file.
+pub fn short_refs(entries: &[Entry]) -> Vec<String> {
+    crate::shortref::for_names(&entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>())
 }
