@@ -197,7 +197,7 @@ fn two_concurrent_process_calls_one_wins() {
         let wins = outs.iter().filter(|o| o.status.success()).count();
         assert_eq!(wins, 1, "exactly one process wins for {id}");
         let loser = outs.iter().find(|o| !o.status.success()).unwrap();
-        assert_eq!(code(loser), 1);
+        assert_eq!(code(loser), 1, "{}", stderr(loser));
         let err = stderr(loser);
         assert!(
             err.contains("already processed") || err.contains("being processed"),
