@@ -19,6 +19,7 @@ pub mod error;
 pub mod fsutil;
 pub mod hardstop;
 pub mod harness;
+pub mod hints;
 pub mod hooks;
 pub mod housekeeping;
 pub mod identity;
@@ -53,7 +54,7 @@ use error::ExitCode;
 
 /// Runs one command and renders its error, if any, as `error:` / `caused
 /// by:` / `hint:` lines on stderr (with `--json`, as one JSON object
-/// there, [`error::ErrorOutput`]). Error texts quote values from files (a
+/// there, [`hints::ErrorOutput`]). Error texts quote values from files (a
 /// file name, a claim holder, serde's `unknown variant …`), so they go
 /// through the printer, which escapes them, like everything else.
 pub fn run(cli: cli::Cli, env: &env::Env) -> ExitCode {
@@ -71,11 +72,11 @@ pub fn run(cli: cli::Cli, env: &env::Env) -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             if json {
-                printer::Printer::default().err_value(&error::ErrorOutput::of(&err));
+                printer::Printer::default().err_value(&hints::ErrorOutput::of(&err));
             } else {
                 render(&err);
             }
-            err.exit_code()
+            hints::exit_code(&err)
         }
     }
 }
@@ -88,7 +89,7 @@ fn render(err: &error::Error) {
         printer.err_line(format_args!("  caused by: {cause}"));
         source = cause.source();
     }
-    if let Some(hint) = err.hint() {
+    if let Some(hint) = hints::hint(err) {
         printer.err_line(format_args!("hint: {hint}"));
     }
 }

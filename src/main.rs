@@ -40,7 +40,7 @@ fn syntax_error(e: &clap::Error) -> std::process::ExitCode {
         None => "`aea help` lists the commands; `aea <command> --help` their arguments".into(),
     };
     let code = u8::try_from(e.exit_code()).unwrap_or(2);
-    aea::printer::Printer::default().err_value(&aea::error::ErrorOutput::usage(
+    aea::printer::Printer::default().err_value(&aea::hints::ErrorOutput::usage(
         message.to_string(),
         hint,
         code,

@@ -364,8 +364,7 @@ fn half_done(mailbox: &Mailbox, ctx: &Context) -> Vec<Finding> {
     let not_checked = |e: &Error| {
         (
             format!("not checked: {}", crate::error::one_line(e)),
-            e.hint()
-                .unwrap_or_else(|| "fix the state named above".to_string()),
+            crate::hints::hint(e).unwrap_or_else(|| "fix the state named above".to_string()),
         )
     };
     let sends = match mailbox.agent_id() {
@@ -520,7 +519,10 @@ fn registry(ctx: &Context, repo: &Path, id: Option<&str>) -> Finding {
     match (ctx.registry(), id) {
         (Some(path), Some(id)) => {
             let problem = match Registry::load(path) {
-                Err(e) => Some((crate::error::one_line(&e), e.hint().unwrap_or_default())),
+                Err(e) => Some((
+                    crate::error::one_line(&e),
+                    crate::hints::hint(&e).unwrap_or_default(),
+                )),
                 Ok(registry) => match registry.get(id) {
                     None => Some((
                         format!("{id} is not registered"),
@@ -620,7 +622,10 @@ fn git_hooks(ctx: &Context, repo: &Path, opted_out: bool) -> Finding {
         }
         Err(e) => Finding::new(
             "git hooks",
-            Some((crate::error::one_line(&e), e.hint().unwrap_or_default())),
+            Some((
+                crate::error::one_line(&e),
+                crate::hints::hint(&e).unwrap_or_default(),
+            )),
             "",
         ),
         Ok(dirs) if dirs.source == HooksPathSource::Inherited => Finding::new(
@@ -630,8 +635,7 @@ fn git_hooks(ctx: &Context, repo: &Path, opted_out: bool) -> Finding {
                     "core.hooksPath is set globally to {}",
                     dirs.active.display()
                 ),
-                Error::HooksPathInherited { path: dirs.active }
-                    .hint()
+                crate::hints::hint(&Error::HooksPathInherited { path: dirs.active })
                     .unwrap_or_default(),
             )),
             "",
@@ -643,7 +647,10 @@ fn git_hooks(ctx: &Context, repo: &Path, opted_out: bool) -> Finding {
             };
             Finding::new(
                 "git hooks",
-                Some((why.to_string(), why.hint().unwrap_or_default())),
+                Some((
+                    why.to_string(),
+                    crate::hints::hint(&why).unwrap_or_default(),
+                )),
                 "",
             )
         }
@@ -762,7 +769,7 @@ fn inbox(mailbox: &Mailbox) -> Vec<Finding> {
                 "inbox",
                 Some((
                     format!("not checked, the inbox cannot be listed: {e}"),
-                    e.hint()
+                    crate::hints::hint(&e)
                         .unwrap_or_else(|| "fix the state named above".to_string()),
                 )),
                 "",

@@ -443,7 +443,7 @@ fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
                 "aea: commit blocked: {}",
                 crate::error::one_line(&e)
             ));
-            if let Some(hint) = e.hint() {
+            if let Some(hint) = crate::hints::hint(&e) {
                 p.err_line(format_args!(
                     "aea: fix: {hint}; `aea validate` shows the problem"
                 ));

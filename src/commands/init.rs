@@ -551,7 +551,7 @@ fn install_git_hooks(
         };
         warnings.push(format!(
             "git hooks not installed: {why}; {}",
-            why.hint().unwrap_or_default()
+            crate::hints::hint(&why).unwrap_or_default()
         ));
         return Ok(());
     }

@@ -83,7 +83,7 @@ fn all() -> Vec<(&'static str, Schema)> {
         ("collab-wait", schema::<collab::WaitOutput>()),
         ("collab-validate", schema::<collab::ValidateOutput>()),
         ("collab-list", schema::<collab::ListOutput>()),
-        ("error", schema::<crate::error::ErrorOutput>()),
+        ("error", schema::<crate::hints::ErrorOutput>()),
     ]
 }
 
