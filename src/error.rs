@@ -58,9 +58,11 @@ pub enum Error {
     MailboxSlotTaken { path: PathBuf },
 
     /// An event or edit of a collaboration folder that a rule of the
-    /// protocol refuses (SPEC §17); nothing was written.
+    /// protocol refuses (SPEC §17); nothing was written. It holds the
+    /// collaboration protocol's own refusal (its rule, what is wrong, how
+    /// to satisfy it), which that protocol's module reads back.
     #[error("{0}")]
-    CollabRefused(crate::collab::Refusal),
+    CollabRefused(Box<dyn std::error::Error + Send + Sync>),
 
     #[error("invalid agent id {id:?}: {reason}")]
     InvalidAgentId { id: String, reason: &'static str },

@@ -6,6 +6,7 @@
 
 use std::io;
 
+use crate::collab::Refusal;
 use crate::error::{ConfigDirUse, ConfigProblem, Error, ExitCode, GitError};
 
 /// What a command run with `--json` prints on stderr, on one line, when it
@@ -159,7 +160,7 @@ pub fn hint(err: &Error) -> Option<String> {
             "aea reads its state only from regular files and real folders owned by the receiver; move {0} aside (`mv {0} {0}.suspect`) and run `aea doctor`",
             crate::printer::shell_quote(&path.to_string_lossy())
         ),
-        Error::CollabRefused(refusal) => refusal.hint.clone(),
+        Error::CollabRefused(_) => Refusal::of(err)?.hint.clone(),
         Error::MailboxSlotTaken { .. } => "the recipient deletes that file once it has processed the message: send again then (the message is not lost: it was not sent)".to_string(),
         Error::InvalidAgentId { .. } => {
             "an agent id is 2-64 characters of letters, digits, `_` and `-`, starting with a letter or digit".to_string()
@@ -513,11 +514,11 @@ mod tests {
                 message: s("attachment 1 does not match its SHA-256"),
                 hint: s("ask the sender to send it again"),
             },
-            Error::CollabRefused(crate::collab::Refusal::new(
+            Error::CollabRefused(Box::new(crate::collab::Refusal::new(
                 crate::collab::Rule::Turn,
                 "seq 3: proposal_revised is the proposal owner's (web) to append, not api's",
                 "wait for web; `aea collab next` says what is yours to do",
-            )),
+            ))),
             Error::NotActionable {
                 name: s("message-x.json"),
                 reason: s("it is not a valid message"),

@@ -656,7 +656,7 @@ impl Folder {
 }
 
 fn refused(refusal: Refusal) -> Error {
-    Error::CollabRefused(refusal)
+    Error::CollabRefused(Box::new(refusal))
 }
 
 /// Reads a document of the folder, capped, never through a symlink.

@@ -24,6 +24,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::error::Error;
 use crate::words::word_enum;
 
 pub use docs::{
@@ -151,6 +152,14 @@ pub struct Refusal {
 }
 
 impl Refusal {
+    /// The refusal `err` carries, if it is one ([`Error::CollabRefused`]).
+    pub fn of(err: &Error) -> Option<&Refusal> {
+        match err {
+            Error::CollabRefused(refusal) => refusal.downcast_ref(),
+            _ => None,
+        }
+    }
+
     pub fn new(rule: Rule, message: impl Into<String>, hint: impl Into<String>) -> Self {
         Refusal {
             rule,

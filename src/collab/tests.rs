@@ -36,10 +36,13 @@ fn started(dir: &Path, participants: &[&str]) -> Folder {
 }
 
 fn refusal(result: crate::error::Result<Appended>) -> Refusal {
-    match result {
-        Err(Error::CollabRefused(r)) => r,
-        other => panic!("expected a refusal, got {other:?}"),
-    }
+    let e = match result {
+        Err(e) => e,
+        Ok(appended) => panic!("expected a refusal, got Ok({appended:?})"),
+    };
+    Refusal::of(&e)
+        .cloned()
+        .unwrap_or_else(|| panic!("expected a refusal, got Err({e:?})"))
 }
 
 /// Every file of the folder, for "nothing was written".
@@ -653,11 +656,11 @@ fn init_refuses_an_existing_collaboration_and_resume_changes_nothing() {
     let before = snapshot(&f);
     let again = f.init(&ids(&["api", "web"]), "Other", &gates(), false, t(5));
     assert!(matches!(
-        again,
-        Err(Error::CollabRefused(Refusal {
+        again.as_ref().err().and_then(Refusal::of),
+        Some(Refusal {
             rule: Rule::Exists,
             ..
-        }))
+        })
     ));
     assert_eq!(
         f.init(&ids(&["api"]), "Other", &gates(), true, t(5))
@@ -679,8 +682,8 @@ fn init_refuses_an_existing_collaboration_and_resume_changes_nothing() {
         .init(&ids(&["web"]), "O", &ids(&["no state.log"]), false, t(0))
         .unwrap_err();
     assert!(matches!(
-        e,
-        Error::CollabRefused(Refusal {
+        Refusal::of(&e),
+        Some(Refusal {
             rule: Rule::ForbiddenReference,
             ..
         })

@@ -816,7 +816,11 @@ fn list(ctx: &Context) -> Result<ExitCode> {
                 }
             }
             // Not (or no longer) a participant there: not ours to list.
-            Err(Error::CollabRefused(r)) if r.rule == collab::Rule::Participant => continue,
+            Err(e)
+                if collab::Refusal::of(&e).is_some_and(|r| r.rule == collab::Rule::Participant) =>
+            {
+                continue;
+            }
             Err(e) => Listed {
                 folder: path,
                 objective: None,
