@@ -128,7 +128,10 @@ impl Period {
 impl DurationError {
     /// This refusal as the error of flag `what` (exit 2, with examples).
     pub fn of_flag(self, what: &'static str) -> crate::error::Error {
-        crate::error::Error::BadDuration { what, source: self }
+        crate::error::Error::BadDuration {
+            what,
+            source: Box::new(self),
+        }
     }
 }
 

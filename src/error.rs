@@ -91,11 +91,13 @@ pub enum Error {
     #[error("{message}")]
     Usage { message: String, hint: String },
 
+    /// The value of flag `what` is not a duration; `source` is the
+    /// duration parser's own refusal, which says what was given.
     #[error("invalid {what}")]
     BadDuration {
         what: &'static str,
         #[source]
-        source: crate::duration::DurationError,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
 
     #[error("no message matches {reference:?}")]

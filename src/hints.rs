@@ -565,7 +565,7 @@ mod tests {
             Error::usage("bad flag", "use a good one"),
             Error::BadDuration {
                 what: "--older-than",
-                source: crate::duration::DurationError::Overflow(s("99999999w")),
+                source: Box::new(crate::duration::DurationError::Overflow(s("99999999w"))),
             },
             Error::MessageNotFound { reference: s("m1") },
             Error::AmbiguousReference {
