@@ -194,7 +194,7 @@ pub fn held(
         });
     }
     let pushed = to.repo.is_none()
-        && crate::sync::load_state(mailbox)
+        && crate::sync_state::load_state(mailbox)
             .pushed
             .get(id)
             .is_some_and(|p| p.to.contains(&to.agent_id));
