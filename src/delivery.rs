@@ -518,7 +518,7 @@ fn deliver_to(
             // The bash AEA's scripts read 0.1.0 fields only; without them
             // they show v1.0 mail as "Priority: normal | From: unknown".
             if let Route::Local(local) = &r
-                && crate::harness::shims::bash_readers(local.mailbox.dir())
+                && crate::layout::bash_readers(local.mailbox.dir())
             {
                 message.add_legacy_copy();
             }
