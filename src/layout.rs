@@ -300,8 +300,9 @@ pub mod old {
 
 /// The names the receiver's state had inside `.aea/` before it moved to
 /// the private state. A file or folder under one of them in the work tree
-/// is a leftover (or was planted by a commit): [`crate::migrate`] takes
-/// over what it can verify, `doctor` reports the rest, nothing honours it.
+/// is a leftover (or was planted by a commit): the migrate module (run by
+/// the first command in an inbox) takes over what it can verify, `doctor`
+/// reports the rest, nothing honours it.
 pub const OLD_STATE_NAMES: [&str; 22] = [
     ".claims",
     old::APPROVALS,
