@@ -10,7 +10,6 @@ use crate::error::{Error, Result};
 use crate::mailbox::{Approval, ApprovalDecision, ApprovalRecord, Entry, Mailbox, Processed};
 use crate::message::format_time;
 use crate::policy::{Action, Judge};
-use crate::repo;
 use crate::runtime::Runtime;
 
 /// What the person decided.
@@ -20,14 +19,23 @@ pub enum Verdict {
     Reject,
 }
 
+/// Who a person is, for approvals: git's `user.name` / `user.email` of the
+/// repository (with the user's global config), if set; the caller asks git.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Person {
+    pub name: Option<String>,
+    pub email: Option<String>,
+}
+
 /// Checks that `entry` waits for a person and records `verdict` with who
-/// and when, in the private state and the log.
+/// (`by`, else the OS user) and when, in the private state and the log.
 pub fn record(
     mailbox: &Mailbox,
     judge: &Judge,
     entry: &Entry,
     verdict: Verdict,
     text: Option<String>,
+    by: Person,
     rt: &Runtime,
 ) -> Result<(ApprovalRecord, PathBuf)> {
     let message = entry.require_valid()?;
@@ -62,7 +70,6 @@ pub fn record(
             });
         }
     }
-    let identity = repo::identity(mailbox.repo());
     let user = rt.user().to_string();
     let (word, decided, note, reason) = match verdict {
         Verdict::Approve => (AuditEvent::Approved, ApprovalDecision::Approved, text, None),
@@ -72,8 +79,8 @@ pub fn record(
         message_id: message.message_id.clone(),
         file: entry.name.clone(),
         decision: decided.into(),
-        by: identity.name.unwrap_or_else(|| user.clone()),
-        email: identity.email,
+        by: by.name.unwrap_or_else(|| user.clone()),
+        email: by.email,
         user,
         at: format_time(rt.now()),
         rule: decision.rule,

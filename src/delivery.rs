@@ -3,7 +3,7 @@
 //! sync`, one `sent/` copy, and the `sent` / `delivered` / `queued` log
 //! events. Printing the result is the command's business.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Serialize};
@@ -26,6 +26,20 @@ pub struct Sender<'a> {
     pub mailbox: &'a Mailbox,
     pub id: &'a str,
     pub key: &'a SigningKey,
+}
+
+/// The files of a foreign protocol (OACP, Roo), which the bridge reads and
+/// writes: a send to such an agent writes its file through it, and whether
+/// that agent's folder holds a message already (a retried send, `aea
+/// doctor`) is asked of it. The caller hands in the bridge's.
+pub trait ForeignFiles {
+    /// `aea send` to an OACP or Roo agent: writes `message` into its folder
+    /// `dir` as `protocol`'s file, never replacing one.
+    fn deliver(&self, protocol: Protocol, message: &Message, dir: &Path) -> Result<PathBuf>;
+
+    /// The file in `dir` that holds message `id`, read as `protocol`'s
+    /// reader would.
+    fn holding(&self, protocol: Protocol, dir: &Path, id: &str) -> Option<(PathBuf, Message)>;
 }
 
 /// What happened for one recipient.
@@ -155,21 +169,23 @@ pub struct Held {
 /// or on the remote once `aea sync` pushed it. With `key`, only a copy
 /// signed with it counts: a copy someone else wrote (a recipient that
 /// changed its own, another sender where the inbox is shared) does not
-/// hold back the real one, nor become our record of what we said.
+/// hold back the real one, nor become our record of what we said. An OACP
+/// or Roo agent's folder is read through `foreign`.
 pub fn held(
     mailbox: &Mailbox,
     to: &Destination,
     from: &str,
     id: &str,
     key: Option<&ed25519_dalek::VerifyingKey>,
+    foreign: &dyn ForeignFiles,
 ) -> Option<Held> {
     let ours = |m: &Message| {
         m.message_id == id
             && m.from.agent_id == from
             && key.is_none_or(|k| identity::signed_by(m, k))
     };
-    if let Some(foreign) = &to.foreign {
-        let (path, message) = crate::bridge::transfer::holding(foreign.protocol, &foreign.dir, id)?;
+    if let Some(dir) = &to.foreign {
+        let (path, message) = foreign.holding(dir.protocol, &dir.dir, id)?;
         return ours(&message).then_some(Held {
             path: Some(path),
             message: Some(message),
@@ -194,7 +210,7 @@ pub fn held(
         });
     }
     let pushed = to.repo.is_none()
-        && crate::sync::load_state(mailbox)
+        && crate::sync_state::load_state(mailbox)
             .pushed
             .get(id)
             .is_some_and(|p| p.to.contains(&to.agent_id));
@@ -253,6 +269,8 @@ impl Intent {
 /// Delivers `draft` to every resolved recipient (given as `--to` text and
 /// its route), keeps one `sent/` copy and logs. One recipient's failure does
 /// not stop the others; with a single recipient its error is returned as is.
+/// An OACP or Roo agent's file is written (and looked for) through
+/// `foreign`.
 ///
 /// The message id is recorded before anything is delivered, so a send
 /// killed mid-way is recognised when retried: with `key`
@@ -267,6 +285,7 @@ pub fn deliver(
     recipients: Vec<(String, Result<Route>)>,
     rt: &Runtime,
     key: Option<&str>,
+    foreign: &dyn ForeignFiles,
 ) -> Result<Delivery> {
     let single = recipients.len() == 1;
     let digest = draft_digest(draft, &recipients);
@@ -305,6 +324,7 @@ pub fn deliver(
         rt,
         &intent.message_id,
         recorded.retry,
+        foreign,
     );
     // A keyed send's record says when it finished (doctor then no longer
     // looks for its copies, which recipients may have archived or `aea
@@ -494,6 +514,7 @@ fn deliver_to(
     rt: &Runtime,
     id: &str,
     retry: bool,
+    foreign: &dyn ForeignFiles,
 ) -> Result<Delivery> {
     let mut delivery = Delivery {
         message_id: id.to_string(),
@@ -518,7 +539,7 @@ fn deliver_to(
             // The bash AEA's scripts read 0.1.0 fields only; without them
             // they show v1.0 mail as "Priority: normal | From: unknown".
             if let Route::Local(local) = &r
-                && crate::harness::shims::bash_readers(local.mailbox.dir())
+                && crate::layout::bash_readers(local.mailbox.dir())
             {
                 message.add_legacy_copy();
             }
@@ -531,13 +552,15 @@ fn deliver_to(
                     sender.id,
                     &message.message_id,
                     Some(&sender.key.verifying_key()),
+                    foreign,
                 )
             {
                 first_sent.get_or_insert(message);
                 let queued = matches!(r, Route::Remote(_)) && held.path.is_some();
                 return Ok((r.agent_id().to_string(), held.path, queued));
             }
-            let (id, path, queued) = write_one(&message, &r, sender, rt, &mut delivery.warnings)?;
+            let (id, path, queued) =
+                write_one(&message, &r, sender, rt, &mut delivery.warnings, foreign)?;
             first_sent.get_or_insert(message);
             Ok((id, Some(path), queued))
         });
@@ -627,13 +650,15 @@ fn distinct_recipients(
 }
 
 /// Writes `message` for one recipient: into its inbox (and its log), or
-/// into our `outgoing/` queue. Returns (agent id, path, queued).
+/// into our `outgoing/` queue, or an OACP or Roo agent's folder (through
+/// `foreign`). Returns (agent id, path, queued).
 fn write_one(
     message: &Message,
     route: &Route,
     sender: &Sender<'_>,
     rt: &Runtime,
     warnings: &mut Vec<String>,
+    foreign: &dyn ForeignFiles,
 ) -> Result<(String, PathBuf, bool)> {
     match route {
         Route::Local(local) => {
@@ -676,7 +701,7 @@ fn write_one(
         // Their protocol has no log of ours to write; our `sent` line and
         // `sent/` copy record it.
         Route::Foreign(f) => {
-            let path = crate::bridge::transfer::deliver(f.protocol, message, &f.dir)?;
+            let path = foreign.deliver(f.protocol, message, &f.dir)?;
             Ok((f.id.clone(), path, false))
         }
     }

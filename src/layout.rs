@@ -71,6 +71,29 @@ pub fn bash_checker(aea_dir: &Path) -> PathBuf {
     aea_dir.join(Shared::Scripts.name()).join("aea-check.sh")
 }
 
+/// The marker line of a whole file aea owns (a shim under `scripts/`, a
+/// harness's file `init` writes); a file without it is the user's and is
+/// left alone.
+pub const OWNED_MARKER: &str = "aea:owned";
+
+/// Whether the bash AEA's readers work on the `.aea/` at `aea_dir`: its
+/// `scripts/aea-check.sh` ([`bash_checker`]) is there and is not aea's
+/// shim. `install-aea.sh` puts it there with
+/// `process-messages-iterative.sh` and the auto-processor; `aea init`
+/// leaves such a script alone, so a repository can have both. Mail
+/// delivered there then also carries the 0.1.0 fields those scripts parse
+/// ([`crate::message::Message::add_legacy_copy`]). Only the check script
+/// counts: the protocol text and its `CLAUDE.md` section name it, and a
+/// copied `aea-send.sh` alone reads no mail.
+pub fn bash_readers(aea_dir: &Path) -> bool {
+    // Anyone's file (a cloned repository, a sender sharing the folder):
+    // read without following a symlink, never a FIFO, at most 1 MiB.
+    match fsutil::read_limited(&bash_checker(aea_dir), 1 << 20) {
+        Ok(bytes) => !String::from_utf8_lossy(&bytes).contains(OWNED_MARKER),
+        Err(_) => false,
+    }
+}
+
 impl Shared {
     /// Its name in `.aea/`.
     pub const fn name(self) -> &'static str {
@@ -277,8 +300,9 @@ pub mod old {
 
 /// The names the receiver's state had inside `.aea/` before it moved to
 /// the private state. A file or folder under one of them in the work tree
-/// is a leftover (or was planted by a commit): [`crate::migrate`] takes
-/// over what it can verify, `doctor` reports the rest, nothing honours it.
+/// is a leftover (or was planted by a commit): the migrate module (run by
+/// the first command in an inbox) takes over what it can verify, `doctor`
+/// reports the rest, nothing honours it.
 pub const OLD_STATE_NAMES: [&str; 22] = [
     ".claims",
     old::APPROVALS,

@@ -41,6 +41,7 @@ pub mod secrets;
 pub mod seen;
 pub mod shortref;
 pub mod sync;
+pub mod sync_state;
 pub mod templates;
 pub mod tracking;
 pub mod transport;

@@ -21,7 +21,7 @@ use chrono::{DateTime, Utc};
 use crate::audit::{AuditEvent, Event};
 use ed25519_dalek::VerifyingKey;
 
-use crate::delivery::{Destination, Intent, RETRY_PREFIX, held};
+use crate::delivery::{Destination, ForeignFiles, Intent, RETRY_PREFIX, held};
 use crate::error::Result;
 use crate::layout::Private;
 use crate::mailbox::Mailbox;
@@ -77,12 +77,14 @@ impl Interrupted {
 
 /// Every send recorded in the private `sent-keys/` by `sender` that did not finish
 /// and whose process is gone. A recipient reached is one that holds the
-/// message signed with `key` (see [`held`]).
+/// message signed with `key` (see [`held`]); an OACP or Roo agent's folder
+/// is read through `foreign`.
 pub fn interrupted_sends(
     mailbox: &Mailbox,
     sender: &str,
     key: Option<&VerifyingKey>,
     now: DateTime<Utc>,
+    foreign: &dyn ForeignFiles,
 ) -> Result<Vec<Interrupted>> {
     let mut found = Vec::new();
     for (record, bytes) in mailbox.send_keys()? {
@@ -96,7 +98,7 @@ pub fn interrupted_sends(
         let (reached, missing): (Vec<&Destination>, Vec<&Destination>) = intent
             .to
             .iter()
-            .partition(|d| held(mailbox, d, sender, &intent.message_id, key).is_some());
+            .partition(|d| held(mailbox, d, sender, &intent.message_id, key, foreign).is_some());
         // A keyed record of an older version names no recipients: its
         // sent/ copy says it finished.
         if sent_copy && missing.is_empty() {
@@ -127,13 +129,15 @@ fn sent_copy(mailbox: &Mailbox, id: &str) -> Option<Message> {
 /// record goes when the send reached nobody (it can be sent anew) or, for
 /// a plain send, everyone; a keyed send's is marked finished (it is the
 /// key). A send that reached only some recipients keeps its record, so
-/// that the same `aea send` again reaches the rest under the same id.
+/// that the same `aea send` again reaches the rest under the same id. An
+/// OACP or Roo agent's folder is read through `foreign`.
 pub fn finish_send(
     mailbox: &Mailbox,
     sender_id: &str,
     key: Option<&VerifyingKey>,
     send: &Interrupted,
     rt: &Runtime,
+    foreign: &dyn ForeignFiles,
 ) -> Result<String> {
     let id = &send.intent.message_id;
     // Under the lock a retry takes records over by: a retry of this send
@@ -166,7 +170,7 @@ pub fn finish_send(
             .intent
             .to
             .iter()
-            .find_map(|d| held(mailbox, d, sender_id, id, Some(key))?.message);
+            .find_map(|d| held(mailbox, d, sender_id, id, Some(key), foreign)?.message);
         if let Some(message) = held {
             mailbox.store_sent(&message, rt)?;
             let to: Vec<String> = send.intent.to.iter().map(|d| d.agent_id.clone()).collect();

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::attachments;
 use crate::audit::{self, AuditEvent, Event};
@@ -23,13 +23,11 @@ use crate::mailbox::{Mailbox, Outcome};
 use crate::message::{self, format_time};
 use crate::repo::{MailStore, Pushed};
 use crate::runtime::Runtime;
+use crate::sync_state::{
+    self, Applied, Head, Journal, Lost, PushRecord, Receipt, Record, SyncState,
+};
 use crate::words::OrUnknown;
 use ed25519_dalek::SigningKey;
-
-mod state;
-
-pub use state::SyncState;
-use state::{Head, Journal, Record};
 
 /// Refused attachment blobs one sync reports by name; the rest are counted.
 const REFUSALS_SHOWN: usize = 20;
@@ -39,68 +37,39 @@ const REFUSALS_REMEMBERED: usize = 256;
 /// Pushes that lost a race are retried this often before giving up.
 const PUSH_ATTEMPTS: u32 = 10;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Lost {
-    pub to: String,
-    pub noticed: String,
-    /// Pushed again from this machine's copy.
-    pub repushed: bool,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Applied {
-    pub sha256: String,
-    pub from: String,
-    pub file: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PushRecord {
-    pub to: Vec<String>,
-    pub at: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Receipt {
-    pub message_id: String,
-    pub state: String,
-    pub by: String,
-    pub at: String,
-    /// Kept as written when unknown: the signature covers the text.
-    pub outcome: OrUnknown<Outcome>,
-    /// By the key of `by` over every other field (SPEC §15.2): anyone who
-    /// can push to the remote could otherwise say mail was processed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signature: Option<crate::message::Signature>,
-}
-
 /// What a receipt signature covers.
 const RECEIPT_DOMAIN: &str = "aea-receipt-v1";
 
-impl Receipt {
-    fn signed_bytes(&self) -> Vec<u8> {
-        let mut unsigned = self.clone();
-        unsigned.signature = None;
-        let mut text = String::new();
-        crate::message::canonical(
-            &serde_json::to_value(&unsigned).expect("a receipt always serialises"),
-            &mut text,
-        );
-        text.into_bytes()
-    }
+/// The bytes a receipt's signature covers: every other field.
+fn signed_bytes(receipt: &Receipt) -> Vec<u8> {
+    let mut unsigned = receipt.clone();
+    unsigned.signature = None;
+    let mut text = String::new();
+    crate::message::canonical(
+        &serde_json::to_value(&unsigned).expect("a receipt always serialises"),
+        &mut text,
+    );
+    text.into_bytes()
+}
 
-    /// Whether this receipt is signed by the key the receiver knows for
-    /// the agent it names, and that agent is one the message went to.
-    fn verify(&self, recipients: &[String], ring: &KeyRing) -> std::result::Result<(), String> {
-        if !recipients.contains(&self.by) {
-            return Err(format!("{} was not a recipient of this message", self.by));
-        }
-        let key = ring
-            .key_for(&self.by)
-            .ok_or_else(|| format!("no key is known for {} (`aea agents trust`)", self.by))?;
-        let signature = self.signature.as_ref().ok_or("unsigned")?;
-        identity::verify_bytes(RECEIPT_DOMAIN, &self.signed_bytes(), signature, &key)
+/// Whether `receipt` is signed by the key the receiver knows for the agent
+/// it names, and that agent is one the message went to.
+fn verify(
+    receipt: &Receipt,
+    recipients: &[String],
+    ring: &KeyRing,
+) -> std::result::Result<(), String> {
+    if !recipients.contains(&receipt.by) {
+        return Err(format!(
+            "{} was not a recipient of this message",
+            receipt.by
+        ));
     }
+    let key = ring
+        .key_for(&receipt.by)
+        .ok_or_else(|| format!("no key is known for {} (`aea agents trust`)", receipt.by))?;
+    let signature = receipt.signature.as_ref().ok_or("unsigned")?;
+    identity::verify_bytes(RECEIPT_DOMAIN, &signed_bytes(receipt), signature, &key)
 }
 
 /// The keys a sync signs receipts with and verifies them by.
@@ -192,18 +161,6 @@ fn short(oid: &str) -> &str {
     &oid[..oid.len().min(10)]
 }
 
-/// What sync remembers, for readers (`aea status`, `send`): whatever
-/// cannot be read counts as not remembered.
-pub fn load_state(mailbox: &Mailbox) -> SyncState {
-    let Ok(Some(dir)) = mailbox.private_dir(Private::SyncStore) else {
-        return SyncState::default();
-    };
-    state::Files::new(&dir)
-        .load()
-        .map(|l| l.state)
-        .unwrap_or_default()
-}
-
 /// Runs one exchange with the mail remote at `url` for agent `me`.
 pub fn sync(
     mailbox: &Mailbox,
@@ -232,7 +189,7 @@ pub fn sync(
         source,
     };
     store.fetch(url).map_err(failed)?;
-    let files = state::Files::new(&dir);
+    let files = sync_state::Files::new(&dir);
     let head = files.head().ok().flatten();
     if let Some(head) = &head
         && nothing_to_do(mailbox, me, &store, head, keys)?
@@ -816,7 +773,7 @@ impl Session<'_> {
             };
             receipt.signature = Some(identity::sign_bytes(
                 RECEIPT_DOMAIN,
-                &receipt.signed_bytes(),
+                &signed_bytes(&receipt),
                 signing,
             ));
             let bytes = serde_json::to_vec_pretty(&receipt).expect("a receipt always serialises");
@@ -871,7 +828,7 @@ impl Session<'_> {
                         .cloned(),
                 );
             }
-            if let Err(reason) = receipt.verify(&recipients, self.keys.ring) {
+            if let Err(reason) = verify(&receipt, &recipients, self.keys.ring) {
                 self.report
                     .receipts_rejected
                     .push(format!("{}: {reason}", receipt.message_id));
@@ -1151,31 +1108,9 @@ fn queued_recipients(mailbox: &Mailbox) -> HashMap<String, Vec<String>> {
     recipients
 }
 
-/// Whether the message `id` still waits in `outgoing/`.
-pub fn is_queued(mailbox: &Mailbox, id: &str) -> bool {
-    mailbox
-        .read_all_in(Private::Outgoing)
-        .unwrap_or_default()
-        .iter()
-        .any(|e| e.valid().is_some_and(|m| m.message_id == id))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A receipt from a newer peer may carry an outcome this version does
-    /// not know: it still reads, and what its signature covers is the text
-    /// as sent.
-    #[test]
-    fn receipts_keep_an_unknown_outcome_as_written() {
-        let text = r#"{"message_id":"m","state":"processed","by":"bb","at":"2026-11-22T10:00:00.000Z","outcome":"escalated"}"#;
-        let receipt: Receipt = serde_json::from_str(text).unwrap();
-        assert_eq!(receipt.outcome, OrUnknown::Unknown("escalated".into()));
-        assert_eq!(serde_json::to_string(&receipt).unwrap(), text);
-        let done: Receipt = serde_json::from_str(&text.replace("escalated", "done")).unwrap();
-        assert_eq!(done.outcome, OrUnknown::Known(Outcome::Done));
-    }
 
     /// A receipt that aea at commit 5ce80ec signed and pushed, kept byte for
     /// byte: a change to what a receipt signature covers must not reject
@@ -1191,9 +1126,9 @@ mod tests {
         )
         .unwrap();
         let ring = KeyRing::new(registry, Some("api".into()), None);
-        assert_eq!(receipt.verify(&["web".into()], &ring), Ok(()));
+        assert_eq!(verify(&receipt, &["web".into()], &ring), Ok(()));
         let mut changed = receipt.clone();
         changed.outcome = OrUnknown::Known(Outcome::Ignored);
-        assert!(changed.verify(&["web".into()], &ring).is_err());
+        assert!(verify(&changed, &["web".into()], &ring).is_err());
     }
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::mailbox::{Mailbox, Processed};
 use crate::message::Message;
-use crate::sync;
+use crate::sync_state;
 use crate::words::word_enum;
 
 word_enum! {
@@ -55,13 +55,13 @@ pub struct Leg {
 /// Where `message`, sent from `mailbox`, is for each of its recipients.
 pub fn legs(mailbox: &Mailbox, message: &Message) -> Vec<Leg> {
     let id = message.message_id.clone();
-    let state = sync::load_state(mailbox);
+    let state = sync_state::load_state(mailbox);
     let recipients = message
         .metadata
         .broadcast
         .clone()
         .unwrap_or_else(|| vec![message.to.agent_id.clone()]);
-    let queued = sync::is_queued(mailbox, &id);
+    let queued = sync_state::is_queued(mailbox, &id);
     let mut legs = Vec::new();
     for to in recipients {
         let leg = if let Some(receipt) = state.receipts.get(&id).filter(|r| r.by == to) {

@@ -277,6 +277,20 @@ pub fn export(protocol: Protocol, messages: &[Message], dir: &Path) -> Result<Ve
         .collect()
 }
 
+/// The files of OACP and Roo agents, as the store's delivery writes and
+/// looks for them: [`deliver`] and [`holding`].
+pub struct ProtocolFiles;
+
+impl crate::delivery::ForeignFiles for ProtocolFiles {
+    fn deliver(&self, protocol: Protocol, message: &Message, dir: &Path) -> Result<PathBuf> {
+        deliver(protocol, message, dir)
+    }
+
+    fn holding(&self, protocol: Protocol, dir: &Path, id: &str) -> Option<(PathBuf, Message)> {
+        holding(protocol, dir, id)
+    }
+}
+
 /// `aea send` to an OACP or Roo agent: writes `message` into its folder
 /// (`dir`, a real directory) as that protocol's file, atomically and never
 /// replacing one. Roo's one file per recipient may be taken by a message

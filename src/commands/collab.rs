@@ -476,6 +476,7 @@ fn wake_one(
         vec![(participant.to_string(), route)],
         &ctx.rt,
         None,
+        &crate::bridge::transfer::ProtocolFiles,
     )?;
     for warning in &delivery.warnings {
         ctx.printer.warn(warning);

@@ -139,7 +139,14 @@ pub fn send(
         id: sender_id,
         key: &key,
     };
-    let delivery = delivery::deliver(draft, &from, recipients, &ctx.rt, once)?;
+    let delivery = delivery::deliver(
+        draft,
+        &from,
+        recipients,
+        &ctx.rt,
+        once,
+        &crate::bridge::transfer::ProtocolFiles,
+    )?;
     for warning in &delivery.warnings {
         ctx.printer.warn(warning);
     }

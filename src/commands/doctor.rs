@@ -8,6 +8,7 @@ use chrono::Duration;
 use serde::Serialize;
 
 use super::Context;
+use crate::bridge::transfer::ProtocolFiles;
 use crate::cli::DoctorArgs;
 use crate::config;
 use crate::error::{Error, ExitCode, Result};
@@ -311,7 +312,7 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
     // to the checks below, which name it with its fix.
     if let Ok(id) = mailbox.agent_id() {
         let key = own_key(ctx, &id);
-        let sends = recovery::interrupted_sends(mailbox, &id, key.as_ref(), now);
+        let sends = recovery::interrupted_sends(mailbox, &id, key.as_ref(), now, &ProtocolFiles);
         for send in sends.unwrap_or_default() {
             fixed.push(recovery::finish_send(
                 mailbox,
@@ -319,6 +320,7 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
                 key.as_ref(),
                 &send,
                 &ctx.rt,
+                &ProtocolFiles,
             )?);
         }
     }
@@ -368,7 +370,13 @@ fn half_done(mailbox: &Mailbox, ctx: &Context) -> Vec<Finding> {
         )
     };
     let sends = match mailbox.agent_id() {
-        Ok(id) => recovery::interrupted_sends(mailbox, &id, own_key(ctx, &id).as_ref(), now),
+        Ok(id) => recovery::interrupted_sends(
+            mailbox,
+            &id,
+            own_key(ctx, &id).as_ref(),
+            now,
+            &ProtocolFiles,
+        ),
         Err(_) => Ok(Vec::new()),
     };
     let sends = Finding::new(

@@ -81,7 +81,8 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
                 "q" | "quit" => break 'messages,
                 _ => continue,
             };
-            let (saved, _) = approval::record(&mailbox, &judge, &held, verdict, text, &ctx.rt)?;
+            let by = crate::repo::identity(mailbox.repo());
+            let (saved, _) = approval::record(&mailbox, &judge, &held, verdict, text, by, &ctx.rt)?;
             ctx.printer
                 .line(format_args!("{} {}", saved.decision, saved.message_id));
             match verdict {

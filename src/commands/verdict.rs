@@ -29,7 +29,8 @@ pub fn decide(
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
     let entry = mailbox.resolve(reference)?;
-    let (record, path) = approval::record(&mailbox, &judge, &entry, verdict, text, &ctx.rt)?;
+    let by = crate::repo::identity(mailbox.repo());
+    let (record, path) = approval::record(&mailbox, &judge, &entry, verdict, text, by, &ctx.rt)?;
     print(ctx, &entry, &record, &path);
     Ok(ExitCode::Success)
 }

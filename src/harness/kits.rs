@@ -7,9 +7,9 @@ use super::json::{Edit, Shape};
 use super::{Agent, Harness};
 use crate::hooks::sh_quote;
 
-/// The marker line of a whole file aea owns; a file without it is the
-/// user's and is left alone.
-pub const OWNED_MARKER: &str = "aea:owned";
+/// The marker line of a whole file aea owns, which the layout also reads
+/// (whether a bash checker is aea's shim).
+pub use crate::layout::OWNED_MARKER;
 
 const PLUGIN: &str = include_str!("../../templates/opencode/aea.js");
 

@@ -56,26 +56,3 @@ pub fn install(aea_dir: &Path, exe: &Path) -> Result<Vec<String>> {
     }
     Ok(written)
 }
-
-/// Whether the bash AEA's readers work on the `.aea/` at `aea_dir`: its
-/// `scripts/aea-check.sh` is there and is not aea's shim. `install-aea.sh`
-/// puts it there with `process-messages-iterative.sh` and the
-/// auto-processor; `aea init` leaves such a script alone, so a repository
-/// can have both. Mail delivered there then also carries the 0.1.0 fields
-/// those scripts parse ([`crate::message::Message::add_legacy_copy`]).
-/// Only the check script counts: the protocol text and its `CLAUDE.md`
-/// section name it, and a copied `aea-send.sh` alone reads no mail.
-/// The file [`bash_readers`] looks at.
-pub fn readers_path(aea_dir: &Path) -> std::path::PathBuf {
-    crate::layout::bash_checker(aea_dir)
-}
-
-pub fn bash_readers(aea_dir: &Path) -> bool {
-    // Anyone's file (a cloned repository, a sender sharing the folder):
-    // read without following a symlink, never a FIFO, at most 1 MiB.
-    let path = readers_path(aea_dir);
-    match crate::fsutil::read_limited(&path, 1 << 20) {
-        Ok(bytes) => !String::from_utf8_lossy(&bytes).contains(OWNED_MARKER),
-        Err(_) => false,
-    }
-}

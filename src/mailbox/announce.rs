@@ -41,7 +41,7 @@ impl Mailbox {
     }
 
     /// The message files one harness session has been told about
-    /// (`announced/<key>.json`, see [`crate::reminder`]); empty for a new
+    /// (`announced/<key>.json`, see the reminder module); empty for a new
     /// session, or when the folder is not the receiver's own.
     pub fn session_announced(&self, key: &str) -> HashSet<String> {
         let Ok(Some(dir)) = self.private_dir(Private::Announced) else {

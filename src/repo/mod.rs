@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{ConfigLevel, Repository, RepositoryOpenFlags};
 
+use crate::approval::Person;
 use crate::error::{Error, Result};
 
 mod mail_store;
@@ -102,22 +103,15 @@ fn relative_to_workdir(repo: &Repository, dir: &Path) -> Option<String> {
     Some(text)
 }
 
-/// Who a person is, for approvals: git's `user.name` / `user.email` of the
-/// repository (with the user's global config), if set.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Identity {
-    pub name: Option<String>,
-    pub email: Option<String>,
-}
-
-/// The git identity configured for `repo`, or an empty one when `repo` is
-/// not a git repository and no global identity is set.
-pub fn identity(repo: &Path) -> Identity {
+/// The git identity configured for `repo` (`user.name` / `user.email`,
+/// with the user's global config): who decides an approval. An empty one
+/// when `repo` is not a git repository and no global identity is set.
+pub fn identity(repo: &Path) -> Person {
     let config = open(repo)
         .and_then(|r| r.config())
         .or_else(|_| git2::Config::open_default());
     let Ok(config) = config else {
-        return Identity::default();
+        return Person::default();
     };
     let get = |key: &str| {
         config
@@ -126,7 +120,7 @@ pub fn identity(repo: &Path) -> Identity {
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty())
     };
-    Identity {
+    Person {
         name: get("user.name"),
         email: get("user.email"),
     }

@@ -1,6 +1,9 @@
 //! What `aea sync` remembers between runs, in the private `sync/`, kept so that
 //! a sync with nothing new costs about one `git fetch` however long the
-//! history. Older versions kept it all in `state.json`,
+//! history; and what the readers (`aea status`, `aea sent`, a retried
+//! `send`) learn from it and from the `outgoing/` queue. Reading and
+//! writing it needs no git: the exchange itself is the sync module's.
+//! Older versions kept it all in `state.json`,
 //! rewritten whole (and flushed) several times per sync: 2.7 MB at 11,000
 //! messages, parsed and written again even when nothing had changed.
 //!
@@ -25,15 +28,54 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Applied, Lost, PushRecord, Receipt};
 use crate::error::{Error, Result};
 use crate::fsutil;
+use crate::layout::Private;
+use crate::mailbox::{Mailbox, Outcome};
+use crate::words::OrUnknown;
 
 const LEGACY_FILE: &str = "state.json";
 const JOURNAL_FILE: &str = "journal";
 const HEAD_FILE: &str = "tips.json";
 /// A journal with this many more lines than live records is compacted.
 const SLACK_LINES: usize = 1024;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Lost {
+    pub to: String,
+    pub noticed: String,
+    /// Pushed again from this machine's copy.
+    pub repushed: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Applied {
+    pub sha256: String,
+    pub from: String,
+    pub file: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PushRecord {
+    pub to: Vec<String>,
+    pub at: String,
+}
+
+/// A processed receipt, as it travels and as it is remembered; signed and
+/// verified by the sync module.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Receipt {
+    pub message_id: String,
+    pub state: String,
+    pub by: String,
+    pub at: String,
+    /// Kept as written when unknown: the signature covers the text.
+    pub outcome: OrUnknown<Outcome>,
+    /// By the key of `by` over every other field (SPEC §15.2): anyone who
+    /// can push to the remote could otherwise say mail was processed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<crate::message::Signature>,
+}
 
 /// Everything a sync remembers, as the readers (`aea status`, `send`)
 /// and a sync that has work to do see it.
@@ -386,6 +428,24 @@ impl Journal {
     }
 }
 
+/// What sync remembers, for readers (`aea status`, `send`): whatever
+/// cannot be read counts as not remembered.
+pub fn load_state(mailbox: &Mailbox) -> SyncState {
+    let Ok(Some(dir)) = mailbox.private_dir(Private::SyncStore) else {
+        return SyncState::default();
+    };
+    Files::new(&dir).load().map(|l| l.state).unwrap_or_default()
+}
+
+/// Whether the message `id` still waits in `outgoing/`.
+pub fn is_queued(mailbox: &Mailbox, id: &str) -> bool {
+    mailbox
+        .read_all_in(Private::Outgoing)
+        .unwrap_or_default()
+        .iter()
+        .any(|e| e.valid().is_some_and(|m| m.message_id == id))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -400,6 +460,19 @@ mod tests {
 
     fn line(record: &Record) -> String {
         serde_json::to_string(record).unwrap()
+    }
+
+    /// A receipt from a newer peer may carry an outcome this version does
+    /// not know: it still reads, and what its signature covers is the text
+    /// as sent.
+    #[test]
+    fn receipts_keep_an_unknown_outcome_as_written() {
+        let text = r#"{"message_id":"m","state":"processed","by":"bb","at":"2026-11-22T10:00:00.000Z","outcome":"escalated"}"#;
+        let receipt: Receipt = serde_json::from_str(text).unwrap();
+        assert_eq!(receipt.outcome, OrUnknown::Unknown("escalated".into()));
+        assert_eq!(serde_json::to_string(&receipt).unwrap(), text);
+        let done: Receipt = serde_json::from_str(&text.replace("escalated", "done")).unwrap();
+        assert_eq!(done.outcome, OrUnknown::Known(Outcome::Done));
     }
 
     #[test]
