@@ -15,7 +15,7 @@ use crate::attachments::{self, Named, Source};
 use crate::cli::AttachmentArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
-use crate::identity::Verification;
+use crate::keyring::Verification;
 use crate::printer::untrusted_short;
 
 /// `aea attachment REF --json` without `--out`: what the message attaches.

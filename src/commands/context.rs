@@ -6,7 +6,8 @@ use std::rc::Rc;
 
 use crate::env::Env;
 use crate::error::{ConfigDirUse, Error, Result};
-use crate::identity::{self, KeyRing};
+use crate::identity;
+use crate::keyring::KeyRing;
 use crate::mailbox::Mailbox;
 use crate::policy::Judge;
 use crate::printer::Printer;
@@ -152,7 +153,7 @@ impl Context {
                     let tag = crate::fsutil::sha256_hex(aea_dir.as_os_str().as_encoded_bytes());
                     dir.join(format!("verified-{}", &tag[..16]))
                 });
-                Rc::new(KeyRing::lazy(identity::Sources {
+                Rc::new(KeyRing::lazy(crate::keyring::Sources {
                     registry: self.registry.clone(),
                     aea_dir,
                     keys_dir: self.keys_dir.clone(),
@@ -169,7 +170,7 @@ impl Context {
     /// is the sender's choice, and only one of letters, digits, `_` and `-`
     /// is ever put into a command line.
     pub fn pin_hint(&self, id: &str) -> Option<String> {
-        use crate::identity::Unpinned;
+        use crate::keyring::Unpinned;
         crate::message::check_agent_id(id).ok()?;
         let why = self.keyring().unpinned(id)?;
         let id = crate::printer::untrusted_short(id, 64);

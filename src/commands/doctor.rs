@@ -560,7 +560,8 @@ fn registry(ctx: &Context, repo: &Path, id: Option<&str>) -> Finding {
 /// that pins the published key, to run once the agent's owner confirmed
 /// its fingerprint: doctor reads the committed key, it never pins it.
 fn peer_keys(ctx: &Context, own: Option<&str>) -> Vec<Finding> {
-    use crate::identity::{self, Published};
+    use crate::identity;
+    use crate::keyring::{self, Published};
     // A registry that does not read is the `registry` check's to report.
     let Some(registry) = ctx.registry().and_then(|p| Registry::load(p).ok()) else {
         return Vec::new();
@@ -574,7 +575,9 @@ fn peer_keys(ctx: &Context, own: Option<&str>) -> Vec<Finding> {
         {
             continue;
         }
-        let Ok(Published::Key(published)) = identity::published_key(&entry.path, id) else {
+        let Ok(Published::Key(published)) =
+            keyring::published_key(&entry.path.join(layout::AEA_DIR), id)
+        else {
             continue;
         };
         let new = identity::fingerprint(&published);

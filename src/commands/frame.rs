@@ -255,14 +255,14 @@ fn fields(
         "sender:",
         match judge.verify(m) {
             _ if own => "this repository (its own copy)".to_string(),
-            crate::identity::Verification::Verified => {
+            crate::keyring::Verification::Verified => {
                 "verified (signed by the key known for this agent)".to_string()
             }
-            crate::identity::Verification::Unverified {
+            crate::keyring::Verification::Unverified {
                 reason,
                 allowed: true,
             } => format!("UNVERIFIED ({reason}); accepted as known by the registry"),
-            crate::identity::Verification::Unverified {
+            crate::keyring::Verification::Unverified {
                 reason,
                 allowed: false,
             } => {
@@ -272,7 +272,7 @@ fn fields(
                     .unwrap_or_default();
                 format!("UNVERIFIED ({reason}); decided as an unknown sender{fix}")
             }
-            crate::identity::Verification::Forged { reason } => format!("FORGED ({reason})"),
+            crate::keyring::Verification::Forged { reason } => format!("FORGED ({reason})"),
         },
     );
     if let Some(registered) = judge.sender_path_mismatch(m).filter(|_| !own) {

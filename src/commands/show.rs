@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::Context;
 use crate::cli::ShowArgs;
 use crate::error::{ExitCode, Result};
-use crate::identity::Verification;
+use crate::keyring::Verification;
 use crate::mailbox::{Approval, ApprovalRecord, Held, Marker, Processed};
 use crate::message::Message;
 use crate::policy::Decision;

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::Context;
 use crate::cli::ShowArgs;
 use crate::error::{ExitCode, Result};
-use crate::identity::SenderState;
+use crate::keyring::SenderState;
 use crate::mailbox::Held;
 use crate::message::MessageType;
 use crate::printer::untrusted_short;

@@ -45,8 +45,8 @@ fn print(ctx: &Context, entry: &crate::mailbox::Entry, record: &ApprovalRecord, 
         });
     } else {
         let sender = entry.verification.as_ref().map_or(
-            crate::identity::SenderState::Unverified,
-            crate::identity::Verification::state,
+            crate::keyring::SenderState::Unverified,
+            crate::keyring::Verification::state,
         );
         match entry.valid() {
             Some(m) => ctx.printer.line(format_args!(

@@ -43,7 +43,7 @@ use super::{Entry, Mailbox};
 use crate::audit::{AuditEvent, Event};
 use crate::error::{Error, Result};
 use crate::fsutil;
-use crate::identity::Verification;
+use crate::keyring::Verification;
 use crate::layout::{Private, Shared, seen};
 use crate::message;
 

@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::AgentConfig;
 use crate::error::{Error, Result};
 use crate::fsutil::{self, ReadLimited};
-use crate::identity::{KeyRing, Verification};
+use crate::keyring::{KeyRing, Verification};
 use crate::layout::{Layout, Private, Shared};
 use crate::message::{self, Message, parse_time};
 use crate::words::{OrUnknown, word_enum};

@@ -12,7 +12,7 @@ use super::{
     read_and_hash, read_if_present, sort_for_processing,
 };
 use crate::error::{Error, Result};
-use crate::identity::Verification;
+use crate::keyring::Verification;
 use crate::layout::{Private, Shared};
 use crate::message;
 

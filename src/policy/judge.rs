@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use super::{Action, Decision, Explanation, Facts, Policy};
 use crate::error::{Error, Result};
-use crate::identity::{KeyRing, Verification};
+use crate::keyring::{KeyRing, Verification};
 use crate::mailbox::{Approval, Entry, Mailbox};
 use crate::message::Message;
 

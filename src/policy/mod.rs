@@ -109,7 +109,7 @@ pub struct Facts {
     /// The claimed sender is one the receiver's registry vouches for: the
     /// message is signed by the key pinned for that id, or unsigned from
     /// an entry the registry accepts unsigned mail from
-    /// ([`crate::identity::Verification::known_sender`]). Anything else is
+    /// ([`crate::keyring::Verification::known_sender`]). Anything else is
     /// decided as from an unknown sender, whatever id it claims.
     pub sender_registered: bool,
 }

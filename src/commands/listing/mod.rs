@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Context;
-use crate::identity::SenderState;
+use crate::keyring::SenderState;
 use crate::mailbox::{Approval, Entry, Mailbox, Marker, StaleMarker};
 use crate::message::{MessageType, Priority};
 use crate::policy::{Decision, Judge};
