@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use crate::audit::{AuditEvent, Event};
 use crate::error::{Error, Result};
+use crate::judge::Judge;
 use crate::mailbox::{Approval, ApprovalDecision, ApprovalRecord, Entry, Mailbox, Processed};
 use crate::message::format_time;
-use crate::policy::{Action, Judge};
+use crate::policy::Action;
 use crate::repo;
 use crate::runtime::Runtime;
 

@@ -22,6 +22,7 @@ pub mod harness;
 pub mod hooks;
 pub mod housekeeping;
 pub mod identity;
+pub mod judge;
 pub mod keyring;
 pub mod layout;
 pub mod liveness;

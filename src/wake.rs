@@ -14,8 +14,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crate::error::Result;
+use crate::judge::Judge;
 use crate::mailbox::{Entry, Mailbox, Marker};
-use crate::policy::{Action, Judge};
+use crate::policy::Action;
 
 /// One message worth waking for: its file name and aea's short reference
 /// (the only message data that reaches a wake-up).

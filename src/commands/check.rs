@@ -13,8 +13,8 @@ use super::listing::{
 use crate::cli::CheckArgs;
 use crate::error::{ExitCode, Result};
 use crate::harness::Harness;
+use crate::judge::Judge;
 use crate::mailbox::{Entry, Mailbox};
-use crate::policy::Judge;
 use crate::printer::untrusted_short;
 use crate::reminder::{self, HookInput};
 

@@ -7,9 +7,9 @@ use std::rc::Rc;
 use crate::env::Env;
 use crate::error::{ConfigDirUse, Error, Result};
 use crate::identity;
+use crate::judge::Judge;
 use crate::keyring::KeyRing;
 use crate::mailbox::Mailbox;
-use crate::policy::Judge;
 use crate::printer::Printer;
 use crate::runtime::Runtime;
 use crate::transport::RingEnv;
@@ -352,7 +352,7 @@ impl Context {
     }
 
     /// Where domain code sends what it has to say on stderr.
-    pub fn warnings(&self) -> crate::policy::Warn {
+    pub fn warnings(&self) -> crate::judge::Warn {
         let printer = self.printer;
         Rc::new(move |text: &str| printer.warn(text))
     }

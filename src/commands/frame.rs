@@ -8,9 +8,10 @@
 use std::fmt::Write as _;
 
 use super::Context;
+use crate::judge::Judge;
 use crate::mailbox::{Approval, Entry, Mailbox, Processed};
 use crate::message::Message;
-use crate::policy::{Action, Judge};
+use crate::policy::Action;
 use crate::printer::{untrusted, untrusted_short};
 
 /// The framed, terminal-safe text of one message with its decision. Every

@@ -353,7 +353,7 @@ fn setting(hooks: &crate::config::HooksConfig, hook: GitHook) -> crate::config::
 /// the last announcement. Never fails the git command.
 fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode> {
     let report = listing::unprocessed_report(mailbox, ctx, true, |warn| {
-        crate::policy::Judge::load(mailbox, ctx.keyring(), warn)
+        crate::judge::Judge::load(mailbox, ctx.keyring(), warn)
     })?;
     let unread = listing::unread(&report);
     let hooks = mailbox
@@ -457,7 +457,7 @@ fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let report = listing::unprocessed_report(mailbox, ctx, true, |warn| {
-        crate::policy::Judge::from_checked(checked, ctx.keyring(), warn)
+        crate::judge::Judge::from_checked(checked, ctx.keyring(), warn)
     })?;
     Ok(gate(&report, &setting, ctx))
 }

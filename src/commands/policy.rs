@@ -6,7 +6,8 @@ use serde::Serialize;
 use super::Context;
 use crate::cli::PolicyCommand;
 use crate::error::{ExitCode, Result};
-use crate::policy::{Decision, Judge, Step};
+use crate::judge::Judge;
+use crate::policy::{Decision, Step};
 
 pub fn run(command: &PolicyCommand, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;

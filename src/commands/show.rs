@@ -87,7 +87,7 @@ fn without_legacy_copy<S: serde::Serializer>(
 fn show_copy(
     entry: &crate::mailbox::Entry,
     place: Held,
-    judge: &crate::policy::Judge,
+    judge: &crate::judge::Judge,
     ctx: &Context,
 ) -> Result<ExitCode> {
     let message = entry.require_valid()?;

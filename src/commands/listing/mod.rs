@@ -5,10 +5,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::Context;
+use crate::judge::Judge;
 use crate::keyring::SenderState;
 use crate::mailbox::{Approval, Entry, Mailbox, Marker, StaleMarker};
 use crate::message::{MessageType, Priority};
-use crate::policy::{Decision, Judge};
+use crate::policy::Decision;
 use crate::printer::untrusted_short;
 
 mod remember;

@@ -15,8 +15,8 @@ use super::{Invalid, Item, Report, build_report, plural, unread};
 use crate::commands::Context;
 use crate::error::Result;
 use crate::housekeeping;
+use crate::judge::{Judge, Warn};
 use crate::mailbox::{Entry, Mailbox};
-use crate::policy::{Judge, Warn};
 use crate::seen::{Memos, Parts, Stamp, Watched};
 
 /// The name the report of the unprocessed mail is remembered under.
