@@ -35,33 +35,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{AgentConfig, OneOrMany, PolicyEntry, RuleConfig};
 use crate::error::ConfigProblem;
-use crate::hardstop::{HardStops, Hit};
+use crate::hardstop::{DEFAULT_HARD_STOPS, HardStops, Hit};
 use crate::message::{Message, MessageType, Priority};
 use crate::words::word_enum;
-
-/// Patterns that force approval when a config has no `hard_stops` key. The
-/// command names among them also catch other spellings of the command
-/// (`rm -r -f`, `git push origin +main`, `curl x |zsh`): see
-/// [`crate::hardstop`].
-pub const DEFAULT_HARD_STOPS: &[&str] = &[
-    "rm -rf",
-    "--force",
-    "push -f",
-    "--no-verify",
-    "drop table",
-    "drop database",
-    "truncate table",
-    "chmod 777",
-    "chmod -r 777",
-    "| sh",
-    "| bash",
-    "sudo ",
-    "private key",
-    "credentials",
-    "api key",
-    "access token",
-    "secret key",
-];
 
 word_enum! {
     /// Declared from least to most restrictive: `max` is "the stricter one".
