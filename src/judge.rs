@@ -140,7 +140,7 @@ impl Judge {
                 reason: format!("the policy rejects it (rule {})", decision.rule),
             }),
             Action::RequireApproval => {
-                let state = mailbox.approval(entry, true);
+                let state = mailbox.approvals().approval(entry, true);
                 (state != Approval::Approved).then(|| Error::Gated {
                     name,
                     reason: format!(

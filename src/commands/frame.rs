@@ -26,10 +26,12 @@ pub fn render(
 ) -> String {
     let name = entry.name.as_str();
     let decision = judge.decide(message);
-    let approval = mailbox.approval(entry, decision.action.awaits_approval());
+    let approval = mailbox
+        .approvals()
+        .approval(entry, decision.action.awaits_approval());
     // A marker that cannot be read safely is shown as not processed.
-    let processed = mailbox.processed(entry).unwrap_or(Processed::No);
-    let short_ref = mailbox.short_ref(name);
+    let processed = mailbox.records().processed(entry).unwrap_or(Processed::No);
+    let short_ref = mailbox.inbox().short_ref(name);
     let out = fields(judge, name, &short_ref, message, false, ctx);
     // The frame carries a random tag, so a body cannot fake its end.
     let tag = ctx.rt.rand_hex8();
@@ -117,7 +119,7 @@ pub fn render(
         ),
         Processed::No => format!("no ({next})"),
     };
-    if let Some(record) = mailbox.approval_record(name) {
+    if let Some(record) = mailbox.approvals().approval_record(name) {
         let why = record.note.as_ref().or(record.reason.as_ref());
         p(&format!(
             "person:       {} by {} at {}{}\n",
@@ -324,7 +326,7 @@ fn fields(
 /// person is told. Returns the entry a decision after this may bind: the
 /// same, no longer changed once its copy is back.
 pub fn hold(mailbox: &Mailbox, entry: &Entry, ctx: &Context) -> Entry {
-    let held = mailbox.hold(entry);
+    let held = mailbox.records().hold(entry);
     if !entry.changed_after_read() {
         if let Err(e) = held {
             ctx.printer.warn(format_args!(

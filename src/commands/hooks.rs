@@ -366,7 +366,7 @@ fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode>
     let p = &ctx.printer;
     let refs = crate::shortref::for_names(&unread.iter().map(|(n, _)| n).collect::<Vec<_>>());
     let current: HashSet<String> = unread.iter().map(|(n, _)| n.clone()).collect();
-    let announced = mailbox.announced("git");
+    let announced = mailbox.announcements().announced("git");
     let new: Vec<String> = unread
         .iter()
         .zip(&refs)
@@ -383,7 +383,7 @@ fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode>
     // Written only when it changed: a write into `.aea/` itself would move
     // the inbox's stamp and make the next command list it again.
     if current != announced {
-        let _ = mailbox.set_announced("git", &current);
+        let _ = mailbox.announcements().set_announced("git", &current);
     }
     if !new.is_empty() {
         p.err_line(format_args!(

@@ -15,7 +15,7 @@ pub fn run(command: &PolicyCommand, ctx: &Context) -> Result<ExitCode> {
     match command {
         PolicyCommand::Show => Ok(show(&judge, ctx)),
         PolicyCommand::Explain(args) => {
-            let entry = mailbox.resolve(&args.reference)?;
+            let entry = mailbox.inbox().resolve(&args.reference)?;
             let message = entry.require_valid()?;
             let explanation = judge.explain(&message);
             if ctx.printer.json() {

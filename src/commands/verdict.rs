@@ -28,7 +28,7 @@ pub fn decide(
 ) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
-    let entry = mailbox.resolve(reference)?;
+    let entry = mailbox.inbox().resolve(reference)?;
     let (record, path) = approval::record(&mailbox, &judge, &entry, verdict, text, &ctx.rt)?;
     print(ctx, &entry, &record, &path);
     Ok(ExitCode::Success)
