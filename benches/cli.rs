@@ -501,11 +501,11 @@ fn verify_cost(n: usize) -> Duration {
             m.to_json()
         })
         .collect();
-    let ring = aea::identity::KeyRing::new(registry, Some("inbox".into()), None);
+    let ring = aea::keyring::KeyRing::new(registry, Some("inbox".into()), None);
     let start = Instant::now();
     for bytes in &files {
         let m = aea::message::parse(bytes, None).unwrap();
-        assert_eq!(ring.verify(&m), aea::identity::Verification::Verified);
+        assert_eq!(ring.verify(&m), aea::keyring::Verification::Verified);
     }
     start.elapsed() / u32::try_from(n).unwrap()
 }

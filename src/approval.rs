@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use crate::audit::{AuditEvent, Event};
 use crate::error::{Error, Result};
+use crate::judge::Judge;
 use crate::mailbox::{Approval, ApprovalDecision, ApprovalRecord, Entry, Mailbox, Processed};
 use crate::message::format_time;
-use crate::policy::{Action, Judge};
+use crate::policy::Action;
 use crate::runtime::Runtime;
 
 /// What the person decided.
@@ -45,7 +46,7 @@ pub fn record(
         Verdict::Approve => "approve",
         Verdict::Reject => "reject",
     })?;
-    if let Processed::Done(_) = mailbox.processed(entry)? {
+    if let Processed::Done(_) = mailbox.records().processed(entry)? {
         return Err(Error::AlreadyProcessed {
             name: entry.name.clone(),
         });
@@ -90,8 +91,8 @@ pub fn record(
     };
     // The record binds these bytes; in a shared inbox the sender can no
     // longer change them once the receiver owns the file.
-    mailbox.adopt(entry)?;
-    let (path, superseded) = mailbox.record_approval(&record)?;
+    mailbox.records().adopt(entry)?;
+    let (path, superseded) = mailbox.approvals().record_approval(&record)?;
     let mut event = Event::new(rt, word)
         .with("message", record.message_id.as_str())
         .with("file", record.file.as_str())
@@ -129,19 +130,19 @@ pub fn record(
 pub fn processed_without_approval(mailbox: &Mailbox, judge: &Judge) -> Result<Vec<Entry>> {
     mailbox.check_state()?;
     // The listing the caller just made knows them; else one `stat` each.
-    let mut names = match mailbox.listed_marked() {
+    let mut names = match mailbox.inbox().listed_marked() {
         Some(names) => names,
-        None => mailbox.marked_names()?,
+        None => mailbox.inbox().marked_names()?,
     };
     names.sort();
     Ok(names
         .into_iter()
-        .filter_map(|n| mailbox.read_listed(mailbox.dir(), &n))
+        .filter_map(|n| mailbox.inbox().read_listed(mailbox.dir(), &n))
         .filter(|entry| {
-            matches!(mailbox.processed(entry), Ok(Processed::Marked(_)))
+            matches!(mailbox.records().processed(entry), Ok(Processed::Marked(_)))
                 && entry.message.as_ref().is_ok_and(|m| {
                     judge.decide(m).action.awaits_approval()
-                        && mailbox.approval(entry, true) != Approval::Approved
+                        && mailbox.approvals().approval(entry, true) != Approval::Approved
                 })
         })
         .collect())

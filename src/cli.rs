@@ -788,3 +788,47 @@ pub struct CompletionsArgs {
     /// The shell to complete for
     pub shell: clap_complete::Shell,
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every `aea …` an instruction names in backquotes is a command of
+    /// `aea --help`, and each of its `--flags` is one that command takes.
+    #[test]
+    fn every_command_the_instructions_name_exists() {
+        use clap::CommandFactory;
+        let cli = super::Cli::command();
+        let mut seen = Vec::new();
+        for (name, text) in crate::harness::kits::instructions() {
+            for span in text.split('`').skip(1).step_by(2) {
+                let words: Vec<&str> = span.split_whitespace().collect();
+                if words.first() != Some(&"aea") || words.len() < 2 {
+                    continue;
+                }
+                let mut cmd = &cli;
+                let mut path = vec!["aea"];
+                for word in &words[1..] {
+                    if word.starts_with('-') {
+                        let flag = word.trim_start_matches('-');
+                        let flag = flag.split('=').next().unwrap();
+                        assert!(
+                            cmd.get_arguments()
+                                .chain(cli.get_arguments())
+                                .any(|a| a.get_long() == Some(flag)),
+                            "{name}: `{span}`: {} takes no --{flag}",
+                            path.join(" ")
+                        );
+                    } else if let Some(sub) = cmd.find_subcommand(word) {
+                        cmd = sub;
+                        path.push(word);
+                    } else if path.len() == 1 {
+                        panic!("{name}: `{span}`: aea has no command {word}");
+                    }
+                }
+                seen.push(path.join(" "));
+            }
+        }
+        for expected in ["aea agents", "aea send", "aea reject", "aea collab next"] {
+            assert!(seen.iter().any(|s| s == expected), "{expected}: {seen:?}");
+        }
+    }
+}

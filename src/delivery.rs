@@ -192,8 +192,9 @@ pub fn held(
         });
     }
     let found = match &to.repo {
-        Some(repo) => Mailbox::at(repo).ok()?.holding(id, from),
+        Some(repo) => Mailbox::at(repo).ok()?.inbox().holding(id, from),
         None => mailbox
+            .inbox()
             .read_all_in(Private::Outgoing)
             .ok()?
             .into_iter()
@@ -306,7 +307,7 @@ pub fn deliver(
     // One send per key at a time: two at once would each find a recipient
     // without the message and both deliver it.
     let _one_at_a_time = key
-        .map(|k| sender.mailbox.lock_send_key(&key_name(k)))
+        .map(|k| sender.mailbox.sent().lock_send_key(&key_name(k)))
         .transpose()?;
     let recorded = match key {
         Some(key) => Recorded {
@@ -347,7 +348,10 @@ pub fn deliver(
             (None, Ok(d)) if whole => d.record = Some(record.clone()),
             (Some(_), _) if whole => {
                 intent.finished = Some(crate::message::format_time(rt.now()));
-                let _ = sender.mailbox.replace_send_key(record, &intent.bytes());
+                let _ = sender
+                    .mailbox
+                    .sent()
+                    .replace_send_key(record, &intent.bytes());
             }
             _ => {}
         }
@@ -379,15 +383,15 @@ pub fn settle(sender: &Sender<'_>, delivery: &Delivery) {
 /// this message's id, delivering nothing. A record another send took over
 /// meanwhile is that send's, and stays.
 fn let_go(mailbox: &Mailbox, record: &str) {
-    let Ok(_lock) = mailbox.lock_send_keys() else {
+    let Ok(_lock) = mailbox.sent().lock_send_keys() else {
         return;
     };
-    let ours = match mailbox.send_key(record) {
+    let ours = match mailbox.sent().send_key(record) {
         Ok(Some(bytes)) => Intent::parse(&bytes).is_none_or(|i| i.pid == Some(std::process::id())),
         _ => false,
     };
     if ours {
-        let _ = mailbox.forget_send_key(record);
+        let _ = mailbox.sent().forget_send_key(record);
     }
 }
 
@@ -423,11 +427,16 @@ fn key_name(key: &str) -> String {
 /// delivering; a retry reuses the id. Returns the record's name.
 fn keyed(intent: &mut Intent, sender: &Sender<'_>, key: &str) -> Result<String> {
     let name = key_name(key);
-    if sender.mailbox.record_send_key(&name, &intent.bytes())? {
+    if sender
+        .mailbox
+        .sent()
+        .record_send_key(&name, &intent.bytes())?
+    {
         return Ok(name);
     }
     let earlier: Intent = sender
         .mailbox
+        .sent()
         .send_key(&name)?
         .and_then(|b| Intent::parse(&b))
         .ok_or_else(|| {
@@ -472,15 +481,19 @@ fn derived(intent: &mut Intent, sender: &Sender<'_>, rt: &Runtime) -> Result<Rec
     let now = rt.now();
     // Two rounds at most: the second follows a record that went meanwhile.
     for _ in 0..2 {
-        if sender.mailbox.record_send_key(&name, &intent.bytes())? {
+        if sender
+            .mailbox
+            .sent()
+            .record_send_key(&name, &intent.bytes())?
+        {
             return Ok(Recorded::fresh(Some(name)));
         }
         // Judged and replaced under the lock, in one rename: a second
         // retry waits and then finds this one's record (its process alive:
         // a message of its own), and a kill leaves the old record or the
         // new, never none.
-        let _lock = sender.mailbox.lock_send_keys()?;
-        let Some(held) = sender.mailbox.send_key(&name)? else {
+        let _lock = sender.mailbox.sent().lock_send_keys()?;
+        let Some(held) = sender.mailbox.sent().send_key(&name)? else {
             continue;
         };
         let earlier = Intent::parse(&held);
@@ -495,7 +508,10 @@ fn derived(intent: &mut Intent, sender: &Sender<'_>, rt: &Runtime) -> Result<Rec
         if let Some(e) = &retry {
             intent.message_id.clone_from(&e.message_id);
         }
-        sender.mailbox.replace_send_key(&name, &intent.bytes())?;
+        sender
+            .mailbox
+            .sent()
+            .replace_send_key(&name, &intent.bytes())?;
         return Ok(Recorded {
             name: Some(name),
             retry: retry.is_some(),
@@ -590,6 +606,7 @@ fn deliver_to(
     let copied = if retry {
         sender
             .mailbox
+            .inbox()
             .resolve_sent(&delivery.message_id)
             .ok()
             .filter(|e| {
@@ -685,7 +702,10 @@ fn write_one(
             Ok((local.id.clone(), path, false))
         }
         Route::Remote(id) => {
-            let path = sender.mailbox.store_in(Private::Outgoing, message, rt)?;
+            let path = sender
+                .mailbox
+                .sent()
+                .store_in(Private::Outgoing, message, rt)?;
             if let Err(e) = sender.mailbox.log(
                 &Event::new(rt, AuditEvent::Queued)
                     .with("message", message.message_id.as_str())
@@ -715,7 +735,7 @@ fn keep_sent_copy(
     sender: &Sender<'_>,
     rt: &Runtime,
 ) -> Result<PathBuf> {
-    let copy = sender.mailbox.store_sent(message, rt)?;
+    let copy = sender.mailbox.sent().store_sent(message, rt)?;
     sender.mailbox.log(
         &Event::new(rt, AuditEvent::Sent)
             .with("message", message.message_id.as_str())

@@ -97,6 +97,30 @@ impl Needles {
 /// one of them is also looked for in the text before that step.
 const SHELL_CHARS: &[char] = &['\'', '"', '\\', '|', ';', '&', '(', ')', '<', '>', '`', '$'];
 
+/// Patterns that force approval when a config has no `hard_stops` key. The
+/// command names among them also catch other spellings of the command
+/// (`rm -r -f`, `git push origin +main`, `curl x |zsh`): see
+/// [`HardStops`].
+pub const DEFAULT_HARD_STOPS: &[&str] = &[
+    "rm -rf",
+    "--force",
+    "push -f",
+    "--no-verify",
+    "drop table",
+    "drop database",
+    "truncate table",
+    "chmod 777",
+    "chmod -r 777",
+    "| sh",
+    "| bash",
+    "sudo ",
+    "private key",
+    "credentials",
+    "api key",
+    "access token",
+    "secret key",
+];
+
 /// The fields a hard stop is looked for in, in this order.
 type Fields<'a> = [(&'static str, &'a dyn Fn(&mut String)); 8];
 
@@ -486,7 +510,7 @@ mod tests {
     use crate::message::{Body, Message};
 
     fn defaults() -> HardStops {
-        HardStops::compile(crate::policy::DEFAULT_HARD_STOPS).unwrap()
+        HardStops::compile(super::DEFAULT_HARD_STOPS).unwrap()
     }
 
     fn plain() -> Message {

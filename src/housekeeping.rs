@@ -124,14 +124,15 @@ pub fn collect(mailbox: &Mailbox, request: Request, rt: &Runtime) -> Result<Repo
         // Records of interrupted sends no retry will use any more.
         crate::recovery::forget_old_records(mailbox, now)?;
         // What a gc killed between a message and its record left apart.
-        mailbox.carry_left_behind_state()?;
+        mailbox.records().carry_left_behind_state()?;
         // Replays leave as a listing sets them aside (quarantined alone,
         // logged), never archived as if they were the mail they copy.
-        mailbox.unprocessed()?;
+        mailbox.inbox().unprocessed()?;
     }
-    let mut names = mailbox.message_names()?;
+    let mut names = mailbox.inbox().message_names()?;
     names.sort();
     let mut stored = mailbox
+        .inbox()
         .processed_store()
         .map(|store| crate::mailbox::message_names_in(&store))
         .transpose()?
@@ -143,7 +144,7 @@ pub fn collect(mailbox: &Mailbox, request: Request, rt: &Runtime) -> Result<Repo
         Some(keep) => {
             let marked = names.iter().filter(|n| {
                 matches!(
-                    mailbox.processed(&mailbox.read(n)),
+                    mailbox.records().processed(&mailbox.inbox().read(n)),
                     Ok(Processed::Done(_) | Processed::Marked(_))
                 )
             });
@@ -181,17 +182,19 @@ pub fn collect(mailbox: &Mailbox, request: Request, rt: &Runtime) -> Result<Repo
             // Mail leaving the inbox for the archive keeps its id taken: a
             // copy of it later is a replay (what was processed is taken
             // when it is processed).
-            let leaving =
-                (!in_store && !matches!(kind, Move::Quarantine)).then(|| mailbox.read(&name));
+            let leaving = (!in_store && !matches!(kind, Move::Quarantine))
+                .then(|| mailbox.inbox().read(&name));
             let moved = if in_store {
-                mailbox.archive_processed(&name)
+                mailbox.records().archive_processed(&name)
             } else {
-                mailbox.move_out(&name, kind.aside(), reason.as_deref())
+                mailbox
+                    .records()
+                    .move_out(&name, kind.aside(), reason.as_deref())
             };
             match moved {
                 Ok(Some(_)) => {
                     if let Some(entry) = &leaving {
-                        mailbox.note_left(entry);
+                        mailbox.inbox().note_left(entry);
                     }
                 }
                 // Another process moved it first; it reports the move.
@@ -231,7 +234,7 @@ enum Judged {
 
 fn judge(mailbox: &Mailbox, name: &str, cutoff: DateTime<Utc>, now: DateTime<Utc>) -> Judged {
     // Gone since the listing: another process moved it.
-    let Some(entry) = mailbox.read_listed(mailbox.dir(), name) else {
+    let Some(entry) = mailbox.inbox().read_listed(mailbox.dir(), name) else {
         return Judged::Stays;
     };
     if is_folder(&entry.path) {
@@ -241,7 +244,7 @@ fn judge(mailbox: &Mailbox, name: &str, cutoff: DateTime<Utc>, now: DateTime<Utc
             "{NOT_A_FILE} but a folder; gc moves files only: move it out of .aea/ by hand"
         ));
     }
-    let processed = match mailbox.processed(&entry) {
+    let processed = match mailbox.records().processed(&entry) {
         Ok(processed) => processed,
         Err(e) => return Judged::Skip(crate::error::one_line(&e)),
     };
@@ -262,10 +265,14 @@ fn judge(mailbox: &Mailbox, name: &str, cutoff: DateTime<Utc>, now: DateTime<Utc
 /// What gc does with processed mail `name` in the private store: archive
 /// it once it was processed before `cutoff`.
 fn judge_stored(mailbox: &Mailbox, name: &str, cutoff: DateTime<Utc>) -> Judged {
-    let Some(store) = mailbox.processed_store() else {
+    let Some(store) = mailbox.inbox().processed_store() else {
         return Judged::Stays;
     };
-    archive_if_before(mailbox.record(name).as_ref(), &store.join(name), cutoff)
+    archive_if_before(
+        mailbox.records().record(name).as_ref(),
+        &store.join(name),
+        cutoff,
+    )
 }
 
 /// Archived if processed before `cutoff`: by its record, else (an empty

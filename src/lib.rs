@@ -23,6 +23,8 @@ pub mod hints;
 pub mod hooks;
 pub mod housekeeping;
 pub mod identity;
+pub mod judge;
+pub mod keyring;
 pub mod layout;
 pub mod liveness;
 pub mod mailbox;

@@ -189,7 +189,7 @@ fn take_signed(
             }
             continue;
         }
-        if mailbox.keep_as(place, &name, &bytes)? {
+        if mailbox.sent().keep_as(place, &name, &bytes)? {
             record.signed_taken += 1;
         }
     }
@@ -228,14 +228,14 @@ fn take_processed(mailbox: &Mailbox, cx: &Context<'_>, record: &mut Record) -> R
     let Some(markers) = mailbox.shared_dir(Shared::Markers)? else {
         return Ok(true);
     };
-    let mut names = mailbox.message_names()?;
+    let mut names = mailbox.inbox().message_names()?;
     names.sort();
     for name in names {
         let marker_path = markers.join(&name);
         if !fs::symlink_metadata(&marker_path).is_ok_and(|m| m.is_file()) {
             continue;
         }
-        let Some(entry) = mailbox.read_listed(mailbox.dir(), &name) else {
+        let Some(entry) = mailbox.inbox().read_listed(mailbox.dir(), &name) else {
             continue;
         };
         if entry.valid().is_some_and(|m| (cx.gated)(m)) {
@@ -261,7 +261,7 @@ fn take_processed(mailbox: &Mailbox, cx: &Context<'_>, record: &mut Record) -> R
             continue;
         }
         let rebuilt = marker.unwrap_or_else(|| rebuilt_from(&entry, &marker_path));
-        match mailbox.finish_unflushed(&entry, &rebuilt) {
+        match mailbox.records().finish_unflushed(&entry, &rebuilt) {
             Ok(_) => record.processed += 1,
             // Processed by a command meanwhile, or gone: nothing to take.
             Err(Error::AlreadyProcessed { .. } | Error::MessageNotFound { .. }) => {}
@@ -309,11 +309,13 @@ fn approved_before(mailbox: &Mailbox) -> Vec<String> {
         return Vec::new();
     }
     let marked: std::collections::HashSet<String> = mailbox
+        .inbox()
         .marked_names()
         .unwrap_or_default()
         .into_iter()
         .collect();
     let mut names: Vec<String> = mailbox
+        .inbox()
         .message_names()
         .unwrap_or_default()
         .into_iter()

@@ -87,7 +87,7 @@ pub fn interrupted_sends(
     foreign: &dyn ForeignFiles,
 ) -> Result<Vec<Interrupted>> {
     let mut found = Vec::new();
-    for (record, bytes) in mailbox.send_keys()? {
+    for (record, bytes) in mailbox.sent().send_keys()? {
         let Some(intent) = Intent::parse(&bytes) else {
             continue;
         };
@@ -119,7 +119,7 @@ pub fn interrupted_sends(
 
 /// Our `sent/` copy of message `id`.
 fn sent_copy(mailbox: &Mailbox, id: &str) -> Option<Message> {
-    let entry = mailbox.resolve_sent(id).ok()?;
+    let entry = mailbox.inbox().resolve_sent(id).ok()?;
     entry.valid().filter(|m| m.message_id == id).cloned()
 }
 
@@ -143,8 +143,9 @@ pub fn finish_send(
     // Under the lock a retry takes records over by: a retry of this send
     // running now owns the record (its process alive) and keeps the
     // sent/ copy itself; doctor keeping one too made two.
-    let _lock = mailbox.lock_send_keys()?;
+    let _lock = mailbox.sent().lock_send_keys()?;
     let still = mailbox
+        .sent()
         .send_key(&send.record)?
         .and_then(|b| Intent::parse(&b))
         .is_some_and(|i| i.message_id == *id && i.finished.is_none() && i.interrupted(rt.now()));
@@ -154,7 +155,7 @@ pub fn finish_send(
         ));
     }
     if send.reached.is_empty() {
-        mailbox.forget_send_key(&send.record)?;
+        mailbox.sent().forget_send_key(&send.record)?;
         return Ok(format!(
             "message {id} reached nobody: its record is removed; send it again"
         ));
@@ -172,7 +173,7 @@ pub fn finish_send(
             .iter()
             .find_map(|d| held(mailbox, d, sender_id, id, Some(key), foreign)?.message);
         if let Some(message) = held {
-            mailbox.store_sent(&message, rt)?;
+            mailbox.sent().store_sent(&message, rt)?;
             let to: Vec<String> = send.intent.to.iter().map(|d| d.agent_id.clone()).collect();
             mailbox.log(
                 &Event::new(rt, AuditEvent::Sent)
@@ -187,18 +188,20 @@ pub fn finish_send(
     }
     if send.missing.is_empty() {
         if send.record.starts_with(RETRY_PREFIX) {
-            mailbox.forget_send_key(&send.record)?;
+            mailbox.sent().forget_send_key(&send.record)?;
         } else {
             let mut intent = send.intent.clone();
             intent.finished = Some(format_time(rt.now()));
-            mailbox.replace_send_key(&send.record, &intent.bytes())?;
+            mailbox
+                .sent()
+                .replace_send_key(&send.record, &intent.bytes())?;
         }
         done.push("every recipient has it".into());
     } else if send.retriable {
         done.push("run the same `aea send` again to reach the rest (it reuses the id)".into());
     } else {
         // No retry will use the record any more: a send now is new.
-        mailbox.forget_send_key(&send.record)?;
+        mailbox.sent().forget_send_key(&send.record)?;
         done.push(format!(
             "too old to be retried under its id: send it to {} as a new message (its record is removed)",
             send.missing.join(", ")
@@ -236,8 +239,11 @@ pub fn missing_log_lines(mailbox: &Mailbox, rt: &Runtime) -> Result<Vec<Event>> 
     let mut lines = Vec::new();
     // aea's own records only: a marker another tool (or a commit) wrote in
     // `.aea/.processed/` is not a step of aea's that a kill cut short.
-    for entry in mailbox.read_all_in(crate::layout::Private::Processed)? {
-        let Some(marker) = mailbox.record(&entry.name) else {
+    for entry in mailbox
+        .inbox()
+        .read_all_in(crate::layout::Private::Processed)?
+    {
+        let Some(marker) = mailbox.records().record(&entry.name) else {
             continue;
         };
         if has(AuditEvent::Processed, &entry.name) || !since(parse_time(&marker.processed_at)) {
@@ -250,7 +256,7 @@ pub fn missing_log_lines(mailbox: &Mailbox, rt: &Runtime) -> Result<Vec<Event>> 
             &marker,
         ));
     }
-    for (name, marker) in mailbox.deferrals()? {
+    for (name, marker) in mailbox.records().deferrals()? {
         let Some(marker) = marker else { continue };
         if has(AuditEvent::Deferred, &name) || !since(parse_time(&marker.processed_at)) {
             continue;
@@ -264,10 +270,10 @@ pub fn missing_log_lines(mailbox: &Mailbox, rt: &Runtime) -> Result<Vec<Event>> 
     let names = if writable_by_others(mailbox.dir()) {
         Vec::new()
     } else {
-        mailbox.message_names()?
+        mailbox.inbox().message_names()?
     };
     for name in names {
-        let entry = mailbox.read(&name);
+        let entry = mailbox.inbox().read(&name);
         let Some(m) = entry.valid().filter(|m| m.signature.is_some()) else {
             continue;
         };
@@ -283,7 +289,7 @@ pub fn missing_log_lines(mailbox: &Mailbox, rt: &Runtime) -> Result<Vec<Event>> 
                 .with("repaired", "from the inbox"),
         );
     }
-    for entry in mailbox.read_all_in(Private::Sent)? {
+    for entry in mailbox.inbox().read_all_in(Private::Sent)? {
         let Some(m) = entry.valid().filter(|m| m.signature.is_some()) else {
             continue;
         };
@@ -347,17 +353,17 @@ fn repaired_marker(
 pub fn forget_old_records(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<usize> {
     let cutoff = now - chrono::Duration::hours(crate::delivery::RETRY_WITHIN_HOURS);
     let mut gone = 0;
-    for record in mailbox.send_keys_written_before(cutoff.into())? {
+    for record in mailbox.sent().send_keys_written_before(cutoff.into())? {
         if !record.starts_with(RETRY_PREFIX) {
             continue;
         }
-        let Some(bytes) = mailbox.send_key(&record).ok().flatten() else {
+        let Some(bytes) = mailbox.sent().send_key(&record).ok().flatten() else {
             continue;
         };
         // One that does not read is no send's: no retry can use it.
         let useless = Intent::parse(&bytes).is_none_or(|i| !i.recent(now));
         if useless {
-            mailbox.forget_send_key(&record)?;
+            mailbox.sent().forget_send_key(&record)?;
             gone += 1;
         }
     }

@@ -181,7 +181,7 @@ pub fn remind(
         return None;
     }
     let key = memory_key(harness, input.session.as_deref());
-    let announced = mailbox.session_announced(&key);
+    let announced = mailbox.announcements().session_announced(&key);
     let current: HashSet<String> = unread.iter().map(|(name, _)| name.clone()).collect();
     let refs = crate::shortref::for_names(&unread.iter().map(|(n, _)| n).collect::<Vec<_>>());
     let new: Vec<(bool, &String)> = unread
@@ -192,7 +192,9 @@ pub fn remind(
         .collect();
     if current != announced {
         // Forget processed mail so the memory stays as small as the inbox.
-        let _ = mailbox.set_session_announced(&key, &current);
+        let _ = mailbox
+            .announcements()
+            .set_session_announced(&key, &current);
     }
     let speak = match moment {
         Moment::Start => !unread.is_empty(),

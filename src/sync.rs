@@ -17,7 +17,8 @@ use crate::attachments;
 use crate::audit::{self, AuditEvent, Event};
 use crate::error::{Error, GitError, Result};
 use crate::fsutil;
-use crate::identity::{self, KeyRing};
+use crate::identity;
+use crate::keyring::KeyRing;
 use crate::layout::{Private, Shared};
 use crate::mailbox::{Mailbox, Outcome};
 use crate::message::{self, format_time};
@@ -269,11 +270,15 @@ fn nothing_to_do(
         let Some(unreceipted) = &head.unreceipted else {
             return Ok(false);
         };
-        if unreceipted.values().any(|file| mailbox.is_processed(file)) {
+        if unreceipted
+            .values()
+            .any(|file| mailbox.records().is_processed(file))
+        {
             return Ok(false);
         }
     }
     Ok(mailbox
+        .inbox()
         .read_all_in(Private::Outgoing)?
         .iter()
         .all(|e| e.message.is_err()))
@@ -756,10 +761,12 @@ impl Session<'_> {
         };
         let mut by_sender: BTreeMap<String, Vec<(String, Vec<u8>)>> = BTreeMap::new();
         for (id, applied) in &self.state.applied {
-            if self.state.receipts_sent.contains(id) || !self.mailbox.is_processed(&applied.file) {
+            if self.state.receipts_sent.contains(id)
+                || !self.mailbox.records().is_processed(&applied.file)
+            {
                 continue;
             }
-            let marker = self.mailbox.record(&applied.file);
+            let marker = self.mailbox.records().record(&applied.file);
             let mut receipt = Receipt {
                 message_id: id.clone(),
                 state: "processed".into(),
@@ -847,7 +854,7 @@ impl Session<'_> {
     fn push_queue(&mut self) -> Result<()> {
         let mut by_recipient: BTreeMap<String, Vec<(PathBuf, String, Vec<u8>)>> = BTreeMap::new();
         let mut blobs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for entry in self.mailbox.read_all_in(Private::Outgoing)? {
+        for entry in self.mailbox.inbox().read_all_in(Private::Outgoing)? {
             let Ok(message) = &entry.message else {
                 continue;
             };
@@ -1042,8 +1049,8 @@ impl Names {
 
 impl InboxNames {
     fn new(mailbox: &Mailbox) -> Self {
-        let inbox = Names::new(mailbox.message_names().unwrap_or_default());
-        let store = mailbox.processed_store().map(|dir| {
+        let inbox = Names::new(mailbox.inbox().message_names().unwrap_or_default());
+        let store = mailbox.inbox().processed_store().map(|dir| {
             let names = crate::mailbox::message_names_in(&dir).unwrap_or_default();
             (dir, Names::new(names))
         });
@@ -1069,7 +1076,7 @@ impl InboxNames {
     ) -> Option<String> {
         // These very bytes were accepted as mail before (processed and
         // archived since, maybe): the same message, not a replay.
-        if let Some(name) = mailbox.accepted_as(message, sha256) {
+        if let Some(name) = mailbox.inbox().accepted_as(message, sha256) {
             return Some(name);
         }
         let is_it = |entry: &crate::mailbox::Entry| {
@@ -1081,7 +1088,7 @@ impl InboxNames {
             .inbox
             .candidates(message)
             .into_iter()
-            .find(|name| is_it(&mailbox.read(name)))
+            .find(|name| is_it(&mailbox.inbox().read(name)))
         {
             return Some(name.clone());
         }
@@ -1089,7 +1096,12 @@ impl InboxNames {
         store
             .candidates(message)
             .into_iter()
-            .find(|name| mailbox.read_listed(dir, name).is_some_and(|e| is_it(&e)))
+            .find(|name| {
+                mailbox
+                    .inbox()
+                    .read_listed(dir, name)
+                    .is_some_and(|e| is_it(&e))
+            })
             .cloned()
     }
 }
@@ -1097,7 +1109,11 @@ impl InboxNames {
 /// The recipients of each message waiting in `outgoing/`, by id.
 fn queued_recipients(mailbox: &Mailbox) -> HashMap<String, Vec<String>> {
     let mut recipients: HashMap<String, Vec<String>> = HashMap::new();
-    for entry in mailbox.read_all_in(Private::Outgoing).unwrap_or_default() {
+    for entry in mailbox
+        .inbox()
+        .read_all_in(Private::Outgoing)
+        .unwrap_or_default()
+    {
         if let Some(message) = entry.valid() {
             recipients
                 .entry(message.message_id.clone())

@@ -440,6 +440,7 @@ pub fn load_state(mailbox: &Mailbox) -> SyncState {
 /// Whether the message `id` still waits in `outgoing/`.
 pub fn is_queued(mailbox: &Mailbox, id: &str) -> bool {
     mailbox
+        .inbox()
         .read_all_in(Private::Outgoing)
         .unwrap_or_default()
         .iter()

@@ -116,20 +116,23 @@ fn local_leg(to: String, repo_path: Option<&str>, id: &str, sender: &str) -> Leg
     let recipient = repo_path.and_then(|p| Mailbox::at(std::path::Path::new(p)).ok());
     let found = recipient.as_ref().and_then(|mailbox| {
         let entry = mailbox
+            .inbox()
             .with_id(id)
-            .or_else(|| mailbox.processed_copy(id, sender))?;
+            .or_else(|| mailbox.inbox().processed_copy(id, sender))?;
         // Judged against the bytes found, not by name: a file delivered
         // again under a processed message's name (other bytes, same id)
         // waits in the inbox while the record of the old bytes is kept,
         // and is not processed. Only aea's own record counts, as before.
-        Some(match mailbox.processed(&entry) {
+        Some(match mailbox.records().processed(&entry) {
             Ok(Processed::Done(marker)) => (true, marker),
             _ => (false, None),
         })
     });
     // Not among its mail: the recipient's gc may have archived it.
     if found.is_none()
-        && let Some((_, processed)) = recipient.as_ref().and_then(|m| m.archived(id, sender))
+        && let Some((_, processed)) = recipient
+            .as_ref()
+            .and_then(|m| m.inbox().archived(id, sender))
     {
         return if processed {
             Leg {

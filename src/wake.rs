@@ -14,8 +14,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crate::error::Result;
+use crate::judge::Judge;
 use crate::mailbox::{Entry, Mailbox, Marker};
-use crate::policy::{Action, Judge};
+use crate::policy::Action;
 
 /// One message worth waking for: its file name and aea's short reference
 /// (the only message data that reaches a wake-up).
@@ -29,7 +30,7 @@ pub struct Waiting {
 /// (nobody should be woken for it) and mail the agent deferred (it knows).
 /// The references are those `aea check` prints.
 pub fn waiting(mailbox: &Mailbox, judge: &Judge) -> Result<Vec<Waiting>> {
-    worth_waking_among(mailbox, judge, mailbox.unprocessed()?)
+    worth_waking_among(mailbox, judge, mailbox.inbox().unprocessed()?)
 }
 
 /// [`waiting`] for `entries`, all the unprocessed files of the inbox.
@@ -38,7 +39,7 @@ fn worth_waking_among(
     judge: &Judge,
     entries: Vec<Entry>,
 ) -> Result<Vec<Waiting>> {
-    let deferred = mailbox.deferrals()?;
+    let deferred = mailbox.records().deferrals()?;
     let refs = crate::mailbox::short_refs(&entries);
     Ok(entries
         .into_iter()
@@ -113,7 +114,7 @@ enum Named {
 impl Known {
     /// Looks at every unprocessed message once, at the start.
     pub fn look(mailbox: &Mailbox, judge: &Judge) -> Result<Known> {
-        let entries = mailbox.unprocessed()?;
+        let entries = mailbox.inbox().unprocessed()?;
         let ids = entries
             .iter()
             .filter_map(Entry::valid)
@@ -156,7 +157,7 @@ impl Known {
                 Named::Unsure => {}
             }
         }
-        let entries = mailbox.unprocessed()?;
+        let entries = mailbox.inbox().unprocessed()?;
         // A later file of one of these (sender, id)s is a copy, even of
         // mail that wakes nobody.
         self.read_since.borrow_mut().extend(
@@ -195,8 +196,10 @@ impl Known {
         if fresh.is_empty() {
             return Ok(Named::Nothing);
         }
-        let present = mailbox.message_names()?;
-        let mut entries = mailbox.unprocessed_among(present.clone(), Some(&fresh))?;
+        let present = mailbox.inbox().message_names()?;
+        let mut entries = mailbox
+            .inbox()
+            .unprocessed_among(present.clone(), Some(&fresh))?;
         if entries.is_empty() {
             return Ok(Named::Nothing);
         }
@@ -218,7 +221,7 @@ impl Known {
         if copy {
             return Ok(Named::Unsure);
         }
-        let deferred = mailbox.deferrals()?;
+        let deferred = mailbox.records().deferrals()?;
         entries.retain(|e| worth_waking(e, &deferred, judge));
         if entries.is_empty() {
             return Ok(Named::Nothing);

@@ -255,8 +255,8 @@ pub fn pass(
                 // rewritten after its import) is not ours to remove.
                 if item.status == Status::Imported {
                     let bytes = serde_json::to_vec(&record).expect("a record always serialises");
-                    mailbox.record_bridged(id, &bytes)?;
-                } else if mailbox.bridged(id)?.is_some() && processed_here(mailbox, id) {
+                    mailbox.sent().record_bridged(id, &bytes)?;
+                } else if mailbox.sent().bridged(id)?.is_some() && processed_here(mailbox, id) {
                     // Processed, but the removal was cut short.
                     completed.extend(complete(mailbox, id, bridges, rt)?);
                 }
@@ -270,8 +270,9 @@ pub fn pass(
 /// Whether message `id` is in this inbox and processed.
 fn processed_here(mailbox: &Mailbox, id: &str) -> bool {
     mailbox
+        .inbox()
         .with_id(id)
-        .and_then(|entry| mailbox.processed(&entry).ok())
+        .and_then(|entry| mailbox.records().processed(&entry).ok())
         .is_some_and(|p| matches!(p, Processed::Done(_)))
 }
 
@@ -285,12 +286,12 @@ pub fn complete(
     bridges: &[Bridge],
     rt: &Runtime,
 ) -> Result<Option<Completed>> {
-    let Some(bytes) = mailbox.bridged(id)? else {
+    let Some(bytes) = mailbox.sent().bridged(id)? else {
         return Ok(None);
     };
     let Ok(record) = serde_json::from_slice::<Record>(&bytes) else {
         // Not a record of ours: nothing to act on.
-        mailbox.forget_bridged(id)?;
+        mailbox.sent().forget_bridged(id)?;
         return Ok(None);
     };
     let completed = |done: Done| Completed {
@@ -315,7 +316,7 @@ pub fn complete(
         remove_if_unchanged(&record, name, id, mailbox)?
     };
     if matches!(done, Done::Removed | Done::Gone | Done::Changed) {
-        mailbox.forget_bridged(id)?;
+        mailbox.sent().forget_bridged(id)?;
     }
     if done == Done::Removed {
         mailbox.log(

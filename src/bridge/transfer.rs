@@ -210,6 +210,7 @@ pub fn import_one(
     let sha256 = Some(fsutil::sha256_hex(text.as_bytes()));
     let foreign_id = Some(protocol.foreign_id(&message).to_string());
     if mailbox
+        .inbox()
         .holding(&message.message_id, &message.from.agent_id)
         .is_some()
     {

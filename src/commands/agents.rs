@@ -12,7 +12,9 @@ use serde::Serialize;
 use super::Context;
 use crate::cli::{AgentsArgs, AgentsCommand};
 use crate::error::{ConfigDirUse, Error, ExitCode, Result};
-use crate::identity::{self, Published};
+use crate::identity;
+use crate::keyring::{self, Published};
+use crate::layout;
 use crate::message::{check_agent_id, format_time};
 use crate::printer::untrusted_short;
 use crate::registry::{Entry, Health, Registry};
@@ -255,8 +257,8 @@ fn add(
     // Without --key, the key the repository publishes now is read once
     // and pinned (ssh's first connection to a host): a later change there
     // is refused, not followed.
-    let published =
-        (key.is_none() && !path.as_os_str().is_empty()).then(|| identity::published_key(&path, id));
+    let published = (key.is_none() && !path.as_os_str().is_empty())
+        .then(|| keyring::published_key(&path.join(layout::AEA_DIR), id));
     let read = match &published {
         Some(Ok(Published::Key(k))) => Some(identity::public_text(k)),
         _ => None,
@@ -392,7 +394,7 @@ fn trust(
             Some(k.to_string())
         }
         None if !entry.path.as_os_str().is_empty() => {
-            match identity::published_key(&entry.path, id) {
+            match keyring::published_key(&entry.path.join(layout::AEA_DIR), id) {
                 Ok(Published::Key(k)) => {
                     refuse_changed(id, entry, &k)?;
                     Some(identity::public_text(&k))

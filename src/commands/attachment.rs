@@ -15,7 +15,7 @@ use crate::attachments::{self, Named, Source};
 use crate::cli::AttachmentArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
-use crate::identity::Verification;
+use crate::keyring::Verification;
 use crate::printer::untrusted_short;
 
 /// `aea attachment REF --json` without `--out`: what the message attaches.
@@ -62,9 +62,9 @@ pub(super) struct WriteOutput<'a> {
 
 pub fn run(args: &AttachmentArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
-    let entry = mailbox.resolve(&args.reference)?;
+    let entry = mailbox.inbox().resolve(&args.reference)?;
     let message = entry.require_valid()?;
-    let short_ref = mailbox.short_ref(&entry.name);
+    let short_ref = mailbox.inbox().short_ref(&entry.name);
     let named = attachments::named(&message);
     let judge = ctx.judge(&mailbox);
     let registered = judge.registered_path(&message.from.agent_id);

@@ -13,8 +13,8 @@ use super::listing::{
 use crate::cli::CheckArgs;
 use crate::error::{ExitCode, Result};
 use crate::harness::Harness;
+use crate::judge::Judge;
 use crate::mailbox::{Entry, Mailbox};
-use crate::policy::Judge;
 use crate::printer::untrusted_short;
 use crate::reminder::{self, HookInput};
 
@@ -71,7 +71,7 @@ const PAGE: usize = 20;
 /// deferred, or only the processed.
 fn report_of(mailbox: &Mailbox, judge: &Judge, args: &CheckArgs, ctx: &Context) -> Result<Report> {
     // The counts are always of the unprocessed mail.
-    let mut report = build_report(mailbox, &mailbox.unprocessed()?, judge, ctx);
+    let mut report = build_report(mailbox, &mailbox.inbox().unprocessed()?, judge, ctx);
     if args.deferred {
         report.messages.retain(|m| m.deferred.is_some());
         report.invalid.clear();
@@ -85,7 +85,8 @@ fn report_of(mailbox: &Mailbox, judge: &Judge, args: &CheckArgs, ctx: &Context) 
 
 /// The processed messages as report items, each with its marker.
 fn processed_items(mailbox: &Mailbox, judge: &Judge, ctx: &Context) -> Result<Vec<Item>> {
-    let (entries, markers): (Vec<Entry>, Vec<_>) = mailbox.processed_entries()?.into_iter().unzip();
+    let (entries, markers): (Vec<Entry>, Vec<_>) =
+        mailbox.inbox().processed_entries()?.into_iter().unzip();
     let mut done = build_report(mailbox, &entries, judge, ctx).messages;
     for item in &mut done {
         if let Some(i) = entries.iter().position(|e| e.name == item.file) {

@@ -199,7 +199,7 @@ fn lexical(path: &Path) -> PathBuf {
 
 /// Remembers `folder` for `aea collab list`; a failure only warns.
 fn remember(mailbox: &Mailbox, folder: &Folder, ctx: &Context) {
-    if let Err(e) = mailbox.remember_collab(folder.path()) {
+    if let Err(e) = mailbox.records().remember_collab(folder.path()) {
         ctx.printer.warn(format_args!(
             "could not remember the collaboration for `aea collab list`: {}",
             crate::error::one_line(&e)
@@ -766,9 +766,9 @@ fn validate(args: &CollabFolderArgs, ctx: &Context) -> Result<ExitCode> {
 /// (with `true`: remembered only once found to be a collaboration of this
 /// agent, since anyone can send mail naming any path).
 fn known_folders(mailbox: &Mailbox) -> Result<Vec<(PathBuf, bool)>> {
-    let folders = mailbox.collabs()?;
+    let folders = mailbox.records().collabs()?;
     let mut mailed = Vec::new();
-    let entries = mailbox.unprocessed()?;
+    let entries = mailbox.inbox().unprocessed()?;
     for entry in &entries {
         let Some(message) = entry.valid() else {
             continue;

@@ -6,9 +6,10 @@ use std::rc::Rc;
 
 use crate::env::Env;
 use crate::error::{ConfigDirUse, Error, Result};
-use crate::identity::{self, KeyRing};
+use crate::identity;
+use crate::judge::Judge;
+use crate::keyring::KeyRing;
 use crate::mailbox::Mailbox;
-use crate::policy::Judge;
 use crate::printer::Printer;
 use crate::runtime::Runtime;
 use crate::transport::RingEnv;
@@ -152,7 +153,7 @@ impl Context {
                     let tag = crate::fsutil::sha256_hex(aea_dir.as_os_str().as_encoded_bytes());
                     dir.join(format!("verified-{}", &tag[..16]))
                 });
-                Rc::new(KeyRing::lazy(identity::Sources {
+                Rc::new(KeyRing::lazy(crate::keyring::Sources {
                     registry: self.registry.clone(),
                     aea_dir,
                     keys_dir: self.keys_dir.clone(),
@@ -169,7 +170,7 @@ impl Context {
     /// is the sender's choice, and only one of letters, digits, `_` and `-`
     /// is ever put into a command line.
     pub fn pin_hint(&self, id: &str) -> Option<String> {
-        use crate::identity::Unpinned;
+        use crate::keyring::Unpinned;
         crate::message::check_agent_id(id).ok()?;
         let why = self.keyring().unpinned(id)?;
         let id = crate::printer::untrusted_short(id, 64);
@@ -351,7 +352,7 @@ impl Context {
     }
 
     /// Where domain code sends what it has to say on stderr.
-    pub fn warnings(&self) -> crate::policy::Warn {
+    pub fn warnings(&self) -> crate::judge::Warn {
         let printer = self.printer;
         Rc::new(move |text: &str| printer.warn(text))
     }

@@ -200,7 +200,7 @@ fn read_and_handle(demo: &Demo<'_>, api: &Path, web: &Path) -> Result<()> {
     )?;
 
     // The demo uses aea's short references, as an agent told by a hook would.
-    let inbox = Mailbox::at(web)?.unprocessed()?;
+    let inbox = Mailbox::at(web)?.inbox().unprocessed()?;
     let refs = crate::mailbox::short_refs(&inbox);
     let id_of = |kind: MessageType| {
         inbox

@@ -287,9 +287,9 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
             record.processed
         ));
     }
-    let gone = mailbox.vanished();
+    let gone = mailbox.inbox().vanished();
     if !gone.is_empty() {
-        mailbox.forget_vanished();
+        mailbox.inbox().forget_vanished();
         fixed.push(format!(
             "forgot {} message(s) noted as vanished: {}",
             gone.len(),
@@ -300,7 +300,7 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
         ));
     }
     for name in stale_claims(mailbox, now) {
-        mailbox.drop_stale_claim(&name, now);
+        mailbox.records().drop_stale_claim(&name, now);
         fixed.push(format!("removed the stale claim on {name}"));
     }
     for path in old_staging(mailbox, now) {
@@ -570,7 +570,8 @@ fn registry(ctx: &Context, repo: &Path, id: Option<&str>) -> Finding {
 /// that pins the published key, to run once the agent's owner confirmed
 /// its fingerprint: doctor reads the committed key, it never pins it.
 fn peer_keys(ctx: &Context, own: Option<&str>) -> Vec<Finding> {
-    use crate::identity::{self, Published};
+    use crate::identity;
+    use crate::keyring::{self, Published};
     // A registry that does not read is the `registry` check's to report.
     let Some(registry) = ctx.registry().and_then(|p| Registry::load(p).ok()) else {
         return Vec::new();
@@ -584,7 +585,9 @@ fn peer_keys(ctx: &Context, own: Option<&str>) -> Vec<Finding> {
         {
             continue;
         }
-        let Ok(Published::Key(published)) = identity::published_key(&entry.path, id) else {
+        let Ok(Published::Key(published)) =
+            keyring::published_key(&entry.path.join(layout::AEA_DIR), id)
+        else {
             continue;
         };
         let new = identity::fingerprint(&published);
@@ -770,7 +773,7 @@ fn unapproved(mailbox: &Mailbox, ctx: &Context) -> Option<Finding> {
 fn inbox(mailbox: &Mailbox) -> Vec<Finding> {
     // Where unsound state (reported above) stops the listing, the mail
     // checks say they could not look rather than "ok".
-    let entries = match mailbox.unprocessed() {
+    let entries = match mailbox.inbox().unprocessed() {
         Ok(entries) => entries,
         Err(e) => {
             return vec![Finding::new(
@@ -825,12 +828,13 @@ fn inbox(mailbox: &Mailbox) -> Vec<Finding> {
     // Every file of the inbox with a record or marker, against the bytes
     // it was written for.
     let replaced: Vec<String> = mailbox
+        .inbox()
         .message_names()
         .unwrap_or_default()
         .into_iter()
         .filter(|name| {
             matches!(
-                mailbox.processed(&mailbox.read(name)),
+                mailbox.records().processed(&mailbox.inbox().read(name)),
                 Ok(Processed::Replaced(_))
             )
         })
@@ -890,7 +894,7 @@ fn log_history(mailbox: &Mailbox) -> Finding {
 /// ignored files of a folder it replaces), until `--fix` says a person
 /// looked.
 fn vanished(mailbox: &Mailbox) -> Finding {
-    let gone = mailbox.vanished();
+    let gone = mailbox.inbox().vanished();
     Finding::new(
         "vanished mail",
         (!gone.is_empty()).then(|| {
@@ -984,10 +988,11 @@ fn leftovers(mailbox: &Mailbox, now: chrono::DateTime<chrono::Utc>) -> Vec<Findi
 /// same rule `process` takes claims over by.
 fn stale_claims(mailbox: &Mailbox, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
     mailbox
+        .records()
         .claim_names()
         .into_iter()
         .filter(|name| {
-            let Some(path) = mailbox.claim_path(name) else {
+            let Some(path) = mailbox.records().claim_path(name) else {
                 return false;
             };
             if !fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {

@@ -11,9 +11,9 @@ pub fn run(args: &ExportArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let mut messages = Vec::new();
     for reference in &args.refs {
-        let entry = match mailbox.resolve(reference) {
+        let entry = match mailbox.inbox().resolve(reference) {
             Ok(entry) => entry,
-            Err(_) => mailbox.resolve_sent(reference)?,
+            Err(_) => mailbox.inbox().resolve_sent(reference)?,
         };
         messages.push(entry.require_valid()?);
     }

@@ -8,9 +8,10 @@
 use std::fmt::Write as _;
 
 use super::Context;
+use crate::judge::Judge;
 use crate::mailbox::{Approval, Entry, Mailbox, Processed};
 use crate::message::Message;
-use crate::policy::{Action, Judge};
+use crate::policy::Action;
 use crate::printer::{untrusted, untrusted_short};
 
 /// The framed, terminal-safe text of one message with its decision. Every
@@ -25,10 +26,12 @@ pub fn render(
 ) -> String {
     let name = entry.name.as_str();
     let decision = judge.decide(message);
-    let approval = mailbox.approval(entry, decision.action.awaits_approval());
+    let approval = mailbox
+        .approvals()
+        .approval(entry, decision.action.awaits_approval());
     // A marker that cannot be read safely is shown as not processed.
-    let processed = mailbox.processed(entry).unwrap_or(Processed::No);
-    let short_ref = mailbox.short_ref(name);
+    let processed = mailbox.records().processed(entry).unwrap_or(Processed::No);
+    let short_ref = mailbox.inbox().short_ref(name);
     let out = fields(judge, name, &short_ref, message, false, ctx);
     // The frame carries a random tag, so a body cannot fake its end.
     let tag = ctx.rt.rand_hex8();
@@ -116,7 +119,7 @@ pub fn render(
         ),
         Processed::No => format!("no ({next})"),
     };
-    if let Some(record) = mailbox.approval_record(name) {
+    if let Some(record) = mailbox.approvals().approval_record(name) {
         let why = record.note.as_ref().or(record.reason.as_ref());
         p(&format!(
             "person:       {} by {} at {}{}\n",
@@ -255,14 +258,14 @@ fn fields(
         "sender:",
         match judge.verify(m) {
             _ if own => "this repository (its own copy)".to_string(),
-            crate::identity::Verification::Verified => {
+            crate::keyring::Verification::Verified => {
                 "verified (signed by the key known for this agent)".to_string()
             }
-            crate::identity::Verification::Unverified {
+            crate::keyring::Verification::Unverified {
                 reason,
                 allowed: true,
             } => format!("UNVERIFIED ({reason}); accepted as known by the registry"),
-            crate::identity::Verification::Unverified {
+            crate::keyring::Verification::Unverified {
                 reason,
                 allowed: false,
             } => {
@@ -272,7 +275,7 @@ fn fields(
                     .unwrap_or_default();
                 format!("UNVERIFIED ({reason}); decided as an unknown sender{fix}")
             }
-            crate::identity::Verification::Forged { reason } => format!("FORGED ({reason})"),
+            crate::keyring::Verification::Forged { reason } => format!("FORGED ({reason})"),
         },
     );
     if let Some(registered) = judge.sender_path_mismatch(m).filter(|_| !own) {
@@ -323,7 +326,7 @@ fn fields(
 /// person is told. Returns the entry a decision after this may bind: the
 /// same, no longer changed once its copy is back.
 pub fn hold(mailbox: &Mailbox, entry: &Entry, ctx: &Context) -> Entry {
-    let held = mailbox.hold(entry);
+    let held = mailbox.records().hold(entry);
     if !entry.changed_after_read() {
         if let Err(e) = held {
             ctx.printer.warn(format_args!(

@@ -353,7 +353,7 @@ fn setting(hooks: &crate::config::HooksConfig, hook: GitHook) -> crate::config::
 /// the last announcement. Never fails the git command.
 fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode> {
     let report = listing::unprocessed_report(mailbox, ctx, true, |warn| {
-        crate::policy::Judge::load(mailbox, ctx.keyring(), warn)
+        crate::judge::Judge::load(mailbox, ctx.keyring(), warn)
     })?;
     let unread = listing::unread(&report);
     let hooks = mailbox
@@ -366,7 +366,7 @@ fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode>
     let p = &ctx.printer;
     let refs = crate::shortref::for_names(&unread.iter().map(|(n, _)| n).collect::<Vec<_>>());
     let current: HashSet<String> = unread.iter().map(|(n, _)| n.clone()).collect();
-    let announced = mailbox.announced("git");
+    let announced = mailbox.announcements().announced("git");
     let new: Vec<String> = unread
         .iter()
         .zip(&refs)
@@ -383,7 +383,7 @@ fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode>
     // Written only when it changed: a write into `.aea/` itself would move
     // the inbox's stamp and make the next command list it again.
     if current != announced {
-        let _ = mailbox.set_announced("git", &current);
+        let _ = mailbox.announcements().set_announced("git", &current);
     }
     if !new.is_empty() {
         p.err_line(format_args!(
@@ -457,7 +457,7 @@ fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let report = listing::unprocessed_report(mailbox, ctx, true, |warn| {
-        crate::policy::Judge::from_checked(checked, ctx.keyring(), warn)
+        crate::judge::Judge::from_checked(checked, ctx.keyring(), warn)
     })?;
     Ok(gate(&report, &setting, ctx))
 }

@@ -20,7 +20,7 @@ pub(super) struct PendingOutput<'a> {
 pub fn run(ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
-    let entries = mailbox.unprocessed()?;
+    let entries = mailbox.inbox().unprocessed()?;
     let report = build_report(&mailbox, &entries, &judge, ctx);
     let pending: Vec<_> = report
         .messages

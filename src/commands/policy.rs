@@ -6,7 +6,8 @@ use serde::Serialize;
 use super::Context;
 use crate::cli::PolicyCommand;
 use crate::error::{ExitCode, Result};
-use crate::policy::{Decision, Judge, Step};
+use crate::judge::Judge;
+use crate::policy::{Decision, Step};
 
 pub fn run(command: &PolicyCommand, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
@@ -14,7 +15,7 @@ pub fn run(command: &PolicyCommand, ctx: &Context) -> Result<ExitCode> {
     match command {
         PolicyCommand::Show => Ok(show(&judge, ctx)),
         PolicyCommand::Explain(args) => {
-            let entry = mailbox.resolve(&args.reference)?;
+            let entry = mailbox.inbox().resolve(&args.reference)?;
             let message = entry.require_valid()?;
             let explanation = judge.explain(&message);
             if ctx.printer.json() {

@@ -33,7 +33,7 @@ pub(super) struct ProcessOutput<'a> {
 pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
-    let entry = mailbox.resolve(&args.reference)?;
+    let entry = mailbox.inbox().resolve(&args.reference)?;
     // In a shared inbox what is recorded is what aea read, never what the
     // sender made of the file since.
     entry.require_custody("process")?;
@@ -41,11 +41,13 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     // processed: the new content is processed (and judged) afresh. A
     // marker another tool wrote hides mail from listings but proves
     // nothing: processing it here records it as aea's own.
-    let replaced = match mailbox.processed(&entry)? {
+    let replaced = match mailbox.records().processed(&entry)? {
         Processed::Done(_) => {
             // A process killed after its record but before releasing its
             // claim left the claim behind.
-            mailbox.drop_stale_claim(&entry.name, ctx.rt.now());
+            mailbox
+                .records()
+                .drop_stale_claim(&entry.name, ctx.rt.now());
             return Err(Error::AlreadyProcessed { name: entry.name });
         }
         Processed::Replaced(_) => true,
@@ -58,7 +60,7 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     {
         return Err(refusal);
     }
-    let claim = mailbox.claim(&entry.name, &ctx.rt)?;
+    let claim = mailbox.records().claim(&entry.name, &ctx.rt)?;
     let id = entry
         .valid()
         .map_or_else(|| entry.name.clone(), |m| m.message_id.clone());
@@ -72,13 +74,13 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     }
     // Checked again under the claim: a process that finished just before we
     // claimed has written its marker by now.
-    if let Processed::Done(_) = mailbox.processed(&entry)? {
+    if let Processed::Done(_) = mailbox.records().processed(&entry)? {
         return Err(Error::AlreadyProcessed { name: entry.name });
     }
     // The marker binds these bytes; in a shared inbox the sender can no
     // longer change them once the receiver owns the file.
-    mailbox.adopt(&entry)?;
-    if replaced && let Some(old) = mailbox.retire_record(&entry.name)? {
+    mailbox.records().adopt(&entry)?;
+    if replaced && let Some(old) = mailbox.records().retire_record(&entry.name)? {
         mailbox.log(
             &Event::new(&ctx.rt, AuditEvent::MarkerReplaced)
                 .with("file", entry.name.as_str())
@@ -97,10 +99,10 @@ pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     // finished later by another `process`.
     let deferring = args.outcome == Outcome::Deferred;
     let path = if deferring {
-        mailbox.defer(&entry.name, &marker)?
+        mailbox.records().defer(&entry.name, &marker)?
     } else {
-        let path = mailbox.finish(&entry, &marker)?;
-        mailbox.undefer(&entry.name)?;
+        let path = mailbox.records().finish(&entry, &marker)?;
+        mailbox.records().undefer(&entry.name)?;
         path
     };
     let kind = if deferring {
@@ -159,7 +161,7 @@ fn complete_bridged(
 ) -> Option<crate::bridge::live::Completed> {
     // Most mail came by no bridge: one missing file says so, before the
     // config's trust is looked at.
-    if !matches!(mailbox.bridged(id), Ok(Some(_))) {
+    if !matches!(mailbox.sent().bridged(id), Ok(Some(_))) {
         return None;
     }
     let done = ctx

@@ -27,15 +27,16 @@ pub fn run(args: &QuarantineArgs, ctx: &Context) -> Result<ExitCode> {
         ));
     }
     let mailbox = ctx.mailbox()?;
-    let entry = mailbox.resolve(&args.reference)?;
+    let entry = mailbox.inbox().resolve(&args.reference)?;
     // Gone since it was found: another process (gc) moved it first.
     let path = mailbox
+        .records()
         .move_out(&entry.name, Aside::Quarantine, Some(&args.reason))?
         .ok_or_else(|| Error::MessageNotFound {
             reference: args.reference.clone(),
         })?;
     // Set aside by a person: a copy of it later is no new mail either.
-    mailbox.note_left(&entry);
+    mailbox.inbox().note_left(&entry);
     let mut event = Event::new(&ctx.rt, AuditEvent::Quarantined)
         .with("file", entry.name.as_str())
         .with("reason", args.reason.as_str());

@@ -11,7 +11,7 @@ use crate::route;
 pub fn run(args: &ReplyArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let me = mailbox.agent_id()?;
-    let entry = mailbox.resolve(&args.reference)?;
+    let entry = mailbox.inbox().resolve(&args.reference)?;
     let parent = entry.require_valid()?;
     let subject = match &args.subject {
         Some(s) => s.clone(),

@@ -17,13 +17,15 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
     let waiting: Vec<_> = mailbox
+        .inbox()
         .unprocessed()?
         .into_iter()
         .filter_map(|e| {
             let message = e.message.clone().ok()?;
             let decision = judge.decide(&message);
-            (decision.action == Action::RequireApproval && mailbox.approval(&e, true).waits())
-                .then_some((e, message))
+            (decision.action == Action::RequireApproval
+                && mailbox.approvals().approval(&e, true).waits())
+            .then_some((e, message))
         })
         .collect();
     if waiting.is_empty() {

@@ -89,8 +89,8 @@ fn thread(
     let Some(reference) = &args.reply_to else {
         return Ok((None, args.conversation.clone()));
     };
-    let found = match sender.resolve(reference) {
-        Err(Error::MessageNotFound { .. }) => sender.resolve_sent(reference),
+    let found = match sender.inbox().resolve(reference) {
+        Err(Error::MessageNotFound { .. }) => sender.inbox().resolve_sent(reference),
         other => other,
     };
     let parent = match found {

@@ -36,6 +36,7 @@ pub(super) struct SentItem {
 pub fn run(ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let mut messages: Vec<SentItem> = mailbox
+        .inbox()
         .read_all_in(Private::Sent)?
         .iter()
         .filter_map(|entry| {

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::Context;
 use crate::cli::ShowArgs;
 use crate::error::{ExitCode, Result};
-use crate::identity::Verification;
+use crate::keyring::Verification;
 use crate::mailbox::{Approval, ApprovalRecord, Held, Marker, Processed};
 use crate::message::Message;
 use crate::policy::Decision;
@@ -87,7 +87,7 @@ fn without_legacy_copy<S: serde::Serializer>(
 fn show_copy(
     entry: &crate::mailbox::Entry,
     place: Held,
-    judge: &crate::policy::Judge,
+    judge: &crate::judge::Judge,
     ctx: &Context,
 ) -> Result<ExitCode> {
     let message = entry.require_valid()?;
@@ -124,7 +124,7 @@ fn show_copy(
 pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
-    let entry = match mailbox.resolve_anywhere(&args.reference)? {
+    let entry = match mailbox.inbox().resolve_anywhere(&args.reference)? {
         (entry, Held::Inbox) => entry,
         // Not in the inbox: mail this repository sent, or one gc archived.
         (entry, place) => return show_copy(&entry, place, &judge, ctx),
@@ -133,9 +133,9 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     super::frame::hold(&mailbox, &entry, ctx);
     if ctx.printer.json() {
         let decision = judge.decide(&message);
-        let processed = mailbox.processed(&entry)?;
+        let processed = mailbox.records().processed(&entry)?;
         ctx.printer.value(&ShowOutput {
-            short_ref: mailbox.short_ref(&entry.name),
+            short_ref: mailbox.inbox().short_ref(&entry.name),
             file: &entry.name,
             sha256: entry.sha256.as_deref(),
             processed: matches!(processed, Processed::Done(_) | Processed::Marked(_)),
@@ -145,8 +145,10 @@ pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
                 Processed::No => None,
             },
             replaced_after_processing: matches!(processed, Processed::Replaced(_)),
-            approval: mailbox.approval(&entry, decision.action.awaits_approval()),
-            approval_record: mailbox.approval_record(&entry.name),
+            approval: mailbox
+                .approvals()
+                .approval(&entry, decision.action.awaits_approval()),
+            approval_record: mailbox.approvals().approval_record(&entry.name),
             sender: judge.verify(&message),
             sender_path_mismatch: judge
                 .sender_path_mismatch(&message)

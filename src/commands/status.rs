@@ -17,10 +17,13 @@ pub(super) struct StatusOutput<'a> {
 
 pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
-    let entry = mailbox.resolve_sent(&args.reference).map_err(|e| match e {
-        Error::MessageNotFound { reference } => Error::SentNotFound { reference },
-        other => other,
-    })?;
+    let entry = mailbox
+        .inbox()
+        .resolve_sent(&args.reference)
+        .map_err(|e| match e {
+            Error::MessageNotFound { reference } => Error::SentNotFound { reference },
+            other => other,
+        })?;
     let message = entry.require_valid()?;
     let id = message.message_id.clone();
     let legs = tracking::legs(&mailbox, &message);

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::Context;
 use crate::cli::ShowArgs;
 use crate::error::{ExitCode, Result};
-use crate::identity::SenderState;
+use crate::keyring::SenderState;
 use crate::mailbox::Held;
 use crate::message::MessageType;
 use crate::printer::untrusted_short;
@@ -49,10 +49,11 @@ pub(super) struct ThreadItem {
 pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
-    let (entry, _) = mailbox.resolve_anywhere(&args.reference)?;
+    let (entry, _) = mailbox.inbox().resolve_anywhere(&args.reference)?;
     let start = entry.require_valid()?;
     let conversation = start.conversation().to_string();
     let mut messages: Vec<ThreadItem> = mailbox
+        .inbox()
         .everything()?
         .into_iter()
         .filter_map(|(entry, place)| {

@@ -28,7 +28,7 @@ pub fn decide(
 ) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
-    let entry = mailbox.resolve(reference)?;
+    let entry = mailbox.inbox().resolve(reference)?;
     let by = crate::repo::identity(mailbox.repo());
     let (record, path) = approval::record(&mailbox, &judge, &entry, verdict, text, by, &ctx.rt)?;
     print(ctx, &entry, &record, &path);
@@ -46,8 +46,8 @@ fn print(ctx: &Context, entry: &crate::mailbox::Entry, record: &ApprovalRecord, 
         });
     } else {
         let sender = entry.verification.as_ref().map_or(
-            crate::identity::SenderState::Unverified,
-            crate::identity::Verification::state,
+            crate::keyring::SenderState::Unverified,
+            crate::keyring::Verification::state,
         );
         match entry.valid() {
             Some(m) => ctx.printer.line(format_args!(

@@ -10,7 +10,9 @@ use serde::Serialize;
 
 use super::Context;
 use crate::error::{ExitCode, Result};
-use crate::identity::{self, Published};
+use crate::identity;
+use crate::keyring::{self, Published};
+use crate::layout;
 use crate::printer::shell_quote;
 
 /// `aea whoami --json`.
@@ -56,7 +58,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     };
     let pin = format!("aea agents add {id} {place} --key {public}");
     let published = matches!(
-        identity::published_key(repo, id),
+        keyring::published_key(&repo.join(layout::AEA_DIR), id),
         Ok(Published::Key(k)) if k == key
     );
     let p = &ctx.printer;

@@ -236,6 +236,35 @@ pub fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
     }
 }
 
+/// Every instruction text an agent reads: the section, the prompt, and
+/// each whole file a harness gets (commands, rules).
+pub fn instructions() -> Vec<(String, String)> {
+    let mut texts = vec![
+        (
+            "agent section".to_string(),
+            crate::templates::agent_section(),
+        ),
+        (
+            "check-messages.md".to_string(),
+            crate::templates::check_messages_prompt(),
+        ),
+        ("/aea steps".to_string(), crate::templates::command_steps()),
+    ];
+    for agent in crate::harness::Agent::ALL {
+        let exe = std::path::Path::new("/usr/bin/aea");
+        for piece in pieces(*agent, exe, std::path::Path::new("/r")) {
+            if let Kind::Owned(text) = piece.kind
+                && [".md", ".mdc", ".toml"]
+                    .iter()
+                    .any(|ext| piece.path.ends_with(ext))
+            {
+                texts.push((piece.path, text));
+            }
+        }
+    }
+    texts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,5 +293,22 @@ mod tests {
             hook_command(exe, Harness::Claude, "Stop"),
             r"'/opt/it'\''s/aea' check --hook claude --event Stop"
         );
+    }
+
+    #[test]
+    fn every_instruction_file_says_the_same_about_decisions() {
+        for (name, text) in instructions() {
+            assert!(
+                text.contains(crate::templates::DECISIONS),
+                "{name} lacks the shared text"
+            );
+            assert!(
+                !text.contains(crate::templates::PLACEHOLDER.trim_end()),
+                "{name}"
+            );
+        }
+        for word in ["`reject`", "Approved by a person", "`require_approval`"] {
+            assert!(crate::templates::DECISIONS.contains(word), "{word}");
+        }
     }
 }

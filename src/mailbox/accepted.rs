@@ -39,11 +39,11 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{Entry, Mailbox};
+use super::{Entry, Inbox};
 use crate::audit::{AuditEvent, Event};
 use crate::error::{Error, Result};
 use crate::fsutil;
-use crate::identity::Verification;
+use crate::keyring::Verification;
 use crate::layout::{Private, Shared, seen};
 use crate::message;
 
@@ -191,7 +191,7 @@ impl Held {
     }
 }
 
-impl Mailbox {
+impl Inbox<'_> {
     /// The entries of an inbox listing that are mail: replays are set
     /// aside (see the module comment).
     pub(super) fn admitted(&self, entries: Vec<Entry>) -> Vec<Entry> {
@@ -256,7 +256,7 @@ impl Mailbox {
             // the copies are gone (`.aea/` is sticky). Best effort.
             if !adopted.contains(&holder) {
                 adopted.push(holder);
-                let _ = self.adopt(&kept[holder]);
+                let _ = self.records().adopt(&kept[holder]);
             }
         }
         kept.into_iter()
@@ -497,7 +497,7 @@ impl Mailbox {
     /// it. Best effort: what cannot be moved stays out of every listing
     /// all the same, and the log line says why it stayed.
     fn set_aside(&self, entry: &Entry, held: &str, reason: &str) {
-        let moved = self.move_out_alone(&entry.name, reason);
+        let moved = self.records().move_out_alone(&entry.name, reason);
         if matches!(moved, Ok(None)) {
             // Gone: another reader set it aside a moment ago, and said so.
             return;
@@ -560,7 +560,7 @@ impl Mailbox {
             && let Ok(buckets) = fs::read_dir(seen.join(seen::IDS))
         {
             for bucket in buckets.flatten() {
-                for (id, name) in Mailbox::index_pairs(&bucket.path()) {
+                for (id, name) in Inbox::index_pairs(&bucket.path()) {
                     // The index keeps no sender: the name says whose it is,
                     // as aea and the bash AEA name mail.
                     let Some(sender) = message::parse_file_name(&name).map(|p| p.sender) else {
@@ -575,7 +575,9 @@ impl Mailbox {
                     let left_to: Vec<&PathBuf> = places.iter().filter(|p| lies(p)).collect();
                     if left_to.is_empty()
                         || (fs::symlink_metadata(self.dir().join(&name)).is_ok()
-                            && left_to.iter().all(|p| self.is_custody_rewrite(p, &name)))
+                            && left_to
+                                .iter()
+                                .all(|p| self.records().is_custody_rewrite(p, &name)))
                     {
                         continue;
                     }

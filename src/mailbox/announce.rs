@@ -6,12 +6,12 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::Path;
 
-use super::Mailbox;
+use super::Announcements;
 use crate::error::Result;
 use crate::fsutil;
 use crate::layout::Private;
 
-impl Mailbox {
+impl Announcements<'_> {
     /// The message files `channel` has already told about. A state file
     /// that is not a regular file, or not the receiver's, counts as empty
     /// (everything is new).

@@ -14,7 +14,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{Custody, Entry, Mailbox, Read};
+use super::{Custody, Entry, Read, Records};
 use crate::error::{Error, Result, one_line};
 use crate::fsutil;
 use crate::layout::{Private, Shared};
@@ -27,7 +27,7 @@ type Custodied = (Result<Message, String>, Option<String>, Custody);
 /// Why a rewritten file was put in `.aea/.quarantine/`.
 const REWRITTEN: &str = "rewritten by its sender after aea read it; aea put back the copy it took then, and never reads this file";
 
-impl Mailbox {
+impl Records<'_> {
     /// Inbox file `name` as `read`, or as the receiver's copy of it: a
     /// file another user owns, or one that no longer reads as a regular
     /// file, is the copy the receiver took when it first read it, taken

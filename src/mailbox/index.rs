@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use super::Mailbox;
+use super::Inbox;
 use crate::fsutil;
 use crate::layout::{Private, seen};
 use crate::message;
@@ -17,7 +17,7 @@ use crate::message;
 /// A bucket larger than this is not read (lookups list the inbox).
 const IDS_LIMIT: u64 = 4 * 1024 * 1024;
 
-impl Mailbox {
+impl Inbox<'_> {
     /// An index folder (`seen::IDS` or `seen::REFS`), made when missing;
     /// only the receiver keeps an index.
     fn index_dir(&self, name: &str) -> Option<PathBuf> {

@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::AgentConfig;
 use crate::error::{Error, Result};
 use crate::fsutil::{self, ReadLimited};
-use crate::identity::{KeyRing, Verification};
+use crate::keyring::{KeyRing, Verification};
 use crate::layout::{Layout, Private, Shared};
 use crate::message::{self, Message, parse_time};
 use crate::words::{OrUnknown, word_enum};
@@ -78,6 +78,64 @@ pub const HOOK_READ_CAP: usize = 1000;
 
 /// A claim older than this may be taken over (SPEC §5.4).
 pub const CLAIM_STALE_AFTER_MINUTES: i64 = 30;
+/// What the mailbox holds, by owner: each of these borrows the [`Mailbox`]
+/// (through `Deref`, for its folders and settings) and answers for one
+/// part of it, so that no one type carries every operation.
+///
+/// - [`Inbox`]: listing the inbox in processing order and looking a
+///   message up;
+/// - [`Records`]: what the receiver did with a message (records, markers,
+///   claims, deferrals, custody, moving mail aside);
+/// - [`Approvals`]: a person's decisions on gated mail;
+/// - [`Sent`]: the sender's copies and its send and bridge records;
+/// - [`Announcements`]: what the hooks already told the agent.
+macro_rules! mailbox_view {
+    ($(#[$doc:meta])* $name:ident, $accessor:ident) => {
+        $(#[$doc])*
+        pub struct $name<'a>(&'a Mailbox);
+
+        impl std::ops::Deref for $name<'_> {
+            type Target = Mailbox;
+            fn deref(&self) -> &Mailbox {
+                self.0
+            }
+        }
+
+        impl Mailbox {
+            $(#[$doc])*
+            pub fn $accessor(&self) -> $name<'_> {
+                $name(self)
+            }
+        }
+    };
+}
+
+mailbox_view!(
+    /// The inbox: its listing in processing order and every lookup of a message.
+    Inbox,
+    inbox
+);
+mailbox_view!(
+    /// What the receiver did with its messages: records, markers, claims,
+    /// deferrals, custody, mail moved aside.
+    Records,
+    records
+);
+mailbox_view!(
+    /// A person's decisions on gated mail.
+    Approvals,
+    approvals
+);
+mailbox_view!(
+    /// The sender's side: its copies of sent mail, send and bridge records.
+    Sent,
+    sent
+);
+mailbox_view!(
+    /// What the hooks already announced to the agent.
+    Announcements,
+    announcements
+);
 
 #[derive(Debug, Clone)]
 pub struct Mailbox {
@@ -453,11 +511,6 @@ impl Mailbox {
         self
     }
 
-    /// How many inbox files the last listing did not read (over its cap).
-    pub fn listed_unread(&self) -> usize {
-        self.listed_unread.get()
-    }
-
     /// Logs what aea does on its own while reading this inbox as `rt`'s
     /// user, at `rt`'s time.
     #[must_use]
@@ -639,43 +692,6 @@ impl Mailbox {
         Ok(path)
     }
 
-    /// The collaboration folders remembered for `aea collab list`; an
-    /// unreadable or damaged file is an error, a missing one an empty list.
-    pub fn collabs(&self) -> Result<Vec<PathBuf>> {
-        if !self.state_root()? {
-            return Ok(Vec::new());
-        }
-        let path = self.layout.private(Private::Collabs);
-        let Some(bytes) = fsutil::read_state(&path, fsutil::SMALL_STATE_LIMIT)? else {
-            return Ok(Vec::new());
-        };
-        serde_json::from_slice::<Vec<PathBuf>>(&bytes).map_err(|e| Error::UnsafeState {
-            path,
-            detail: format!("not a JSON list of folders: {e}"),
-        })
-    }
-
-    /// Remembers collaboration folder `folder` (absolute) for `aea collab
-    /// list`; a folder known already is kept once.
-    pub fn remember_collab(&self, folder: &Path) -> Result<()> {
-        let tmp = self.make_private_dir(Private::Tmp)?;
-        let _lock = fsutil::lock(&tmp.join("collabs.lock"))?;
-        let mut known = self.collabs().unwrap_or_default();
-        if known.iter().any(|k| k == folder) {
-            return Ok(());
-        }
-        known.push(folder.to_path_buf());
-        if known.len() > COLLABS_MAX {
-            known.drain(..known.len() - COLLABS_MAX);
-        }
-        let text = serde_json::to_string_pretty(&known).expect("paths serialise");
-        fsutil::replace_atomic_via(
-            &tmp,
-            &self.layout.private(Private::Collabs),
-            text.as_bytes(),
-        )
-    }
-
     /// Checks every state folder that exists, in `.aea/` and in private
     /// (symlinks, special files, owners, modes): the error a command should
     /// stop on.
@@ -702,31 +718,6 @@ impl Mailbox {
             return None;
         }
         self.make_private_dir(Private::Seen).ok()
-    }
-
-    /// Stamps what listing the unprocessed mail reads besides the message
-    /// files: the inbox, the folders whose entries hide, defer or approve
-    /// mail, the config, and the bash AEA's readers.
-    pub fn watch_listing(&self, watched: &mut crate::seen::Watched) {
-        watched.add(self.dir().to_path_buf());
-        watched.add(self.layout.shared(Shared::Markers));
-        for entry in [Private::Records, Private::Deferred, Private::Approvals] {
-            watched.add(self.layout.private(entry));
-        }
-        watched.add(self.layout.shared(Shared::Config));
-        watched.add(crate::layout::bash_checker(self.dir()));
-    }
-
-    /// How many messages of the inbox [`Mailbox::unprocessed`] found marked
-    /// processed by another tool (they stay at the top of `.aea/`), if it
-    /// listed: what deciding on housekeeping needs, at no extra cost.
-    pub fn listed_processed(&self) -> Option<usize> {
-        self.listed_processed.get()
-    }
-
-    /// Names of the message files in the inbox, unsorted.
-    pub fn message_names(&self) -> Result<Vec<String>> {
-        names_of_messages(self.dir())
     }
 }
 
@@ -1037,7 +1028,7 @@ mod tests {
         let mailbox = Mailbox::at(repo.path()).unwrap().owned();
         let name = "message-20250101T000000Z-from-a.json";
         fs::write(mailbox.dir().join(name), b"{}").unwrap();
-        let entry = mailbox.read(name);
+        let entry = mailbox.inbox().read(name);
         let sha256 = entry.sha256.clone().expect("a readable file has a digest");
         let record = |decision: &str| {
             serde_json::json!({
@@ -1049,15 +1040,22 @@ mod tests {
         let path = approvals.join(format!("{name}.json"));
 
         fs::write(&path, record("approved").to_string()).unwrap();
-        assert_eq!(mailbox.approval(&entry, true), Approval::Approved);
+        assert_eq!(
+            mailbox.approvals().approval(&entry, true),
+            Approval::Approved
+        );
 
         fs::write(&path, record("approved_later").to_string()).unwrap();
         let read = mailbox
+            .approvals()
             .approval_record(name)
             .expect("an unknown word still reads");
         assert_eq!(read.decision, OrUnknown::Unknown("approved_later".into()));
         assert_eq!(read.decision.to_string(), "approved_later");
-        assert_eq!(mailbox.approval(&entry, true), Approval::Rejected);
-        assert!(!mailbox.approval(&entry, true).waits());
+        assert_eq!(
+            mailbox.approvals().approval(&entry, true),
+            Approval::Rejected
+        );
+        assert!(!mailbox.approvals().approval(&entry, true).waits());
     }
 }

@@ -8,15 +8,15 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{
-    Custody, Entry, Held, Mailbox, Marker, Processed, StaleMarker, is_own_copy, names_of_messages,
+    Custody, Entry, Held, Inbox, Marker, Processed, StaleMarker, is_own_copy, names_of_messages,
     read_and_hash, read_if_present, sort_for_processing,
 };
 use crate::error::{Error, Result};
-use crate::identity::Verification;
+use crate::keyring::Verification;
 use crate::layout::{Private, Shared};
 use crate::message;
 
-impl Mailbox {
+impl Inbox<'_> {
     /// Unprocessed messages in processing order (SPEC §5.1), then the
     /// unprocessed files that are not valid messages, by name.
     ///
@@ -102,7 +102,7 @@ impl Mailbox {
                 invalid_now.keep(&name, stamp, reason.clone());
             }
             let not_a_file = marker.as_ref().is_some_and(|m| !m.is_file());
-            let hidden = match Mailbox::judge(&entry, markers.as_deref(), records.as_deref()) {
+            let hidden = match Inbox::judge(&entry, markers.as_deref(), records.as_deref()) {
                 // The very bytes of a message processed under this name,
                 // which is in the store: a copy put back, no mail.
                 Processed::Done(_) if self.own && self.in_store(&entry.name) => {
@@ -292,7 +292,7 @@ impl Mailbox {
         self.check_state()?;
         let mut found: Vec<(Entry, Option<Marker>)> = Vec::new();
         for entry in self.read_all_in(Private::Processed)? {
-            let record = self.record(&entry.name);
+            let record = self.records().record(&entry.name);
             found.push((entry, record));
         }
         let markers = self.shared_dir(Shared::Markers)?;
@@ -301,7 +301,7 @@ impl Mailbox {
         names.sort();
         for name in names {
             if let Some(entry) = self.read_listed(self.dir(), &name) {
-                match Mailbox::judge(&entry, markers.as_deref(), records.as_deref()) {
+                match Inbox::judge(&entry, markers.as_deref(), records.as_deref()) {
                     Processed::Done(m) | Processed::Marked(m) => found.push((entry, m)),
                     Processed::No | Processed::Replaced(_) => {}
                 }
@@ -464,7 +464,7 @@ impl Mailbox {
     /// was processed (its record went with it).
     pub fn archived(&self, id: &str, sender: &str) -> Option<(Entry, bool)> {
         let entry = self.held_by(Private::Archive, id, sender)?;
-        let processed = self.archived_record(&entry.name);
+        let processed = self.records().archived_record(&entry.name);
         Some((entry, processed))
     }
 
@@ -559,7 +559,7 @@ impl Mailbox {
         let path = dir.join(name);
         let read = read_if_present(&path, name, self.limit_for(dir))?;
         let (message, sha256, custody) = if self.own && dir == self.dir() {
-            self.in_custody(name, read)
+            self.records().in_custody(name, read)
         } else {
             (read.message, read.sha256, Custody::NotNeeded)
         };
@@ -754,6 +754,36 @@ impl Mailbox {
     /// Where processed mail is kept, if any is.
     pub fn processed_store(&self) -> Option<PathBuf> {
         self.private_dir(Private::Processed).ok().flatten()
+    }
+
+    /// How many inbox files the last listing did not read (over its cap).
+    pub fn listed_unread(&self) -> usize {
+        self.listed_unread.get()
+    }
+
+    /// Stamps what listing the unprocessed mail reads besides the message
+    /// files: the inbox, the folders whose entries hide, defer or approve
+    /// mail, the config, and the bash AEA's readers.
+    pub fn watch_listing(&self, watched: &mut crate::seen::Watched) {
+        watched.add(self.dir().to_path_buf());
+        watched.add(self.layout.shared(Shared::Markers));
+        for entry in [Private::Records, Private::Deferred, Private::Approvals] {
+            watched.add(self.layout.private(entry));
+        }
+        watched.add(self.layout.shared(Shared::Config));
+        watched.add(crate::layout::bash_checker(self.dir()));
+    }
+
+    /// How many messages of the inbox [`Mailbox::unprocessed`] found marked
+    /// processed by another tool (they stay at the top of `.aea/`), if it
+    /// listed: what deciding on housekeeping needs, at no extra cost.
+    pub fn listed_processed(&self) -> Option<usize> {
+        self.listed_processed.get()
+    }
+
+    /// Names of the message files in the inbox, unsorted.
+    pub fn message_names(&self) -> Result<Vec<String>> {
+        names_of_messages(self.dir())
     }
 }
 

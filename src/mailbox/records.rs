@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use super::{
-    Approval, ApprovalDecision, ApprovalRecord, Claim, ClaimBody, Entry, Mailbox, Marker,
-    Processed, StaleMarker, claim_is_stale, describe_claim, move_present, move_to,
+    Approval, ApprovalDecision, ApprovalRecord, Approvals, COLLABS_MAX, Claim, ClaimBody, Entry,
+    Inbox, Marker, Processed, Records, StaleMarker, claim_is_stale, describe_claim, move_present,
+    move_to,
 };
 use crate::error::{Error, Result};
 use crate::fsutil;
@@ -30,21 +31,17 @@ pub enum Aside {
     Quarantine,
 }
 
-impl Mailbox {
+impl Records<'_> {
     /// Whether `entry` (received mail) is processed, judged against its
     /// current bytes. A marker that is a symlink or special file is not
     /// one; state in an unsound folder is an error.
     pub fn processed(&self, entry: &Entry) -> Result<Processed> {
-        if entry.path.parent() == self.processed_store().as_deref() {
+        if entry.path.parent() == self.inbox().processed_store().as_deref() {
             return Ok(Processed::Done(self.record(&entry.name)));
         }
         let markers = self.shared_dir(Shared::Markers)?;
         let records = self.private_dir(Private::Records)?;
-        Ok(Mailbox::judge(
-            entry,
-            markers.as_deref(),
-            records.as_deref(),
-        ))
+        Ok(Inbox::judge(entry, markers.as_deref(), records.as_deref()))
     }
 
     /// Whether received message `name` was processed here (aea's record,
@@ -195,7 +192,7 @@ impl Mailbox {
         // (approved) earlier still had its copy.
         self.forget_custody(name);
         // Its id is taken: a copy of it in the inbox later is a replay.
-        self.note_left(entry);
+        self.inbox().note_left(entry);
         Ok(record)
     }
 
@@ -569,6 +566,45 @@ impl Mailbox {
         Ok(())
     }
 
+    /// The collaboration folders remembered for `aea collab list`; an
+    /// unreadable or damaged file is an error, a missing one an empty list.
+    pub fn collabs(&self) -> Result<Vec<PathBuf>> {
+        if !self.state_root()? {
+            return Ok(Vec::new());
+        }
+        let path = self.layout.private(Private::Collabs);
+        let Some(bytes) = fsutil::read_state(&path, fsutil::SMALL_STATE_LIMIT)? else {
+            return Ok(Vec::new());
+        };
+        serde_json::from_slice::<Vec<PathBuf>>(&bytes).map_err(|e| Error::UnsafeState {
+            path,
+            detail: format!("not a JSON list of folders: {e}"),
+        })
+    }
+
+    /// Remembers collaboration folder `folder` (absolute) for `aea collab
+    /// list`; a folder known already is kept once.
+    pub fn remember_collab(&self, folder: &Path) -> Result<()> {
+        let tmp = self.make_private_dir(Private::Tmp)?;
+        let _lock = fsutil::lock(&tmp.join("collabs.lock"))?;
+        let mut known = self.collabs().unwrap_or_default();
+        if known.iter().any(|k| k == folder) {
+            return Ok(());
+        }
+        known.push(folder.to_path_buf());
+        if known.len() > COLLABS_MAX {
+            known.drain(..known.len() - COLLABS_MAX);
+        }
+        let text = serde_json::to_string_pretty(&known).expect("paths serialise");
+        fsutil::replace_atomic_via(
+            &tmp,
+            &self.layout.private(Private::Collabs),
+            text.as_bytes(),
+        )
+    }
+}
+
+impl Approvals<'_> {
     /// The approval state of `entry` whose decision is `gated` or not. Only
     /// a record for the entry's current bytes approves; one that cannot be
     /// read, sits in an unsound folder or was made for other bytes does

@@ -6,7 +6,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{Mailbox, SEND_KEY_LOCK_WAIT, SEND_KEYS_LOCK_WAIT};
+use super::{Mailbox, SEND_KEY_LOCK_WAIT, SEND_KEYS_LOCK_WAIT, Sent};
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::layout::{Private, Shared};
@@ -17,18 +17,21 @@ impl Mailbox {
     /// Delivers `message` into this inbox (SPEC §4): staged in `.tmp/`,
     /// flushed, linked to a fresh name, never replacing a file.
     pub fn deliver(&self, message: &Message, rt: &Runtime) -> Result<PathBuf> {
-        self.write_bytes(self.dir(), &message.to_json(), message, rt)
-    }
-
-    /// Keeps the sender's copy in `sent/`.
-    pub fn store_sent(&self, message: &Message, rt: &Runtime) -> Result<PathBuf> {
-        self.store_in(Private::Sent, message, rt)
+        self.sent()
+            .write_bytes(self.dir(), &message.to_json(), message, rt)
     }
 
     /// Delivers a message received from elsewhere byte for byte (its
     /// sender's copy), with the same guarantees as `deliver`.
     pub fn deliver_raw(&self, bytes: &[u8], message: &Message, rt: &Runtime) -> Result<PathBuf> {
-        self.write_bytes(self.dir(), bytes, message, rt)
+        self.sent().write_bytes(self.dir(), bytes, message, rt)
+    }
+}
+
+impl Sent<'_> {
+    /// Keeps the sender's copy in `sent/`.
+    pub fn store_sent(&self, message: &Message, rt: &Runtime) -> Result<PathBuf> {
+        self.store_in(Private::Sent, message, rt)
     }
 
     /// Keeps a message in private folder `place` (`sent/`, `outgoing/`).
@@ -46,7 +49,7 @@ impl Mailbox {
         fsutil::create_exclusive_whole_via(&staging, &dir.join(name), bytes)
     }
 
-    fn write_bytes(
+    pub(super) fn write_bytes(
         &self,
         target: &Path,
         bytes: &[u8],
@@ -95,7 +98,8 @@ impl Mailbox {
             other => other,
         }?;
         if into_inbox && let Some(name) = delivered.file_name().and_then(|n| n.to_str()) {
-            self.index_ids(&[(message.message_id.as_str(), name)]);
+            self.inbox()
+                .index_ids(&[(message.message_id.as_str(), name)]);
         }
         Ok(delivered)
     }

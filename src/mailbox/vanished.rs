@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::Mailbox;
+use super::Inbox;
 use crate::fsutil;
 use crate::layout::{Private, Shared, seen};
 
@@ -28,7 +28,7 @@ pub struct Vanished {
     pub id: String,
 }
 
-impl Mailbox {
+impl Inbox<'_> {
     /// Notes what waits now (`waiting`: file name and message id of each
     /// unprocessed message listed) and returns what waited at the last
     /// note and is gone without aea moving it. Best effort: state that

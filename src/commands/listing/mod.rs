@@ -5,10 +5,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::Context;
-use crate::identity::SenderState;
+use crate::judge::Judge;
+use crate::keyring::SenderState;
 use crate::mailbox::{Approval, Entry, Mailbox, Marker, StaleMarker};
 use crate::message::{MessageType, Priority};
-use crate::policy::{Decision, Judge};
+use crate::policy::Decision;
 use crate::printer::untrusted_short;
 
 mod remember;
@@ -184,7 +185,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
     let now = ctx.rt.now();
     // Unsound state stops the listing before this; here a deferral that
     // cannot be read only loses its when and why.
-    let deferrals = mailbox.deferrals().unwrap_or_default();
+    let deferrals = mailbox.records().deferrals().unwrap_or_default();
     let approve_again = crate::migrate::record(mailbox)
         .map(|r| r.approve_again)
         .unwrap_or_default();
@@ -195,7 +196,9 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
         match &entry.message {
             Ok(m) => {
                 let decision = judge.decide(m);
-                let approval = mailbox.approval(entry, decision.action.awaits_approval());
+                let approval = mailbox
+                    .approvals()
+                    .approval(entry, decision.action.awaits_approval());
                 messages.push(Item {
                     short_ref,
                     file: entry.name.clone(),
@@ -213,7 +216,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
                     decision,
                     approval,
                     expired: m.is_expired(now),
-                    stale_marker: mailbox.stale_marker(entry),
+                    stale_marker: mailbox.records().stale_marker(entry),
                     deferred: deferrals.get(&entry.name).map(|marker| Deferred {
                         at: marker
                             .as_ref()
@@ -244,7 +247,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
         needs_approval: messages.iter().filter(|m| m.approval.waits()).count(),
         messages,
         invalid,
-        not_read: mailbox.listed_unread(),
+        not_read: mailbox.inbox().listed_unread(),
         more: 0,
         more_invalid: 0,
         unjudged: 0,

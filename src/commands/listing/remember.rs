@@ -15,8 +15,8 @@ use super::{Invalid, Item, Report, build_report, plural, unread};
 use crate::commands::Context;
 use crate::error::Result;
 use crate::housekeeping;
+use crate::judge::{Judge, Warn};
 use crate::mailbox::{Entry, Mailbox};
-use crate::policy::{Judge, Warn};
 use crate::seen::{Memos, Parts, Stamp, Watched};
 
 /// The name the report of the unprocessed mail is remembered under.
@@ -198,7 +198,7 @@ fn report_and_sources(
         other => other,
     };
     let mut watched = Watched::start();
-    mailbox.watch_listing(&mut watched);
+    mailbox.inbox().watch_listing(&mut watched);
     ctx.watch_identity(&mut watched);
     // What the last report knew of the files that have not changed since
     // is not read, verified or judged again.
@@ -210,9 +210,9 @@ fn report_and_sources(
     let (mut entries, kept) = match earlier {
         Some(earlier) => earlier.listing(mailbox)?,
         None => {
-            mailbox.verify_later(later);
-            let entries = mailbox.unprocessed();
-            mailbox.verify_later(false);
+            mailbox.inbox().verify_later(later);
+            let entries = mailbox.inbox().unprocessed();
+            mailbox.inbox().verify_later(false);
             (entries?, Kept::default())
         }
     };
@@ -252,7 +252,9 @@ fn report_and_sources(
     // remembered, never quiet.
     let memos = memos.filter(|_| report.not_read == 0);
     let Some(memos) = memos else {
-        mailbox.index_entries(entries.iter().chain(&past.entries));
+        mailbox
+            .inbox()
+            .index_entries(entries.iter().chain(&past.entries));
         return Ok((report, None));
     };
     // Index the ids of mail not in the last report (that was indexed then).
@@ -260,7 +262,7 @@ fn report_and_sources(
         .peek::<Remembered>(REPORT_MEMO)
         .map(|r| unread(&r.report).into_iter().map(|(n, _)| n).collect())
         .unwrap_or_default();
-    mailbox.index_entries(
+    mailbox.inbox().index_entries(
         entries
             .iter()
             .chain(&past.entries)
@@ -321,7 +323,7 @@ impl Past {
     /// the messages after those out: `entries` keeps the page and every
     /// invalid file, a forged one among them.
     fn split(mailbox: &Mailbox, entries: &mut Vec<Entry>, limit: usize) -> Past {
-        let deferrals = mailbox.deferrals().unwrap_or_default();
+        let deferrals = mailbox.records().deferrals().unwrap_or_default();
         let deferred = |e: &Entry| deferrals.contains_key(&e.name);
         // Deferred mail is listed after the rest: it comes last here too.
         entries.sort_by_key(|e| e.valid().is_some() && deferred(e));
@@ -334,7 +336,7 @@ impl Past {
                 continue;
             }
             if judged < limit {
-                mailbox.verify_entry(&mut entry);
+                mailbox.inbox().verify_entry(&mut entry);
                 judged += usize::from(entry.valid().is_some());
                 kept.push(entry);
             } else {
@@ -413,7 +415,7 @@ impl Earlier {
     /// Lists the inbox, reading only the files the earlier report does not
     /// vouch for; returns their entries and what is kept of the report.
     fn listing(self, mailbox: &Mailbox) -> Result<(Vec<Entry>, Kept)> {
-        let names = mailbox.message_names()?;
+        let names = mailbox.inbox().message_names()?;
         let listed: HashSet<&str> = names.iter().map(String::as_str).collect();
         let report = self.remembered.report;
         // A file with anything beside it in `.processed/` is judged again:
@@ -447,7 +449,9 @@ impl Earlier {
             .filter(|n| !known.contains(n.as_str()))
             .cloned()
             .collect();
-        let entries = mailbox.unprocessed_among(names.clone(), Some(&fresh))?;
+        let entries = mailbox
+            .inbox()
+            .unprocessed_among(names.clone(), Some(&fresh))?;
         // A new file with the (sender, id) of a kept message: which of
         // them is the message is decided over both, by a whole listing.
         let ids: HashSet<(&str, &str)> = messages
@@ -458,7 +462,7 @@ impl Earlier {
             e.valid()
                 .is_some_and(|m| ids.contains(&(m.from.agent_id.as_str(), m.message_id.as_str())))
         }) {
-            return Ok((mailbox.unprocessed()?, Kept::default()));
+            return Ok((mailbox.inbox().unprocessed()?, Kept::default()));
         }
         let stamps = known
             .iter()
@@ -558,7 +562,7 @@ fn note_vanished<'a>(
     ctx: &Context,
 ) {
     let waiting: Vec<(&str, &str)> = waiting.collect();
-    let gone = mailbox.note_waiting(&waiting);
+    let gone = mailbox.inbox().note_waiting(&waiting);
     if !gone.is_empty() && !quiet {
         ctx.printer.warn(format_args!(
             "{} message{} that waited {} gone from .aea/ without aea processing, archiving or quarantining {} (a checkout or pull deletes ignored files): see `aea doctor`",
@@ -577,7 +581,7 @@ fn note_vanished<'a>(
 /// command that lists never waits for it and never fails because of it.
 fn housekeep_if_due(mailbox: &Mailbox, ctx: &Context, quiet: bool) {
     let (Some(count), Some(limit), Some(seen), Some(exe)) = (
-        mailbox.listed_processed(),
+        mailbox.inbox().listed_processed(),
         mailbox.config().ok().and_then(|c| c.limits.auto_gc()),
         mailbox.seen_dir(),
         ctx.exe.as_deref(),

@@ -1,14 +1,16 @@
 //! The receiver's judge: its compiled [`Policy`] plus what the policy needs
 //! to know beyond a message — who sent it, as far as the receiver's keys
-//! can tell (SPEC §15.2). Loaded once per command.
+//! can tell (SPEC §15.2), and what the mailbox holds of earlier approvals.
+//! Loaded once per command; it reads the mailbox, so it sits above it,
+//! while the policy itself knows only the config and the message.
 
 use std::rc::Rc;
 
-use super::{Action, Decision, Explanation, Facts, Policy};
 use crate::error::{Error, Result};
-use crate::identity::{KeyRing, Verification};
+use crate::keyring::{KeyRing, Verification};
 use crate::mailbox::{Approval, Entry, Mailbox};
 use crate::message::Message;
+use crate::policy::{Action, Decision, Explanation, Facts, Policy};
 
 /// Where the judge says what went wrong with its inputs (an unreadable
 /// config or registry): domain code never prints, the command layer does.
@@ -138,7 +140,7 @@ impl Judge {
                 reason: format!("the policy rejects it (rule {})", decision.rule),
             }),
             Action::RequireApproval => {
-                let state = mailbox.approval(entry, true);
+                let state = mailbox.approvals().approval(entry, true);
                 (state != Approval::Approved).then(|| Error::Gated {
                     name,
                     reason: format!(
