@@ -53,7 +53,7 @@ pub struct AgentConfig {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BridgeConfig {
-    pub protocol: crate::bridge::transfer::Protocol,
+    pub protocol: crate::foreign::Protocol,
     /// OACP: this agent's folder (`<OACP_HOME>/projects/<p>/agents/<name>`),
     /// whose `inbox/` is read. Roo: the mailbox folder (`.roo/mailbox`).
     /// Relative to the repository.

@@ -149,10 +149,10 @@ impl Settings {
             // Which files exactly: a Roo slug picks another agent's
             // mailbox file as easily as ours.
             let files = match b.protocol {
-                crate::bridge::transfer::Protocol::Oacp => {
+                crate::foreign::Protocol::Oacp => {
                     b.path.join("inbox").join("*.yaml").display().to_string()
                 }
-                crate::bridge::transfer::Protocol::Roo => match &b.slug {
+                crate::foreign::Protocol::Roo => match &b.slug {
                     Some(slug) => b.path.join(format!("to-{slug}.md")).display().to_string(),
                     None => b.path.join("to-<this agent's id>.md").display().to_string(),
                 },

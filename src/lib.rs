@@ -16,6 +16,7 @@ pub mod delivery;
 pub mod duration;
 pub mod env;
 pub mod error;
+pub mod foreign;
 pub mod fsutil;
 pub mod hardstop;
 pub mod harness;

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::bridge::transfer::Protocol;
 use crate::config;
 use crate::error::{Error, Result};
+use crate::foreign::Protocol;
 use crate::fsutil;
 use crate::words::word_enum;
 

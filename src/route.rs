@@ -4,9 +4,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::bridge::transfer::Protocol;
 use crate::config;
 use crate::error::{Error, Result};
+use crate::foreign::Protocol;
 use crate::mailbox::{AEA_DIR, Mailbox};
 use crate::message::{Message, check_agent_id};
 use crate::registry::Registry;
