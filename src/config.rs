@@ -13,6 +13,7 @@ use crate::error::{ConfigProblem, Error, Result};
 use crate::fsutil;
 use crate::message::check_agent_id;
 use crate::transport::{DAY, Transport};
+use crate::words::word_enum;
 
 pub const FILE_NAME: &str = crate::layout::Shared::Config.name();
 /// Where aea 0.1 cached the parsed config. Never read any more: its key
@@ -214,6 +215,30 @@ pub struct HooksConfig {
     pub post_merge: Option<HookConfig>,
     pub post_checkout: Option<HookConfig>,
     pub post_rewrite: Option<HookConfig>,
+}
+
+word_enum! {
+    /// The git hooks aea installs, by git's names, in the order they are
+    /// installed and listed (`aea hooks run <hook>` takes one of these).
+    pub enum GitHook {
+        /// Summarises waiting mail and blocks where the policy says.
+        PreCommit = "pre-commit",
+        PostMerge = "post-merge",
+        PostCheckout = "post-checkout",
+        PostRewrite = "post-rewrite",
+    }
+}
+
+impl GitHook {
+    /// Its key under `hooks:` in agent-config.yaml (`post_merge`).
+    pub fn config_key(self) -> &'static str {
+        match self {
+            GitHook::PreCommit => "pre_commit",
+            GitHook::PostMerge => "post_merge",
+            GitHook::PostCheckout => "post_checkout",
+            GitHook::PostRewrite => "post_rewrite",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -17,10 +17,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{AgentConfig, HookConfig};
+use crate::config::{AgentConfig, GitHook, HookConfig};
 use crate::error::{Error, Result};
 use crate::fsutil;
-use crate::hooks::GitHook;
 use crate::transport::Transport;
 
 /// The trust store's file name, in the user's config dir.
