@@ -8,11 +8,11 @@ use std::path::Path;
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::doorbell::{Backoff, DAY, Transport};
 use crate::duration::Duration;
 use crate::error::{ConfigProblem, Error, Result};
 use crate::fsutil;
 use crate::message::check_agent_id;
-use crate::transport::{DAY, Transport};
 use crate::words::word_enum;
 
 pub const FILE_NAME: &str = crate::layout::Shared::Config.name();
@@ -109,9 +109,9 @@ pub struct MonitoringConfig {
 
 impl MonitoringConfig {
     /// The retry schedule: 1m doubling to 30m unless configured.
-    pub fn backoff(&self) -> crate::wake::Backoff {
+    pub fn backoff(&self) -> Backoff {
         let or = |d: Option<Duration>, default| d.map_or(default, |d| d.capped(DAY).std());
-        crate::wake::Backoff {
+        Backoff {
             initial: or(self.retry_initial, std::time::Duration::from_secs(60)),
             max: or(self.retry_max, std::time::Duration::from_secs(1800)),
         }

@@ -18,9 +18,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{AgentConfig, GitHook, HookConfig};
+use crate::doorbell::Transport;
 use crate::error::{Error, Result};
 use crate::fsutil;
-use crate::transport::Transport;
 
 /// The trust store's file name, in the user's config dir.
 pub const FILE_NAME: &str = "trusted.toml";

@@ -13,6 +13,7 @@ pub mod compose;
 pub mod config;
 pub mod config_trust;
 pub mod delivery;
+pub mod doorbell;
 pub mod duration;
 pub mod env;
 pub mod error;
