@@ -555,39 +555,6 @@ pub fn peek_id(aea_dir: &Path) -> Option<String> {
     AgentConfig::load(aea_dir).ok()?.agent.id
 }
 
-/// A config that was read, checked and compiled into a policy. Every
-/// command, `validate`, `doctor` and the pre-commit gate get their config
-/// this way, so none of them can accept what another refuses.
-#[derive(Debug, Clone)]
-pub struct Checked {
-    pub config: AgentConfig,
-    pub policy: crate::policy::Policy,
-}
-
-impl Checked {
-    /// Compiles `config` (rule actions, globs, `trust.unknown_senders`);
-    /// `path` names the file in the error.
-    pub fn compile(config: AgentConfig, path: &Path) -> Result<Self> {
-        let policy = crate::policy::Policy::from_config(config.clone()).map_err(|problem| {
-            Error::ConfigInvalid {
-                path: path.to_path_buf(),
-                problem,
-            }
-        })?;
-        Ok(Checked { config, policy })
-    }
-
-    /// [`AgentConfig::parse`] and [`Checked::compile`].
-    pub fn parse(text: &str, path: &Path) -> Result<Self> {
-        Self::compile(AgentConfig::parse(text, path)?, path)
-    }
-}
-
-/// Loads, checks and compiles `<aea_dir>/agent-config.yaml`.
-pub fn load_checked(aea_dir: &Path) -> Result<Checked> {
-    Checked::compile(AgentConfig::load(aea_dir)?, &aea_dir.join(FILE_NAME))
-}
-
 /// A YAML error as the file's author should read it: serde-saphyr's
 /// wording for users (its default one advises programmers, e.g. "set
 /// DuplicateKeyPolicy in Options"), without its source snippet, and the
@@ -792,7 +759,8 @@ mod tests {
             c.hooks.pre_commit.unwrap().block_on,
             Some(BlockOn::GatedPending)
         );
-        let err = Checked::parse("rules:\n  - action: rejekt\n", Path::new("c")).unwrap_err();
+        let err = crate::policy::Checked::parse("rules:\n  - action: rejekt\n", Path::new("c"))
+            .unwrap_err();
         assert!(crate::error::one_line(&err).contains("rejekt"), "{err}");
     }
 

@@ -346,7 +346,7 @@ impl Context {
     }
 
     /// The judge of a config already checked.
-    pub fn judge_from(&self, checked: crate::config::Checked) -> Judge {
+    pub fn judge_from(&self, checked: crate::policy::Checked) -> Judge {
         Judge::from_checked(checked, self.keyring(), self.warnings())
     }
 

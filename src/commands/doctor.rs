@@ -482,7 +482,7 @@ fn config_checks(aea: &Path, repo: &Path, ctx: &Context) -> (Vec<Finding>, Optio
         .flatten()
         .unwrap_or_default();
     // The same check every command and the pre-commit gate make.
-    let checked = config::Checked::parse(&text, &config_path);
+    let checked = crate::policy::Checked::parse(&text, &config_path);
     let untrusted = checked.as_ref().ok().map(|c| {
         crate::config_trust::trusted_settings(&c.config, repo, ctx.trust_store())
             .map(|t| t.ignored.keys())

@@ -435,7 +435,7 @@ fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     let path = mailbox.dir().join(crate::config::FILE_NAME);
     let checked = match mailbox
         .config()
-        .and_then(|c| crate::config::Checked::compile(c.clone(), &path))
+        .and_then(|c| crate::policy::Checked::compile(c.clone(), &path))
     {
         Ok(checked) => checked,
         Err(e) => {

@@ -43,7 +43,7 @@ pub fn run(args: &ValidateArgs, ctx: &Context) -> Result<ExitCode> {
             report.checked += 1;
             let file = || config::FILE_NAME.to_string();
             // The same check every command and the pre-commit gate make.
-            if let Err(e) = config::Checked::parse(&text, &config_path) {
+            if let Err(e) = crate::policy::Checked::parse(&text, &config_path) {
                 report.problems.push(Finding {
                     file: file(),
                     problem: crate::error::one_line(&e),

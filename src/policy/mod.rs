@@ -30,8 +30,10 @@
 //! stricter rule's `from`) holds for the claim as well: a claim can only
 //! ever cost its sender.
 
+mod checked;
 mod judge;
 
+pub use checked::Checked;
 pub use judge::{Judge, Warn};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
