@@ -1,6 +1,7 @@
 //! `.aea/agent-config.yaml`: the repository's identity and policy (SPEC §6).
 //! This module only reads the file into typed values; what the values mean
-//! for a message is `policy`'s business.
+//! for a message is `policy`'s business. Where the file is, the caller
+//! says: the store's layout owns the names under `.aea/`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,7 +16,6 @@ use crate::fsutil;
 use crate::message::check_agent_id;
 use crate::words::word_enum;
 
-pub const FILE_NAME: &str = crate::layout::Shared::Config.name();
 /// Where aea 0.1 cached the parsed config. Never read any more: its key
 /// (size and time) let a sender forge the policy. `doctor` suggests
 /// deleting a leftover one.
@@ -483,30 +483,31 @@ impl AgentConfig {
         Ok(config)
     }
 
-    /// Loads `<aea_dir>/agent-config.yaml`: a regular file (never a symlink
-    /// or FIFO), at most [`fsutil::STATE_LIMIT`] bytes, parsed every time.
+    /// Loads the config file at `path` (`.aea/agent-config.yaml`): a
+    /// regular file (never a symlink or FIFO), at most
+    /// [`fsutil::STATE_LIMIT`] bytes, parsed every time.
     ///
     /// There is no cache: aea 0.1 kept the parsed form in
     /// `.aea/.config-cache.json` keyed by size and modification time, which
     /// anyone able to write `.aea/` could forge to replace the policy.
     /// Parsing costs about 0.1 ms per command (callgrind, see the commit
     /// that removed the cache), well inside the §14 budgets.
-    pub fn load(aea_dir: &Path) -> Result<Self> {
-        let path = aea_dir.join(FILE_NAME);
-        let text = fsutil::read_optional(&path)?.ok_or_else(|| Error::ConfigInvalid {
-            path: path.clone(),
+    pub fn load_file(path: &Path) -> Result<Self> {
+        let text = fsutil::read_optional(path)?.ok_or_else(|| Error::ConfigInvalid {
+            path: path.to_path_buf(),
             problem: ConfigProblem::Missing,
         })?;
-        Self::parse(&text, &path)
+        Self::parse(&text, path)
     }
 
-    /// The configured agent id, which every repository must have.
-    pub fn require_id(&self, aea_dir: &Path) -> Result<&str> {
+    /// The configured agent id, which every repository must have; `path`
+    /// (the config file) names the file in the error.
+    pub fn require_id(&self, path: &Path) -> Result<&str> {
         self.agent
             .id
             .as_deref()
             .ok_or_else(|| Error::ConfigInvalid {
-                path: aea_dir.join(FILE_NAME),
+                path: path.to_path_buf(),
                 problem: ConfigProblem::value("agent.id", "missing"),
             })
     }
@@ -530,8 +531,8 @@ fn check_range<T: PartialOrd + std::fmt::Display>(
 /// The `limits.max_message_bytes` of a config that does not read as a
 /// whole (a typo elsewhere, an unknown key): the receiver's size limit
 /// holds even then, like its policy falls back to the strictest. Without a
-/// readable value in range, the built-in limit.
-pub fn salvage_message_limit(aea_dir: &Path) -> u64 {
+/// readable value in range, the built-in limit. `path` is the config file.
+pub fn salvage_message_limit(path: &Path) -> u64 {
     #[derive(Deserialize)]
     struct Only {
         limits: Option<OnlyLimits>,
@@ -540,7 +541,7 @@ pub fn salvage_message_limit(aea_dir: &Path) -> u64 {
     struct OnlyLimits {
         max_message_bytes: Option<u64>,
     }
-    fsutil::read_optional(&aea_dir.join(FILE_NAME))
+    fsutil::read_optional(path)
         .ok()
         .flatten()
         .and_then(|text| serde_saphyr::from_str::<Only>(&text).ok())
@@ -549,10 +550,11 @@ pub fn salvage_message_limit(aea_dir: &Path) -> u64 {
         .unwrap_or(crate::message::MAX_MESSAGE_BYTES)
 }
 
-/// Reads just the agent id of another repository, `None` when its config is
-/// missing or unreadable (callers report that as "no such agent").
-pub fn peek_id(aea_dir: &Path) -> Option<String> {
-    AgentConfig::load(aea_dir).ok()?.agent.id
+/// Reads just the agent id of another repository from its config file at
+/// `path`, `None` when it is missing or unreadable (callers report that as
+/// "no such agent").
+pub fn peek_id(path: &Path) -> Option<String> {
+    AgentConfig::load_file(path).ok()?.agent.id
 }
 
 /// A YAML error as the file's author should read it: serde-saphyr's
@@ -768,7 +770,8 @@ mod tests {
     fn a_forged_cache_is_never_read() {
         let dir = tempfile::tempdir().unwrap();
         let text = crate::templates::policy(crate::templates::PolicyPreset::Strict, "web");
-        std::fs::write(dir.path().join(FILE_NAME), &text).unwrap();
+        let file = crate::layout::config_file(dir.path());
+        std::fs::write(&file, &text).unwrap();
         let forged = AgentConfig {
             agent: AgentSection {
                 id: Some("forged".into()),
@@ -781,7 +784,7 @@ mod tests {
             serde_json::to_vec(&serde_json::json!({"key": "x", "config": forged})).unwrap(),
         )
         .unwrap();
-        let loaded = AgentConfig::load(dir.path()).unwrap();
+        let loaded = AgentConfig::load_file(&file).unwrap();
         assert_eq!(loaded, AgentConfig::parse(&text, Path::new("c")).unwrap());
     }
 

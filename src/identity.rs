@@ -253,7 +253,7 @@ pub enum Published {
 /// What the repository at `repo` publishes as agent `id`'s key. An error
 /// when no config can be read there.
 pub fn published_key(repo: &Path, id: &str) -> Result<Published> {
-    let config = AgentConfig::load(&repo.join(crate::mailbox::AEA_DIR))?;
+    let config = AgentConfig::load_file(&crate::layout::repo_config_file(repo))?;
     if config.agent.id.as_deref() != Some(id) {
         return Ok(Published::OtherAgent(config.agent.id.unwrap_or_default()));
     }
@@ -415,7 +415,7 @@ impl KeyRing {
             };
             let own_id = match self.own_id.get() {
                 Some(id) => id.clone(),
-                None => AgentConfig::load(&sources.aea_dir)
+                None => AgentConfig::load_file(&crate::layout::config_file(&sources.aea_dir))
                     .ok()
                     .and_then(|c| c.agent.id),
             };
@@ -879,7 +879,7 @@ mod tests {
             let aea = dir.path().join(repo).join(crate::mailbox::AEA_DIR);
             fs::create_dir_all(&aea).unwrap();
             fs::write(
-                aea.join(crate::config::FILE_NAME),
+                crate::layout::config_file(&aea),
                 format!(
                     "agent:\n  id: {id}\n  public_key: \"{}\"\n",
                     public_text(&key.verifying_key())

@@ -252,7 +252,7 @@ fn known_ids(own_repo: &Path, registry: Option<&Path>) -> Vec<String> {
                 .filter_map(std::result::Result::ok)
                 .map(|e| e.path())
                 .filter(|p| p != own_repo)
-                .filter_map(|p| config::peek_id(&p.join(AEA_DIR))),
+                .filter_map(|p| config::peek_id(&crate::layout::repo_config_file(&p))),
         );
     }
     ids
@@ -317,7 +317,7 @@ fn sibling_repos(own_repo: &Path, id: &str) -> Vec<PathBuf> {
         .filter_map(std::result::Result::ok)
         .map(|e| e.path())
         .filter(|p| p != own_repo && p.join(AEA_DIR).is_dir())
-        .filter(|p| config::peek_id(&p.join(AEA_DIR)).as_deref() == Some(id))
+        .filter(|p| config::peek_id(&crate::layout::repo_config_file(p)).as_deref() == Some(id))
         .collect();
     found.sort();
     found

@@ -13,6 +13,7 @@ use super::Context;
 use crate::cli::{AgentsArgs, AgentsCommand};
 use crate::error::{ConfigDirUse, Error, ExitCode, Result};
 use crate::identity::{self, Published};
+use crate::layout::{self, AEA_DIR};
 use crate::message::{check_agent_id, format_time};
 use crate::printer::untrusted_short;
 use crate::registry::{Entry, Health, Registry};
@@ -145,7 +146,12 @@ fn list(path: &Path, ctx: &Context) -> Result<ExitCode> {
             description: e.description.clone(),
             enabled: e.enabled,
             registered: e.registered.clone(),
-            health: Registry::health(id, e),
+            health: Registry::health(
+                id,
+                e,
+                &e.path.join(AEA_DIR),
+                &layout::repo_config_file(&e.path),
+            ),
             key: e.key.clone(),
             fingerprint: fingerprint_of(e.key.as_deref()),
             allow_unsigned: e.allow_unsigned,

@@ -212,7 +212,10 @@ impl Context {
                     self.printer.warn(format_args!(
                         "ignoring {} of {} until you trust them: see `aea trust --show`, then `aea trust`",
                         t.ignored.keys().join(", "),
-                        mailbox.dir().join(crate::config::FILE_NAME).display()
+                        mailbox
+                            .layout()
+                            .shared(crate::layout::Shared::Config)
+                            .display()
                     ));
                 }
                 t.settings
@@ -235,7 +238,7 @@ impl Context {
         if config.bridges.is_empty() {
             return Ok(Vec::new());
         }
-        let id = config.require_id(mailbox.dir())?;
+        let id = config.require_id(&mailbox.layout().shared(crate::layout::Shared::Config))?;
         Ok(self
             .trusted(mailbox, config)
             .bridges

@@ -10,7 +10,6 @@ use serde::Serialize;
 use super::Context;
 use crate::bridge::transfer::ProtocolFiles;
 use crate::cli::DoctorArgs;
-use crate::config;
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
 use crate::hooks::{self, GitHook, State};
@@ -474,7 +473,7 @@ fn layout_check(layout: &Layout) -> Finding {
 /// The config as every command reads it, and what in it waits for `aea
 /// trust`. Also returns the agent id, when the config has one.
 fn config_checks(aea: &Path, repo: &Path, ctx: &Context) -> (Vec<Finding>, Option<String>) {
-    let config_path = aea.join(config::FILE_NAME);
+    let config_path = layout::config_file(aea);
     // Never a FIFO or a symlink: an unreadable config reads as empty here
     // and the state check below names the file.
     let text = crate::fsutil::read_optional(&config_path)
@@ -541,7 +540,12 @@ fn registry(ctx: &Context, repo: &Path, id: Option<&str>) -> Finding {
                         "choose another id with `aea init --id`, or fix the registry entry"
                             .to_string(),
                     )),
-                    Some(entry) => match Registry::health(id, entry) {
+                    Some(entry) => match Registry::health(
+                        id,
+                        entry,
+                        &entry.path.join(layout::AEA_DIR),
+                        &layout::repo_config_file(&entry.path),
+                    ) {
                         Health::Ok => None,
                         other => Some((
                             format!("registry entry: {}", other.as_str()),

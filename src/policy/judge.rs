@@ -41,7 +41,7 @@ impl Judge {
     /// Like [`Judge::load`], but a config that does not read or compile is
     /// an error: for the pre-commit gate, which must block on it.
     pub fn load_checked(mailbox: &Mailbox, keyring: Rc<KeyRing>, warn: Warn) -> Result<Self> {
-        let path = mailbox.dir().join(crate::config::FILE_NAME);
+        let path = mailbox.layout().shared(crate::layout::Shared::Config);
         let checked = crate::policy::Checked::compile(mailbox.config()?.clone(), &path)?;
         Ok(Self::from_checked(checked, keyring, warn))
     }
