@@ -16,10 +16,6 @@ use crate::fsutil;
 use crate::message::check_agent_id;
 use crate::words::word_enum;
 
-/// Where aea 0.1 cached the parsed config. Never read any more: its key
-/// (size and time) let a sender forge the policy. `doctor` suggests
-/// deleting a leftover one.
-pub const STALE_CACHE_FILE: &str = ".config-cache.json";
 /// The `agent.id` the bash AEA's `install-aea.sh` writes: the shell
 /// expression sits in a quoted heredoc, so it reaches the file unevaluated.
 /// Its own scripts never read the key and name the agent
@@ -768,6 +764,10 @@ mod tests {
 
     #[test]
     fn a_forged_cache_is_never_read() {
+        // Where aea 0.1 cached the parsed config. Never read any more: its
+        // key (size and time) let a sender forge the policy. `doctor`
+        // suggests deleting a leftover one (`layout::OLD_STATE_NAMES`).
+        const STALE_CACHE_FILE: &str = ".config-cache.json";
         let dir = tempfile::tempdir().unwrap();
         let text = crate::templates::policy(crate::templates::PolicyPreset::Strict, "web");
         let file = crate::layout::config_file(dir.path());
