@@ -66,7 +66,8 @@ impl Rotation {
     /// (missing, a typo) gives the built-in one, which keeps every file:
     /// a broken config never costs a line of the log.
     pub fn configured(aea_dir: &Path) -> Self {
-        AgentConfig::load(aea_dir).map_or_else(|_| Rotation::default(), |c| Rotation::of(&c.limits))
+        AgentConfig::load_file(&crate::layout::config_file(aea_dir))
+            .map_or_else(|_| Rotation::default(), |c| Rotation::of(&c.limits))
     }
 }
 

@@ -130,7 +130,7 @@ fn parse_priority(text: &str) -> Result<Priority, String> {
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// The protocol the files are written in
-    pub protocol: crate::bridge::transfer::Protocol,
+    pub protocol: crate::foreign::Protocol,
 
     /// Files, or folders of them (not descended into)
     #[arg(required = true)]
@@ -147,7 +147,7 @@ pub struct BridgeArgs {
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// The protocol to write
-    pub protocol: crate::bridge::transfer::Protocol,
+    pub protocol: crate::foreign::Protocol,
 
     /// Messages to export: id, file name or short reference (inbox or sent/)
     #[arg(required = true)]

@@ -1,6 +1,7 @@
 //! `.aea/agent-config.yaml`: the repository's identity and policy (SPEC §6).
 //! This module only reads the file into typed values; what the values mean
-//! for a message is `policy`'s business.
+//! for a message is `policy`'s business. Where the file is, the caller
+//! says: the store's layout owns the names under `.aea/`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -8,17 +9,13 @@ use std::path::Path;
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::doorbell::{Backoff, DAY, Transport};
 use crate::duration::Duration;
 use crate::error::{ConfigProblem, Error, Result};
 use crate::fsutil;
 use crate::message::check_agent_id;
-use crate::transport::{DAY, Transport};
+use crate::words::word_enum;
 
-pub const FILE_NAME: &str = crate::layout::Shared::Config.name();
-/// Where aea 0.1 cached the parsed config. Never read any more: its key
-/// (size and time) let a sender forge the policy. `doctor` suggests
-/// deleting a leftover one.
-pub const STALE_CACHE_FILE: &str = ".config-cache.json";
 /// The `agent.id` the bash AEA's `install-aea.sh` writes: the shell
 /// expression sits in a quoted heredoc, so it reaches the file unevaluated.
 /// Its own scripts never read the key and name the agent
@@ -53,7 +50,7 @@ pub struct AgentConfig {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BridgeConfig {
-    pub protocol: crate::bridge::transfer::Protocol,
+    pub protocol: crate::foreign::Protocol,
     /// OACP: this agent's folder (`<OACP_HOME>/projects/<p>/agents/<name>`),
     /// whose `inbox/` is read. Roo: the mailbox folder (`.roo/mailbox`).
     /// Relative to the repository.
@@ -108,9 +105,9 @@ pub struct MonitoringConfig {
 
 impl MonitoringConfig {
     /// The retry schedule: 1m doubling to 30m unless configured.
-    pub fn backoff(&self) -> crate::wake::Backoff {
+    pub fn backoff(&self) -> Backoff {
         let or = |d: Option<Duration>, default| d.map_or(default, |d| d.capped(DAY).std());
-        crate::wake::Backoff {
+        Backoff {
             initial: or(self.retry_initial, std::time::Duration::from_secs(60)),
             max: or(self.retry_max, std::time::Duration::from_secs(1800)),
         }
@@ -214,6 +211,30 @@ pub struct HooksConfig {
     pub post_merge: Option<HookConfig>,
     pub post_checkout: Option<HookConfig>,
     pub post_rewrite: Option<HookConfig>,
+}
+
+word_enum! {
+    /// The git hooks aea installs, by git's names, in the order they are
+    /// installed and listed (`aea hooks run <hook>` takes one of these).
+    pub enum GitHook {
+        /// Summarises waiting mail and blocks where the policy says.
+        PreCommit = "pre-commit",
+        PostMerge = "post-merge",
+        PostCheckout = "post-checkout",
+        PostRewrite = "post-rewrite",
+    }
+}
+
+impl GitHook {
+    /// Its key under `hooks:` in agent-config.yaml (`post_merge`).
+    pub fn config_key(self) -> &'static str {
+        match self {
+            GitHook::PreCommit => "pre_commit",
+            GitHook::PostMerge => "post_merge",
+            GitHook::PostCheckout => "post_checkout",
+            GitHook::PostRewrite => "post_rewrite",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -458,30 +479,31 @@ impl AgentConfig {
         Ok(config)
     }
 
-    /// Loads `<aea_dir>/agent-config.yaml`: a regular file (never a symlink
-    /// or FIFO), at most [`fsutil::STATE_LIMIT`] bytes, parsed every time.
+    /// Loads the config file at `path` (`.aea/agent-config.yaml`): a
+    /// regular file (never a symlink or FIFO), at most
+    /// [`fsutil::STATE_LIMIT`] bytes, parsed every time.
     ///
     /// There is no cache: aea 0.1 kept the parsed form in
     /// `.aea/.config-cache.json` keyed by size and modification time, which
     /// anyone able to write `.aea/` could forge to replace the policy.
     /// Parsing costs about 0.1 ms per command (callgrind, see the commit
     /// that removed the cache), well inside the §14 budgets.
-    pub fn load(aea_dir: &Path) -> Result<Self> {
-        let path = aea_dir.join(FILE_NAME);
-        let text = fsutil::read_optional(&path)?.ok_or_else(|| Error::ConfigInvalid {
-            path: path.clone(),
+    pub fn load_file(path: &Path) -> Result<Self> {
+        let text = fsutil::read_optional(path)?.ok_or_else(|| Error::ConfigInvalid {
+            path: path.to_path_buf(),
             problem: ConfigProblem::Missing,
         })?;
-        Self::parse(&text, &path)
+        Self::parse(&text, path)
     }
 
-    /// The configured agent id, which every repository must have.
-    pub fn require_id(&self, aea_dir: &Path) -> Result<&str> {
+    /// The configured agent id, which every repository must have; `path`
+    /// (the config file) names the file in the error.
+    pub fn require_id(&self, path: &Path) -> Result<&str> {
         self.agent
             .id
             .as_deref()
             .ok_or_else(|| Error::ConfigInvalid {
-                path: aea_dir.join(FILE_NAME),
+                path: path.to_path_buf(),
                 problem: ConfigProblem::value("agent.id", "missing"),
             })
     }
@@ -505,8 +527,8 @@ fn check_range<T: PartialOrd + std::fmt::Display>(
 /// The `limits.max_message_bytes` of a config that does not read as a
 /// whole (a typo elsewhere, an unknown key): the receiver's size limit
 /// holds even then, like its policy falls back to the strictest. Without a
-/// readable value in range, the built-in limit.
-pub fn salvage_message_limit(aea_dir: &Path) -> u64 {
+/// readable value in range, the built-in limit. `path` is the config file.
+pub fn salvage_message_limit(path: &Path) -> u64 {
     #[derive(Deserialize)]
     struct Only {
         limits: Option<OnlyLimits>,
@@ -515,7 +537,7 @@ pub fn salvage_message_limit(aea_dir: &Path) -> u64 {
     struct OnlyLimits {
         max_message_bytes: Option<u64>,
     }
-    fsutil::read_optional(&aea_dir.join(FILE_NAME))
+    fsutil::read_optional(path)
         .ok()
         .flatten()
         .and_then(|text| serde_saphyr::from_str::<Only>(&text).ok())
@@ -524,43 +546,11 @@ pub fn salvage_message_limit(aea_dir: &Path) -> u64 {
         .unwrap_or(crate::message::MAX_MESSAGE_BYTES)
 }
 
-/// Reads just the agent id of another repository, `None` when its config is
-/// missing or unreadable (callers report that as "no such agent").
-pub fn peek_id(aea_dir: &Path) -> Option<String> {
-    AgentConfig::load(aea_dir).ok()?.agent.id
-}
-
-/// A config that was read, checked and compiled into a policy. Every
-/// command, `validate`, `doctor` and the pre-commit gate get their config
-/// this way, so none of them can accept what another refuses.
-#[derive(Debug, Clone)]
-pub struct Checked {
-    pub config: AgentConfig,
-    pub policy: crate::policy::Policy,
-}
-
-impl Checked {
-    /// Compiles `config` (rule actions, globs, `trust.unknown_senders`);
-    /// `path` names the file in the error.
-    pub fn compile(config: AgentConfig, path: &Path) -> Result<Self> {
-        let policy = crate::policy::Policy::from_config(config.clone()).map_err(|problem| {
-            Error::ConfigInvalid {
-                path: path.to_path_buf(),
-                problem,
-            }
-        })?;
-        Ok(Checked { config, policy })
-    }
-
-    /// [`AgentConfig::parse`] and [`Checked::compile`].
-    pub fn parse(text: &str, path: &Path) -> Result<Self> {
-        Self::compile(AgentConfig::parse(text, path)?, path)
-    }
-}
-
-/// Loads, checks and compiles `<aea_dir>/agent-config.yaml`.
-pub fn load_checked(aea_dir: &Path) -> Result<Checked> {
-    Checked::compile(AgentConfig::load(aea_dir)?, &aea_dir.join(FILE_NAME))
+/// Reads just the agent id of another repository from its config file at
+/// `path`, `None` when it is missing or unreadable (callers report that as
+/// "no such agent").
+pub fn peek_id(path: &Path) -> Option<String> {
+    AgentConfig::load_file(path).ok()?.agent.id
 }
 
 /// A YAML error as the file's author should read it: serde-saphyr's
@@ -767,15 +757,21 @@ mod tests {
             c.hooks.pre_commit.unwrap().block_on,
             Some(BlockOn::GatedPending)
         );
-        let err = Checked::parse("rules:\n  - action: rejekt\n", Path::new("c")).unwrap_err();
+        let err = crate::policy::Checked::parse("rules:\n  - action: rejekt\n", Path::new("c"))
+            .unwrap_err();
         assert!(crate::error::one_line(&err).contains("rejekt"), "{err}");
     }
 
     #[test]
     fn a_forged_cache_is_never_read() {
+        // Where aea 0.1 cached the parsed config. Never read any more: its
+        // key (size and time) let a sender forge the policy. `doctor`
+        // suggests deleting a leftover one (`layout::OLD_STATE_NAMES`).
+        const STALE_CACHE_FILE: &str = ".config-cache.json";
         let dir = tempfile::tempdir().unwrap();
         let text = crate::templates::policy(crate::templates::PolicyPreset::Strict, "web");
-        std::fs::write(dir.path().join(FILE_NAME), &text).unwrap();
+        let file = crate::layout::config_file(dir.path());
+        std::fs::write(&file, &text).unwrap();
         let forged = AgentConfig {
             agent: AgentSection {
                 id: Some("forged".into()),
@@ -788,7 +784,7 @@ mod tests {
             serde_json::to_vec(&serde_json::json!({"key": "x", "config": forged})).unwrap(),
         )
         .unwrap();
-        let loaded = AgentConfig::load(dir.path()).unwrap();
+        let loaded = AgentConfig::load_file(&file).unwrap();
         assert_eq!(loaded, AgentConfig::parse(&text, Path::new("c")).unwrap());
     }
 

@@ -17,11 +17,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{AgentConfig, HookConfig};
+use crate::config::{AgentConfig, GitHook, HookConfig};
+use crate::doorbell::Transport;
 use crate::error::{Error, Result};
 use crate::fsutil;
-use crate::hooks::GitHook;
-use crate::transport::Transport;
 
 /// The trust store's file name, in the user's config dir.
 pub const FILE_NAME: &str = "trusted.toml";
@@ -149,10 +148,10 @@ impl Settings {
             // Which files exactly: a Roo slug picks another agent's
             // mailbox file as easily as ours.
             let files = match b.protocol {
-                crate::bridge::transfer::Protocol::Oacp => {
+                crate::foreign::Protocol::Oacp => {
                     b.path.join("inbox").join("*.yaml").display().to_string()
                 }
-                crate::bridge::transfer::Protocol::Roo => match &b.slug {
+                crate::foreign::Protocol::Roo => match &b.slug {
                     Some(slug) => b.path.join(format!("to-{slug}.md")).display().to_string(),
                     None => b.path.join("to-<this agent's id>.md").display().to_string(),
                 },

@@ -9,9 +9,9 @@ use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Serialize};
 
 use crate::audit::{AuditEvent, Event};
-use crate::bridge::transfer::Protocol;
 use crate::compose::Draft;
 use crate::error::{Error, Result};
+use crate::foreign::Protocol;
 use crate::identity;
 use crate::layout::Private;
 use crate::liveness::{Alive, Holder};

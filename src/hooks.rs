@@ -11,29 +11,7 @@ use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::words::word_enum;
 
-word_enum! {
-    /// The git hooks aea installs, by git's names, in the order they are
-    /// installed and listed (`aea hooks run <hook>` takes one of these).
-    pub enum GitHook {
-        /// Summarises waiting mail and blocks where the policy says.
-        PreCommit = "pre-commit",
-        PostMerge = "post-merge",
-        PostCheckout = "post-checkout",
-        PostRewrite = "post-rewrite",
-    }
-}
-
-impl GitHook {
-    /// Its key under `hooks:` in agent-config.yaml (`post_merge`).
-    pub fn config_key(self) -> &'static str {
-        match self {
-            GitHook::PreCommit => "pre_commit",
-            GitHook::PostMerge => "post_merge",
-            GitHook::PostCheckout => "post_checkout",
-            GitHook::PostRewrite => "post_rewrite",
-        }
-    }
-}
+pub use crate::config::GitHook;
 
 /// Bumped whenever the script changes, so `status` can say "outdated".
 pub const HOOK_VERSION: u32 = 5;

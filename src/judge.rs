@@ -43,13 +43,13 @@ impl Judge {
     /// Like [`Judge::load`], but a config that does not read or compile is
     /// an error: for the pre-commit gate, which must block on it.
     pub fn load_checked(mailbox: &Mailbox, keyring: Rc<KeyRing>, warn: Warn) -> Result<Self> {
-        let path = mailbox.dir().join(crate::config::FILE_NAME);
-        let checked = crate::config::Checked::compile(mailbox.config()?.clone(), &path)?;
+        let path = mailbox.layout().shared(crate::layout::Shared::Config);
+        let checked = crate::policy::Checked::compile(mailbox.config()?.clone(), &path)?;
         Ok(Self::from_checked(checked, keyring, warn))
     }
 
     /// The judge of a config already checked.
-    pub fn from_checked(checked: crate::config::Checked, keyring: Rc<KeyRing>, warn: Warn) -> Self {
+    pub fn from_checked(checked: crate::policy::Checked, keyring: Rc<KeyRing>, warn: Warn) -> Self {
         Self::with(checked.policy, checked.config.agent.id, keyring, warn)
     }
 

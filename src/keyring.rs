@@ -42,10 +42,10 @@ pub enum Published {
     NotAKey(String),
 }
 
-/// What the `.aea/` folder `aea_dir` of an agent's repository publishes as
-/// agent `id`'s key. An error when no config can be read there.
-pub fn published_key(aea_dir: &Path, id: &str) -> Result<Published> {
-    let config = AgentConfig::load(aea_dir)?;
+/// What the config file `config` of an agent's repository publishes as
+/// agent `id`'s key. An error when it cannot be read.
+pub fn published_key(config: &Path, id: &str) -> Result<Published> {
+    let config = AgentConfig::load_file(config)?;
     if config.agent.id.as_deref() != Some(id) {
         return Ok(Published::OtherAgent(config.agent.id.unwrap_or_default()));
     }
@@ -129,8 +129,8 @@ type CacheKey = ([u8; 32], Option<Signature>);
 #[derive(Debug, Clone)]
 pub struct Sources {
     pub registry: Option<PathBuf>,
-    /// The receiver's `.aea/`, for its own id.
-    pub aea_dir: PathBuf,
+    /// The receiver's config file, for its own id.
+    pub config: PathBuf,
     /// The user's private keys, for the receiver's own public key.
     pub keys_dir: Option<PathBuf>,
     /// Where verified results of earlier runs are kept: a file in the
@@ -207,7 +207,7 @@ impl KeyRing {
             };
             let own_id = match self.own_id.get() {
                 Some(id) => id.clone(),
-                None => AgentConfig::load(&sources.aea_dir)
+                None => AgentConfig::load_file(&sources.config)
                     .ok()
                     .and_then(|c| c.agent.id),
             };
@@ -502,7 +502,7 @@ mod tests {
         let with_cache = |mut ring: KeyRing| {
             ring.sources = Some(Sources {
                 registry: None,
-                aea_dir: dir.path().join(".aea"),
+                config: dir.path().join("config.yaml"),
                 keys_dir: None,
                 cache: Some(cache.clone()),
             });
@@ -667,13 +667,15 @@ mod tests {
     /// verifies anything (whoever can write those files chose them).
     #[test]
     fn committed_keys_never_verify() {
+        const CONFIG: &str = "config.yaml";
         let dir = tempfile::tempdir().expect("a temporary folder");
         let key = SigningKey::from_bytes(&[7; 32]);
         for (repo, id) in [("api", "api"), ("web", "web")] {
-            let aea = dir.path().join(repo).join(crate::layout::AEA_DIR);
-            fs::create_dir_all(&aea).unwrap();
+            // The key ring is handed the config's path: any file will do.
+            let folder = dir.path().join(repo);
+            fs::create_dir_all(&folder).unwrap();
             fs::write(
-                aea.join(crate::config::FILE_NAME),
+                folder.join(CONFIG),
                 format!(
                     "agent:\n  id: {id}\n  public_key: \"{}\"\n",
                     public_text(&key.verifying_key())
@@ -695,7 +697,7 @@ mod tests {
         fs::write(&path, toml::to_string(&registry).unwrap()).unwrap();
         let ring = KeyRing::lazy(Sources {
             registry: Some(path),
-            aea_dir: dir.path().join("web").join(crate::layout::AEA_DIR),
+            config: dir.path().join("web").join(CONFIG),
             keys_dir: Some(dir.path().join("no-keys")),
             cache: None,
         });
@@ -718,11 +720,11 @@ mod tests {
         assert_eq!(ring.unpinned("web"), None, "the receiver itself");
         assert_eq!(ring.unpinned("nobody"), Some(Unpinned::Unknown));
         assert_eq!(
-            published_key(&dir.path().join("api").join(crate::layout::AEA_DIR), "api").unwrap(),
+            published_key(&dir.path().join("api").join(CONFIG), "api").unwrap(),
             Published::Key(key.verifying_key())
         );
         assert_eq!(
-            published_key(&dir.path().join("api").join(crate::layout::AEA_DIR), "web").unwrap(),
+            published_key(&dir.path().join("api").join(CONFIG), "web").unwrap(),
             Published::OtherAgent("api".into())
         );
     }

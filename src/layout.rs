@@ -64,6 +64,19 @@ pub enum Shared {
     GitIgnore,
 }
 
+/// The config file of the inbox `aea_dir` (`agent-config.yaml`), for a
+/// caller that has the folder but no [`Layout`] (another repository's, or
+/// one not opened as a mailbox).
+pub fn config_file(aea_dir: &Path) -> PathBuf {
+    aea_dir.join(Shared::Config.name())
+}
+
+/// The config file of the repository at `repo`
+/// (`.aea/agent-config.yaml`).
+pub fn repo_config_file(repo: &Path) -> PathBuf {
+    config_file(&repo.join(AEA_DIR))
+}
+
 /// The bash AEA's checker in `aea_dir` (`scripts/aea-check.sh`): where it
 /// is decides whether deliveries keep its `.processed/` markers, and a
 /// listing stamps it.

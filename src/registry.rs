@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::bridge::transfer::Protocol;
 use crate::config;
 use crate::error::{Error, Result};
+use crate::foreign::Protocol;
 use crate::fsutil;
 use crate::words::word_enum;
 
@@ -147,7 +147,10 @@ impl Registry {
         self.agents.get(id)
     }
 
-    pub fn health(id: &str, entry: &Entry) -> Health {
+    /// What is wrong with `entry`, if anything. `inbox` is the `.aea/`
+    /// folder of the repository at `entry.path` and `config` its config
+    /// file, as the store's layout names them.
+    pub fn health(id: &str, entry: &Entry, inbox: &Path, config: &Path) -> Health {
         if !entry.enabled {
             return Health::Disabled;
         }
@@ -164,11 +167,10 @@ impl Registry {
         if !entry.path.is_dir() {
             return Health::PathMissing;
         }
-        let aea = entry.path.join(crate::layout::AEA_DIR);
-        if !aea.is_dir() {
+        if !inbox.is_dir() {
             return Health::NotInitialized;
         }
-        match config::peek_id(&aea) {
+        match config::peek_id(config) {
             Some(actual) if actual == id => Health::Ok,
             _ => Health::IdMismatch,
         }

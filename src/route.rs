@@ -4,9 +4,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::bridge::transfer::Protocol;
 use crate::config;
 use crate::error::{Error, Result};
+use crate::foreign::Protocol;
 use crate::mailbox::{AEA_DIR, Mailbox};
 use crate::message::{Message, check_agent_id};
 use crate::registry::Registry;
@@ -252,7 +252,7 @@ fn known_ids(own_repo: &Path, registry: Option<&Path>) -> Vec<String> {
                 .filter_map(std::result::Result::ok)
                 .map(|e| e.path())
                 .filter(|p| p != own_repo)
-                .filter_map(|p| config::peek_id(&p.join(AEA_DIR))),
+                .filter_map(|p| config::peek_id(&crate::layout::repo_config_file(&p))),
         );
     }
     ids
@@ -317,7 +317,7 @@ fn sibling_repos(own_repo: &Path, id: &str) -> Vec<PathBuf> {
         .filter_map(std::result::Result::ok)
         .map(|e| e.path())
         .filter(|p| p != own_repo && p.join(AEA_DIR).is_dir())
-        .filter(|p| config::peek_id(&p.join(AEA_DIR)).as_deref() == Some(id))
+        .filter(|p| config::peek_id(&crate::layout::repo_config_file(p)).as_deref() == Some(id))
         .collect();
     found.sort();
     found

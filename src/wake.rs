@@ -13,6 +13,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
+use crate::doorbell::Backoff;
 use crate::error::Result;
 use crate::judge::Judge;
 use crate::mailbox::{Entry, Mailbox, Marker};
@@ -250,23 +251,6 @@ impl Known {
     }
 }
 
-/// How often a doorbell rings again for mail still waiting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Backoff {
-    /// After the first ring, the next one comes this much later...
-    pub initial: Duration,
-    /// ...doubling each time, but never more than this apart.
-    pub max: Duration,
-}
-
-impl Backoff {
-    /// The gap after the `attempts`-th ring (1 = the first).
-    pub fn after(self, attempts: u32) -> Duration {
-        let factor = 2u32.saturating_pow(attempts.saturating_sub(1).min(16));
-        self.initial.saturating_mul(factor).min(self.max)
-    }
-}
-
 #[derive(Debug)]
 struct Rung {
     short_ref: String,
@@ -344,17 +328,6 @@ mod tests {
     }
 
     const S: Duration = Duration::from_secs(1);
-
-    #[test]
-    fn backoff_doubles_up_to_the_cap() {
-        let b = Backoff {
-            initial: S,
-            max: 5 * S,
-        };
-        let gaps: Vec<_> = (1..=5).map(|n| b.after(n).as_secs()).collect();
-        assert_eq!(gaps, [1, 2, 4, 5, 5]);
-        assert_eq!(b.after(u32::MAX), 5 * S);
-    }
 
     #[test]
     fn rings_at_once_then_again_with_backoff_until_processed() {

@@ -19,10 +19,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::transfer::{self, Imported, Protocol, Status};
+use super::transfer::{self, Imported, ProtocolFormat as _, Status};
 use crate::audit::{AuditEvent, Event};
 use crate::config::BridgeConfig;
 use crate::error::{Error, Result};
+use crate::foreign::Protocol;
 use crate::fsutil::{self, ReadLimited};
 use crate::mailbox::{Mailbox, Processed};
 use crate::runtime::Runtime;

@@ -22,25 +22,27 @@ use crate::message::Message;
 use crate::runtime::Runtime;
 use crate::words::word_enum;
 
-word_enum! {
-    /// The file protocols aea can import from and export to.
-    pub enum Protocol {
-        Oacp = "oacp",
-        Roo = "roo",
-    }
+use crate::foreign::Protocol;
+
+/// How a protocol's files are read and written: the half of [`Protocol`]
+/// that needs the converters of `bridge` (the name itself lives below the
+/// config, which names protocols too).
+pub trait ProtocolFormat: Copy {
+    /// Reads one of their files, named `name`, as a message.
+    fn parse(self, text: &str, name: &str) -> Result<Message, String>;
+    /// A message as their file's text.
+    fn render(self, message: &Message) -> String;
+    /// The name they give the file of `message`.
+    fn file_name(self, message: &Message) -> String;
+    /// The message's id as their file gave it (kept in the message's
+    /// context when AEA could not use it as is).
+    fn foreign_id(self, message: &Message) -> &str;
+    /// Whether a file in a folder given to `import` is one of theirs.
+    fn is_theirs(self, name: &str) -> bool;
 }
 
-impl Protocol {
-    /// The protocol's name for people.
-    pub fn label(self) -> &'static str {
-        match self {
-            Protocol::Oacp => "OACP",
-            Protocol::Roo => "Roo",
-        }
-    }
-
-    /// Reads one of their files, named `name`, as a message.
-    pub(crate) fn parse(self, text: &str, name: &str) -> Result<Message, String> {
+impl ProtocolFormat for Protocol {
+    fn parse(self, text: &str, name: &str) -> Result<Message, String> {
         match self {
             Protocol::Oacp => super::oacp::parse(text),
             Protocol::Roo => match super::roo::slug_of(name) {
@@ -64,9 +66,7 @@ impl Protocol {
         }
     }
 
-    /// The message's id as their file gave it (kept in the message's
-    /// context when AEA could not use it as is).
-    pub fn foreign_id(self, message: &Message) -> &str {
+    fn foreign_id(self, message: &Message) -> &str {
         let key = match self {
             Protocol::Oacp => super::oacp::CONTEXT_KEY,
             Protocol::Roo => super::roo::CONTEXT_KEY,
@@ -80,24 +80,13 @@ impl Protocol {
             .unwrap_or(&message.message_id)
     }
 
-    /// Whether a file in a folder given to `import` is one of theirs.
     #[allow(clippy::case_sensitive_file_extension_comparisons)]
-    pub fn is_theirs(self, name: &str) -> bool {
+    fn is_theirs(self, name: &str) -> bool {
         match self {
             Protocol::Oacp => {
                 !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"))
             }
             Protocol::Roo => super::roo::slug_of(name).is_some(),
-        }
-    }
-
-    /// Roo has one file per recipient, `to-<slug>.md`: another name would
-    /// never be read, so a message for a recipient with one waiting is
-    /// refused (it stays in our mailbox) instead of written elsewhere.
-    fn one_file_per_recipient(self) -> bool {
-        match self {
-            Protocol::Oacp => false,
-            Protocol::Roo => true,
         }
     }
 }

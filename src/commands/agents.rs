@@ -14,7 +14,7 @@ use crate::cli::{AgentsArgs, AgentsCommand};
 use crate::error::{ConfigDirUse, Error, ExitCode, Result};
 use crate::identity;
 use crate::keyring::{self, Published};
-use crate::layout;
+use crate::layout::{self, AEA_DIR};
 use crate::message::{check_agent_id, format_time};
 use crate::printer::untrusted_short;
 use crate::registry::{Entry, Health, Registry};
@@ -147,7 +147,12 @@ fn list(path: &Path, ctx: &Context) -> Result<ExitCode> {
             description: e.description.clone(),
             enabled: e.enabled,
             registered: e.registered.clone(),
-            health: Registry::health(id, e),
+            health: Registry::health(
+                id,
+                e,
+                &e.path.join(AEA_DIR),
+                &layout::repo_config_file(&e.path),
+            ),
             key: e.key.clone(),
             fingerprint: fingerprint_of(e.key.as_deref()),
             allow_unsigned: e.allow_unsigned,
@@ -258,7 +263,7 @@ fn add(
     // and pinned (ssh's first connection to a host): a later change there
     // is refused, not followed.
     let published = (key.is_none() && !path.as_os_str().is_empty())
-        .then(|| keyring::published_key(&path.join(layout::AEA_DIR), id));
+        .then(|| keyring::published_key(&layout::repo_config_file(&path), id));
     let read = match &published {
         Some(Ok(Published::Key(k))) => Some(identity::public_text(k)),
         _ => None,
@@ -394,7 +399,7 @@ fn trust(
             Some(k.to_string())
         }
         None if !entry.path.as_os_str().is_empty() => {
-            match keyring::published_key(&entry.path.join(layout::AEA_DIR), id) {
+            match keyring::published_key(&layout::repo_config_file(&entry.path), id) {
                 Ok(Published::Key(k)) => {
                     refuse_changed(id, entry, &k)?;
                     Some(identity::public_text(&k))

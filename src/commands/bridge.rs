@@ -38,7 +38,10 @@ pub fn run(args: &BridgeArgs, ctx: &Context) -> Result<ExitCode> {
         return Err(Error::usage(
             format!(
                 "no bridges in {}",
-                mailbox.dir().join(crate::config::FILE_NAME).display()
+                mailbox
+                    .layout()
+                    .shared(crate::layout::Shared::Config)
+                    .display()
             ),
             "name the folders to import, e.g. `bridges: [{protocol: oacp, path: <OACP_HOME>/projects/<p>/agents/<name>}]` \
              or `[{protocol: roo, path: .roo/mailbox}]`, then run `aea trust`",

@@ -155,7 +155,7 @@ impl Context {
                 });
                 Rc::new(KeyRing::lazy(crate::keyring::Sources {
                     registry: self.registry.clone(),
-                    aea_dir,
+                    config: crate::layout::config_file(&aea_dir),
                     keys_dir: self.keys_dir.clone(),
                     cache,
                 }))
@@ -213,7 +213,10 @@ impl Context {
                     self.printer.warn(format_args!(
                         "ignoring {} of {} until you trust them: see `aea trust --show`, then `aea trust`",
                         t.ignored.keys().join(", "),
-                        mailbox.dir().join(crate::config::FILE_NAME).display()
+                        mailbox
+                            .layout()
+                            .shared(crate::layout::Shared::Config)
+                            .display()
                     ));
                 }
                 t.settings
@@ -236,7 +239,7 @@ impl Context {
         if config.bridges.is_empty() {
             return Ok(Vec::new());
         }
-        let id = config.require_id(mailbox.dir())?;
+        let id = config.require_id(&mailbox.layout().shared(crate::layout::Shared::Config))?;
         Ok(self
             .trusted(mailbox, config)
             .bridges
@@ -347,7 +350,7 @@ impl Context {
     }
 
     /// The judge of a config already checked.
-    pub fn judge_from(&self, checked: crate::config::Checked) -> Judge {
+    pub fn judge_from(&self, checked: crate::policy::Checked) -> Judge {
         Judge::from_checked(checked, self.keyring(), self.warnings())
     }
 

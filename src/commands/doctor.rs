@@ -10,7 +10,6 @@ use serde::Serialize;
 use super::Context;
 use crate::bridge::transfer::ProtocolFiles;
 use crate::cli::DoctorArgs;
-use crate::config;
 use crate::error::{Error, ExitCode, Result};
 use crate::harness;
 use crate::hooks::{self, GitHook, State};
@@ -474,7 +473,7 @@ fn layout_check(layout: &Layout) -> Finding {
 /// The config as every command reads it, and what in it waits for `aea
 /// trust`. Also returns the agent id, when the config has one.
 fn config_checks(aea: &Path, repo: &Path, ctx: &Context) -> (Vec<Finding>, Option<String>) {
-    let config_path = aea.join(config::FILE_NAME);
+    let config_path = layout::config_file(aea);
     // Never a FIFO or a symlink: an unreadable config reads as empty here
     // and the state check below names the file.
     let text = crate::fsutil::read_optional(&config_path)
@@ -482,7 +481,7 @@ fn config_checks(aea: &Path, repo: &Path, ctx: &Context) -> (Vec<Finding>, Optio
         .flatten()
         .unwrap_or_default();
     // The same check every command and the pre-commit gate make.
-    let checked = config::Checked::parse(&text, &config_path);
+    let checked = crate::policy::Checked::parse(&text, &config_path);
     let untrusted = checked.as_ref().ok().map(|c| {
         crate::config_trust::trusted_settings(&c.config, repo, ctx.trust_store())
             .map(|t| t.ignored.keys())
@@ -541,7 +540,12 @@ fn registry(ctx: &Context, repo: &Path, id: Option<&str>) -> Finding {
                         "choose another id with `aea init --id`, or fix the registry entry"
                             .to_string(),
                     )),
-                    Some(entry) => match Registry::health(id, entry) {
+                    Some(entry) => match Registry::health(
+                        id,
+                        entry,
+                        &entry.path.join(layout::AEA_DIR),
+                        &layout::repo_config_file(&entry.path),
+                    ) {
                         Health::Ok => None,
                         other => Some((
                             format!("registry entry: {}", other.as_str()),
@@ -586,7 +590,7 @@ fn peer_keys(ctx: &Context, own: Option<&str>) -> Vec<Finding> {
             continue;
         }
         let Ok(Published::Key(published)) =
-            keyring::published_key(&entry.path.join(layout::AEA_DIR), id)
+            keyring::published_key(&layout::repo_config_file(&entry.path), id)
         else {
             continue;
         };

@@ -432,10 +432,10 @@ fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         let hooks = &mailbox.config()?.hooks;
         return Ok(gate(&report, &setting(hooks, GitHook::PreCommit), ctx));
     }
-    let path = mailbox.dir().join(crate::config::FILE_NAME);
+    let path = mailbox.layout().shared(crate::layout::Shared::Config);
     let checked = match mailbox
         .config()
-        .and_then(|c| crate::config::Checked::compile(c.clone(), &path))
+        .and_then(|c| crate::policy::Checked::compile(c.clone(), &path))
     {
         Ok(checked) => checked,
         Err(e) => {

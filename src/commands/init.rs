@@ -10,13 +10,13 @@ use serde::Serialize;
 use super::Context;
 use crate::audit::{self, AuditEvent, Event};
 use crate::cli::InitArgs;
-use crate::config::{self, AgentConfig};
+use crate::config::AgentConfig;
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
 use crate::harness::{self, Agent};
 use crate::hooks;
 use crate::identity;
-use crate::layout::{AEA_DIR, Layout, Private, Shared};
+use crate::layout::{self, AEA_DIR, Layout, Private, Shared};
 use crate::mailbox::SHARED_STATE_DIRS;
 use crate::message::{check_agent_id, format_time, sanitize_agent_id};
 use crate::registry::{Entry, Health, Registry};
@@ -170,7 +170,7 @@ pub fn init_repo(
     if fs::symlink_metadata(&aea).is_ok_and(|m| !m.is_dir()) {
         return Err(Error::NotADirectory { path: aea });
     }
-    let config_path = aea.join(config::FILE_NAME);
+    let config_path = layout::config_file(&aea);
     let existing = match fsutil::read_optional(&config_path)? {
         Some(text) => Some(AgentConfig::parse(&text, &config_path)?),
         None => None,
@@ -183,7 +183,12 @@ pub fn init_repo(
         && let Ok(known) = Registry::load(path)
         && let Some(old) = known.get(&agent_id)
         && old.path != repo
-        && Registry::health(&agent_id, old) == Health::Ok
+        && Registry::health(
+            &agent_id,
+            old,
+            &old.path.join(AEA_DIR),
+            &layout::repo_config_file(&old.path),
+        ) == Health::Ok
     {
         return Err(Error::RegistryConflict {
             id: agent_id,
@@ -217,7 +222,10 @@ pub fn init_repo(
     if existing.is_none() {
         let text = templates::policy(policy, &agent_id);
         fsutil::create_exclusive(&config_path, text.as_bytes())?;
-        changed.push(format!("{AEA_DIR}/{} ({policy} policy)", config::FILE_NAME));
+        changed.push(format!(
+            "{AEA_DIR}/{} ({policy} policy)",
+            Shared::Config.name()
+        ));
     } else if options.policy.is_some() {
         warnings.push(format!(
             "kept the existing {}; --policy only applies to a new one",
@@ -355,7 +363,7 @@ fn signing_key(
             if publish_key(config_path, &public, warnings)? {
                 changed.push(format!(
                     "{AEA_DIR}/{} (agent.public_key)",
-                    config::FILE_NAME
+                    Shared::Config.name()
                 ));
             }
             Some(public)
@@ -586,7 +594,13 @@ fn register(path: &Path, id: &str, repo: &Path, key: Option<String>, rt: &Runtim
             }
             // Another live repository with this id keeps it; a stale entry
             // (moved or deleted repository) is replaced.
-            if Registry::health(id, old) == Health::Ok {
+            if Registry::health(
+                id,
+                old,
+                &old.path.join(AEA_DIR),
+                &layout::repo_config_file(&old.path),
+            ) == Health::Ok
+            {
                 return Err(Error::RegistryConflict {
                     id: id.to_string(),
                     other: old.path.clone(),

@@ -19,13 +19,14 @@ use super::Context;
 use crate::audit::{AuditEvent, Event};
 use crate::cli::MonitorCommand;
 use crate::config::{AgentConfig, MonitoringConfig};
+use crate::doorbell::{Backoff, DAY, Transport};
 use crate::error::{ConfigProblem, Error, ExitCode, Result};
 use crate::fsutil;
 use crate::layout::Private;
 use crate::mailbox::Mailbox;
 use crate::message::format_time;
-use crate::transport::{DAY, RingEnv, Transport};
-use crate::wake::{self, Backoff, Schedule, Waiting};
+use crate::transport::{self, RingEnv};
+use crate::wake::{self, Schedule, Waiting};
 use crate::watch::DirWatch;
 use crate::words::word_enum;
 
@@ -367,7 +368,7 @@ fn ring(
         return;
     }
     for transport in transports {
-        let event = match transport.ring(refs, mailbox.repo(), env) {
+        let event = match transport::ring(transport, refs, mailbox.repo(), env) {
             Ok(()) => Event::new(&ctx.rt, AuditEvent::Notified).with("transport", transport.name()),
             Err(e) => Event::new(&ctx.rt, AuditEvent::NotifyFailed)
                 .with("transport", transport.name())

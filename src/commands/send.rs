@@ -9,7 +9,9 @@ use crate::route;
 pub fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
     let sender = ctx.mailbox()?;
     let config = sender.config()?;
-    let sender_id = config.require_id(sender.dir())?.to_string();
+    let sender_id = config
+        .require_id(&sender.layout().shared(crate::layout::Shared::Config))?
+        .to_string();
     let max = config.limits.recipients();
     // Only a trusted remote counts: an untrusted one is as if absent.
     let via_remote = ctx.trusted(&sender, config).sync_remote.is_some();

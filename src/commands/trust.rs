@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::Context;
 use crate::cli::TrustConfigArgs;
-use crate::config::{self, AgentConfig};
+use crate::config::AgentConfig;
 use crate::config_trust::{self, Entry, Settings, Store};
 use crate::error::{ConfigDirUse, Error, ExitCode, Result};
 use crate::message::format_time;
@@ -44,7 +44,7 @@ pub fn run(args: &TrustConfigArgs, ctx: &Context) -> Result<ExitCode> {
         needed_for: ConfigDirUse::TrustStore,
     })?;
     let key = config_trust::repo_key(mailbox.repo())?;
-    let config_path = mailbox.dir().join(config::FILE_NAME);
+    let config_path = mailbox.layout().shared(crate::layout::Shared::Config);
     let p = &ctx.printer;
 
     if args.revoke {
@@ -65,7 +65,7 @@ pub fn run(args: &TrustConfigArgs, ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
 
-    let config = AgentConfig::load(mailbox.dir())?;
+    let config = AgentConfig::load_file(&config_path)?;
     let settings = Settings::of(&config);
     let digest = settings.digest();
     if settings.is_empty() {

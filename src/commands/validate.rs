@@ -8,7 +8,6 @@ use serde::Serialize;
 
 use super::Context;
 use crate::cli::ValidateArgs;
-use crate::config;
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
 use crate::mailbox::read_message_file;
@@ -38,12 +37,12 @@ pub fn run(args: &ValidateArgs, ctx: &Context) -> Result<ExitCode> {
     let meta = fs::symlink_metadata(&target).map_err(|e| Error::io("open", &target, e))?;
     let mut report = Report::default();
     if meta.is_dir() {
-        let config_path = target.join(config::FILE_NAME);
+        let config_path = crate::layout::config_file(&target);
         if let Some(text) = fsutil::read_optional(&config_path)? {
             report.checked += 1;
-            let file = || config::FILE_NAME.to_string();
+            let file = || crate::layout::Shared::Config.name().to_string();
             // The same check every command and the pre-commit gate make.
-            if let Err(e) = config::Checked::parse(&text, &config_path) {
+            if let Err(e) = crate::policy::Checked::parse(&text, &config_path) {
                 report.problems.push(Finding {
                     file: file(),
                     problem: crate::error::one_line(&e),

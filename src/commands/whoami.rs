@@ -42,7 +42,7 @@ pub(super) struct WhoamiOutput<'a> {
 pub fn run(ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let config = mailbox.config()?;
-    let id = config.require_id(mailbox.dir())?;
+    let id = config.require_id(&mailbox.layout().shared(crate::layout::Shared::Config))?;
     let key = ctx.signing_key(id)?.verifying_key();
     let public = identity::public_text(&key);
     let fingerprint = identity::fingerprint(&key);
@@ -58,7 +58,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     };
     let pin = format!("aea agents add {id} {place} --key {public}");
     let published = matches!(
-        keyring::published_key(&repo.join(layout::AEA_DIR), id),
+        keyring::published_key(&layout::repo_config_file(repo), id),
         Ok(Published::Key(k)) if k == key
     );
     let p = &ctx.printer;
@@ -93,7 +93,10 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     if !published {
         p.warn(format_args!(
             "{} does not publish this key: `aea init` publishes it for peers that add {id} by path (commit the change)",
-            mailbox.dir().join(crate::config::FILE_NAME).display()
+            mailbox
+                .layout()
+                .shared(crate::layout::Shared::Config)
+                .display()
         ));
     }
     Ok(ExitCode::Success)

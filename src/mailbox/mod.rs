@@ -448,11 +448,11 @@ impl Mailbox {
                 // The commands that need the config say why it does not
                 // read; its size limit still holds where it can be found.
                 let config = OnceCell::new();
-                if let Ok(loaded) = AgentConfig::load(layout.inbox()) {
+                if let Ok(loaded) = AgentConfig::load_file(&layout.shared(Shared::Config)) {
                     let _ = config.set(loaded);
                 }
                 let message_limit = config.get().map_or_else(
-                    || crate::config::salvage_message_limit(layout.inbox()),
+                    || crate::config::salvage_message_limit(&layout.shared(Shared::Config)),
                     |c| c.limits.message_bytes(),
                 );
                 Ok(Mailbox {
@@ -589,7 +589,7 @@ impl Mailbox {
         if let Some(config) = self.config.get() {
             return Ok(config);
         }
-        let loaded = AgentConfig::load(self.dir())?;
+        let loaded = AgentConfig::load_file(&self.layout.shared(Shared::Config))?;
         Ok(self.config.get_or_init(|| loaded))
     }
 
@@ -611,7 +611,10 @@ impl Mailbox {
 
     /// The id of the agent this mailbox belongs to.
     pub fn agent_id(&self) -> Result<String> {
-        Ok(self.config()?.require_id(self.dir())?.to_string())
+        Ok(self
+            .config()?
+            .require_id(&self.layout.shared(Shared::Config))?
+            .to_string())
     }
 
     /// Whether the private state exists and is the receiver's own: checked

@@ -30,6 +30,10 @@
 //! stricter rule's `from`) holds for the claim as well: a claim can only
 //! ever cost its sender.
 
+mod checked;
+
+pub use checked::Checked;
+
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 

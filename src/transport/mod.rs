@@ -6,7 +6,9 @@
 //! `command` transport, in environment variables, never through a shell.
 //!
 //! `opencode.rs` is the OpenCode doorbell (its auth and how it finds the
-//! session), `http.rs` the minimal HTTP client it talks through.
+//! session), `http.rs` the minimal HTTP client it talks through. What the
+//! config says of a transport, and the checks made when it is read, are
+//! [`crate::doorbell`]'s.
 
 mod http;
 mod opencode;
@@ -15,10 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
-pub use opencode::Opencode;
-
+use crate::doorbell::Transport;
 use crate::env::{Env, Secret, Variables};
 
 /// The one text every doorbell carries.
@@ -26,88 +25,48 @@ pub const DOORBELL: &str = "New AEA mail is waiting: run `aea check` and handle 
 /// How long one transport may take before it counts as failed.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Monitoring durations are capped at a day, so adding one to the clock
-/// cannot overflow.
-pub const DAY: Duration = Duration::from_secs(86_400);
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-// A misspelt key (`arg:` for `args:`) is an error, not a doorbell that
-// silently rings without it.
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Transport {
-    /// Runs `program` with `args`; the short references are in
-    /// `AEA_MESSAGE_REFS` (and, for older scripts, `AEA_MESSAGE_IDS`).
-    Command {
-        program: PathBuf,
-        #[serde(default)]
-        args: Vec<String>,
-    },
-    /// Types the doorbell into a tmux pane, then presses Enter.
-    Tmux {
-        target: String,
-        /// A tmux server socket name (`tmux -L`), if not the default.
-        #[serde(default)]
-        socket: Option<String>,
-    },
-    /// `POST /session/{session}/prompt_async` to a local OpenCode server,
-    /// with Basic auth from the monitor's environment; without `session`,
-    /// to the most recently updated session of this repository.
-    Opencode(Opencode),
-    /// A desktop notification through `notify-send`.
-    // Braces, not a unit variant: serde lets a unit variant of a tagged
-    // enum take any keys, and a misspelt one must be an error.
-    Desktop {},
-}
-
-impl Transport {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Transport::Command { .. } => "command",
-            Transport::Tmux { .. } => "tmux",
-            Transport::Opencode { .. } => "opencode",
-            Transport::Desktop {} => "desktop",
+/// Rings `transport` once. `refs` are short references, `repo` the repository path.
+pub fn ring(
+    transport: &Transport,
+    refs: &[String],
+    repo: &Path,
+    env: &RingEnv,
+) -> Result<(), TransportError> {
+    match transport {
+        Transport::Command { program, args } => {
+            let mut cmd = Command::new(program);
+            // `AEA_MESSAGE_IDS` keeps scripts written for earlier
+            // versions working: they pass it to `aea show`, which takes
+            // references as well as ids.
+            cmd.args(args)
+                .env("AEA_MESSAGE_REFS", refs.join(","))
+                .env("AEA_MESSAGE_IDS", refs.join(","))
+                .env("AEA_MESSAGE_COUNT", refs.len().to_string())
+                .env("AEA_REPO", repo)
+                .env("AEA_DOORBELL", DOORBELL)
+                .current_dir(repo);
+            run(cmd, &program.display().to_string())
         }
-    }
-
-    /// Rings once. `refs` are short references, `repo` the repository path.
-    pub fn ring(&self, refs: &[String], repo: &Path, env: &RingEnv) -> Result<(), TransportError> {
-        match self {
-            Transport::Command { program, args } => {
-                let mut cmd = Command::new(program);
-                // `AEA_MESSAGE_IDS` keeps scripts written for earlier
-                // versions working: they pass it to `aea show`, which takes
-                // references as well as ids.
-                cmd.args(args)
-                    .env("AEA_MESSAGE_REFS", refs.join(","))
-                    .env("AEA_MESSAGE_IDS", refs.join(","))
-                    .env("AEA_MESSAGE_COUNT", refs.len().to_string())
-                    .env("AEA_REPO", repo)
-                    .env("AEA_DOORBELL", DOORBELL)
-                    .current_dir(repo);
-                run(cmd, &program.display().to_string())
-            }
-            Transport::Tmux { target, socket } => {
-                let tmux = |keys: &[&str]| {
-                    let mut cmd = Command::new("tmux");
-                    if let Some(socket) = socket {
-                        cmd.args(["-L", socket]);
-                    }
-                    cmd.args(["send-keys", "-t", target]).args(keys);
-                    run(cmd, "tmux")
-                };
-                // Text and Enter separately: `-l` sends the text literally,
-                // and some TUIs drop an Enter that arrives in the same burst.
-                tmux(&["-l", DOORBELL])?;
-                std::thread::sleep(Duration::from_millis(50));
-                tmux(&["Enter"])
-            }
-            Transport::Opencode(bell) => bell.ring(repo, env),
-            Transport::Desktop {} => {
-                let mut cmd = Command::new("notify-send");
-                cmd.args(["aea", DOORBELL]);
-                run(cmd, "notify-send")
-            }
+        Transport::Tmux { target, socket } => {
+            let tmux = |keys: &[&str]| {
+                let mut cmd = Command::new("tmux");
+                if let Some(socket) = socket {
+                    cmd.args(["-L", socket]);
+                }
+                cmd.args(["send-keys", "-t", target]).args(keys);
+                run(cmd, "tmux")
+            };
+            // Text and Enter separately: `-l` sends the text literally,
+            // and some TUIs drop an Enter that arrives in the same burst.
+            tmux(&["-l", DOORBELL])?;
+            std::thread::sleep(Duration::from_millis(50));
+            tmux(&["Enter"])
+        }
+        Transport::Opencode(bell) => opencode::ring(bell, repo, env),
+        Transport::Desktop {} => {
+            let mut cmd = Command::new("notify-send");
+            cmd.args(["aea", DOORBELL]);
+            run(cmd, "notify-send")
         }
     }
 }

@@ -14,7 +14,8 @@
 //!   the process that rings (`aea monitor start`), or the password from
 //!   the variable `password_env` names. Never from the config: it is
 //!   committed and read by every clone, so a key there that looks like it
-//!   holds a secret is refused when the config is read.
+//!   holds a secret is refused when the config is read
+//!   ([`crate::doorbell::Opencode`]).
 //! - Which project: the `directory` query parameter (the server also reads
 //!   an `x-opencode-directory` header; its SDK moves that into the query).
 //! - Sessions: `GET /session?directory=D&roots=true` lists the sessions
@@ -25,123 +26,18 @@
 //!   program's): its directory must be this repository and its id must look
 //!   like OpenCode's (`ses_…`) before it goes into a URL path.
 
-use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::Path;
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::Deserialize;
 
 use super::http::{self, HttpError, Request, Response};
 use super::{DOORBELL, RingEnv, TIMEOUT, TransportError};
+use crate::doorbell::{Opencode, check_session_id, host};
 use crate::env::{OPENCODE_SERVER_PASSWORD, Secret};
 
 /// OpenCode's default Basic-auth user (`OPENCODE_SERVER_USERNAME` unset).
 const DEFAULT_USER: &str = "opencode";
-
-/// `type: opencode` in `monitoring.transports`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[cfg_attr(test, schemars(deny_unknown_fields))]
-pub struct Opencode {
-    /// `http://host:port` of `opencode serve`.
-    pub url: String,
-    /// The session to ring; without it, the most recently updated session
-    /// of this repository, asked from the server each time.
-    // Left out when absent, so a config that names one keeps the trust
-    // digest it had when `session` was required.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session: Option<String>,
-    /// The environment variable that holds the server's password, if not
-    /// `OPENCODE_SERVER_PASSWORD` — its name, never the password.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub password_env: Option<String>,
-}
-
-const FIELDS: &[&str] = &["url", "session", "password_env"];
-
-/// Words in a key that mean it would hold a secret — the words OpenCode's
-/// own config redaction looks for, and `pass`/`auth` for the short forms.
-const SECRET_WORDS: &[&str] = &[
-    "pass",
-    "secret",
-    "token",
-    "auth",
-    "credential",
-    "cookie",
-    "key",
-];
-
-// By hand around a derived twin: serde's `deny_unknown_fields` would call a
-// `password:` key merely unknown, and this one must say why it can never
-// be there.
-impl<'de> Deserialize<'de> for Opencode {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        #[derive(Deserialize)]
-        struct Raw {
-            url: String,
-            #[serde(default)]
-            session: Option<String>,
-            #[serde(default)]
-            password_env: Option<String>,
-            // Only the keys matter; the values (maybe a password) are dropped.
-            #[allow(clippy::zero_sized_map_values)]
-            #[serde(flatten)]
-            other: BTreeMap<String, serde::de::IgnoredAny>,
-        }
-        let raw = Raw::deserialize(deserializer)?;
-        if let Some(key) = raw.other.keys().find(|k| looks_secret(k)) {
-            return Err(D::Error::custom(format!(
-                "opencode `{key}`: a secret must not go into the committed config; set {OPENCODE_SERVER_PASSWORD} for `aea monitor start`, or name its variable in `password_env`"
-            )));
-        }
-        if let Some(key) = raw.other.keys().next() {
-            return Err(D::Error::unknown_field(key, FIELDS));
-        }
-        host(&raw.url).map_err(D::Error::custom)?;
-        if let Some(name) = &raw.password_env {
-            check_variable_name(name).map_err(D::Error::custom)?;
-        }
-        if let Some(id) = &raw.session {
-            check_session_id(id)
-                .map_err(|reason| D::Error::custom(format!("opencode session {id:?} {reason}")))?;
-        }
-        Ok(Opencode {
-            url: raw.url,
-            session: raw.session,
-            password_env: raw.password_env,
-        })
-    }
-}
-
-fn looks_secret(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    SECRET_WORDS.iter().any(|word| key.contains(word))
-}
-
-/// The `host:port` of an `http://host:port` url. A path is refused (the
-/// doorbell knows its routes), and so are credentials in it
-/// (`http://user:pass@…` would be a password in the committed config).
-fn host(url: &str) -> Result<&str, String> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("opencode url {url:?} must start with http://"))?;
-    let host = rest.strip_suffix('/').unwrap_or(rest);
-    if host.contains('@') {
-        // Not quoted back: what comes before the `@` is likely a password.
-        return Err(format!(
-            "opencode url holds credentials (user:password@), which do not belong in the committed config; set {OPENCODE_SERVER_PASSWORD} in the environment of `aea monitor start`"
-        ));
-    }
-    if host.is_empty()
-        || !host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
-    {
-        return Err(format!("opencode url {url:?} must be http://host:port"));
-    }
-    Ok(host)
-}
 
 /// Whether `host` (`host:port`) is this machine: a password goes in plain
 /// HTTP, so only over the loopback interface.
@@ -154,39 +50,6 @@ fn is_loopback(host: &str) -> bool {
         || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-fn check_variable_name(name: &str) -> Result<(), String> {
-    let mut bytes = name.bytes();
-    let first_ok = bytes
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
-    if first_ok && name.len() <= 128 && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-        Ok(())
-    } else {
-        Err(format!(
-            "opencode password_env {name:?} must be the name of an environment variable (letters, digits, _), not its value"
-        ))
-    }
-}
-
-/// OpenCode's session ids are `ses_` and 26 letters and digits; `-` and
-/// `_` are allowed too. Nothing else can reach the URL path: no `/`, `.`,
-/// `%`, `?` or line break.
-fn check_session_id(id: &str) -> Result<(), &'static str> {
-    let Some(rest) = id.strip_prefix("ses_") else {
-        return Err("does not start with ses_");
-    };
-    if rest.is_empty() || id.len() > 100 {
-        return Err("is not 5 to 100 characters long");
-    }
-    if !rest
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-    {
-        return Err("has characters other than letters, digits, _ and -");
-    }
-    Ok(())
-}
-
 /// The Basic-auth login for this doorbell, when the environment has one.
 struct Login<'a> {
     user: &'a str,
@@ -195,70 +58,68 @@ struct Login<'a> {
     variable: &'a str,
 }
 
-impl Opencode {
-    /// Rings: finds the session unless one is configured, then posts the
-    /// doorbell to it.
-    pub fn ring(&self, repo: &Path, env: &RingEnv) -> Result<(), TransportError> {
-        let host = host(&self.url).map_err(TransportError::Opencode)?;
-        let login = self.login(env)?;
-        if login.is_some() && !is_loopback(host) {
-            return Err(TransportError::Opencode(format!(
-                "opencode url {:?} is not on this machine: the password goes in plain HTTP, so aea sends it only to 127.0.0.1, ::1 or localhost",
-                self.url
-            )));
-        }
-        let auth = login
-            .as_ref()
-            .map(|l| http::basic_auth(l.user, l.password.expose()));
-        let headers: Vec<(&str, &str)> = auth
-            .as_deref()
-            .map(|value| ("Authorization", value))
-            .into_iter()
-            .collect();
-        let directory = http::percent_encode(repo.as_os_str().as_encoded_bytes());
-
-        let session = match &self.session {
-            Some(id) => {
-                check_session_id(id).map_err(|reason| {
-                    TransportError::Opencode(format!("opencode session {id:?} {reason}"))
-                })?;
-                id.clone()
-            }
-            None => discover(host, &headers, login.as_ref(), repo, &directory)?,
-        };
-
-        let body =
-            serde_json::json!({ "parts": [{ "type": "text", "text": DOORBELL }] }).to_string();
-        let target = format!("/session/{session}/prompt_async?directory={directory}");
-        let request = Request {
-            method: "POST",
-            target: &target,
-            host,
-            headers: &headers,
-            json: Some(&body),
-        };
-        exchange(&request, login.as_ref()).map(drop)
+/// Rings `bell`: finds the session unless one is configured, then posts the
+/// doorbell to it.
+pub fn ring(bell: &Opencode, repo: &Path, env: &RingEnv) -> Result<(), TransportError> {
+    let host = host(&bell.url).map_err(TransportError::Opencode)?;
+    let login = login_of(bell, env)?;
+    if login.is_some() && !is_loopback(host) {
+        return Err(TransportError::Opencode(format!(
+            "opencode url {:?} is not on this machine: the password goes in plain HTTP, so aea sends it only to 127.0.0.1, ::1 or localhost",
+            bell.url
+        )));
     }
+    let auth = login
+        .as_ref()
+        .map(|l| http::basic_auth(l.user, l.password.expose()));
+    let headers: Vec<(&str, &str)> = auth
+        .as_deref()
+        .map(|value| ("Authorization", value))
+        .into_iter()
+        .collect();
+    let directory = http::percent_encode(repo.as_os_str().as_encoded_bytes());
 
-    fn login<'a>(&'a self, env: &'a RingEnv) -> Result<Option<Login<'a>>, TransportError> {
-        let user = env.opencode_username.as_deref().unwrap_or(DEFAULT_USER);
-        match &self.password_env {
-            Some(variable) => match env.variables.get(variable) {
-                Some(password) => Ok(Some(Login {
-                    user,
-                    password,
-                    variable,
-                })),
-                None => Err(TransportError::Opencode(format!(
-                    "opencode password_env names {variable}, which is not set in the environment of the monitor (`aea monitor start`)"
-                ))),
-            },
-            None => Ok(env.opencode_password.as_ref().map(|password| Login {
+    let session = match &bell.session {
+        Some(id) => {
+            check_session_id(id).map_err(|reason| {
+                TransportError::Opencode(format!("opencode session {id:?} {reason}"))
+            })?;
+            id.clone()
+        }
+        None => discover(host, &headers, login.as_ref(), repo, &directory)?,
+    };
+
+    let body = serde_json::json!({ "parts": [{ "type": "text", "text": DOORBELL }] }).to_string();
+    let target = format!("/session/{session}/prompt_async?directory={directory}");
+    let request = Request {
+        method: "POST",
+        target: &target,
+        host,
+        headers: &headers,
+        json: Some(&body),
+    };
+    exchange(&request, login.as_ref()).map(drop)
+}
+
+/// The login `bell` rings with, from the monitor's environment only.
+fn login_of<'a>(bell: &'a Opencode, env: &'a RingEnv) -> Result<Option<Login<'a>>, TransportError> {
+    let user = env.opencode_username.as_deref().unwrap_or(DEFAULT_USER);
+    match &bell.password_env {
+        Some(variable) => match env.variables.get(variable) {
+            Some(password) => Ok(Some(Login {
                 user,
                 password,
-                variable: OPENCODE_SERVER_PASSWORD,
+                variable,
             })),
-        }
+            None => Err(TransportError::Opencode(format!(
+                "opencode password_env names {variable}, which is not set in the environment of the monitor (`aea monitor start`)"
+            ))),
+        },
+        None => Ok(env.opencode_password.as_ref().map(|password| Login {
+            user,
+            password,
+            variable: OPENCODE_SERVER_PASSWORD,
+        })),
     }
 }
 
@@ -370,105 +231,6 @@ fn pick_session(body: &[u8], repo: &Path) -> Result<Option<String>, ()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::AgentConfig;
-
-    fn parse(entry: &str) -> Result<Opencode, String> {
-        let text = format!("monitoring:\n  transports:\n    - type: opencode\n{entry}");
-        match AgentConfig::parse(&text, Path::new("c")) {
-            Ok(config) => match config.monitoring.unwrap().transports.remove(0) {
-                super::super::Transport::Opencode(o) => Ok(o),
-                other => panic!("{other:?}"),
-            },
-            Err(e) => Err(crate::error::one_line(&e)),
-        }
-    }
-
-    #[test]
-    fn session_and_password_env_are_optional() {
-        let o = parse("      url: http://127.0.0.1:4096\n").unwrap();
-        assert_eq!((o.session, o.password_env), (None, None));
-        let o = parse("      url: http://127.0.0.1:4096/\n      session: ses_abc123\n      password_env: OC_PW_2\n").unwrap();
-        assert_eq!(o.session.as_deref(), Some("ses_abc123"));
-        assert_eq!(o.password_env.as_deref(), Some("OC_PW_2"));
-    }
-
-    #[test]
-    fn a_key_that_would_hold_a_secret_is_refused_with_the_reason() {
-        for key in [
-            "password",
-            "Password",
-            "passwd",
-            "server_password",
-            "opencode_server_password",
-            "token",
-            "api_key",
-            "auth",
-            "basic_auth",
-            "secret",
-            "credentials",
-        ] {
-            let err = parse(&format!(
-                "      url: http://127.0.0.1:4096\n      {key}: hunter2\n"
-            ))
-            .unwrap_err();
-            assert!(
-                err.contains(&format!(
-                    "opencode `{key}`: a secret must not go into the committed config"
-                )) && err.contains("OPENCODE_SERVER_PASSWORD")
-                    && err.contains("password_env"),
-                "{key}: {err}"
-            );
-            assert!(!err.contains("hunter2"), "{err}");
-        }
-        let err = parse("      url: http://opencode:hunter2@127.0.0.1:4096\n").unwrap_err();
-        assert!(err.contains("holds credentials"), "{err}");
-        assert!(!err.contains("hunter2"), "{err}");
-        // Other keys are still plain typos.
-        let err = parse("      url: http://127.0.0.1:4096\n      sesion: x\n").unwrap_err();
-        assert!(
-            err.contains("sesion") && err.contains("password_env"),
-            "{err}"
-        );
-        assert!(!err.contains("secret"), "{err}");
-    }
-
-    #[test]
-    fn urls_sessions_and_variable_names_are_checked_when_read() {
-        for (entry, needle) in [
-            (
-                "      url: https://127.0.0.1:4096\n",
-                "must start with http://",
-            ),
-            (
-                "      url: http://127.0.0.1:4096/api\n",
-                "must be http://host:port",
-            ),
-            (
-                "      url: \"http://h:1\\r\\nX: y\"\n",
-                "must be http://host:port",
-            ),
-            (
-                "      url: http://h:1\n      session: ../x\n",
-                "does not start with ses_",
-            ),
-            (
-                "      url: http://h:1\n      session: ses_a/../b\n",
-                "characters other than",
-            ),
-            ("      url: http://h:1\n      session: ses_\n", "5 to 100"),
-            (
-                "      url: http://h:1\n      password_env: hunter 2\n",
-                "name of an environment variable",
-            ),
-            (
-                "      url: http://h:1\n      password_env: 2PW\n",
-                "name of an environment variable",
-            ),
-        ] {
-            let err = parse(entry).unwrap_err();
-            assert!(err.contains(needle), "{entry}: {err}");
-        }
-    }
 
     #[test]
     fn the_login_comes_from_the_environment_only() {
@@ -478,18 +240,18 @@ mod tests {
             password_env: password_env.map(str::to_string),
         };
         let env = RingEnv::default();
-        assert!(bell(None).login(&env).unwrap().is_none());
+        assert!(login_of(&bell(None), &env).unwrap().is_none());
         let env = RingEnv {
             opencode_username: None,
             opencode_password: Some(Secret::new("pw")),
             variables: [("OTHER_PW", "other")].into_iter().collect(),
         };
         let o = bell(None);
-        let login = o.login(&env).unwrap().unwrap();
+        let login = login_of(&o, &env).unwrap().unwrap();
         assert_eq!((login.user, login.password.expose()), ("opencode", "pw"));
         assert_eq!(login.variable, "OPENCODE_SERVER_PASSWORD");
         let o = bell(Some("OTHER_PW"));
-        let login = o.login(&env).unwrap().unwrap();
+        let login = login_of(&o, &env).unwrap().unwrap();
         assert_eq!(
             (login.password.expose(), login.variable),
             ("other", "OTHER_PW")
@@ -498,8 +260,8 @@ mod tests {
             opencode_username: Some("me".into()),
             ..env
         };
-        assert_eq!(bell(None).login(&env).unwrap().unwrap().user, "me");
-        let err = bell(Some("UNSET_PW")).login(&env).err().unwrap();
+        assert_eq!(login_of(&bell(None), &env).unwrap().unwrap().user, "me");
+        let err = login_of(&bell(Some("UNSET_PW")), &env).err().unwrap();
         assert!(
             err.to_string().contains("UNSET_PW, which is not set"),
             "{err}"
@@ -534,7 +296,7 @@ mod tests {
             opencode_password: Some(Secret::new("pw")),
             ..RingEnv::default()
         };
-        let err = bell.ring(Path::new("/r"), &env).unwrap_err().to_string();
+        let err = ring(&bell, Path::new("/r"), &env).unwrap_err().to_string();
         assert!(err.contains("only to 127.0.0.1"), "{err}");
     }
 
@@ -558,28 +320,5 @@ mod tests {
         assert_eq!(pick_session(b"[]", Path::new("/work/repo")), Ok(None));
         assert_eq!(pick_session(b"{\"sessions\":[]}", Path::new("/r")), Err(()));
         assert_eq!(pick_session(b"<html>", Path::new("/r")), Err(()));
-    }
-
-    #[test]
-    fn only_opencode_shaped_session_ids_reach_the_url() {
-        for id in ["ses_df89b0451ffexsj1d3xh9zxvzs", "ses_abc123", "ses_a-b_c"] {
-            assert_eq!(check_session_id(id), Ok(()), "{id}");
-        }
-        for id in [
-            "",
-            "ses_",
-            "../../x",
-            "ses_a/../../config",
-            "ses_a?x=1",
-            "ses_a#",
-            "ses_a%2F",
-            "ses_a\r\nHost: evil",
-            "ses_a b",
-            "ses_ü",
-            "session",
-            &format!("ses_{}", "a".repeat(100)),
-        ] {
-            assert!(check_session_id(id).is_err(), "{id:?}");
-        }
     }
 }
