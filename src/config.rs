@@ -769,8 +769,8 @@ mod tests {
         // suggests deleting a leftover one (`layout::OLD_STATE_NAMES`).
         const STALE_CACHE_FILE: &str = ".config-cache.json";
         let dir = tempfile::tempdir().unwrap();
-        let text = crate::templates::policy(crate::templates::PolicyPreset::Strict, "web");
-        let file = crate::layout::config_file(dir.path());
+        let text = "agent:\n  id: web\nlimits:\n  max_message_bytes: 4096\n".to_string();
+        let file = dir.path().join("config.yaml");
         std::fs::write(&file, &text).unwrap();
         let forged = AgentConfig {
             agent: AgentSection {
