@@ -1,57 +1,61 @@
 //! `aea`: AI coding agents in different repositories exchange messages
-//! through files (the AEA v1.0 protocol). `run` is the whole program; the
-//! modules below hold one domain idea each.
+//! through files (the AEA v1.0 protocol). `run` is the whole program.
+//!
+//! This crate is the command line, the top layer of the workspace
+//! (CONTRIBUTING.md, "Layers"): arguments, commands, output, hints and exit
+//! codes. The domain is in the crates below; their modules are re-exported
+//! here under the names they had, for the tests and benchmarks.
 
-pub mod approval;
-pub mod attachments;
-pub mod audit;
-pub mod bridge;
+pub use aea_bridges::bridge;
+pub use aea_store::approval;
+pub use aea_store::attachments;
+pub use aea_store::audit;
 pub mod cli;
-pub mod collab;
+pub use aea_bridges::collab;
 pub mod commands;
-pub mod compose;
-pub mod config;
-pub mod config_trust;
-pub mod delivery;
-pub mod doorbell;
-pub mod duration;
-pub mod env;
-pub mod error;
-pub mod foreign;
-pub mod fsutil;
-pub mod hardstop;
-pub mod harness;
+pub use aea_ground::duration;
+pub use aea_ground::env;
+pub use aea_ground::error;
+pub use aea_ground::fsutil;
+pub use aea_harness::harness;
+pub use aea_policy::config;
+pub use aea_policy::config_trust;
+pub use aea_policy::doorbell;
+pub use aea_protocol::foreign;
+pub use aea_protocol::hardstop;
+pub use aea_store::compose;
+pub use aea_store::delivery;
 pub mod hints;
-pub mod hooks;
-pub mod housekeeping;
-pub mod identity;
-pub mod judge;
-pub mod keyring;
-pub mod layout;
-pub mod liveness;
-pub mod mailbox;
-pub mod message;
-pub mod migrate;
-pub mod normalize;
-pub mod policy;
-pub mod printer;
-pub mod recovery;
-pub mod registry;
-pub mod reminder;
-pub mod repo;
-pub mod route;
-pub mod runtime;
-pub mod secrets;
-pub mod seen;
-pub mod shortref;
-pub mod sync;
-pub mod sync_state;
-pub mod templates;
-pub mod tracking;
-pub mod transport;
-pub mod wake;
-pub mod watch;
-pub mod words;
+pub use aea_bridges::migrate;
+pub use aea_git::repo;
+pub use aea_git::sync;
+pub use aea_ground::liveness;
+pub use aea_ground::normalize;
+pub use aea_ground::printer;
+pub use aea_ground::runtime;
+pub use aea_ground::words;
+pub use aea_harness::hooks;
+pub use aea_harness::reminder;
+pub use aea_harness::templates;
+pub use aea_harness::transport;
+pub use aea_harness::wake;
+pub use aea_harness::watch;
+pub use aea_policy::keyring;
+pub use aea_policy::policy;
+pub use aea_policy::registry;
+pub use aea_protocol::identity;
+pub use aea_protocol::message;
+pub use aea_protocol::secrets;
+pub use aea_protocol::shortref;
+pub use aea_store::housekeeping;
+pub use aea_store::judge;
+pub use aea_store::layout;
+pub use aea_store::mailbox;
+pub use aea_store::recovery;
+pub use aea_store::route;
+pub use aea_store::seen;
+pub use aea_store::sync_state;
+pub use aea_store::tracking;
 
 use std::error::Error as _;
 

@@ -15,21 +15,27 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// (file relative to `src/`, text) of every source file.
+/// (file relative to its crate's `src/`, text) of every source file of the
+/// workspace: the command line's `src/` and each layer's `crates/*/src/`.
 fn all_sources() -> Vec<(String, String)> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    sources(&src, &mut files);
-    files.sort();
-    assert!(files.len() > 30, "found only {} source files", files.len());
-    files
-        .into_iter()
-        .map(|p| {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs = vec![root.join("src")];
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        dirs.push(entry.unwrap().path().join("src"));
+    }
+    let mut out = Vec::new();
+    for src in dirs {
+        let mut files = Vec::new();
+        sources(&src, &mut files);
+        files.sort();
+        for p in files {
             let text = std::fs::read_to_string(&p).unwrap();
             let name = p.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
-            (name, text)
-        })
-        .collect()
+            out.push((name, text));
+        }
+    }
+    assert!(out.len() > 30, "found only {} source files", out.len());
+    out
 }
 
 /// Lines of code (comments left out) of `text` containing `needle`.
@@ -52,7 +58,7 @@ fn only_repo_uses_git2() {
         .collect();
     assert!(
         offenders.is_empty(),
-        "git2 used outside src/repo/ in {offenders:?}: put the git work in `repo` and call it"
+        "git2 used outside crates/git/src/repo/ in {offenders:?}: put the git work in `repo` and call it"
     );
 }
 
@@ -149,7 +155,7 @@ fn the_lints_are_configured() {
     for lint in ["print_stdout", "print_stderr", "exit"] {
         assert!(
             cargo.contains(&format!("{lint} = \"warn\"")),
-            "Cargo.toml [lints.clippy] lost {lint}"
+            "Cargo.toml [workspace.lints.clippy] lost {lint}"
         );
     }
     let clippy = std::fs::read_to_string(root.join("clippy.toml")).unwrap();
@@ -298,7 +304,7 @@ fn only_layout_spells_the_names_of_the_inbox_and_the_private_state() {
     }
     assert!(
         offenders.is_empty(),
-        "names of .aea/ or the private state spelt outside src/layout.rs (ask `layout::Shared`, `layout::Private`):\n{}",
+        "names of .aea/ or the private state spelt outside crates/store/src/layout.rs (ask `layout::Shared`, `layout::Private`):\n{}",
         offenders.join("\n")
     );
 }

@@ -34,6 +34,7 @@ mod hooks_output;
 mod housekeeping;
 mod identity;
 mod json_output;
+mod layers;
 mod layout;
 mod lifecycle;
 mod migrate;

@@ -1,0 +1,215 @@
+//! Structured collaboration (SPEC §17): folders of the Agent Collaboration
+//! Protocol (`reference/acp-skill.md`). What belongs here is the protocol
+//! itself — its words (events, phases, rules), reading a folder that may
+//! come from anyone, the state machine that the event log drives, the
+//! Markdown gates (readiness, conclusion, review headings), appending an
+//! event with every rule checked first, and the validator. Mail, waiting
+//! and printing belong to the commands that call it.
+//!
+//! Every folder is hostile input: it may come from another agent, another
+//! ACP tool or a git remote. Files are opened with [`crate::fsutil`]'s
+//! capped, no-symlink readers; a bad file is a finding or a refusal, never
+//! a panic; nothing is ever written outside the folder.
+
+mod docs;
+mod folder;
+mod log;
+mod machine;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::words::word_enum;
+
+pub use docs::{
+    Classification, ConclusionScan, ReadinessItem, ReadinessScan, conclusion_skeleton,
+    readiness_items, scan_conclusion, scan_readiness, set_classification,
+};
+pub use folder::{Appended, Folder, LastEvent, Next, Review};
+pub use validate::{Finding, Report};
+
+/// The files of a collaboration folder (the protocol's list).
+pub const REQUIRED_FILES: [&str; 7] = [
+    PROTOCOL,
+    EVENTS,
+    "proposal.md",
+    REVIEW,
+    "decisions.md",
+    READINESS,
+    CONCLUSION,
+];
+/// Files the protocol forbids: an older draft of it used them as a loose
+/// conversation, which the event log replaces.
+pub const FORBIDDEN_FILES: [&str; 3] = ["state.log", "discussion.md", "opinions.md"];
+
+pub const PROTOCOL: &str = "protocol.json";
+pub const EVENTS: &str = "events.jsonl";
+pub const REVIEW: &str = "review.md";
+pub const READINESS: &str = "readiness.md";
+pub const CONCLUSION: &str = "conclusion.md";
+/// The lock every writer of a folder holds (aea's own; other ACP tools
+/// write without one, which the protocol allows).
+pub const LOCK: &str = ".acp.lock";
+
+word_enum! {
+    /// The events of the protocol, in the order a collaboration meets them.
+    pub enum EventName {
+        Initialized = "initialized",
+        ProposalSubmitted = "proposal_submitted",
+        ReviewSubmitted = "review_submitted",
+        ProposalRevised = "proposal_revised",
+        QuestionClassified = "question_classified",
+        DecisionProposed = "decision_proposed",
+        DecisionAccepted = "decision_accepted",
+        ReadinessPassed = "readiness_passed",
+        Completed = "completed",
+        Blocked = "blocked",
+    }
+}
+
+word_enum! {
+    /// The phases of a collaboration (`protocol.json` `currentPhase`).
+    pub enum Phase {
+        Drafting = "drafting",
+        Reviewing = "reviewing",
+        Revising = "revising",
+        DecisionReview = "decision_review",
+        ReadinessCheck = "readiness_check",
+        Completed = "completed",
+        Blocked = "blocked",
+    }
+}
+
+word_enum! {
+    /// The rule a refused event or a validation finding is about: stable
+    /// words for scripts (`--json`) and for the corpus of broken folders.
+    pub enum Rule {
+        /// `init` on a folder that already holds a collaboration.
+        Exists = "exists",
+        MissingFile = "missing_file",
+        ForbiddenFile = "forbidden_file",
+        /// A symlink, FIFO, device, oversized or non-UTF-8 file.
+        UnsafeFile = "unsafe_file",
+        /// `protocol.json` is not a JSON object or a field has the wrong type.
+        ProtocolFile = "protocol_file",
+        VersionField = "version_field",
+        BlankField = "blank_field",
+        /// A completion gate names a forbidden file.
+        ForbiddenReference = "forbidden_reference",
+        /// `currentPhase`, `proposalOwner` or `waitingFor` differ from the log.
+        DerivedState = "derived_state",
+        /// A line of `events.jsonl` is not a JSON object.
+        EventLine = "event_line",
+        /// A required field is missing, or a field has the wrong shape.
+        EventField = "event_field",
+        UnknownEvent = "unknown_event",
+        Seq = "seq",
+        Time = "time",
+        ReplyTo = "reply_to",
+        /// The author is not a participant of `protocol.json`.
+        Participant = "participant",
+        /// `doc` is not a plain file name inside the folder.
+        DocPath = "doc_path",
+        /// The event is not allowed in the current phase.
+        Phase = "phase",
+        /// The author is not the one the phase waits for.
+        Turn = "turn",
+        /// A proposal with no one to review it.
+        NoReviewer = "no_reviewer",
+        /// `decision_accepted` before the open questions were classified.
+        Classification = "classification",
+        BlockingItem = "blocking_item",
+        UnresolvedItem = "unresolved_item",
+        DeferredReason = "deferred_reason",
+        ReadyToImplement = "ready_to_implement",
+        /// `completed` without a prior `readiness_passed`.
+        CompletionOrder = "completion_order",
+        /// `completed` does not reference `conclusion.md`.
+        CompletionDoc = "completion_doc",
+        CompletionGates = "completion_gates",
+        /// `conclusion.md` lacks a heading, its one outcome, or has placeholders.
+        Conclusion = "conclusion",
+        ReviewHeading = "review_heading",
+        /// The readiness helper was pointed at an item that is not there.
+        ReadinessItem = "readiness_item",
+    }
+}
+
+/// An event or an edit refused by a rule of the protocol: which rule, what
+/// is wrong, and how to satisfy it. Nothing was written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Refusal {
+    pub rule: Rule,
+    pub message: String,
+    pub hint: String,
+}
+
+impl Refusal {
+    /// The refusal `err` carries, if it is one ([`Error::CollabRefused`]).
+    pub fn of(err: &Error) -> Option<&Refusal> {
+        match err {
+            Error::CollabRefused(refusal) => refusal.downcast_ref(),
+            _ => None,
+        }
+    }
+
+    pub fn new(rule: Rule, message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Refusal {
+            rule,
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (rule {})", self.message, self.rule)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// One event as aea writes it: the protocol's required fields, then the
+/// recommended ones when present, as one compact JSON line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Event {
+    pub seq: u64,
+    pub from: String,
+    pub event: EventName,
+    pub at: String,
+    pub summary: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doc: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<u64>,
+}
+
+impl Event {
+    /// The line appended to `events.jsonl`, newline included. Line and
+    /// paragraph separators are escaped too: JSON allows them raw inside a
+    /// string, but a reader that splits on every Unicode line break (the
+    /// protocol's own Python tools do) would cut the event in two.
+    pub fn to_line(&self) -> String {
+        let json = serde_json::to_string(self).expect("an event always serialises");
+        let mut line = String::with_capacity(json.len() + 1);
+        for c in json.chars() {
+            match c {
+                '\u{2028}' => line.push_str("\\u2028"),
+                '\u{2029}' => line.push_str("\\u2029"),
+                '\u{85}' => line.push_str("\\u0085"),
+                c => line.push(c),
+            }
+        }
+        line.push('\n');
+        line
+    }
+}

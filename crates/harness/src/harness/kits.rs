@@ -1,0 +1,314 @@
+//! What aea installs for each agent harness (SPEC §16), each piece next to
+//! the documentation that defines it.
+
+use std::path::Path;
+
+use super::json::{Edit, Shape};
+use super::{Agent, Harness};
+use crate::hooks::sh_quote;
+
+/// The marker line of a whole file aea owns, which the layout also reads
+/// (whether a bash checker is aea's shim).
+pub use crate::layout::OWNED_MARKER;
+
+const PLUGIN: &str = include_str!("../../../../templates/opencode/aea.js");
+
+/// One file aea adds for a harness.
+#[derive(Debug, Clone)]
+pub struct Piece {
+    /// Relative to the repository.
+    pub path: String,
+    pub kind: Kind,
+}
+
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// The AEA section between markers in an instructions file.
+    Section,
+    /// A whole file aea writes, recognised by [`OWNED_MARKER`].
+    Owned(String),
+    /// Entries merged into a JSON settings file.
+    Json(Edit),
+}
+
+/// The read-only aea commands Claude Code may run without asking (SPEC
+/// §16): reading mail never needs a person; approving and rejecting always
+/// do and are never listed.
+pub const READ_ONLY: [&str; 6] = ["check", "show", "pending", "status", "log", "validate"];
+
+/// The hook command for `harness` and `event`, calling aea by an absolute
+/// path (a harness's PATH need not hold it: a bare `aea` exits 127).
+pub fn hook_command(exe: &Path, harness: Harness, event: &str) -> String {
+    format!(
+        "{} check --hook {harness} --event {event}",
+        sh_quote(&exe.to_string_lossy())
+    )
+}
+
+fn hooks(exe: &Path, harness: Harness, events: &[&str]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .map(|e| ((*e).to_string(), hook_command(exe, harness, e)))
+        .collect()
+}
+
+fn marker_html(what: &str) -> String {
+    format!("<!-- {OWNED_MARKER}: {what} (written by `aea init`; `aea uninstall` removes it) -->")
+}
+
+fn marker_hash(what: &str) -> String {
+    format!("# {OWNED_MARKER}: {what} (written by `aea init`; `aea uninstall` removes it)")
+}
+
+const DESCRIPTION: &str = "Check and handle messages from agents in other repositories (aea)";
+
+/// Every piece `agent` needs in `repo`, with aea at `exe`.
+pub fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
+    let piece = |path: &str, kind: Kind| Piece {
+        path: path.to_string(),
+        kind,
+    };
+    match agent {
+        // docs.claude.com/en/docs/claude-code: CLAUDE.md memory; hooks and
+        // `permissions.allow` in .claude/settings.json ("Hooks",
+        // "Settings"); slash commands in .claude/commands/ with
+        // `allowed-tools` frontmatter ("Slash commands").
+        Agent::Claude => vec![
+            piece("CLAUDE.md", Kind::Section),
+            piece("AGENTS.md", Kind::Section),
+            piece(
+                ".claude/settings.json",
+                Kind::Json(Edit {
+                    shape: Shape::Grouped,
+                    hooks: hooks(
+                        exe,
+                        Harness::Claude,
+                        &["SessionStart", "UserPromptSubmit", "Stop"],
+                    ),
+                    allow: READ_ONLY
+                        .iter()
+                        .map(|c| format!("Bash(aea {c}:*)"))
+                        .collect(),
+                }),
+            ),
+            piece(
+                ".claude/commands/aea.md",
+                Kind::Owned(format!(
+                    "---\ndescription: {DESCRIPTION}\nallowed-tools: {}\n---\n{}\n{}",
+                    ["check", "show", "pending", "status", "reply", "process"]
+                        .iter()
+                        .map(|c| format!("Bash(aea {c}:*)"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    marker_html("command"),
+                    crate::templates::command_steps()
+                )),
+            ),
+        ],
+        // developers.openai.com/codex: AGENTS.md; hooks in .codex/hooks.json
+        // (same layout as Claude Code's; SessionStart, UserPromptSubmit,
+        // Stop). Codex runs project hooks only in a trusted project, each
+        // once a person trusted it (`/hooks`): aea cannot, and must not,
+        // trust them itself.
+        Agent::Codex => vec![
+            piece("AGENTS.md", Kind::Section),
+            piece(
+                ".codex/hooks.json",
+                Kind::Json(Edit {
+                    shape: Shape::Grouped,
+                    hooks: hooks(
+                        exe,
+                        Harness::Codex,
+                        &["SessionStart", "UserPromptSubmit", "Stop"],
+                    ),
+                    allow: Vec::new(),
+                }),
+            ),
+        ],
+        // geminicli.com/docs: GEMINI.md context file; hooks in
+        // .gemini/settings.json (SessionStart, BeforeAgent, AfterAgent;
+        // project hooks run in trusted folders only); custom commands as
+        // TOML in .gemini/commands/ (`description`, `prompt`).
+        Agent::Gemini => vec![
+            piece("GEMINI.md", Kind::Section),
+            piece(
+                ".gemini/settings.json",
+                Kind::Json(Edit {
+                    shape: Shape::Grouped,
+                    hooks: hooks(
+                        exe,
+                        Harness::Gemini,
+                        &["SessionStart", "BeforeAgent", "AfterAgent"],
+                    ),
+                    allow: Vec::new(),
+                }),
+            ),
+            piece(
+                ".gemini/commands/aea.toml",
+                Kind::Owned(format!(
+                    "{}\ndescription = \"{DESCRIPTION}\"\nprompt = \"\"\"\n{}\"\"\"\n",
+                    marker_hash("command"),
+                    crate::templates::command_steps()
+                )),
+            ),
+        ],
+        // opencode.ai/docs: AGENTS.md; plugins loaded from
+        // .opencode/plugin/*.js (`chat.message`, `event` with
+        // `session.idle`); commands from .opencode/command/*.md.
+        Agent::Opencode => vec![
+            piece("AGENTS.md", Kind::Section),
+            piece(
+                ".opencode/plugin/aea.js",
+                Kind::Owned(PLUGIN.replace(
+                    "@AEA@",
+                    &serde_json::to_string(&exe.to_string_lossy()).expect("a string serialises"),
+                )),
+            ),
+            piece(
+                ".opencode/command/aea.md",
+                Kind::Owned(format!(
+                    "---\ndescription: {DESCRIPTION}\n---\n{}\n{}",
+                    marker_html("command"),
+                    crate::templates::command_steps()
+                )),
+            ),
+        ],
+        // docs.github.com/en/copilot (Copilot CLI): AGENTS.md; hooks in
+        // .github/hooks/*.json (`version: 1`, `agentStop` may block with a
+        // reason that becomes the next prompt).
+        Agent::Copilot => vec![
+            piece("AGENTS.md", Kind::Section),
+            piece(
+                ".github/hooks/aea.json",
+                Kind::Json(Edit {
+                    shape: Shape::Copilot,
+                    hooks: hooks(exe, Harness::Copilot, &["agentStop"]),
+                    allow: Vec::new(),
+                }),
+            ),
+        ],
+        // cursor.com/docs: project rules in .cursor/rules/*.mdc
+        // (`alwaysApply`); hooks in .cursor/hooks.json (`stop` may return a
+        // `followup_message`).
+        Agent::Cursor => vec![
+            piece(
+                ".cursor/rules/aea.mdc",
+                Kind::Owned(format!(
+                    "---\ndescription: {DESCRIPTION}\nalwaysApply: true\n---\n{}\n{}",
+                    marker_html("rule"),
+                    crate::templates::agent_section()
+                )),
+            ),
+            piece(
+                ".cursor/hooks.json",
+                Kind::Json(Edit {
+                    shape: Shape::Cursor,
+                    hooks: hooks(exe, Harness::Cursor, &["stop"]),
+                    allow: Vec::new(),
+                }),
+            ),
+        ],
+        // docs.cline.bot: rules in .clinerules/ (a folder of .md files, or
+        // one .clinerules file in older setups).
+        Agent::Cline => {
+            if repo.join(".clinerules").is_file() {
+                vec![piece(".clinerules", Kind::Section)]
+            } else {
+                vec![piece(
+                    ".clinerules/aea.md",
+                    Kind::Owned(format!(
+                        "{}\n{}",
+                        marker_html("rule"),
+                        crate::templates::agent_section()
+                    )),
+                )]
+            }
+        }
+        // aider.chat/docs/config/aider_conf.html: `read:` files are added
+        // to every chat read-only. Only with `--agents aider`.
+        Agent::Aider => vec![
+            piece("AGENTS.md", Kind::Section),
+            piece(
+                ".aider.conf.yml",
+                Kind::Owned(format!("{}\nread:\n  - AGENTS.md\n", marker_hash("config"))),
+            ),
+        ],
+    }
+}
+
+/// Every instruction text an agent reads: the section, the prompt, and
+/// each whole file a harness gets (commands, rules).
+pub fn instructions() -> Vec<(String, String)> {
+    let mut texts = vec![
+        (
+            "agent section".to_string(),
+            crate::templates::agent_section(),
+        ),
+        (
+            "check-messages.md".to_string(),
+            crate::templates::check_messages_prompt(),
+        ),
+        ("/aea steps".to_string(), crate::templates::command_steps()),
+    ];
+    for agent in crate::harness::Agent::ALL {
+        let exe = std::path::Path::new("/usr/bin/aea");
+        for piece in pieces(*agent, exe, std::path::Path::new("/r")) {
+            if let Kind::Owned(text) = piece.kind
+                && [".md", ".mdc", ".toml"]
+                    .iter()
+                    .any(|ext| piece.path.ends_with(ext))
+            {
+                texts.push((piece.path, text));
+            }
+        }
+    }
+    texts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every file aea owns parses as what its harness reads.
+    #[test]
+    fn owned_files_parse() {
+        let repo = Path::new("/nonexistent");
+        let exe = Path::new("/opt/it's/aea");
+        for agent in Agent::ALL {
+            for piece in pieces(*agent, exe, repo) {
+                let Kind::Owned(text) = &piece.kind else {
+                    continue;
+                };
+                assert!(text.contains(OWNED_MARKER), "{}", piece.path);
+                if piece.path == ".gemini/commands/aea.toml" {
+                    let parsed: toml::Table = toml::from_str(text).unwrap();
+                    assert!(parsed["prompt"].as_str().unwrap().contains("aea check"));
+                }
+                if piece.path == ".opencode/plugin/aea.js" {
+                    assert!(text.contains(r#"const AEA = "/opt/it's/aea";"#), "{text}");
+                }
+            }
+        }
+        assert_eq!(
+            hook_command(exe, Harness::Claude, "Stop"),
+            r"'/opt/it'\''s/aea' check --hook claude --event Stop"
+        );
+    }
+
+    #[test]
+    fn every_instruction_file_says_the_same_about_decisions() {
+        for (name, text) in instructions() {
+            assert!(
+                text.contains(crate::templates::DECISIONS),
+                "{name} lacks the shared text"
+            );
+            assert!(
+                !text.contains(crate::templates::PLACEHOLDER.trim_end()),
+                "{name}"
+            );
+        }
+        for word in ["`reject`", "Approved by a person", "`require_approval`"] {
+            assert!(crate::templates::DECISIONS.contains(word), "{word}");
+        }
+    }
+}
