@@ -7,11 +7,10 @@
 //! are never touched. Applying is idempotent by message id; content that
 //! changed under a known id is quarantined, never applied.
 
+use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::PathBuf;
-
-use serde::Serialize;
 
 use crate::attachments;
 use crate::audit::{self, AuditEvent, Event};
@@ -30,6 +29,12 @@ use crate::sync_state::{
 use crate::words::OrUnknown;
 use ed25519_dalek::SigningKey;
 
+mod names;
+mod receipt;
+
+use names::InboxNames;
+use receipt::{RECEIPT_DOMAIN, signed_bytes, verify};
+
 /// Refused attachment blobs one sync reports by name; the rest are counted.
 const REFUSALS_SHOWN: usize = 20;
 /// Refused attachment blobs remembered (so reported once): a remote can
@@ -37,41 +42,6 @@ const REFUSALS_SHOWN: usize = 20;
 const REFUSALS_REMEMBERED: usize = 256;
 /// Pushes that lost a race are retried this often before giving up.
 const PUSH_ATTEMPTS: u32 = 10;
-
-/// What a receipt signature covers.
-const RECEIPT_DOMAIN: &str = "aea-receipt-v1";
-
-/// The bytes a receipt's signature covers: every other field.
-fn signed_bytes(receipt: &Receipt) -> Vec<u8> {
-    let mut unsigned = receipt.clone();
-    unsigned.signature = None;
-    let mut text = String::new();
-    crate::message::canonical(
-        &serde_json::to_value(&unsigned).expect("a receipt always serialises"),
-        &mut text,
-    );
-    text.into_bytes()
-}
-
-/// Whether `receipt` is signed by the key the receiver knows for the agent
-/// it names, and that agent is one the message went to.
-fn verify(
-    receipt: &Receipt,
-    recipients: &[String],
-    ring: &KeyRing,
-) -> std::result::Result<(), String> {
-    if !recipients.contains(&receipt.by) {
-        return Err(format!(
-            "{} was not a recipient of this message",
-            receipt.by
-        ));
-    }
-    let key = ring
-        .key_for(&receipt.by)
-        .ok_or_else(|| format!("no key is known for {} (`aea agents trust`)", receipt.by))?;
-    let signature = receipt.signature.as_ref().ok_or("unsigned")?;
-    identity::verify_bytes(RECEIPT_DOMAIN, &signed_bytes(receipt), signature, &key)
-}
 
 /// The keys a sync signs receipts with and verifies them by.
 pub struct Keys<'a> {
@@ -977,135 +947,6 @@ impl Session<'_> {
     }
 }
 
-/// The names of the inbox's files and of processed mail, sorted, listed
-/// once per sync that receives mail: what finds a copy of a message
-/// delivered by another route, or by a sync whose record of it was lost,
-/// without reading every file.
-///
-/// Processed mail is looked for too: `aea process` moves it out of the
-/// inbox into the private store, and a sync that lost its record of
-/// applying a message (a journal line cut short or damaged) must find it
-/// there, or it delivers processed mail again as new.
-struct InboxNames {
-    inbox: Names,
-    /// The processed store and its names, if there is one.
-    store: Option<(PathBuf, Names)>,
-}
-
-/// The message file names of one folder, sorted.
-struct Names {
-    names: Vec<String>,
-    /// Names that say neither sender nor time (another tool's).
-    odd: Vec<String>,
-}
-
-impl Names {
-    fn new(mut names: Vec<String>) -> Self {
-        names.sort_unstable();
-        let odd = names
-            .iter()
-            .filter(|n| message::parse_file_name(n).is_none())
-            .cloned()
-            .collect();
-        Names { names, odd }
-    }
-
-    /// The names that start with `prefix`.
-    fn starting(&self, prefix: &str) -> &[String] {
-        let from = self.names.partition_point(|n| n.as_str() < prefix);
-        let len = self.names[from..]
-            .iter()
-            .take_while(|n| n.starts_with(prefix))
-            .count();
-        &self.names[from..from + len]
-    }
-
-    /// The names that may hold `message`: those named for its sender and
-    /// time (aea names a delivered file by the message's own timestamp and
-    /// sender, SPEC §2; older tools to the second), and those whose name
-    /// says neither.
-    fn candidates(&self, message: &message::Message) -> Vec<&String> {
-        use chrono::SubsecRound as _;
-        let sender = &message.from.agent_id;
-        match message.sent_at() {
-            Some(at) => {
-                let millis = message::file_name(at.trunc_subsecs(3), sender, "");
-                let seconds = format!("message-{}-from-{sender}", at.format("%Y%m%dT%H%M%SZ"));
-                let millis = millis.trim_end_matches(".json").trim_end_matches('-');
-                let named =
-                    |n: &&String| message::parse_file_name(n).is_some_and(|p| p.sender == *sender);
-                self.starting(millis)
-                    .iter()
-                    .chain(self.starting(&seconds))
-                    .filter(named)
-                    // Names aea cannot read say nothing of what they hold.
-                    .chain(&self.odd)
-                    .collect()
-            }
-            None => self.names.iter().collect(),
-        }
-    }
-}
-
-impl InboxNames {
-    fn new(mailbox: &Mailbox) -> Self {
-        let inbox = Names::new(mailbox.inbox().message_names().unwrap_or_default());
-        let store = mailbox.inbox().processed_store().map(|dir| {
-            let names = crate::mailbox::message_names_in(&dir).unwrap_or_default();
-            (dir, Names::new(names))
-        });
-        InboxNames { inbox, store }
-    }
-
-    fn add(&mut self, name: String) {
-        let names = &mut self.inbox.names;
-        let at = names.partition_point(|n| *n < name);
-        names.insert(at, name);
-    }
-
-    /// The file, waiting in the inbox or processed, that already holds
-    /// `message`, if one does. Only the files [`Names::candidates`] names
-    /// are read: a new message costs a few reads, not one per message
-    /// received. A copy another tool named by some other time is not
-    /// found, and the message is delivered a second time.
-    fn holding(
-        &self,
-        mailbox: &Mailbox,
-        message: &message::Message,
-        sha256: &str,
-    ) -> Option<String> {
-        // These very bytes were accepted as mail before (processed and
-        // archived since, maybe): the same message, not a replay.
-        if let Some(name) = mailbox.inbox().accepted_as(message, sha256) {
-            return Some(name);
-        }
-        let is_it = |entry: &crate::mailbox::Entry| {
-            entry
-                .valid()
-                .is_some_and(|m| m.message_id == message.message_id)
-        };
-        if let Some(name) = self
-            .inbox
-            .candidates(message)
-            .into_iter()
-            .find(|name| is_it(&mailbox.inbox().read(name)))
-        {
-            return Some(name.clone());
-        }
-        let (dir, store) = self.store.as_ref()?;
-        store
-            .candidates(message)
-            .into_iter()
-            .find(|name| {
-                mailbox
-                    .inbox()
-                    .read_listed(dir, name)
-                    .is_some_and(|e| is_it(&e))
-            })
-            .cloned()
-    }
-}
-
 /// The recipients of each message waiting in `outgoing/`, by id.
 fn queued_recipients(mailbox: &Mailbox) -> HashMap<String, Vec<String>> {
     let mut recipients: HashMap<String, Vec<String>> = HashMap::new();
@@ -1122,29 +963,4 @@ fn queued_recipients(mailbox: &Mailbox) -> HashMap<String, Vec<String>> {
         }
     }
     recipients
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A receipt that aea at commit 5ce80ec signed and pushed, kept byte for
-    /// byte: a change to what a receipt signature covers must not reject
-    /// the receipts already on remotes.
-    #[test]
-    fn a_receipt_signed_by_an_earlier_version_still_verifies() {
-        let text = include_str!(
-            "../../../tests/signed-by-earlier-versions/receipt-6d04ff53-653c-46ed-85a0-d8fb468d494e.json"
-        );
-        let receipt: Receipt = serde_json::from_str(text).unwrap();
-        let registry: aea_policy::registry::Registry = toml::from_str(
-            "[agents.web]\nkey = \"ed25519:5d8cd34cfed9b5a4b49df948c9e6389090c7f5296aa5d25a54262e1e41267e98\"\nremote = \"/elsewhere.git\"\n",
-        )
-        .unwrap();
-        let ring = KeyRing::new(registry, Some("api".into()), None);
-        assert_eq!(verify(&receipt, &["web".into()], &ring), Ok(()));
-        let mut changed = receipt.clone();
-        changed.outcome = OrUnknown::Known(Outcome::Ignored);
-        assert!(verify(&changed, &["web".into()], &ring).is_err());
-    }
 }

@@ -15,140 +15,17 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::{PATCH_PREFIX, Patch, yaml_quoted, yaml_text_field};
-use crate::message::{
-    self, Body, Content, Message, MessageType, Metadata, PROTOCOL_VERSION, Party, Priority,
+use crate::message::{self, Body, Content, Message, Metadata, PROTOCOL_VERSION, Party};
+
+mod schema;
+
+use schema::{FIELD_ORDER, is_oacp_conversation, looks_like_handoff_packet, one_line, scalar};
+pub use schema::{
+    MAX_BODY_CHARS, MAX_ID_CHARS, MAX_RECIPIENTS, OacpPriority, OacpType, fields_of, oacp_problems,
 };
-use crate::words::word_enum;
 
 /// The key inside `message.context` that holds what only OACP has.
 pub const CONTEXT_KEY: &str = "oacp";
-/// OACP's limits (validate_message.py).
-pub const MAX_BODY_CHARS: usize = 20_000;
-pub const MAX_ID_CHARS: usize = 200;
-pub const MAX_RECIPIENTS: usize = 10;
-
-word_enum! {
-    /// The 12 OACP message types.
-    pub enum OacpType {
-        TaskRequest = "task_request",
-        Question = "question",
-        Notification = "notification",
-        FollowUp = "follow_up",
-        Handoff = "handoff",
-        HandoffComplete = "handoff_complete",
-        ReviewRequest = "review_request",
-        ReviewFeedback = "review_feedback",
-        ReviewAddressed = "review_addressed",
-        ReviewLgtm = "review_lgtm",
-        BrainstormRequest = "brainstorm_request",
-        BrainstormFollowup = "brainstorm_followup",
-    }
-}
-
-word_enum! {
-    pub enum OacpPriority {
-        P0 = "P0",
-        P1 = "P1",
-        P2 = "P2",
-        P3 = "P3",
-    }
-}
-
-impl OacpType {
-    /// The AEA type an OACP type is read as (the README's table).
-    pub fn to_aea(self) -> MessageType {
-        match self {
-            OacpType::TaskRequest | OacpType::ReviewRequest => MessageType::Request,
-            OacpType::Question | OacpType::BrainstormRequest => MessageType::Question,
-            OacpType::Notification => MessageType::Update,
-            OacpType::Handoff => MessageType::Handoff,
-            OacpType::FollowUp
-            | OacpType::HandoffComplete
-            | OacpType::ReviewFeedback
-            | OacpType::ReviewAddressed
-            | OacpType::ReviewLgtm
-            | OacpType::BrainstormFollowup => MessageType::Response,
-        }
-    }
-
-    /// The OACP type an AEA message is written as when it did not come
-    /// from OACP.
-    pub fn from_aea(t: MessageType) -> OacpType {
-        match t {
-            MessageType::Handoff => OacpType::Handoff,
-            MessageType::Request | MessageType::Issue => OacpType::TaskRequest,
-            MessageType::Question => OacpType::Question,
-            MessageType::Update => OacpType::Notification,
-            MessageType::Response => OacpType::FollowUp,
-        }
-    }
-
-    /// Whether the reference's "Expected response" column names one.
-    pub fn expects_response(self) -> bool {
-        matches!(
-            self,
-            OacpType::TaskRequest
-                | OacpType::Question
-                | OacpType::Handoff
-                | OacpType::ReviewRequest
-                | OacpType::ReviewFeedback
-                | OacpType::ReviewAddressed
-                | OacpType::BrainstormRequest
-        )
-    }
-
-    /// `handoff` and `handoff_complete` are point to point only.
-    pub fn may_broadcast(self) -> bool {
-        !matches!(self, OacpType::Handoff | OacpType::HandoffComplete)
-    }
-}
-
-impl OacpPriority {
-    pub fn to_aea(self) -> Priority {
-        match self {
-            OacpPriority::P0 => Priority::Urgent,
-            OacpPriority::P1 => Priority::High,
-            OacpPriority::P2 => Priority::Normal,
-            OacpPriority::P3 => Priority::Low,
-        }
-    }
-
-    pub fn from_aea(p: Priority) -> OacpPriority {
-        match p {
-            Priority::Urgent => OacpPriority::P0,
-            Priority::High => OacpPriority::P1,
-            Priority::Normal => OacpPriority::P2,
-            Priority::Low => OacpPriority::P3,
-        }
-    }
-}
-
-/// Fields the OACP validator knows, in the order of its template; written
-/// in this order, and the only top-level keys we ever write.
-const FIELD_ORDER: [&str; 22] = [
-    "id",
-    "from",
-    "to",
-    "type",
-    "priority",
-    "created_at_utc",
-    "expires_at",
-    "channel",
-    "related_packet",
-    "related_pr",
-    "conversation_id",
-    "parent_message_id",
-    "autonomy_hint",
-    "model",
-    "turns",
-    "input_tokens",
-    "output_tokens",
-    "wall_time_s",
-    "est_cost_usd",
-    "subject",
-    "body",
-    "context_keys",
-];
 
 /// Reads one OACP message file. `max_bytes` bounds what is parsed; the
 /// error is a one-line reason for the quarantine.
@@ -195,19 +72,6 @@ fn split_patch(keys: &str) -> Option<(&str, &str)> {
         None => ("", body),
     };
     last.starts_with(PATCH_PREFIX).then_some((rest, last))
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn scalar(value: &Value) -> Option<String> {
-    match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
 }
 
 fn take_text(fields: &mut Map<String, Value>, key: &str) -> Result<String, String> {
@@ -265,25 +129,6 @@ fn unwrap_conversation(id: &str) -> &str {
         .and_then(|rest| rest.strip_suffix("-0"))
         .filter(|inner| !inner.is_empty())
         .unwrap_or(id)
-}
-
-fn is_oacp_conversation(id: &str) -> bool {
-    let Some(rest) = id.strip_prefix("conv-") else {
-        return false;
-    };
-    let Some((date, rest)) = rest.split_at_checked(8) else {
-        return false;
-    };
-    let Some((agent, seq)) = rest.strip_prefix('-').and_then(|r| r.rsplit_once('-')) else {
-        return false;
-    };
-    date.bytes().all(|b| b.is_ascii_digit())
-        && (1..=64).contains(&agent.len())
-        && agent
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-        && (1..=6).contains(&seq.len())
-        && seq.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The message an OACP file's own fields describe (no patch applied).
@@ -601,19 +446,6 @@ fn to_fields(message: &Message) -> Map<String, Value> {
     out
 }
 
-/// OACP validates a handoff's body as a packet; an AEA handoff's text is
-/// put inside one (its exact text comes back through the patch).
-fn looks_like_handoff_packet(text: &str) -> bool {
-    [
-        "source_agent:",
-        "target_agent:",
-        "intent:",
-        "context_bundle:",
-    ]
-    .iter()
-    .all(|k| text.lines().any(|l| l.starts_with(k)))
-}
-
 fn handoff_packet(message: &Message) -> String {
     let quoted = |s: &str| yaml_quoted(s);
     let mut artifacts: Vec<String> = message
@@ -688,117 +520,6 @@ fn yaml_value(value: &Value) -> String {
     }
 }
 
-/// The checks of OACP's `validate_message.py` that a file we write must
-/// pass, over the fields as PyYAML's BaseLoader reads them (every scalar
-/// a string). Returns the problems found.
-pub fn oacp_problems(fields: &Map<String, Value>) -> Vec<String> {
-    let mut problems = Vec::new();
-    let utc = |s: &str| {
-        s.len() == 20 && chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%SZ").is_ok()
-    };
-    let agent = |s: &str| {
-        (1..=64).contains(&s.len())
-            && s.as_bytes()[0].is_ascii_alphanumeric()
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-    };
-    for key in fields.keys() {
-        if !FIELD_ORDER.contains(&key.as_str()) {
-            problems.push(format!("unknown field {key}"));
-        }
-    }
-    let get = |k: &str| fields.get(k).and_then(scalar).unwrap_or_default();
-    for key in [
-        "id",
-        "from",
-        "type",
-        "priority",
-        "created_at_utc",
-        "subject",
-        "body",
-    ] {
-        if get(key).trim().is_empty() {
-            problems.push(format!("{key} missing, empty or not a scalar"));
-        }
-    }
-    if !agent(get("from").trim()) {
-        problems.push("from is not an agent name".into());
-    }
-    let kind = get("type").trim().parse::<OacpType>();
-    if kind.is_err() {
-        problems.push("unknown type".into());
-    }
-    if get("priority").trim().parse::<OacpPriority>().is_err() {
-        problems.push("unknown priority".into());
-    }
-    match fields.get("to") {
-        Some(Value::Array(items)) => {
-            if items.is_empty() || items.len() > MAX_RECIPIENTS {
-                problems.push("to: 1-10 recipients".into());
-            }
-            if items
-                .iter()
-                .any(|i| !scalar(i).is_some_and(|s| agent(s.trim())))
-            {
-                problems.push("to: not an agent name".into());
-            }
-            if items.iter().any(|i| scalar(i) == Some(get("from"))) {
-                problems.push("to includes the sender".into());
-            }
-            if items.len() > 1 && kind.as_ref().is_ok_and(|k| !k.may_broadcast()) {
-                problems.push("handoff broadcast".into());
-            }
-        }
-        Some(v) if scalar(v).is_some_and(|s| agent(s.trim())) => {}
-        _ => problems.push("to missing or not an agent name".into()),
-    }
-    for key in FIELD_ORDER.iter().skip(6) {
-        if matches!(fields.get(*key), Some(Value::Array(_) | Value::Object(_))) {
-            problems.push(format!("{key} is not a scalar"));
-        }
-    }
-    if !utc(get("created_at_utc").trim()) {
-        problems.push("created_at_utc is not YYYY-MM-DDTHH:MM:SSZ".into());
-    }
-    let expires = get("expires_at");
-    if !expires.trim().is_empty() && !utc(expires.trim()) {
-        problems.push("expires_at is not YYYY-MM-DDTHH:MM:SSZ".into());
-    }
-    let pr = get("related_pr");
-    if !pr.trim().is_empty() && !pr.trim().bytes().all(|b| b.is_ascii_digit()) {
-        problems.push("related_pr is not numeric".into());
-    }
-    let conv = get("conversation_id");
-    if !conv.trim().is_empty() && !is_oacp_conversation(conv.trim()) {
-        problems.push("conversation_id is not conv-<YYYYMMDD>-<agent>-<seq>".into());
-    }
-    let channel = get("channel");
-    if !channel.trim().is_empty()
-        && (channel.trim().len() > 64
-            || !channel
-                .trim()
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')))
-    {
-        problems.push("channel".into());
-    }
-    if get("id").trim().chars().count() > MAX_ID_CHARS
-        || get("parent_message_id").trim().chars().count() > MAX_ID_CHARS
-    {
-        problems.push("id too long".into());
-    }
-    if get("subject").trim().chars().count() > 200 {
-        problems.push("subject too long".into());
-    }
-    if get("body").trim().chars().count() > MAX_BODY_CHARS {
-        problems.push("body too long".into());
-    }
-    if kind == Ok(OacpType::Handoff) && !looks_like_handoff_packet(&get("body")) {
-        problems.push("handoff body is not a packet".into());
-    }
-    problems
-}
-
 /// A file name for a message in an OACP inbox, as OACP's sender makes
 /// them (`<UTC stamp>_<from>_<type>.yaml`) plus part of the id, so two
 /// messages of one second never share a name.
@@ -822,19 +543,10 @@ pub fn file_name(message: &Message) -> String {
     format!("{stamp}_{}_{kind}_{id}.yaml", message.from.agent_id)
 }
 
-/// The fields of a file as OACP's validator sees them, for tests and
-/// `aea doctor`: PyYAML's BaseLoader reads every scalar as a string.
-pub fn fields_of(text: &str) -> Result<Map<String, Value>, String> {
-    match serde_saphyr::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err("not a mapping".into()),
-        Err(e) => Err(one_line(&e.to_string())),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::message::{MessageType, Priority};
     use serde_json::json;
 
     fn corpus(kind: &str) -> Vec<(String, String)> {

@@ -14,7 +14,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{Custody, Entry, Read, Records};
+use super::message_file::Read;
+use super::{Custody, Entry, Records};
 use crate::error::{Error, Result, one_line};
 use crate::fsutil;
 use crate::layout::{Private, Shared};

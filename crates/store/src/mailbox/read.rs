@@ -7,9 +7,9 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::message_file::{names_of_messages, read_and_hash, read_if_present};
 use super::{
-    Custody, Entry, Held, Inbox, Marker, Processed, StaleMarker, is_own_copy, names_of_messages,
-    read_and_hash, read_if_present, sort_for_processing,
+    Custody, Entry, Held, Inbox, Marker, Processed, StaleMarker, is_own_copy, sort_for_processing,
 };
 use crate::error::{Error, Result};
 use crate::keyring::Verification;
