@@ -19,6 +19,7 @@ pub mod error;
 pub mod fsutil;
 pub mod hardstop;
 pub mod harness;
+pub mod health;
 pub mod hints;
 pub mod hooks;
 pub mod housekeeping;
