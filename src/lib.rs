@@ -8,6 +8,7 @@ pub mod audit;
 pub mod bridge;
 pub mod cli;
 pub mod collab;
+pub mod collab_wake;
 pub mod commands;
 pub mod compose;
 pub mod config;
