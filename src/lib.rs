@@ -32,6 +32,7 @@ pub mod liveness;
 pub mod mailbox;
 pub mod message;
 pub mod migrate;
+pub mod monitor;
 pub mod normalize;
 pub mod policy;
 pub mod printer;
