@@ -22,6 +22,7 @@ pub mod hardstop;
 pub mod harness;
 pub mod health;
 pub mod hints;
+pub mod hook_gate;
 pub mod hooks;
 pub mod housekeeping;
 pub mod identity;
