@@ -9,9 +9,9 @@ use serde::Serialize;
 use super::{Context, listing};
 use crate::audit::{AuditEvent, Event};
 use crate::cli::{HooksCommand, HooksInstallArgs, HooksRunArgs, HooksUninstallArgs};
-use crate::config::BlockOn;
 use crate::error::{Error, ExitCode, Result};
 use crate::harness::{self, Agent};
+use crate::hook_gate::{self, setting};
 use crate::hooks::{self, Change, GitHook, State};
 use crate::mailbox::Mailbox;
 use crate::message::Priority;
@@ -338,17 +338,6 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
     }
 }
 
-/// `hooks.<hook>` of the config, defaults where unset.
-fn setting(hooks: &crate::config::HooksConfig, hook: GitHook) -> crate::config::HookConfig {
-    match hook {
-        GitHook::PreCommit => hooks.pre_commit.clone(),
-        GitHook::PostMerge => hooks.post_merge.clone(),
-        GitHook::PostCheckout => hooks.post_checkout.clone(),
-        GitHook::PostRewrite => hooks.post_rewrite.clone(),
-    }
-    .unwrap_or_default()
-}
-
 /// post-merge, post-checkout, post-rewrite: one line about mail new since
 /// the last announcement. Never fails the git command.
 fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode> {
@@ -402,14 +391,7 @@ fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode>
 /// commit, whatever the inbox holds, until it is fixed.
 fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     let p = &ctx.printer;
-    // Mail, markers or the log about to be committed: `.aea/.gitignore` is
-    // committed, and a pull can make it ignore nothing.
-    let staged: Vec<String> =
-        crate::repo::staged_under(mailbox.dir(), ctx.git_index_file.as_deref())
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|rel| !crate::layout::Shared::committed(rel))
-            .collect();
+    let staged = hook_gate::staged_state(mailbox.dir(), ctx.git_index_file.as_deref());
     if !staged.is_empty() {
         let shown: Vec<String> = staged
             .iter()
@@ -509,17 +491,7 @@ fn gate(report: &listing::Report, setting: &crate::config::HookConfig, ctx: &Con
             format!(", {} waiting for a person's approval", waiting.len())
         }
     ));
-    let blocking: Vec<&str> = match setting.block_on.unwrap_or_default() {
-        BlockOn::GatedPending => waiting.iter().collect(),
-        BlockOn::UrgentPending => waiting
-            .iter()
-            .filter(|(_, p)| *p == Priority::Urgent)
-            .collect(),
-        BlockOn::Never => Vec::new(),
-    }
-    .into_iter()
-    .map(|(r, _)| *r)
-    .collect();
+    let blocking = hook_gate::blocking(&waiting, setting.block_on);
     if blocking.is_empty() {
         return ExitCode::Success;
     }

@@ -1,40 +1,28 @@
 //! `aea monitor start|stop|status` (SPEC §10): one background process per
 //! repository that rings the configured doorbells when mail arrives, and
-//! again with capped backoff until it is processed.
-//!
-//! Liveness is a lock, not a pid: the monitor holds an exclusive lock on
-//! `.aea/monitor.lock` for its whole life, so a stale `aea-monitor.pid` whose
-//! number was reused by another process is recognised without ever
-//! signalling it. Stopping is a request file, `.aea/monitor.stop`, which the
-//! monitor sees through the same file watch it uses for mail.
+//! again with capped backoff until it is processed. The process itself,
+//! its lock and its pid file are [`crate::monitor`]'s; this starts, stops
+//! and reports it, and `monitor run` hands it the trusted settings.
 
-use std::fs::{self, File};
-use std::path::PathBuf;
+use std::fs;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::Context;
-use crate::audit::{AuditEvent, Event};
 use crate::cli::MonitorCommand;
-use crate::config::{AgentConfig, MonitoringConfig};
-use crate::doorbell::{Backoff, DAY, Transport};
-use crate::error::{ConfigProblem, Error, ExitCode, Result};
+use crate::config::MonitoringConfig;
+use crate::doorbell::DAY;
+use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
 use crate::layout::Private;
 use crate::mailbox::Mailbox;
-use crate::message::format_time;
-use crate::transport::{self, RingEnv};
-use crate::wake::{self, Schedule, Waiting};
-use crate::watch::DirWatch;
+use crate::monitor::{
+    DEBOUNCE, Monitor, PidFile, Settings, agent_config, running, stale_pid, state_file,
+};
+use crate::wake::{self, Waiting};
 use crate::words::word_enum;
-
-/// Not `monitor.pid`: the bash AEA's `aea-monitor.sh` uses that name in the
-/// same folder, and its `status` deletes a pid file whose process it does
-/// not recognise.
-/// Quiet time that ends a burst of arrivals unless `monitoring.debounce` says.
-const DEBOUNCE: Duration = Duration::from_millis(200);
 
 word_enum! {
     /// What `monitor start|stop|status` found or did.
@@ -63,12 +51,6 @@ impl MonitorState {
     }
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-struct PidFile {
-    pid: u32,
-    started_at: String,
-}
-
 pub fn run(command: &MonitorCommand, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     match command {
@@ -77,49 +59,6 @@ pub fn run(command: &MonitorCommand, ctx: &Context) -> Result<ExitCode> {
         MonitorCommand::Status => status(&mailbox, ctx),
         MonitorCommand::Run => monitor(&mailbox, ctx),
     }
-}
-
-/// The file `monitor stop` makes, watched for by the monitor.
-const STOP: &[&str] = &[Private::MonitorStop.name()];
-
-fn open_lock(mailbox: &Mailbox) -> Result<File> {
-    fsutil::open_lock(&mailbox.private_file(Private::MonitorLock)?)
-}
-
-/// The pid file (`monitor.pid`) or the stop request (`monitor.stop`), in
-/// the private state.
-fn state_file(mailbox: &Mailbox, entry: Private) -> PathBuf {
-    mailbox.layout().private(entry)
-}
-
-/// The running monitor's pid file, or `None` when no monitor holds the lock.
-fn running(mailbox: &Mailbox) -> Result<Option<PidFile>> {
-    let lock = open_lock(mailbox)?;
-    if lock.try_lock().is_ok() {
-        drop(lock);
-        return Ok(None);
-    }
-    let text = read_pid_file(mailbox).unwrap_or_default();
-    Ok(Some(serde_json::from_str(&text).unwrap_or(PidFile {
-        pid: 0,
-        started_at: "just now".into(),
-    })))
-}
-
-/// The pid file's text: a regular file only, capped (a FIFO put there
-/// must not hang `monitor status`).
-fn read_pid_file(mailbox: &Mailbox) -> Option<String> {
-    let bytes = fsutil::read_state(
-        &state_file(mailbox, Private::MonitorPid),
-        fsutil::SMALL_STATE_LIMIT,
-    )
-    .ok()??;
-    String::from_utf8(bytes).ok()
-}
-
-fn stale_pid(mailbox: &Mailbox) -> Option<u32> {
-    let text = read_pid_file(mailbox)?;
-    serde_json::from_str::<PidFile>(&text).ok().map(|p| p.pid)
 }
 
 /// `aea monitor start|stop|status --json`.
@@ -238,75 +177,16 @@ fn status(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
-/// The monitor itself.
+/// The monitor itself ([`crate::monitor`]), until it is asked to stop.
 fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
-    let lock = open_lock(mailbox)?;
-    // A status check holds the lock for an instant: try a few times before
-    // concluding another monitor runs.
-    let mut locked = false;
-    for _ in 0..20 {
-        if lock.try_lock().is_ok() {
-            locked = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    if !locked {
-        return Ok(ExitCode::Success);
-    }
-    // We hold the lock, so any pid file is stale: remove it now, or `monitor
-    // start` would take it for ours before ours is written.
-    let _ = fs::remove_file(state_file(mailbox, Private::MonitorPid));
-    let pid = PidFile {
-        pid: std::process::id(),
-        started_at: format_time(ctx.rt.now()),
+    let look = || waiting(mailbox, ctx);
+    let monitor = Monitor {
+        mailbox,
+        rt: &ctx.rt,
+        ring_env: &ctx.ring_env,
+        waiting: &look,
     };
-    let (transports, backoff, debounce) = settings(mailbox, ctx)?;
-    let log = |event: Event| {
-        let _ = mailbox.log(&event);
-    };
-
-    // The pid file is the readiness signal `monitor start` waits for: write
-    // it only once the watch is set up, so that mail sent after `start`
-    // returns is seen (the loop's first look catches what came before).
-    let state = mailbox.layout().state().to_path_buf();
-    let watch = DirWatch::watching(&[mailbox.dir(), &state], crate::watch::Names::Mail(STOP));
-    fsutil::replace_atomic(
-        &state_file(mailbox, Private::MonitorPid),
-        &serde_json::to_vec(&pid).expect("a pid file always serialises"),
-    )?;
-    log(Event::new(&ctx.rt, AuditEvent::MonitorStarted)
-        .with("pid", pid.pid)
-        .with(
-            "transports",
-            transports.iter().map(Transport::name).collect::<Vec<_>>(),
-        ));
-
-    let mut schedule = Schedule::new(backoff);
-    loop {
-        if state_file(mailbox, Private::MonitorStop).exists() {
-            let _ = fs::remove_file(state_file(mailbox, Private::MonitorStop));
-            break;
-        }
-        let mut waiting = waiting(mailbox, ctx);
-        let arrived = schedule.observe(&waiting);
-        if arrived || schedule.due(Instant::now()) {
-            if arrived {
-                waiting = settle(&watch, mailbox, ctx, debounce);
-            }
-            let refs = schedule.ring(&waiting, Instant::now());
-            if !refs.is_empty() {
-                ring(&transports, &refs, mailbox, ctx, &ctx.ring_env, &log);
-            }
-        }
-        let wait = schedule
-            .next_in(Instant::now())
-            .unwrap_or(Duration::from_secs(3600));
-        watch.wait(wait.max(Duration::from_millis(10)));
-    }
-    log(Event::new(&ctx.rt, AuditEvent::MonitorStopped).with("pid", pid.pid));
-    let _ = fs::remove_file(state_file(mailbox, Private::MonitorPid));
-    drop(lock);
+    monitor.run(|| settings(mailbox, ctx))?;
     Ok(ExitCode::Success)
 }
 
@@ -318,62 +198,19 @@ fn waiting(mailbox: &Mailbox, ctx: &Context) -> Vec<Waiting> {
 
 /// The trusted transports (SPEC §15.1: they run programs and reach hosts),
 /// the retry backoff and the debounce of `monitoring:`.
-fn settings(mailbox: &Mailbox, ctx: &Context) -> Result<(Vec<Transport>, Backoff, Duration)> {
+fn settings(mailbox: &Mailbox, ctx: &Context) -> Result<Settings> {
     let Some(agent_config) = agent_config(mailbox)? else {
-        return Ok((Vec::new(), MonitoringConfig::default().backoff(), DEBOUNCE));
+        return Ok(Settings {
+            transports: Vec::new(),
+            backoff: MonitoringConfig::default().backoff(),
+            debounce: DEBOUNCE,
+        });
     };
     let config = agent_config.monitoring.clone().unwrap_or_default();
     let debounce = config.debounce.map_or(DEBOUNCE, |d| d.capped(DAY).std());
-    Ok((
-        ctx.trusted(mailbox, agent_config).transports,
-        config.backoff(),
+    Ok(Settings {
+        transports: ctx.trusted(mailbox, agent_config).transports,
+        backoff: config.backoff(),
         debounce,
-    ))
-}
-
-/// The repository's config; `None` when it has none (the monitor then
-/// rings nothing, with the default timing). One that does not read is an
-/// error, so `start` says why instead of waiting for a monitor that exits.
-fn agent_config(mailbox: &Mailbox) -> Result<Option<&AgentConfig>> {
-    match mailbox.config() {
-        Ok(config) => Ok(Some(config)),
-        Err(Error::ConfigInvalid {
-            problem: ConfigProblem::Missing,
-            ..
-        }) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// Lets a burst of arrivals finish — until nothing arrived for `quiet`, or
-/// at most two seconds — so it gets one doorbell.
-fn settle(watch: &DirWatch, mailbox: &Mailbox, ctx: &Context, quiet: Duration) -> Vec<Waiting> {
-    let until = Instant::now() + Duration::from_secs(2);
-    while Instant::now() < until && watch.wait(quiet) {}
-    waiting(mailbox, ctx)
-}
-
-fn ring(
-    transports: &[Transport],
-    refs: &[String],
-    mailbox: &Mailbox,
-    ctx: &Context,
-    env: &RingEnv,
-    log: &dyn Fn(Event),
-) {
-    if transports.is_empty() {
-        log(Event::new(&ctx.rt, AuditEvent::Notified)
-            .with("transport", "none")
-            .with("messages", refs.len()));
-        return;
-    }
-    for transport in transports {
-        let event = match transport::ring(transport, refs, mailbox.repo(), env) {
-            Ok(()) => Event::new(&ctx.rt, AuditEvent::Notified).with("transport", transport.name()),
-            Err(e) => Event::new(&ctx.rt, AuditEvent::NotifyFailed)
-                .with("transport", transport.name())
-                .with("error", crate::error::one_line(&e)),
-        };
-        log(event.with("messages", refs.len()));
-    }
+    })
 }

@@ -37,6 +37,43 @@ pub const AUTO_EVERY: std::time::Duration = std::time::Duration::from_secs(3600)
 /// than this is stuck, or has a very large inbox to itself.
 pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// The inbox over its limit, as a listing just found it: when
+/// [`auto_due`] says a background `aea gc --auto` is due.
+#[derive(Debug, Clone, Copy)]
+pub struct AutoDue {
+    /// Processed messages the listing found in the inbox.
+    pub count: usize,
+    /// `limits.auto_gc_over`.
+    pub limit: u64,
+}
+
+/// Whether the listing just made found more processed mail than
+/// `limits.auto_gc_over` (the way `git gc --auto` keeps a repository
+/// small), at most once per [`AUTO_EVERY`]: when it is due, the start is
+/// stamped (under `seen/`) and the caller starts `aea gc --auto`.
+pub fn auto_due(mailbox: &Mailbox) -> Option<AutoDue> {
+    let (Some(count), Some(limit), Some(seen)) = (
+        mailbox.inbox().listed_processed(),
+        mailbox.config().ok().and_then(|c| c.limits.auto_gc()),
+        mailbox.seen_dir(),
+    ) else {
+        return None;
+    };
+    if count as u64 <= limit {
+        return None;
+    }
+    let stamp = seen.join(crate::layout::seen::AUTO_GC);
+    let recent = std::fs::symlink_metadata(&stamp)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age < AUTO_EVERY);
+    if recent || fsutil::replace_cache_via(&seen, &stamp, b"").is_err() {
+        return None;
+    }
+    Some(AutoDue { count, limit })
+}
+
 /// What a gc run is asked to do.
 #[derive(Debug, Clone, Copy)]
 pub struct Request {

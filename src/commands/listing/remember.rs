@@ -574,32 +574,17 @@ fn note_vanished<'a>(
     }
 }
 
-/// Starts `aea gc --auto` in the background when the listing just made
-/// found more processed mail than `limits.auto_gc_over` (the way `git gc
-/// --auto` keeps a repository small), at most once per
-/// [`housekeeping::AUTO_EVERY`]; says so unless `quiet`. Best effort: the
-/// command that lists never waits for it and never fails because of it.
+/// Starts `aea gc --auto` in the background when housekeeping says it is
+/// due ([`housekeeping::auto_due`]); says so unless `quiet`. Best effort:
+/// the command that lists never waits for it and never fails because of
+/// it.
 fn housekeep_if_due(mailbox: &Mailbox, ctx: &Context, quiet: bool) {
-    let (Some(count), Some(limit), Some(seen), Some(exe)) = (
-        mailbox.inbox().listed_processed(),
-        mailbox.config().ok().and_then(|c| c.limits.auto_gc()),
-        mailbox.seen_dir(),
-        ctx.exe.as_deref(),
-    ) else {
+    let Some(exe) = ctx.exe.as_deref() else {
         return;
     };
-    if count as u64 <= limit {
+    let Some(housekeeping::AutoDue { count, limit }) = housekeeping::auto_due(mailbox) else {
         return;
-    }
-    let stamp = seen.join(crate::layout::seen::AUTO_GC);
-    let recent = std::fs::symlink_metadata(&stamp)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age < housekeeping::AUTO_EVERY);
-    if recent || crate::fsutil::replace_cache_via(&seen, &stamp, b"").is_err() {
-        return;
-    }
+    };
     let mut gc = std::process::Command::new(exe);
     gc.arg("--repo")
         .arg(mailbox.repo())
