@@ -8,6 +8,8 @@ use std::io;
 
 use crate::collab::Refusal;
 use crate::error::{ConfigDirUse, ConfigProblem, Error, ExitCode, GitError};
+use crate::mailbox::ApprovalDecision;
+use crate::words::OrUnknown;
 
 /// What a command run with `--json` prints on stderr, on one line, when it
 /// fails: `{"error": {...}}`, the exit code unchanged.
@@ -75,7 +77,7 @@ pub fn exit_code(err: &Error) -> ExitCode {
         | Error::ConfigInvalid { .. }
         | Error::PartialDelivery { .. }
         | Error::NotGated { .. }
-        | Error::AlreadyDecided { .. }
+        | Error::AlreadyDecided(_)
         | Error::HookConflict { .. }
         | Error::SettingsInvalid { .. }
         | Error::SyncFailed { .. }
@@ -232,16 +234,18 @@ pub fn hint(err: &Error) -> Option<String> {
         Error::NotGated { .. } => {
             "process it as usual with `aea process`; `aea pending` lists what waits for a person".to_string()
         }
-        Error::AlreadyDecided { name, decision, .. } if decision == "rejected" => format!(
-            "decisions are kept as an audit trail and not changed: mark it handled with `aea process {} --outcome ignored`",
-            crate::shortref::of(name)
-        ),
-        Error::AlreadyDecided { name, decision, .. } if decision == "approved" => format!(
-            "nothing to decide: act on it, then mark it done with `aea process {}`",
-            crate::shortref::of(name)
-        ),
-        Error::AlreadyDecided { .. } => {
-            "decisions are kept as an audit trail and not changed; `aea log --message <ref>` shows the history".to_string()
+        Error::AlreadyDecided(_) => {
+            let decided = crate::mailbox::AlreadyDecided::of(err)?;
+            let name = crate::shortref::of(&decided.name);
+            match decided.decision {
+                Some(OrUnknown::Known(ApprovalDecision::Rejected)) => format!(
+                    "decisions are kept as an audit trail and not changed: mark it handled with `aea process {name} --outcome ignored`"
+                ),
+                Some(OrUnknown::Known(ApprovalDecision::Approved)) => format!(
+                    "nothing to decide: act on it, then mark it done with `aea process {name}`"
+                ),
+                _ => "decisions are kept as an audit trail and not changed; `aea log --message <ref>` shows the history".to_string(),
+            }
         }
         Error::NotAGitRepository { .. } => {
             "run `git init` first, or pass `--repo` with the path of a git repository".to_string()
@@ -449,7 +453,7 @@ mod tests {
             Error::Claimed { .. } => (17, Failure),
             Error::Gated { .. } => (18, Refused),
             Error::NotGated { .. } => (19, Failure),
-            Error::AlreadyDecided { .. } => (20, Failure),
+            Error::AlreadyDecided(_) => (20, Failure),
             Error::NotAGitRepository { .. } => (21, NotFound),
             Error::HooksPathInherited { .. } => (22, Refused),
             Error::HookConflict { .. } => (23, Failure),
@@ -607,12 +611,13 @@ mod tests {
                 action: "auto_respond",
                 rule: s("r"),
             },
-            Error::AlreadyDecided {
+            crate::mailbox::AlreadyDecided {
                 name: s("n"),
-                decision: s("approved"),
+                decision: Some(OrUnknown::Known(ApprovalDecision::Approved)),
                 by: s("me"),
                 at: s("now"),
-            },
+            }
+            .into(),
             Error::NotAGitRepository {
                 path: p(),
                 detail: s("no .git"),

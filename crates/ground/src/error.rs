@@ -161,13 +161,11 @@ pub enum Error {
         rule: String,
     },
 
-    #[error("{name} was already {decision} by {by} at {at}")]
-    AlreadyDecided {
-        name: String,
-        decision: String,
-        by: String,
-        at: String,
-    },
+    /// A person's decision is already recorded for these bytes: the
+    /// store's `AlreadyDecided`, which says which decision, read back
+    /// with `AlreadyDecided::of`.
+    #[error("{0}")]
+    AlreadyDecided(Box<dyn std::error::Error + Send + Sync>),
 
     #[error("{} is not in a git repository: {detail}", path.display())]
     NotAGitRepository { path: PathBuf, detail: String },

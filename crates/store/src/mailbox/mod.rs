@@ -379,6 +379,52 @@ word_enum! {
     }
 }
 
+/// A decision already recorded for a message's bytes: decisions are kept
+/// as an audit trail and never changed. Carried by
+/// [`Error::AlreadyDecided`].
+#[derive(Debug)]
+pub struct AlreadyDecided {
+    /// The message file.
+    pub name: String,
+    /// What was decided; `None` when the record could not be read (or two
+    /// decisions raced).
+    pub decision: Option<OrUnknown<ApprovalDecision>>,
+    pub by: String,
+    pub at: String,
+}
+
+impl AlreadyDecided {
+    /// The decision `err` reports, if it is one.
+    pub fn of(err: &Error) -> Option<&AlreadyDecided> {
+        match err {
+            Error::AlreadyDecided(decided) => decided.downcast_ref(),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for AlreadyDecided {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let decision = self
+            .decision
+            .as_ref()
+            .map_or_else(|| "decided".to_string(), ToString::to_string);
+        write!(
+            f,
+            "{} was already {decision} by {} at {}",
+            self.name, self.by, self.at
+        )
+    }
+}
+
+impl std::error::Error for AlreadyDecided {}
+
+impl From<AlreadyDecided> for Error {
+    fn from(decided: AlreadyDecided) -> Error {
+        Error::AlreadyDecided(Box::new(decided))
+    }
+}
+
 word_enum! {
     /// Why an unprocessed message has a processed marker anyway
     /// ([`Mailbox::stale_marker`]). The words are sentences: `check --json`

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use super::{
-    Approval, ApprovalDecision, ApprovalRecord, Approvals, COLLABS_MAX, Claim, ClaimBody, Entry,
-    Inbox, Marker, Processed, Records, StaleMarker, claim_is_stale, describe_claim, move_present,
-    move_to,
+    AlreadyDecided, Approval, ApprovalDecision, ApprovalRecord, Approvals, COLLABS_MAX, Claim,
+    ClaimBody, Entry, Inbox, Marker, Processed, Records, StaleMarker, claim_is_stale,
+    describe_claim, move_present, move_to,
 };
 use crate::error::{Error, Result};
 use crate::fsutil;
@@ -661,23 +661,23 @@ impl Approvals<'_> {
                 .as_ref()
                 .is_some_and(|r| r.sha256.is_some() && r.sha256 == record.sha256);
             if existing.is_none() || same_bytes {
-                return Err(Error::AlreadyDecided {
+                return Err(AlreadyDecided {
                     name: record.file.clone(),
-                    decision: existing
-                        .as_ref()
-                        .map_or("decided".into(), |r| r.decision.to_string()),
+                    decision: existing.as_ref().map(|r| r.decision.clone()),
                     by: existing.as_ref().map_or("someone".into(), |r| r.by.clone()),
                     at: existing.map_or("an earlier time".into(), |r| r.at),
-                });
+                }
+                .into());
             }
             aside = Some(move_present(&path, &dir, &format!("{file}.superseded"))?);
             if !fsutil::create_exclusive(&path, &body)? {
-                return Err(Error::AlreadyDecided {
+                return Err(AlreadyDecided {
                     name: record.file.clone(),
-                    decision: "decided".into(),
+                    decision: None,
                     by: "someone else".into(),
                     at: "the same time".into(),
-                });
+                }
+                .into());
             }
         }
         fsutil::sync_dir(&dir)?;
