@@ -296,7 +296,7 @@ pub fn peer_key_problems(registry: &Registry, own: Option<&str>) -> Vec<Problem>
             continue;
         }
         let Ok(Published::Key(published)) =
-            keyring::published_key(&entry.path.join(layout::AEA_DIR), id)
+            keyring::published_key(&layout::repo_config_file(&entry.path), id)
         else {
             continue;
         };
