@@ -33,7 +33,7 @@ pub struct ErrorDetail {
 }
 
 impl ErrorOutput {
-    pub fn of(err: &Error) -> Self {
+    pub(crate) fn of(err: &Error) -> Self {
         let mut causes = Vec::new();
         let mut source = std::error::Error::source(err);
         while let Some(cause) = source {
@@ -64,7 +64,7 @@ impl ErrorOutput {
 }
 
 /// The exit status `aea` ends with when a command fails with `err`.
-pub fn exit_code(err: &Error) -> ExitCode {
+pub(crate) fn exit_code(err: &Error) -> ExitCode {
     match err {
         Error::Io { .. }
         | Error::InvalidMessage { .. }
@@ -135,7 +135,7 @@ pub fn exit_code(err: &Error) -> ExitCode {
 }
 
 /// The line printed after `hint:`: what the user can do about it.
-pub fn hint(err: &Error) -> Option<String> {
+pub(crate) fn hint(err: &Error) -> Option<String> {
     let hint = match err {
         Error::Io { source, .. } => match source.kind() {
             io::ErrorKind::PermissionDenied => {

@@ -80,7 +80,7 @@ fn registry_path(ctx: &Context) -> Result<&Path> {
     })
 }
 
-pub fn run(args: &AgentsArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &AgentsArgs, ctx: &Context) -> Result<ExitCode> {
     let path = registry_path(ctx)?;
     match &args.command {
         None | Some(AgentsCommand::List) => list(path, ctx),

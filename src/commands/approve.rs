@@ -6,6 +6,6 @@ use crate::approval::Verdict;
 use crate::cli::ApproveArgs;
 use crate::error::{ExitCode, Result};
 
-pub fn run(args: &ApproveArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &ApproveArgs, ctx: &Context) -> Result<ExitCode> {
     verdict::decide(ctx, &args.reference, Verdict::Approve, args.note.clone())
 }

@@ -32,7 +32,7 @@ pub(super) struct BridgeOutput<'a> {
     pub completed: &'a [Completed],
 }
 
-pub fn run(args: &BridgeArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &BridgeArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     if mailbox.config()?.bridges.is_empty() {
         return Err(Error::usage(

@@ -18,7 +18,7 @@ use crate::mailbox::{Entry, Mailbox};
 use crate::printer::untrusted_short;
 use crate::reminder::{self, HookInput};
 
-pub fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     // A hook reads at most so many files: a flood must not hold a prompt up.
     let mailbox = if args.hook.is_some() {

@@ -25,7 +25,7 @@ use crate::printer::untrusted_short;
 use crate::watch::{DirWatch, Names};
 use crate::words::word_enum;
 
-pub fn run(command: &CollabCommand, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(command: &CollabCommand, ctx: &Context) -> Result<ExitCode> {
     match command {
         CollabCommand::Init(args) => init(args, ctx),
         CollabCommand::Event(args) => event(args, ctx),

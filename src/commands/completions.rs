@@ -20,7 +20,7 @@ fn not_json(ctx: &Context, what: &str) -> Result<()> {
     Ok(())
 }
 
-pub fn run(args: &CompletionsArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &CompletionsArgs, ctx: &Context) -> Result<ExitCode> {
     not_json(ctx, "a shell completion script")?;
     let mut buf = Vec::new();
     clap_complete::generate(args.shell, &mut Cli::command(), "aea", &mut buf);
@@ -28,7 +28,7 @@ pub fn run(args: &CompletionsArgs, ctx: &Context) -> Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
-pub fn man(ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn man(ctx: &Context) -> Result<ExitCode> {
     not_json(ctx, "the man page")?;
     let mut buf = Vec::new();
     clap_mangen::Man::new(Cli::command())

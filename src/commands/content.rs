@@ -17,7 +17,7 @@ use crate::message::{MessageType, Priority};
 use crate::route::Route;
 
 /// A checked draft of what `content` says; nothing is written yet.
-pub fn draft(
+pub(crate) fn draft(
     content: &ContentArgs,
     ctx: &Context,
     repo: &Path,
@@ -115,7 +115,7 @@ fn read_body(content: &ContentArgs, ctx: &Context) -> Result<String> {
 
 /// Delivers `draft` from `sender` (signed with its key on this machine) and
 /// prints what happened per recipient.
-pub fn send(
+pub(crate) fn send(
     draft: &Draft,
     sender: &Mailbox,
     sender_id: &str,

@@ -17,9 +17,9 @@ use crate::transport::RingEnv;
 /// How long a command moves files when it takes an inbox over from an
 /// older aea's layout; the next goes on. `aea init` and `aea doctor --fix`
 /// take all that is left.
-pub const TAKE_OVER_STEP: std::time::Duration = std::time::Duration::from_millis(500);
+pub(crate) const TAKE_OVER_STEP: std::time::Duration = std::time::Duration::from_millis(500);
 /// The same for a hook, which must not hold a commit or a prompt up.
-pub const TAKE_OVER_HOOK_STEP: std::time::Duration = std::time::Duration::from_millis(100);
+pub(crate) const TAKE_OVER_HOOK_STEP: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// What every command gets: clock and ids, output, and where things are.
 pub struct Context {
@@ -56,7 +56,7 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn new(env: &Env, printer: Printer, repo: Option<PathBuf>) -> Result<Self> {
+    pub(crate) fn new(env: &Env, printer: Printer, repo: Option<PathBuf>) -> Result<Self> {
         let cwd = env.cwd.clone().ok_or_else(|| {
             Error::io(
                 "read",
@@ -105,12 +105,12 @@ impl Context {
     }
 
     /// Where the user's private signing keys live.
-    pub fn keys_dir(&self) -> Option<&Path> {
+    pub(crate) fn keys_dir(&self) -> Option<&Path> {
         self.keys_dir.as_deref()
     }
 
     /// The signing key of agent `id` on this machine.
-    pub fn signing_key(&self, id: &str) -> Result<ed25519_dalek::SigningKey> {
+    pub(crate) fn signing_key(&self, id: &str) -> Result<ed25519_dalek::SigningKey> {
         let dir = self.keys_dir().ok_or(Error::NoConfigDir {
             needed_for: ConfigDirUse::SigningKey,
         })?;
@@ -122,7 +122,7 @@ impl Context {
 
     /// The key that signs processed receipts for `aea sync`; without one
     /// (said on stderr) mail still syncs, but no receipts are sent.
-    pub fn receipt_key(&self, id: &str) -> Option<ed25519_dalek::SigningKey> {
+    pub(crate) fn receipt_key(&self, id: &str) -> Option<ed25519_dalek::SigningKey> {
         self.signing_key(id)
             .map_err(|e| {
                 self.printer.warn(format_args!(
@@ -134,7 +134,7 @@ impl Context {
     }
 
     /// The key ring of the repository aea works in (loaded on first use).
-    pub fn keyring(&self) -> Rc<KeyRing> {
+    pub(crate) fn keyring(&self) -> Rc<KeyRing> {
         self.keyring_for(|| match &self.repo {
             Some(repo) => repo.join(crate::mailbox::AEA_DIR),
             None => Mailbox::discover(&self.cwd).map_or_else(
@@ -169,7 +169,7 @@ impl Context {
     /// change anything, and for an id that is not a valid agent id: the id
     /// is the sender's choice, and only one of letters, digits, `_` and `-`
     /// is ever put into a command line.
-    pub fn pin_hint(&self, id: &str) -> Option<String> {
+    pub(crate) fn pin_hint(&self, id: &str) -> Option<String> {
         use crate::keyring::Unpinned;
         crate::message::check_agent_id(id).ok()?;
         let why = self.keyring().unpinned(id)?;
@@ -189,12 +189,12 @@ impl Context {
     }
 
     /// The registry file, if the platform has a config directory.
-    pub fn registry(&self) -> Option<&Path> {
+    pub(crate) fn registry(&self) -> Option<&Path> {
         self.registry.as_deref()
     }
 
     /// The trust store file, if the platform has a config directory.
-    pub fn trust_store(&self) -> Option<&Path> {
+    pub(crate) fn trust_store(&self) -> Option<&Path> {
         self.trust_store.as_deref()
     }
 
@@ -202,7 +202,7 @@ impl Context {
     /// git or reach a host — only those the local user trusted with `aea
     /// trust` (SPEC §15.1). Says on stderr what it left out and how to
     /// trust it; call it once per command.
-    pub fn trusted(
+    pub(crate) fn trusted(
         &self,
         mailbox: &Mailbox,
         config: &crate::config::AgentConfig,
@@ -249,7 +249,7 @@ impl Context {
     }
 
     /// The mailbox of `--repo`, or of the repository around the current directory.
-    pub fn mailbox(&self) -> Result<Mailbox> {
+    pub(crate) fn mailbox(&self) -> Result<Mailbox> {
         let mailbox = match &self.repo {
             Some(repo) => Mailbox::at(repo),
             None => Mailbox::discover(&self.cwd),
@@ -268,7 +268,7 @@ impl Context {
     /// Takes `mailbox` over from the layout of an older aea (see
     /// [`crate::migrate`]), moving files for at most `step` in this run;
     /// says on stderr what it did.
-    pub fn take_over(
+    pub(crate) fn take_over(
         &self,
         mailbox: &Mailbox,
         step: Option<std::time::Duration>,
@@ -328,7 +328,7 @@ impl Context {
     /// Stamps the files outside the inbox that a report is worked out
     /// from: the registry (who is known, where they live), the trust store
     /// and the user's keys.
-    pub fn watch_identity(&self, watched: &mut crate::seen::Watched) {
+    pub(crate) fn watch_identity(&self, watched: &mut crate::seen::Watched) {
         for path in [&self.registry, &self.trust_store, &self.keys_dir]
             .into_iter()
             .flatten()
@@ -341,17 +341,6 @@ impl Context {
     /// strictest one (said on stderr) when the config does not read.
     pub fn judge(&self, mailbox: &Mailbox) -> Judge {
         Judge::load(mailbox, self.keyring(), self.warnings())
-    }
-
-    /// Like [`Context::judge`], but a config that does not read or compile
-    /// is an error: for the pre-commit gate, which must block on it.
-    pub fn judge_checked(&self, mailbox: &Mailbox) -> Result<Judge> {
-        Judge::load_checked(mailbox, self.keyring(), self.warnings())
-    }
-
-    /// The judge of a config already checked.
-    pub fn judge_from(&self, checked: crate::policy::Checked) -> Judge {
-        Judge::from_checked(checked, self.keyring(), self.warnings())
     }
 
     /// Where domain code sends what it has to say on stderr.

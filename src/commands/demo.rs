@@ -15,7 +15,7 @@ use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::Mailbox;
 use crate::message::MessageType;
 
-pub fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
     let temp;
     let root: PathBuf = match &args.keep {
         Some(dir) => {

@@ -65,7 +65,7 @@ fn old_state(layout: &Layout) -> Finding {
     )
 }
 
-pub fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let repo = mailbox.repo();
     let aea = mailbox.dir();

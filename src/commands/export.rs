@@ -7,7 +7,7 @@ use crate::bridge::transfer;
 use crate::cli::ExportArgs;
 use crate::error::{ExitCode, Result};
 
-pub fn run(args: &ExportArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &ExportArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let mut messages = Vec::new();
     for reference in &args.refs {

@@ -17,7 +17,7 @@ use crate::printer::{untrusted, untrusted_short};
 /// The framed, terminal-safe text of one message with its decision. Every
 /// value is escaped on one line here; the printer escapes again, but it
 /// keeps the newlines between the fields.
-pub fn render(
+pub(crate) fn render(
     mailbox: &Mailbox,
     judge: &Judge,
     entry: &Entry,
@@ -137,7 +137,7 @@ pub fn render(
 /// this repository sent, or one `gc` archived. `place` says which; there
 /// is no decision or marker to show, since nothing is to be done with it.
 /// A sent copy (`own`) is this repository's own: its sender is not checked.
-pub fn render_copy(
+pub(crate) fn render_copy(
     judge: &Judge,
     entry: &Entry,
     message: &Message,

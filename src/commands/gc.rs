@@ -8,7 +8,7 @@ use crate::error::{ExitCode, Result};
 use crate::housekeeping::{self, Request};
 use crate::printer::untrusted_short;
 
-pub fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
     let now = ctx.rt.now();
     let cutoff = args
         .older_than

@@ -17,7 +17,7 @@ use crate::mailbox::Mailbox;
 use crate::message::Priority;
 use crate::repo::{self, HooksPathSource};
 
-pub fn run(command: &HooksCommand, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(command: &HooksCommand, ctx: &Context) -> Result<ExitCode> {
     match command {
         HooksCommand::Install(args) => install(args, ctx),
         HooksCommand::Uninstall(args) => uninstall(args, ctx),

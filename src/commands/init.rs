@@ -24,7 +24,7 @@ use crate::repo::{self, HooksPathSource};
 use crate::runtime::Runtime;
 use crate::templates::{self, PolicyPreset};
 
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     pub id: Option<&'a str>,
     pub policy: Option<PolicyPreset>,
     /// The agent harnesses to install for; `None` touches no harness file.
@@ -51,7 +51,7 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
-pub fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
     let target = match (&args.path, &ctx.repo) {
         (Some(path), _) => ctx.cwd.join(path),
         (None, Some(repo)) => repo.clone(),
@@ -154,7 +154,7 @@ pub fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
 
 /// Sets up `repo` (an absolute, existing directory). The registry result is
 /// returned separately: a registry problem leaves the repository set up.
-pub fn init_repo(
+pub(crate) fn init_repo(
     repo: &Path,
     options: &Options<'_>,
     rt: &Runtime,

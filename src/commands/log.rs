@@ -9,7 +9,7 @@ use crate::error::{Error, ExitCode, Result};
 use crate::message::parse_time;
 use crate::printer::untrusted_short;
 
-pub fn run(args: &LogArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &LogArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let since = args
         .since

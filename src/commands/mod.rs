@@ -12,7 +12,7 @@ mod collab;
 mod completions;
 mod content;
 mod context;
-pub mod demo;
+pub(crate) mod demo;
 mod doctor;
 mod export;
 mod frame;
@@ -51,7 +51,7 @@ use crate::env::Env;
 use crate::error::{ExitCode, Result};
 use crate::printer::Printer;
 
-pub use context::Context;
+pub(crate) use context::Context;
 
 pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
     let ctx = Context::new(env, Printer::new(cli.json, cli.quiet), cli.repo)?;

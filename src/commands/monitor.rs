@@ -51,7 +51,7 @@ impl MonitorState {
     }
 }
 
-pub fn run(command: &MonitorCommand, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(command: &MonitorCommand, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     match command {
         MonitorCommand::Start => start(&mailbox, ctx),

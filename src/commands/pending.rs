@@ -17,7 +17,7 @@ pub(super) struct PendingOutput<'a> {
     pub processed_without_approval: &'a [Unapproved],
 }
 
-pub fn run(ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
     let entries = mailbox.inbox().unprocessed()?;

@@ -9,7 +9,7 @@ use crate::error::{ExitCode, Result};
 use crate::judge::Judge;
 use crate::policy::{Decision, Step};
 
-pub fn run(command: &PolicyCommand, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(command: &PolicyCommand, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
     match command {

@@ -30,7 +30,7 @@ pub(super) struct ProcessOutput<'a> {
     pub bridge: Option<crate::bridge::live::Completed>,
 }
 
-pub fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
     let entry = mailbox.inbox().resolve(&args.reference)?;

@@ -19,7 +19,7 @@ pub(super) struct QuarantineOutput<'a> {
     pub moved_to: &'a Path,
 }
 
-pub fn run(args: &QuarantineArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &QuarantineArgs, ctx: &Context) -> Result<ExitCode> {
     if args.reason.trim().is_empty() {
         return Err(Error::usage(
             "--reason is empty",

@@ -5,7 +5,7 @@ use crate::approval::Verdict;
 use crate::cli::RejectArgs;
 use crate::error::{Error, ExitCode, Result};
 
-pub fn run(args: &RejectArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &RejectArgs, ctx: &Context) -> Result<ExitCode> {
     if args.reason.trim().is_empty() {
         return Err(Error::usage(
             "--reason is empty",

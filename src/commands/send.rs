@@ -6,7 +6,7 @@ use crate::cli::SendArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::route;
 
-pub fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
     let sender = ctx.mailbox()?;
     let config = sender.config()?;
     let sender_id = config

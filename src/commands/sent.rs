@@ -33,7 +33,7 @@ pub(super) struct SentItem {
     pub recipients: Vec<Leg>,
 }
 
-pub fn run(ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let mut messages: Vec<SentItem> = mailbox
         .inbox()

@@ -121,7 +121,7 @@ fn show_copy(
     Ok(ExitCode::Success)
 }
 
-pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
     let entry = match mailbox.inbox().resolve_anywhere(&args.reference)? {

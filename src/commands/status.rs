@@ -15,7 +15,7 @@ pub(super) struct StatusOutput<'a> {
     pub recipients: &'a [Leg],
 }
 
-pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let entry = mailbox
         .inbox()

@@ -46,7 +46,7 @@ pub(super) struct ThreadItem {
     pub sender_path_mismatch: Option<String>,
 }
 
-pub fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
     let (entry, _) = mailbox.inbox().resolve_anywhere(&args.reference)?;

@@ -38,7 +38,7 @@ pub(super) struct TrustRevokeOutput<'a> {
     pub revoked: bool,
 }
 
-pub fn run(args: &TrustConfigArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &TrustConfigArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let store = ctx.trust_store().ok_or(Error::NoConfigDir {
         needed_for: ConfigDirUse::TrustStore,

@@ -29,7 +29,7 @@ pub(super) struct UninstallOutput<'a> {
     pub private_backup: Option<&'a Path>,
 }
 
-pub fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let repo = mailbox.repo().to_path_buf();
     let id = mailbox.agent_id().ok();

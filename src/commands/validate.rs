@@ -29,7 +29,7 @@ pub(super) struct Report {
     warnings: Vec<Finding>,
 }
 
-pub fn run(args: &ValidateArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &ValidateArgs, ctx: &Context) -> Result<ExitCode> {
     let target = match &args.path {
         Some(p) => ctx.cwd.join(p),
         None => ctx.mailbox()?.dir().to_path_buf(),

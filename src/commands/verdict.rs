@@ -20,7 +20,7 @@ pub(super) struct ApprovalOutput<'a> {
 }
 
 /// `approve` and `reject` from the command line: resolve, record, print.
-pub fn decide(
+pub(crate) fn decide(
     ctx: &Context,
     reference: &str,
     verdict: Verdict,

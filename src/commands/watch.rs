@@ -39,7 +39,7 @@ pub(super) struct WatchOutput<'a> {
     pub unprocessed: usize,
 }
 
-pub fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(args: &WatchArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let timeout = args.timeout.map(crate::duration::Duration::std);
     // Watch first, then look: mail arriving in between is seen either way.

@@ -39,7 +39,7 @@ pub(super) struct WhoamiOutput<'a> {
     pub published: bool,
 }
 
-pub fn run(ctx: &Context) -> Result<ExitCode> {
+pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let config = mailbox.config()?;
     let id = config.require_id(&mailbox.layout().shared(crate::layout::Shared::Config))?;

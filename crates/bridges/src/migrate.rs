@@ -110,17 +110,6 @@ pub fn needed(mailbox: &Mailbox) -> bool {
     true
 }
 
-/// Marks a new inbox (nothing to take over) as on the current layout.
-pub fn mark_current(mailbox: &Mailbox) -> Result<()> {
-    save(
-        mailbox,
-        &Record {
-            done: true,
-            ..Record::default()
-        },
-    )
-}
-
 /// Takes the inbox over (see the module comment), as far as the budget
 /// goes. Returns the record, `done` once nothing is left.
 pub fn run(mailbox: &Mailbox, cx: &Context<'_>) -> Result<Record> {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use chrono::{DateTime, Utc};
 
 /// Overrides the registry file (SPEC §8).
-pub const AEA_REGISTRY: &str = "AEA_REGISTRY";
+pub(crate) const AEA_REGISTRY: &str = "AEA_REGISTRY";
 /// Overrides the user's aea config dir: the registry (unless
 /// [`AEA_REGISTRY`] is set), private keys and the trust store. A kept
 /// `aea demo` folder is used through it, apart from the user's own.
@@ -17,25 +17,25 @@ pub const AEA_CONFIG_DIR: &str = "AEA_CONFIG_DIR";
 /// repository goes (an absolute path; by default the platform's state
 /// directory, `~/.local/state/aea` on Linux). Inboxes in a git work tree
 /// keep theirs in the git directory (see `layout`).
-pub const AEA_STATE_DIR: &str = "AEA_STATE_DIR";
+pub(crate) const AEA_STATE_DIR: &str = "AEA_STATE_DIR";
 /// The index a commit is made from, as git gave it to the pre-commit hook
 /// (`GIT_INDEX_FILE`), passed on by aea's hook script under this name: the
 /// script unsets git's own variables before it runs aea.
-pub const AEA_GIT_INDEX_FILE: &str = "AEA_GIT_INDEX_FILE";
+pub(crate) const AEA_GIT_INDEX_FILE: &str = "AEA_GIT_INDEX_FILE";
 /// Fixes the clock, as RFC 3339, for reproducible output in tests.
-pub const AEA_TEST_NOW: &str = "AEA_TEST_NOW";
+pub(crate) const AEA_TEST_NOW: &str = "AEA_TEST_NOW";
 /// Seeds the id generator, for reproducible output in tests.
-pub const AEA_TEST_SEED: &str = "AEA_TEST_SEED";
+pub(crate) const AEA_TEST_SEED: &str = "AEA_TEST_SEED";
 /// Tests only: `send` keeps its record after answering, as a send killed
 /// between its answer and letting the record go does (a fault point the
 /// SIGKILL suite hits only by chance).
-pub const AEA_TEST_KEEP_SEND_RECORD: &str = "AEA_TEST_KEEP_SEND_RECORD";
+pub(crate) const AEA_TEST_KEEP_SEND_RECORD: &str = "AEA_TEST_KEEP_SEND_RECORD";
 /// Tests only: how long (milliseconds) what aea remembers of an inbox must
 /// lie unchanged before it is trusted ([`crate::seen::SETTLE`], 2 s).
-pub const AEA_TEST_SEEN_SETTLE_MS: &str = "AEA_TEST_SEEN_SETTLE_MS";
+pub(crate) const AEA_TEST_SEEN_SETTLE_MS: &str = "AEA_TEST_SEEN_SETTLE_MS";
 /// The Basic-auth user of `opencode serve` (OpenCode's own variable; it
 /// defaults to `opencode`).
-pub const OPENCODE_SERVER_USERNAME: &str = "OPENCODE_SERVER_USERNAME";
+pub(crate) const OPENCODE_SERVER_USERNAME: &str = "OPENCODE_SERVER_USERNAME";
 /// The Basic-auth password of `opencode serve` (OpenCode's own variable:
 /// the server asks for it when it is set in the server's environment).
 pub const OPENCODE_SERVER_PASSWORD: &str = "OPENCODE_SERVER_PASSWORD";

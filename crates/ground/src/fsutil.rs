@@ -173,21 +173,6 @@ pub fn identity(meta: &fs::Metadata) -> (u64, u64) {
     }
 }
 
-/// The inode change time (seconds, nanoseconds). Unlike the modification
-/// time it cannot be set by a user: any write, rename or chmod moves it on.
-pub fn ctime(meta: &fs::Metadata) -> (i64, i64) {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        (meta.ctime(), meta.ctime_nsec())
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        (i64::MAX, 0)
-    }
-}
-
 /// Checks that `path` is an existing real directory.
 pub fn require_real_dir(path: &Path) -> Result<()> {
     match fs::symlink_metadata(path) {
@@ -346,7 +331,7 @@ fn stage_tagged(dir: &Path, bytes: &[u8], flush: bool) -> Result<PathBuf> {
 /// Staged files (`.deliver.*.tmp`) of a send that was killed before it
 /// linked or removed them are removed once they are older than this: a
 /// live send holds one for milliseconds, seconds for the largest message.
-pub const STAGING_STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
+pub(crate) const STAGING_STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// A short tag of this host, in staging names.
 fn host_tag() -> String {
@@ -546,7 +531,7 @@ pub fn rename_no_replace(from: &Path, to: &Path) -> io::Result<bool> {
 
 /// Elsewhere: always linked and unlinked by the caller.
 #[cfg(not(target_os = "linux"))]
-pub fn rename_no_replace(_: &Path, _: &Path) -> io::Result<bool> {
+pub(crate) fn rename_no_replace(_: &Path, _: &Path) -> io::Result<bool> {
     Ok(false)
 }
 

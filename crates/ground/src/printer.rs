@@ -176,7 +176,7 @@ fn escape(text: &str, keep: impl Fn(char) -> bool) -> String {
 /// characters can only occur inside JSON strings, where the escape means
 /// the same character, so the document stays valid and parses back to the
 /// same values.
-pub fn json_safe(json: &str) -> String {
+pub(crate) fn json_safe(json: &str) -> String {
     if !json.chars().any(dangerous) {
         return json.to_string();
     }

@@ -34,7 +34,7 @@ impl Runtime {
         &self.user
     }
 
-    pub fn random_u64(&self) -> u64 {
+    pub(crate) fn random_u64(&self) -> u64 {
         match self.seeded.get() {
             Some(state) => {
                 // splitmix64: tiny, well distributed, and only ever used in tests.

@@ -100,15 +100,7 @@ pub enum OrUnknown<T> {
     Unknown(String),
 }
 
-impl<T> OrUnknown<T> {
-    /// The known word, if it is one.
-    pub fn known(&self) -> Option<&T> {
-        match self {
-            OrUnknown::Known(t) => Some(t),
-            OrUnknown::Unknown(_) => None,
-        }
-    }
-}
+impl<T> OrUnknown<T> {}
 
 impl<T> From<T> for OrUnknown<T> {
     fn from(word: T) -> Self {
@@ -164,7 +156,6 @@ mod tests {
         let other: OrUnknown<Sample> = serde_json::from_str("\"three\"").unwrap();
         assert_eq!(other, OrUnknown::Unknown("three".into()));
         assert_eq!(other.to_string(), "three");
-        assert_eq!(other.known(), None);
         assert_eq!(serde_json::to_string(&other).unwrap(), "\"three\"");
         assert!(serde_json::from_str::<OrUnknown<Sample>>("3").is_err());
     }

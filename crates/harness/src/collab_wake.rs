@@ -177,7 +177,7 @@ impl Waker<'_> {
 
 /// The wake-up message: the folder, the phase and the next action in
 /// aea's own words; of the folder's text only the objective, shortened.
-pub fn wake_draft(folder: &Folder, next: &Next) -> Result<Draft> {
+pub(crate) fn wake_draft(folder: &Folder, next: &Next) -> Result<Draft> {
     let phase = next.phase.map_or("not started", |p| p.as_str());
     let objective = next
         .objective

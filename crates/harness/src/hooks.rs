@@ -23,12 +23,12 @@ fn id_line(hook: GitHook) -> String {
 }
 
 /// Quotes `text` for POSIX sh: single quotes, with `'` as `'\''`.
-pub fn sh_quote(text: &str) -> String {
+pub(crate) fn sh_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// The script for `hook` that calls the aea binary at `binary`.
-pub fn script(hook: GitHook, binary: &Path) -> String {
+pub(crate) fn script(hook: GitHook, binary: &Path) -> String {
     TEMPLATE
         .replace("@HOOK@", hook.as_str())
         .replace("@VERSION@", &HOOK_VERSION.to_string())
@@ -108,7 +108,7 @@ pub fn install(dir: &Path, binary: &Path) -> Result<Vec<HookChange>> {
 }
 
 /// Removes aea's hooks from `dir` and puts foreign ones back.
-pub fn uninstall(dir: &Path) -> Result<Vec<HookChange>> {
+pub(crate) fn uninstall(dir: &Path) -> Result<Vec<HookChange>> {
     let mut changes = Vec::new();
     for &hook in GitHook::ALL {
         let path = dir.join(hook.as_str());
@@ -197,19 +197,19 @@ fn recorded_binary(text: &str) -> Option<String> {
 }
 
 #[cfg(unix)]
-pub fn make_executable(path: &Path) -> Result<()> {
+pub(crate) fn make_executable(path: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(path, fs::Permissions::from_mode(0o755))
         .map_err(|e| Error::io("make executable", path, e))
 }
 
 #[cfg(not(unix))]
-pub fn make_executable(_: &Path) -> Result<()> {
+pub(crate) fn make_executable(_: &Path) -> Result<()> {
     Ok(())
 }
 
 /// Removes `dir` if it is empty (a hooks directory install created).
-pub fn remove_if_empty(dir: &Path) {
+pub(crate) fn remove_if_empty(dir: &Path) {
     if fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none()) {
         let _ = fs::remove_dir(dir);
     }
@@ -217,7 +217,7 @@ pub fn remove_if_empty(dir: &Path) {
 
 /// Every place aea's hooks may sit: where git runs hooks now, and the common
 /// dir's hooks folder when `core.hooksPath` points elsewhere.
-pub fn places(dirs: &crate::repo::HookDirs) -> Vec<PathBuf> {
+pub(crate) fn places(dirs: &crate::repo::HookDirs) -> Vec<PathBuf> {
     let mut places = vec![dirs.active.clone()];
     if dirs.default != dirs.active {
         places.push(dirs.default.clone());

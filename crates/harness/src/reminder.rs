@@ -243,7 +243,7 @@ fn memory_key(harness: Harness, session: Option<&str>) -> String {
 }
 
 /// How many short references of new mail a reminder names at most.
-pub const HOOK_REFS: usize = 5;
+pub(crate) const HOOK_REFS: usize = 5;
 
 /// `refs` joined for a hook's line: the first [`HOOK_REFS`], then how
 /// many more.

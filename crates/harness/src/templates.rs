@@ -1,7 +1,7 @@
 //! Files that `init` writes, compiled in so the binary alone is enough.
 
-pub const SECTION_BEGIN: &str = "<!-- aea:begin";
-pub const SECTION_END: &str = "<!-- aea:end -->";
+pub(crate) const SECTION_BEGIN: &str = "<!-- aea:begin";
+pub(crate) const SECTION_END: &str = "<!-- aea:end -->";
 
 /// What an agent does with each decision, approval and rejection: the one
 /// text every instruction file carries, so that they cannot disagree.
@@ -14,7 +14,7 @@ fn with_decisions(template: &str) -> String {
 }
 
 /// The section `init` writes into `CLAUDE.md`, `AGENTS.md` and the like.
-pub fn agent_section() -> String {
+pub(crate) fn agent_section() -> String {
     with_decisions(include_str!("../../../templates/agent-section.md"))
 }
 
@@ -41,7 +41,7 @@ pub fn is_earlier_prompt(path: &std::path::Path) -> bool {
 }
 
 /// The steps of the `/aea` command of each harness that has commands.
-pub fn command_steps() -> String {
+pub(crate) fn command_steps() -> String {
     with_decisions(include_str!("../../../templates/commands/aea-steps.md"))
 }
 pub const GITIGNORE: &str = include_str!("../../../templates/gitignore");
@@ -70,7 +70,7 @@ pub fn policy(preset: PolicyPreset, agent_id: &str) -> String {
 
 /// `text` with the AEA section added or brought up to date; `None` when it
 /// already holds the current section.
-pub fn with_agent_section(text: &str) -> Option<String> {
+pub(crate) fn with_agent_section(text: &str) -> Option<String> {
     let section = agent_section();
     let section = section.trim_end();
     if let Some(begin) = text.find(SECTION_BEGIN)
@@ -96,7 +96,7 @@ pub fn with_agent_section(text: &str) -> Option<String> {
 
 /// `text` without the AEA section and the blank line `with_agent_section`
 /// put before it; `None` when it has no section.
-pub fn without_agent_section(text: &str) -> Option<String> {
+pub(crate) fn without_agent_section(text: &str) -> Option<String> {
     let begin = text.find(SECTION_BEGIN)?;
     let end = begin + text[begin..].find(SECTION_END)? + SECTION_END.len();
     let before = &text[..begin];

@@ -260,13 +260,13 @@ struct Rung {
 
 /// The monitor's memory of what it rang for.
 #[derive(Debug)]
-pub struct Schedule {
+pub(crate) struct Schedule {
     backoff: Backoff,
     rung: HashMap<String, Rung>,
 }
 
 impl Schedule {
-    pub fn new(backoff: Backoff) -> Self {
+    pub(crate) fn new(backoff: Backoff) -> Self {
         Schedule {
             backoff,
             rung: HashMap::new(),
@@ -275,20 +275,20 @@ impl Schedule {
 
     /// Forgets mail no longer waiting (processed, or now rejected) and
     /// says whether anything arrived that was never rung for.
-    pub fn observe(&mut self, waiting: &[Waiting]) -> bool {
+    pub(crate) fn observe(&mut self, waiting: &[Waiting]) -> bool {
         self.rung
             .retain(|name, _| waiting.iter().any(|w| &w.name == name));
         waiting.iter().any(|w| !self.rung.contains_key(&w.name))
     }
 
     /// Whether a ring is due for mail already rung for.
-    pub fn due(&self, now: Instant) -> bool {
+    pub(crate) fn due(&self, now: Instant) -> bool {
         self.rung.values().any(|r| r.next <= now)
     }
 
     /// Takes in `waiting` (new mail is due at once) and returns the sorted
     /// references to ring for now; each of them is scheduled again.
-    pub fn ring(&mut self, waiting: &[Waiting], now: Instant) -> Vec<String> {
+    pub(crate) fn ring(&mut self, waiting: &[Waiting], now: Instant) -> Vec<String> {
         for w in waiting {
             self.rung.entry(w.name.clone()).or_insert(Rung {
                 short_ref: w.short_ref.clone(),
@@ -307,7 +307,7 @@ impl Schedule {
     }
 
     /// How long until the next ring is due; `None` with nothing rung for.
-    pub fn next_in(&self, now: Instant) -> Option<Duration> {
+    pub(crate) fn next_in(&self, now: Instant) -> Option<Duration> {
         self.rung
             .values()
             .map(|r| r.next.saturating_duration_since(now))

@@ -147,7 +147,7 @@ impl DirWatch {
         drop(self);
     }
 
-    pub fn is_polling(&self) -> bool {
+    pub(crate) fn is_polling(&self) -> bool {
         self.backend.is_empty()
     }
 
@@ -250,7 +250,7 @@ mod backend {
         (woke, gone)
     }
 
-    pub struct Handle {
+    pub(crate) struct Handle {
         watches: Watches,
         wd: WatchDescriptor,
         /// The inotify descriptor, open for as long as `watches` is.
@@ -258,7 +258,11 @@ mod backend {
     }
 
     impl Handle {
-        pub fn start(dir: &Path, names: super::Names, tx: Sender<Woke>) -> std::io::Result<Self> {
+        pub(crate) fn start(
+            dir: &Path,
+            names: super::Names,
+            tx: Sender<Woke>,
+        ) -> std::io::Result<Self> {
             let mut inotify = Inotify::init()?;
             let fd = inotify.as_raw_fd();
             let mut watches = inotify.watches();
@@ -305,7 +309,7 @@ mod backend {
             Ok(Handle { watches, wd, fd })
         }
 
-        pub fn fd(&self) -> RawFd {
+        pub(crate) fn fd(&self) -> RawFd {
             self.fd
         }
     }
@@ -341,7 +345,7 @@ mod holder {
     ///
     /// The child is the parent's until the parent exits a moment later;
     /// then it is an orphan that init (or the harness's subreaper) reaps.
-    pub fn keep_past_exit(keep: &[RawFd]) {
+    pub(crate) fn keep_past_exit(keep: &[RawFd]) {
         let mut pipe = [0; 2];
         // SAFETY: pipe2 writes two descriptors into the array it is given.
         if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -433,12 +437,16 @@ mod notify_backend {
 
     use super::Woke;
 
-    pub struct Handle {
+    pub(crate) struct Handle {
         _watcher: RecommendedWatcher,
     }
 
     impl Handle {
-        pub fn start(dir: &Path, names: super::Names, tx: Sender<Woke>) -> notify::Result<Self> {
+        pub(crate) fn start(
+            dir: &Path,
+            names: super::Names,
+            tx: Sender<Woke>,
+        ) -> notify::Result<Self> {
             let handler = move |event: notify::Result<Event>| {
                 let Ok(event) = event else { return };
                 // The backend dropped events (FSEvents, or inotify's queue

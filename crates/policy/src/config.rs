@@ -21,7 +21,7 @@ use crate::words::word_enum;
 /// Its own scripts never read the key and name the agent
 /// `claude-<directory name>` (openSVM/aea `scripts/aea-send.sh`), so that
 /// is what this id means.
-pub const BASH_PLACEHOLDER_ID: &str = "claude-$(basename $(pwd))";
+pub(crate) const BASH_PLACEHOLDER_ID: &str = "claude-$(basename $(pwd))";
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -183,7 +183,7 @@ pub enum OneOrMany {
 }
 
 impl OneOrMany {
-    pub fn items(&self) -> Vec<String> {
+    pub(crate) fn items(&self) -> Vec<String> {
         match self {
             OneOrMany::One(s) => vec![s.clone()],
             OneOrMany::Many(v) => v.clone(),
@@ -227,7 +227,7 @@ word_enum! {
 
 impl GitHook {
     /// Its key under `hooks:` in agent-config.yaml (`post_merge`).
-    pub fn config_key(self) -> &'static str {
+    pub(crate) fn config_key(self) -> &'static str {
         match self {
             GitHook::PreCommit => "pre_commit",
             GitHook::PostMerge => "post_merge",
@@ -311,20 +311,20 @@ impl LimitsConfig {
 
 /// Processed messages the inbox may hold before aea archives the oldest
 /// on its own, unless `limits.auto_gc_over` says otherwise.
-pub const DEFAULT_AUTO_GC_OVER: u64 = 10_000;
+pub(crate) const DEFAULT_AUTO_GC_OVER: u64 = 10_000;
 
 /// At most this many recipients per broadcast unless `limits` says otherwise (SPEC §4).
-pub const DEFAULT_MAX_RECIPIENTS: usize = 10;
+pub(crate) const DEFAULT_MAX_RECIPIENTS: usize = 10;
 /// The range `limits.max_message_bytes` may take: a message must hold its
 /// own envelope, and a larger cap would let one file exhaust memory.
 pub const MESSAGE_BYTES_RANGE: std::ops::RangeInclusive<u64> = 1024..=64 * 1024 * 1024;
 /// The range `limits.max_recipients` may take.
-pub const RECIPIENTS_RANGE: std::ops::RangeInclusive<usize> = 1..=1000;
+pub(crate) const RECIPIENTS_RANGE: std::ops::RangeInclusive<usize> = 1..=1000;
 /// The range `limits.log_bytes` may take: a few lines at least, and under
 /// the cap `aea log` reads of one file.
-pub const LOG_BYTES_RANGE: std::ops::RangeInclusive<u64> = 1024..=64 * 1024 * 1024;
+pub(crate) const LOG_BYTES_RANGE: std::ops::RangeInclusive<u64> = 1024..=64 * 1024 * 1024;
 /// The range `limits.log_files` may take.
-pub const LOG_FILES_RANGE: std::ops::RangeInclusive<u32> = 1..=1_000_000;
+pub(crate) const LOG_FILES_RANGE: std::ops::RangeInclusive<u32> = 1..=1_000_000;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

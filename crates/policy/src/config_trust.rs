@@ -204,7 +204,7 @@ pub struct Store {
 
 impl Store {
     /// Reads the store; a missing file is an empty store.
-    pub fn load(path: &Path) -> Result<Self> {
+    pub(crate) fn load(path: &Path) -> Result<Self> {
         match fsutil::read_optional(path)? {
             None => Ok(Store::default()),
             Some(text) => toml::from_str(&text).map_err(|e| Error::TrustStoreCorrupt {

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::message::{Message, Signature};
 
-pub const ALG: &str = "ed25519";
+pub(crate) const ALG: &str = "ed25519";
 const KEY_PREFIX: &str = "ed25519:";
 /// Folder of private keys inside the user's config dir.
 pub const KEYS_DIR: &str = "keys";

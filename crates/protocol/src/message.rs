@@ -372,7 +372,7 @@ const REQUIRED_V1: [&str; 8] = [
 /// update is acknowledged only "if `requires_response: true`"; a response
 /// answering a response would never end. So: false for updates and
 /// responses, true for the rest.
-pub fn default_requires_response(message_type: MessageType) -> bool {
+pub(crate) fn default_requires_response(message_type: MessageType) -> bool {
     !matches!(message_type, MessageType::Update | MessageType::Response)
 }
 
@@ -443,7 +443,7 @@ fn from_v1(mut object: Map<String, Value>) -> Result<Message, String> {
 /// field added by a sender (or by a later aea) is signed too: every byte a
 /// reader acts on is in it. The tag keeps a message signature from ever
 /// being valid as a receipt signature and the other way round.
-pub fn signed_digest(object: &Map<String, Value>) -> [u8; 32] {
+pub(crate) fn signed_digest(object: &Map<String, Value>) -> [u8; 32] {
     use sha2::Digest;
     let mut text = String::from("aea-message-v1\n");
     canonical_object(object, &mut text, Some("signature"));

@@ -24,10 +24,10 @@ use crate::message::format_time;
 use crate::runtime::Runtime;
 use crate::words::word_enum;
 
-pub const LOG_FILE: &str = crate::layout::Shared::Log.name();
-pub const LOCK_FILE: &str = crate::layout::Shared::LogLock.name();
+pub(crate) const LOG_FILE: &str = crate::layout::Shared::Log.name();
+pub(crate) const LOCK_FILE: &str = crate::layout::Shared::LogLock.name();
 /// Where the log rotates unless `limits.log_bytes` says otherwise.
-pub const DEFAULT_ROTATE_AT: u64 = 10 * 1024 * 1024;
+pub(crate) const DEFAULT_ROTATE_AT: u64 = 10 * 1024 * 1024;
 /// Reading stops after this many bytes of one file (older tools did not
 /// rotate); a line is never longer than this either. Above the largest
 /// `limits.log_bytes`, so a rotated file is always read whole.
@@ -37,7 +37,7 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// When the log rotates and how many rotated files it keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rotation {
+pub(crate) struct Rotation {
     /// `agent.log` is rotated before an append once it is this large.
     pub at_bytes: u64,
     /// Rotated files kept (`agent.log.1` … `agent.log.N`); `None`: all.
@@ -55,7 +55,7 @@ impl Default for Rotation {
 
 impl Rotation {
     /// The rotation `limits` asks for.
-    pub fn of(limits: &LimitsConfig) -> Self {
+    pub(crate) fn of(limits: &LimitsConfig) -> Self {
         Rotation {
             at_bytes: limits.log_bytes.unwrap_or(DEFAULT_ROTATE_AT),
             keep: limits.log_files,
@@ -72,7 +72,7 @@ impl Rotation {
 }
 
 /// The name of rotated file `n` (1 is the newest).
-pub fn rotated_name(n: u64) -> String {
+pub(crate) fn rotated_name(n: u64) -> String {
     format!("{LOG_FILE}.{n}")
 }
 
@@ -137,7 +137,7 @@ pub fn append(aea_dir: &Path, event: &Event) -> Result<()> {
 }
 
 /// Appends `event` to `<aea_dir>/agent.log`, rotating as `rotation` says.
-pub fn append_rotating(aea_dir: &Path, event: &Event, rotation: Rotation) -> Result<()> {
+pub(crate) fn append_rotating(aea_dir: &Path, event: &Event, rotation: Rotation) -> Result<()> {
     let mut line = serde_json::to_vec(&event.0).expect("a JSON map always serialises");
     line.push(b'\n');
     let lock_path = aea_dir.join(LOCK_FILE);
@@ -207,14 +207,6 @@ fn rotate(aea_dir: &Path, rotation: Rotation) -> Result<()> {
     crate::fsutil::sync_dir(aea_dir)
 }
 
-/// Every JSON event in the log, oldest first. Lines that are not JSON
-/// objects are skipped.
-pub fn read(aea_dir: &Path) -> Result<Vec<Map<String, Value>>> {
-    let mut events = Vec::new();
-    for_each(aea_dir, |event| events.push(event))?;
-    Ok(events)
-}
-
 /// The messages (their `message` field) that lines of `event` in the log
 /// name.
 pub fn messages_with(
@@ -276,6 +268,14 @@ pub fn for_each(aea_dir: &Path, mut f: impl FnMut(Map<String, Value>)) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every JSON event in the log, oldest first (lines that are not JSON
+    /// objects are skipped).
+    fn read(aea_dir: &Path) -> Result<Vec<Map<String, Value>>> {
+        let mut events = Vec::new();
+        for_each(aea_dir, |event| events.push(event))?;
+        Ok(events)
+    }
     use aea_ground::env::Env;
 
     fn small(at_bytes: u64) -> Rotation {

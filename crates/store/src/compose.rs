@@ -96,7 +96,13 @@ impl Draft {
     }
 
     /// The v1.0 message of this draft from `from` to `to`, unsigned.
-    pub fn message(&self, id: &str, now: DateTime<Utc>, from: &Party, to: &Route) -> Message {
+    pub(crate) fn message(
+        &self,
+        id: &str,
+        now: DateTime<Utc>,
+        from: &Party,
+        to: &Route,
+    ) -> Message {
         let to = match to {
             Route::Local(r) => Party {
                 agent_id: r.id.clone(),

@@ -155,7 +155,7 @@ impl Destination {
 
 /// A recipient's copy of a message we sent, found by [`held`].
 #[derive(Debug)]
-pub struct Held {
+pub(crate) struct Held {
     /// Where it is: the recipient's inbox, processed mail or archive, or our
     /// `outgoing/`; none once `aea sync` pushed it.
     pub path: Option<PathBuf>,
@@ -171,7 +171,7 @@ pub struct Held {
 /// changed its own, another sender where the inbox is shared) does not
 /// hold back the real one, nor become our record of what we said. An OACP
 /// or Roo agent's folder is read through `foreign`.
-pub fn held(
+pub(crate) fn held(
     mailbox: &Mailbox,
     to: &Destination,
     from: &str,
@@ -223,17 +223,17 @@ pub fn held(
 
 /// A plain send's record is named `retry-<digest>`: it lives only while
 /// the send runs, or until the retry of an interrupted one.
-pub const RETRY_PREFIX: &str = "retry-";
+pub(crate) const RETRY_PREFIX: &str = "retry-";
 
 /// After this, an interrupted send's record is no longer taken for the
 /// one a plain send retries: the same message is then a new one.
-pub const RETRY_WITHIN_HOURS: i64 = 24;
+pub(crate) const RETRY_WITHIN_HOURS: i64 = 24;
 
 impl Intent {
     /// Whether the send that wrote this record is gone without finishing:
     /// its process is known to be gone, or (another host, no `/proc`) the
     /// record is older than a minute.
-    pub fn interrupted(&self, now: DateTime<Utc>) -> bool {
+    pub(crate) fn interrupted(&self, now: DateTime<Utc>) -> bool {
         let age = crate::message::parse_time(&self.at).map(|t| now - t);
         match self.pid.map(|pid| self.holder.alive(pid)) {
             Some(Alive::Gone) => true,
@@ -246,7 +246,7 @@ impl Intent {
     /// retry ([`RETRY_WITHIN_HOURS`]). A time more than a minute ahead of
     /// the clock (set back since, or a record that lies) says nothing about
     /// how long ago it was: not recent.
-    pub fn recent(&self, now: DateTime<Utc>) -> bool {
+    pub(crate) fn recent(&self, now: DateTime<Utc>) -> bool {
         crate::message::parse_time(&self.at).is_some_and(|t| {
             now - t < chrono::Duration::hours(RETRY_WITHIN_HOURS)
                 && t - now <= chrono::Duration::minutes(1)
@@ -256,13 +256,13 @@ impl Intent {
     /// Parses a record; `None` when it does not read or its message id is
     /// not one (a hand edit, a record a cloned repository brought): such a
     /// record is never reused.
-    pub fn parse(bytes: &[u8]) -> Option<Self> {
+    pub(crate) fn parse(bytes: &[u8]) -> Option<Self> {
         serde_json::from_slice::<Intent>(bytes)
             .ok()
             .filter(|i| crate::message::check_message_id(&i.message_id).is_ok())
     }
 
-    pub fn bytes(&self) -> Vec<u8> {
+    pub(crate) fn bytes(&self) -> Vec<u8> {
         serde_json::to_vec(self).expect("an intent always serialises")
     }
 }

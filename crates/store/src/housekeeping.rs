@@ -30,7 +30,7 @@ use crate::runtime::Runtime;
 
 /// How often a listing may start `gc --auto` while the inbox stays over
 /// its limit (it may be over because all of it is recent and gated).
-pub const AUTO_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
+pub(crate) const AUTO_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// How long a second gc waits for the first before it steps aside. A gc
 /// moves a few thousand files a second; one that holds the lock longer

@@ -80,7 +80,7 @@ pub fn repo_config_file(repo: &Path) -> PathBuf {
 /// The bash AEA's checker in `aea_dir` (`scripts/aea-check.sh`): where it
 /// is decides whether deliveries keep its `.processed/` markers, and a
 /// listing stamps it.
-pub fn bash_checker(aea_dir: &Path) -> PathBuf {
+pub(crate) fn bash_checker(aea_dir: &Path) -> PathBuf {
     aea_dir.join(Shared::Scripts.name()).join("aea-check.sh")
 }
 
@@ -98,7 +98,7 @@ pub const OWNED_MARKER: &str = "aea:owned";
 /// ([`crate::message::Message::add_legacy_copy`]). Only the check script
 /// counts: the protocol text and its `CLAUDE.md` section name it, and a
 /// copied `aea-send.sh` alone reads no mail.
-pub fn bash_readers(aea_dir: &Path) -> bool {
+pub(crate) fn bash_readers(aea_dir: &Path) -> bool {
     // Anyone's file (a cloned repository, a sender sharing the folder):
     // read without following a symlink, never a FIFO, at most 1 MiB.
     match fsutil::read_limited(&bash_checker(aea_dir), 1 << 20) {
@@ -268,38 +268,38 @@ pub mod seen {
     /// The quiet marker the pre-commit script trusts.
     pub const QUIET: &str = "quiet";
     /// The id index: message id -> file name.
-    pub const IDS: &str = "ids";
+    pub(crate) const IDS: &str = "ids";
     /// The short-reference index: file names by reference digits.
-    pub const REFS: &str = "refs";
+    pub(crate) const REFS: &str = "refs";
     /// When `gc --auto` was last started.
-    pub const AUTO_GC: &str = "auto-gc";
+    pub(crate) const AUTO_GC: &str = "auto-gc";
     /// Invalid inbox files already judged, by stamp.
-    pub const INVALID: &str = "invalid.json";
+    pub(crate) const INVALID: &str = "invalid.json";
     /// What waited at the last listing (file name -> message id).
-    pub const WAITING: &str = "waiting.json";
+    pub(crate) const WAITING: &str = "waiting.json";
     /// Mail that waited and is gone without aea moving it.
-    pub const VANISHED: &str = "vanished.json";
+    pub(crate) const VANISHED: &str = "vanished.json";
 }
 
 /// Names inside [`Private::SyncStore`], beside the bare repository.
-pub mod sync {
+pub(crate) mod sync {
     /// The tips each watched ref had after the last sync.
-    pub const TIPS: &str = "tips.json";
+    pub(crate) const TIPS: &str = "tips.json";
     /// What sync did, one JSON line per record.
-    pub const JOURNAL: &str = "journal";
+    pub(crate) const JOURNAL: &str = "journal";
     /// The state file of an older aea, folded into the journal.
-    pub const LEGACY_STATE: &str = "state.json";
+    pub(crate) const LEGACY_STATE: &str = "state.json";
 }
 
 /// Names inside [`Private::Archive`]: what moves with an archived message.
-pub mod archive {
+pub(crate) mod archive {
     /// Processed records of archived mail.
-    pub const RECORDS: &str = "records";
+    pub(crate) const RECORDS: &str = "records";
     /// Approval records of archived or quarantined mail.
-    pub const APPROVALS: &str = "approvals";
+    pub(crate) const APPROVALS: &str = "approvals";
     /// The `.aea/.processed/` markers of archived or quarantined mail,
     /// kept for the record and never read.
-    pub const MARKERS: &str = "markers";
+    pub(crate) const MARKERS: &str = "markers";
 }
 
 /// Names of the old layout that the migration reads from.
@@ -366,7 +366,7 @@ fn user_state_dir() -> Option<PathBuf> {
 /// Where the private state of one inbox lives, and which kind of place
 /// that is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Home {
+pub(crate) enum Home {
     /// In the git directory of the work tree holding the inbox.
     GitDir {
         /// The per-worktree git directory.
@@ -435,7 +435,7 @@ impl Layout {
     }
 
     /// The repository (the folder holding `.aea/`).
-    pub fn repo(&self) -> &Path {
+    pub(crate) fn repo(&self) -> &Path {
         &self.repo
     }
 
@@ -449,10 +449,6 @@ impl Layout {
         &self.state
     }
 
-    pub fn home(&self) -> &Home {
-        &self.home
-    }
-
     /// The path of `entry` in `.aea/`.
     pub fn shared(&self, entry: Shared) -> PathBuf {
         self.inbox.join(entry.name())
@@ -463,14 +459,9 @@ impl Layout {
         self.state.join(entry.name())
     }
 
-    /// Rotated log file `n` (`agent.log.1` is the newest).
-    pub fn rotated_log(&self, n: u32) -> PathBuf {
-        self.inbox.join(format!("{}.{n}", Shared::Log.name()))
-    }
-
     /// What a channel (agent hooks, git hooks) announced last:
     /// `announced-<channel>.json` in the private state.
-    pub fn announced_channel(&self, channel: &str) -> PathBuf {
+    pub(crate) fn announced_channel(&self, channel: &str) -> PathBuf {
         self.state.join(format!("announced-{channel}.json"))
     }
 
@@ -687,7 +678,7 @@ mod tests {
         let a = Layout::of(&root.join("a/repo"));
         let b = Layout::of(&root.join("b/repo"));
         if find_git_dir(&root).is_none() {
-            assert_eq!(a.home(), &Home::UserState);
+            assert_eq!(&a.home, &Home::UserState);
             assert_ne!(a.state(), b.state());
             assert!(!a.state().starts_with(&root), "{}", a.state().display());
         }

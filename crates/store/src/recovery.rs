@@ -350,7 +350,7 @@ fn repaired_marker(
 /// [`crate::delivery::RETRY_WITHIN_HOURS`], or that do not read), removed
 /// by `aea gc`. Only records last written before that are read. Returns
 /// how many went.
-pub fn forget_old_records(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<usize> {
+pub(crate) fn forget_old_records(mailbox: &Mailbox, now: DateTime<Utc>) -> Result<usize> {
     let cutoff = now - chrono::Duration::hours(crate::delivery::RETRY_WITHIN_HOURS);
     let mut gone = 0;
     for record in mailbox.sent().send_keys_written_before(cutoff.into())? {

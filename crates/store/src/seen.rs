@@ -113,7 +113,7 @@ impl Stamp {
 }
 
 /// Nanoseconds since the epoch, now.
-pub fn now_ns() -> i128 {
+pub(crate) fn now_ns() -> i128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i128::try_from(d.as_nanos()).unwrap_or(i128::MAX))

@@ -34,9 +34,10 @@ use crate::layout::Private;
 use crate::mailbox::{Mailbox, Outcome};
 use crate::words::OrUnknown;
 
-const LEGACY_FILE: &str = "state.json";
-const JOURNAL_FILE: &str = "journal";
-const HEAD_FILE: &str = "tips.json";
+// The names are the layout's, which owns every name of the private state.
+use crate::layout::sync::{
+    JOURNAL as JOURNAL_FILE, LEGACY_STATE as LEGACY_FILE, TIPS as HEAD_FILE,
+};
 /// A journal with this many more lines than live records is compacted.
 const SLACK_LINES: usize = 1024;
 
@@ -128,7 +129,7 @@ pub enum Record {
 
 impl SyncState {
     /// Applies one change; the last one for an id wins.
-    pub fn apply(&mut self, record: Record) {
+    pub(crate) fn apply(&mut self, record: Record) {
         match record {
             Record::Applied(id, a) => {
                 self.applied.insert(id, a);
@@ -430,7 +431,7 @@ impl Journal {
 
 /// What sync remembers, for readers (`aea status`, `send`): whatever
 /// cannot be read counts as not remembered.
-pub fn load_state(mailbox: &Mailbox) -> SyncState {
+pub(crate) fn load_state(mailbox: &Mailbox) -> SyncState {
     let Ok(Some(dir)) = mailbox.private_dir(Private::SyncStore) else {
         return SyncState::default();
     };
@@ -438,7 +439,7 @@ pub fn load_state(mailbox: &Mailbox) -> SyncState {
 }
 
 /// Whether the message `id` still waits in `outgoing/`.
-pub fn is_queued(mailbox: &Mailbox, id: &str) -> bool {
+pub(crate) fn is_queued(mailbox: &Mailbox, id: &str) -> bool {
     mailbox
         .inbox()
         .read_all_in(Private::Outgoing)

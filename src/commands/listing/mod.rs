@@ -13,13 +13,13 @@ use crate::policy::Decision;
 use crate::printer::untrusted_short;
 
 mod remember;
-pub use remember::{remembered_clean, unprocessed_page, unprocessed_report};
+pub(crate) use remember::{remembered_clean, unprocessed_page, unprocessed_report};
 
 #[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 // A JSON document of flags, each a yes or no a script reads by name.
 #[allow(clippy::struct_excessive_bools)]
-pub struct Item {
+pub(crate) struct Item {
     /// aea's short reference (`m3f9a01c2`, see [`crate::shortref`]).
     #[serde(rename = "ref")]
     pub short_ref: String,
@@ -68,7 +68,7 @@ pub struct Item {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct Deferred {
+pub(crate) struct Deferred {
     pub at: String,
     pub by: String,
     pub note: Option<String>,
@@ -76,7 +76,7 @@ pub struct Deferred {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct Invalid {
+pub(crate) struct Invalid {
     #[serde(rename = "ref")]
     pub short_ref: String,
     pub file: String,
@@ -121,7 +121,7 @@ pub struct Report {
 /// A gated message marked processed without a person's approval.
 #[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct Unapproved {
+pub(crate) struct Unapproved {
     #[serde(rename = "ref")]
     pub short_ref: String,
     pub file: String,
@@ -160,7 +160,7 @@ pub fn unapproved(mailbox: &Mailbox, judge: &Judge) -> Vec<Unapproved> {
 }
 
 /// The warning that names them, for people.
-pub fn print_unapproved(list: &[Unapproved], ctx: &Context) {
+pub(crate) fn print_unapproved(list: &[Unapproved], ctx: &Context) {
     if list.is_empty() {
         return;
     }
@@ -181,7 +181,12 @@ pub fn print_unapproved(list: &[Unapproved], ctx: &Context) {
     }
 }
 
-pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &Context) -> Report {
+pub(crate) fn build_report(
+    mailbox: &Mailbox,
+    entries: &[Entry],
+    judge: &Judge,
+    ctx: &Context,
+) -> Report {
     let now = ctx.rt.now();
     // Unsound state stops the listing before this; here a deferral that
     // cannot be read only loses its when and why.
@@ -258,7 +263,7 @@ pub fn build_report(mailbox: &Mailbox, entries: &[Entry], judge: &Judge, ctx: &C
 impl Report {
     /// Keeps the first `limit` messages and invalid files, counting the
     /// rest in `more` and `more_invalid`. The totals stay the inbox's.
-    pub fn page(&mut self, limit: usize) {
+    pub(crate) fn page(&mut self, limit: usize) {
         self.more += self.messages.len().saturating_sub(limit);
         self.messages.truncate(limit);
         self.more_invalid += self.invalid.len().saturating_sub(limit);
@@ -273,7 +278,7 @@ fn is_zero(n: &usize) -> bool {
 
 /// Each unprocessed file of `report` by name, and whether it is a valid
 /// message: what hooks count and announce.
-pub fn unread(report: &Report) -> Vec<(String, bool)> {
+pub(crate) fn unread(report: &Report) -> Vec<(String, bool)> {
     report
         .messages
         .iter()
@@ -283,7 +288,7 @@ pub fn unread(report: &Report) -> Vec<(String, bool)> {
 }
 
 /// Two lines about one message: what it is, and what the policy decided.
-pub fn print_item(n: usize, m: &Item, ctx: &Context) {
+pub(crate) fn print_item(n: usize, m: &Item, ctx: &Context) {
     let mut flags = Vec::new();
     if m.expired {
         flags.push("EXPIRED".to_string());
@@ -364,6 +369,6 @@ pub fn print_item(n: usize, m: &Item, ctx: &Context) {
     }
 }
 
-pub fn plural(n: usize) -> &'static str {
+pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }

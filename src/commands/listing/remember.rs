@@ -40,7 +40,7 @@ struct Remembered {
 /// The remembered report, if it is still good and working it out printed
 /// no warning: then the config it depends on (stamped with it) compiled,
 /// and has not changed since.
-pub fn remembered_clean(mailbox: &Mailbox, ctx: &Context) -> Result<Option<Report>> {
+pub(crate) fn remembered_clean(mailbox: &Mailbox, ctx: &Context) -> Result<Option<Report>> {
     mailbox.check_state()?;
     let now = ctx
         .rt
@@ -90,7 +90,7 @@ impl Remembered {
 /// out, paged to the first `limit` messages and invalid files; remembered
 /// as that page, which the next `check` asking for it answers from while
 /// nothing it shows moved.
-pub fn unprocessed_page(
+pub(crate) fn unprocessed_page(
     mailbox: &Mailbox,
     ctx: &Context,
     limit: usize,
@@ -154,7 +154,7 @@ struct Sources {
     warnings: Vec<String>,
 }
 
-pub fn unprocessed_report(
+pub(crate) fn unprocessed_report(
     mailbox: &Mailbox,
     ctx: &Context,
     quiet: bool,

@@ -71,7 +71,7 @@ impl Bridge {
 
     /// The folder is a real directory, and one named relative to the
     /// repository is reached through no symbolic link on the way.
-    pub fn require_folder(&self) -> Result<()> {
+    pub(crate) fn require_folder(&self) -> Result<()> {
         if let Some(repo) = &self.within
             && let Ok(rest) = self.dir.strip_prefix(repo)
         {
@@ -87,7 +87,7 @@ impl Bridge {
     }
 
     /// Whether the file `name` in the folder is mail for us.
-    pub fn wants(&self, name: &str) -> bool {
+    pub(crate) fn wants(&self, name: &str) -> bool {
         match &self.slug {
             Some(slug) => name == format!("to-{slug}.md"),
             None => self.protocol.is_theirs(name),

@@ -15,7 +15,7 @@
 
 pub mod live;
 pub mod oacp;
-pub mod roo;
+pub(crate) mod roo;
 pub mod transfer;
 
 use std::fmt::Write as _;
@@ -24,14 +24,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The prefix of the line that carries a [`Patch`] inside a foreign file.
-pub const PATCH_PREFIX: &str = "aea-patch: ";
+pub(crate) const PATCH_PREFIX: &str = "aea-patch: ";
 
 /// The AEA fields a foreign file does not carry by itself: JSON pointers
 /// (RFC 6901) to set to a value, and pointers to remove, applied to the
 /// message read from the foreign fields. Arrays are replaced whole.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Patch {
+pub(crate) struct Patch {
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub set: Map<String, Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -40,32 +40,32 @@ pub struct Patch {
 
 impl Patch {
     /// What turns `read` into `wanted`.
-    pub fn between(read: &Value, wanted: &Value) -> Patch {
+    pub(crate) fn between(read: &Value, wanted: &Value) -> Patch {
         let mut patch = Patch::default();
         diff(read, wanted, &mut String::new(), &mut patch);
         patch
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.set.is_empty() && self.unset.is_empty()
     }
 
     /// One line: the prefix and compact JSON (which never holds a newline).
-    pub fn to_line(&self) -> String {
+    pub(crate) fn to_line(&self) -> String {
         format!(
             "{PATCH_PREFIX}{}",
             serde_json::to_string(self).expect("a patch always serialises")
         )
     }
 
-    pub fn from_line(line: &str) -> Option<Result<Patch, String>> {
+    pub(crate) fn from_line(line: &str) -> Option<Result<Patch, String>> {
         let json = line.strip_prefix(PATCH_PREFIX)?;
         Some(
             serde_json::from_str(json).map_err(|e| format!("unreadable {PATCH_PREFIX:?}line: {e}")),
         )
     }
 
-    pub fn apply(&self, value: &mut Value) -> Result<(), String> {
+    pub(crate) fn apply(&self, value: &mut Value) -> Result<(), String> {
         // A pointer a patch of ours holds points into a message, which is
         // never deeper than a message file may be; a longer one (`/a/a/…`
         // a million times, from a hostile file) would build a value too deep
@@ -186,7 +186,7 @@ fn unescape(part: &str) -> String {
 /// escapes for what YAML 1.1 does not allow raw in a stream (DEL, C1
 /// controls, U+FFFE/FFFF) or takes as a line break inside quotes (NEL,
 /// U+2028, U+2029).
-pub fn yaml_quoted(text: &str) -> String {
+pub(crate) fn yaml_quoted(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
@@ -217,7 +217,7 @@ fn needs_escape(c: char) -> bool {
 /// lines after it: OACP's validator did, for a body of blank lines and an
 /// indented line), because OACP's fallback reader (no PyYAML) knows `|`,
 /// `|-` and `|+` only.
-pub fn yaml_text_field(key: &str, text: &str) -> String {
+pub(crate) fn yaml_text_field(key: &str, text: &str) -> String {
     let plain = !text.trim().is_empty()
         && !text
             .chars()

@@ -25,11 +25,11 @@ pub use schema::{
 };
 
 /// The key inside `message.context` that holds what only OACP has.
-pub const CONTEXT_KEY: &str = "oacp";
+pub(crate) const CONTEXT_KEY: &str = "oacp";
 
 /// Reads one OACP message file. `max_bytes` bounds what is parsed; the
 /// error is a one-line reason for the quarantine.
-pub fn parse(text: &str) -> Result<Message, String> {
+pub(crate) fn parse(text: &str) -> Result<Message, String> {
     let value: Value = serde_saphyr::from_str(text)
         .map_err(|e| format!("not valid YAML: {}", one_line(&e.to_string())))?;
     let Value::Object(mut fields) = value else {
@@ -274,7 +274,7 @@ fn kept(message: &Message) -> Map<String, Value> {
 
 /// Writes a message as an OACP inbox file that OACP's validator accepts,
 /// and that [`parse`] reads back as exactly `message`.
-pub fn render(message: &Message) -> String {
+pub(crate) fn render(message: &Message) -> String {
     let fields = to_fields(message);
     let mut text = write_fields(&fields);
     let read_back = parse_unpatched(&text);
@@ -523,7 +523,7 @@ fn yaml_value(value: &Value) -> String {
 /// A file name for a message in an OACP inbox, as OACP's sender makes
 /// them (`<UTC stamp>_<from>_<type>.yaml`) plus part of the id, so two
 /// messages of one second never share a name.
-pub fn file_name(message: &Message) -> String {
+pub(crate) fn file_name(message: &Message) -> String {
     let stamp = message.sent_at().map_or_else(
         || "00000000T000000Z".into(),
         |t| t.format("%Y%m%dT%H%M%SZ").to_string(),

@@ -22,17 +22,17 @@ use crate::message::{
     Party, Priority,
 };
 
-pub const CONTEXT_KEY: &str = "roo";
+pub(crate) const CONTEXT_KEY: &str = "roo";
 const PATCH_KEY: &str = "aea-patch";
 
 /// The recipient slug of a mailbox file name, `to-<slug>.md`.
-pub fn slug_of(name: &str) -> Option<&str> {
+pub(crate) fn slug_of(name: &str) -> Option<&str> {
     name.strip_prefix("to-")
         .and_then(|s| s.strip_suffix(".md"))
         .filter(|s| !s.is_empty())
 }
 
-pub fn file_name(message: &Message) -> String {
+pub(crate) fn file_name(message: &Message) -> String {
     format!("to-{}.md", message.to.agent_id)
 }
 
@@ -53,7 +53,7 @@ fn split(text: &str) -> Result<(&str, &str), String> {
 }
 
 /// Reads one Roo mailbox file; `slug` is the recipient from its name.
-pub fn parse(text: &str, slug: &str) -> Result<Message, String> {
+pub(crate) fn parse(text: &str, slug: &str) -> Result<Message, String> {
     let (front, rest) = split(text)?;
     let value: Value = serde_saphyr::from_str(front).map_err(|e| {
         format!(
@@ -212,7 +212,7 @@ fn from_fields(mut fields: Map<String, Value>, text: &str, slug: &str) -> Result
 
 /// Writes a message as a Roo mailbox file that [`parse`] reads back as
 /// exactly `message`. Its name is [`file_name`].
-pub fn render(message: &Message) -> String {
+pub(crate) fn render(message: &Message) -> String {
     let kept = match message.message.context.get(CONTEXT_KEY) {
         Some(Value::Object(map)) => map.clone(),
         _ => Map::new(),

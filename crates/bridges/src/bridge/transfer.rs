@@ -27,7 +27,7 @@ use crate::foreign::Protocol;
 /// How a protocol's files are read and written: the half of [`Protocol`]
 /// that needs the converters of `bridge` (the name itself lives below the
 /// config, which names protocols too).
-pub trait ProtocolFormat: Copy {
+pub(crate) trait ProtocolFormat: Copy {
     /// Reads one of their files, named `name`, as a message.
     fn parse(self, text: &str, name: &str) -> Result<Message, String>;
     /// A message as their file's text.
@@ -151,7 +151,7 @@ pub fn import(
     Ok(out)
 }
 
-pub fn import_one(
+pub(crate) fn import_one(
     mailbox: &Mailbox,
     protocol: Protocol,
     path: &Path,
@@ -285,7 +285,7 @@ impl crate::delivery::ForeignFiles for ProtocolFiles {
 /// (`dir`, a real directory) as that protocol's file, atomically and never
 /// replacing one. Roo's one file per recipient may be taken by a message
 /// the agent has not processed yet: the send is then refused.
-pub fn deliver(protocol: Protocol, message: &Message, dir: &Path) -> Result<PathBuf> {
+pub(crate) fn deliver(protocol: Protocol, message: &Message, dir: &Path) -> Result<PathBuf> {
     fsutil::require_real_dir(dir)?;
     write(protocol, message, dir)
 }
@@ -329,7 +329,7 @@ fn write(protocol: Protocol, message: &Message, dir: &Path) -> Result<PathBuf> {
 
 /// The file in `dir` (an OACP inbox or a Roo mailbox) that holds message
 /// `id`, read as the protocol's reader would; for a retried send.
-pub fn holding(protocol: Protocol, dir: &Path, id: &str) -> Option<(PathBuf, Message)> {
+pub(crate) fn holding(protocol: Protocol, dir: &Path, id: &str) -> Option<(PathBuf, Message)> {
     let mut names: Vec<String> = fs::read_dir(dir)
         .ok()?
         .filter_map(std::result::Result::ok)

@@ -96,7 +96,7 @@ pub struct ReadinessScan {
 
 impl ReadinessScan {
     /// The completion gates not checked `- [x] <gate>` on a line of their own.
-    pub fn unchecked_gates(&self, gates: &[String]) -> Vec<String> {
+    pub(crate) fn unchecked_gates(&self, gates: &[String]) -> Vec<String> {
         gates
             .iter()
             .filter(|g| !self.checked.iter().any(|c| c == g.as_str()))
@@ -180,7 +180,7 @@ pub fn set_classification(
 /// Text as one line: line breaks become spaces, other control characters
 /// go, so that nothing written into a document can start a heading or an
 /// item of its own.
-pub fn one_line(text: &str) -> String {
+pub(crate) fn one_line(text: &str) -> String {
     let joined: String = text
         .chars()
         .map(|c| {
@@ -199,7 +199,7 @@ fn is_line_break(c: char) -> bool {
 }
 
 /// The `## ` headings `conclusion.md` must have.
-pub const CONCLUSION_HEADINGS: [&str; 8] = [
+pub(crate) const CONCLUSION_HEADINGS: [&str; 8] = [
     "Decision Outcome",
     "Rationale",
     "Accepted Decisions",
@@ -225,7 +225,7 @@ pub struct ConclusionScan {
 
 impl ConclusionScan {
     /// What keeps the conclusion from completing the collaboration.
-    pub fn problems(&self) -> Vec<String> {
+    pub(crate) fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
         if !self.missing_headings.is_empty() {
             problems.push(format!(
@@ -309,7 +309,7 @@ fn placeholders(text: &str) -> Vec<String> {
 /// A review heading of `review.md`: `## <time> - <participant> - seq <N>`,
 /// read as the protocol's tools read it (the participant is what lies
 /// between the first ` - ` and the final ` - seq N`).
-pub fn review_heading(line: &str) -> Option<(u64, String)> {
+pub(crate) fn review_heading(line: &str) -> Option<(u64, String)> {
     let rest = line.strip_prefix("##")?;
     if !rest.starts_with(char::is_whitespace) {
         return None;
@@ -338,12 +338,12 @@ pub fn review_heading(line: &str) -> Option<(u64, String)> {
 }
 
 /// The review headings of `review.md`: seq and participant, in order.
-pub fn review_headings(text: &str) -> Vec<(u64, String)> {
+pub(crate) fn review_headings(text: &str) -> Vec<(u64, String)> {
     text.lines().filter_map(review_heading).collect()
 }
 
 /// The body of one review, as `aea collab review` appends it.
-pub fn review_section(
+pub(crate) fn review_section(
     at: &str,
     participant: &str,
     seq: u64,
@@ -371,20 +371,20 @@ pub fn review_section(
 }
 
 /// `proposal.md` as `init` writes it.
-pub fn proposal_skeleton(objective: &str) -> String {
+pub(crate) fn proposal_skeleton(objective: &str) -> String {
     format!(
         "# Proposal\n\n## Purpose\n\n{}\n\n## Current Proposal\n\nTBD.\n\n## Open Questions\n\n- TBD.\n\n## Proposed Decisions\n\n- TBD.\n",
         one_line(objective)
     )
 }
 
-pub const REVIEW_SKELETON: &str = "# Review\n\nOne structured review per `review_submitted` event, headed with that\nevent's own seq (not the seq it replies to):\n\n    ## <ISO-8601 UTC> - <participant> - seq <review_submitted seq>\n\nwith the sections Context, Position, Concerns, Required Changes and\nQuestions. `aea collab review` writes both the review and its event.\n";
+pub(crate) const REVIEW_SKELETON: &str = "# Review\n\nOne structured review per `review_submitted` event, headed with that\nevent's own seq (not the seq it replies to):\n\n    ## <ISO-8601 UTC> - <participant> - seq <review_submitted seq>\n\nwith the sections Context, Position, Concerns, Required Changes and\nQuestions. `aea collab review` writes both the review and its event.\n";
 
-pub const DECISIONS_SKELETON: &str = "# Decisions\n\nAccepted decisions only; open questions belong in readiness.md.\n\n## Accepted Decisions\n\n- None yet.\n";
+pub(crate) const DECISIONS_SKELETON: &str = "# Decisions\n\nAccepted decisions only; open questions belong in readiness.md.\n\n## Accepted Decisions\n\n- None yet.\n";
 
 /// `readiness.md` as `init` writes it: one open question to replace, the
 /// completion gates and the final checklist unchecked.
-pub fn readiness_skeleton(gates: &[String]) -> String {
+pub(crate) fn readiness_skeleton(gates: &[String]) -> String {
     let mut out = String::from(
         "# Readiness\n\nClassify every open question as `[resolved]`, `[deferred_nonblocking]`\n(with `Reason: ...`) or `[blocking]` before decisions are accepted; no\n`[blocking]` or `[unresolved]` item may remain when readiness passes.\n\n## Open Question Classification\n\n- [unresolved] List each open question of proposal.md here.\n\n## Blocking Issues\n\n- None.\n\n## Deferred Follow-ups\n\n- None.\n\n## Completion Gates\n\n",
     );
@@ -418,7 +418,7 @@ pub fn conclusion_skeleton() -> String {
 /// The document gates for an event that needs them: readiness before
 /// `decision_accepted`, `readiness_passed` and `completed`; the completion
 /// gates and the conclusion before `completed`.
-pub fn gate(
+pub(crate) fn gate(
     event: super::EventName,
     readiness: &ReadinessScan,
     gates: &[String],

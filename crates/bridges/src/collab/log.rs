@@ -15,14 +15,14 @@ use crate::fsutil::{self, ReadLimited};
 
 /// Caps on what is read from a folder: far above any real collaboration,
 /// low enough that a hostile folder cannot exhaust memory.
-pub const PROTOCOL_LIMIT: u64 = 1024 * 1024;
-pub const EVENTS_LIMIT: u64 = 16 * 1024 * 1024;
-pub const DOCUMENT_LIMIT: u64 = 4 * 1024 * 1024;
+pub(crate) const PROTOCOL_LIMIT: u64 = 1024 * 1024;
+pub(crate) const EVENTS_LIMIT: u64 = 16 * 1024 * 1024;
+pub(crate) const DOCUMENT_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// Reads the text file `name` of `folder`: `Ok(None)` when missing, a
 /// refusal (rule `unsafe_file`) for a symlink, FIFO, device, oversized or
 /// non-UTF-8 file, or one that cannot be read.
-pub fn read_text(folder: &Path, name: &str, limit: u64) -> Result<Option<String>, Refusal> {
+pub(crate) fn read_text(folder: &Path, name: &str, limit: u64) -> Result<Option<String>, Refusal> {
     let path = folder.join(name);
     let unsafe_file = |what: String| {
         Refusal::new(
@@ -57,13 +57,13 @@ pub fn read_text(folder: &Path, name: &str, limit: u64) -> Result<Option<String>
 /// `protocol.json` as found. Unknown keys stay, in their order, so that a
 /// rewrite keeps what another tool put there.
 #[derive(Debug, Clone, Default)]
-pub struct Protocol {
+pub(crate) struct Protocol {
     pub map: Map<String, Value>,
 }
 
 impl Protocol {
     /// Parses the text of `protocol.json`.
-    pub fn parse(text: &str) -> Result<Protocol, Refusal> {
+    pub(crate) fn parse(text: &str) -> Result<Protocol, Refusal> {
         let hint = "protocol.json must be one JSON object; restore it from the folder's history";
         match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(map)) => Ok(Protocol { map }),
@@ -82,7 +82,7 @@ impl Protocol {
 
     /// The participant ids, written either as strings or as `{"id": …}`
     /// objects (the protocol's initializer writes the latter).
-    pub fn participants(&self) -> Vec<String> {
+    pub(crate) fn participants(&self) -> Vec<String> {
         let Some(Value::Array(items)) = self.map.get("participants") else {
             return Vec::new();
         };
@@ -97,7 +97,7 @@ impl Protocol {
     }
 
     /// The completion gates that are strings.
-    pub fn gates(&self) -> Vec<String> {
+    pub(crate) fn gates(&self) -> Vec<String> {
         let Some(Value::Array(items)) = self.map.get("completionGates") else {
             return Vec::new();
         };
@@ -108,7 +108,7 @@ impl Protocol {
     }
 
     /// The text serialised as aea writes it: two-space indent, a final newline.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut text =
             serde_json::to_string_pretty(&self.map).expect("a JSON object always serialises");
         text.push('\n');
@@ -118,14 +118,14 @@ impl Protocol {
 
 /// One line of `events.jsonl` that is a JSON object.
 #[derive(Debug, Clone)]
-pub struct Logged {
+pub(crate) struct Logged {
     /// 1-based line number in `events.jsonl` (0 for a candidate event).
     pub line: usize,
     pub map: Map<String, Value>,
 }
 
 impl Logged {
-    pub fn from_event(event: &super::Event) -> Logged {
+    pub(crate) fn from_event(event: &super::Event) -> Logged {
         match serde_json::to_value(event).expect("an event always serialises") {
             Value::Object(map) => Logged { line: 0, map },
             _ => unreachable!("an event serialises to an object"),
@@ -133,12 +133,12 @@ impl Logged {
     }
 
     /// `seq`, when it is a non-negative integer.
-    pub fn seq(&self) -> Option<u64> {
+    pub(crate) fn seq(&self) -> Option<u64> {
         self.map.get("seq").and_then(Value::as_u64)
     }
 
     /// How messages name this event: `seq 4`, or the line when the seq is unusable.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self.map.get("seq") {
             Some(Value::Number(n)) => format!("seq {n}"),
             _ if self.line > 0 => format!("events.jsonl line {}", self.line),
@@ -146,46 +146,46 @@ impl Logged {
         }
     }
 
-    pub fn from(&self) -> Option<&str> {
+    pub(crate) fn from(&self) -> Option<&str> {
         self.map.get("from").and_then(Value::as_str)
     }
 
-    pub fn name(&self) -> Option<EventName> {
+    pub(crate) fn name(&self) -> Option<EventName> {
         self.map.get("event")?.as_str()?.parse().ok()
     }
 
-    pub fn at(&self) -> Option<DateTime<Utc>> {
+    pub(crate) fn at(&self) -> Option<DateTime<Utc>> {
         parse_time(self.map.get("at")?.as_str()?)
     }
 
-    pub fn doc(&self) -> Option<&str> {
+    pub(crate) fn doc(&self) -> Option<&str> {
         self.map.get("doc").and_then(Value::as_str)
     }
 
-    pub fn summary(&self) -> Option<&str> {
+    pub(crate) fn summary(&self) -> Option<&str> {
         self.map.get("summary").and_then(Value::as_str)
     }
 
-    pub fn reply_to(&self) -> Option<&Value> {
+    pub(crate) fn reply_to(&self) -> Option<&Value> {
         self.map.get("reply_to").filter(|v| !v.is_null())
     }
 }
 
 /// An ISO-8601 time with a zone (`Z` or an offset), in UTC.
-pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn parse_time(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text)
         .ok()
         .map(|t| t.with_timezone(&Utc))
 }
 
 /// How aea writes `at`: UTC, `Z`, whole seconds unless the time has a fraction.
-pub fn format_time(t: DateTime<Utc>) -> String {
+pub(crate) fn format_time(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::AutoSi, true)
 }
 
 /// Splits `events.jsonl` into its objects, with a finding (rule
 /// `event_line`) for each line that is not one. Blank lines are skipped.
-pub fn parse_events(text: &str) -> (Vec<Logged>, Vec<Refusal>) {
+pub(crate) fn parse_events(text: &str) -> (Vec<Logged>, Vec<Refusal>) {
     let mut events = Vec::new();
     let mut problems = Vec::new();
     // The last line, when the text does not end it: one a writer may have
@@ -235,7 +235,7 @@ pub fn parse_events(text: &str) -> (Vec<Logged>, Vec<Refusal>) {
 /// after `initialized` pointing to an earlier event, `at` an ISO-8601
 /// time that never goes back.
 #[derive(Debug, Default)]
-pub struct Shape {
+pub(crate) struct Shape {
     count: u64,
     seen: BTreeSet<u64>,
     previous_at: Option<DateTime<Utc>>,
@@ -244,7 +244,7 @@ pub struct Shape {
 const REQUIRED_FIELDS: [&str; 5] = ["seq", "from", "event", "at", "summary"];
 
 impl Shape {
-    pub fn check(&mut self, event: &Logged) -> Vec<Refusal> {
+    pub(crate) fn check(&mut self, event: &Logged) -> Vec<Refusal> {
         let mut problems = Vec::new();
         let label = event.label();
         self.count += 1;

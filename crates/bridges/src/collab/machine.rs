@@ -12,7 +12,7 @@ use super::{CONCLUSION, EventName, Phase, Refusal, Rule};
 
 /// What the log says so far.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct State {
+pub(crate) struct State {
     /// `None` until `initialized`.
     pub phase: Option<Phase>,
     pub owner: Option<String>,
@@ -29,7 +29,7 @@ pub struct State {
 }
 
 /// What a phase waits for, in words: the second half of a refusal's hint.
-pub fn awaited(phase: Option<Phase>) -> &'static str {
+pub(crate) fn awaited(phase: Option<Phase>) -> &'static str {
     match phase {
         None => "the collaboration starts with initialized (`aea collab init`)",
         Some(Phase::Drafting) => "in drafting the proposal owner appends proposal_submitted",
@@ -56,7 +56,7 @@ fn phase_name(phase: Option<Phase>) -> &'static str {
 
 impl State {
     /// The state after `events`, with every rule they break.
-    pub fn derive(participants: &[String], events: &[Logged]) -> (State, Vec<Refusal>) {
+    pub(crate) fn derive(participants: &[String], events: &[Logged]) -> (State, Vec<Refusal>) {
         let mut state = State::default();
         let mut problems = Vec::new();
         for event in events {
@@ -67,7 +67,7 @@ impl State {
 
     /// Checks `event` against this state, then applies it. Returns the
     /// rules it breaks, the most telling first.
-    pub fn apply(&mut self, participants: &[String], event: &Logged) -> Vec<Refusal> {
+    pub(crate) fn apply(&mut self, participants: &[String], event: &Logged) -> Vec<Refusal> {
         let Some(name) = event.name() else {
             // An unknown event changes nothing; the shape check reports it.
             return Vec::new();
@@ -235,7 +235,7 @@ impl State {
 
     /// In decision_review: whether the open questions still wait for the
     /// owner's question_classified (none since the latest decision input).
-    pub fn awaits_classification(&self) -> bool {
+    pub(crate) fn awaits_classification(&self) -> bool {
         self.phase == Some(Phase::DecisionReview) && self.classified <= self.decision_input
     }
 

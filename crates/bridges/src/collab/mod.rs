@@ -46,16 +46,16 @@ pub const REQUIRED_FILES: [&str; 7] = [
 ];
 /// Files the protocol forbids: an older draft of it used them as a loose
 /// conversation, which the event log replaces.
-pub const FORBIDDEN_FILES: [&str; 3] = ["state.log", "discussion.md", "opinions.md"];
+pub(crate) const FORBIDDEN_FILES: [&str; 3] = ["state.log", "discussion.md", "opinions.md"];
 
 pub const PROTOCOL: &str = "protocol.json";
 pub const EVENTS: &str = "events.jsonl";
-pub const REVIEW: &str = "review.md";
-pub const READINESS: &str = "readiness.md";
-pub const CONCLUSION: &str = "conclusion.md";
+pub(crate) const REVIEW: &str = "review.md";
+pub(crate) const READINESS: &str = "readiness.md";
+pub(crate) const CONCLUSION: &str = "conclusion.md";
 /// The lock every writer of a folder holds (aea's own; other ACP tools
 /// write without one, which the protocol allows).
-pub const LOCK: &str = ".acp.lock";
+pub(crate) const LOCK: &str = ".acp.lock";
 
 word_enum! {
     /// The events of the protocol, in the order a collaboration meets them.
@@ -198,7 +198,7 @@ impl Event {
     /// paragraph separators are escaped too: JSON allows them raw inside a
     /// string, but a reader that splits on every Unicode line break (the
     /// protocol's own Python tools do) would cut the event in two.
-    pub fn to_line(&self) -> String {
+    pub(crate) fn to_line(&self) -> String {
         let json = serde_json::to_string(self).expect("an event always serialises");
         let mut line = String::with_capacity(json.len() + 1);
         for c in json.chars() {

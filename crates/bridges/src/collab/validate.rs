@@ -70,7 +70,7 @@ impl Report {
 
 /// Validates the collaboration folder `folder`. Only a folder that is not
 /// a real directory is an error; everything in it is a finding.
-pub fn validate(folder: &Path) -> Result<Report> {
+pub(crate) fn validate(folder: &Path) -> Result<Report> {
     fsutil::require_real_dir(folder)?;
     let mut report = Report::default();
     let mut texts: BTreeMap<&str, String> = BTreeMap::new();

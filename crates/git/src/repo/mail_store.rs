@@ -78,7 +78,7 @@ const OTHER_REPOSITORY: [&str; 13] = [
 ];
 
 /// A file's bytes, or its size when it is over the cap it was read with.
-pub type Capped = std::result::Result<Vec<u8>, u64>;
+pub(crate) type Capped = std::result::Result<Vec<u8>, u64>;
 
 pub struct MailStore {
     repo: Repository,
@@ -129,7 +129,7 @@ impl MailStore {
     /// empty bare repository there. `held` is the sync lock, taken by the
     /// caller (see the module comment): the git lock files left in the
     /// store by a killed sync are removed first.
-    pub fn open(dir: &Path, held: File) -> Result<Self> {
+    pub(crate) fn open(dir: &Path, held: File) -> Result<Self> {
         remove_stale_locks(dir);
         // Before libgit2 reads a byte: it would hang on a FIFO, and when it
         // creates the repository it writes its settings into the `config`
@@ -203,7 +203,7 @@ impl MailStore {
     }
 
     /// Fetches every `refs/aea/*` of `url` into `refs/fetched/aea/*`.
-    pub fn fetch(&self, url: &str) -> std::result::Result<(), GitError> {
+    pub(crate) fn fetch(&self, url: &str) -> std::result::Result<(), GitError> {
         let out = self.git(&[
             "fetch",
             "--quiet",
@@ -226,7 +226,7 @@ impl MailStore {
     }
 
     /// Pushes `local` to `remote` on `url`, never forcing.
-    pub fn push(
+    pub(crate) fn push(
         &self,
         url: &str,
         local: &str,
@@ -260,14 +260,14 @@ impl MailStore {
     }
 
     /// The commit `refname` points at, if the ref exists.
-    pub fn tip(&self, refname: &str) -> Option<String> {
+    pub(crate) fn tip(&self, refname: &str) -> Option<String> {
         let reference = self.repo.find_reference(refname).ok()?;
         Some(reference.peel_to_commit().ok()?.id().to_string())
     }
 
     /// Whether commit `new` is `old` or has it in its history. False when
     /// either is unknown here.
-    pub fn descends(&self, new: &str, old: &str) -> bool {
+    pub(crate) fn descends(&self, new: &str, old: &str) -> bool {
         if new == old {
             return true;
         }
@@ -278,7 +278,7 @@ impl MailStore {
     }
 
     /// The file names at the tip of `refname`; empty if no such ref.
-    pub fn names(&self, refname: &str) -> Vec<String> {
+    pub(crate) fn names(&self, refname: &str) -> Vec<String> {
         let Ok(tree) = self
             .repo
             .find_reference(refname)
@@ -292,7 +292,7 @@ impl MailStore {
     }
 
     /// The files (name -> bytes) at the tip of `refname`; empty if no such ref.
-    pub fn files(&self, refname: &str) -> Result<Vec<(String, Vec<u8>)>> {
+    pub(crate) fn files(&self, refname: &str) -> Result<Vec<(String, Vec<u8>)>> {
         let Ok(reference) = self.repo.find_reference(refname) else {
             return Ok(Vec::new());
         };
@@ -311,29 +311,15 @@ impl MailStore {
         Ok(files)
     }
 
-    /// Like [`Self::files`], but a blob over `cap` bytes is not read: its
-    /// size comes back instead, so a remote cannot make a sync hold a
-    /// huge file in memory.
-    pub fn files_capped(&self, refname: &str, cap: u64) -> Result<Vec<(String, Capped)>> {
-        let mut files = Vec::new();
-        self.each_file(
-            refname,
-            cap,
-            None,
-            |_, _| true,
-            |name, bytes| {
-                files.push((name.to_string(), bytes));
-                Ok(())
-            },
-        )?;
-        Ok(files)
-    }
-
     /// The names at the tip of `refname` that commit `since` does not
     /// have with the same content: new files, and files changed under a
     /// name it had. `None` when every name counts: no `since`, or the tip
     /// does not descend from it (history rewritten), or either is unknown.
-    pub fn changed_since(&self, refname: &str, since: Option<&str>) -> Option<HashSet<String>> {
+    pub(crate) fn changed_since(
+        &self,
+        refname: &str,
+        since: Option<&str>,
+    ) -> Option<HashSet<String>> {
         let since = git2::Oid::from_str(since?).ok()?;
         let tip = self
             .repo
@@ -364,7 +350,7 @@ impl MailStore {
     /// its bytes, or its size when over `cap`. Only one file's bytes are
     /// held at once, however many the ref holds. With `only`, the files
     /// not named there are passed over without a look.
-    pub fn each_file(
+    pub(crate) fn each_file(
         &self,
         refname: &str,
         cap: u64,
@@ -403,7 +389,7 @@ impl MailStore {
     /// Makes `out` a commit on top of `base` (if that ref exists) whose tree
     /// adds `files` (name -> bytes). Existing names are kept as they are.
     /// Returns false when there was nothing to add.
-    pub fn append(
+    pub(crate) fn append(
         &self,
         base: &str,
         out: &str,

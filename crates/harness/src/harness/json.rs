@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 /// How a harness lays out its hooks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
+pub(crate) enum Shape {
     /// `hooks.<Event>: [{ "hooks": [{ "type": "command", "command": … }] }]`:
     /// Claude Code (`.claude/settings.json`), Codex (`.codex/hooks.json`),
     /// Gemini CLI (`.gemini/settings.json`).
@@ -22,7 +22,7 @@ pub enum Shape {
 
 /// What aea puts into one JSON file.
 #[derive(Debug, Clone)]
-pub struct Edit {
+pub(crate) struct Edit {
     pub shape: Shape,
     /// (event, command) pairs.
     pub hooks: Vec<(String, String)>,
@@ -32,7 +32,7 @@ pub struct Edit {
 
 /// Whether `command` is one aea wrote: it runs an `aea` binary (bare or by
 /// any path, quoted or not) with `check --hook`.
-pub fn is_ours(command: &str) -> bool {
+pub(crate) fn is_ours(command: &str) -> bool {
     let command = command.trim_start();
     let (program, rest) = if let Some(quoted) = command.strip_prefix('\'') {
         match quoted.find('\'') {
@@ -161,7 +161,7 @@ fn from_object_form(shape: Shape, event: &str, object: &Value) -> Result<Vec<Val
 
 /// The settings text with aea's entries added or brought up to date (an
 /// older command, another path to aea), `None` when already current.
-pub fn merge(existing: Option<&str>, edit: &Edit) -> Result<Option<String>, String> {
+pub(crate) fn merge(existing: Option<&str>, edit: &Edit) -> Result<Option<String>, String> {
     let mut root = parse(existing)?;
     let Value::Object(top) = &mut root else {
         return Err("not a JSON object".into());
@@ -221,7 +221,7 @@ pub fn merge(existing: Option<&str>, edit: &Edit) -> Result<Option<String>, Stri
 /// The settings text without aea's entries (and without containers left
 /// empty by their removal), `None` when there were none. `allow` are the
 /// `permissions.allow` rules aea adds.
-pub fn remove(text: &str, shape: Shape, allow: &[String]) -> Result<Option<String>, String> {
+pub(crate) fn remove(text: &str, shape: Shape, allow: &[String]) -> Result<Option<String>, String> {
     let mut root: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
     let Some(top) = root.as_object_mut() else {
         return Ok(None);
@@ -274,7 +274,7 @@ pub fn remove(text: &str, shape: Shape, allow: &[String]) -> Result<Option<Strin
 }
 
 /// aea's hook commands in `text`, by event.
-pub fn commands(text: &str, shape: Shape) -> Vec<(String, String)> {
+pub(crate) fn commands(text: &str, shape: Shape) -> Vec<(String, String)> {
     let Ok(root) = serde_json::from_str::<Value>(text) else {
         return Vec::new();
     };

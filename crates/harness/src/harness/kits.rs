@@ -15,14 +15,14 @@ const PLUGIN: &str = include_str!("../../../../templates/opencode/aea.js");
 
 /// One file aea adds for a harness.
 #[derive(Debug, Clone)]
-pub struct Piece {
+pub(crate) struct Piece {
     /// Relative to the repository.
     pub path: String,
     pub kind: Kind,
 }
 
 #[derive(Debug, Clone)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// The AEA section between markers in an instructions file.
     Section,
     /// A whole file aea writes, recognised by [`OWNED_MARKER`].
@@ -34,11 +34,11 @@ pub enum Kind {
 /// The read-only aea commands Claude Code may run without asking (SPEC
 /// §16): reading mail never needs a person; approving and rejecting always
 /// do and are never listed.
-pub const READ_ONLY: [&str; 6] = ["check", "show", "pending", "status", "log", "validate"];
+pub(crate) const READ_ONLY: [&str; 6] = ["check", "show", "pending", "status", "log", "validate"];
 
 /// The hook command for `harness` and `event`, calling aea by an absolute
 /// path (a harness's PATH need not hold it: a bare `aea` exits 127).
-pub fn hook_command(exe: &Path, harness: Harness, event: &str) -> String {
+pub(crate) fn hook_command(exe: &Path, harness: Harness, event: &str) -> String {
     format!(
         "{} check --hook {harness} --event {event}",
         sh_quote(&exe.to_string_lossy())
@@ -63,7 +63,7 @@ fn marker_hash(what: &str) -> String {
 const DESCRIPTION: &str = "Check and handle messages from agents in other repositories (aea)";
 
 /// Every piece `agent` needs in `repo`, with aea at `exe`.
-pub fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
+pub(crate) fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
     let piece = |path: &str, kind: Kind| Piece {
         path: path.to_string(),
         kind,

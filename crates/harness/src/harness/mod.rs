@@ -7,7 +7,7 @@
 //! restores it exactly when nobody edited it since, and removes only aea's
 //! parts when somebody did.
 
-pub mod json;
+pub(crate) mod json;
 pub mod kits;
 pub mod shims;
 

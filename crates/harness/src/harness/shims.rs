@@ -17,7 +17,7 @@ use crate::hooks::{make_executable, sh_quote};
 use super::kits::OWNED_MARKER;
 
 /// Where the protocol text puts its scripts, inside `.aea/`.
-pub const SCRIPTS_DIR: &str = "scripts";
+pub(crate) const SCRIPTS_DIR: &str = "scripts";
 
 /// Each script of the protocol text and the aea command it stands for.
 const SHIMS: [(&str, &str); 3] = [

@@ -15,7 +15,7 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 /// The largest body read; a list of sessions is a few kilobytes.
-pub const BODY_LIMIT: usize = 1 << 20;
+pub(crate) const BODY_LIMIT: usize = 1 << 20;
 /// The largest status line or header line, and the most header lines.
 const LINE_LIMIT: usize = 16 * 1024;
 const HEADER_LINES: usize = 100;
@@ -35,14 +35,14 @@ pub struct Request<'a> {
 
 /// What came back.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Response {
+pub(crate) struct Response {
     pub status: u16,
     pub body: Vec<u8>,
 }
 
 /// Why there is no [`Response`].
 #[derive(Debug, thiserror::Error)]
-pub enum HttpError {
+pub(crate) enum HttpError {
     #[error("cannot reach it")]
     Io(#[from] io::Error),
     #[error("no answer within {}s", .0.as_secs())]
@@ -54,7 +54,7 @@ pub enum HttpError {
 }
 
 /// Sends `request` and reads the answer, all within `timeout`.
-pub fn send(request: &Request<'_>, timeout: Duration) -> Result<Response, HttpError> {
+pub(crate) fn send(request: &Request<'_>, timeout: Duration) -> Result<Response, HttpError> {
     let until = Instant::now() + timeout;
     let addr = resolve(request.host)?;
     let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
@@ -133,7 +133,10 @@ impl Read for Deadline {
 
 /// Reads one answer: status line, headers, body. `head_only` for a HEAD
 /// request, whose answer has no body whatever its headers say.
-pub fn read_response(reader: &mut impl BufRead, head_only: bool) -> Result<Response, HttpError> {
+pub(crate) fn read_response(
+    reader: &mut impl BufRead,
+    head_only: bool,
+) -> Result<Response, HttpError> {
     let (status, headers) = loop {
         let (status, headers) = read_head(reader)?;
         // 1xx answers are interim (RFC 9110 §15.2): the real one follows.
@@ -302,7 +305,7 @@ fn read_chunked(reader: &mut impl BufRead) -> Result<Vec<u8>, HttpError> {
 }
 
 /// `Basic <base64(user:password)>` (RFC 7617).
-pub fn basic_auth(user: &str, password: &str) -> String {
+pub(crate) fn basic_auth(user: &str, password: &str) -> String {
     format!("Basic {}", base64(format!("{user}:{password}").as_bytes()))
 }
 
@@ -331,7 +334,7 @@ fn base64(bytes: &[u8]) -> String {
 
 /// `text` percent-encoded for a query value: everything but RFC 3986's
 /// unreserved characters and `/` (which a path keeps readable).
-pub fn percent_encode(bytes: &[u8]) -> String {
+pub(crate) fn percent_encode(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len());
     for &b in bytes {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {

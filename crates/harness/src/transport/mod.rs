@@ -26,7 +26,7 @@ pub const DOORBELL: &str = "New AEA mail is waiting: run `aea check` and handle 
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Rings `transport` once. `refs` are short references, `repo` the repository path.
-pub fn ring(
+pub(crate) fn ring(
     transport: &Transport,
     refs: &[String],
     repo: &Path,
@@ -127,7 +127,7 @@ fn run(mut cmd: Command, what: &str) -> Result<(), TransportError> {
 
 /// Why a doorbell did not ring.
 #[derive(Debug, thiserror::Error)]
-pub enum TransportError {
+pub(crate) enum TransportError {
     #[error("cannot run {what}")]
     Spawn {
         what: String,

@@ -60,7 +60,7 @@ struct Login<'a> {
 
 /// Rings `bell`: finds the session unless one is configured, then posts the
 /// doorbell to it.
-pub fn ring(bell: &Opencode, repo: &Path, env: &RingEnv) -> Result<(), TransportError> {
+pub(crate) fn ring(bell: &Opencode, repo: &Path, env: &RingEnv) -> Result<(), TransportError> {
     let host = host(&bell.url).map_err(TransportError::Opencode)?;
     let login = login_of(bell, env)?;
     if login.is_some() && !is_loopback(host) {

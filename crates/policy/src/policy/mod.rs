@@ -56,7 +56,7 @@ word_enum! {
 impl Action {
     /// Whether the message may not be acted on (processed as `done`)
     /// without a person: it needs approval, or the policy rejects it.
-    pub fn is_gated(self) -> bool {
+    pub(crate) fn is_gated(self) -> bool {
         matches!(self, Action::RequireApproval | Action::Reject)
     }
 
@@ -795,7 +795,7 @@ pub struct Summary {
 }
 
 /// The default table of SPEC §6 (AEA v1.0 with its gaps filled).
-pub fn default_decision(kind: MessageType, priority: Priority) -> Decision {
+pub(crate) fn default_decision(kind: MessageType, priority: Priority) -> Decision {
     let urgent_or_high = matches!(priority, Priority::High | Priority::Urgent);
     let ops = |list: &[&str]| list.iter().map(|s| (*s).to_string()).collect();
     let (action, operations, rule, notify_user) = match kind {

@@ -59,7 +59,7 @@ impl Inbox<'_> {
     /// of their short reference with `name` (see [`crate::shortref`]), or
     /// `None` where this inbox keeps no such index yet. Names gone since
     /// may be among them; names never indexed are not.
-    pub fn ref_neighbours(&self, name: &str) -> Option<Vec<String>> {
+    pub(crate) fn ref_neighbours(&self, name: &str) -> Option<Vec<String>> {
         if !self.own {
             return None;
         }

@@ -79,7 +79,7 @@ pub const SHARED_STATE_DIRS: [Shared; 3] = [Shared::Markers, Shared::Staging, Sh
 pub const HOOK_READ_CAP: usize = 1000;
 
 /// A claim older than this may be taken over (SPEC §5.4).
-pub const CLAIM_STALE_AFTER_MINUTES: i64 = 30;
+pub(crate) const CLAIM_STALE_AFTER_MINUTES: i64 = 30;
 /// What the mailbox holds, by owner: each of these borrows the [`Mailbox`]
 /// (through `Deref`, for its folders and settings) and answers for one
 /// part of it, so that no one type carries every operation.
@@ -603,11 +603,6 @@ impl Mailbox {
             .and_then(fsutil::MailMode::of_inbox)
     }
 
-    /// Whether this is the repository aea was pointed at.
-    pub fn is_own(&self) -> bool {
-        self.own
-    }
-
     /// Largest message file this mailbox reads or writes into its inbox.
     pub fn message_limit(&self) -> u64 {
         self.message_limit
@@ -643,7 +638,7 @@ impl Mailbox {
 
     /// How this folder's log rotates: from the config read when the
     /// mailbox was opened (one that did not read keeps every file).
-    pub fn log_rotation(&self) -> crate::audit::Rotation {
+    pub(crate) fn log_rotation(&self) -> crate::audit::Rotation {
         self.config
             .get()
             .map_or_else(crate::audit::Rotation::default, |c| {
@@ -956,7 +951,7 @@ fn describe_claim(bytes: &[u8]) -> String {
 /// A claim is stale when its process is known to be gone (same host, see
 /// [`crate::liveness`]) or when it is older than
 /// [`CLAIM_STALE_AFTER_MINUTES`] (a hung process, or one on another host).
-pub fn claim_is_stale(path: &Path, body: &[u8], now: DateTime<Utc>) -> bool {
+pub(crate) fn claim_is_stale(path: &Path, body: &[u8], now: DateTime<Utc>) -> bool {
     let parsed = serde_json::from_slice::<ClaimBody>(body).ok();
     if parsed
         .as_ref()

@@ -241,7 +241,7 @@ impl Inbox<'_> {
 
     /// The inbox files the last listing found marked processed by another
     /// tool, when it looked at every one (no file left unread).
-    pub fn listed_marked(&self) -> Option<Vec<String>> {
+    pub(crate) fn listed_marked(&self) -> Option<Vec<String>> {
         self.listed
             .borrow()
             .as_ref()
@@ -412,7 +412,7 @@ impl Inbox<'_> {
 
     /// Finds one message `gc` moved to the archive (processed, or expired
     /// unprocessed).
-    pub fn resolve_archived(&self, reference: &str) -> Result<Entry> {
+    pub(crate) fn resolve_archived(&self, reference: &str) -> Result<Entry> {
         let Some(archive) = self.private_dir(Private::Archive)? else {
             return Err(Error::MessageNotFound {
                 reference: reference.to_string(),
@@ -444,7 +444,7 @@ impl Inbox<'_> {
     }
 
     /// Processed message `id` from `sender`, in the private store.
-    pub fn processed_copy(&self, id: &str, sender: &str) -> Option<Entry> {
+    pub(crate) fn processed_copy(&self, id: &str, sender: &str) -> Option<Entry> {
         self.held_by(Private::Processed, id, sender)
     }
 
@@ -462,7 +462,7 @@ impl Inbox<'_> {
     /// The message `id` from `sender` in the archive, where `gc` moves old
     /// processed mail and mail that expired unprocessed, and whether it
     /// was processed (its record went with it).
-    pub fn archived(&self, id: &str, sender: &str) -> Option<(Entry, bool)> {
+    pub(crate) fn archived(&self, id: &str, sender: &str) -> Option<(Entry, bool)> {
         let entry = self.held_by(Private::Archive, id, sender)?;
         let processed = self.records().archived_record(&entry.name);
         Some((entry, processed))
@@ -777,7 +777,7 @@ impl Inbox<'_> {
     /// How many messages of the inbox [`Mailbox::unprocessed`] found marked
     /// processed by another tool (they stay at the top of `.aea/`), if it
     /// listed: what deciding on housekeeping needs, at no extra cost.
-    pub fn listed_processed(&self) -> Option<usize> {
+    pub(crate) fn listed_processed(&self) -> Option<usize> {
         self.listed_processed.get()
     }
 

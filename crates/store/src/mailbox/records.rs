@@ -291,7 +291,7 @@ impl Records<'_> {
     }
 
     /// Names of the claims held now, as files in the claims folder.
-    pub fn claim_names(&self) -> Vec<String> {
+    pub(crate) fn claim_names(&self) -> Vec<String> {
         let Ok(Some(dir)) = self.private_dir(Private::Claims) else {
             return Vec::new();
         };
@@ -304,7 +304,7 @@ impl Records<'_> {
     }
 
     /// The claim file of `name`, where claims are kept.
-    pub fn claim_path(&self, name: &str) -> Option<PathBuf> {
+    pub(crate) fn claim_path(&self, name: &str) -> Option<PathBuf> {
         Some(self.private_dir(Private::Claims).ok()??.join(name))
     }
 
@@ -380,7 +380,7 @@ impl Records<'_> {
 
     /// Moves processed mail `name` from the private store to the archive
     /// (`gc`), with its record and approval.
-    pub fn archive_processed(&self, name: &str) -> Result<Option<PathBuf>> {
+    pub(crate) fn archive_processed(&self, name: &str) -> Result<Option<PathBuf>> {
         let Some(store) = self.private_dir(Private::Processed)? else {
             return Ok(None);
         };
@@ -455,7 +455,7 @@ impl Records<'_> {
     /// in `records/` whose message is no longer in the inbox or the store
     /// but in the archive or the quarantine moves there now, with its
     /// approval and marker. One listing of `records/`.
-    pub fn carry_left_behind_state(&self) -> Result<()> {
+    pub(crate) fn carry_left_behind_state(&self) -> Result<()> {
         let Some(records) = self.private_dir(Private::Records)? else {
             return Ok(());
         };
@@ -649,7 +649,10 @@ impl Approvals<'_> {
     /// replaced: a second one fails and names the first. A record made for
     /// other bytes (the file changed after it) is moved aside to
     /// `<name>.json.superseded[.N]`, kept for the record, and returned.
-    pub fn record_approval(&self, record: &ApprovalRecord) -> Result<(PathBuf, Option<PathBuf>)> {
+    pub(crate) fn record_approval(
+        &self,
+        record: &ApprovalRecord,
+    ) -> Result<(PathBuf, Option<PathBuf>)> {
         let dir = self.make_private_dir(Private::Approvals)?;
         let file = format!("{}.json", record.file);
         let path = dir.join(&file);

@@ -30,12 +30,17 @@ impl Mailbox {
 
 impl Sent<'_> {
     /// Keeps the sender's copy in `sent/`.
-    pub fn store_sent(&self, message: &Message, rt: &Runtime) -> Result<PathBuf> {
+    pub(crate) fn store_sent(&self, message: &Message, rt: &Runtime) -> Result<PathBuf> {
         self.store_in(Private::Sent, message, rt)
     }
 
     /// Keeps a message in private folder `place` (`sent/`, `outgoing/`).
-    pub fn store_in(&self, place: Private, message: &Message, rt: &Runtime) -> Result<PathBuf> {
+    pub(crate) fn store_in(
+        &self,
+        place: Private,
+        message: &Message,
+        rt: &Runtime,
+    ) -> Result<PathBuf> {
         let dir = self.make_private_dir(place)?;
         self.write_bytes(&dir, &message.to_json(), message, rt)
     }
@@ -105,7 +110,7 @@ impl Sent<'_> {
     }
 
     /// The record of send key `digest` (`send --idempotency-key`), if any.
-    pub fn send_key(&self, digest: &str) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn send_key(&self, digest: &str) -> Result<Option<Vec<u8>>> {
         let Some(dir) = self.private_dir(Private::SendKeys)? else {
             return Ok(None);
         };
@@ -154,7 +159,7 @@ impl Sent<'_> {
     /// process ends, however it ends). The record is replaced in one
     /// rename, never moved away first: a send killed while taking a record
     /// over leaves the record, so its retry still finds the id.
-    pub fn lock_send_keys(&self) -> Result<fs::File> {
+    pub(crate) fn lock_send_keys(&self) -> Result<fs::File> {
         let dir = self.make_private_dir(Private::SendKeys)?;
         let path = dir.join(".lock");
         let file = fsutil::lock_within(&path, SEND_KEYS_LOCK_WAIT)?;
@@ -165,7 +170,7 @@ impl Sent<'_> {
     /// Holds `sent-keys/.<digest>.lock` for a whole send with that key:
     /// a second send with the same key waits for the first to end (or
     /// die: the lock goes with its process), then finds what it delivered.
-    pub fn lock_send_key(&self, digest: &str) -> Result<fs::File> {
+    pub(crate) fn lock_send_key(&self, digest: &str) -> Result<fs::File> {
         let dir = self.make_private_dir(Private::SendKeys)?;
         let path = dir.join(format!(".{digest}.lock"));
         let file = fsutil::lock_within(&path, SEND_KEY_LOCK_WAIT)?;
@@ -174,13 +179,13 @@ impl Sent<'_> {
     }
 
     /// Writes the record of send key `digest`, replacing any.
-    pub fn replace_send_key(&self, digest: &str, record: &[u8]) -> Result<()> {
+    pub(crate) fn replace_send_key(&self, digest: &str, record: &[u8]) -> Result<()> {
         let dir = self.make_private_dir(Private::SendKeys)?;
         fsutil::replace_atomic(&dir.join(digest), record)
     }
 
     /// Removes the record of send key `digest`, if there is one.
-    pub fn forget_send_key(&self, digest: &str) -> Result<()> {
+    pub(crate) fn forget_send_key(&self, digest: &str) -> Result<()> {
         let Some(dir) = self.private_dir(Private::SendKeys)? else {
             return Ok(());
         };
@@ -193,7 +198,10 @@ impl Sent<'_> {
 
     /// Names of the send records last written before `cutoff`: a cheap
     /// listing (no record is read) for dropping the ones no retry uses.
-    pub fn send_keys_written_before(&self, cutoff: std::time::SystemTime) -> Result<Vec<String>> {
+    pub(crate) fn send_keys_written_before(
+        &self,
+        cutoff: std::time::SystemTime,
+    ) -> Result<Vec<String>> {
         let Some(dir) = self.private_dir(Private::SendKeys)? else {
             return Ok(Vec::new());
         };
@@ -211,7 +219,7 @@ impl Sent<'_> {
     }
 
     /// Every send record, by name, with its bytes.
-    pub fn send_keys(&self) -> Result<Vec<(String, Vec<u8>)>> {
+    pub(crate) fn send_keys(&self) -> Result<Vec<(String, Vec<u8>)>> {
         let Some(dir) = self.private_dir(Private::SendKeys)? else {
             return Ok(Vec::new());
         };

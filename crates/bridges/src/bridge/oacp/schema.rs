@@ -42,7 +42,7 @@ word_enum! {
 
 impl OacpType {
     /// The AEA type an OACP type is read as (the README's table).
-    pub fn to_aea(self) -> MessageType {
+    pub(crate) fn to_aea(self) -> MessageType {
         match self {
             OacpType::TaskRequest | OacpType::ReviewRequest => MessageType::Request,
             OacpType::Question | OacpType::BrainstormRequest => MessageType::Question,
@@ -59,7 +59,7 @@ impl OacpType {
 
     /// The OACP type an AEA message is written as when it did not come
     /// from OACP.
-    pub fn from_aea(t: MessageType) -> OacpType {
+    pub(crate) fn from_aea(t: MessageType) -> OacpType {
         match t {
             MessageType::Handoff => OacpType::Handoff,
             MessageType::Request | MessageType::Issue => OacpType::TaskRequest,
@@ -70,7 +70,7 @@ impl OacpType {
     }
 
     /// Whether the reference's "Expected response" column names one.
-    pub fn expects_response(self) -> bool {
+    pub(crate) fn expects_response(self) -> bool {
         matches!(
             self,
             OacpType::TaskRequest
@@ -84,7 +84,7 @@ impl OacpType {
     }
 
     /// `handoff` and `handoff_complete` are point to point only.
-    pub fn may_broadcast(self) -> bool {
+    pub(crate) fn may_broadcast(self) -> bool {
         !matches!(self, OacpType::Handoff | OacpType::HandoffComplete)
     }
 }
@@ -99,7 +99,7 @@ impl OacpPriority {
         }
     }
 
-    pub fn from_aea(p: Priority) -> OacpPriority {
+    pub(crate) fn from_aea(p: Priority) -> OacpPriority {
         match p {
             Priority::Urgent => OacpPriority::P0,
             Priority::High => OacpPriority::P1,
