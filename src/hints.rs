@@ -7,7 +7,7 @@
 use std::io;
 
 use crate::collab::Refusal;
-use crate::error::{ConfigDirUse, ConfigProblem, Error, ExitCode, GitError};
+use crate::error::{ConfigDirUse, ConfigProblem, Error, ExitCode, GitError, RecipientLead};
 use crate::mailbox::ApprovalDecision;
 use crate::words::OrUnknown;
 
@@ -167,8 +167,36 @@ pub fn hint(err: &Error) -> Option<String> {
         Error::InvalidAgentId { .. } => {
             "an agent id is 2-64 characters of letters, digits, `_` and `-`, starting with a letter or digit".to_string()
         }
-        Error::RecipientNotFound { hint: None, .. } => {
+        Error::RecipientNotFound { lead: None, .. } => {
             "pass the recipient's path (`--to ../web`), or run `aea init` there so it registers; `aea agents` lists known agents".to_string()
+        }
+        Error::RecipientNotFound {
+            lead: Some(RecipientLead::Near { id }),
+            ..
+        } => format!(
+            "did you mean `{id}`? `aea agents` lists the registered agents; or pass the recipient's path (`--to ../{id}`)"
+        ),
+        Error::RecipientNotFound {
+            target,
+            lead: Some(RecipientLead::Moved { .. }),
+            ..
+        } => format!(
+            "if {target} moved, run `aea init` in its new place (it takes over the stale entry) or `aea agents add {target} --path NEW-PATH --force`; if it is gone, `aea agents remove {target}`"
+        ),
+        Error::RecipientNotFound {
+            target,
+            lead: Some(RecipientLead::HoldsRepositories { inside }),
+            ..
+        } => {
+            let shown = inside.len().min(10);
+            format!(
+                "it holds the initialised repositories {}{}: pass one of them, e.g. `--to {}`",
+                inside[..shown].join(", "),
+                if inside.len() > shown { ", …" } else { "" },
+                std::path::Path::new(target)
+                    .join(inside.first().map(String::as_str).unwrap_or_default())
+                    .display()
+            )
         }
         Error::RecipientAmbiguous { .. } => {
             "pass the recipient's path instead of its id".to_string()
@@ -177,11 +205,7 @@ pub fn hint(err: &Error) -> Option<String> {
         Error::SecretDetected { .. } => {
             "remove the secret, or pass `--allow-secrets` if it is not one".to_string()
         }
-        Error::Usage { hint, .. }
-        | Error::AttachmentRefused { hint, .. }
-        | Error::RecipientNotFound {
-            hint: Some(hint), ..
-        } => hint.clone(),
+        Error::Usage { hint, .. } | Error::AttachmentRefused { hint, .. } => hint.clone(),
         Error::BadDuration { .. } => crate::duration::EXAMPLES.to_string(),
         Error::MessageNotFound { .. } => {
             "`aea check` lists unprocessed messages with their references (`m…`)".to_string()
@@ -556,7 +580,24 @@ mod tests {
             Error::RecipientNotFound {
                 target: s("web"),
                 tried: vec![s("registry")],
-                hint: None,
+                lead: None,
+            },
+            Error::RecipientNotFound {
+                target: s("wbe"),
+                tried: vec![s("registry")],
+                lead: Some(RecipientLead::Near { id: s("web") }),
+            },
+            Error::RecipientNotFound {
+                target: s("web"),
+                tried: vec![s("registry")],
+                lead: Some(RecipientLead::Moved { registered: p() }),
+            },
+            Error::RecipientNotFound {
+                target: s("../src"),
+                tried: vec![s("../src is neither an aea nor a git repository")],
+                lead: Some(RecipientLead::HoldsRepositories {
+                    inside: vec![s("api"), s("web")],
+                }),
             },
             Error::RecipientAmbiguous {
                 target: s("web"),

@@ -67,13 +67,14 @@ pub enum Error {
     #[error("invalid agent id {id:?}: {reason}")]
     InvalidAgentId { id: String, reason: &'static str },
 
-    /// `hint`, when given, replaces the general one: it knows better
-    /// (a near id, a registered repository that moved).
+    /// `lead`, when known, is what aea found instead (a near id, a
+    /// registered repository that moved, a folder of repositories): the
+    /// hint follows it rather than the general one.
     #[error("no agent {target:?} found (tried: {})", tried.join("; "))]
     RecipientNotFound {
         target: String,
         tried: Vec<String>,
-        hint: Option<String>,
+        lead: Option<RecipientLead>,
     },
 
     #[error("agent id {target:?} is ambiguous: {}", candidates.join(", "))]
@@ -331,6 +332,20 @@ pub struct KeyChange {
     pub published_fingerprint: String,
     /// The new key, `ed25519:<hex>`.
     pub published: String,
+}
+
+/// What aea found where the agent named was not: it knows better than the
+/// general advice ([`Error::RecipientNotFound`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecipientLead {
+    /// A known agent whose id is close to the one given.
+    Near { id: String },
+    /// The agent is registered at `registered`, which no longer exists or
+    /// no longer holds a `.aea/` folder.
+    Moved { registered: PathBuf },
+    /// The path given is no repository but a folder holding the
+    /// initialised repositories `inside` (their folder names, sorted).
+    HoldsRepositories { inside: Vec<String> },
 }
 
 /// What `aea` wanted the user's config directory for.
