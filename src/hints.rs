@@ -7,7 +7,9 @@
 use std::io;
 
 use crate::collab::Refusal;
-use crate::error::{ConfigDirUse, ConfigProblem, Error, ExitCode, GitError, RecipientLead};
+use crate::error::{
+    CollabPart, ConfigDirUse, ConfigProblem, DraftProblem, Error, ExitCode, GitError, RecipientLead,
+};
 use crate::mailbox::ApprovalDecision;
 use crate::words::OrUnknown;
 
@@ -94,6 +96,9 @@ pub fn exit_code(err: &Error) -> ExitCode {
         Error::InvalidAgentId { .. }
         | Error::RecipientAmbiguous { .. }
         | Error::Usage { .. }
+        | Error::InvalidDraft(_)
+        | Error::SendKeyTaken { .. }
+        | Error::CollabIncomplete { .. }
         | Error::BadDuration { .. }
         | Error::AmbiguousReference { .. }
         | Error::NeedsTerminal
@@ -206,6 +211,28 @@ pub fn hint(err: &Error) -> Option<String> {
             "remove the secret, or pass `--allow-secrets` if it is not one".to_string()
         }
         Error::Usage { hint, .. } | Error::AttachmentRefused { hint, .. } => hint.clone(),
+        Error::InvalidDraft(DraftProblem::Subject { .. }) => {
+            "give a one-line subject of at most 200 characters".to_string()
+        }
+        Error::InvalidDraft(DraftProblem::Tag { .. }) => {
+            "tags are short words without control characters".to_string()
+        }
+        Error::SendKeyTaken { earlier: Some(_), .. } => {
+            "a key names one message: use a new `--idempotency-key` for a new message".to_string()
+        }
+        Error::SendKeyTaken { earlier: None, .. } => {
+            "use another `--idempotency-key` (a key names one message)".to_string()
+        }
+        Error::CollabIncomplete { missing } => match missing {
+            CollabPart::Objective => {
+                "say what the collaboration must decide or produce (--objective TEXT)"
+            }
+            CollabPart::Participants => "name each with --participant ID, the proposal owner first",
+            CollabPart::CompletionGates => {
+                "name each concrete gate that ends it with --completion GATE"
+            }
+        }
+        .to_string(),
         Error::BadDuration { .. } => crate::duration::EXAMPLES.to_string(),
         Error::MessageNotFound { .. } => {
             "`aea check` lists unprocessed messages with their references (`m…`)".to_string()
@@ -449,7 +476,7 @@ mod tests {
     use std::time::Duration;
 
     /// Number of arms of [`expected_code`]; each returns its own index.
-    const VARIANTS: usize = 63;
+    const VARIANTS: usize = 66;
 
     /// SPEC §13 for each variant, written apart from [`exit_code`]
     /// and without a wildcard: a new variant does not compile until it is
@@ -520,6 +547,9 @@ mod tests {
             Error::KeyChanged(_) => (60, Refused),
             Error::ChangedAfterRead { .. } => (61, Refused),
             Error::Replayed { .. } => (62, Refused),
+            Error::InvalidDraft(_) => (63, Usage),
+            Error::SendKeyTaken { .. } => (64, Usage),
+            Error::CollabIncomplete { .. } => (65, Usage),
         }
     }
 
@@ -598,6 +628,27 @@ mod tests {
                 lead: Some(RecipientLead::HoldsRepositories {
                     inside: vec![s("api"), s("web")],
                 }),
+            },
+            Error::InvalidDraft(DraftProblem::Subject {
+                reason: s("message.subject must be one line"),
+            }),
+            Error::InvalidDraft(DraftProblem::Tag { tag: s(" ") }),
+            Error::SendKeyTaken {
+                key: s("job-1"),
+                earlier: Some(s("5b0e8e8e-1111-4222-8333-444455556666")),
+            },
+            Error::SendKeyTaken {
+                key: s("job-1"),
+                earlier: None,
+            },
+            Error::CollabIncomplete {
+                missing: CollabPart::Objective,
+            },
+            Error::CollabIncomplete {
+                missing: CollabPart::Participants,
+            },
+            Error::CollabIncomplete {
+                missing: CollabPart::CompletionGates,
             },
             Error::RecipientAmbiguous {
                 target: s("web"),

@@ -89,6 +89,27 @@ pub enum Error {
     #[error("the message looks like it carries a secret ({kind})")]
     SecretDetected { kind: &'static str },
 
+    /// A draft that is no message aea sends: nothing was written.
+    #[error("{0}")]
+    InvalidDraft(DraftProblem),
+
+    /// An idempotency key that names another message than the one being
+    /// sent, or whose record does not read; nothing was sent. `earlier`
+    /// is the message id the key names, when its record reads.
+    #[error("{}", match earlier {
+        Some(id) => format!("idempotency key {key:?} was used for another message ({id})"),
+        None => format!("the record of idempotency key {key:?} does not read"),
+    })]
+    SendKeyTaken {
+        key: String,
+        earlier: Option<String>,
+    },
+
+    /// A collaboration started without what the protocol needs to start
+    /// one; nothing was written.
+    #[error("{}", missing.what())]
+    CollabIncomplete { missing: CollabPart },
+
     #[error("{message}")]
     Usage { message: String, hint: String },
 
@@ -346,6 +367,36 @@ pub enum RecipientLead {
     /// The path given is no repository but a folder holding the
     /// initialised repositories `inside` (their folder names, sorted).
     HoldsRepositories { inside: Vec<String> },
+}
+
+/// What is wrong with a draft ([`Error::InvalidDraft`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DraftProblem {
+    /// The subject is empty, more than one line or too long: `reason`.
+    #[error("invalid subject: {reason}")]
+    Subject { reason: String },
+    /// A tag that is blank or holds a control character.
+    #[error("invalid tag {tag:?}")]
+    Tag { tag: String },
+}
+
+/// What a collaboration needs to start ([`Error::CollabIncomplete`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CollabPart {
+    /// What it must decide or produce: given blank.
+    Objective,
+    Participants,
+    CompletionGates,
+}
+
+impl CollabPart {
+    fn what(self) -> &'static str {
+        match self {
+            CollabPart::Objective => "the objective must not be blank",
+            CollabPart::Participants => "a collaboration needs participants",
+            CollabPart::CompletionGates => "a collaboration needs completion gates",
+        }
+    }
 }
 
 /// What `aea` wanted the user's config directory for.
