@@ -7,7 +7,9 @@
 use std::io;
 
 use crate::collab::Refusal;
-use crate::error::{ConfigDirUse, ConfigProblem, Error, ExitCode, GitError};
+use crate::error::{
+    CollabPart, ConfigDirUse, ConfigProblem, DraftProblem, Error, ExitCode, GitError, RecipientLead,
+};
 use crate::mailbox::ApprovalDecision;
 use crate::words::OrUnknown;
 
@@ -94,6 +96,9 @@ pub(crate) fn exit_code(err: &Error) -> ExitCode {
         Error::InvalidAgentId { .. }
         | Error::RecipientAmbiguous { .. }
         | Error::Usage { .. }
+        | Error::InvalidDraft(_)
+        | Error::SendKeyTaken { .. }
+        | Error::CollabIncomplete { .. }
         | Error::BadDuration { .. }
         | Error::AmbiguousReference { .. }
         | Error::NeedsTerminal
@@ -167,8 +172,36 @@ pub(crate) fn hint(err: &Error) -> Option<String> {
         Error::InvalidAgentId { .. } => {
             "an agent id is 2-64 characters of letters, digits, `_` and `-`, starting with a letter or digit".to_string()
         }
-        Error::RecipientNotFound { hint: None, .. } => {
+        Error::RecipientNotFound { lead: None, .. } => {
             "pass the recipient's path (`--to ../web`), or run `aea init` there so it registers; `aea agents` lists known agents".to_string()
+        }
+        Error::RecipientNotFound {
+            lead: Some(RecipientLead::Near { id }),
+            ..
+        } => format!(
+            "did you mean `{id}`? `aea agents` lists the registered agents; or pass the recipient's path (`--to ../{id}`)"
+        ),
+        Error::RecipientNotFound {
+            target,
+            lead: Some(RecipientLead::Moved { .. }),
+            ..
+        } => format!(
+            "if {target} moved, run `aea init` in its new place (it takes over the stale entry) or `aea agents add {target} --path NEW-PATH --force`; if it is gone, `aea agents remove {target}`"
+        ),
+        Error::RecipientNotFound {
+            target,
+            lead: Some(RecipientLead::HoldsRepositories { inside }),
+            ..
+        } => {
+            let shown = inside.len().min(10);
+            format!(
+                "it holds the initialised repositories {}{}: pass one of them, e.g. `--to {}`",
+                inside[..shown].join(", "),
+                if inside.len() > shown { ", …" } else { "" },
+                std::path::Path::new(target)
+                    .join(inside.first().map(String::as_str).unwrap_or_default())
+                    .display()
+            )
         }
         Error::RecipientAmbiguous { .. } => {
             "pass the recipient's path instead of its id".to_string()
@@ -177,11 +210,29 @@ pub(crate) fn hint(err: &Error) -> Option<String> {
         Error::SecretDetected { .. } => {
             "remove the secret, or pass `--allow-secrets` if it is not one".to_string()
         }
-        Error::Usage { hint, .. }
-        | Error::AttachmentRefused { hint, .. }
-        | Error::RecipientNotFound {
-            hint: Some(hint), ..
-        } => hint.clone(),
+        Error::Usage { hint, .. } | Error::AttachmentRefused { hint, .. } => hint.clone(),
+        Error::InvalidDraft(DraftProblem::Subject { .. }) => {
+            "give a one-line subject of at most 200 characters".to_string()
+        }
+        Error::InvalidDraft(DraftProblem::Tag { .. }) => {
+            "tags are short words without control characters".to_string()
+        }
+        Error::SendKeyTaken { earlier: Some(_), .. } => {
+            "a key names one message: use a new `--idempotency-key` for a new message".to_string()
+        }
+        Error::SendKeyTaken { earlier: None, .. } => {
+            "use another `--idempotency-key` (a key names one message)".to_string()
+        }
+        Error::CollabIncomplete { missing } => match missing {
+            CollabPart::Objective => {
+                "say what the collaboration must decide or produce (--objective TEXT)"
+            }
+            CollabPart::Participants => "name each with --participant ID, the proposal owner first",
+            CollabPart::CompletionGates => {
+                "name each concrete gate that ends it with --completion GATE"
+            }
+        }
+        .to_string(),
         Error::BadDuration { .. } => crate::duration::EXAMPLES.to_string(),
         Error::MessageNotFound { .. } => {
             "`aea check` lists unprocessed messages with their references (`m…`)".to_string()
@@ -425,7 +476,7 @@ mod tests {
     use std::time::Duration;
 
     /// Number of arms of [`expected_code`]; each returns its own index.
-    const VARIANTS: usize = 63;
+    const VARIANTS: usize = 66;
 
     /// SPEC §13 for each variant, written apart from [`exit_code`]
     /// and without a wildcard: a new variant does not compile until it is
@@ -496,6 +547,9 @@ mod tests {
             Error::KeyChanged(_) => (60, Refused),
             Error::ChangedAfterRead { .. } => (61, Refused),
             Error::Replayed { .. } => (62, Refused),
+            Error::InvalidDraft(_) => (63, Usage),
+            Error::SendKeyTaken { .. } => (64, Usage),
+            Error::CollabIncomplete { .. } => (65, Usage),
         }
     }
 
@@ -556,7 +610,45 @@ mod tests {
             Error::RecipientNotFound {
                 target: s("web"),
                 tried: vec![s("registry")],
-                hint: None,
+                lead: None,
+            },
+            Error::RecipientNotFound {
+                target: s("wbe"),
+                tried: vec![s("registry")],
+                lead: Some(RecipientLead::Near { id: s("web") }),
+            },
+            Error::RecipientNotFound {
+                target: s("web"),
+                tried: vec![s("registry")],
+                lead: Some(RecipientLead::Moved { registered: p() }),
+            },
+            Error::RecipientNotFound {
+                target: s("../src"),
+                tried: vec![s("../src is neither an aea nor a git repository")],
+                lead: Some(RecipientLead::HoldsRepositories {
+                    inside: vec![s("api"), s("web")],
+                }),
+            },
+            Error::InvalidDraft(DraftProblem::Subject {
+                reason: s("message.subject must be one line"),
+            }),
+            Error::InvalidDraft(DraftProblem::Tag { tag: s(" ") }),
+            Error::SendKeyTaken {
+                key: s("job-1"),
+                earlier: Some(s("5b0e8e8e-1111-4222-8333-444455556666")),
+            },
+            Error::SendKeyTaken {
+                key: s("job-1"),
+                earlier: None,
+            },
+            Error::CollabIncomplete {
+                missing: CollabPart::Objective,
+            },
+            Error::CollabIncomplete {
+                missing: CollabPart::Participants,
+            },
+            Error::CollabIncomplete {
+                missing: CollabPart::CompletionGates,
             },
             Error::RecipientAmbiguous {
                 target: s("web"),

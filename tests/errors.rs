@@ -188,6 +188,39 @@ fn errors_of_send() {
     let to_twin = update("twin");
     snap_error(&fixed, "recipient_ambiguous", &api, &args(&to_twin));
 
+    let mut tagged = update("web");
+    tagged.extend(["--tag".into(), " ".into()]);
+    snap_error(&fixed, "invalid_draft", &api, &args(&tagged));
+    let keyed = |body: &str| -> Vec<String> {
+        let mut v = update("web");
+        v.extend([
+            "--idempotency-key".into(),
+            "job-1".into(),
+            "--body".into(),
+            body.into(),
+        ]);
+        v
+    };
+    fixed.ok(&api, &args(&keyed("first")));
+    snap_error(&fixed, "send_key_taken", &api, &args(&keyed("second")));
+    snap_error(
+        &fixed,
+        "collab_incomplete",
+        &api,
+        &[
+            "collab",
+            "init",
+            "--folder",
+            "collab",
+            "--participant",
+            "api",
+            "--objective",
+            " ",
+            "--completion",
+            "conclusion.md says proceed",
+        ],
+    );
+
     let key = env.keys_dir().join("api.key");
     std::fs::write(&key, "not a key\n").unwrap();
     snap_error(&fixed, "key_invalid", &api, &args(&update("web")));

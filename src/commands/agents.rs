@@ -365,7 +365,7 @@ fn change(
             return Err(Error::RecipientNotFound {
                 target: id.to_string(),
                 tried: vec![format!("the registry {}", registry.display())],
-                hint: None,
+                lead: None,
             });
         }
         apply(reg);
@@ -391,7 +391,7 @@ fn trust(
     let entry = current.get(id).ok_or_else(|| Error::RecipientNotFound {
         target: id.to_string(),
         tried: vec![format!("the registry {}", registry.display())],
-        hint: None,
+        lead: None,
     })?;
     let key = match key {
         Some(k) => {

@@ -67,13 +67,14 @@ pub enum Error {
     #[error("invalid agent id {id:?}: {reason}")]
     InvalidAgentId { id: String, reason: &'static str },
 
-    /// `hint`, when given, replaces the general one: it knows better
-    /// (a near id, a registered repository that moved).
+    /// `lead`, when known, is what aea found instead (a near id, a
+    /// registered repository that moved, a folder of repositories): the
+    /// hint follows it rather than the general one.
     #[error("no agent {target:?} found (tried: {})", tried.join("; "))]
     RecipientNotFound {
         target: String,
         tried: Vec<String>,
-        hint: Option<String>,
+        lead: Option<RecipientLead>,
     },
 
     #[error("agent id {target:?} is ambiguous: {}", candidates.join(", "))]
@@ -87,6 +88,27 @@ pub enum Error {
 
     #[error("the message looks like it carries a secret ({kind})")]
     SecretDetected { kind: &'static str },
+
+    /// A draft that is no message aea sends: nothing was written.
+    #[error("{0}")]
+    InvalidDraft(DraftProblem),
+
+    /// An idempotency key that names another message than the one being
+    /// sent, or whose record does not read; nothing was sent. `earlier`
+    /// is the message id the key names, when its record reads.
+    #[error("{}", match earlier {
+        Some(id) => format!("idempotency key {key:?} was used for another message ({id})"),
+        None => format!("the record of idempotency key {key:?} does not read"),
+    })]
+    SendKeyTaken {
+        key: String,
+        earlier: Option<String>,
+    },
+
+    /// A collaboration started without what the protocol needs to start
+    /// one; nothing was written.
+    #[error("{}", missing.what())]
+    CollabIncomplete { missing: CollabPart },
 
     #[error("{message}")]
     Usage { message: String, hint: String },
@@ -331,6 +353,50 @@ pub struct KeyChange {
     pub published_fingerprint: String,
     /// The new key, `ed25519:<hex>`.
     pub published: String,
+}
+
+/// What aea found where the agent named was not: it knows better than the
+/// general advice ([`Error::RecipientNotFound`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecipientLead {
+    /// A known agent whose id is close to the one given.
+    Near { id: String },
+    /// The agent is registered at `registered`, which no longer exists or
+    /// no longer holds a `.aea/` folder.
+    Moved { registered: PathBuf },
+    /// The path given is no repository but a folder holding the
+    /// initialised repositories `inside` (their folder names, sorted).
+    HoldsRepositories { inside: Vec<String> },
+}
+
+/// What is wrong with a draft ([`Error::InvalidDraft`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DraftProblem {
+    /// The subject is empty, more than one line or too long: `reason`.
+    #[error("invalid subject: {reason}")]
+    Subject { reason: String },
+    /// A tag that is blank or holds a control character.
+    #[error("invalid tag {tag:?}")]
+    Tag { tag: String },
+}
+
+/// What a collaboration needs to start ([`Error::CollabIncomplete`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CollabPart {
+    /// What it must decide or produce: given blank.
+    Objective,
+    Participants,
+    CompletionGates,
+}
+
+impl CollabPart {
+    fn what(self) -> &'static str {
+        match self {
+            CollabPart::Objective => "the objective must not be blank",
+            CollabPart::Participants => "a collaboration needs participants",
+            CollabPart::CompletionGates => "a collaboration needs completion gates",
+        }
+    }
 }
 
 /// What `aea` wanted the user's config directory for.

@@ -9,7 +9,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::{DraftProblem, Error, Result};
 use crate::fsutil;
 use crate::message::{
     Body, Content, Message, MessageType, Metadata, PROTOCOL_VERSION, Party, Priority,
@@ -64,21 +64,14 @@ impl Draft {
     /// (subject, body, tags, and each key and string of context and
     /// attachments).
     pub fn check(&self, allow_secrets: bool) -> Result<()> {
-        check_subject(&self.subject).map_err(|reason| {
-            Error::usage(
-                format!("invalid --subject: {reason}"),
-                "give a one-line subject of at most 200 characters",
-            )
-        })?;
+        check_subject(&self.subject)
+            .map_err(|reason| Error::InvalidDraft(DraftProblem::Subject { reason }))?;
         if let Some(tag) = self
             .tags
             .iter()
             .find(|t| t.trim().is_empty() || t.chars().any(char::is_control))
         {
-            return Err(Error::usage(
-                format!("invalid --tag {tag:?}"),
-                "tags are short words without control characters",
-            ));
+            return Err(Error::InvalidDraft(DraftProblem::Tag { tag: tag.clone() }));
         }
         if allow_secrets {
             return Ok(());

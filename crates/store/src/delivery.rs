@@ -439,20 +439,15 @@ fn keyed(intent: &mut Intent, sender: &Sender<'_>, key: &str) -> Result<String> 
         .sent()
         .send_key(&name)?
         .and_then(|b| Intent::parse(&b))
-        .ok_or_else(|| {
-            Error::usage(
-                format!("the record of --idempotency-key {key:?} does not read"),
-                "use another key (a key names one message)",
-            )
+        .ok_or_else(|| Error::SendKeyTaken {
+            key: key.to_string(),
+            earlier: None,
         })?;
     if earlier.draft != intent.draft {
-        return Err(Error::usage(
-            format!(
-                "--idempotency-key {key:?} was used for another message ({})",
-                earlier.message_id
-            ),
-            "a key names one message: use a new key for a new message",
-        ));
+        return Err(Error::SendKeyTaken {
+            key: key.to_string(),
+            earlier: Some(earlier.message_id),
+        });
     }
     intent.message_id = earlier.message_id;
     Ok(name)

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::config;
-use crate::error::{Error, Result};
+use crate::error::{Error, RecipientLead, Result};
 use crate::foreign::Protocol;
 use crate::mailbox::{AEA_DIR, Mailbox};
 use crate::message::{Message, check_agent_id};
@@ -91,7 +91,7 @@ pub fn resolve(
             return Err(Error::RecipientNotFound {
                 target: target.to_string(),
                 tried: vec![format!("{} is not a directory", path.display())],
-                hint: None,
+                lead: None,
             });
         }
         if !path.join(AEA_DIR).exists()
@@ -153,15 +153,12 @@ pub fn resolve(
         0 => {
             let parent = own_repo.parent().unwrap_or(own_repo);
             tried.push(format!("sibling repositories in {}", parent.display()));
-            let hint = closest(target, &known_ids(own_repo, registry)).map(|near| {
-                format!(
-                    "did you mean `{near}`? `aea agents` lists the registered agents; or pass the recipient's path (`--to ../{near}`)"
-                )
-            });
+            let lead = closest(target, &known_ids(own_repo, registry))
+                .map(|id| RecipientLead::Near { id });
             Err(Error::RecipientNotFound {
                 target: target.to_string(),
                 tried,
-                hint,
+                lead,
             })
         }
         1 => Recipient::open(&siblings[0]).map(|r| Route::Local(Box::new(r))),
@@ -190,9 +187,9 @@ fn moved(target: &str, registry: &Path, repo: &Path, error: Error) -> Error {
             registry.display(),
             repo.display()
         )],
-        hint: Some(format!(
-            "if {target} moved, run `aea init` in its new place (it takes over the stale entry) or `aea agents add {target} --path NEW-PATH --force`; if it is gone, `aea agents remove {target}`"
-        )),
+        lead: Some(RecipientLead::Moved {
+            registered: repo.to_path_buf(),
+        }),
     }
 }
 
@@ -214,20 +211,16 @@ fn holds_repositories(target: &str, path: &Path) -> Option<Error> {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     inside.sort();
-    let first = inside.first()?;
-    let shown = inside.len().min(10);
+    if inside.is_empty() {
+        return None;
+    }
     Some(Error::RecipientNotFound {
         target: target.to_string(),
         tried: vec![format!(
             "{} is neither an aea nor a git repository",
             path.display()
         )],
-        hint: Some(format!(
-            "it holds the initialised repositories {}{}: pass one of them, e.g. `--to {}`",
-            inside[..shown].join(", "),
-            if inside.len() > shown { ", …" } else { "" },
-            Path::new(target).join(first).display()
-        )),
+        lead: Some(RecipientLead::HoldsRepositories { inside }),
     })
 }
 

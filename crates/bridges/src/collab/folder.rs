@@ -24,7 +24,7 @@ use super::{
     CONCLUSION, EVENTS, Event, EventName, FORBIDDEN_FILES, LOCK, PROTOCOL, Phase, READINESS,
     REVIEW, Refusal, Rule,
 };
-use crate::error::{Error, Result};
+use crate::error::{CollabPart, Error, Result};
 use crate::fsutil;
 use crate::message::check_agent_id;
 
@@ -147,10 +147,9 @@ impl Folder {
     ) -> Result<Option<Event>> {
         let objective = objective.trim();
         if objective.is_empty() {
-            return Err(Error::usage(
-                "the objective must not be blank",
-                "say what the collaboration must decide or produce (--objective TEXT)",
-            ));
+            return Err(Error::CollabIncomplete {
+                missing: CollabPart::Objective,
+            });
         }
         let mut ids: Vec<String> = Vec::new();
         for id in participants.iter().map(|p| p.trim()) {
@@ -163,10 +162,9 @@ impl Folder {
             }
         }
         let Some(owner) = ids.first().cloned() else {
-            return Err(Error::usage(
-                "a collaboration needs participants",
-                "name each with --participant ID, the proposal owner first",
-            ));
+            return Err(Error::CollabIncomplete {
+                missing: CollabPart::Participants,
+            });
         };
         let gates: Vec<String> = completion_gates
             .iter()
@@ -174,10 +172,9 @@ impl Folder {
             .filter(|g| !g.is_empty())
             .collect();
         if gates.is_empty() {
-            return Err(Error::usage(
-                "a collaboration needs completion gates",
-                "name each concrete gate that ends it with --completion GATE",
-            ));
+            return Err(Error::CollabIncomplete {
+                missing: CollabPart::CompletionGates,
+            });
         }
         for gate in &gates {
             if let Some(file) = FORBIDDEN_FILES.iter().find(|f| gate.contains(*f)) {
