@@ -1285,7 +1285,7 @@ fn assert_verified(bench: &Bench, repo: &Path, waiting: usize) {
 /// Waits until `paths` (an inbox's [`Bench::watched`]) have not changed
 /// for a little over aea's settle time: aea answers from what it remembered
 /// of an inbox only once what its answer was worked out from is older than
-/// 2 s (see src/seen.rs), so an "unchanged" row measured sooner would list.
+/// 2 s (see crates/store/src/seen.rs), so an "unchanged" row measured sooner would list.
 fn settled(paths: &[PathBuf]) {
     use std::os::unix::fs::MetadataExt;
     loop {

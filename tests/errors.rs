@@ -1,4 +1,4 @@
-//! Every error of `src/error.rs` that a user can reach from the command
+//! Every error of `crates/ground/src/error.rs` (with the hints of `src/hints.rs`) that a user can reach from the command
 //! line, rendered as they see it: stdout, stderr (`error:`, `caused by:`,
 //! `hint:`) and the exit status in one normalised text, snapshotted under
 //! `tests/snapshots/`. One snapshot per variant, named after it, so that a

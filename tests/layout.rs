@@ -258,7 +258,7 @@ fn commands_do_not_borrow_from_each_other() {
 }
 
 /// The names under `.aea/` and in the private state are spelt in one
-/// module, `src/layout.rs` (SPEC §2): a second spelling elsewhere is how a
+/// module, `crates/store/src/layout.rs` (SPEC §2): a second spelling elsewhere is how a
 /// state file ends up where git writes. Test modules may spell them.
 #[test]
 fn only_layout_spells_the_names_of_the_inbox_and_the_private_state() {

@@ -1,4 +1,4 @@
-//! What aea remembers of an inbox (`src/seen.rs`): `check`, the
+//! What aea remembers of an inbox (`crates/store/crates/store/src/seen.rs`): `check`, the
 //! harness hooks and the git hooks answer from a remembered report while
 //! nothing moved. Every change made right after a remembered answer must
 //! show in the next one, and a memo that someone else wrote is ignored.
@@ -370,7 +370,7 @@ fn a_config_broken_in_place_blocks_a_quiet_inbox_commit() {
 }
 
 /// The index file of message id `id` in `repo` (see
-/// `src/mailbox/index.rs`).
+/// `crates/store/src/mailbox/index.rs`).
 fn id_bucket(env: &TestEnv, repo: &Path, id: &str) -> PathBuf {
     use sha2::Digest as _;
     let digest = sha2::Sha256::digest(id.as_bytes());
