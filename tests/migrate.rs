@@ -1,5 +1,5 @@
 //! Taking an inbox over from the layout older versions kept inside `.aea/`
-//! (`crates/bridges/crates/bridges/src/migrate.rs`): nothing the receiver had is lost, and nothing a
+//! (`crates/bridges/src/migrate.rs`): nothing the receiver had is lost, and nothing a
 //! commit could have planted there is honoured — with the real binary, on
 //! state made by real commands and then put back where an older aea kept
 //! it, and with the migration killed at random moments.

@@ -1,4 +1,4 @@
-//! Where the receiver's private state lives (`crates/store/crates/store/src/layout.rs`): in the git
+//! Where the receiver's private state lives (`crates/store/src/layout.rs`): in the git
 //! directory of the work tree holding the inbox, one per inbox and per
 //! worktree, checked before use; and what `doctor` says of the work tree's
 //! shared log.

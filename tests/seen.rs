@@ -1,4 +1,4 @@
-//! What aea remembers of an inbox (`crates/store/crates/store/src/seen.rs`): `check`, the
+//! What aea remembers of an inbox (`crates/store/src/seen.rs`): `check`, the
 //! harness hooks and the git hooks answer from a remembered report while
 //! nothing moved. Every change made right after a remembered answer must
 //! show in the next one, and a memo that someone else wrote is ignored.
