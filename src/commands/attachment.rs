@@ -16,6 +16,7 @@ use crate::cli::AttachmentArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;
 use crate::keyring::Verification;
+use crate::mailbox::Held;
 use crate::printer::untrusted_short;
 
 /// `aea attachment REF --json` without `--out`: what the message attaches.
@@ -62,7 +63,7 @@ pub(super) struct WriteOutput<'a> {
 
 pub fn run(args: &AttachmentArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
-    let entry = mailbox.inbox().resolve(&args.reference)?;
+    let entry = mailbox.inbox().find(&args.reference, &[Held::Inbox])?.0;
     let message = entry.require_valid()?;
     let short_ref = mailbox.inbox().short_ref(&entry.name);
     let named = attachments::named(&message);

@@ -6,14 +6,19 @@ use super::Context;
 use crate::bridge::transfer;
 use crate::cli::ExportArgs;
 use crate::error::{ExitCode, Result};
+use crate::mailbox::Held;
 
 pub(crate) fn run(args: &ExportArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let mut messages = Vec::new();
     for reference in &args.refs {
-        let entry = match mailbox.inbox().resolve(reference) {
+        let entry = match mailbox
+            .inbox()
+            .find(reference, &[Held::Inbox])
+            .map(|(e, _)| e)
+        {
             Ok(entry) => entry,
-            Err(_) => mailbox.inbox().resolve_sent(reference)?,
+            Err(_) => mailbox.inbox().find(reference, &[Held::Sent])?.0,
         };
         messages.push(entry.require_valid()?);
     }

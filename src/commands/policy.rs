@@ -7,6 +7,7 @@ use super::Context;
 use crate::cli::PolicyCommand;
 use crate::error::{ExitCode, Result};
 use crate::judge::Judge;
+use crate::mailbox::Held;
 use crate::policy::{Decision, Step};
 
 pub(crate) fn run(command: &PolicyCommand, ctx: &Context) -> Result<ExitCode> {
@@ -15,7 +16,7 @@ pub(crate) fn run(command: &PolicyCommand, ctx: &Context) -> Result<ExitCode> {
     match command {
         PolicyCommand::Show => Ok(show(&judge, ctx)),
         PolicyCommand::Explain(args) => {
-            let entry = mailbox.inbox().resolve(&args.reference)?;
+            let entry = mailbox.inbox().find(&args.reference, &[Held::Inbox])?.0;
             let message = entry.require_valid()?;
             let explanation = judge.explain(&message);
             if ctx.printer.json() {

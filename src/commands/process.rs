@@ -10,6 +10,7 @@ use super::Context;
 use crate::audit::{AuditEvent, Event};
 use crate::cli::ProcessArgs;
 use crate::error::{Error, ExitCode, Result};
+use crate::mailbox::Held;
 use crate::mailbox::{Marker, Outcome, Processed};
 use crate::message::format_time;
 
@@ -33,7 +34,7 @@ pub(super) struct ProcessOutput<'a> {
 pub(crate) fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
-    let entry = mailbox.inbox().resolve(&args.reference)?;
+    let entry = mailbox.inbox().find(&args.reference, &[Held::Inbox])?.0;
     // In a shared inbox what is recorded is what aea read, never what the
     // sender made of the file since.
     entry.require_custody("process")?;

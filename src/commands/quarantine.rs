@@ -10,6 +10,7 @@ use crate::audit::{AuditEvent, Event};
 use crate::cli::QuarantineArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::Aside;
+use crate::mailbox::Held;
 
 /// `aea quarantine --json`.
 #[derive(Serialize)]
@@ -27,7 +28,7 @@ pub(crate) fn run(args: &QuarantineArgs, ctx: &Context) -> Result<ExitCode> {
         ));
     }
     let mailbox = ctx.mailbox()?;
-    let entry = mailbox.inbox().resolve(&args.reference)?;
+    let entry = mailbox.inbox().find(&args.reference, &[Held::Inbox])?.0;
     // Gone since it was found: another process (gc) moved it first.
     let path = mailbox
         .records()

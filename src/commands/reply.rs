@@ -5,13 +5,14 @@
 use super::{Context, content};
 use crate::cli::ReplyArgs;
 use crate::error::{Error, ExitCode, Result};
+use crate::mailbox::Held;
 use crate::message::MAX_SUBJECT_CHARS;
 use crate::route;
 
 pub fn run(args: &ReplyArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let me = mailbox.agent_id()?;
-    let entry = mailbox.inbox().resolve(&args.reference)?;
+    let entry = mailbox.inbox().find(&args.reference, &[Held::Inbox])?.0;
     let parent = entry.require_valid()?;
     let subject = match &args.subject {
         Some(s) => s.clone(),

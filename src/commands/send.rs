@@ -4,6 +4,7 @@
 use super::{Context, content};
 use crate::cli::SendArgs;
 use crate::error::{Error, ExitCode, Result};
+use crate::mailbox::Held;
 use crate::route;
 
 pub(crate) fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
@@ -91,10 +92,10 @@ fn thread(
     let Some(reference) = &args.reply_to else {
         return Ok((None, args.conversation.clone()));
     };
-    let found = match sender.inbox().resolve(reference) {
-        Err(Error::MessageNotFound { .. }) => sender.inbox().resolve_sent(reference),
-        other => other,
-    };
+    let found = sender
+        .inbox()
+        .find(reference, &[Held::Inbox, Held::Sent])
+        .map(|(entry, _)| entry);
     let parent = match found {
         Ok(entry) => entry.require_valid()?,
         // A message no longer held here (archived elsewhere, sent from

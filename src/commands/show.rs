@@ -124,7 +124,7 @@ fn show_copy(
 pub(crate) fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
-    let entry = match mailbox.inbox().resolve_anywhere(&args.reference)? {
+    let entry = match mailbox.inbox().find(&args.reference, Held::ALL)? {
         (entry, Held::Inbox) => entry,
         // Not in the inbox: mail this repository sent, or one gc archived.
         (entry, place) => return show_copy(&entry, place, &judge, ctx),

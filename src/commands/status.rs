@@ -5,6 +5,7 @@ use serde::Serialize;
 use super::Context;
 use crate::cli::ShowArgs;
 use crate::error::{Error, ExitCode, Result};
+use crate::mailbox::Held;
 use crate::tracking::{self, Leg};
 
 /// `aea status --json`.
@@ -19,7 +20,8 @@ pub(crate) fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let entry = mailbox
         .inbox()
-        .resolve_sent(&args.reference)
+        .find(&args.reference, &[Held::Sent])
+        .map(|(entry, _)| entry)
         .map_err(|e| match e {
             Error::MessageNotFound { reference } => Error::SentNotFound { reference },
             other => other,

@@ -49,7 +49,7 @@ pub(super) struct ThreadItem {
 pub(crate) fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
-    let (entry, _) = mailbox.inbox().resolve_anywhere(&args.reference)?;
+    let (entry, _) = mailbox.inbox().find(&args.reference, Held::ALL)?;
     let start = entry.require_valid()?;
     let conversation = start.conversation().to_string();
     let mut messages: Vec<ThreadItem> = mailbox

@@ -9,6 +9,7 @@ use super::Context;
 use crate::approval::{self, Verdict};
 use crate::error::{ExitCode, Result};
 use crate::mailbox::ApprovalRecord;
+use crate::mailbox::Held;
 
 /// `aea approve --json` and `aea reject --json`.
 #[derive(Serialize)]
@@ -28,7 +29,7 @@ pub(crate) fn decide(
 ) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
-    let entry = mailbox.inbox().resolve(reference)?;
+    let entry = mailbox.inbox().find(reference, &[Held::Inbox])?.0;
     let by = crate::repo::identity(mailbox.repo());
     let (record, path) = approval::record(&mailbox, &judge, &entry, verdict, text, by, &ctx.rt)?;
     print(ctx, &entry, &record, &path);

@@ -602,8 +602,9 @@ fn deliver_to(
         sender
             .mailbox
             .inbox()
-            .resolve_sent(&delivery.message_id)
+            .find(&delivery.message_id, &[crate::mailbox::Held::Sent])
             .ok()
+            .map(|(entry, _)| entry)
             .filter(|e| {
                 e.valid()
                     .is_some_and(|m| m.message_id == delivery.message_id)

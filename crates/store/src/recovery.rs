@@ -119,7 +119,11 @@ pub fn interrupted_sends(
 
 /// Our `sent/` copy of message `id`.
 fn sent_copy(mailbox: &Mailbox, id: &str) -> Option<Message> {
-    let entry = mailbox.inbox().resolve_sent(id).ok()?;
+    let entry = mailbox
+        .inbox()
+        .find(id, &[crate::mailbox::Held::Sent])
+        .ok()?
+        .0;
     entry.valid().filter(|m| m.message_id == id).cloned()
 }
 

@@ -311,14 +311,36 @@ impl Inbox<'_> {
         Ok(found)
     }
 
-    /// Finds one received message by aea's short reference (see
-    /// [`crate::shortref`]), file name, id, or a unique prefix of any: in
-    /// the inbox first, then among processed mail. State folders are
-    /// checked first: what a command then reads of a message's records and
-    /// approvals comes from the receiver.
-    pub fn resolve(&self, reference: &str) -> Result<Entry> {
-        self.resolve_received(reference)
-            .and_then(|entry| self.admitted_one(entry))
+    /// The one message `reference` names — aea's short reference (see
+    /// [`crate::shortref`]), a file name, an id, or a unique prefix of any —
+    /// looked for in `within`, in that order, and where it was found: the
+    /// one lookup of what a person typed. Received mail ([`Held::Inbox`]) is
+    /// the inbox first, then processed mail; its state folders are checked
+    /// first, so what a command then reads of a message's records and
+    /// approvals comes from the receiver. [`Held::ALL`] looks everywhere.
+    /// A place that does not hold it passes the search on; any other error
+    /// (an ambiguous reference, an unsound folder) ends it.
+    pub fn find(&self, reference: &str, within: &[Held]) -> Result<(Entry, Held)> {
+        let mut last = None;
+        for &place in within {
+            let found = match place {
+                Held::Inbox => self
+                    .resolve_received(reference)
+                    .and_then(|entry| self.admitted_one(entry)),
+                Held::Sent => self.resolve_private(Private::Sent, reference),
+                Held::Archive => self.resolve_private(Private::Archive, reference),
+            };
+            match found {
+                Err(e @ Error::MessageNotFound { .. }) => last = Some(e),
+                other => return other.map(|entry| (entry, place)),
+            }
+        }
+        Err(match last {
+            Some(e) if within.len() == 1 => e,
+            _ => Error::MessageNotFound {
+                reference: reference.to_string(),
+            },
+        })
     }
 
     fn resolve_received(&self, reference: &str) -> Result<Entry> {
@@ -361,28 +383,6 @@ impl Inbox<'_> {
         hits.next().is_none().then_some(one)
     }
 
-    /// Finds one message wherever this repository holds it: received mail
-    /// first, then the copies of what it sent, then the archive.
-    pub fn resolve_anywhere(&self, reference: &str) -> Result<(Entry, Held)> {
-        let not_found = |e: &Error| matches!(e, Error::MessageNotFound { .. });
-        match self.resolve(reference) {
-            Err(e) if not_found(&e) => {}
-            other => return other.map(|e| (e, Held::Inbox)),
-        }
-        match self.resolve_sent(reference) {
-            Err(e) if not_found(&e) => {}
-            other => return other.map(|e| (e, Held::Sent)),
-        }
-        self.resolve_archived(reference)
-            .map(|e| (e, Held::Archive))
-            .map_err(|e| match e {
-                Error::MessageNotFound { .. } => Error::MessageNotFound {
-                    reference: reference.to_string(),
-                },
-                other => other,
-            })
-    }
-
     /// Every valid message this repository holds, received (waiting and
     /// processed), sent and archived, each once (by id; received first).
     pub fn everything(&self) -> Result<Vec<(Entry, Held)>> {
@@ -410,25 +410,15 @@ impl Inbox<'_> {
             .collect())
     }
 
-    /// Finds one message `gc` moved to the archive (processed, or expired
-    /// unprocessed).
-    pub(crate) fn resolve_archived(&self, reference: &str) -> Result<Entry> {
-        let Some(archive) = self.private_dir(Private::Archive)? else {
+    /// The message `reference` names in private folder `place` (`sent/`,
+    /// `archive/`).
+    fn resolve_private(&self, place: Private, reference: &str) -> Result<Entry> {
+        let Some(dir) = self.private_dir(place)? else {
             return Err(Error::MessageNotFound {
                 reference: reference.to_string(),
             });
         };
-        self.resolve_in(&archive, reference)
-    }
-
-    /// Finds one message this repository sent (its copy in `sent/`).
-    pub fn resolve_sent(&self, reference: &str) -> Result<Entry> {
-        let Some(sent) = self.private_dir(Private::Sent)? else {
-            return Err(Error::MessageNotFound {
-                reference: reference.to_string(),
-            });
-        };
-        self.resolve_in(&sent, reference)
+        self.resolve_in(&dir, reference)
     }
 
     /// The message `id` from `sender` as this mailbox holds it: in the
@@ -469,7 +459,7 @@ impl Inbox<'_> {
     }
 
     /// The message in the inbox whose id is `id`, by id alone. Not
-    /// [`Mailbox::resolve`]: it reads a reference shaped like a short
+    /// [`Inbox::find`]: it reads a reference shaped like a short
     /// reference or the start of a file name as that, and a sender's id
     /// may be shaped so on purpose (a bridged `m3f9a01c2` was never found
     /// held, and imported again on every pass). Processed mail is found
