@@ -5,9 +5,11 @@
 //! The graph is drawn from the code itself: `use` declarations and paths
 //! (`crate::`, `super::`, `self::`, a parent naming its child module).
 //! Tests are left out (a `tests.rs` file, a `#[cfg(test)] mod tests` at the
-//! end of a file): they may look at a module from any side. A module using
-//! its own parent (`super::Mailbox` in `mailbox/read.rs`) is not counted:
-//! the parent is the child's namespace, and the child is part of it.
+//! end of a file): they may look at a module from any side. A child using
+//! its parent counts like any other import (so a parent that uses its
+//! children keeps what they share in a child of its own, as
+//! `transport/shared.rs` does); a parent's `pub use child::Item` does not:
+//! it publishes the child's item, it does not use it.
 //! `cargo test --test main layers -- --nocapture` prints both graphs.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -127,7 +129,12 @@ fn named_paths(code: &str) -> Vec<String> {
         others.push_str(&rest[..at]);
         let after = &rest[at + 3..];
         let end = after.find(';').unwrap_or(after.len());
-        paths.extend(expand_use(&after[..end]));
+        // A parent's `pub use child::Item` publishes its child's item: a
+        // facade, not a use of the child by the parent's own code.
+        let before = others.trim_end();
+        if !(before.ends_with("pub") || before.ends_with("pub(crate)")) {
+            paths.extend(expand_use(&after[..end]));
+        }
         rest = &after[(end + 1).min(after.len())..];
     }
     others.push_str(rest);
@@ -255,7 +262,6 @@ fn module_graph(src: &Path) -> Graph {
             if let Some(to) = resolve(&module, &path, &known)
                 && to != module
                 && !to.is_empty()
-                && !module.starts_with(&format!("{to}::"))
             {
                 targets.insert(to);
             }
@@ -419,6 +425,9 @@ fn the_graph_is_read_from_the_code() {
             .into_iter()
             .collect()
     );
+    // A parent publishing its child's item is no use of it; using it is.
+    assert!(named_paths("pub use d::T;\npub(crate) use d::U;\n").is_empty());
+    assert_eq!(named_paths("use d::T;\n"), ["d::T"]);
     // A child named by its parent is an edge; a type is not a module.
     assert_eq!(resolve("c", "d::T", &known).as_deref(), Some("c::d"));
     assert_eq!(resolve("c", "Vec::new", &known), None);
