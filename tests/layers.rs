@@ -5,9 +5,11 @@
 //! The graph is drawn from the code itself: `use` declarations and paths
 //! (`crate::`, `super::`, `self::`, a parent naming its child module).
 //! Tests are left out (a `tests.rs` file, a `#[cfg(test)] mod tests` at the
-//! end of a file): they may look at a module from any side. A module using
-//! its own parent (`super::Mailbox` in `mailbox/read.rs`) is not counted:
-//! the parent is the child's namespace, and the child is part of it.
+//! end of a file): they may look at a module from any side. A child using
+//! its parent counts like any other import (so a parent that uses its
+//! children keeps what they share in a child of its own, as
+//! `transport/shared.rs` does); a parent's `pub use child::Item` does not:
+//! it publishes the child's item, it does not use it.
 //! `cargo test --test main layers -- --nocapture` prints both graphs.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -59,21 +61,83 @@ fn module_of(src: &Path, file: &Path) -> String {
     parts.join("::")
 }
 
-/// The code of a file without comments and without its tests.
+/// The code of a file without comments, string literals and its tests.
 fn product_code(text: &str) -> String {
     let text = match text.find("#[cfg(test)]\nmod tests {") {
         Some(at) => &text[..at],
         None => text,
     };
     let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        let code = match line.find("//") {
-            // `//` inside a string (a URL) is rare in paths; good enough.
-            Some(at) if !line[..at].contains('"') => &line[..at],
-            _ => line,
-        };
-        out.push_str(code);
-        out.push('\n');
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '/' if chars.peek() == Some(&'/') => {
+                // A comment, to the end of the line.
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            'r' if matches!(chars.peek(), Some('#' | '"')) && !out.ends_with(is_ident) => {
+                // A raw string: r"…", r#"…"#.
+                let mut hashes = 0;
+                while chars.peek() == Some(&'#') {
+                    chars.next();
+                    hashes += 1;
+                }
+                if chars.next() != Some('"') {
+                    continue;
+                }
+                let mut closing = 0;
+                let mut in_quote = false;
+                for c in chars.by_ref() {
+                    if in_quote && c == '#' {
+                        closing += 1;
+                    } else {
+                        in_quote = c == '"';
+                        closing = 0;
+                    }
+                    if in_quote && closing == hashes {
+                        break;
+                    }
+                }
+                out.push_str("\"\"");
+            }
+            '\'' => {
+                // A char literal ('"', '\'', '\u{1b}'), or a lifetime.
+                let ahead: String = chars.clone().take(12).collect();
+                let literal = if let Some(escaped) = ahead.strip_prefix('\\') {
+                    escaped.find('\'').map(|at| at + 2)
+                } else {
+                    ahead.chars().nth(1).filter(|c| *c == '\'').map(|_| 2)
+                };
+                match literal {
+                    Some(len) => {
+                        for _ in 0..len {
+                            chars.next();
+                        }
+                        out.push_str("' '");
+                    }
+                    None => out.push(c),
+                }
+            }
+            '"' => {
+                // A string: its text is not code.
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+                out.push_str("\"\"");
+            }
+            _ => out.push(c),
+        }
     }
     out
 }
@@ -93,7 +157,9 @@ fn expand_use(tree: &str) -> Vec<String> {
 
 fn expand_into(prefix: &str, tree: &str, out: &mut Vec<String>) {
     let tree = tree.trim();
-    if let (Some(open), Some(close)) = (tree.find('{'), tree.rfind('}')) {
+    if let (Some(open), Some(close)) = (tree.find('{'), tree.rfind('}'))
+        && open < close
+    {
         let head = format!("{prefix}{}", tree[..open].trim());
         let inner = &tree[open + 1..close];
         let mut depth = 0;
@@ -127,7 +193,12 @@ fn named_paths(code: &str) -> Vec<String> {
         others.push_str(&rest[..at]);
         let after = &rest[at + 3..];
         let end = after.find(';').unwrap_or(after.len());
-        paths.extend(expand_use(&after[..end]));
+        // A parent's `pub use child::Item` publishes its child's item: a
+        // facade, not a use of the child by the parent's own code.
+        let before = others.trim_end();
+        if !(before.ends_with("pub") || before.ends_with("pub(crate)")) {
+            paths.extend(expand_use(&after[..end]));
+        }
         rest = &after[(end + 1).min(after.len())..];
     }
     others.push_str(rest);
@@ -255,7 +326,6 @@ fn module_graph(src: &Path) -> Graph {
             if let Some(to) = resolve(&module, &path, &known)
                 && to != module
                 && !to.is_empty()
-                && !module.starts_with(&format!("{to}::"))
             {
                 targets.insert(to);
             }
@@ -419,11 +489,21 @@ fn the_graph_is_read_from_the_code() {
             .into_iter()
             .collect()
     );
+    // A parent publishing its child's item is no use of it; using it is.
+    assert!(named_paths("pub use d::T;\npub(crate) use d::U;\n").is_empty());
+    assert_eq!(named_paths("use d::T;\n"), ["d::T"]);
     // A child named by its parent is an edge; a type is not a module.
     assert_eq!(resolve("c", "d::T", &known).as_deref(), Some("c::d"));
     assert_eq!(resolve("c", "Vec::new", &known), None);
     // `super::` from a folder's file is the folder's module.
     assert_eq!(resolve("c::d", "super::T", &known).as_deref(), Some("c"));
+    // Text in strings and comments is not code.
+    let code = product_code(concat!(
+        "let s = \"use crate::c::{x\"; // use crate::c;\n",
+        "let r = r#\"use a::b;\"#;\n",
+        "let q = '\"'; fn f<'a>() { crate::c::g(); }\n",
+    ));
+    assert_eq!(named_paths(&code), ["crate::c::g"], "{code}");
     let cyclic: Graph =
         [("a", "c"), ("c", "a"), ("c", "x")]
             .iter()

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::cli::{AgentsArgs, AgentsCommand};
 use crate::error::{ConfigDirUse, Error, ExitCode, Result};
 use crate::identity;

@@ -1,7 +1,7 @@
 //! `aea approve` (SPEC §6): a person's go-ahead for a gated message, kept in
 //! `.approvals/` and the log.
 
-use super::{Context, verdict};
+use super::{context::Context, verdict};
 use crate::approval::Verdict;
 use crate::cli::ApproveArgs;
 use crate::error::{ExitCode, Result};

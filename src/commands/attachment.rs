@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::attachments::{self, Named, Source};
 use crate::cli::AttachmentArgs;
 use crate::error::{Error, ExitCode, Result};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use super::transfers::{print_completed, print_item};
 use crate::bridge::live::{self, Completed};
 use crate::bridge::transfer::{Imported, Status};

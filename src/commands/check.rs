@@ -5,7 +5,7 @@
 
 use std::io::{IsTerminal, Read};
 
-use super::Context;
+use super::context::Context;
 use super::listing::{
     Item, Report, build_report, plural, print_item, print_unapproved, unprocessed_page,
     unprocessed_report, unread,

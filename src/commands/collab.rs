@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::cli::{
     CollabClassifyArgs, CollabCommand, CollabEventArgs, CollabFolderArgs, CollabInitArgs,
     CollabParticipantArgs, CollabReviewArgs, CollabWaitArgs,

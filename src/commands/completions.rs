@@ -5,7 +5,7 @@
 
 use clap::CommandFactory;
 
-use super::Context;
+use super::context::Context;
 use crate::cli::{Cli, CompletionsArgs};
 use crate::error::{Error, ExitCode, Result};
 

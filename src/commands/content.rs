@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::Context;
+use super::context::Context;
 use crate::cli::ContentArgs;
 use crate::compose::{self, Draft};
 use crate::delivery::{self, Delivery, Sender};

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 
-use super::Context;
+use super::context::Context;
 use crate::cli::{Cli, DemoArgs};
 use crate::env::Env;
 use crate::error::{Error, ExitCode, Result};

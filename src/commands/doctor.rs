@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::bridge::transfer::ProtocolFiles;
 use crate::cli::DoctorArgs;
 use crate::error::{Error, ExitCode, Result};

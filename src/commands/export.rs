@@ -2,7 +2,7 @@
 //! mailbox (inbox or `sent/`) as another protocol's files. The work is
 //! [`crate::bridge::transfer`]'s.
 
-use super::Context;
+use super::context::Context;
 use crate::bridge::transfer;
 use crate::cli::ExportArgs;
 use crate::error::{ExitCode, Result};

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::Context;
+use super::context::Context;
 use crate::judge::Judge;
 use crate::mailbox::{Approval, Entry, Mailbox, Processed};
 use crate::message::Message;

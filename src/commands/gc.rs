@@ -2,7 +2,7 @@
 //! [`crate::housekeeping`]'s; this turns the flags into a request and
 //! prints the report.
 
-use super::Context;
+use super::context::Context;
 use crate::cli::GcArgs;
 use crate::error::{ExitCode, Result};
 use crate::housekeeping::{self, Request};

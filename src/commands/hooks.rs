@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{Context, listing};
+use super::{context::Context, listing};
 use crate::audit::{AuditEvent, Event};
 use crate::cli::{HooksCommand, HooksInstallArgs, HooksRunArgs, HooksUninstallArgs};
 use crate::error::{Error, ExitCode, Result};

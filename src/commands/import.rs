@@ -1,7 +1,7 @@
 //! `aea import PROTOCOL PATH…` (SPEC §12): another protocol's files into
 //! this inbox. The work is [`crate::bridge::transfer`]'s.
 
-use super::Context;
+use super::context::Context;
 use super::transfers::print_item;
 use crate::bridge::transfer::{self, Status};
 use crate::cli::ImportArgs;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::audit::{self, AuditEvent, Event};
 use crate::cli::InitArgs;
 use crate::config::AgentConfig;

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::Context;
+use super::context::Context;
 use crate::audit;
 use crate::cli::LogArgs;
 use crate::error::{Error, ExitCode, Result};

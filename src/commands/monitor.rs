@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::cli::MonitorCommand;
 use crate::config::MonitoringConfig;
 use crate::doorbell::DAY;

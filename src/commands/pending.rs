@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use super::listing::{Item, Unapproved, build_report, plural, print_item, print_unapproved};
 use crate::error::{ExitCode, Result};
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::audit::{AuditEvent, Event};
 use crate::cli::ProcessArgs;
 use crate::error::{Error, ExitCode, Result};

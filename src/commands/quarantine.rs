@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::audit::{AuditEvent, Event};
 use crate::cli::QuarantineArgs;
 use crate::error::{Error, ExitCode, Result};

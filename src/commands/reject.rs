@@ -1,6 +1,6 @@
 //! `aea reject` (SPEC §6): a person's refusal of a gated message, with a reason.
 
-use super::{Context, verdict};
+use super::{context::Context, verdict};
 use crate::approval::Verdict;
 use crate::cli::RejectArgs;
 use crate::error::{Error, ExitCode, Result};

@@ -2,7 +2,7 @@
 //! only to a verified return address of the original sender, and only for
 //! mail the receiver's policy lets it act on (as `aea process` does).
 
-use super::{Context, content};
+use super::{content, context::Context};
 use crate::cli::ReplyArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::Held;

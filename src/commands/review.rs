@@ -4,7 +4,7 @@
 
 use std::io::{self, BufRead, IsTerminal};
 
-use super::Context;
+use super::context::Context;
 use crate::approval::{self, Verdict};
 use crate::error::{Error, ExitCode, Result};
 use crate::policy::Action;

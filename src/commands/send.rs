@@ -1,7 +1,7 @@
 //! `aea send` (SPEC §4): resolve the recipients, then compose and deliver
 //! (`content`, shared with `reply`).
 
-use super::{Context, content};
+use super::{content, context::Context};
 use crate::cli::SendArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::Held;

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::error::{ExitCode, Result};
 use crate::layout::Private;
 use crate::message::{MessageType, Priority};

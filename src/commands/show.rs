@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::cli::ShowArgs;
 use crate::error::{ExitCode, Result};
 use crate::keyring::Verification;

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::cli::ShowArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::Held;

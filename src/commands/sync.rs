@@ -1,7 +1,7 @@
 //! `aea sync` (SPEC §11): pushes queued mail and receipts to the mail
 //! remote and applies what arrived there for this agent.
 
-use super::Context;
+use super::context::Context;
 use crate::cli::SyncArgs;
 use crate::config_trust;
 use crate::error::{Error, ExitCode, Result};

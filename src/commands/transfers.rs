@@ -2,7 +2,7 @@
 //! file and per completed bridge message. Names and reasons came from
 //! someone else's folder: shortened and escaped.
 
-use super::Context;
+use super::context::Context;
 use crate::bridge::live::Completed;
 use crate::bridge::transfer::Imported;
 use crate::printer::untrusted_short;

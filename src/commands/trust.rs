@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::cli::TrustConfigArgs;
 use crate::config::AgentConfig;
 use crate::config_trust::{self, Entry, Settings, Store};

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::cli::UninstallArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;

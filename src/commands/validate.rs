@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::cli::ValidateArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::fsutil;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::approval::{self, Verdict};
 use crate::error::{ExitCode, Result};
 use crate::mailbox::ApprovalRecord;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::cli::WatchArgs;
 use crate::error::{ExitCode, Result};
 use crate::wake::{Known, waiting};

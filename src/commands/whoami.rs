@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::Context;
+use super::context::Context;
 use crate::error::{ExitCode, Result};
 use crate::identity;
 use crate::keyring::{self, Published};

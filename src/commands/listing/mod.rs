@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Context;
+use super::context::Context;
 use crate::judge::Judge;
 use crate::keyring::SenderState;
 use crate::mailbox::{Approval, Entry, Mailbox, Marker, StaleMarker};

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::json::{Edit, Shape};
-use super::{Agent, Harness};
+use super::names::{Agent, Harness};
 use crate::hooks::sh_quote;
 
 /// The marker line of a whole file aea owns, which the layout also reads
@@ -250,7 +250,7 @@ pub fn instructions() -> Vec<(String, String)> {
         ),
         ("/aea steps".to_string(), crate::templates::command_steps()),
     ];
-    for agent in crate::harness::Agent::ALL {
+    for agent in Agent::ALL {
         let exe = std::path::Path::new("/usr/bin/aea");
         for piece in pieces(*agent, exe, std::path::Path::new("/r")) {
             if let Kind::Owned(text) = piece.kind

@@ -9,7 +9,10 @@
 
 pub(crate) mod json;
 pub mod kits;
+mod names;
 pub mod shims;
+
+pub use names::{Agent, Harness};
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -21,40 +24,10 @@ use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::layout::{Layout, Private};
 use crate::templates;
-use crate::words::word_enum;
 use kits::{Kind, OWNED_MARKER, Piece};
 
 /// The marker of the `/aea` command written by aea before 0.2.
 const OLD_COMMAND_MARKER: &str = "<!-- aea:command";
-
-word_enum! {
-    /// The agent harnesses `aea check --hook` writes for, each in the
-    /// output shape it documents (see [`crate::reminder`]); `plain` is text
-    /// for anything else.
-    pub enum Harness {
-        Claude = "claude",
-        Codex = "codex",
-        Gemini = "gemini",
-        Opencode = "opencode",
-        Copilot = "copilot",
-        Cursor = "cursor",
-        Plain = "plain",
-    }
-}
-
-word_enum! {
-    /// The harnesses `aea init --agents` installs for (SPEC §16).
-    pub enum Agent {
-        Claude = "claude",
-        Codex = "codex",
-        Gemini = "gemini",
-        Opencode = "opencode",
-        Copilot = "copilot",
-        Cursor = "cursor",
-        Cline = "cline",
-        Aider = "aider",
-    }
-}
 
 /// The harnesses a repository already uses, by their files, plus Claude
 /// Code (and with it `AGENTS.md`, which Codex, OpenCode and Copilot CLI

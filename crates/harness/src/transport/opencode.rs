@@ -32,7 +32,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::http::{self, HttpError, Request, Response};
-use super::{DOORBELL, RingEnv, TIMEOUT, TransportError};
+use super::shared::{DOORBELL, RingEnv, TIMEOUT, TransportError};
 use crate::doorbell::{Opencode, check_session_id, host};
 use crate::env::{OPENCODE_SERVER_PASSWORD, Secret};
 
