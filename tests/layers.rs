@@ -220,7 +220,7 @@ fn named_paths(code: &str) -> Vec<String> {
             }
             end = chars.get(j).map_or(others.len(), |c| c.0);
             if others[end..].starts_with("::")
-                && others[end + 2..].starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+                && others[end + 2..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
             {
                 j += 2;
                 continue;
@@ -492,6 +492,8 @@ fn the_graph_is_read_from_the_code() {
     // A parent publishing its child's item is no use of it; using it is.
     assert!(named_paths("pub use d::T;\npub(crate) use d::U;\n").is_empty());
     assert_eq!(named_paths("use d::T;\n"), ["d::T"]);
+    // A path that ends in a type names its module (`Box<read::Listed>`).
+    assert_eq!(named_paths("x: Box<d::T>,\n"), ["d::T"]);
     // A child named by its parent is an edge; a type is not a module.
     assert_eq!(resolve("c", "d::T", &known).as_deref(), Some("c::d"));
     assert_eq!(resolve("c", "Vec::new", &known), None);

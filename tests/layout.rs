@@ -238,7 +238,7 @@ fn commands_do_not_borrow_from_each_other() {
                     let listed = rest.starts_with('{').then(|| {
                         rest[1..rest.find('}').unwrap_or(rest.len())]
                             .split(',')
-                            .map(|m| m.trim().to_string())
+                            .map(|m| m.trim().split("::").next().unwrap_or("").to_string())
                             .collect::<Vec<_>>()
                     });
                     listed.unwrap_or_else(|| vec![module])

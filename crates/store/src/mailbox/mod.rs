@@ -22,12 +22,14 @@ mod accepted;
 mod announce;
 mod custody;
 mod index;
+mod listed;
 mod message_file;
 mod read;
 pub use read::short_refs;
 mod records;
 mod sending;
 mod vanished;
+mod views;
 
 use std::cell::{Cell, OnceCell};
 use std::fs;
@@ -48,9 +50,11 @@ use crate::words::{OrUnknown, word_enum};
 
 pub use crate::layout::AEA_DIR;
 pub use accepted::is_record as is_accepted_record;
+pub use listed::StaleMarker;
 pub use message_file::{NOT_A_FILE, message_names_in, read_message_file};
 pub use records::Aside;
 pub use vanished::Vanished;
+pub use views::{Announcements, Approvals, Inbox, Records, Sent};
 
 /// A send holds the send records' lock only to read and replace one record.
 const SEND_KEYS_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -80,64 +84,6 @@ pub const HOOK_READ_CAP: usize = 1000;
 
 /// A claim older than this may be taken over (SPEC §5.4).
 pub(crate) const CLAIM_STALE_AFTER_MINUTES: i64 = 30;
-/// What the mailbox holds, by owner: each of these borrows the [`Mailbox`]
-/// (through `Deref`, for its folders and settings) and answers for one
-/// part of it, so that no one type carries every operation.
-///
-/// - [`Inbox`]: listing the inbox in processing order and looking a
-///   message up;
-/// - [`Records`]: what the receiver did with a message (records, markers,
-///   claims, deferrals, custody, moving mail aside);
-/// - [`Approvals`]: a person's decisions on gated mail;
-/// - [`Sent`]: the sender's copies and its send and bridge records;
-/// - [`Announcements`]: what the hooks already told the agent.
-macro_rules! mailbox_view {
-    ($(#[$doc:meta])* $name:ident, $accessor:ident) => {
-        $(#[$doc])*
-        pub struct $name<'a>(&'a Mailbox);
-
-        impl std::ops::Deref for $name<'_> {
-            type Target = Mailbox;
-            fn deref(&self) -> &Mailbox {
-                self.0
-            }
-        }
-
-        impl Mailbox {
-            $(#[$doc])*
-            pub fn $accessor(&self) -> $name<'_> {
-                $name(self)
-            }
-        }
-    };
-}
-
-mailbox_view!(
-    /// The inbox: its listing in processing order and every lookup of a message.
-    Inbox,
-    inbox
-);
-mailbox_view!(
-    /// What the receiver did with its messages: records, markers, claims,
-    /// deferrals, custody, mail moved aside.
-    Records,
-    records
-);
-mailbox_view!(
-    /// A person's decisions on gated mail.
-    Approvals,
-    approvals
-);
-mailbox_view!(
-    /// The sender's side: its copies of sent mail, send and bridge records.
-    Sent,
-    sent
-);
-mailbox_view!(
-    /// What the hooks already announced to the agent.
-    Announcements,
-    announcements
-);
 
 #[derive(Debug, Clone)]
 pub struct Mailbox {
@@ -174,7 +120,7 @@ pub struct Mailbox {
     verify_later: Cell<bool>,
     /// What the last listing found of each file's processed marker, so
     /// that the report made from it asks the file system only once.
-    listed: std::cell::RefCell<Option<Box<read::Listed>>>,
+    listed: std::cell::RefCell<Option<Box<listed::Listed>>>,
     /// Whose actions the audit log records, with the clock: what aea
     /// does on its own while reading (setting a replay aside) is logged
     /// only where this is given.
@@ -422,18 +368,6 @@ impl std::error::Error for AlreadyDecided {}
 impl From<AlreadyDecided> for Error {
     fn from(decided: AlreadyDecided) -> Error {
         Error::AlreadyDecided(Box::new(decided))
-    }
-}
-
-word_enum! {
-    /// Why an unprocessed message has a processed marker anyway
-    /// ([`Mailbox::stale_marker`]). The words are sentences: `check --json`
-    /// has always printed them.
-    pub enum StaleMarker {
-        /// The marker is a symlink, folder or special file; it is ignored.
-        NotAFile = "its processed marker is not a regular file; ignored",
-        /// The marker was written for other bytes.
-        Replaced = "the file was replaced after it was processed; shown again",
     }
 }
 

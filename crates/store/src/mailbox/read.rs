@@ -7,6 +7,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::listed::Listed;
 use super::message_file::{names_of_messages, read_and_hash, read_if_present};
 use super::{
     Custody, Entry, Held, Inbox, Marker, Processed, StaleMarker, is_own_copy, sort_for_processing,
@@ -791,18 +792,6 @@ fn is_whole_id(reference: &str) -> bool {
 
 /// Largest memory of invalid files read back (about 100,000 files).
 const INVALID_LIMIT: u64 = 32 * 1024 * 1024;
-
-/// What a listing found of the processed markers of the files it looked
-/// at ([`Mailbox::unprocessed_among`]).
-#[derive(Debug, Default, Clone)]
-pub(super) struct Listed {
-    /// Hidden: marked processed by another tool, its marker covering them.
-    marked: Vec<String>,
-    /// Shown, each with what its marker says against it, if anything.
-    pub(super) stale: std::collections::HashMap<String, Option<StaleMarker>>,
-    /// Every file was looked at (none over the read cap).
-    complete: bool,
-}
 
 /// Inbox files found invalid, by name, with the stamp they had then and
 /// why. A file whose stamp is unchanged (same inode, size, times) is the
