@@ -192,7 +192,15 @@ pub(crate) fn held(
         });
     }
     let found = match &to.repo {
-        Some(repo) => Mailbox::at(repo).ok()?.inbox().holding(id, from),
+        Some(repo) => Mailbox::at(repo)
+            .ok()?
+            .inbox()
+            .find_id(
+                id,
+                Some(from),
+                &[crate::mailbox::Held::Inbox, crate::mailbox::Held::Archive],
+            )
+            .map(|(entry, _)| entry),
         None => mailbox
             .inbox()
             .read_all_in(Private::Outgoing)

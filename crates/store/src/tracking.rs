@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::mailbox::{Mailbox, Processed};
+use crate::mailbox::{Held, Mailbox, Processed};
 use crate::message::Message;
 use crate::sync_state;
 use crate::words::word_enum;
@@ -115,10 +115,7 @@ pub fn legs(mailbox: &Mailbox, message: &Message) -> Vec<Leg> {
 fn local_leg(to: String, repo_path: Option<&str>, id: &str, sender: &str) -> Leg {
     let recipient = repo_path.and_then(|p| Mailbox::at(std::path::Path::new(p)).ok());
     let found = recipient.as_ref().and_then(|mailbox| {
-        let entry = mailbox
-            .inbox()
-            .with_id(id)
-            .or_else(|| mailbox.inbox().processed_copy(id, sender))?;
+        let (entry, _) = mailbox.inbox().find_id(id, Some(sender), &[Held::Inbox])?;
         // Judged against the bytes found, not by name: a file delivered
         // again under a processed message's name (other bytes, same id)
         // waits in the inbox while the record of the old bytes is kept,
@@ -130,9 +127,10 @@ fn local_leg(to: String, repo_path: Option<&str>, id: &str, sender: &str) -> Leg
     });
     // Not among its mail: the recipient's gc may have archived it.
     if found.is_none()
-        && let Some((_, processed)) = recipient
-            .as_ref()
-            .and_then(|m| m.inbox().archived(id, sender))
+        && let Some((_, processed)) = recipient.as_ref().and_then(|m| {
+            let (entry, _) = m.inbox().find_id(id, Some(sender), &[Held::Archive])?;
+            Some((entry.name.clone(), m.records().archived_record(&entry.name)))
+        })
     {
         return if processed {
             Leg {

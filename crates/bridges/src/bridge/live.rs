@@ -25,7 +25,7 @@ use crate::config::BridgeConfig;
 use crate::error::{Error, Result};
 use crate::foreign::Protocol;
 use crate::fsutil::{self, ReadLimited};
-use crate::mailbox::{Mailbox, Processed};
+use crate::mailbox::{Held, Mailbox, Processed};
 use crate::runtime::Runtime;
 use crate::words::word_enum;
 
@@ -272,8 +272,8 @@ pub fn pass(
 fn processed_here(mailbox: &Mailbox, id: &str) -> bool {
     mailbox
         .inbox()
-        .with_id(id)
-        .and_then(|entry| mailbox.records().processed(&entry).ok())
+        .find_id(id, None, &[Held::Inbox])
+        .and_then(|(entry, _)| mailbox.records().processed(&entry).ok())
         .is_some_and(|p| matches!(p, Processed::Done(_)))
 }
 

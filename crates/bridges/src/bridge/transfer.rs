@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::audit::{AuditEvent, Event};
 use crate::error::{Error, Result};
 use crate::fsutil::{self, ReadLimited};
-use crate::mailbox::Mailbox;
+use crate::mailbox::{Held, Mailbox};
 use crate::message::Message;
 use crate::runtime::Runtime;
 use crate::words::word_enum;
@@ -200,7 +200,11 @@ pub(crate) fn import_one(
     let foreign_id = Some(protocol.foreign_id(&message).to_string());
     if mailbox
         .inbox()
-        .holding(&message.message_id, &message.from.agent_id)
+        .find_id(
+            &message.message_id,
+            Some(&message.from.agent_id),
+            &[Held::Inbox, Held::Archive],
+        )
         .is_some()
     {
         return Ok(Imported {

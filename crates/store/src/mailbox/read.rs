@@ -422,21 +422,30 @@ impl Inbox<'_> {
         self.resolve_in(&dir, reference)
     }
 
-    /// The message `id` from `sender` as this mailbox holds it: in the
-    /// inbox, among processed mail, or archived by `gc`. Only files named
-    /// as `sender`'s are read outside the inbox, where history grows.
-    pub fn holding(&self, id: &str, sender: &str) -> Option<Entry> {
-        if let Some(entry) = self.with_id(id) {
-            return Some(entry);
-        }
-        [Private::Processed, Private::Archive]
-            .into_iter()
-            .find_map(|place| self.held_by(place, id, sender))
-    }
-
-    /// Processed message `id` from `sender`, in the private store.
-    pub(crate) fn processed_copy(&self, id: &str, sender: &str) -> Option<Entry> {
-        self.held_by(Private::Processed, id, sender)
+    /// The message whose id is `id` — as another message or a record
+    /// names it, never what a person typed ([`Inbox::find`]) — looked for
+    /// in `within`, in that order, and where it was found: the one lookup
+    /// by id. Received mail ([`Held::Inbox`]) is the inbox, then processed
+    /// mail through the id index, then, when the `sender` is known, its
+    /// processed files; the sent copies and the archive are read only where
+    /// a file is named as `sender`'s, because history grows there.
+    pub fn find_id(
+        &self,
+        id: &str,
+        sender: Option<&str>,
+        within: &[Held],
+    ) -> Option<(Entry, Held)> {
+        within.iter().find_map(|&place| {
+            let found = match (place, sender) {
+                (Held::Inbox, sender) => self
+                    .with_id(id)
+                    .or_else(|| self.held_by(Private::Processed, id, sender?)),
+                (Held::Sent, Some(sender)) => self.held_by(Private::Sent, id, sender),
+                (Held::Archive, Some(sender)) => self.held_by(Private::Archive, id, sender),
+                (Held::Sent | Held::Archive, None) => None,
+            };
+            found.map(|entry| (entry, place))
+        })
     }
 
     /// The message `id`, named as `sender`'s, in private folder `place`.
@@ -450,22 +459,13 @@ impl Inbox<'_> {
             .find(|e| e.valid().is_some_and(|m| m.message_id == id))
     }
 
-    /// The message `id` from `sender` in the archive, where `gc` moves old
-    /// processed mail and mail that expired unprocessed, and whether it
-    /// was processed (its record went with it).
-    pub(crate) fn archived(&self, id: &str, sender: &str) -> Option<(Entry, bool)> {
-        let entry = self.held_by(Private::Archive, id, sender)?;
-        let processed = self.records().archived_record(&entry.name);
-        Some((entry, processed))
-    }
-
     /// The message in the inbox whose id is `id`, by id alone. Not
     /// [`Inbox::find`]: it reads a reference shaped like a short
     /// reference or the start of a file name as that, and a sender's id
     /// may be shaped so on purpose (a bridged `m3f9a01c2` was never found
     /// held, and imported again on every pass). Processed mail is found
     /// through the id index only.
-    pub fn with_id(&self, id: &str) -> Option<Entry> {
+    fn with_id(&self, id: &str) -> Option<Entry> {
         self.check_state().ok()?;
         let mut names = names_of_messages(self.dir()).ok()?;
         names.sort();

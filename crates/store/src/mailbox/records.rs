@@ -64,7 +64,7 @@ impl Records<'_> {
 
     /// Whether archived message `name` was processed (its record went
     /// with it to the archive).
-    pub(super) fn archived_record(&self, name: &str) -> bool {
+    pub(crate) fn archived_record(&self, name: &str) -> bool {
         self.private_dir(Private::Archive)
             .ok()
             .flatten()
