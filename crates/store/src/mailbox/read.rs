@@ -359,6 +359,12 @@ impl Inbox<'_> {
             Err(Error::MessageNotFound { .. }) => {}
             other => return other,
         }
+        // Not in the inbox: another process may have processed it while
+        // this one looked, and made the processed store to keep it in.
+        let store = match store {
+            Some(store) => Some(store),
+            None => self.private_dir(Private::Processed)?,
+        };
         match store {
             Some(store) => self.resolve_in(&store, reference),
             None => Err(Error::MessageNotFound {
