@@ -917,4 +917,28 @@ mod tests {
         let e = Error::io("read", "/x", io::Error::other("odd"));
         assert_eq!(hint(&e), None);
     }
+
+    #[test]
+    fn collab_advice_with_data_keeps_its_words() {
+        use crate::collab::EventName;
+        assert_eq!(
+            collab_advice(&Advice::Doc {
+                event: EventName::Completed,
+                doc: "conclusion.md".into(),
+            }),
+            "append completed with --doc conclusion.md"
+        );
+        assert_eq!(
+            collab_advice(&Advice::WriteMissing {
+                name: Some("review.md".into()),
+            }),
+            "every collaboration folder has review.md; `aea collab init --resume` writes missing documents"
+        );
+        assert_eq!(
+            collab_advice(&Advice::Plain(
+                "in drafting the proposal owner appends proposal_submitted".into()
+            )),
+            "in drafting the proposal owner appends proposal_submitted"
+        );
+    }
 }
