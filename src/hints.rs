@@ -6,12 +6,47 @@
 
 use std::io;
 
-use crate::collab::Refusal;
+use crate::collab::{Advice, Refusal};
 use crate::error::{
     CollabPart, ConfigDirUse, ConfigProblem, DraftProblem, Error, ExitCode, GitError, RecipientLead,
 };
 use crate::mailbox::ApprovalDecision;
 use crate::words::OrUnknown;
+
+/// The words of a collaboration's advice (a refusal's hint, a `fix:` of
+/// `aea collab validate`): the library says which kind of advice, the
+/// command line names the commands and flags that follow it.
+pub fn collab_advice(advice: &Advice) -> String {
+    match advice {
+        Advice::Plain(words) => words.clone(),
+        Advice::WriteMissing { name: Some(name) } => format!(
+            "every collaboration folder has {name}; `aea collab init --resume` writes missing documents"
+        ),
+        Advice::Doc { event, doc } => format!("append {event} with --doc {doc}"),
+        Advice::WaitFor { owner } => {
+            format!("wait for {owner}; `aea collab next` says what is yours to do")
+        }
+        Advice::Resume => "pass --resume to keep it as it is, or choose another folder".into(),
+        Advice::Init => "start the collaboration with `aea collab init`".into(),
+        Advice::Start => "the collaboration starts with initialized (`aea collab init`)".into(),
+        Advice::OneInitialized => "a collaboration has one initialized event, written by `aea collab init`".into(),
+        Advice::WriteMissing { name: None } => "`aea collab init --resume` writes missing documents".into(),
+        Advice::Validate => "nothing is appended to a broken log; `aea collab validate` lists every problem".into(),
+        Advice::Summary => "say in one short sentence what the event does (--summary TEXT)".into(),
+        Advice::Review => "`aea collab review` writes the review and its review_submitted together, under the right heading".into(),
+        Advice::ReviewHeadings => "each review in review.md is headed `## <time> - <participant> - seq <N>` with the seq of its own review_submitted event; `aea collab review` writes both".into(),
+        Advice::NotWaitedFor => "only participants in waitingFor may advance; `aea collab next` says what is yours to do".into(),
+        Advice::EventLine => "events.jsonl holds one JSON object a line; never edit it by hand, append with `aea collab event`".into(),
+        Advice::TornLine => "once no one is writing to the folder, remove that partial last line (its event was never written whole) and append the event again with `aea collab event`".into(),
+        Advice::Seq => "seq counts 1, 2, 3… without gaps or repeats; append with `aea collab event`, which numbers events".into(),
+        Advice::ReplyTo => "name the earlier event this one answers with --reply-to SEQ".into(),
+        Advice::PhaseFromLog => "currentPhase follows from events.jsonl; `aea collab next` shows it".into(),
+        Advice::MissingDerived => "it follows from events.jsonl; append an event with `aea collab event` to rewrite it".into(),
+        Advice::Derived => "protocol.json follows events.jsonl; the next `aea collab event` rewrites it".into(),
+        Advice::ItemNumber => "items are numbered from 1 in the order of readiness.md; `aea collab next` lists them".into(),
+        Advice::Reason => "give the reason the item does not block the work (--reason TEXT)".into(),
+    }
+}
 
 /// What a command run with `--json` prints on stderr, on one line, when it
 /// fails: `{"error": {...}}`, the exit code unchanged.
@@ -167,7 +202,7 @@ pub(crate) fn hint(err: &Error) -> Option<String> {
             "aea reads its state only from regular files and real folders owned by the receiver; move {0} aside (`mv {0} {0}.suspect`) and run `aea doctor`",
             crate::printer::shell_quote(&path.to_string_lossy())
         ),
-        Error::CollabRefused(_) => Refusal::of(err)?.hint.clone(),
+        Error::CollabRefused(_) => collab_advice(&Refusal::of(err)?.advice),
         Error::MailboxSlotTaken { .. } => "the recipient deletes that file once it has processed the message: send again then (the message is not lost: it was not sent)".to_string(),
         Error::InvalidAgentId { .. } => {
             "an agent id is 2-64 characters of letters, digits, `_` and `-`, starting with a letter or digit".to_string()
@@ -575,7 +610,7 @@ mod tests {
             Error::CollabRefused(Box::new(crate::collab::Refusal::new(
                 crate::collab::Rule::Turn,
                 "seq 3: proposal_revised is the proposal owner's (web) to append, not api's",
-                "wait for web; `aea collab next` says what is yours to do",
+                crate::collab::Advice::WaitFor { owner: s("web") },
             ))),
             Error::NotActionable {
                 name: s("message-x.json"),
@@ -881,5 +916,29 @@ mod tests {
     fn an_io_error_without_advice_has_no_hint() {
         let e = Error::io("read", "/x", io::Error::other("odd"));
         assert_eq!(hint(&e), None);
+    }
+
+    #[test]
+    fn collab_advice_with_data_keeps_its_words() {
+        use crate::collab::EventName;
+        assert_eq!(
+            collab_advice(&Advice::Doc {
+                event: EventName::Completed,
+                doc: "conclusion.md".into(),
+            }),
+            "append completed with --doc conclusion.md"
+        );
+        assert_eq!(
+            collab_advice(&Advice::WriteMissing {
+                name: Some("review.md".into()),
+            }),
+            "every collaboration folder has review.md; `aea collab init --resume` writes missing documents"
+        );
+        assert_eq!(
+            collab_advice(&Advice::Plain(
+                "in drafting the proposal owner appends proposal_submitted".into()
+            )),
+            "in drafting the proposal owner appends proposal_submitted"
+        );
     }
 }

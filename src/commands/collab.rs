@@ -17,9 +17,10 @@ use crate::cli::{
     CollabClassifyArgs, CollabCommand, CollabEventArgs, CollabFolderArgs, CollabInitArgs,
     CollabParticipantArgs, CollabReviewArgs, CollabWaitArgs,
 };
-use crate::collab::{self, Appended, Event, Folder, Next, Phase, ReadinessItem, Report, Review};
+use crate::collab::{self, Appended, Event, Folder, Next, Phase, ReadinessItem, Review};
 use crate::collab_wake::{CONTEXT_FOLDER, OBJECTIVE_SHOWN, TAG, WAKE_MAX, Waker, Woken};
 use crate::error::{Error, ExitCode, Result};
+use crate::hints::collab_advice;
 use crate::mailbox::Mailbox;
 use crate::printer::untrusted_short;
 use crate::watch::{DirWatch, Names};
@@ -97,8 +98,27 @@ pub(super) struct WaitOutput {
 pub(super) struct ValidateOutput {
     pub folder: PathBuf,
     pub valid: bool,
-    #[serde(flatten)]
-    pub report: Report,
+    pub errors: Vec<Finding>,
+    pub warnings: Vec<Finding>,
+}
+
+/// One thing the validator found: the rule, what is wrong, how to fix it.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct Finding {
+    pub rule: collab::Rule,
+    pub message: String,
+    pub hint: String,
+}
+
+impl Finding {
+    fn of(finding: &collab::Finding) -> Self {
+        Finding {
+            rule: finding.rule,
+            message: finding.message.clone(),
+            hint: collab_advice(&finding.advice),
+        }
+    }
 }
 
 /// One collaboration of `aea collab list`.
@@ -564,7 +584,8 @@ fn validate(args: &CollabFolderArgs, ctx: &Context) -> Result<ExitCode> {
         ctx.printer.value(&ValidateOutput {
             folder: folder.path().to_path_buf(),
             valid,
-            report,
+            errors: report.errors.iter().map(Finding::of).collect(),
+            warnings: report.warnings.iter().map(Finding::of).collect(),
         });
     } else {
         for (kind, findings) in [("error", &report.errors), ("warning", &report.warnings)] {
@@ -574,8 +595,10 @@ fn validate(args: &CollabFolderArgs, ctx: &Context) -> Result<ExitCode> {
                     untrusted_short(&f.message, 300),
                     f.rule
                 ));
-                ctx.printer
-                    .line(format_args!("  fix: {}", untrusted_short(&f.hint, 300)));
+                ctx.printer.line(format_args!(
+                    "  fix: {}",
+                    untrusted_short(&collab_advice(&f.advice), 300)
+                ));
             }
         }
         if valid {

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{Refusal, Rule};
+use super::{Advice, Refusal, Rule};
 use crate::words::word_enum;
 
 word_enum! {
@@ -149,7 +149,7 @@ pub fn set_classification(
                 "readiness.md has no item {number} (it has {} classified items)",
                 items.len()
             ),
-            "items are numbered from 1 in the order of readiness.md; `aea collab next` lists them",
+            Advice::ItemNumber,
         ));
     };
     let reason = reason.map(one_line).filter(|r| !r.is_empty());
@@ -161,7 +161,7 @@ pub fn set_classification(
         return Err(Refusal::new(
             Rule::DeferredReason,
             format!("item {number} cannot be deferred without a reason"),
-            "give the reason the item does not block the work (--reason TEXT)",
+            Advice::Reason,
         ));
     }
     let mut out = String::with_capacity(text.len() + body.len());

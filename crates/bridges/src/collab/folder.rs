@@ -21,8 +21,8 @@ use super::log::{self, Logged, Protocol, Shape};
 use super::machine::State;
 use super::validate::{self, Report};
 use super::{
-    CONCLUSION, EVENTS, Event, EventName, FORBIDDEN_FILES, LOCK, PROTOCOL, Phase, READINESS,
-    REVIEW, Refusal, Rule,
+    Advice, CONCLUSION, EVENTS, Event, EventName, FORBIDDEN_FILES, LOCK, PROTOCOL, Phase,
+    READINESS, REVIEW, Refusal, Rule,
 };
 use crate::error::{CollabPart, Error, Result};
 use crate::fsutil;
@@ -201,7 +201,7 @@ impl Folder {
                     "{} already holds a collaboration (protocol.json)",
                     self.path.display()
                 ),
-                "pass --resume to keep it as it is, or choose another folder",
+                Advice::Resume,
             )));
         }
         if !exists(PROTOCOL) && exists(EVENTS) {
@@ -457,7 +457,7 @@ impl Folder {
             Refusal::new(
                 Rule::MissingFile,
                 format!("{} has no {name}", self.path.display()),
-                "start the collaboration with `aea collab init`",
+                Advice::Init,
             )
         };
         let protocol_text = log::read_text(&self.path, PROTOCOL, log::PROTOCOL_LIMIT)?
@@ -476,7 +476,7 @@ impl Folder {
             return Err(Refusal::new(
                 first.rule,
                 format!("events.jsonl already breaks a rule: {}", first.message),
-                "nothing is appended to a broken log; `aea collab validate` lists every problem",
+                Advice::Validate,
             ));
         }
         Ok(Loaded {
@@ -511,7 +511,7 @@ impl Folder {
             refused(Refusal::new(
                 Rule::MissingFile,
                 format!("{} has no readiness.md", self.path.display()),
-                "`aea collab init --resume` writes missing documents",
+                Advice::WriteMissing { name: None },
             ))
         })?;
         let updated = docs::set_classification(&text, number, class, reason).map_err(refused)?;
@@ -532,7 +532,7 @@ impl Folder {
                 refused(Refusal::new(
                     Rule::MissingFile,
                     format!("{} has no protocol.json", self.path.display()),
-                    "start the collaboration with `aea collab init`",
+                    Advice::Init,
                 ))
             })?;
         let protocol = Protocol::parse(&protocol_text).map_err(refused)?;
@@ -640,7 +640,11 @@ impl Folder {
             .unwrap_or_default();
         let problems = docs::gate(event, &readiness, &protocol.gates(), conclusion.as_ref());
         Ok(match problems.first() {
-            Some(first) => format!("{}: {}", first.hint, first.message),
+            // The gates' advice names no command.
+            Some(first) => match &first.advice {
+                Advice::Plain(advice) => format!("{advice}: {}", first.message),
+                _ => first.message.clone(),
+            },
             None if event == EventName::ReadinessPassed => "append readiness_passed".into(),
             None => "append completed with --doc conclusion.md".into(),
         })
@@ -678,7 +682,7 @@ fn check_input(
         return Err(Refusal::new(
             Rule::EventField,
             "the summary must not be blank",
-            "say in one short sentence what the event does (--summary TEXT)",
+            Advice::Summary,
         ));
     }
     if summary.chars().count() > SUMMARY_LIMIT {
@@ -752,7 +756,6 @@ fn heading_problems(review_text: &str, event: &Event) -> Vec<Refusal> {
         .filter(|(seq, _)| *seq == event.seq)
         .map(|(_, p)| p)
         .collect();
-    let hint = "`aea collab review` writes the review and its review_submitted together, under the right heading";
     if event.event == EventName::ReviewSubmitted {
         // The protocol's tools read the last heading of a seq.
         if for_seq.last().map(|p| p.as_str()) != Some(event.from.as_str()) {
@@ -762,7 +765,7 @@ fn heading_problems(review_text: &str, event: &Event) -> Vec<Refusal> {
                     "review.md has no heading `## <time> - {} - seq {}` for this review_submitted",
                     event.from, event.seq
                 ),
-                hint,
+                Advice::Review,
             )];
         }
     } else if !for_seq.is_empty() {

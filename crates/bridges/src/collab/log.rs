@@ -10,7 +10,7 @@ use std::path::Path;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value};
 
-use super::{EventName, Refusal, Rule};
+use super::{Advice, EventName, Refusal, Rule};
 use crate::fsutil::{self, ReadLimited};
 
 /// Caps on what is read from a folder: far above any real collaboration,
@@ -201,7 +201,6 @@ pub(crate) fn parse_events(text: &str) -> (Vec<Logged>, Vec<Refusal>) {
         if line.trim().is_empty() {
             continue;
         }
-        let hint = "events.jsonl holds one JSON object a line; never edit it by hand, append with `aea collab event`";
         let parsed = serde_json::from_str::<Value>(line);
         if parsed.is_err() && unended == Some(line_no) {
             problems.push(Refusal::new(
@@ -209,7 +208,7 @@ pub(crate) fn parse_events(text: &str) -> (Vec<Logged>, Vec<Refusal>) {
                 format!(
                     "events.jsonl line {line_no} is incomplete: a writer stopped in the middle of an event"
                 ),
-                "once no one is writing to the folder, remove that partial last line (its event was never written whole) and append the event again with `aea collab event`",
+                Advice::TornLine,
             ));
             continue;
         }
@@ -218,12 +217,12 @@ pub(crate) fn parse_events(text: &str) -> (Vec<Logged>, Vec<Refusal>) {
             Ok(_) => problems.push(Refusal::new(
                 Rule::EventLine,
                 format!("events.jsonl line {line_no}: an event must be a JSON object"),
-                hint,
+                Advice::EventLine,
             )),
             Err(e) => problems.push(Refusal::new(
                 Rule::EventLine,
                 format!("events.jsonl line {line_no}: invalid JSON: {e}"),
-                hint,
+                Advice::EventLine,
             )),
         }
     }
@@ -257,7 +256,7 @@ impl Shape {
             problems.push(Refusal::new(
                 Rule::Seq,
                 format!("events.jsonl: expected seq {expected}, found {found}"),
-                "seq counts 1, 2, 3… without gaps or repeats; append with `aea collab event`, which numbers events",
+                Advice::Seq,
             ));
         }
         for field in REQUIRED_FIELDS {
@@ -294,7 +293,7 @@ impl Shape {
             problems.push(Refusal::new(
                 Rule::ReplyTo,
                 format!("{label}: reply_to is required after initialized"),
-                "name the earlier event this one answers with --reply-to SEQ",
+                Advice::ReplyTo,
             ));
         }
         if let Some(target) = reply_to

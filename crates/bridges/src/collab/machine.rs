@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use super::log::Logged;
-use super::{CONCLUSION, EventName, Phase, Refusal, Rule};
+use super::{Advice, CONCLUSION, EventName, Phase, Refusal, Rule};
 
 /// What the log says so far.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -28,10 +28,10 @@ pub(crate) struct State {
     pub readiness_passed: bool,
 }
 
-/// What a phase waits for, in words: the second half of a refusal's hint.
-pub(crate) fn awaited(phase: Option<Phase>) -> &'static str {
-    match phase {
-        None => "the collaboration starts with initialized (`aea collab init`)",
+/// What a phase waits for: the advice of a refusal by the phase rule.
+pub(crate) fn awaited(phase: Option<Phase>) -> Advice {
+    let words = match phase {
+        None => return Advice::Start,
         Some(Phase::Drafting) => "in drafting the proposal owner appends proposal_submitted",
         Some(Phase::Reviewing) => {
             "in reviewing each participant in waitingFor appends review_submitted"
@@ -47,7 +47,8 @@ pub(crate) fn awaited(phase: Option<Phase>) -> &'static str {
         }
         Some(Phase::Completed) => "the collaboration is completed; start a new one",
         Some(Phase::Blocked) => "the collaboration is blocked; start a new one",
-    }
+    };
+    Advice::Plain(words.to_string())
 }
 
 fn phase_name(phase: Option<Phase>) -> &'static str {
@@ -102,7 +103,7 @@ impl State {
                     problems.push(Refusal::new(
                         Rule::Seq,
                         format!("{label}: initialized must be seq 1, the first event"),
-                        "a collaboration has one initialized event, written by `aea collab init`",
+                        Advice::OneInitialized,
                     ));
                 }
                 if !actor.as_ref().is_some_and(|a| participants.contains(a)) {
@@ -222,7 +223,10 @@ impl State {
                     problems.push(Refusal::new(
                         Rule::CompletionDoc,
                         format!("{label}: completed must reference conclusion.md"),
-                        "append completed with --doc conclusion.md",
+                        Advice::Doc {
+                            event: EventName::Completed,
+                            doc: CONCLUSION.to_string(),
+                        },
                     ));
                 }
                 problems.extend(self.owner_only(&label, name, actor.as_deref()));
@@ -254,7 +258,9 @@ impl State {
                     "{label}: {name} is the proposal owner's ({owner}) to append, not {}'s",
                     actor.unwrap_or("an unnamed participant")
                 ),
-                format!("wait for {owner}; `aea collab next` says what is yours to do"),
+                Advice::WaitFor {
+                    owner: owner.to_string(),
+                },
             )
         })
     }
@@ -280,6 +286,6 @@ fn waited_for(
             "{label}: {name} is reserved for {list}; {} is not waited for",
             actor.unwrap_or("an unnamed participant")
         ),
-        "only participants in waitingFor may advance; `aea collab next` says what is yours to do",
+        Advice::NotWaitedFor,
     ))
 }

@@ -141,14 +141,89 @@ word_enum! {
     }
 }
 
+/// What to do about a refusal or a finding. Advice in the protocol's own
+/// terms is [`Advice::Plain`]; advice that needs a command or a flag of the
+/// command line is a kind of its own, carrying the data its words need, and
+/// the command line words it (`src/hints.rs`), since only it knows its
+/// commands and flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Advice {
+    /// Advice that names no command or flag, worded here.
+    Plain(String),
+    /// `init` on a folder that holds a collaboration: keep it (resume) or
+    /// choose another folder.
+    Resume,
+    /// The folder holds no collaboration: start one.
+    Init,
+    /// No event yet: the collaboration starts with `initialized`, which
+    /// starting it writes.
+    Start,
+    /// A second `initialized`: starting a collaboration writes the one.
+    OneInitialized,
+    /// A document is missing: resuming the start writes missing documents;
+    /// `name` says which one, when the folder was validated.
+    WriteMissing { name: Option<String> },
+    /// The log already breaks a rule: validating lists every problem.
+    Validate,
+    /// The summary is blank: say what the event does.
+    Summary,
+    /// `event` must reference document `doc`.
+    Doc { event: EventName, doc: String },
+    /// A review heading is missing: writing the review with its event puts
+    /// it under the right heading.
+    Review,
+    /// Review headings disagree with the log: how a heading looks, and
+    /// that writing the review with its event does both.
+    ReviewHeadings,
+    /// Not this participant's turn: wait for `owner`; asking what is next
+    /// says what is one's own to do.
+    WaitFor { owner: String },
+    /// The author is not waited for: asking what is next says what is
+    /// one's own to do.
+    NotWaitedFor,
+    /// A line of the log is not an event: append events, never edit.
+    EventLine,
+    /// The last line of the log is partial: remove it and append again.
+    TornLine,
+    /// The seqs have a gap or a repeat: appending numbers events.
+    Seq,
+    /// `reply_to` is missing: name the event this one answers.
+    ReplyTo,
+    /// `currentPhase` is not a phase: it follows from the log, which
+    /// asking what is next shows.
+    PhaseFromLog,
+    /// A derived field of `protocol.json` is missing: the next appended
+    /// event rewrites it.
+    MissingDerived,
+    /// A derived field of `protocol.json` differs from the log: the next
+    /// appended event rewrites it.
+    Derived,
+    /// There is no readiness item of that number: asking what is next
+    /// lists them.
+    ItemNumber,
+    /// A deferred item needs a reason.
+    Reason,
+}
+
+impl From<&str> for Advice {
+    fn from(text: &str) -> Self {
+        Advice::Plain(text.to_string())
+    }
+}
+
+impl From<String> for Advice {
+    fn from(text: String) -> Self {
+        Advice::Plain(text)
+    }
+}
+
 /// An event or an edit refused by a rule of the protocol: which rule, what
-/// is wrong, and how to satisfy it. Nothing was written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+/// is wrong, and what to do to satisfy it. Nothing was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
     pub rule: Rule,
     pub message: String,
-    pub hint: String,
+    pub advice: Advice,
 }
 
 impl Refusal {
@@ -160,11 +235,11 @@ impl Refusal {
         }
     }
 
-    pub fn new(rule: Rule, message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub fn new(rule: Rule, message: impl Into<String>, advice: impl Into<Advice>) -> Self {
         Refusal {
             rule,
             message: message.into(),
-            hint: hint.into(),
+            advice: advice.into(),
         }
     }
 }

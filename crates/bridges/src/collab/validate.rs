@@ -7,26 +7,24 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use serde::Serialize;
 use serde_json::Value;
 
 use super::docs::{self, ReadinessScan};
 use super::log::{self, Logged, Protocol, Shape};
 use super::machine::State;
 use super::{
-    CONCLUSION, EVENTS, EventName, FORBIDDEN_FILES, PROTOCOL, Phase, READINESS, REQUIRED_FILES,
-    REVIEW, Refusal, Rule,
+    Advice, CONCLUSION, EVENTS, EventName, FORBIDDEN_FILES, PROTOCOL, Phase, READINESS,
+    REQUIRED_FILES, REVIEW, Refusal, Rule,
 };
 use crate::error::Result;
 use crate::fsutil;
 
-/// One thing the validator found: the rule, what is wrong, how to fix it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+/// One thing the validator found: the rule, what is wrong, what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub rule: Rule,
     pub message: String,
-    pub hint: String,
+    pub advice: Advice,
 }
 
 impl From<Refusal> for Finding {
@@ -34,7 +32,7 @@ impl From<Refusal> for Finding {
         Finding {
             rule: r.rule,
             message: r.message,
-            hint: r.hint,
+            advice: r.advice,
         }
     }
 }
@@ -47,8 +45,7 @@ impl std::fmt::Display for Finding {
 
 /// What [`validate`] found. Valid when there are no errors; warnings do
 /// not make a folder invalid.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
     pub errors: Vec<Finding>,
     pub warnings: Vec<Finding>,
@@ -59,11 +56,11 @@ impl Report {
         self.errors.is_empty()
     }
 
-    fn error(&mut self, rule: Rule, message: impl Into<String>, hint: impl Into<String>) {
+    fn error(&mut self, rule: Rule, message: impl Into<String>, advice: impl Into<Advice>) {
         self.errors.push(Finding {
             rule,
             message: message.into(),
-            hint: hint.into(),
+            advice: advice.into(),
         });
     }
 }
@@ -82,7 +79,9 @@ pub(crate) fn validate(folder: &Path) -> Result<Report> {
             Ok(None) => report.error(
                 Rule::MissingFile,
                 format!("missing {name}"),
-                format!("every collaboration folder has {name}; `aea collab init --resume` writes missing documents"),
+                Advice::WriteMissing {
+                    name: Some(name.to_string()),
+                },
             ),
             Err(refusal) => report.errors.push(refusal.into()),
         }
@@ -175,7 +174,7 @@ fn warn_early(readiness: &ReadinessScan, report: &mut Report) {
                 "deferred_nonblocking readiness items should include a reason: {}",
                 readiness.deferred_missing_reason.join("; ")
             ),
-            hint: "add `Reason: …` to the item before decision_accepted".into(),
+            advice: "add `Reason: …` to the item before decision_accepted".into(),
         });
     }
 }
@@ -193,7 +192,7 @@ fn check_protocol_fields(protocol: &Protocol, report: &mut Report) {
                 "protocol.json currentPhase must be one of {}",
                 Phase::NAMES.join(", ")
             ),
-            "currentPhase follows from events.jsonl; `aea collab next` shows it",
+            Advice::PhaseFromLog,
         );
     }
     if map
@@ -244,14 +243,13 @@ fn check_protocol_fields(protocol: &Protocol, report: &mut Report) {
             report.error(
                 Rule::ProtocolFile,
                 format!("protocol.json {field} must be present"),
-                "it follows from events.jsonl; append an event with `aea collab event` to rewrite it",
+                Advice::MissingDerived,
             );
         }
     }
 }
 
 fn check_derived(protocol: &Protocol, state: &State, report: &mut Report) {
-    let hint = "protocol.json follows events.jsonl; the next `aea collab event` rewrites it";
     let map = &protocol.map;
     if let Some(phase) = state.phase
         && map.get("currentPhase").and_then(Value::as_str) != Some(phase.as_str())
@@ -262,7 +260,7 @@ fn check_derived(protocol: &Protocol, state: &State, report: &mut Report) {
                 "protocol.json currentPhase is {}, expected {phase}",
                 shown(map.get("currentPhase"))
             ),
-            hint,
+            Advice::Derived,
         );
     }
     if let (Some(found), Some(owner)) = (map.get("proposalOwner"), &state.owner)
@@ -274,7 +272,7 @@ fn check_derived(protocol: &Protocol, state: &State, report: &mut Report) {
                 "protocol.json proposalOwner is {}, expected {owner:?}",
                 shown(Some(found))
             ),
-            hint,
+            Advice::Derived,
         );
     }
     if let Some(found) = map.get("waitingFor") {
@@ -286,7 +284,7 @@ fn check_derived(protocol: &Protocol, state: &State, report: &mut Report) {
                     "protocol.json waitingFor is {}, expected {expected}",
                     shown(Some(found))
                 ),
-                hint,
+                Advice::Derived,
             );
         }
     }
@@ -299,7 +297,6 @@ fn shown(value: Option<&Value>) -> String {
 /// Every `review_submitted` has a heading with its seq and author, and
 /// every heading belongs to such an event.
 fn check_review_headings(review: &str, events: &[Logged], report: &mut Report) {
-    let hint = "each review in review.md is headed `## <time> - <participant> - seq <N>` with the seq of its own review_submitted event; `aea collab review` writes both";
     let headings: BTreeMap<u64, String> = docs::review_headings(review).into_iter().collect();
     let by_seq: BTreeMap<u64, &Logged> =
         events.iter().filter_map(|e| Some((e.seq()?, e))).collect();
@@ -313,7 +310,7 @@ fn check_review_headings(review: &str, events: &[Logged], report: &mut Report) {
                     "{}: review_submitted has no matching review.md heading",
                     event.label()
                 ),
-                hint,
+                Advice::ReviewHeadings,
             );
         }
     }
@@ -330,6 +327,6 @@ fn check_review_headings(review: &str, events: &[Logged], report: &mut Report) {
             ),
             Some(_) => continue,
         };
-        report.error(Rule::ReviewHeading, message, hint);
+        report.error(Rule::ReviewHeading, message, Advice::ReviewHeadings);
     }
 }
