@@ -475,7 +475,7 @@ fn listing_a_message_with_thousands_of_attachments_finishes_quickly() {
 /// reported in a few lines, and what a sync remembers of them stays
 /// small: its state file holds what it applied and the tips it saw.
 #[test]
-fn a_flood_of_bad_blobs_is_reported_in_a_few_lines_and_remembered_within_bounds() {
+fn stress_a_flood_of_bad_blobs_is_reported_in_a_few_lines_and_remembered_within_bounds() {
     let env = TestEnv::new();
     let remote = bare_remote(&env);
     let a = Machine::new(&env, "aa", &remote, &["bb"]);

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::common::*;
 
 #[test]
-fn four_senders_times_250_with_a_reader_loses_nothing() {
+fn stress_four_senders_times_250_with_a_reader_loses_nothing() {
     const SENDERS: usize = 4;
     const EACH: usize = 250;
     let env = TestEnv::new();

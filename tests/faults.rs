@@ -159,7 +159,7 @@ fn staging_files(repo: &Path, state: &Path) -> Vec<String> {
 /// duplicated message, every `sent/` copy is of a delivered message, and
 /// no staging file survives the next command in the folder.
 #[test]
-fn killed_sends_leave_no_partial_mail_no_duplicates_and_no_staging() {
+fn stress_killed_sends_leave_no_partial_mail_no_duplicates_and_no_staging() {
     let mut rng = Rng::from_env("killed_sends");
     let env = TestEnv::new();
     let api = env.repo("api");
@@ -668,7 +668,7 @@ const KILLED_SYNCS: u64 = 100;
 /// - no lock file is left in a machine's store or under the remote's
 ///   `refs/`, no staging file, no claim.
 #[test]
-fn killed_syncs_lose_duplicate_and_wedge_nothing() {
+fn stress_killed_syncs_lose_duplicate_and_wedge_nothing() {
     let started = std::time::Instant::now();
     let mut rng = Rng::from_env("killed_syncs");
     let env = TestEnv::new();

@@ -162,7 +162,7 @@ fn gc_at_once(env: &TestEnv, web: &Path) -> [std::process::Output; 2] {
 }
 
 #[test]
-fn thirty_pairs_of_gc_at_once_move_every_file_exactly_once() {
+fn stress_thirty_pairs_of_gc_at_once_move_every_file_exactly_once() {
     const ROUNDS: usize = 30;
     let env = TestEnv::new();
     let api = env.repo("api");

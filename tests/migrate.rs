@@ -266,7 +266,7 @@ fn plant_processed(repo: &Path, n: usize, gated: usize) -> (Vec<String>, Vec<Str
 }
 
 #[test]
-fn a_migration_killed_anywhere_loses_and_duplicates_nothing() {
+fn stress_a_migration_killed_anywhere_loses_and_duplicates_nothing() {
     let env = TestEnv::new();
     let web = env.repo("web");
     // Mail from senders this repository does not know is decided like
