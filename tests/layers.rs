@@ -14,7 +14,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::common::sources;
 
 /// The crates, lowest layer first: a crate may depend only on crates
 /// before it. The last is the command line, at the root of the workspace.
@@ -31,17 +33,6 @@ const LAYERS: &[(&str, &str)] = &[
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// The module path of a source file under `src/` (`""` for the crate root,

@@ -2,18 +2,9 @@
 //! express, checked on the sources: only `repo` uses git2, and only the
 //! modules that clippy.toml's rules are written for may lift them.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
+use crate::common::sources;
 
 /// (file relative to its crate's `src/`, text) of every source file of the
 /// workspace: the command line's `src/` and each layer's `crates/*/src/`.

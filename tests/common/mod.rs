@@ -185,6 +185,18 @@ impl TestEnv {
 
 /// `git` in `dir` with no user or system config and a fixed author; the
 /// rest of the environment is inherited unless the caller clears it.
+/// Every `.rs` file below `dir`, into `out`.
+pub fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
 pub fn git_command(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
