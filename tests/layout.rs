@@ -299,3 +299,42 @@ fn only_layout_spells_the_names_of_the_inbox_and_the_private_state() {
         offenders.join("\n")
     );
 }
+
+/// README "Layout of the code" names every crate of the workspace and every
+/// module at the top of each crate, so the map cannot fall behind the code.
+#[test]
+fn the_code_map_names_every_crate_and_module() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let start = readme
+        .find("## Layout of the code")
+        .expect("README has a Layout of the code section");
+    let block_start = start + readme[start..].find("```").unwrap() + 3;
+    let block = &readme[block_start..block_start + readme[block_start..].find("```").unwrap()];
+    let words: std::collections::HashSet<&str> = block
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .collect();
+    let mut missing = Vec::new();
+    let mut dirs = vec![root.join("src")];
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = format!("aea-{}", dir.file_name().unwrap().to_string_lossy());
+        if !words.contains(name.as_str()) {
+            missing.push(name);
+        }
+        dirs.push(dir.join("src"));
+    }
+    for dir in dirs {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let file = entry.unwrap().file_name().to_string_lossy().into_owned();
+            let module = file.strip_suffix(".rs").unwrap_or(&file);
+            if !["lib", "main"].contains(&module) && !words.contains(module) {
+                missing.push(format!("{}/{file}", dir.display()));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "README \"Layout of the code\" does not name: {missing:?}"
+    );
+}
