@@ -1,4 +1,4 @@
-//! The layout rules of README "Layout of the code" that clippy cannot
+//! The layout rules of the book's "Layout of the code" (`docs/src/layout.md`) that clippy cannot
 //! express, checked on the sources: only `repo` uses git2, and only the
 //! modules that clippy.toml's rules are written for may lift them.
 
@@ -300,15 +300,16 @@ fn only_layout_spells_the_names_of_the_inbox_and_the_private_state() {
     );
 }
 
-/// README "Layout of the code" names every crate of the workspace and every
-/// module at the top of each crate, so the map cannot fall behind the code.
+/// The book's "Layout of the code" (`docs/src/layout.md`) names every crate
+/// of the workspace and every module at the top of each crate, so the map
+/// cannot fall behind the code.
 #[test]
 fn the_code_map_names_every_crate_and_module() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root.join("docs/src/layout.md")).unwrap();
     let start = readme
-        .find("## Layout of the code")
-        .expect("README has a Layout of the code section");
+        .find("# Layout of the code")
+        .expect("docs/src/layout.md has a Layout of the code section");
     let block_start = start + readme[start..].find("```").unwrap() + 3;
     let block = &readme[block_start..block_start + readme[block_start..].find("```").unwrap()];
     let words: std::collections::HashSet<&str> = block
@@ -335,6 +336,6 @@ fn the_code_map_names_every_crate_and_module() {
     }
     assert!(
         missing.is_empty(),
-        "README \"Layout of the code\" does not name: {missing:?}"
+        "docs/src/layout.md \"Layout of the code\" does not name: {missing:?}"
     );
 }

@@ -21,6 +21,7 @@ mod concurrency;
 mod config_trust;
 mod cost_follows;
 mod custody;
+mod docs;
 mod errors;
 mod escape;
 mod faults;

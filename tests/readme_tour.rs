@@ -1,8 +1,8 @@
-//! The README's "A five-minute tour" is a real terminal session: every
-//! command in it runs here, in order, in a fresh home folder, with the
-//! clock and random seed fixed, and must succeed and print what the README
-//! shows (stderr, then stdout; home shown as `/home/me`; a line `…` stands
-//! for any lines). A
+//! The book's "A five-minute tour" (`docs/src/tour.md`) and the README's
+//! "Quick start" are real terminal sessions: every command in each runs
+//! here, in order, in a fresh home folder, with the clock and random seed
+//! fixed, and must succeed and print what the page shows (stderr, then
+//! stdout; home shown as `/home/me`; a line `…` stands for any lines). A
 //! change to the output breaks this test, and its message carries the new
 //! output to paste.
 
@@ -21,11 +21,13 @@ struct Step {
 }
 
 /// The commands (`$ ` lines, `\` continuing one) and the output under each
-/// of the tour's first `console` block.
-fn tour() -> Vec<Step> {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let section = &readme[readme.find("## A five-minute tour").expect("the tour")..];
+/// of the first `console` block after `heading` in the file `page`.
+fn session(page: &str, heading: &str) -> Vec<Step> {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(page)).unwrap();
+    let section = &text[text
+        .find(heading)
+        .unwrap_or_else(|| panic!("{page} has {heading:?}"))..];
     let block = &section[section.find("```console\n").expect("a console block") + 11..];
     let block = &block[..block.find("\n```").expect("the block ends")];
     let mut steps: Vec<Step> = Vec::new();
@@ -65,7 +67,16 @@ fn matches(expected: &[String], actual: &[&str]) -> bool {
 }
 
 #[test]
-fn the_readme_tour_runs_as_shown() {
+fn the_book_tour_runs_as_shown() {
+    runs_as_shown("docs/src/tour.md", "# A five-minute tour");
+}
+
+#[test]
+fn the_readme_quick_start_runs_as_shown() {
+    runs_as_shown("README.md", "## A five-minute quick start");
+}
+
+fn runs_as_shown(page: &str, heading: &str) {
     let env = TestEnv::new();
     let home = env.path().join("home");
     let bin = env.path().join("bin");
@@ -79,8 +90,8 @@ fn the_readme_tour_runs_as_shown() {
     );
     let cwd_file = env.path().join("cwd");
     let mut cwd: PathBuf = home.clone();
-    let steps = tour();
-    assert!(steps.len() >= 8, "the tour has its commands");
+    let steps = session(page, heading);
+    assert!(steps.len() >= 8, "{page}: the session has its commands");
     let mut transcript = String::new();
     for (seed, step) in steps.iter().enumerate() {
         // A shell per line, as typed; `cd` carries over to the next one.
@@ -120,7 +131,7 @@ fn the_readme_tour_runs_as_shown() {
         let actual: Vec<&str> = shown.lines().collect();
         assert!(
             matches(&step.expected, &actual),
-            "`{}` printed other than the README shows; the session so far:\n{transcript}",
+            "`{}` printed other than {page} shows; the session so far:\n{transcript}",
             step.command
         );
     }

@@ -1,6 +1,6 @@
-//! The signed form of a message (README "The signed form") is a format
-//! other tools and earlier mail depend on: its test vectors are read from
-//! the README itself and checked against the code, and mail signed by the
+//! The signed form of a message (the book's "The signed form",
+//! `docs/src/message-format.md`) is a format other tools and earlier mail
+//! depend on: its test vectors are read from the book itself and checked against the code, and mail signed by the
 //! first version that signed still verifies.
 
 use std::path::{Path, PathBuf};
@@ -21,14 +21,19 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
-/// The README's "The signed form" section.
+/// The book's "The signed form" section, up to the next heading of its
+/// level or above.
 fn signed_form_section() -> String {
-    let readme = std::fs::read_to_string(manifest().join("README.md")).unwrap();
-    let start = readme
-        .find("\n### The signed form\n")
-        .expect("README has a section \"The signed form\"");
-    let rest = &readme[start + 1..];
-    let end = rest[4..].find("\n## ").map_or(rest.len(), |e| e + 4);
+    let page = std::fs::read_to_string(manifest().join("docs/src/message-format.md")).unwrap();
+    let start = page
+        .find("\n## The signed form\n")
+        .expect("docs/src/message-format.md has a section \"The signed form\"");
+    let rest = &page[start + 1..];
+    let end = [rest[3..].find("\n## "), rest[3..].find("\n# ")]
+        .into_iter()
+        .flatten()
+        .min()
+        .map_or(rest.len(), |e| e + 3);
     rest[..end].to_string()
 }
 
@@ -86,7 +91,7 @@ fn the_readme_test_vectors_are_what_the_code_signs() {
     assert_eq!(signature.key, public);
     assert_eq!(signature.value, item(&section, "signature"));
 
-    // The README's file with that signature added verifies as read, in
+    // The book's file with that signature added verifies as read, in
     // any layout; one changed character does not.
     let mut signed = value.clone();
     signed["signature"] = serde_json::to_value(&signature).unwrap();
