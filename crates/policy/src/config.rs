@@ -846,6 +846,7 @@ mod tests {
             include_str!("../../../docs/src/exit-codes.md"),
             include_str!("../../../docs/src/files.md"),
             include_str!("../../../docs/src/hooks.md"),
+            include_str!("../../../docs/src/introduction.md"),
             include_str!("../../../docs/src/json.md"),
             include_str!("../../../docs/src/keys.md"),
             include_str!("../../../docs/src/layout.md"),
