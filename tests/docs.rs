@@ -102,7 +102,10 @@ fn the_docs_relative_links_reach_files_and_headings() {
             }
         }
     }
-    assert!(checked > 20, "the docs link to each other ({checked} links)");
+    assert!(
+        checked > 20,
+        "the docs link to each other ({checked} links)"
+    );
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
 

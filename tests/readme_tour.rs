@@ -23,8 +23,7 @@ struct Step {
 /// The commands (`$ ` lines, `\` continuing one) and the output under each
 /// of the first `console` block after `heading` in the file `page`.
 fn session(page: &str, heading: &str) -> Vec<Step> {
-    let text =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(page)).unwrap();
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(page)).unwrap();
     let section = &text[text
         .find(heading)
         .unwrap_or_else(|| panic!("{page} has {heading:?}"))..];
