@@ -1,7 +1,7 @@
 //! `aea completions <shell>` and `aea man`: the shell completion script and
 //! the man page, generated from the clap definition so they cannot drift
 //! from `--help`. Both print to stdout; where to put them is the user's
-//! (README "Install").
+//! (README "The two commands").
 
 use clap::CommandFactory;
 

@@ -110,7 +110,7 @@ fn start(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     };
     if doorbells.is_empty() {
         ctx.printer.warn(
-            "no doorbell: the monitor will only log arrivals; add one under `monitoring: transports:` in .aea/agent-config.yaml (tmux, desktop, command, …; see \"Waking a waiting agent\" in the README), then run `aea trust`",
+            "no doorbell: the monitor will only log arrivals; add one under `monitoring: transports:` in .aea/agent-config.yaml (tmux, desktop, command, …; see \"Waking a waiting agent\" in aea's book, `docs/src/waking.md`), then run `aea trust`",
         );
     }
     let _ = fs::remove_file(state_file(mailbox, Private::MonitorStop));

@@ -41,7 +41,7 @@ word_enum! {
 }
 
 impl OacpType {
-    /// The AEA type an OACP type is read as (the README's table).
+    /// The AEA type an OACP type is read as (the table in docs/src/other-tools.md).
     pub(crate) fn to_aea(self) -> MessageType {
         match self {
             OacpType::TaskRequest | OacpType::ReviewRequest => MessageType::Request,
