@@ -237,7 +237,9 @@ pub(crate) fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
 }
 
 /// Every instruction text an agent reads: the section, the prompt, and
-/// each whole file a harness gets (commands, rules).
+/// each whole file a harness gets (commands, rules). For tests only (the
+/// command line's checks that every command named there exists).
+#[cfg(any(test, feature = "test-support"))]
 pub fn instructions() -> Vec<(String, String)> {
     let mut texts = vec![
         (
