@@ -14,10 +14,6 @@ use serde_json::Value;
 use crate::common::*;
 use crate::schemas::assert_fits;
 
-fn sha256(bytes: &[u8]) -> String {
-    aea::fsutil::sha256_hex(bytes)
-}
-
 /// Adds `files` to the tree at `git_ref` in the bare `remote`, as anyone
 /// with push access can: the names there stay, a name given is replaced.
 fn add_on_remote(remote: &Path, git_ref: &str, files: &[(&str, &[u8])]) {
@@ -106,7 +102,7 @@ fn an_attachment_travels_by_sync_and_is_written_verified_on_the_other_machine() 
     let a = Machine::new(&env, "aa", &remote, &["bb"]);
     let b = Machine::new(&env, "bb", &remote, &["aa"]);
     let content = b"line 1\nstack trace\n\x00binary\xff";
-    let digest = sha256(content);
+    let digest = aea::fsutil::sha256_hex(content);
     let id = send_with_attachment(&env, &a, content);
     assert_eq!(
         std::fs::read(a.state.join("attachments").join(&digest)).unwrap(),
@@ -165,13 +161,13 @@ fn attachment_blobs_on_the_remote_that_do_not_verify_are_refused_and_never_store
     let a = Machine::new(&env, "aa", &remote, &["bb"]);
     let b = Machine::new(&env, "bb", &remote, &["aa"]);
     let content = b"the real log\n";
-    let digest = sha256(content);
+    let digest = aea::fsutil::sha256_hex(content);
     let id = send_with_attachment(&env, &a, content);
     forget_on_sender(&a);
     // Someone with push access swaps the content, and adds blobs under a
     // name that is no digest and one over the limit.
     let big = vec![b'x'; 8 * 1024 * 1024 + 1];
-    let big_name = format!("{}.blob", sha256(&big));
+    let big_name = format!("{}.blob", aea::fsutil::sha256_hex(&big));
     add_on_remote(
         &remote,
         "refs/aea/mail/bb",
@@ -180,7 +176,10 @@ fn attachment_blobs_on_the_remote_that_do_not_verify_are_refused_and_never_store
             ("not-a-digest.blob", content),
             (&big_name, &big),
             // Content no message names: not kept, not worth a warning.
-            (&format!("{}.blob", sha256(b"unasked")), b"unasked"),
+            (
+                &format!("{}.blob", aea::fsutil::sha256_hex(b"unasked")),
+                b"unasked",
+            ),
         ],
     );
 
@@ -239,14 +238,6 @@ fn local_send(env: &TestEnv, api: &Path, name: &str, content: &[u8]) -> String {
     )
 }
 
-fn inbox_file_of(repo: &Path, id: &str) -> std::path::PathBuf {
-    inbox_files(repo)
-        .into_iter()
-        .map(|n| repo.join(".aea").join(n))
-        .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains(id)))
-        .unwrap_or_else(|| panic!("no file for {id}"))
-}
-
 #[test]
 fn an_attachment_on_the_same_machine_is_read_from_the_sender_repository_and_verified() {
     let env = TestEnv::new();
@@ -301,17 +292,16 @@ fn a_hostile_attachment_path_never_reads_outside_the_sender_repository() {
 
     // A message whose path climbs out, or is absolute, with the SHA-256
     // of what is there.
-    let file = inbox_file_of(&web, &id);
+    let file = &web.join(".aea").join(file_of(&web, &id));
     for hostile in [
         "../secret.txt",
         "../../secret.txt",
         secret.to_str().unwrap(),
     ] {
-        let mut value: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-        value["message"]["attachments"] =
-            serde_json::json!([{"path": hostile, "sha256": sha256(b"top secret\n")}]);
+        let mut value: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        value["message"]["attachments"] = serde_json::json!([{"path": hostile, "sha256": aea::fsutil::sha256_hex(b"top secret\n")}]);
         env.resign(&mut value);
-        std::fs::write(&file, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+        std::fs::write(file, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
         let listed = env.ok(&web, &["attachment", &id]);
         assert!(listed.contains("not available"), "{hostile}: {listed}");
         assert!(!listed.contains("top secret"), "{listed}");
@@ -394,7 +384,7 @@ fn many_blobs_on_the_remote_are_never_held_in_memory_at_once() {
         .map(|i| {
             let mut bytes = vec![b'x'; 8 * 1024 * 1024 - 64];
             bytes[0] = i;
-            (format!("{}.blob", sha256(&bytes)), bytes)
+            (format!("{}.blob", aea::fsutil::sha256_hex(&bytes)), bytes)
         })
         .collect();
     let named: Vec<(&str, &[u8])> = blobs
@@ -439,12 +429,12 @@ fn listing_a_message_with_thousands_of_attachments_finishes_quickly() {
     let web = env.repo("web");
     let big: Vec<u8> = (0..4 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
     let id = local_send(&env, &api, "big.bin", &big);
-    let file = inbox_file_of(&web, &id);
-    let mut value: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let file = &web.join(".aea").join(file_of(&web, &id));
+    let mut value: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
     let one = value["message"]["attachments"][0].clone();
     value["message"]["attachments"] = Value::Array(vec![one; 2000]);
     env.resign(&mut value);
-    std::fs::write(&file, serde_json::to_vec(&value).unwrap()).unwrap();
+    std::fs::write(file, serde_json::to_vec(&value).unwrap()).unwrap();
 
     let started = std::time::Instant::now();
     let child = env
@@ -516,7 +506,7 @@ fn a_blob_whose_place_in_the_store_is_taken_is_not_reported_received() {
     let a = Machine::new(&env, "aa", &remote, &["bb"]);
     let b = Machine::new(&env, "bb", &remote, &["aa"]);
     let content = b"the log\n";
-    let digest = sha256(content);
+    let digest = aea::fsutil::sha256_hex(content);
     send_with_attachment(&env, &a, content);
     std::fs::create_dir_all(b.state.join("attachments").join(&digest)).unwrap();
     let out = b.run(&env, &["--json", "sync"]);

@@ -17,29 +17,6 @@ use serde_json::json;
 
 use crate::common::*;
 
-/// git in `dir` with the sealed environment of `env` (its HOME and
-/// registry, so the hooks aea installed there find them).
-fn git_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    let mut cmd = git_command(dir);
-    cmd.env("HOME", env.path().join("home"))
-        .env("USER", "tester")
-        .env("AEA_REGISTRY", env.registry())
-        .args(["-c", "init.defaultBranch=main"])
-        .args(args);
-    cmd.output().unwrap()
-}
-
-fn git_ok(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
-    let out = git_in(env, dir, args);
-    assert!(
-        out.status.success(),
-        "git {args:?} failed\nstdout: {}\nstderr: {}",
-        stdout(&out),
-        stderr(&out)
-    );
-    stdout(&out)
-}
-
 /// The author's machine: `web`, a git repository that uses aea (config
 /// and prompts committed as `init` leaves them, no hooks).
 struct Upstream {
@@ -52,24 +29,25 @@ impl Upstream {
         let env = TestEnv::new();
         let repo = env.path().join("web");
         std::fs::create_dir_all(&repo).unwrap();
-        git_ok(&env, &repo, &["init", "-q"]);
+        env.git_ok(&repo, &["init", "-q"]);
         env.ok(&repo, &["init", "--no-git-hooks", "--no-agent-files"]);
         std::fs::write(repo.join("README.md"), "web\n").unwrap();
-        git_ok(&env, &repo, &["add", "-A"]);
-        git_ok(&env, &repo, &["commit", "-q", "-m", "web, with aea"]);
+        env.git_ok(&repo, &["add", "-A"]);
+        env.git_ok(&repo, &["commit", "-q", "-m", "web, with aea"]);
         Upstream { env, repo }
     }
 
     /// Commits everything in the work tree, ignored files under `paths`
     /// included (`git add -f`), deletions too.
     fn commit_all(&self, paths: &[&str], message: &str) {
-        git_ok(&self.env, &self.repo, &["add", "-A"]);
+        self.env.git_ok(&self.repo, &["add", "-A"]);
         if !paths.is_empty() {
             let mut args = vec!["add", "-f", "--"];
             args.extend_from_slice(paths);
-            git_ok(&self.env, &self.repo, &args);
+            self.env.git_ok(&self.repo, &args);
         }
-        git_ok(&self.env, &self.repo, &["commit", "-q", "-m", message]);
+        self.env
+            .git_ok(&self.repo, &["commit", "-q", "-m", message]);
     }
 }
 
@@ -85,8 +63,7 @@ impl Victim {
     fn clone_of(up: &Upstream) -> Self {
         let env = TestEnv::new();
         let web = env.path().join("web");
-        git_ok(
-            &env,
+        env.git_ok(
             &env.path(),
             &[
                 "clone",
@@ -119,14 +96,14 @@ impl Victim {
     }
 
     fn pull(&self) -> Output {
-        git_in(&self.env, &self.web, &["pull", "-q", "--no-rebase"])
+        self.env.git(&self.web, &["pull", "-q", "--no-rebase"])
     }
 
     /// `git commit` of a new file, with aea's hooks on.
     fn try_commit(&self, file: &str) -> Output {
         std::fs::write(self.web.join(file), file).unwrap();
-        git_ok(&self.env, &self.web, &["add", "--", file]);
-        git_in(&self.env, &self.web, &["commit", "-q", "-m", file])
+        self.env.git_ok(&self.web, &["add", "--", file]);
+        self.env.git(&self.web, &["commit", "-q", "-m", file])
     }
 }
 
@@ -426,11 +403,9 @@ fn a_pull_that_swaps_the_inbox_for_a_file_loses_no_waiting_mail_unnoticed() {
     // `init` wrote this machine's key into the committed config; the
     // victim keeps that out of the project (a dirty config would only make
     // git refuse the pull).
-    git_ok(
-        &victim.env,
-        &victim.web,
-        &["checkout", "--", ".aea/agent-config.yaml"],
-    );
+    victim
+        .env
+        .git_ok(&victim.web, &["checkout", "--", ".aea/agent-config.yaml"]);
     let id = victim.urgent_handoff("rotate the prod credentials");
     let short = victim.env.short_ref(&victim.web, &id);
     let pending = victim.env.json(&victim.web, &["pending"]);
@@ -446,7 +421,7 @@ fn a_pull_that_swaps_the_inbox_for_a_file_loses_no_waiting_mail_unnoticed() {
         victim.web.join(".aea").is_file(),
         "the pull did not bring the file"
     );
-    git_ok(&up.env, &up.repo, &["revert", "--no-edit", "HEAD"]);
+    up.env.git_ok(&up.repo, &["revert", "--no-edit", "HEAD"]);
     let pulled = victim.pull();
     assert!(pulled.status.success(), "git pull: {}", stderr(&pulled));
     assert!(victim.web.join(".aea/agent-config.yaml").is_file());
@@ -491,16 +466,15 @@ fn a_pulled_gitignore_gets_no_received_mail_committed() {
         ],
     );
     std::fs::write(victim.web.join("work.txt"), "work\n").unwrap();
-    git_ok(&victim.env, &victim.web, &["add", "-A"]);
-    let out = git_in(&victim.env, &victim.web, &["commit", "-q", "-m", "work"]);
+    victim.env.git_ok(&victim.web, &["add", "-A"]);
+    let out = victim.env.git(&victim.web, &["commit", "-q", "-m", "work"]);
     if !out.status.success() {
         return;
     }
-    let tree = git_ok(
-        &victim.env,
+    let tree = stdout(&victim.env.git_ok(
         &victim.web,
         &["ls-tree", "-r", "--name-only", "HEAD", "--", ".aea"],
-    );
+    ));
     let leaked: Vec<&str> = tree
         .lines()
         .filter(|p| p.contains("/message-") || p.ends_with("agent.log"))

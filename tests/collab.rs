@@ -3,20 +3,15 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::common::poll_until;
 
 use aea::collab::{EventName, Folder, Phase, Review};
 use chrono::Utc;
 
 /// Set in the children this test binary starts: `<folder>|<participant>`.
 const CHILD: &str = "AEA_TEST_COLLAB_CHILD";
-
-fn wait_for(what: &str, deadline: Instant, done: impl Fn() -> bool) {
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
 
 /// One participant in a child process: says it is ready, waits for the
 /// start signal, appends its review.
@@ -29,8 +24,10 @@ fn a_child_reviews() {
     let (folder, who) = spec.split_once('|').unwrap();
     let folder = Path::new(folder);
     std::fs::write(folder.join(format!("ready-{who}")), b"").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    wait_for("the start signal", deadline, || folder.join("go").exists());
+    assert!(
+        poll_until(Duration::from_secs(60), || folder.join("go").exists()),
+        "timed out waiting for the start signal"
+    );
     let review = Review {
         summary: format!("{who} reviewed"),
         position: vec![format!("{who} agrees")],
@@ -78,12 +75,12 @@ fn eight_processes_review_at_once() {
                 .unwrap()
         })
         .collect();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    wait_for("every child to be ready", deadline, || {
+    let ready = poll_until(Duration::from_secs(60), || {
         reviewers
             .iter()
             .all(|who| tmp.path().join(format!("ready-{who}")).exists())
     });
+    assert!(ready, "timed out waiting for every child to be ready");
     std::fs::write(tmp.path().join("go"), b"").unwrap();
     for mut child in children {
         assert!(child.wait().unwrap().success());

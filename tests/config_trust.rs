@@ -4,39 +4,9 @@
 //! durations and limits out of range are errors, never panics.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common::*;
-
-/// git with the same sealed environment as aea (HOME holds the trust store).
-fn git_with(env: &TestEnv, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    let mut cmd = git_command(dir);
-    cmd.env("HOME", env.path().join("home"))
-        .env("USER", "tester")
-        .env("AEA_REGISTRY", env.registry())
-        .args(["-c", "init.defaultBranch=main"])
-        .args(args);
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    cmd.output().unwrap()
-}
-
-fn git(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    git_with(env, dir, args, &[])
-}
-
-fn git_ok(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    let out = git(env, dir, args);
-    assert!(
-        out.status.success(),
-        "git {args:?} failed\nstdout: {}\nstderr: {}",
-        stdout(&out),
-        stderr(&out)
-    );
-    out
-}
 
 fn config_path(repo: &Path) -> PathBuf {
     repo.join(".aea/agent-config.yaml")
@@ -57,23 +27,19 @@ fn a_cloned_config_runs_nothing_on_checkout_or_sync() {
     let pwned = env.path().join("pwned");
     let origin = env.path().join("origin");
     std::fs::create_dir_all(&origin).unwrap();
-    git_ok(&env, &origin, &["init", "-q"]);
+    env.git_ok(&origin, &["init", "-q"]);
     env.ok(&origin, &["init", "--no-agent-files", "--no-git-hooks"]);
     std::fs::write(config_path(&origin), hostile_config(&pwned)).unwrap();
-    git_ok(&env, &origin, &["add", "-A"]);
-    git_ok(
-        &env,
-        &origin,
-        &["commit", "-q", "-m", "a friendly repository"],
-    );
+    env.git_ok(&origin, &["add", "-A"]);
+    env.git_ok(&origin, &["commit", "-q", "-m", "a friendly repository"]);
 
     let root = env.path();
-    git_ok(&env, &root, &["clone", "-q", "origin", "clone"]);
+    env.git_ok(&root, &["clone", "-q", "origin", "clone"]);
     let clone = root.join("clone");
     env.ok(&clone, &["init", "--no-agent-files"]);
     assert!(clone.join(".git/hooks/post-checkout").exists());
 
-    let out = git_ok(&env, &clone, &["checkout", "-q", "-b", "feature"]);
+    let out = env.git_ok(&clone, &["checkout", "-q", "-b", "feature"]);
     assert!(!pwned.exists(), "post-checkout ran the committed remote");
     assert!(stderr(&out).contains("aea trust"), "{}", stderr(&out));
 
@@ -97,7 +63,7 @@ fn a_cloned_config_runs_nothing_on_checkout_or_sync() {
     let out = env.run(&clone, &["sync"]);
     assert_eq!(code(&out), 5, "{}", stderr(&out));
     assert!(stderr(&out).contains("begins with `-`"), "{}", stderr(&out));
-    let out = git_ok(&env, &clone, &["checkout", "-q", "main"]);
+    let out = env.git_ok(&clone, &["checkout", "-q", "main"]);
     assert!(stderr(&out).contains("begins with `-`"), "{}", stderr(&out));
     assert!(!pwned.exists());
     // The trust lives outside the repository.
@@ -176,17 +142,6 @@ fn events(repo: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + limit;
-    while Instant::now() < until {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    done()
-}
-
 /// Starts the monitor and waits until it has rung (or not) for the waiting
 /// mail: its `notified` event is the signal. Returns the transports it
 /// rang, then stops it.
@@ -204,7 +159,7 @@ fn one_monitor_round(env: &TestEnv, repo: &Path) -> Vec<String> {
             .map(|e| e["transport"].as_str().unwrap_or_default().to_string())
             .collect()
     };
-    let done = wait_for(Duration::from_secs(10), || !rang().is_empty());
+    let done = poll_until(Duration::from_secs(10), || !rang().is_empty());
     env.ok(repo, &["monitor", "stop"]);
     assert!(done, "the monitor never got to the waiting mail");
     let rang = rang();
@@ -257,16 +212,10 @@ fn gated_repo(env: &TestEnv) -> PathBuf {
     let api = env.repo("api");
     let web = env.path().join("web");
     std::fs::create_dir_all(&web).unwrap();
-    git_ok(env, &web, &["init", "-q"]);
+    env.git_ok(&web, &["init", "-q"]);
     env.ok(&web, &["init", "--no-agent-files"]);
     env.question(&api, "web", "waiting");
     web
-}
-
-fn commit(env: &TestEnv, dir: &Path, file: &str, vars: &[(&str, &str)]) -> Output {
-    std::fs::write(dir.join(file), file).unwrap();
-    git_ok(env, dir, &["add", file]);
-    git_with(env, dir, &["commit", "-q", "-m", file], vars)
 }
 
 #[test]
@@ -277,7 +226,7 @@ fn a_config_that_does_not_read_blocks_the_commit_gate() {
     let original = std::fs::read_to_string(&config).unwrap();
     assert!(original.contains("block_on: urgent_pending"));
     // A correct config lets this commit through: nothing urgent waits.
-    assert!(commit(&env, &web, "ok.txt", &[]).status.success());
+    assert!(env.commit_new_file(&web, "ok.txt", &[]).status.success());
 
     for (i, (broken, needle)) in [
         (format!("{original}agent:\n  id: [web\n"), "line"),
@@ -294,7 +243,7 @@ fn a_config_that_does_not_read_blocks_the_commit_gate() {
     .enumerate()
     {
         std::fs::write(&config, &broken).unwrap();
-        let out = commit(&env, &web, &format!("f{i}.txt"), &[]);
+        let out = env.commit_new_file(&web, &format!("f{i}.txt"), &[]);
         assert!(!out.status.success(), "case {i}: the commit went through");
         let err = stderr(&out);
         assert!(err.contains("commit blocked"), "case {i}: {err}");
@@ -315,12 +264,7 @@ fn a_config_that_does_not_read_blocks_the_commit_gate() {
         assert!(stdout(&d).contains(needle), "case {i}: {}", stdout(&d));
         assert_ne!(code(&d), 0, "case {i}");
         // The documented bypass still works.
-        let out = commit(
-            &env,
-            &web,
-            &format!("skip{i}.txt"),
-            &[("AEA_SKIP_HOOKS", "1")],
-        );
+        let out = env.commit_new_file(&web, &format!("skip{i}.txt"), &[("AEA_SKIP_HOOKS", "1")]);
         assert!(out.status.success(), "case {i}: {}", stderr(&out));
     }
 

@@ -16,18 +16,6 @@ fn forget(env: &TestEnv, repo: &Path) {
     let _ = std::fs::remove_file(seen.join("page.json"));
 }
 
-/// The inbox file of `repo` holding message `id`.
-fn file_of(repo: &Path, id: &str) -> String {
-    inbox_files(repo)
-        .into_iter()
-        .find(|n| {
-            let v: Value =
-                serde_json::from_slice(&std::fs::read(repo.join(".aea").join(n)).unwrap()).unwrap();
-            v["message_id"] == id
-        })
-        .unwrap_or_else(|| panic!("no inbox file holds {id}"))
-}
-
 /// A first page with nothing remembered checks signatures after the
 /// replay judgement has run: a genuine verified message whose id an
 /// unsigned squatter held and left through `process` is judged as if it

@@ -147,10 +147,6 @@ impl Shared {
     }
 }
 
-fn sha256(bytes: &[u8]) -> String {
-    aea::fsutil::sha256_hex(bytes)
-}
-
 /// The attack: the person reads the gated message with `show`, its sender
 /// rewrites the file in place, the person approves what it read. The
 /// approval must not bind the new bytes, and `process --outcome done` must
@@ -205,7 +201,7 @@ fn a_rewrite_after_show_gets_no_approval_and_is_not_processed() {
     let approval = s.env.json(&s.web, &["approve", &id]);
     assert_eq!(
         approval["approval"]["sha256"].as_str(),
-        Some(sha256(&original).as_str()),
+        Some(aea::fsutil::sha256_hex(&original).as_str()),
         "the approval binds the bytes show printed"
     );
     s.env.ok(&s.web, &["process", &id, "--outcome", "done"]);

@@ -46,14 +46,7 @@ fn gated_repository(env: &TestEnv) -> std::path::PathBuf {
 
 /// `git commit` of a new file in `repo`, with aea's hooks on.
 fn commit(env: &TestEnv, repo: &Path, name: &str) -> std::process::Output {
-    std::fs::write(repo.join(name), name).unwrap();
-    git(repo, &["add", name]);
-    let mut cmd = git_command(repo);
-    cmd.env("HOME", env.path().join("home"))
-        .env("AEA_REGISTRY", env.registry())
-        .env("AEA_HOOK_TIMEOUT", "1")
-        .args(["commit", "-q", "-m", name]);
-    cmd.output().unwrap()
+    env.commit_new_file(repo, name, &[("AEA_HOOK_TIMEOUT", "1")])
 }
 
 #[test]

@@ -4,49 +4,14 @@
 //! settings merge and `aea uninstall` / `aea doctor`.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use crate::common::*;
-
-/// git with the same sealed environment as aea, plus a fixed author.
-fn git(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    git_with(env, dir, args, &[])
-}
-
-fn git_with(env: &TestEnv, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    let mut cmd = git_command(dir);
-    cmd.env("HOME", env.path().join("home"))
-        .env("USER", "tester")
-        .env("AEA_REGISTRY", env.registry())
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "protocol.file.allow=always",
-        ])
-        .args(args);
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    cmd.output().unwrap()
-}
-
-fn git_ok(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    let out = git(env, dir, args);
-    assert!(
-        out.status.success(),
-        "git {args:?} failed\nstdout: {}\nstderr: {}",
-        stdout(&out),
-        stderr(&out)
-    );
-    out
-}
 
 /// An empty git repository named `name`, without aea.
 pub(crate) fn plain_git_repo(env: &TestEnv, name: &str) -> PathBuf {
     let dir = env.path().join(name);
     std::fs::create_dir_all(&dir).unwrap();
-    git_ok(env, &dir, &["init", "-q"]);
+    env.git_ok(&dir, &["init", "-q"]);
     dir
 }
 
@@ -55,12 +20,6 @@ fn git_repo(env: &TestEnv, name: &str) -> PathBuf {
     let dir = plain_git_repo(env, name);
     env.ok(&dir, &["init"]);
     dir
-}
-
-fn commit(env: &TestEnv, dir: &Path, file: &str) -> Output {
-    std::fs::write(dir.join(file), file).unwrap();
-    git_ok(env, dir, &["add", file]);
-    git(env, dir, &["commit", "-q", "-m", file])
 }
 
 fn set_config(repo: &Path, from: &str, to: &str) {
@@ -75,7 +34,7 @@ fn commit_checkout_and_merge_fire_their_hooks() {
     let env = TestEnv::new();
     let api = env.repo("api");
     let web = git_repo(&env, "web");
-    let out = commit(&env, &web, "a.txt");
+    let out = env.commit_new_file(&web, "a.txt", &[]);
     assert!(out.status.success());
     assert!(
         !stderr(&out).contains("aea:"),
@@ -84,7 +43,7 @@ fn commit_checkout_and_merge_fire_their_hooks() {
     );
 
     let first = env.question(&api, "web", "q1");
-    let out = commit(&env, &web, "b.txt");
+    let out = env.commit_new_file(&web, "b.txt", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("aea: 1 unprocessed message. Run `aea check`."),
@@ -92,29 +51,25 @@ fn commit_checkout_and_merge_fire_their_hooks() {
         stderr(&out)
     );
 
-    let out = git_ok(&env, &web, &["checkout", "-q", "-b", "feature"]);
+    let out = env.git_ok(&web, &["checkout", "-q", "-b", "feature"]);
     let first_ref = env.short_ref(&web, &first);
     assert!(
         stderr(&out).contains(&format!("aea: 1 new message ({first_ref})")),
         "{}",
         stderr(&out)
     );
-    let out = git_ok(&env, &web, &["checkout", "-q", "main"]);
+    let out = env.git_ok(&web, &["checkout", "-q", "main"]);
     assert!(
         !stderr(&out).contains("aea:"),
         "announced once: {}",
         stderr(&out)
     );
 
-    git_ok(&env, &web, &["checkout", "-q", "feature"]);
-    assert!(commit(&env, &web, "c.txt").status.success());
-    git_ok(&env, &web, &["checkout", "-q", "main"]);
+    env.git_ok(&web, &["checkout", "-q", "feature"]);
+    assert!(env.commit_new_file(&web, "c.txt", &[]).status.success());
+    env.git_ok(&web, &["checkout", "-q", "main"]);
     let second = env.question(&api, "web", "q2");
-    let out = git_ok(
-        &env,
-        &web,
-        &["merge", "-q", "--no-ff", "-m", "merge", "feature"],
-    );
+    let out = env.git_ok(&web, &["merge", "-q", "--no-ff", "-m", "merge", "feature"]);
     let err = stderr(&out);
     let second_ref = env.short_ref(&web, &second);
     assert!(
@@ -130,8 +85,7 @@ fn pull_rebase_fires_post_rewrite() {
     let env = TestEnv::new();
     let api = env.repo("api");
     let remote = env.path().join("remote.git");
-    git_ok(
-        &env,
+    env.git_ok(
         &env.path(),
         &["init", "-q", "--bare", remote.to_str().unwrap()],
     );
@@ -142,16 +96,11 @@ fn pull_rebase_fires_post_rewrite() {
         "post_checkout:\n    enabled: true",
         "post_checkout:\n    enabled: false",
     );
-    assert!(commit(&env, &web, "base.txt").status.success());
-    git_ok(
-        &env,
-        &web,
-        &["remote", "add", "origin", remote.to_str().unwrap()],
-    );
-    git_ok(&env, &web, &["push", "-q", "origin", "main"]);
+    assert!(env.commit_new_file(&web, "base.txt", &[]).status.success());
+    env.git_ok(&web, &["remote", "add", "origin", remote.to_str().unwrap()]);
+    env.git_ok(&web, &["push", "-q", "origin", "main"]);
     let other = env.path().join("other");
-    git_ok(
-        &env,
+    env.git_ok(
         &env.path(),
         &[
             "clone",
@@ -160,12 +109,16 @@ fn pull_rebase_fires_post_rewrite() {
             other.to_str().unwrap(),
         ],
     );
-    assert!(commit(&env, &other, "theirs.txt").status.success());
-    git_ok(&env, &other, &["push", "-q", "origin", "main"]);
+    assert!(
+        env.commit_new_file(&other, "theirs.txt", &[])
+            .status
+            .success()
+    );
+    env.git_ok(&other, &["push", "-q", "origin", "main"]);
 
-    assert!(commit(&env, &web, "mine.txt").status.success());
+    assert!(env.commit_new_file(&web, "mine.txt", &[]).status.success());
     let id = env.question(&api, "web", "arrived during the rebase");
-    let out = git_ok(&env, &web, &["pull", "-q", "--rebase", "origin", "main"]);
+    let out = env.git_ok(&web, &["pull", "-q", "--rebase", "origin", "main"]);
     let short_ref = env.short_ref(&web, &id);
     assert!(
         stderr(&out).contains(&format!("aea: 1 new message ({short_ref})")),
@@ -192,11 +145,11 @@ fn a_foreign_hook_still_runs_first_and_its_failure_still_blocks() {
     env.ok(&web, &["init", "--no-agent-files"]);
     assert!(web.join(".git/hooks/pre-commit.aea-orig").exists());
 
-    assert!(commit(&env, &web, "a.txt").status.success());
+    assert!(env.commit_new_file(&web, "a.txt", &[]).status.success());
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ran\n");
 
     std::fs::write(web.join("b.txt"), "b").unwrap();
-    git_ok(&env, &web, &["add", "b.txt"]);
+    env.git_ok(&web, &["add", "b.txt"]);
     let out = git_command(&web)
         .env("FOREIGN_EXIT", "3")
         .args(["commit", "-q", "-m", "b"])
@@ -226,7 +179,7 @@ fn pre_commit_blocks_only_where_the_policy_says_and_names_the_bypass() {
             "down",
         ],
     );
-    let out = commit(&env, &web, "a.txt");
+    let out = env.commit_new_file(&web, "a.txt", &[]);
     assert!(
         !out.status.success(),
         "the default preset blocks on urgent mail awaiting approval"
@@ -238,12 +191,11 @@ fn pre_commit_blocks_only_where_the_policy_says_and_names_the_bypass() {
         "{err}"
     );
 
-    let out = git(&env, &web, &["commit", "-q", "--no-verify", "-m", "a"]);
+    let out = env.git(&web, &["commit", "-q", "--no-verify", "-m", "a"]);
     assert!(out.status.success(), "{}", stderr(&out));
     std::fs::write(web.join("b.txt"), "b").unwrap();
-    git_ok(&env, &web, &["add", "b.txt"]);
-    let out = git_with(
-        &env,
+    env.git_ok(&web, &["add", "b.txt"]);
+    let out = env.git_with(
         &web,
         &["commit", "-q", "-m", "b"],
         &[("AEA_SKIP_HOOKS", "1")],
@@ -252,7 +204,7 @@ fn pre_commit_blocks_only_where_the_policy_says_and_names_the_bypass() {
     assert!(!stderr(&out).contains("aea:"));
 
     set_config(&web, "block_on: urgent_pending", "block_on: never");
-    let out = commit(&env, &web, "c.txt");
+    let out = env.commit_new_file(&web, "c.txt", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("waiting for a person's approval"),
@@ -419,10 +371,10 @@ fn hooks_go_to_the_common_dir_for_worktrees_and_submodules() {
     let api = env.repo("api");
     let web = git_repo(&env, "web");
     // The shared part of .aea/ is committed, so a linked worktree has it too.
-    git_ok(&env, &web, &["add", ".aea"]);
-    git_ok(&env, &web, &["commit", "-q", "-m", "aea"]);
+    env.git_ok(&web, &["add", ".aea"]);
+    env.git_ok(&web, &["commit", "-q", "-m", "aea"]);
     let wt = env.path().join("web-wt");
-    git_ok(&env, &web, &["worktree", "add", "-q", wt.to_str().unwrap()]);
+    env.git_ok(&web, &["worktree", "add", "-q", wt.to_str().unwrap()]);
     assert!(wt.join(".aea/agent-config.yaml").exists());
     let status = env.json(&wt, &["hooks", "status"]);
     assert_eq!(
@@ -444,7 +396,7 @@ fn hooks_go_to_the_common_dir_for_worktrees_and_submodules() {
         "../web-wt",
         &["--type", "update", "--subject", "to the worktree"],
     );
-    let out = commit(&env, &wt, "wt.txt");
+    let out = env.commit_new_file(&wt, "wt.txt", &[]);
     assert!(out.status.success());
     assert!(
         stderr(&out).contains("aea: 1 unprocessed message"),
@@ -455,10 +407,9 @@ fn hooks_go_to_the_common_dir_for_worktrees_and_submodules() {
     // A submodule's hooks live in the superproject's .git/modules/<name>/hooks.
     let lib = env.path().join("lib");
     std::fs::create_dir(&lib).unwrap();
-    git_ok(&env, &lib, &["init", "-q"]);
-    assert!(commit(&env, &lib, "lib.txt").status.success());
-    git_ok(
-        &env,
+    env.git_ok(&lib, &["init", "-q"]);
+    assert!(env.commit_new_file(&lib, "lib.txt", &[]).status.success());
+    env.git_ok(
         &web,
         &["submodule", "add", "-q", lib.to_str().unwrap(), "lib"],
     );
@@ -475,7 +426,7 @@ fn hooks_go_to_the_common_dir_for_worktrees_and_submodules() {
         "web-lib",
         &["--type", "update", "--subject", "to the submodule"],
     );
-    let out = commit(&env, &sub, "sub.txt");
+    let out = env.commit_new_file(&sub, "sub.txt", &[]);
     assert!(
         stderr(&out).contains("aea: 1 unprocessed message"),
         "{}",
@@ -487,7 +438,7 @@ fn hooks_go_to_the_common_dir_for_worktrees_and_submodules() {
 fn core_hooks_path_local_and_global() {
     let env = TestEnv::new();
     let web = plain_git_repo(&env, "web");
-    git_ok(&env, &web, &["config", "core.hooksPath", ".githooks"]);
+    env.git_ok(&web, &["config", "core.hooksPath", ".githooks"]);
     env.ok(&web, &["init", "--no-agent-files"]);
     assert!(web.join(".githooks/pre-commit").exists());
     assert!(!web.join(".git/hooks/pre-commit").exists());
@@ -506,12 +457,12 @@ fn core_hooks_path_local_and_global() {
     );
 
     // Bypassed: installed in .git/hooks while core.hooksPath points elsewhere.
-    git_ok(&env, &web, &["config", "--unset", "core.hooksPath"]);
+    env.git_ok(&web, &["config", "--unset", "core.hooksPath"]);
     env.ok(&web, &["hooks", "install"]);
-    git_ok(&env, &web, &["config", "core.hooksPath", "elsewhere"]);
+    env.git_ok(&web, &["config", "core.hooksPath", "elsewhere"]);
     let status = env.json(&web, &["hooks", "status"]);
     assert_eq!(status["hooks"][0]["state"], "bypassed");
-    git_ok(&env, &web, &["config", "--unset", "core.hooksPath"]);
+    env.git_ok(&web, &["config", "--unset", "core.hooksPath"]);
     env.ok(&web, &["hooks", "uninstall"]);
 
     // A global core.hooksPath is not written into without --force.
@@ -552,35 +503,27 @@ fn a_temporary_index_is_not_corrupted() {
     let api = env.repo("api");
     let web = git_repo(&env, "web");
     env.question(&api, "web", "mail so the hook has work");
-    assert!(commit(&env, &web, "base.txt").status.success());
+    assert!(env.commit_new_file(&web, "base.txt", &[]).status.success());
     std::fs::write(web.join("a.txt"), "a").unwrap();
     std::fs::write(web.join("b.txt"), "b").unwrap();
-    git_ok(&env, &web, &["add", "a.txt", "b.txt"]);
+    env.git_ok(&web, &["add", "a.txt", "b.txt"]);
     // A partial commit: git runs pre-commit with GIT_INDEX_FILE pointing at
     // a temporary index that holds only a.txt.
-    let out = git(&env, &web, &["commit", "-q", "-m", "only a", "--", "a.txt"]);
+    let out = env.git(&web, &["commit", "-q", "-m", "only a", "--", "a.txt"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("aea: 1 unprocessed message"),
         "the hook ran: {}",
         stderr(&out)
     );
-    let files = stdout(&git_ok(
-        &env,
-        &web,
-        &["show", "--name-only", "--format=", "HEAD"],
-    ));
+    let files = stdout(&env.git_ok(&web, &["show", "--name-only", "--format=", "HEAD"]));
     assert_eq!(files.trim(), "a.txt");
-    let status = stdout(&git_ok(
-        &env,
-        &web,
-        &["status", "--porcelain", "--", "a.txt", "b.txt"],
-    ));
+    let status = stdout(&env.git_ok(&web, &["status", "--porcelain", "--", "a.txt", "b.txt"]));
     assert_eq!(
         status, "A  b.txt\n",
         "b.txt is still staged, a.txt committed"
     );
-    git_ok(&env, &web, &["fsck", "--no-progress"]);
+    env.git_ok(&web, &["fsck", "--no-progress"]);
 }
 
 #[test]
@@ -739,11 +682,6 @@ fn doctor_names_each_problem_with_its_fix() {
     assert_eq!(code(&env.run(&web, &["doctor"])), 0);
 }
 
-fn make_executable(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
 /// Files with their bytes and permission bits.
 fn snapshot_with_modes(dir: &Path) -> Vec<(PathBuf, Vec<u8>, u32)> {
     use std::os::unix::fs::PermissionsExt;
@@ -780,11 +718,11 @@ fn a_post_checkout_line_names_five_new_messages_and_counts_the_rest() {
     let env = TestEnv::new();
     let api = env.repo("api");
     let web = git_repo(&env, "web");
-    commit(&env, &web, "a.txt");
+    env.commit_new_file(&web, "a.txt", &[]);
     for n in 0..8 {
         env.question(&api, "web", &format!("q{n}"));
     }
-    let out = git_ok(&env, &web, &["checkout", "-q", "-b", "feature"]);
+    let out = env.git_ok(&web, &["checkout", "-q", "-b", "feature"]);
     let said = stderr(&out);
     assert!(
         said.contains("aea: 8 new messages (") && said.contains(" and 3 more);"),

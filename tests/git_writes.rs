@@ -20,39 +20,14 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use sha2::Digest as _;
 
 use crate::common::*;
-
-/// git in `dir` with the sealed environment of `env` (its HOME and
-/// registry, so the hooks aea installs there find them) and a fixed author.
-fn git(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    let mut cmd = git_command(dir);
-    cmd.env("HOME", env.path().join("home"))
-        .env("USER", "tester")
-        .env("AEA_REGISTRY", env.registry())
-        .args(["-c", "init.defaultBranch=main"])
-        .args(args);
-    cmd.output().unwrap()
-}
-
-fn git_ok(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
-    let out = git(env, dir, args);
-    assert!(
-        out.status.success(),
-        "git {args:?} failed\nstdout: {}\nstderr: {}",
-        stdout(&out),
-        stderr(&out)
-    );
-    stdout(&out)
-}
 
 /// Clones `upstream` with real git into `env` as `web`, the way a teammate
 /// gets the project.
 fn clone(env: &TestEnv, upstream: &Path) -> PathBuf {
     let web = env.path().join("web");
-    git_ok(
-        env,
+    env.git_ok(
         &env.path(),
         &[
             "clone",
@@ -80,11 +55,11 @@ impl Upstream {
         let env = TestEnv::new();
         let repo = env.path().join("web");
         std::fs::create_dir_all(&repo).unwrap();
-        git_ok(&env, &repo, &["init", "-q"]);
+        env.git_ok(&repo, &["init", "-q"]);
         env.ok(&repo, &["init", "--no-git-hooks", "--no-agent-files"]);
         std::fs::write(repo.join("README.md"), "web\n").unwrap();
-        git_ok(&env, &repo, &["add", "-A"]);
-        git_ok(&env, &repo, &["commit", "-q", "-m", "web, with aea"]);
+        env.git_ok(&repo, &["add", "-A"]);
+        env.git_ok(&repo, &["commit", "-q", "-m", "web, with aea"]);
         let ops = env.repo("ops");
         Upstream { env, repo, ops }
     }
@@ -121,21 +96,10 @@ impl Upstream {
     fn commit_forced(&self, paths: &[&str], message: &str) {
         let mut args = vec!["add", "-f", "--"];
         args.extend_from_slice(paths);
-        git_ok(&self.env, &self.repo, &args);
-        git_ok(&self.env, &self.repo, &["commit", "-q", "-m", message]);
+        self.env.git_ok(&self.repo, &args);
+        self.env
+            .git_ok(&self.repo, &["commit", "-q", "-m", message]);
     }
-}
-
-/// The inbox file of `repo` holding message `id`.
-fn file_of(repo: &Path, id: &str) -> String {
-    inbox_files(repo)
-        .into_iter()
-        .find(|n| std::fs::read_to_string(repo.join(".aea").join(n)).is_ok_and(|t| t.contains(id)))
-        .unwrap_or_else(|| panic!("no inbox file holds {id}"))
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    format!("{:x}", sha2::Sha256::digest(bytes))
 }
 
 /// A person's approval of inbox file `name` (message `id`, `bytes`), in
@@ -152,7 +116,7 @@ fn approval_record(name: &str, id: &str, bytes: &[u8]) -> String {
         "at": "2026-11-21T10:00:00.000Z",
         "rule": "response_policy.handoff",
         "note": "go ahead",
-        "sha256": sha256_hex(bytes),
+        "sha256": aea::fsutil::sha256_hex(bytes),
     })
     .to_string()
 }
@@ -165,7 +129,7 @@ fn processed_marker(id: &str, bytes: &[u8], outcome: &str) -> String {
         "by": "tester",
         "outcome": outcome,
         "message_id": id,
-        "sha256": sha256_hex(bytes),
+        "sha256": aea::fsutil::sha256_hex(bytes),
     })
     .to_string()
 }
@@ -216,16 +180,6 @@ fn find_named(root: &Path, name: &str) -> Vec<PathBuf> {
     found
 }
 
-/// `check --json`'s item for message `id`, if `check` lists it.
-fn listed(env: &TestEnv, repo: &Path, id: &str) -> Option<Value> {
-    env.json(repo, &["check"])["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["id"] == id)
-        .cloned()
-}
-
 /// The ids in `aea pending --json`'s list `key`.
 fn pending_ids(report: &Value, key: &str) -> Vec<String> {
     report[key]
@@ -243,7 +197,9 @@ fn pending_ids(report: &Value, key: &str) -> Vec<String> {
 /// `process --outcome done` is refused (exit 5, SPEC §13: approval
 /// missing).
 fn assert_waits_for_a_person(env: &TestEnv, repo: &Path, id: &str) {
-    let item = listed(env, repo, id).unwrap_or_else(|| panic!("check does not list {id}"));
+    let item = env
+        .listed(repo, id)
+        .unwrap_or_else(|| panic!("check does not list {id}"));
     assert_eq!(
         item["approval"], "pending",
         "a record git wrote approved it: {item}"
@@ -282,8 +238,7 @@ fn assert_doctor_names(env: &TestEnv, repo: &Path, name: &str) {
 /// The bare repository `aea sync` pushes to, in `env`.
 fn mail_remote(env: &TestEnv) -> PathBuf {
     let remote = env.path().join("mail.git");
-    git_ok(
-        env,
+    env.git_ok(
         &env.path(),
         &["init", "-q", "--bare", remote.to_str().unwrap()],
     );
@@ -292,14 +247,10 @@ fn mail_remote(env: &TestEnv) -> PathBuf {
 
 /// Every file name on every `refs/aea/*` ref of `remote`, with its ref.
 fn remote_files(env: &TestEnv, remote: &Path) -> Vec<(String, String)> {
-    let refs = git_ok(
-        env,
-        remote,
-        &["for-each-ref", "--format=%(refname)", "refs/aea"],
-    );
+    let refs = stdout(&env.git_ok(remote, &["for-each-ref", "--format=%(refname)", "refs/aea"]));
     refs.lines()
         .flat_map(|r| {
-            git_ok(env, remote, &["ls-tree", "-r", "--name-only", r])
+            stdout(&env.git_ok(remote, &["ls-tree", "-r", "--name-only", r]))
                 .lines()
                 .map(|f| (r.to_string(), f.to_string()))
                 .collect::<Vec<_>>()
@@ -321,14 +272,6 @@ fn register_remote_peer(env: &TestEnv, peer: &str, remote: &Path) {
         env.public_key(peer)
     )
     .unwrap();
-}
-
-/// Commits a new file in `repo` with git's hooks on; the output of
-/// `git commit`.
-fn try_commit(env: &TestEnv, repo: &Path, file: &str) -> Output {
-    std::fs::write(repo.join(file), file).unwrap();
-    git_ok(env, repo, &["add", "--", file]);
-    git(env, repo, &["commit", "-q", "-m", file])
 }
 
 fn assert_commit_blocked(out: &Output) {
@@ -399,14 +342,14 @@ fn an_approval_delivered_by_a_pull_approves_nothing() {
         ],
     );
     let name = file_of(&web, &id);
-    assert_eq!(listed(&env, &web, &id).unwrap()["approval"], "pending");
+    assert_eq!(env.listed(&web, &id).unwrap()["approval"], "pending");
 
     // Its sender knows its bytes; the upstream commits their approval.
     let bytes = std::fs::read(web.join(".aea").join(&name)).unwrap();
     let record = format!(".aea/.approvals/{name}.json");
     up.plant(&record, approval_record(&name, &id, &bytes));
     up.commit_forced(&[&record], "approvals");
-    git_ok(&env, &web, &["pull", "-q", "--ff-only"]);
+    env.git_ok(&web, &["pull", "-q", "--ff-only"]);
     assert!(
         web.join(&record).is_file(),
         "the pull wrote the record into the work tree"
@@ -516,9 +459,9 @@ fn gated_repo(env: &TestEnv) -> (PathBuf, PathBuf) {
     let api = env.repo("api");
     let web = env.path().join("web");
     std::fs::create_dir_all(&web).unwrap();
-    git_ok(env, &web, &["init", "-q"]);
+    env.git_ok(&web, &["init", "-q"]);
     env.ok(&web, &["init", "--no-agent-files"]);
-    let out = try_commit(env, &web, "base.txt");
+    let out = env.commit_new_file(&web, "base.txt", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     (api, web)
 }
@@ -560,7 +503,7 @@ fn a_quiet_marker_touched_into_the_future_does_not_silence_the_pre_commit_gate()
         touch_into_the_future(quiet);
     }
 
-    let out = try_commit(&env, &web, "a.txt");
+    let out = env.commit_new_file(&web, "a.txt", &[]);
     assert_commit_blocked(&out);
 }
 
@@ -572,7 +515,7 @@ fn a_planted_quiet_folder_does_not_silence_the_pre_commit_gate() {
     let env = TestEnv::new();
     let (api, web) = gated_repo(&env);
     urgent_issue(&env, &api, "web");
-    assert_commit_blocked(&try_commit(&env, &web, "a.txt"));
+    assert_commit_blocked(&env.commit_new_file(&web, "a.txt", &[]));
 
     let quiet = web.join(".aea/.seen/quiet");
     if quiet.exists() {
@@ -582,7 +525,7 @@ fn a_planted_quiet_folder_does_not_silence_the_pre_commit_gate() {
     std::fs::set_permissions(&quiet, std::fs::Permissions::from_mode(0o1700)).unwrap();
     touch_into_the_future(&quiet);
 
-    let out = git(&env, &web, &["commit", "-q", "-m", "a.txt"]);
+    let out = env.git(&web, &["commit", "-q", "-m", "a.txt"]);
     assert_commit_blocked(&out);
 }
 
@@ -659,11 +602,11 @@ fn plant_private_state(up: &Upstream, gated: (&str, &str, &[u8]), hidden: (&str,
         ),
         (
             format!(".bridged/{id}.json"),
-            json!({"protocol": "oacp", "source": "README.md", "sha256": sha256_hex(b""), "foreign_id": "x"})
+            json!({"protocol": "oacp", "source": "README.md", "sha256": aea::fsutil::sha256_hex(b""), "foreign_id": "x"})
                 .to_string(),
         ),
         (
-            format!(".sent-keys/{}", sha256_hex(b"key")),
+            format!(".sent-keys/{}", aea::fsutil::sha256_hex(b"key")),
             id.to_string(),
         ),
         (".announced/session.json".into(), json!([name]).to_string()),
@@ -687,7 +630,7 @@ fn plant_private_state(up: &Upstream, gated: (&str, &str, &[u8]), hidden: (&str,
         (format!("outgoing/{queued}"), queued_text),
         (".sync/config".into(), HOSTILE_GIT_CONFIG.into()),
         (
-            format!("attachments/{}", sha256_hex(blob)),
+            format!("attachments/{}", aea::fsutil::sha256_hex(blob)),
             String::from_utf8_lossy(blob).into_owned(),
         ),
         (".seen/report.json".into(), json!({"unprocessed": 0}).to_string()),
@@ -789,7 +732,7 @@ fn a_hostile_clone_can_do_nothing() {
     make_executable(&up.repo.join(&later_paths[3]));
     let later: Vec<&str> = later_paths.iter().map(String::as_str).collect();
     up.commit_forced(&later, "more aea state");
-    git_ok(&env, &web, &["pull", "-q", "--ff-only"]);
+    env.git_ok(&web, &["pull", "-q", "--ff-only"]);
     env.ok(&web, &["check"]);
     let out = env.run(&web, &["sync", "--remote", remote.to_str().unwrap()]);
     assert_not_pwned(&[&env, &up.env]);
@@ -829,10 +772,6 @@ fn a_hostile_clone_can_do_nothing() {
     );
 
     assert_hooks_installed(&env, &web);
-    assert_commit_blocked(&try_commit(&env, &web, "a.txt"));
+    assert_commit_blocked(&env.commit_new_file(&web, "a.txt", &[]));
     assert_not_pwned(&[&env, &up.env]);
-}
-
-fn make_executable(path: &Path) {
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }

@@ -478,19 +478,6 @@ fn the_log_rotates_under_concurrent_appenders_without_losing_a_line() {
     assert_eq!(first["event"], "init");
 }
 
-/// Polls for `done` for at most ten seconds (a background process is
-/// being waited for; the condition is what it leaves on disk).
-fn eventually(what: &str, done: impl Fn() -> bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !done() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{what}: not after 10 s"
-        );
-        thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// `limits.auto_gc_over` counts the processed mail a listing finds in the
 /// inbox: aea's own has left it for the private store, so what counts is
 /// mail another tool marked processed (the bash AEA `touch`es an empty
@@ -542,13 +529,14 @@ fn an_inbox_over_its_limit_archives_its_oldest_processed_mail_on_its_own() {
     // It archives the oldest until half the limit remain: aea's own six,
     // then four of the inbox's.
     let archive = env.state(&web).join("archive");
-    eventually("ten archived", || {
+    let archived = poll_until(Duration::from_secs(10), || {
         std::fs::read_dir(&archive).map_or(0, |d| {
             d.flatten()
                 .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
                 .count()
         }) == 10
     });
+    assert!(archived, "ten archived: not after 10 s");
     assert_eq!(inbox_files(&web), names[4..].to_vec());
     let store = env.state(&web).join("processed");
     assert_eq!(std::fs::read_dir(&store).unwrap().count(), 0);

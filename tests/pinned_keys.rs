@@ -30,15 +30,6 @@ fn signed_question(from: &str, to: &str, id: &str, key: &SigningKey) -> Value {
     serde_json::from_slice(&m.to_json()).unwrap()
 }
 
-/// Writes `value` into `repo`'s inbox, as anyone who can write there can.
-fn plant(repo: &Path, name: &str, value: &Value) {
-    std::fs::write(
-        repo.join(".aea").join(name),
-        serde_json::to_vec_pretty(value).unwrap(),
-    )
-    .unwrap();
-}
-
 /// The attacker's own key, kept outside the user's keys.
 fn attacker_key(env: &TestEnv) -> SigningKey {
     aea::identity::load_or_create_key(&env.path().join("attacker-keys"), "mallory")
@@ -83,16 +74,6 @@ fn fingerprint_of(key: &str) -> String {
     aea::identity::fingerprint(&aea::identity::parse_public(key).unwrap())
 }
 
-/// The `check --json` item of message `id`, if it is listed as mail.
-fn item(env: &TestEnv, repo: &Path, id: &str) -> Option<Value> {
-    env.json(repo, &["check"])["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["id"] == id)
-        .cloned()
-}
-
 /// Whether `check` lists the file `name` as forged.
 fn forged(env: &TestEnv, repo: &Path, name: &str) -> bool {
     env.json(repo, &["check"])["invalid"]
@@ -105,7 +86,7 @@ fn forged(env: &TestEnv, repo: &Path, name: &str) -> bool {
 /// Asserts that mail `id` in `repo` is not taken as from its claimed
 /// sender: forged (file `name`), or unverified and not acted on alone.
 fn not_trusted(env: &TestEnv, repo: &Path, id: &str, name: &str, case: &str) {
-    match item(env, repo, id) {
+    match env.listed(repo, id) {
         None => assert!(forged(env, repo, name), "{case}: neither listed nor forged"),
         Some(it) => {
             assert_eq!(it["sender"], "unverified", "{case}: {it}");
@@ -130,7 +111,7 @@ fn a_substituted_committed_key_never_verifies() {
     let attack = |n: u32, case: &str| {
         let id = format!("attack-{n}");
         let name = format!("message-20261122T10000000{n}Z-from-api-0000000{n}.json");
-        plant(&web, &name, &signed_question("api", "web", &id, &mallory));
+        plant_json(&web, &name, &signed_question("api", "web", &id, &mallory));
         not_trusted(&env, &web, &id, &name, case);
     };
     publish(&api, &public(&mallory));
@@ -169,7 +150,7 @@ fn a_substituted_committed_key_never_verifies() {
     // Genuine mail from api still verifies under the pinned key.
     publish(&api, &genuine);
     let real = env.question(&api, "web", "Which port?");
-    assert_eq!(item(&env, &web, &real).unwrap()["sender"], "verified");
+    assert_eq!(env.listed(&web, &real).unwrap()["sender"], "verified");
 }
 
 /// The receiver's own id: mail claiming it verifies only against its
@@ -189,7 +170,7 @@ fn the_receivers_own_committed_key_never_verifies() {
     unpin(&env, "web");
     publish(&web, &public(&mallory));
     let name = "message-20261122T100000001Z-from-web-00000001.json";
-    plant(
+    plant_json(
         &web,
         name,
         &signed_question("web", "web", "self-1", &mallory),
@@ -301,7 +282,7 @@ fn a_changed_key_is_refused_until_pinned_by_hand() {
     }
     assert_eq!(std::fs::read(env.registry()).unwrap(), registry_before);
     // The pinned key still decides: api's real mail is verified.
-    assert_eq!(item(&env, &web, &id).unwrap()["sender"], "verified");
+    assert_eq!(env.listed(&web, &id).unwrap()["sender"], "verified");
     // So does `--allow-unsigned`: it is no way around the refusal.
     let out = env.run(&web, &["agents", "trust", "api", "--allow-unsigned"]);
     assert_eq!(code(&out), 5, "{}", stderr(&out));
@@ -309,7 +290,7 @@ fn a_changed_key_is_refused_until_pinned_by_hand() {
 
     // Pinned by hand, the new key counts and api's old signature does not.
     env.ok(&web, &["agents", "trust", "api", "--key", &new]);
-    assert!(item(&env, &web, &id).is_none(), "now forged");
+    assert!(env.listed(&web, &id).is_none(), "now forged");
 }
 
 /// `aea doctor` names each peer that lost verification, with the line that
@@ -464,7 +445,7 @@ fn unverified_lines_name_the_command_that_fixes_them() {
     let id = env.question(&api, "web", "Which port?");
     let (mallory, _) =
         aea::identity::load_or_create_key(&env.path().join("attacker-keys"), "mallory").unwrap();
-    plant(
+    plant_json(
         &web,
         "message-20261122T100000001Z-from-mallory-00000001.json",
         &signed_question("mallory", "web", "stranger-1", &mallory),

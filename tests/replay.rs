@@ -22,18 +22,6 @@ fn copy_name(sender: &str, n: u32) -> String {
     format!("message-20200101T000000000Z-from-{sender}-{n:08x}.json")
 }
 
-/// The inbox file of `repo` holding message `id`.
-fn file_of(repo: &Path, id: &str) -> String {
-    inbox_files(repo)
-        .into_iter()
-        .find(|n| {
-            let v: Value =
-                serde_json::from_slice(&std::fs::read(repo.join(".aea").join(n)).unwrap()).unwrap();
-            v["message_id"] == id
-        })
-        .unwrap_or_else(|| panic!("no inbox file holds {id}"))
-}
-
 /// The `check --json` items whose id is `id`.
 fn listed(env: &TestEnv, repo: &Path, id: &str) -> Vec<Value> {
     env.json(repo, &["check"])["messages"]

@@ -32,13 +32,9 @@ fn corpus() -> Vec<(String, Value)> {
 
 /// Plants `message` in `repo`'s inbox under a name of the protocol's
 /// naming convention, returning the name.
-fn plant(repo: &Path, n: usize, message: &Value) -> String {
+fn plant_numbered(repo: &Path, n: usize, message: &Value) -> String {
     let name = format!("message-20251014T0542{n:02}Z-from-claude-xpull-hub.json");
-    std::fs::write(
-        repo.join(".aea").join(&name),
-        serde_json::to_vec_pretty(message).unwrap(),
-    )
-    .unwrap();
+    plant_json(repo, &name, message);
     name
 }
 
@@ -62,7 +58,7 @@ fn every_example_of_the_protocol_is_valid_shown_and_kept() {
         "the message format and one example per type"
     );
     for (n, (example, message)) in files.iter().enumerate() {
-        let name = plant(&web, n, message);
+        let name = plant_numbered(&web, n, message);
         let report = env.json(&web, &["check"]);
         assert!(
             report["invalid"].as_array().unwrap().is_empty(),
@@ -130,7 +126,7 @@ fn the_question_of_the_protocol_example_is_shown() {
     let web = env.repo("web");
     let files = corpus();
     let question = &files.iter().find(|(n, _)| n == "question").unwrap().1;
-    let name = plant(&web, 1, question);
+    let name = plant_numbered(&web, 1, question);
     let fixed = Fixed::new(&env);
     insta::assert_snapshot!(
         "show_protocol_question",
@@ -180,7 +176,7 @@ fn hostile_fields_never_reach_a_terminal_raw() {
         "Body": ["\u{1b}[2J", {"nested": "\u{7f}\u{2028}"}],
         "deep": deep,
     }));
-    let name = plant(&web, 1, &message);
+    let name = plant_numbered(&web, 1, &message);
     for args in [
         &["show", name.as_str()][..],
         &["--json", "show", name.as_str()],
@@ -251,7 +247,7 @@ fn huge_and_many_fields_are_cut_in_show_and_whole_in_json() {
         fields[format!("f{i:02}")] = json!(i);
     }
     let message = with_fields(&fields);
-    let name = plant(&web, 1, &message);
+    let name = plant_numbered(&web, 1, &message);
     let out = env.run(&web, &["show", &name]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = stdout(&out);
@@ -284,7 +280,7 @@ fn huge_and_many_fields_are_cut_in_show_and_whole_in_json() {
 
     // Past the file size limit the message is invalid, as before.
     let over = with_fields(&json!({ "handoff_details": "x".repeat(1024 * 1024) }));
-    let big = plant(&web, 2, &over);
+    let big = plant_numbered(&web, 2, &over);
     let report = env.json(&web, &["check"]);
     assert!(
         report["invalid"]

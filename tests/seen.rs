@@ -281,14 +281,11 @@ fn hooked_repo(env: &TestEnv, name: &str) -> PathBuf {
 
 /// `git commit` in `dir`, as a person would.
 fn try_commit(env: &TestEnv, dir: &Path) -> std::process::Output {
-    git_command(dir)
-        .env("HOME", env.path().join("home"))
-        .env("USER", "tester")
-        .env("AEA_REGISTRY", env.registry())
-        .env("AEA_TEST_SEEN_SETTLE_MS", "20")
-        .args(["commit", "-q", "--allow-empty", "-m", "c"])
-        .output()
-        .unwrap()
+    env.git_with(
+        dir,
+        &["commit", "-q", "--allow-empty", "-m", "c"],
+        &[("AEA_TEST_SEEN_SETTLE_MS", "20")],
+    )
 }
 
 /// Commits in `dir`, returning stderr and how often the hook started aea

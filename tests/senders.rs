@@ -14,15 +14,6 @@ fn sha256(bytes: &[u8]) -> String {
     aea::fsutil::sha256_hex(bytes)
 }
 
-/// A v1.0 message written straight into `repo`'s inbox, unsigned.
-fn plant(repo: &Path, name: &str, value: &Value) {
-    std::fs::write(
-        repo.join(".aea").join(name),
-        serde_json::to_vec_pretty(value).unwrap(),
-    )
-    .unwrap();
-}
-
 fn message(kind: &str, from: &str, repo_path: &str, id: &str, attachments: &Value) -> Value {
     json!({
         "protocol_version": "1.0",
@@ -36,18 +27,6 @@ fn message(kind: &str, from: &str, repo_path: &str, id: &str, attachments: &Valu
         "message": {"subject": "run the suite", "body": "b", "context": {}, "attachments": attachments},
         "metadata": {"tags": []}
     })
-}
-
-/// The `check --json` item of message `id`.
-fn item(env: &TestEnv, repo: &Path, id: &str) -> Value {
-    let report = env.json(repo, &["check"]);
-    report["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["id"] == id)
-        .cloned()
-        .unwrap_or_else(|| panic!("no message {id}: {report}"))
 }
 
 /// Adds a `trust:` section to `repo`'s config (the presets keep theirs
@@ -80,12 +59,12 @@ fn allow_senders_does_not_admit_an_unsigned_claim_to_a_matching_id() {
     // Nobody registered ci-bot: anyone who can write to the inbox can
     // claim that id.
     let claim = message("request", "ci-bot", "/nowhere", "claim-1", &json!([]));
-    plant(
+    plant_json(
         &web,
         "message-20261122T100000000Z-from-ci-bot-00000001.json",
         &claim,
     );
-    let it = item(&env, &web, "claim-1");
+    let it = env.listed(&web, "claim-1").expect("listed");
     assert_eq!(it["sender"], "unverified");
     assert_eq!(
         it["decision"]["action"], "require_approval",
@@ -132,7 +111,7 @@ fn allow_senders_admits_a_signed_pinned_sender_and_one_the_registry_accepts_unsi
             "b",
         ],
     );
-    let it = item(&env, &web, &id);
+    let it = env.listed(&web, &id).expect("listed");
     assert_eq!(it["sender"], "verified");
     assert_eq!(it["decision"]["action"], "auto_respond", "{it}");
     let explained = env.ok(&web, &["policy", "explain", &id]);
@@ -153,12 +132,12 @@ fn allow_senders_admits_a_signed_pinned_sender_and_one_the_registry_accepts_unsi
     );
     env.ok(&web, &["agents", "trust", "ci-legacy", "--allow-unsigned"]);
     let unsigned = message("request", "ci-legacy", "/nowhere", "legacy-1", &json!([]));
-    plant(
+    plant_json(
         &web,
         "message-20261122T100000000Z-from-ci-legacy-00000002.json",
         &unsigned,
     );
-    let it = item(&env, &web, "legacy-1");
+    let it = env.listed(&web, "legacy-1").expect("listed");
     assert_eq!(it["sender"], "unverified");
     assert_eq!(it["decision"]["action"], "auto_respond", "{it}");
 }
@@ -189,7 +168,7 @@ fn an_unverified_sender_cannot_name_a_file_of_the_receivers_as_an_attachment() {
         {"path": inside_root, "sha256": "0".repeat(64)},
         {"path": "etc/passwd", "sha256": "1".repeat(64)},
     ]);
-    plant(
+    plant_json(
         &web,
         "message-20261122T100000000Z-from-mallory-00000003.json",
         &message("update", "mallory", "/", "steal-1", &attachments),
@@ -259,7 +238,7 @@ fn a_verified_sender_is_read_from_its_registered_folder_never_the_claimed_one() 
     }]);
     env.resign(&mut value);
     std::fs::write(&file, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
-    assert_eq!(item(&env, &web, &id)["sender"], "verified");
+    assert_eq!(env.listed(&web, &id).expect("listed")["sender"], "verified");
     let out = env.run(&web, &["attachment", &id, "--out", "three.txt"]);
     assert_eq!(code(&out), 5, "{}", both(&out));
     assert!(!web.join("three.txt").exists());
@@ -309,7 +288,7 @@ fn an_attachment_in_the_private_store_is_written_whoever_named_it() {
     let store = env.state(&web).join("attachments");
     std::fs::create_dir_all(&store).unwrap();
     std::fs::write(store.join(&digest), content).unwrap();
-    plant(
+    plant_json(
         &web,
         "message-20261122T100000000Z-from-faraway-00000004.json",
         &message(

@@ -50,14 +50,11 @@ fn aea(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
     bounded(cmd, &format!("aea {}", args.join(" ")))
 }
 
-/// git with the sealed environment (so the hooks find the test registry).
+/// git with the sealed environment (so the hooks find the test registry),
+/// bounded in time: a FIFO in the private state must not hang a hook.
 fn git(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    let mut cmd = git_command(dir);
-    cmd.env("HOME", env.path().join("home"))
-        .env("USER", "tester")
-        .env("AEA_REGISTRY", env.registry())
-        .args(["-c", "init.defaultBranch=main"])
-        .args(args);
+    let mut cmd = env.git_cmd(dir);
+    cmd.args(args);
     bounded(cmd, &format!("git {}", args.join(" ")))
 }
 
@@ -91,14 +88,6 @@ fn handoff(env: &TestEnv, from: &Path, to: &str, subject: &str) -> String {
         to,
         &["--type", "handoff", "--subject", subject, "--body", "b"],
     )
-}
-
-/// The inbox file holding message `id`.
-fn file_of(repo: &Path, id: &str) -> String {
-    inbox_files(repo)
-        .into_iter()
-        .find(|n| std::fs::read_to_string(repo.join(".aea").join(n)).is_ok_and(|t| t.contains(id)))
-        .unwrap_or_else(|| panic!("no file for {id}"))
 }
 
 /// Rewrites an inbox file in place, as a sender with write access can

@@ -35,7 +35,7 @@ fn marks(root: &Path) -> Vec<PathBuf> {
 
 /// The hostile config where an older aea kept its store, in the work
 /// tree (a clone or a pull writes it there).
-fn plant(repo: &Path) {
+fn plant_in_work_tree(repo: &Path) {
     let store = repo.join(".aea/.sync");
     std::fs::create_dir_all(&store).unwrap();
     std::fs::write(store.join("config"), HOSTILE).unwrap();
@@ -75,7 +75,7 @@ fn a_store_config_planted_in_the_work_tree_runs_nothing() {
     let remote = bare_remote(&env);
     let a = Machine::new(&env, "aa", &remote, &["bb"]);
     let id = a.send(&env, "bb", "past a planted store config");
-    plant(&a.repo);
+    plant_in_work_tree(&a.repo);
 
     let report = sync_runs_nothing(&env, a.cmd(&env), &remote);
     assert_eq!(report["pushed"]["bb"], json!([id]));
@@ -83,7 +83,7 @@ fn a_store_config_planted_in_the_work_tree_runs_nothing() {
 
     // Planted again once the store exists, in the work tree and in the
     // store itself: the same.
-    plant(&a.repo);
+    plant_in_work_tree(&a.repo);
     plant_in_store(&a.state);
     assert!(
         a.state.join("sync/config").is_file(),
@@ -103,7 +103,7 @@ fn a_store_config_committed_upstream_runs_nothing_in_a_clone() {
     std::fs::create_dir(&upstream).unwrap();
     git(&upstream, &["init", "-q"]);
     env.ok(&upstream, &["init", "--no-agent-files", "--no-git-hooks"]);
-    plant(&upstream);
+    plant_in_work_tree(&upstream);
     git(&upstream, &["add", "-A"]);
     git(&upstream, &["add", "-f", ".aea/.sync/config"]);
     git(&upstream, &["commit", "-q", "-m", "base"]);

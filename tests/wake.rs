@@ -198,14 +198,6 @@ fn watch_line(watch: &mut Child) -> serde_json::Value {
     serde_json::from_str(line.trim()).unwrap_or_else(|e| panic!("{e}: {line:?}"))
 }
 
-/// The inbox file of `repo` that holds message `id`.
-fn inbox_file_of(repo: &Path, id: &str) -> String {
-    inbox_files(repo)
-        .into_iter()
-        .find(|n| std::fs::read_to_string(repo.join(".aea").join(n)).is_ok_and(|t| t.contains(id)))
-        .unwrap_or_else(|| panic!("no inbox file holds {id}"))
-}
-
 /// The last time `path` was read, to the nanosecond.
 fn read_at(path: &Path) -> (i64, i64) {
     use std::os::unix::fs::MetadataExt as _;
@@ -285,7 +277,7 @@ fn mail_written_in_place_wakes_the_watch() {
     let api = env.repo("api");
     let web = env.repo("web");
     let id = env.question(&api, "web", "written in place");
-    let name = inbox_file_of(&web, &id);
+    let name = file_of(&web, &id);
     let bytes = std::fs::read(web.join(".aea").join(&name)).unwrap();
     std::fs::remove_file(web.join(".aea").join(&name)).unwrap();
 
@@ -329,15 +321,15 @@ fn what_is_not_new_mail_does_not_end_the_watch() {
     let inbox = web.join(".aea");
 
     let processed = env.question(&api, "web", "answered already");
-    let processed_file = inbox_file_of(&web, &processed);
+    let processed_file = file_of(&web, &processed);
     env.ok(&web, &["process", &processed, "--outcome", "done"]);
     let processed_bytes =
         std::fs::read(env.state(&web).join("processed").join(&processed_file)).unwrap();
     let waits = env.question(&api, "web", "waits");
-    let waits_file = inbox_file_of(&web, &waits);
+    let waits_file = file_of(&web, &waits);
     let waits_bytes = std::fs::read(inbox.join(&waits_file)).unwrap();
     let sent = env.question(&web, "api", "from web");
-    let own_copy = std::fs::read(api.join(".aea").join(inbox_file_of(&api, &sent))).unwrap();
+    let own_copy = std::fs::read(api.join(".aea").join(file_of(&api, &sent))).unwrap();
 
     let (mut watch, _stderr) = spawn_watch(&env, &web, &["--timeout", "4s"]);
     std::fs::write(
@@ -502,17 +494,6 @@ fn rings(log: &Path) -> Vec<String> {
         .lines()
         .map(str::to_string)
         .collect()
-}
-
-fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + limit;
-    while Instant::now() < until {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    done()
 }
 
 /// Stops the monitor when a test ends, even by panic.
@@ -719,7 +700,7 @@ fn command_transport_gets_refs_only_and_no_shell_sees_message_text() {
         ],
     );
     assert!(
-        wait_for(Duration::from_secs(5), || !rings(&log).is_empty()),
+        poll_until(Duration::from_secs(5), || !rings(&log).is_empty()),
         "rang"
     );
     assert_eq!(rings(&log)[0], format!("1 {}", env.short_ref(&web, &id)));
@@ -763,7 +744,7 @@ fn a_burst_of_50_coalesces_and_retries_stop_once_processed() {
         refs.iter().all(|r| seen.contains(r))
     };
     assert!(
-        wait_for(Duration::from_secs(10), all_rung),
+        poll_until(Duration::from_secs(10), all_rung),
         "every message was announced"
     );
     // Part of the scenario, not a wait for readiness: doorbells rung late
@@ -788,7 +769,7 @@ fn a_burst_of_50_coalesces_and_retries_stop_once_processed() {
     let id = env.question(&api, "web", "answer me");
     let short_ref = env.short_ref(&web, &id);
     assert!(
-        wait_for(Duration::from_secs(10), || rings(&log).len() >= 3),
+        poll_until(Duration::from_secs(10), || rings(&log).len() >= 3),
         "retried"
     );
     assert!(
@@ -968,7 +949,7 @@ fn opencode_transport_posts_the_fixed_doorbell() {
     let refused = next_request(&requests, "doorbell");
     assert_eq!(refused.header("authorization"), None, "{refused:?}");
     assert!(
-        wait_for(Duration::from_secs(5), || !failures(&web).is_empty()),
+        poll_until(Duration::from_secs(5), || !failures(&web).is_empty()),
         "the 401 was logged"
     );
     let error = &failures(&web)[0];
@@ -990,7 +971,7 @@ fn opencode_transport_posts_the_fixed_doorbell() {
     assert_eq!(v["parts"][0]["type"], "text");
     assert_eq!(v["parts"][0]["text"], aea::transport::DOORBELL);
     assert!(!seen.body.contains("secret"), "no message text");
-    assert!(wait_for(Duration::from_secs(5), || env
+    assert!(poll_until(Duration::from_secs(5), || env
         .ok(&web, &["--json", "log", "--event", "notified"])
         .contains("opencode")));
 }
@@ -1054,7 +1035,7 @@ fn opencode_doorbell_logs_in_and_finds_the_session_of_this_repository() {
         post.header("authorization"),
         Some("Basic b3BlbmNvZGU6aHVudGVyMg==")
     );
-    assert!(wait_for(Duration::from_secs(5), || env
+    assert!(poll_until(Duration::from_secs(5), || env
         .ok(&web, &["--json", "log", "--event", "notified"])
         .contains("opencode")));
     assert_eq!(failures(&web), Vec::<String>::new());
@@ -1120,7 +1101,7 @@ fn opencode_doorbell_refuses_a_session_id_the_server_made_up() {
         "nothing posted: {second:?}"
     );
     assert!(
-        wait_for(Duration::from_secs(5), || failures(&web).len() >= 2),
+        poll_until(Duration::from_secs(5), || failures(&web).len() >= 2),
         "{:?}",
         failures(&web)
     );
@@ -1197,14 +1178,14 @@ fn tmux_transport_rings_a_real_pane() {
     );
     let screen = || stdout(&tmux(&["capture-pane", "-p", "-t", "agent"]));
     assert!(
-        wait_for(Duration::from_secs(5), || screen()
+        poll_until(Duration::from_secs(5), || screen()
             .contains(aea::transport::DOORBELL)),
         "pane shows: {}",
         screen()
     );
     // `cat` echoes the line after Enter, so the doorbell shows twice: typed and echoed.
     assert!(
-        wait_for(Duration::from_secs(2), || screen()
+        poll_until(Duration::from_secs(2), || screen()
             .matches(aea::transport::DOORBELL)
             .count()
             == 2),
@@ -1328,7 +1309,7 @@ fn a_started_monitor_uses_no_cpu_while_mail_waits() {
     // It rings at once for the mail it found (no transport configured: the
     // log says so); from then on it only waits.
     assert!(
-        wait_for(Duration::from_secs(10), || env
+        poll_until(Duration::from_secs(10), || env
             .ok(&web, &["--json", "log", "--event", "notified"])
             .contains("notified")),
         "the monitor rang"
@@ -1370,7 +1351,7 @@ fn a_copy_of_rejected_mail_that_came_during_the_watch_wakes_nobody() {
     let outside = env.path().join("outside");
     std::fs::create_dir(&outside).unwrap();
     let take = |id: &str| -> (String, serde_json::Value) {
-        let name = inbox_file_of(&web, id);
+        let name = file_of(&web, id);
         let value = serde_json::from_slice(&std::fs::read(inbox.join(&name)).unwrap()).unwrap();
         std::fs::remove_file(inbox.join(&name)).unwrap();
         (name, value)
@@ -1391,7 +1372,7 @@ fn a_copy_of_rejected_mail_that_came_during_the_watch_wakes_nobody() {
     // The watch has read the rejected message (its wake-up is over) before
     // the copy comes: the copy wakes it on its own.
     assert!(
-        wait_for(Duration::from_secs(10), || read_at(&inbox.join(&first))
+        poll_until(Duration::from_secs(10), || read_at(&inbox.join(&first))
             != untouched),
         "the watch never read the rejected message"
     );

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tempfile::TempDir;
 
+mod git;
 mod machines;
 mod users;
 
@@ -183,8 +184,6 @@ impl TestEnv {
     }
 }
 
-/// `git` in `dir` with no user or system config and a fixed author; the
-/// rest of the environment is inherited unless the caller clears it.
 /// Every `.rs` file below `dir`, into `out`.
 pub fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -197,6 +196,8 @@ pub fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// `git` in `dir` with no user or system config and a fixed author; the
+/// rest of the environment is inherited unless the caller clears it.
 pub fn git_command(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -246,6 +247,52 @@ pub fn received_files(repo: &Path, state: &Path) -> Vec<String> {
     );
     names.sort();
     names
+}
+
+/// Writes `bytes` as `repo/.aea/name`, as any process that can write the
+/// inbox can; the file's path.
+pub fn plant(repo: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+    let path = repo.join(".aea").join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// Writes the message `value` as `repo/.aea/name`, as [`plant`] does.
+pub fn plant_json(repo: &Path, name: &str, value: &Value) -> PathBuf {
+    plant(repo, name, serde_json::to_vec_pretty(value).unwrap())
+}
+
+/// The name of the file in `repo/.aea/` whose `message_id` is `id` (not
+/// one that only mentions it, as a reply does).
+pub fn file_of(repo: &Path, id: &str) -> String {
+    inbox_files(repo)
+        .into_iter()
+        .find(|n| {
+            std::fs::read(repo.join(".aea").join(n))
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+                .is_some_and(|v| v["message_id"] == id)
+        })
+        .unwrap_or_else(|| panic!("no inbox file holds {id}"))
+}
+
+/// Makes `path` executable (a hook, a script a test writes).
+pub fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Asks `done` every 20 ms for at most `limit`: whether it said yes. For
+/// what a background process leaves on disk, never for a fixed wait.
+pub fn poll_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    done()
 }
 
 /// Every file under `dir`, with its bytes: a snapshot to prove nothing changed.
@@ -528,6 +575,18 @@ fn replace_long_hex(text: &str, min: usize) -> String {
         }
     }
     out
+}
+
+impl TestEnv {
+    /// The `check --json` item of message `id` in `repo`, if it is listed.
+    pub fn listed(&self, repo: &Path, id: &str) -> Option<Value> {
+        self.json(repo, &["check"])["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == id)
+            .cloned()
+    }
 }
 
 /// The ids of the messages a `check --json` report lists, in its order.
