@@ -2,7 +2,7 @@
 //! that print it and shipped in `schemas/` so that agents can rely on the
 //! shape. The test below fails when a shipped file differs from what the
 //! types say; `AEA_UPDATE_SCHEMAS=1 cargo test schemas` rewrites them.
-//! `tests/schemas.rs` checks real output against the shipped files.
+//! `tests/test_json_output.rs` checks real output against the shipped files.
 
 use std::path::Path;
 
@@ -89,7 +89,7 @@ fn all() -> Vec<(&'static str, Schema)> {
 
 #[test]
 // A test-only module: the update switch is the test's own, not the
-// product's environment (tests/layout.rs allows this file by name).
+// product's environment (tests/test_code_layout.rs allows this file by name).
 #[allow(clippy::disallowed_methods)]
 fn shipped_schemas_match_the_types() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");

@@ -12,10 +12,12 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tempfile::TempDir;
 
+mod checks;
 mod git;
 mod machines;
 mod users;
 
+pub use checks::*;
 pub use machines::*;
 pub use users::*;
 
