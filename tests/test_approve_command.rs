@@ -17,28 +17,13 @@ fn git_identity(repo: &std::path::Path, name: &str, email: &str) {
     }
 }
 
-fn urgent_issue(env: &TestEnv, from: &std::path::Path) -> String {
-    env.send(
-        from,
-        "web",
-        &[
-            "--type",
-            "issue",
-            "--priority",
-            "urgent",
-            "--subject",
-            "Login is down",
-        ],
-    )
-}
-
 #[test]
 fn gated_mail_waits_for_approval_and_records_who() {
     let env = TestEnv::new();
     let api = env.repo("api");
     let web = env.repo("web");
     git_identity(&web, "Ana Reviewer", "ana@example.com");
-    let id = urgent_issue(&env, &api);
+    let id = env.urgent(&api, "web", "issue", "Login is down");
 
     let out = env.run(&web, &["process", &id]);
     assert_eq!(code(&out), 5, "{}", stderr(&out));
@@ -119,7 +104,7 @@ fn rejected_and_denied_mail_can_only_be_ignored() {
     let env = TestEnv::new();
     let api = env.repo("api");
     let web = env.repo("web");
-    let id = urgent_issue(&env, &api);
+    let id = env.urgent(&api, "web", "issue", "Login is down");
     let out = env.run(&web, &["reject", &id, "--reason", ""]);
     assert_eq!(code(&out), 2, "an empty reason is refused");
     assert_eq!(
@@ -186,7 +171,7 @@ fn review_needs_a_terminal() {
     let env = TestEnv::new();
     let api = env.repo("api");
     let web = env.repo("web");
-    let id = urgent_issue(&env, &api);
+    let id = env.urgent(&api, "web", "issue", "Login is down");
     let out = env.run(&web, &["review"]);
     assert_eq!(code(&out), 2);
     assert!(
@@ -244,7 +229,7 @@ fn review_refuses_an_approval_typed_blind() {
     let env = TestEnv::new();
     let api = env.repo("api");
     let web = env.repo("web");
-    let id = urgent_issue(&env, &api);
+    let id = env.urgent(&api, "web", "issue", "Login is down");
     // The old trick: `printf 'a\n…' | script -qc "aea review"` answers
     // every prompt without seeing the terminal.
     for blind in [&b"a\n"[..], b"a\nlooks right\n", b"a\nyes\n\n"] {
@@ -274,7 +259,7 @@ fn review_walks_through_pending_mail_on_a_terminal() {
     let env = TestEnv::new();
     let api = env.repo("api");
     let web = env.repo("web");
-    let first = urgent_issue(&env, &api);
+    let first = env.urgent(&api, "web", "issue", "Login is down");
     let second = env.send(
         &api,
         "web",
@@ -342,7 +327,7 @@ fn show_says_what_is_allowed_before_and_after_a_person_decides() {
 
     // Pending: only the pre-approval operations, and no step that
     // `process` would refuse.
-    let id = urgent_issue(&env, &api);
+    let id = env.urgent(&api, "web", "issue", "Login is down");
     let shown = env.ok(&web, &["show", &id]);
     assert!(
         may(&shown).ends_with("and nothing more until a person decides"),
@@ -361,7 +346,7 @@ fn show_says_what_is_allowed_before_and_after_a_person_decides() {
 
     // Rejected by a person, and rejected by the policy: nothing, and the
     // suggested `process --outcome ignored` succeeds.
-    let r = urgent_issue(&env, &api);
+    let r = env.urgent(&api, "web", "issue", "Login is down");
     env.ok(&web, &["reject", &r, "--reason", "not ours"]);
     let rejected_by_person = env.ok(&web, &["show", &r]);
     let config = web.join(".aea/agent-config.yaml");

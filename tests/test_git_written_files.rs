@@ -18,7 +18,6 @@ use serde_json::{Value, json};
 use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::process::Output;
 use std::time::{Duration, Instant};
 
 /// Clones `upstream` with real git into `env` as `web`, the way a teammate
@@ -272,30 +271,6 @@ fn register_remote_peer(env: &TestEnv, peer: &str, remote: &Path) {
     .unwrap();
 }
 
-fn assert_commit_blocked(out: &Output) {
-    assert!(
-        !out.status.success() && stderr(out).contains("commit blocked"),
-        "the pre-commit gate let a commit through with urgent mail waiting for a person\nstdout: {}\nstderr: {}",
-        stdout(out),
-        stderr(out)
-    );
-}
-
-fn urgent_issue(env: &TestEnv, from: &Path, to: &str) -> String {
-    env.send(
-        from,
-        to,
-        &[
-            "--type",
-            "issue",
-            "--priority",
-            "urgent",
-            "--subject",
-            "prod is down",
-        ],
-    )
-}
-
 // ---------------------------------------------------------------------------
 // Approvals
 
@@ -494,7 +469,7 @@ fn a_quiet_marker_touched_into_the_future_does_not_silence_the_pre_commit_gate()
         std::thread::sleep(Duration::from_millis(10));
     }
 
-    urgent_issue(&env, &api, "web");
+    env.urgent(&api, "web", "issue", "prod is down");
     let mut touched = find_named(&web, "quiet");
     touched.retain(|p| p.is_dir());
     for quiet in &touched {
@@ -502,7 +477,7 @@ fn a_quiet_marker_touched_into_the_future_does_not_silence_the_pre_commit_gate()
     }
 
     let out = env.commit_new_file(&web, "a.txt", &[]);
-    assert_commit_blocked(&out);
+    assert_commit_blocked(&out, "with urgent mail waiting");
 }
 
 /// The second try: a marker of the old layout, planted by the attacker
@@ -512,8 +487,11 @@ fn a_quiet_marker_touched_into_the_future_does_not_silence_the_pre_commit_gate()
 fn a_planted_quiet_folder_does_not_silence_the_pre_commit_gate() {
     let env = TestEnv::new();
     let (api, web) = gated_repo(&env);
-    urgent_issue(&env, &api, "web");
-    assert_commit_blocked(&env.commit_new_file(&web, "a.txt", &[]));
+    env.urgent(&api, "web", "issue", "prod is down");
+    assert_commit_blocked(
+        &env.commit_new_file(&web, "a.txt", &[]),
+        "with urgent mail waiting",
+    );
 
     let quiet = web.join(".aea/.seen/quiet");
     if quiet.exists() {
@@ -524,7 +502,7 @@ fn a_planted_quiet_folder_does_not_silence_the_pre_commit_gate() {
     touch_into_the_future(&quiet);
 
     let out = env.git(&web, &["commit", "-q", "-m", "a.txt"]);
-    assert_commit_blocked(&out);
+    assert_commit_blocked(&out, "with urgent mail waiting");
 }
 
 // ---------------------------------------------------------------------------
@@ -770,6 +748,9 @@ fn a_hostile_clone_can_do_nothing() {
     );
 
     assert_hooks_installed(&env, &web);
-    assert_commit_blocked(&env.commit_new_file(&web, "a.txt", &[]));
+    assert_commit_blocked(
+        &env.commit_new_file(&web, "a.txt", &[]),
+        "with urgent mail waiting",
+    );
     assert_not_pwned(&[&env, &up.env]);
 }

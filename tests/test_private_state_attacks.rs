@@ -77,20 +77,7 @@ impl Victim {
 
     /// An urgent handoff from `api`: gated, it waits for a person.
     fn urgent_handoff(&self, subject: &str) -> String {
-        self.env.send(
-            &self.api,
-            "web",
-            &[
-                "--type",
-                "handoff",
-                "--priority",
-                "urgent",
-                "--subject",
-                subject,
-                "--body",
-                "b",
-            ],
-        )
+        self.env.urgent(&self.api, "web", "handoff", subject)
     }
 
     fn pull(&self) -> Output {
@@ -103,15 +90,6 @@ impl Victim {
         self.env.git_ok(&self.web, &["add", "--", file]);
         self.env.git(&self.web, &["commit", "-q", "-m", file])
     }
-}
-
-fn assert_commit_blocked(out: &Output, what: &str) {
-    assert!(
-        !out.status.success(),
-        "{what}: the pre-commit gate let a commit through while gated mail waits for a person\nstdout: {}\nstderr: {}",
-        stdout(out),
-        stderr(out)
-    );
 }
 
 // ---------------------------------------------------------------------------

@@ -59,3 +59,14 @@ impl TestEnv {
         self.git_with(dir, &["commit", "-q", "-m", file], vars)
     }
 }
+
+/// Fails the test unless the pre-commit gate refused the commit `out` and
+/// said so; `what` names the moment.
+pub fn assert_commit_blocked(out: &Output, what: &str) {
+    assert!(
+        !out.status.success() && stderr(out).contains("commit blocked"),
+        "{what}: the pre-commit gate let a commit through while gated mail waits for a person\nstdout: {}\nstderr: {}",
+        stdout(out),
+        stderr(out)
+    );
+}

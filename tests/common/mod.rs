@@ -18,6 +18,7 @@ mod machines;
 mod users;
 
 pub use checks::*;
+pub use git::assert_commit_blocked;
 pub use machines::*;
 pub use users::*;
 
@@ -175,6 +176,25 @@ impl TestEnv {
             .as_str()
             .unwrap()
             .to_string()
+    }
+
+    /// Sends an urgent message of `kind` (gated: it waits for a person and
+    /// blocks commits) from `from` to `to`; its id.
+    pub fn urgent(&self, from: &Path, to: &str, kind: &str, subject: &str) -> String {
+        self.send(
+            from,
+            to,
+            &[
+                "--type",
+                kind,
+                "--priority",
+                "urgent",
+                "--subject",
+                subject,
+                "--body",
+                "b",
+            ],
+        )
     }
 
     pub fn question(&self, from: &Path, to: &str, subject: &str) -> String {
