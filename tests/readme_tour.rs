@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use crate::common::*;
 
@@ -20,15 +20,25 @@ struct Step {
     expected: Vec<String>,
 }
 
-/// The commands (`$ ` lines, `\` continuing one) and the output under each
-/// of the first `console` block after `heading` in the file `page`.
-fn session(page: &str, heading: &str) -> Vec<Step> {
+/// The text of the first fenced block of language `lang` after `heading`
+/// in the file `page`.
+fn block(page: &str, heading: &str, lang: &str) -> String {
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(page)).unwrap();
     let section = &text[text
         .find(heading)
         .unwrap_or_else(|| panic!("{page} has {heading:?}"))..];
-    let block = &section[section.find("```console\n").expect("a console block") + 11..];
-    let block = &block[..block.find("\n```").expect("the block ends")];
+    let fence = format!("```{lang}\n");
+    let block = &section[section
+        .find(&fence)
+        .unwrap_or_else(|| panic!("{page}: a {lang} block after {heading:?}"))
+        + fence.len()..];
+    block[..block.find("\n```").expect("the block ends")].to_string()
+}
+
+/// The commands (`$ ` lines, `\` continuing one) and the output under each
+/// of the first `console` block after `heading` in the file `page`.
+fn session(page: &str, heading: &str) -> Vec<Step> {
+    let block = block(page, heading, "console");
     let mut steps: Vec<Step> = Vec::new();
     let mut continued = false;
     for line in block.lines() {
@@ -75,18 +85,70 @@ fn the_readme_quick_start_runs_as_shown() {
     runs_as_shown("README.md", "## A five-minute quick start");
 }
 
+/// A person's shell on a machine: this build as `aea` first on `PATH`, a
+/// HOME of its own (so its own keys and registry), git's user and system
+/// config left out.
+struct Shell {
+    home: PathBuf,
+    path: String,
+}
+
+impl Shell {
+    /// A shell whose HOME is the folder `home` of `env` (created).
+    fn new(env: &TestEnv, home: &str) -> Self {
+        let bin = env.path().join("bin");
+        if !bin.exists() {
+            std::fs::create_dir_all(&bin).unwrap();
+            std::os::unix::fs::symlink(BIN, bin.join("aea")).unwrap();
+        }
+        let home = env.path().join(home);
+        std::fs::create_dir_all(&home).unwrap();
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        Shell { home, path }
+    }
+
+    /// `line` as typed in `dir`, run by `sh`.
+    fn command(&self, line: &str, dir: &Path) -> Command {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(line)
+            .env_clear()
+            .env("PATH", &self.path)
+            .env("HOME", &self.home)
+            .env("USER", "tester")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .current_dir(dir);
+        cmd
+    }
+
+    fn run(&self, line: &str, dir: &Path) -> Output {
+        self.command(line, dir).output().unwrap()
+    }
+
+    /// Runs `line` in `dir`, which must succeed, and returns its stdout.
+    fn ok(&self, line: &str, dir: &Path) -> String {
+        let out = self.run(line, dir);
+        assert!(
+            out.status.success(),
+            "`{line}` in {} failed with {:?}\nstdout: {}\nstderr: {}",
+            dir.display(),
+            out.status.code(),
+            stdout(&out),
+            stderr(&out)
+        );
+        stdout(&out)
+    }
+}
+
 fn runs_as_shown(page: &str, heading: &str) {
     let env = TestEnv::new();
-    let home = env.path().join("home");
-    let bin = env.path().join("bin");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&bin).unwrap();
-    std::os::unix::fs::symlink(BIN, bin.join("aea")).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let shell = Shell::new(&env, "home");
+    let home = shell.home.clone();
     let cwd_file = env.path().join("cwd");
     let mut cwd: PathBuf = home.clone();
     let steps = session(page, heading);
@@ -98,19 +160,11 @@ fn runs_as_shown(page: &str, heading: &str) {
             "{}\nstatus=$?\npwd > \"$AEA_TOUR_CWD\"\nexit $status\n",
             step.command
         );
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .env_clear()
-            .env("PATH", &path)
-            .env("HOME", &home)
-            .env("USER", "tester")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
+        let out = shell
+            .command(&script, &cwd)
             .env("AEA_TEST_NOW", NOW)
             .env("AEA_TEST_SEED", seed.to_string())
             .env("AEA_TOUR_CWD", &cwd_file)
-            .current_dir(&cwd)
             .output()
             .unwrap();
         // As a terminal shows it: aea's warnings come before its answer.
