@@ -338,3 +338,24 @@ fn the_code_map_names_every_crate_and_module() {
         "docs/src/layout.md \"Layout of the code\" does not name: {missing:?}"
     );
 }
+
+/// Integration tests are one binary (`autotests = false`): a file in
+/// `tests/` that `tests/main.rs` does not name is never compiled, and its
+/// tests never run.
+#[test]
+fn every_test_file_is_a_module_of_the_test_binary() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let main = std::fs::read_to_string(tests.join("main.rs")).unwrap();
+    for entry in std::fs::read_dir(&tests).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let Some(module) = name.strip_suffix(".rs") else {
+            continue;
+        };
+        if module != "main" {
+            assert!(
+                main.lines().any(|l| l == format!("mod {module};")),
+                "tests/{name} is not compiled: add `mod {module};` to tests/main.rs"
+            );
+        }
+    }
+}

@@ -142,3 +142,35 @@ fn the_readme_stays_an_introduction() {
         "README.md has {lines} lines: move detail into a chapter of docs/src/"
     );
 }
+
+/// Every command `aea --help` lists has its row in the book's Commands
+/// page (a row starts with it, or names it after a ` / `).
+#[test]
+fn every_command_has_its_row_in_the_commands_page() {
+    let env = crate::common::TestEnv::new();
+    let help = env.ok(&env.path(), &["--help"]);
+    let commands: Vec<&str> = help
+        .split("Commands:\n")
+        .nth(1)
+        .expect("--help lists the commands")
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() > 20, "{commands:?}");
+    let page = std::fs::read_to_string(root().join("docs/src/commands.md")).unwrap();
+    let rows: Vec<&str> = page.lines().filter(|l| l.starts_with("| `aea ")).collect();
+    for command in commands {
+        let named = |l: &&str| {
+            [format!("| `aea {command} "), format!("| `aea {command}`")]
+                .iter()
+                .chain(&[format!("/ `aea {command} "), format!("/ `aea {command}`")])
+                .any(|p| l.contains(p.as_str()))
+        };
+        assert!(
+            rows.iter().any(named),
+            "`aea {command}` has no row in docs/src/commands.md"
+        );
+    }
+}

@@ -844,6 +844,7 @@ mod tests {
             include_str!("../../../docs/src/config.md"),
             include_str!("../../../docs/src/crashes.md"),
             include_str!("../../../docs/src/exit-codes.md"),
+            include_str!("../../../docs/src/extending.md"),
             include_str!("../../../docs/src/files.md"),
             include_str!("../../../docs/src/hooks.md"),
             include_str!("../../../docs/src/introduction.md"),
@@ -894,6 +895,15 @@ mod tests {
                     documented.push(word);
                 }
             }
+        }
+        // And the other way: every top-level key has its row in the table
+        // of config.md.
+        let table = include_str!("../../../docs/src/config.md");
+        for key in &keys {
+            assert!(
+                table.contains(&format!("| `{key}` |")),
+                "`{key}:` is read by the config type but has no row in docs/src/config.md"
+            );
         }
         assert!(documented.iter().any(|k| k == "sync"), "{documented:?}");
         assert!(documented.iter().any(|k| k == "bridges"), "{documented:?}");
