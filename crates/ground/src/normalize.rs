@@ -85,31 +85,88 @@ fn is_invisible(c: char) -> bool {
         )
 }
 
-/// Characters that NFKC keeps but a reader takes for ASCII: dashes, quotes,
-/// and the Cyrillic and Greek lower-case letters drawn like Latin ones
-/// (`ѕudo` with a Cyrillic `ѕ`). Not the whole Unicode confusables table: a
-/// sender who wants to hide a word can always spell it out in prose.
+/// Characters that NFKC keeps but a reader takes for ASCII: dashes and
+/// quotes, the Latin small capitals (`ʀᴍ`), and every letter Unicode's
+/// confusables data (UTS #39) draws like an ASCII letter or digit: Cyrillic
+/// `ѕ`, Greek `ο`, Armenian `օ`, Cherokee, Lisu, …
 fn fold_lookalike(c: char) -> Option<char> {
     match c {
-        'а' => Some('a'),
-        'е' | 'ё' => Some('e'),
-        'о' | 'ο' => Some('o'),
-        'р' | 'ρ' => Some('p'),
-        'с' | 'ϲ' => Some('c'),
-        'у' => Some('y'),
-        'х' | 'χ' => Some('x'),
-        'ѕ' => Some('s'),
-        'і' | 'ι' => Some('i'),
-        'ј' => Some('j'),
-        'ԁ' => Some('d'),
-        'һ' => Some('h'),
-        'ӏ' => Some('l'),
-        'ν' => Some('v'),
         '\u{2010}'..='\u{2015}' | '\u{2043}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' => Some('-'),
         '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => Some('\''),
         '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => Some('"'),
-        _ => None,
+        _ => small_capital(c).or_else(|| confusable_ascii(c)),
     }
+}
+
+/// The Latin letter small capitals, which UTS #39 keeps apart from the
+/// lower-case letters they are drawn as.
+fn small_capital(c: char) -> Option<char> {
+    Some(match c {
+        'ᴀ' => 'a',
+        'ʙ' => 'b',
+        'ᴄ' => 'c',
+        'ᴅ' => 'd',
+        'ᴇ' => 'e',
+        'ꜰ' => 'f',
+        'ɢ' => 'g',
+        'ʜ' => 'h',
+        'ɪ' => 'i',
+        'ᴊ' => 'j',
+        'ᴋ' => 'k',
+        'ʟ' => 'l',
+        'ᴍ' => 'm',
+        'ɴ' => 'n',
+        'ᴏ' => 'o',
+        'ᴘ' => 'p',
+        'ꞯ' => 'q',
+        'ʀ' => 'r',
+        'ꜱ' => 's',
+        'ᴛ' => 't',
+        'ᴜ' => 'u',
+        'ᴠ' => 'v',
+        'ᴡ' => 'w',
+        'ʏ' => 'y',
+        'ᴢ' => 'z',
+        _ => return None,
+    })
+}
+
+/// The ASCII letter or digit whose UTS #39 skeleton is `c`'s, if any:
+/// skeletons are compared, never read (the skeleton of `m` is `rn`), so
+/// each ASCII character's skeleton is mapped back to the character.
+fn confusable_ascii(c: char) -> Option<char> {
+    use std::collections::HashMap;
+    use std::sync::OnceLock;
+    use unicode_security::confusable_detection::skeleton;
+    static ASCII: OnceLock<HashMap<String, char>> = OnceLock::new();
+    let ascii = ASCII.get_or_init(|| {
+        // Letters first: where a digit shares a letter's skeleton (`0`
+        // and `O`, `1` and `l`), the letter is the reading kept.
+        let mut map = HashMap::new();
+        for a in ('a'..='z').chain('A'..='Z').chain('0'..='9') {
+            map.entry(skeleton(&a.to_string()).collect::<String>())
+                .or_insert(a.to_ascii_lowercase());
+        }
+        map
+    });
+    // Only the scripts that draw letters like Latin ones are looked up:
+    // the rest of Unicode (CJK, Arabic, …) costs nothing.
+    let lookalike_script = matches!(c,
+        '\u{0180}'..='\u{02AF}'      // Latin extended, IPA
+        | '\u{0370}'..='\u{058F}'    // Greek, Cyrillic, Armenian
+        | '\u{13A0}'..='\u{13FF}'    // Cherokee
+        | '\u{1D00}'..='\u{1EFF}'    // phonetic extensions, Latin extended additional
+        | '\u{2100}'..='\u{214F}'    // letterlike symbols
+        | '\u{2C60}'..='\u{2CFF}'    // Latin extended-C, Coptic
+        | '\u{A4D0}'..='\u{A4FF}'    // Lisu
+        | '\u{A720}'..='\u{A7FF}'    // Latin extended-D
+        | '\u{AB30}'..='\u{AB6F}'    // Latin extended-E
+    );
+    if !lookalike_script {
+        return None;
+    }
+    let key: String = skeleton(&c.to_string()).collect();
+    ascii.get(&key).copied()
 }
 
 /// Shell operators that end a word whether or not a space follows.

@@ -13,47 +13,40 @@
 //! sandbox: a sender determined to hide a command from a pattern matcher
 //! can, and the receiver's approval rules are what keep it in check.
 
+mod classes;
+mod decode;
+mod shell;
+mod sql;
+
 use aho_corasick::AhoCorasick;
 use serde_json::Value;
 
 use crate::message::{Body, Message};
 use crate::normalize::{normalized, push_normalized, push_shell_words, push_space};
+use classes::{Class, Found};
 
-/// A command family recognised beyond its literal spelling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Detector {
-    /// `rm` with recursive and force flags in any order or split.
-    RmRecursiveForce,
-    /// `git push` with `-f` anywhere, `+ref`, `:ref`, `--mirror`, `--delete`.
-    GitForcePush,
-    /// `git commit -n`, `-an`, …; `core.hooksPath` overrides.
-    NoVerify,
-    /// A pipe into a shell or interpreter, `bash <(…)`, `sh -c "$(…)"`.
-    PipeToShell,
-    /// `TRUNCATE t;`, `TRUNCATE TABLE`, `truncate -s 0 file`.
-    Truncate,
-    /// `chmod` making something writable by everyone.
-    ChmodWorld,
-    /// `sudo`, `doas`, `pkexec`, `su -`.
-    Sudo,
-}
-
-/// Built-in names and what recognises them beyond the substring.
-const BUILTINS: &[(&str, Detector)] = &[
-    ("rm -rf", Detector::RmRecursiveForce),
-    ("push -f", Detector::GitForcePush),
-    ("--no-verify", Detector::NoVerify),
-    ("| sh", Detector::PipeToShell),
-    ("| bash", Detector::PipeToShell),
-    ("truncate table", Detector::Truncate),
-    ("chmod 777", Detector::ChmodWorld),
-    ("chmod -r 777", Detector::ChmodWorld),
-    ("sudo", Detector::Sudo),
+/// Built-in names and the classes of command that also match them, however
+/// the command is spelled (see [`classes`]).
+const BUILTINS: &[(&str, &[Class])] = &[
+    ("rm -rf", &[Class::RecursiveDelete]),
+    ("push -f", &[Class::ForcePush]),
+    ("--no-verify", &[Class::SkipHooks]),
+    ("| sh", &[Class::PipeToInterpreter]),
+    ("| bash", &[Class::PipeToInterpreter]),
+    ("drop table", &[Class::DropTable]),
+    ("drop database", &[Class::DropDatabase]),
+    ("truncate table", &[Class::Truncate]),
+    ("chmod 777", &[Class::WorldWritable]),
+    ("chmod -r 777", &[Class::WorldWritable]),
+    ("sudo", &[Class::Privilege]),
 ];
 
 /// Extra substrings that mean the same as a built-in name.
 const SYNONYMS: &[(&str, &[&str])] = &[
-    ("--no-verify", &["core.hookspath"]),
+    (
+        "--no-verify",
+        &["core.hookspath", "aea_skip_hooks", "husky=0"],
+    ),
     ("drop database", &["drop schema"]),
 ];
 
@@ -61,7 +54,8 @@ const SYNONYMS: &[(&str, &[&str])] = &[
 struct HardStop {
     /// Normalised and trimmed, shown in `hard_stop:<name>`.
     name: String,
-    detector: Option<Detector>,
+    /// The classes of command that match it beyond its spelling.
+    classes: &'static [Class],
 }
 
 /// One automaton for many substrings, each belonging to a stop.
@@ -121,8 +115,9 @@ pub const DEFAULT_HARD_STOPS: &[&str] = &[
     "secret key",
 ];
 
-/// The fields a hard stop is looked for in, in this order.
-type Fields<'a> = [(&'static str, &'a dyn Fn(&mut String)); 8];
+/// The fields a hard stop is looked for in, in this order, each as the
+/// strings it holds.
+type Fields<'a> = [(&'static str, &'a dyn Fn(&mut Vec<&'a str>)); 9];
 
 /// A compiled list of hard stops.
 ///
@@ -186,13 +181,13 @@ impl HardStops {
                     plain.push((index, needle));
                 }
             }
-            let detector = BUILTINS
+            let classes = BUILTINS
                 .iter()
-                .find(|(builtin, _)| *builtin == key)
-                .map(|(_, d)| *d);
+                .find(|(builtin, _)| *builtin == key.trim())
+                .map_or(&[][..], |(_, c)| *c);
             stops.push(HardStop {
                 name: key.to_string(),
-                detector,
+                classes,
             });
         }
         Ok(HardStops {
@@ -213,8 +208,8 @@ impl HardStops {
 
     /// The first stop (in configured order) found in the first field that
     /// has one, fields in the order subject, body, context, the other
-    /// fields of `message`, tags, attachments, metadata, the other
-    /// top-level fields.
+    /// fields of `message`, tags, attachments, metadata, the addresses, the
+    /// other top-level fields.
     pub fn find(&self, message: &Message) -> Option<Hit<'_>> {
         if self.stops.is_empty() {
             return None;
@@ -222,30 +217,26 @@ impl HardStops {
         let content = &message.message;
         let metadata = &message.metadata;
         let fields: Fields = [
-            ("subject", &|out| push_normalized(out, &content.subject)),
+            ("subject", &|out| out.push(&content.subject)),
             ("body", &|out| match &content.body {
-                Body::Text(s) => push_normalized(out, s),
-                Body::Structured(v) => push_value(out, v),
+                Body::Text(s) => out.push(s),
+                Body::Structured(v) => push_strings(out, v),
             }),
-            ("context", &|out| push_value(out, &content.context)),
+            ("context", &|out| push_strings(out, &content.context)),
             // The protocol's type-specific fields (`question`,
             // `request_details`, …) are shown to the agent like the body.
             ("message fields", &|out| {
                 for (key, value) in &content.extra {
-                    push_normalized(out, key);
-                    push_space(out);
-                    push_value(out, value);
+                    out.push(key);
+                    push_strings(out, value);
                 }
             }),
             ("tags", &|out| {
-                for tag in &metadata.tags {
-                    push_normalized(out, tag);
-                    push_space(out);
-                }
+                out.extend(metadata.tags.iter().map(String::as_str))
             }),
             ("attachments", &|out| {
                 for a in &content.attachments {
-                    push_value(out, a);
+                    push_strings(out, a);
                 }
             }),
             ("metadata", &|out| {
@@ -254,13 +245,15 @@ impl HardStops {
                     &metadata.reply_to,
                     &message.from.user,
                 ];
-                for s in ids.into_iter().flatten() {
-                    push_normalized(out, s);
-                    push_space(out);
-                }
+                out.extend(ids.into_iter().flatten().map(String::as_str));
                 if let Some(refs) = &metadata.refs {
-                    push_value(out, refs);
+                    push_strings(out, refs);
                 }
+            }),
+            // A sender writes both addresses; an agent reads them.
+            ("addresses", &|out| {
+                let paths = [&message.from.repo_path, &message.to.repo_path];
+                out.extend(paths.into_iter().flatten().map(String::as_str));
             }),
             // Top-level keys aea does not read, such as the 0.1.0 copy a
             // bash AEA reader shows instead of the v1.0 fields: a sender
@@ -268,46 +261,97 @@ impl HardStops {
             // them only ever makes a decision stricter.
             ("other fields", &|out| {
                 for (key, value) in &message.extra {
-                    push_normalized(out, key);
-                    push_space(out);
-                    push_value(out, value);
+                    out.push(key);
+                    push_strings(out, value);
                 }
             }),
         ];
-        // Two buffers for the whole message, reused field after field.
-        let mut text = String::new();
-        let mut words = String::new();
-        let mut hits = vec![false; self.stops.len()];
+        let mut scan = Scan::new(self.stops.len());
+        let mut strings = Vec::new();
         for (field, fill) in fields {
-            text.clear();
-            words.clear();
-            // Padded with spaces so word patterns match at either end.
-            text.push(' ');
-            fill(&mut text);
-            push_space(&mut text);
-            push_shell_words(&mut words, &text);
-            if let Some(pattern) = self.find_in(&text, &words, &mut hits) {
+            strings.clear();
+            fill(&mut strings);
+            if let Some(pattern) = self.find_in(&strings, &mut scan) {
                 return Some(Hit { pattern, field });
             }
         }
         None
     }
 
-    /// The first stop matching one normalised field.
-    fn find_in(&self, text: &str, words: &str, hits: &mut [bool]) -> Option<&str> {
-        hits.fill(false);
-        if let Some(n) = &self.words {
-            n.mark(words, hits);
+    /// The first stop matching one field, given as its strings: each string
+    /// as written, then decoded if it was percent- or HTML-encoded.
+    fn find_in(&self, strings: &[&str], scan: &mut Scan) -> Option<&str> {
+        scan.hits.fill(false);
+        let mut found = Found::default();
+        let wants_classes = self.stops.iter().any(|s| !s.classes.is_empty());
+        // One string a line: an argv array `["rm", "-rf", "/"]` still reads
+        // as the command it is where the lines are joined.
+        let raw = strings.join("\n");
+        self.read(&raw, scan, wants_classes, &mut found);
+        if let Some(decoded) = decode::decoded(&raw) {
+            self.read(&decoded, scan, wants_classes, &mut found);
         }
-        if let Some(n) = &self.text {
-            n.mark(text, hits);
-        }
-        let tokens: Vec<&str> = words.split(' ').filter(|w| !w.is_empty()).collect();
         self.stops
             .iter()
-            .zip(hits.iter())
-            .find(|(stop, hit)| **hit || stop.detector.is_some_and(|d| d.matches(&tokens)))
+            .zip(scan.hits.iter())
+            .find(|(stop, hit)| **hit || stop.classes.iter().any(|c| found.has(*c)))
             .map(|(stop, _)| stop.name.as_str())
+    }
+
+    /// Marks in `scan` the patterns found in `raw`, and into `found` the
+    /// classes of the commands it holds.
+    fn read(&self, raw: &str, scan: &mut Scan, wants_classes: bool, found: &mut Found) {
+        // The text normalised line by line: the lines for the parser, and
+        // all of it (lines joined by a space) for the patterns.
+        scan.text.clear();
+        scan.lines.clear();
+        scan.text.push(' ');
+        for line in raw.lines() {
+            let start = scan.lines.len();
+            push_normalized(&mut scan.lines, line);
+            let line = &scan.lines[start..];
+            scan.text.push_str(line);
+            push_space(&mut scan.text);
+            scan.lines.push('\n');
+        }
+        push_space(&mut scan.text);
+        scan.words.clear();
+        push_shell_words(&mut scan.words, &scan.text);
+        if let Some(n) = &self.words {
+            n.mark(&scan.words, &mut scan.hits);
+        }
+        if let Some(n) = &self.text {
+            n.mark(&scan.text, &mut scan.hits);
+        }
+        if !wants_classes {
+            return;
+        }
+        sql::classify(raw, found);
+        for command in shell::worded(&scan.text) {
+            classes::classify(&command, true, found);
+        }
+        for command in shell::parsed(&scan.lines, classes::may_hold_a_command) {
+            classes::classify(&command, false, found);
+        }
+    }
+}
+
+/// The buffers of one scan, reused field after field.
+struct Scan {
+    hits: Vec<bool>,
+    text: String,
+    lines: String,
+    words: String,
+}
+
+impl Scan {
+    fn new(stops: usize) -> Self {
+        Scan {
+            hits: vec![false; stops],
+            text: String::new(),
+            lines: String::new(),
+            words: String::new(),
+        }
     }
 }
 
@@ -315,192 +359,22 @@ fn is_word(s: &str) -> bool {
     !s.is_empty() && s.chars().all(char::is_alphanumeric)
 }
 
-/// Every key and string of `value`, normalised and separated by spaces: an
-/// argv array `["rm", "-rf", "/"]` reads as the command it is.
-fn push_value(out: &mut String, value: &Value) {
+/// Every key and string of `value`, each its own string.
+fn push_strings<'a>(out: &mut Vec<&'a str>, value: &'a Value) {
     match value {
-        Value::String(s) => {
-            push_normalized(out, s);
-            push_space(out);
-        }
+        Value::String(s) => out.push(s),
         Value::Array(items) => {
             for item in items {
-                push_value(out, item);
+                push_strings(out, item);
             }
         }
         Value::Object(map) => {
             for (key, item) in map {
-                push_normalized(out, key);
-                push_space(out);
-                push_value(out, item);
+                out.push(key);
+                push_strings(out, item);
             }
         }
         Value::Null | Value::Bool(_) | Value::Number(_) => {}
-    }
-}
-
-/// Words that end a simple command.
-fn is_separator(word: &str) -> bool {
-    matches!(word, "|" | ";" | "&" | "(" | ")" | "`")
-}
-
-/// The program name of a word that may be a path (`/bin/rm` is `rm`).
-fn program(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
-}
-
-/// The arguments after `words[at]`, up to the end of that command (at most
-/// `limit` words: prose rarely runs a command on for longer).
-fn arguments<'a>(words: &'a [&'a str], at: usize, limit: usize) -> impl Iterator<Item = &'a str> {
-    words
-        .iter()
-        .skip(at + 1)
-        .take(limit)
-        .take_while(|w| !is_separator(w))
-        .copied()
-}
-
-/// `git … <sub>`: `words[at]` is `sub` with `git` at most three words before
-/// it (`git -c x=y push`).
-fn is_git(words: &[&str], at: usize, sub: &str) -> bool {
-    words[at] == sub
-        && words[at.saturating_sub(3)..at]
-            .iter()
-            .any(|w| program(w) == "git")
-}
-
-fn is_shell(word: &str) -> bool {
-    let p = program(word);
-    matches!(
-        p,
-        "sh" | "bash"
-            | "zsh"
-            | "dash"
-            | "ksh"
-            | "mksh"
-            | "ash"
-            | "fish"
-            | "csh"
-            | "tcsh"
-            | "pwsh"
-            | "powershell"
-            | "perl"
-            | "ruby"
-            | "node"
-            | "php"
-            | "iex"
-            | "invoke-expression"
-    ) || p
-        .strip_prefix("python")
-        .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
-}
-
-/// Programs a pipe may pass through on its way to the shell.
-fn is_wrapper(word: &str) -> bool {
-    matches!(
-        program(word),
-        "sudo" | "doas" | "env" | "exec" | "command" | "nohup" | "time" | "xargs"
-    ) || word.starts_with('-')
-        || word.contains('=')
-}
-
-impl Detector {
-    fn matches(self, w: &[&str]) -> bool {
-        (0..w.len()).any(|i| self.matches_at(w, i))
-    }
-
-    fn matches_at(self, w: &[&str], i: usize) -> bool {
-        let word = w[i];
-        let next = |n: usize| w.get(i + n).copied().unwrap_or("");
-        match self {
-            Detector::RmRecursiveForce => {
-                if program(word) != "rm" {
-                    return false;
-                }
-                let (mut recursive, mut force) = (false, false);
-                for arg in arguments(w, i, 12) {
-                    if let Some(long) = arg.strip_prefix("--") {
-                        recursive |= long == "recursive";
-                        force |= long == "force";
-                    } else if let Some(short) = arg.strip_prefix('-') {
-                        recursive |= short.contains('r');
-                        force |= short.contains('f');
-                    }
-                }
-                recursive && force
-            }
-            Detector::GitForcePush => {
-                is_git(w, i, "push")
-                    && arguments(w, i, 16).any(|arg| {
-                        if let Some(long) = arg.strip_prefix("--") {
-                            long.starts_with("force") || long == "mirror" || long == "delete"
-                        } else if let Some(short) = arg.strip_prefix('-') {
-                            short.contains('f') || short.contains('d')
-                        } else {
-                            // `+main` forces, `:main` deletes the remote branch.
-                            (arg.starts_with('+') || arg.starts_with(':')) && arg.len() > 1
-                        }
-                    })
-            }
-            Detector::NoVerify => {
-                // Only `commit` spells `--no-verify` as `-n` (for `merge`
-                // and `push`, `-n` means something else).
-                is_git(w, i, "commit")
-                    && arguments(w, i, 16).any(|arg| {
-                        // `-n` in a cluster of short flags, before one that
-                        // takes the rest as its value (`-am`, `-nm msg`).
-                        arg.strip_prefix('-').is_some_and(|short| {
-                            !short.starts_with('-')
-                                && short
-                                    .chars()
-                                    .take_while(|c| !matches!(c, 'm' | 'c' | 'f' | 't'))
-                                    .any(|c| c == 'n')
-                        })
-                    })
-            }
-            Detector::PipeToShell => {
-                if word == "|" {
-                    let mut j = i + 1;
-                    while w.get(j).is_some_and(|x| is_wrapper(x)) {
-                        j += 1;
-                    }
-                    return w.get(j).is_some_and(|x| is_shell(x));
-                }
-                let substitution = next(1) == "<" && next(2) == "(";
-                let command_substitution = next(1) == "$" && next(2) == "(";
-                ((is_shell(word) || matches!(word, "source" | ".")) && substitution)
-                    || (is_shell(word) && next(1) == "-c" && next(2) == "$" && next(3) == "(")
-                    || (word == "eval" && command_substitution)
-            }
-            Detector::Truncate => {
-                word == "truncate"
-                    && (matches!(next(1), "table" | "only")
-                        || next(1).starts_with("-s")
-                        || next(1).starts_with("--size")
-                        || matches!(next(2), ";" | "cascade" | "restart" | "continue"))
-            }
-            Detector::ChmodWorld => {
-                program(word) == "chmod"
-                    && arguments(w, i, 8).any(|arg| {
-                        matches!(
-                            arg,
-                            "777"
-                                | "0777"
-                                | "a+rwx"
-                                | "ugo+rwx"
-                                | "a=rwx"
-                                | "ugo=rwx"
-                                | "o+w"
-                                | "a+w"
-                                | "o+rwx"
-                        )
-                    })
-            }
-            Detector::Sudo => {
-                matches!(program(word), "sudo" | "doas" | "pkexec")
-                    || word == "su" && matches!(next(1), "-" | "-l" | "root" | "-c")
-            }
-        }
     }
 }
 

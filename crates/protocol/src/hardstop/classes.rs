@@ -1,0 +1,643 @@
+//! What a command does, by meaning: the classes of dangerous commands a
+//! hard stop names, each recognised however it is spelled — options in any
+//! order, clustered or split, long options abbreviated as GNU tools and git
+//! accept them, behind `sudo`, `env`, `xargs` or `busybox`, in POSIX shells,
+//! PowerShell and cmd.
+
+use super::shell::{Command, is_assignment, worded};
+
+/// A kind of dangerous command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Class {
+    /// `rm -rf`, `Remove-Item -Recurse -Force`, `rd /s /q`.
+    RecursiveDelete,
+    /// `git push --force` and its kin, `filter-branch`, `reflog expire`.
+    ForcePush,
+    /// `--no-verify`, `commit -n`, `core.hooksPath`, `AEA_SKIP_HOOKS`,
+    /// `HUSKY=0`.
+    SkipHooks,
+    /// A pipe, substitution or redirect into an interpreter.
+    PipeToInterpreter,
+    /// `sudo`, `doas`, `run0`, `pkexec`, `su -`, `-Verb RunAs`.
+    Privilege,
+    /// `chmod` making a file writable by everyone, setuid or setgid.
+    WorldWritable,
+    /// `DROP TABLE`.
+    DropTable,
+    /// `DROP DATABASE`, `DROP SCHEMA`.
+    DropDatabase,
+    /// `TRUNCATE`, `DELETE FROM t` without `WHERE`.
+    Truncate,
+}
+
+/// The classes found, one bit each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Found(u16);
+
+impl Found {
+    pub fn add(&mut self, class: Class) {
+        self.0 |= 1 << class as u16;
+    }
+
+    pub fn has(self, class: Class) -> bool {
+        self.0 & (1 << class as u16) != 0
+    }
+
+    pub fn any(self) -> bool {
+        self.0 != 0
+    }
+}
+
+/// Whether a normalised line names a program a class is about, a variable
+/// or a brace expansion: the lines worth parsing.
+pub(super) fn may_hold_a_command(line: &str) -> bool {
+    line.split(|c: char| {
+        c.is_whitespace() || matches!(c, '|' | ';' | '&' | '(' | ')' | '`' | '<' | '>')
+    })
+    .any(|word| {
+        let word = word.trim_matches(|c| matches!(c, '\'' | '"' | '\\' | '{' | '}'));
+        word.contains('$')
+            || word.contains(',') && word.contains('{')
+            || is_interpreter(program(word))
+            || matches!(
+                program(word),
+                "rm" | "unlink"
+                    | "rd"
+                    | "rmdir"
+                    | "del"
+                    | "erase"
+                    | "ri"
+                    | "remove-item"
+                    | "git"
+                    | "chmod"
+                    | "icacls"
+                    | "sudo"
+                    | "sudoedit"
+                    | "doas"
+                    | "pkexec"
+                    | "run0"
+                    | "runas"
+                    | "gsudo"
+                    | "su"
+                    | "start-process"
+                    | "saps"
+                    | "busybox"
+                    | "toybox"
+                    | "env"
+                    | "export"
+                    | "xargs"
+            )
+    })
+}
+
+/// The program name of a word: `/usr/bin/rm`, `\rm` and `rm.exe` are `rm`.
+fn program(word: &str) -> &str {
+    let base = word.rsplit(['/', '\\']).next().unwrap_or(word);
+    let base = if base.is_empty() {
+        word.trim_start_matches('\\')
+    } else {
+        base
+    };
+    base.strip_suffix(".exe").unwrap_or(base)
+}
+
+/// Whether `arg` is the long option `--name` (or `--name=value`) for one of
+/// `names`, spelled in full or abbreviated to at least `min` letters, as
+/// GNU getopt and git's option parser accept unambiguous prefixes.
+fn long_option(arg: &str, names: &[&str], min: usize) -> bool {
+    let Some(long) = arg.strip_prefix("--") else {
+        return false;
+    };
+    let long = long.split('=').next().unwrap_or(long);
+    long.len() >= min && names.iter().any(|n| n.starts_with(long))
+}
+
+/// The short options of a cluster (`-rf`), if `arg` is one.
+fn short_options(arg: &str) -> Option<&str> {
+    arg.strip_prefix('-')
+        .filter(|s| !s.is_empty() && !s.starts_with('-'))
+}
+
+/// A PowerShell parameter (`-Recurse`, `-rec`) abbreviating `name` to at
+/// least `min` letters.
+fn ps_parameter(arg: &str, name: &str, min: usize) -> bool {
+    arg.strip_prefix('-')
+        .map(|p| p.split(':').next().unwrap_or(p))
+        .is_some_and(|p| p.len() >= min && name.starts_with(p))
+}
+
+/// Programs that run the program named after their own options.
+fn wrapper_options(program: &str) -> Option<&'static [&'static str]> {
+    // The options that take a separate value, so that value is not taken
+    // for the program.
+    Some(match program {
+        "sudo" => &[
+            "-u", "-g", "-h", "-p", "-c", "-d", "-r", "-t", "-u", "-t", "-D", "-R", "-T", "-C",
+            "-U",
+        ],
+        "doas" => &["-u", "-c"],
+        "run0" => &[
+            "-u",
+            "--user",
+            "--property",
+            "--description",
+            "--slice",
+            "-d",
+        ],
+        "pkexec" => &["--user"],
+        "env" => &["-u", "-c", "--unset", "--chdir", "-s", "--split-string"],
+        "nice" => &["-n", "--adjustment"],
+        "ionice" => &["-c", "-n", "-p", "-t"],
+        "time" => &["-f", "-o", "--format", "--output"],
+        "timeout" => &["-s", "-k", "--signal", "--kill-after"],
+        "stdbuf" => &["-i", "-o", "-e"],
+        "xargs" => &[
+            "-i", "-n", "-p", "-d", "-e", "-l", "-s", "-a", "-I", "-P", "-E", "-L",
+        ],
+        "command" | "exec" | "nohup" | "setsid" | "builtin" | "then" | "do" | "else" | "!" => {
+            &["-a"]
+        }
+        "busybox" | "toybox" | "chrt" | "taskset" | "watch" | "unbuffer" => &["-n"],
+        _ => return None,
+    })
+}
+
+/// The levels of `words`: the command itself, then each program a wrapper
+/// runs, each with the assignments made for it (`env A=1 git …`).
+fn levels(words: &[String]) -> Vec<(&[String], Vec<(&str, &str)>)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    let mut env: Vec<(&str, &str)> = Vec::new();
+    while at < words.len() && out.len() < 8 {
+        let level = &words[at..];
+        out.push((level, env.clone()));
+        let name = program(&level[0]);
+        let Some(takes_value) = wrapper_options(name) else {
+            break;
+        };
+        let mut next = at + 1;
+        // `timeout DURATION cmd`, `chrt PRIO cmd`, `taskset MASK cmd`.
+        let mut operands_first = usize::from(matches!(name, "timeout" | "chrt" | "taskset"));
+        while let Some(word) = words.get(next) {
+            if word == "--" {
+                next += 1;
+                break;
+            }
+            if word.starts_with('-') && word.len() > 1 {
+                next += 1 + usize::from(takes_value.contains(&word.as_str()));
+            } else if is_assignment(word) {
+                let (n, v) = word.split_once('=').unwrap_or((word, ""));
+                env.push((n, v));
+                next += 1;
+            } else if operands_first > 0 {
+                operands_first -= 1;
+                next += 1;
+            } else {
+                break;
+            }
+        }
+        at = next;
+    }
+    out
+}
+
+/// Every class `command` belongs to, into `found`. `anywhere`: the command
+/// comes from the words reading, where a command may start at any word
+/// (`please run rm -rf /`).
+pub(super) fn classify(command: &Command, anywhere: bool, found: &mut Found) {
+    for (name, value) in &command.env {
+        assignment(name, value, found);
+    }
+    let starts = if anywhere { command.words.len() } else { 1 };
+    for start in 0..starts.min(command.words.len()) {
+        let words = &command.words[start..];
+        let piped = command.piped && start == 0;
+        for (level, env) in levels(words) {
+            for (name, value) in env {
+                assignment(name, value, found);
+            }
+            one(level, piped, command.substituted, found);
+        }
+    }
+    if !anywhere {
+        // `sh -c "rm -rf /"`, `eval "…"`, `su -c '…'`, `ssh host 'rm -rf /'`:
+        // a quoted argument may itself be a command line.
+        for word in command.words.iter().skip(1).filter(|w| w.contains(' ')) {
+            for inner in worded(word) {
+                classify(&inner, true, found);
+            }
+        }
+    }
+}
+
+/// An assignment in front of a command or exported: the switches that turn
+/// hooks and gates off.
+fn assignment(name: &str, value: &str, found: &mut Found) {
+    let value = value.trim();
+    let skips = match name {
+        "aea_skip_hooks" | "husky_skip_hooks" | "skip_hooks" | "git_hooks_skip" => {
+            !value.is_empty()
+        }
+        "husky" => value == "0" || value == "false",
+        "git_config_parameters" => value.contains("core.hookspath"),
+        _ => name.starts_with("git_config_key_") && value.contains("core.hookspath"),
+    };
+    if skips {
+        found.add(Class::SkipHooks);
+    }
+}
+
+/// The classes of one simple command `words` (its program first).
+fn one(words: &[String], piped: bool, substituted: bool, found: &mut Found) {
+    let Some(first) = words.first() else {
+        return;
+    };
+    let name = program(first);
+    let args = &words[1..];
+    match name {
+        "rm" | "unlink" => {
+            if rm_recursive_force(args) {
+                found.add(Class::RecursiveDelete);
+            }
+        }
+        "remove-item" | "ri" | "del" | "erase" | "rd" | "rmdir" => {
+            if powershell_or_cmd_delete(name, args) {
+                found.add(Class::RecursiveDelete);
+            }
+        }
+        "find" => {
+            if args.iter().any(|a| a == "-delete") {
+                found.add(Class::RecursiveDelete);
+            }
+            if let Some(at) = args
+                .iter()
+                .position(|a| matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"))
+            {
+                let inner: Vec<String> = args[at + 1..]
+                    .iter()
+                    .take_while(|a| !matches!(a.as_str(), ";" | "+"))
+                    .cloned()
+                    .collect();
+                one(&inner, false, false, found);
+            }
+        }
+        "git" => git(args, found),
+        "chmod" => {
+            if chmod_world_or_setuid(args) {
+                found.add(Class::WorldWritable);
+            }
+        }
+        "icacls" => {
+            if args.iter().any(|a| a.starts_with("/grant"))
+                && args
+                    .iter()
+                    .any(|a| a.starts_with("everyone:") || a.starts_with("*s-1-1-0:"))
+            {
+                found.add(Class::WorldWritable);
+            }
+        }
+        "sudo" | "sudoedit" | "doas" | "pkexec" | "run0" | "runas" | "gsudo" => {
+            found.add(Class::Privilege);
+        }
+        "su" => {
+            if args.is_empty()
+                || args
+                    .iter()
+                    .take(3)
+                    .any(|a| matches!(a.as_str(), "-" | "-l" | "--login" | "-c" | "root" | "-s"))
+            {
+                found.add(Class::Privilege);
+            }
+        }
+        "start-process" | "saps" | "start" => {
+            if args
+                .windows(2)
+                .any(|w| ps_parameter(&w[0], "verb", 1) && w[1] == "runas")
+            {
+                found.add(Class::Privilege);
+            }
+        }
+        "set-executionpolicy" => {}
+        _ => {}
+    }
+    if is_interpreter(name) {
+        let reads_stdin = reads_program_from_stdin(name, args);
+        // Any substitution handed to an interpreter — an argument, a file
+        // it reads, its input — is run by it.
+        if (piped && reads_stdin) || substituted {
+            found.add(Class::PipeToInterpreter);
+        }
+    }
+}
+
+/// `rm` with a recursive and a force option, however spelled.
+fn rm_recursive_force(args: &[String]) -> bool {
+    const LONG: &[&str] = &[
+        "force",
+        "interactive",
+        "one-file-system",
+        "no-preserve-root",
+        "preserve-root",
+        "recursive",
+        "dir",
+        "verbose",
+        "help",
+        "version",
+    ];
+    let (mut recursive, mut force) = (false, false);
+    for arg in args {
+        if arg == "--" {
+            break;
+        }
+        if arg.starts_with("--") {
+            // An abbreviation that names one option only.
+            let matching: Vec<&&str> = LONG.iter().filter(|n| long_option(arg, &[n], 1)).collect();
+            recursive |= matching == [&"recursive"];
+            force |= matching == [&"force"];
+            recursive |= arg == "--recursive";
+            force |= arg == "--force";
+        } else if let Some(short) = short_options(arg) {
+            recursive |= short.contains(['r', 'R']);
+            force |= short.contains('f');
+        }
+    }
+    recursive && force
+}
+
+/// `Remove-Item -Recurse -Force` (and its aliases), `rd /s`, `del /s`.
+fn powershell_or_cmd_delete(name: &str, args: &[String]) -> bool {
+    let cmd_switch = |s: &str| args.iter().any(|a| a == s);
+    if matches!(name, "rd" | "rmdir") && cmd_switch("/s") {
+        return true;
+    }
+    if matches!(name, "del" | "erase") && cmd_switch("/s") && (cmd_switch("/q") || cmd_switch("/f"))
+    {
+        return true;
+    }
+    let recurse = args.iter().any(|a| ps_parameter(a, "recurse", 1));
+    let force = args.iter().any(|a| ps_parameter(a, "force", 2));
+    recurse && force
+        || matches!(name, "rmdir" | "rd") && recurse
+        // PowerShell's `rm -r -fo` is Remove-Item; a Unix `rm` reads `-fo`
+        // as `-f -o` too.
+        || args.iter().filter_map(|a| short_options(a)).any(|s| s.contains('r'))
+            && args.iter().filter_map(|a| short_options(a)).any(|s| s.contains('f'))
+}
+
+/// The git global options that take the next word as their value.
+const GIT_VALUE_OPTIONS: &[&str] = &[
+    "-c",
+    "-C",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+    "--exec-path",
+    "--super-prefix",
+    "--list-cmds",
+];
+
+fn git(args: &[String], found: &mut Found) {
+    let mut at = 0;
+    // Global options before the subcommand; `-c name=value` and
+    // `--config-env=name=…` can turn hooks off.
+    while let Some(arg) = args.get(at) {
+        if !arg.starts_with('-') {
+            break;
+        }
+        let inline = arg.split_once('=').map(|(_, v)| v);
+        let value = if GIT_VALUE_OPTIONS.contains(&arg.as_str()) {
+            at += 1;
+            args.get(at).map(String::as_str)
+        } else {
+            inline
+        };
+        if matches!(arg.split('=').next(), Some("-c" | "--config-env"))
+            && value.is_some_and(|v| v.starts_with("core.hookspath"))
+        {
+            found.add(Class::SkipHooks);
+        }
+        at += 1;
+    }
+    let Some(sub) = args.get(at) else {
+        return;
+    };
+    let rest = &args[at + 1..];
+    match sub.as_str() {
+        "push" => {
+            if push_forces(rest) {
+                found.add(Class::ForcePush);
+            }
+            if rest.iter().any(|a| long_option(a, &["no-verify"], 4)) {
+                found.add(Class::SkipHooks);
+            }
+        }
+        "commit" => {
+            if rest.iter().any(|a| long_option(a, &["no-verify"], 4)) || commit_short_n(rest) {
+                found.add(Class::SkipHooks);
+            }
+        }
+        "merge" | "am" | "cherry-pick" | "revert" | "rebase" | "pull" | "switch" | "checkout" => {
+            if rest.iter().any(|a| long_option(a, &["no-verify"], 4)) {
+                found.add(Class::SkipHooks);
+            }
+        }
+        "config" => {
+            if rest.iter().any(|a| a.starts_with("core.hookspath")) {
+                found.add(Class::SkipHooks);
+            }
+        }
+        "filter-branch" | "filter-repo" => found.add(Class::ForcePush),
+        "reflog" => {
+            if rest
+                .first()
+                .is_some_and(|a| matches!(a.as_str(), "expire" | "delete"))
+            {
+                found.add(Class::ForcePush);
+            }
+        }
+        "update-ref" => {
+            if rest
+                .iter()
+                .any(|a| a == "-d" || long_option(a, &["delete"], 3))
+            {
+                found.add(Class::ForcePush);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `git push` that overwrites or deletes what the remote holds.
+fn push_forces(args: &[String]) -> bool {
+    args.iter().any(|arg| {
+        if arg.starts_with("--") {
+            long_option(
+                arg,
+                &[
+                    "force",
+                    "force-with-lease",
+                    "force-if-includes",
+                    "mirror",
+                    "delete",
+                    "prune",
+                ],
+                2,
+            ) && !long_option(arg, &["follow-tags"], 2)
+                || arg.starts_with("--force")
+        } else if let Some(short) = short_options(arg) {
+            short.contains(['f', 'd'])
+        } else {
+            // `+main` forces, `:main` deletes the remote branch.
+            (arg.starts_with('+') || arg.starts_with(':')) && arg.len() > 1
+        }
+    })
+}
+
+/// `git commit -n`, `-an`, `-anm msg`: `-n` in a cluster before an option
+/// that takes the rest of the cluster as its value.
+fn commit_short_n(args: &[String]) -> bool {
+    let mut skip_value = false;
+    for arg in args {
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        if arg == "--" {
+            break;
+        }
+        let Some(short) = short_options(arg) else {
+            continue;
+        };
+        for (i, c) in short.char_indices() {
+            match c {
+                'n' => return true,
+                // These take a value: the rest of the cluster, or the next word.
+                'm' | 'c' | 'C' | 'F' | 't' | 'u' | 'S' => {
+                    skip_value = i + 1 == short.len();
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    false
+}
+
+/// `chmod` giving others write permission, or setting setuid or setgid.
+fn chmod_world_or_setuid(args: &[String]) -> bool {
+    args.iter()
+        .any(|arg| octal_mode_is_dangerous(arg) || symbolic_mode_is_dangerous(arg))
+}
+
+fn octal_mode_is_dangerous(arg: &str) -> bool {
+    if arg.is_empty() || arg.len() > 5 || !arg.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        return false;
+    }
+    // Three digits are `ugo`; a fourth in front is setuid, setgid, sticky.
+    let Ok(mode) = u32::from_str_radix(arg, 8) else {
+        return false;
+    };
+    arg.len() >= 3 && (mode & 0o002 != 0 || mode & 0o6000 != 0)
+}
+
+/// `o+w`, `go+w`, `a=rwx`, `=rwx`, `u+s`, `+s`, in a comma-separated list.
+fn symbolic_mode_is_dangerous(arg: &str) -> bool {
+    arg.split(',').any(|clause| {
+        let who_end = clause
+            .find(|c: char| !matches!(c, 'u' | 'g' | 'o' | 'a'))
+            .unwrap_or(clause.len());
+        let (who, actions) = clause.split_at(who_end);
+        if actions.is_empty() || !actions.starts_with(['+', '=', '-']) {
+            return false;
+        }
+        if !actions.chars().all(|c| {
+            matches!(
+                c,
+                '+' | '=' | '-' | 'r' | 'w' | 'x' | 'X' | 's' | 't' | 'u' | 'g' | 'o'
+            )
+        }) {
+            return false;
+        }
+        // Each operator with the permissions after it.
+        let mut dangerous = false;
+        let mut op = ' ';
+        let mut perms = String::new();
+        let check = |op: char, perms: &str| {
+            if op == '-' {
+                return false;
+            }
+            let others = who.is_empty() && op == '=' || who.contains(['o', 'a']);
+            (others && perms.contains('w')) || perms.contains('s')
+        };
+        for c in actions.chars() {
+            if matches!(c, '+' | '=' | '-') {
+                if op != ' ' {
+                    dangerous |= check(op, &perms);
+                }
+                op = c;
+                perms.clear();
+            } else {
+                perms.push(c);
+            }
+        }
+        dangerous | check(op, &perms)
+    })
+}
+
+fn is_interpreter(name: &str) -> bool {
+    matches!(
+        name,
+        "sh" | "bash"
+            | "zsh"
+            | "dash"
+            | "ksh"
+            | "mksh"
+            | "ash"
+            | "yash"
+            | "posh"
+            | "fish"
+            | "csh"
+            | "tcsh"
+            | "perl"
+            | "ruby"
+            | "node"
+            | "nodejs"
+            | "deno"
+            | "bun"
+            | "php"
+            | "lua"
+            | "tclsh"
+            | "osascript"
+            | "pwsh"
+            | "powershell"
+            | "iex"
+            | "invoke-expression"
+            | "cmd"
+            | "eval"
+            | "source"
+            | "."
+    ) || name
+        .strip_prefix("python")
+        .or_else(|| name.strip_prefix("pypy"))
+        .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// Whether an interpreter at the end of a pipe runs what the pipe carries:
+/// not when it is given a program (`-c`, `-e`, `-m`) or a script file.
+fn reads_program_from_stdin(name: &str, args: &[String]) -> bool {
+    if matches!(name, "iex" | "invoke-expression" | "source" | "." | "eval") {
+        return true;
+    }
+    for arg in args {
+        match arg.as_str() {
+            "-" | "-s" | "--" => return true,
+            "-c" | "-e" | "-m" | "-r" | "-x" | "-command" | "-file" | "--eval" | "--command" => {
+                return false;
+            }
+            a if a.starts_with('-') => {}
+            // A script file operand: the pipe is its data.
+            _ => return false,
+        }
+    }
+    true
+}

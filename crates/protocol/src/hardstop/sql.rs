@@ -1,0 +1,191 @@
+//! Destructive SQL, however it is spaced, cased or commented:
+//! `DROP/**/TABLE`, `drop -- why\ntable`, `TRUNCATE users` without `;`,
+//! `DELETE FROM users;` without a `WHERE`.
+
+use super::classes::{Class, Found};
+use crate::normalize::push_normalized;
+
+/// Words after `TRUNCATE` that make it prose, not a statement: "we
+/// truncate it", "truncate the log".
+const NOT_A_TABLE: &[&str] = &[
+    "a", "an", "the", "it", "them", "this", "that", "these", "those", "to", "at", "each", "all",
+    "any", "long", "its", "their", "our", "your", "his", "her", "some", "every", "and", "or",
+];
+
+/// The classes of destructive SQL in `raw` (a field as the sender wrote
+/// it), into `found`.
+pub(super) fn classify(raw: &str, found: &mut Found) {
+    let lower_has = |needle: &str| {
+        raw.as_bytes()
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+    };
+    // Cheap test first: most text names none of the keywords.
+    if !raw.is_ascii() || lower_has("drop") || lower_has("truncate") || lower_has("delete") {
+        scan(raw, found);
+    }
+}
+
+fn scan(raw: &str, found: &mut Found) {
+    let statements = uncommented(raw);
+    let mut text = String::with_capacity(statements.len());
+    // One line at a time, so a line's end still ends a statement.
+    let mut lines: Vec<Vec<String>> = Vec::new();
+    for line in statements.lines() {
+        text.clear();
+        push_normalized(&mut text, line);
+        lines.push(tokens(&text));
+    }
+    // Keyword pairs may be split over lines (`DROP\nTABLE`): read as one.
+    let joined: Vec<&str> = lines.iter().flatten().map(String::as_str).collect();
+    for pair in joined.windows(2) {
+        match pair {
+            ["drop", "table"] => found.add(Class::DropTable),
+            ["drop", "database" | "schema"] => found.add(Class::DropDatabase),
+            ["truncate", "table"] => found.add(Class::Truncate),
+            _ => {}
+        }
+    }
+    for line in &lines {
+        let words: Vec<&str> = line.iter().map(String::as_str).collect();
+        for (i, word) in words.iter().enumerate() {
+            let ends = |at: usize| {
+                words.get(at).is_none_or(|w| {
+                    matches!(*w, ";" | "," | "cascade" | "restart" | "continue" | "only")
+                })
+            };
+            match *word {
+                "truncate" => {
+                    let at = i + 1 + usize::from(words.get(i + 1) == Some(&"only"));
+                    if words
+                        .get(at)
+                        .is_some_and(|t| is_table(t) && !NOT_A_TABLE.contains(t))
+                        && ends(at + 1)
+                    {
+                        found.add(Class::Truncate);
+                    }
+                }
+                "delete" if words.get(i + 1) == Some(&"from") => {
+                    let rest = &words[i + 2..];
+                    let statement = rest.iter().take_while(|w| **w != ";");
+                    let has_where = statement.clone().any(|w| *w == "where");
+                    let table = rest.first().is_some_and(|t| is_table(t));
+                    // Only the table, up to the statement's end: no WHERE.
+                    if table && !has_where && rest.len() <= 2 && ends(i + 3) {
+                        found.add(Class::Truncate);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// `raw` without SQL comments: `/* … */` and `-- …` to the line's end.
+fn uncommented(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    loop {
+        let block = rest.find("/*");
+        let line = rest.find("--").filter(|&at| {
+            // `--x` is an option of a command line, not a comment.
+            rest[at + 2..].starts_with([' ', '\t', '\n']) || at + 2 == rest.len()
+        });
+        match (block, line) {
+            (Some(b), l) if l.is_none_or(|l| b < l) => {
+                out.push_str(&rest[..b]);
+                out.push(' ');
+                rest = rest[b + 2..]
+                    .find("*/")
+                    .map_or("", |end| &rest[b + 2 + end + 2..]);
+            }
+            (_, Some(l)) => {
+                out.push_str(&rest[..l]);
+                out.push(' ');
+                rest = rest[l..].find('\n').map_or("", |end| &rest[l + end..]);
+            }
+            _ => break,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The words of a normalised line, with `;`, `,`, `(` and `)` apart and a
+/// trailing full stop dropped.
+fn tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in text.split(' ') {
+        let mut current = String::new();
+        for c in word.chars() {
+            if matches!(c, ';' | ',' | '(' | ')') {
+                if !current.is_empty() {
+                    out.push(std::mem::take(&mut current));
+                }
+                out.push(c.to_string());
+            } else {
+                current.push(c);
+            }
+        }
+        let current = current.trim_end_matches(['.', ':', '!', '?']);
+        if !current.is_empty() {
+            out.push(current.to_string());
+        }
+    }
+    out
+}
+
+/// A table name as SQL writes one: `users`, `app.users`, `"users"`,
+/// `` `users` ``, `[users]`.
+fn is_table(word: &str) -> bool {
+    let name = word.trim_matches(['"', '`', '[', ']']);
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '$'))
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Class, Found, classify};
+
+    fn classes(text: &str) -> Found {
+        let mut found = Found::default();
+        classify(text, &mut found);
+        found
+    }
+
+    #[test]
+    fn destructive_statements_however_written() {
+        for (text, class) in [
+            ("DROP TABLE users", Class::DropTable),
+            ("DROP/**/TABLE users", Class::DropTable),
+            ("drop -- old\ntable users", Class::DropTable),
+            ("DROP\nTABLE users", Class::DropTable),
+            ("DROP SCHEMA app CASCADE", Class::DropDatabase),
+            ("TRUNCATE users", Class::Truncate),
+            ("TRUNCATE users;", Class::Truncate),
+            ("TRUNCATE TABLE users", Class::Truncate),
+            ("then run\nTRUNCATE users\nand go home", Class::Truncate),
+            ("DELETE FROM users;", Class::Truncate),
+            ("delete from users", Class::Truncate),
+        ] {
+            assert!(classes(text).has(class), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn prose_and_safe_statements_are_not() {
+        for text in [
+            "we truncate long subjects in the list",
+            "Let's truncate it.",
+            "DELETE FROM users WHERE id = 3;",
+            "drop the old column from the plan",
+            "delete from the list what you do not need",
+            "SELECT * FROM users;",
+        ] {
+            assert!(!classes(text).any(), "{text:?}");
+        }
+    }
+}
