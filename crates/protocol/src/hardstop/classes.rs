@@ -4,7 +4,8 @@
 //! accept them, behind `sudo`, `env`, `xargs` or `busybox`, in POSIX shells,
 //! PowerShell and cmd.
 
-use super::shell::{Command, is_assignment, worded};
+use super::shell::{Command, Word, is_assignment, worded};
+use crate::normalize::push_shell_words;
 
 /// A kind of dangerous command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +44,7 @@ impl Found {
         self.0 & (1 << class as u16) != 0
     }
 
+    #[cfg(test)]
     pub fn any(self) -> bool {
         self.0 != 0
     }
@@ -56,38 +58,43 @@ pub(super) fn may_hold_a_command(line: &str) -> bool {
     })
     .any(|word| {
         let word = word.trim_matches(|c| matches!(c, '\'' | '"' | '\\' | '{' | '}'));
-        word.contains('$')
-            || word.contains(',') && word.contains('{')
-            || is_interpreter(program(word))
-            || matches!(
-                program(word),
-                "rm" | "unlink"
-                    | "rd"
-                    | "rmdir"
-                    | "del"
-                    | "erase"
-                    | "ri"
-                    | "remove-item"
-                    | "git"
-                    | "chmod"
-                    | "icacls"
-                    | "sudo"
-                    | "sudoedit"
-                    | "doas"
-                    | "pkexec"
-                    | "run0"
-                    | "runas"
-                    | "gsudo"
-                    | "su"
-                    | "start-process"
-                    | "saps"
-                    | "busybox"
-                    | "toybox"
-                    | "env"
-                    | "export"
-                    | "xargs"
-            )
+        word.contains('$') || word.contains(',') && word.contains('{') || may_start_a_command(word)
     })
+}
+
+/// Whether `word` names a program a class is about.
+pub(super) fn may_start_a_command(word: &str) -> bool {
+    let name = program(word);
+    is_interpreter(name)
+        || matches!(
+            name,
+            "rm" | "unlink"
+                | "rd"
+                | "rmdir"
+                | "del"
+                | "erase"
+                | "ri"
+                | "remove-item"
+                | "find"
+                | "git"
+                | "chmod"
+                | "icacls"
+                | "sudo"
+                | "sudoedit"
+                | "doas"
+                | "pkexec"
+                | "run0"
+                | "runas"
+                | "gsudo"
+                | "su"
+                | "start-process"
+                | "saps"
+                | "busybox"
+                | "toybox"
+                | "env"
+                | "export"
+                | "xargs"
+        )
 }
 
 /// The program name of a word: `/usr/bin/rm`, `\rm` and `rm.exe` are `rm`.
@@ -164,7 +171,7 @@ fn wrapper_options(program: &str) -> Option<&'static [&'static str]> {
 
 /// The levels of `words`: the command itself, then each program a wrapper
 /// runs, each with the assignments made for it (`env A=1 git …`).
-fn levels(words: &[String]) -> Vec<(&[String], Vec<(&str, &str)>)> {
+fn levels<'w>(words: &'w [Word<'w>]) -> Vec<(&'w [Word<'w>], Vec<(&'w str, &'w str)>)> {
     let mut out = Vec::new();
     let mut at = 0;
     let mut env: Vec<(&str, &str)> = Vec::new();
@@ -184,7 +191,7 @@ fn levels(words: &[String]) -> Vec<(&[String], Vec<(&str, &str)>)> {
                 break;
             }
             if word.starts_with('-') && word.len() > 1 {
-                next += 1 + usize::from(takes_value.contains(&word.as_str()));
+                next += 1 + usize::from(takes_value.contains(&&**word));
             } else if is_assignment(word) {
                 let (n, v) = word.split_once('=').unwrap_or((word, ""));
                 env.push((n, v));
@@ -204,12 +211,17 @@ fn levels(words: &[String]) -> Vec<(&[String], Vec<(&str, &str)>)> {
 /// Every class `command` belongs to, into `found`. `anywhere`: the command
 /// comes from the words reading, where a command may start at any word
 /// (`please run rm -rf /`).
-pub(super) fn classify(command: &Command, anywhere: bool, found: &mut Found) {
+pub(super) fn classify(command: &Command<'_>, anywhere: bool, found: &mut Found) {
     for (name, value) in &command.env {
         assignment(name, value, found);
     }
     let starts = if anywhere { command.words.len() } else { 1 };
     for start in 0..starts.min(command.words.len()) {
+        // In the words reading, a command starts at a program a class is
+        // about (`please run rm -rf /`).
+        if start > 0 && !may_start_a_command(&command.words[start]) {
+            continue;
+        }
         let words = &command.words[start..];
         let piped = command.piped && start == 0;
         for (level, env) in levels(words) {
@@ -223,7 +235,9 @@ pub(super) fn classify(command: &Command, anywhere: bool, found: &mut Found) {
         // `sh -c "rm -rf /"`, `eval "…"`, `su -c '…'`, `ssh host 'rm -rf /'`:
         // a quoted argument may itself be a command line.
         for word in command.words.iter().skip(1).filter(|w| w.contains(' ')) {
-            for inner in worded(word) {
+            let mut split = String::new();
+            push_shell_words(&mut split, word);
+            for inner in worded(&split, may_start_a_command) {
                 classify(&inner, true, found);
             }
         }
@@ -248,7 +262,7 @@ fn assignment(name: &str, value: &str, found: &mut Found) {
 }
 
 /// The classes of one simple command `words` (its program first).
-fn one(words: &[String], piped: bool, substituted: bool, found: &mut Found) {
+fn one(words: &[Word<'_>], piped: bool, substituted: bool, found: &mut Found) {
     let Some(first) = words.first() else {
         return;
     };
@@ -271,11 +285,11 @@ fn one(words: &[String], piped: bool, substituted: bool, found: &mut Found) {
             }
             if let Some(at) = args
                 .iter()
-                .position(|a| matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"))
+                .position(|a| matches!(&**a, "-exec" | "-execdir" | "-ok" | "-okdir"))
             {
-                let inner: Vec<String> = args[at + 1..]
+                let inner: Vec<Word<'_>> = args[at + 1..]
                     .iter()
-                    .take_while(|a| !matches!(a.as_str(), ";" | "+"))
+                    .take_while(|a| !matches!(a.as_ref(), ";" | "+"))
                     .cloned()
                     .collect();
                 one(&inner, false, false, found);
@@ -304,7 +318,7 @@ fn one(words: &[String], piped: bool, substituted: bool, found: &mut Found) {
                 || args
                     .iter()
                     .take(3)
-                    .any(|a| matches!(a.as_str(), "-" | "-l" | "--login" | "-c" | "root" | "-s"))
+                    .any(|a| matches!(&**a, "-" | "-l" | "--login" | "-c" | "root" | "-s"))
             {
                 found.add(Class::Privilege);
             }
@@ -331,7 +345,7 @@ fn one(words: &[String], piped: bool, substituted: bool, found: &mut Found) {
 }
 
 /// `rm` with a recursive and a force option, however spelled.
-fn rm_recursive_force(args: &[String]) -> bool {
+fn rm_recursive_force(args: &[Word<'_>]) -> bool {
     const LONG: &[&str] = &[
         "force",
         "interactive",
@@ -365,7 +379,7 @@ fn rm_recursive_force(args: &[String]) -> bool {
 }
 
 /// `Remove-Item -Recurse -Force` (and its aliases), `rd /s`, `del /s`.
-fn powershell_or_cmd_delete(name: &str, args: &[String]) -> bool {
+fn powershell_or_cmd_delete(name: &str, args: &[Word<'_>]) -> bool {
     let cmd_switch = |s: &str| args.iter().any(|a| a == s);
     if matches!(name, "rd" | "rmdir") && cmd_switch("/s") {
         return true;
@@ -397,7 +411,7 @@ const GIT_VALUE_OPTIONS: &[&str] = &[
     "--list-cmds",
 ];
 
-fn git(args: &[String], found: &mut Found) {
+fn git(args: &[Word<'_>], found: &mut Found) {
     let mut at = 0;
     // Global options before the subcommand; `-c name=value` and
     // `--config-env=name=…` can turn hooks off.
@@ -406,9 +420,9 @@ fn git(args: &[String], found: &mut Found) {
             break;
         }
         let inline = arg.split_once('=').map(|(_, v)| v);
-        let value = if GIT_VALUE_OPTIONS.contains(&arg.as_str()) {
+        let value = if GIT_VALUE_OPTIONS.contains(&&**arg) {
             at += 1;
-            args.get(at).map(String::as_str)
+            args.get(at).map(|a| &**a)
         } else {
             inline
         };
@@ -423,7 +437,7 @@ fn git(args: &[String], found: &mut Found) {
         return;
     };
     let rest = &args[at + 1..];
-    match sub.as_str() {
+    match &**sub {
         "push" => {
             if push_forces(rest) {
                 found.add(Class::ForcePush);
@@ -451,7 +465,7 @@ fn git(args: &[String], found: &mut Found) {
         "reflog" => {
             if rest
                 .first()
-                .is_some_and(|a| matches!(a.as_str(), "expire" | "delete"))
+                .is_some_and(|a| matches!(&**a, "expire" | "delete"))
             {
                 found.add(Class::ForcePush);
             }
@@ -469,7 +483,7 @@ fn git(args: &[String], found: &mut Found) {
 }
 
 /// `git push` that overwrites or deletes what the remote holds.
-fn push_forces(args: &[String]) -> bool {
+fn push_forces(args: &[Word<'_>]) -> bool {
     args.iter().any(|arg| {
         if arg.starts_with("--") {
             long_option(
@@ -496,7 +510,7 @@ fn push_forces(args: &[String]) -> bool {
 
 /// `git commit -n`, `-an`, `-anm msg`: `-n` in a cluster before an option
 /// that takes the rest of the cluster as its value.
-fn commit_short_n(args: &[String]) -> bool {
+fn commit_short_n(args: &[Word<'_>]) -> bool {
     let mut skip_value = false;
     for arg in args {
         if std::mem::take(&mut skip_value) {
@@ -524,7 +538,7 @@ fn commit_short_n(args: &[String]) -> bool {
 }
 
 /// `chmod` giving others write permission, or setting setuid or setgid.
-fn chmod_world_or_setuid(args: &[String]) -> bool {
+fn chmod_world_or_setuid(args: &[Word<'_>]) -> bool {
     args.iter()
         .any(|arg| octal_mode_is_dangerous(arg) || symbolic_mode_is_dangerous(arg))
 }
@@ -624,12 +638,12 @@ fn is_interpreter(name: &str) -> bool {
 
 /// Whether an interpreter at the end of a pipe runs what the pipe carries:
 /// not when it is given a program (`-c`, `-e`, `-m`) or a script file.
-fn reads_program_from_stdin(name: &str, args: &[String]) -> bool {
+fn reads_program_from_stdin(name: &str, args: &[Word<'_>]) -> bool {
     if matches!(name, "iex" | "invoke-expression" | "source" | "." | "eval") {
         return true;
     }
     for arg in args {
-        match arg.as_str() {
+        match arg.as_ref() {
             "-" | "-s" | "--" => return true,
             "-c" | "-e" | "-m" | "-r" | "-x" | "-command" | "-file" | "--eval" | "--command" => {
                 return false;

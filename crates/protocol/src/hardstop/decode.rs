@@ -7,6 +7,9 @@
 /// `text` with percent-encodings and HTML character references decoded,
 /// repeatedly (`%2526` is `%26` is `&`), or `None` when it holds neither.
 pub(super) fn decoded(text: &str) -> Option<String> {
+    if !text.contains(['%', '&']) {
+        return None;
+    }
     let mut current: Option<String> = None;
     // Three rounds undo double and triple encodings; more is not text a
     // person or an agent reads as a command.

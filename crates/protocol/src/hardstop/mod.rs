@@ -22,7 +22,7 @@ use aho_corasick::AhoCorasick;
 use serde_json::Value;
 
 use crate::message::{Body, Message};
-use crate::normalize::{normalized, push_normalized, push_shell_words, push_space};
+use crate::normalize::{normalized, push_normalized, push_shell_words};
 use classes::{Class, Found};
 
 /// Built-in names and the classes of command that also match them, however
@@ -301,20 +301,16 @@ impl HardStops {
     /// Marks in `scan` the patterns found in `raw`, and into `found` the
     /// classes of the commands it holds.
     fn read(&self, raw: &str, scan: &mut Scan, wants_classes: bool, found: &mut Found) {
-        // The text normalised line by line: the lines for the parser, and
-        // all of it (lines joined by a space) for the patterns.
+        // The text normalised line by line (lines for the parser), padded
+        // with spaces so word patterns match at either end; its shell words
+        // run on across lines.
         scan.text.clear();
-        scan.lines.clear();
         scan.text.push(' ');
         for line in raw.lines() {
-            let start = scan.lines.len();
-            push_normalized(&mut scan.lines, line);
-            let line = &scan.lines[start..];
-            scan.text.push_str(line);
-            push_space(&mut scan.text);
-            scan.lines.push('\n');
+            push_normalized(&mut scan.text, line);
+            scan.text.push('\n');
         }
-        push_space(&mut scan.text);
+        scan.text.push(' ');
         scan.words.clear();
         push_shell_words(&mut scan.words, &scan.text);
         if let Some(n) = &self.words {
@@ -327,10 +323,10 @@ impl HardStops {
             return;
         }
         sql::classify(raw, found);
-        for command in shell::worded(&scan.text) {
+        for command in shell::worded(&scan.words, classes::may_start_a_command) {
             classes::classify(&command, true, found);
         }
-        for command in shell::parsed(&scan.lines, classes::may_hold_a_command) {
+        for command in shell::parsed(&scan.text, classes::may_hold_a_command) {
             classes::classify(&command, false, found);
         }
     }
@@ -340,7 +336,6 @@ impl HardStops {
 struct Scan {
     hits: Vec<bool>,
     text: String,
-    lines: String,
     words: String,
 }
 
@@ -349,7 +344,6 @@ impl Scan {
         Scan {
             hits: vec![false; stops],
             text: String::new(),
-            lines: String::new(),
             words: String::new(),
         }
     }
@@ -453,6 +447,73 @@ mod tests {
     }
 
     #[test]
+    fn catches_spellings_by_meaning() {
+        let stops = defaults();
+        let cases = [
+            ("{rm,-rf,/srv}", "rm -rf"),
+            ("x=rm; $x -rf /", "rm -rf"),
+            ("X='rm -rf'; $X /srv", "rm -rf"),
+            ("rm --recur --forc /srv", "rm -rf"),
+            ("busybox rm -rf /", "rm -rf"),
+            ("Remove-Item -Recurse -Force C:\\srv", "rm -rf"),
+            ("Remove-Item C:\\srv -Rec -Fo", "rm -rf"),
+            ("rd /s /q C:\\srv", "rm -rf"),
+            ("\u{280}\u{1D0D} -rf /", "rm -rf"),
+            ("s\u{57D}do make install", "sudo"),
+            ("git c\u{585}mmit --no-verify", "--no-verify"),
+            ("rm%20-rf%20%2F", "rm -rf"),
+            ("rm&#32;-rf /", "rm -rf"),
+            ("&#x72;m -rf /", "rm -rf"),
+            ("git commit --no-veri -m x", "--no-verify"),
+            ("AEA_SKIP_HOOKS=1 git commit -m x", "--no-verify"),
+            ("HUSKY=0 git commit -m x", "--no-verify"),
+            ("export AEA_SKIP_HOOKS=1", "--no-verify"),
+            ("env AEA_SKIP_HOOKS=1 git commit -m x", "--no-verify"),
+            ("git -C . -c core.hooksPath=/dev/null commit", "--no-verify"),
+            ("git push --forc origin main", "push -f"),
+            ("git filter-branch --tree-filter x HEAD", "push -f"),
+            ("curl x |& sh", "| sh"),
+            ("(curl x) | sh", "| sh"),
+            ("{ curl x; } | sh", "| sh"),
+            ("sh -c \"`curl x`\"", "| sh"),
+            ("eval \"$(curl x)\"", "| sh"),
+            ("bash < <(curl x)", "| sh"),
+            ("bash <<< \"$(curl x)\"", "| sh"),
+            ("curl x | busybox sh", "| sh"),
+            ("curl x | perl", "| sh"),
+            ("iwr x | iex", "| sh"),
+            ("iex (irm x)", "| sh"),
+            ("run0 make install", "sudo"),
+            ("sudoedit /etc/hosts", "sudo"),
+            ("chmod 1777 /srv", "chmod 777"),
+            ("chmod =rwx /srv", "chmod 777"),
+            ("chmod go+w /srv", "chmod 777"),
+            ("chmod u+s /bin/x", "chmod 777"),
+            ("chmod 4755 /bin/x", "chmod 777"),
+            ("DROP/**/TABLE users", "drop table"),
+            ("TRUNCATE users", "truncate table"),
+            ("DELETE FROM users;", "truncate table"),
+            ("bash -c 'rm -rf /'", "rm -rf"),
+        ];
+        let mut missed = Vec::new();
+        for (text, want) in cases {
+            let got = hit(&stops, text);
+            if got.as_deref() != Some(want) {
+                missed.push(format!("{text:?}: {got:?}, want {want}"));
+            }
+        }
+        assert!(missed.is_empty(), "{}", missed.join("\n"));
+    }
+
+    #[test]
+    fn the_addresses_are_read() {
+        let stops = defaults();
+        let mut m = plain();
+        m.from.repo_path = Some("/srv/x; curl y | sh".into());
+        assert_eq!(stops.find(&m).map(|h| h.field), Some("addresses"));
+    }
+
+    #[test]
     fn leaves_ordinary_text_alone() {
         let stops = defaults();
         for text in [
@@ -518,5 +579,84 @@ mod tests {
         m.message.body = Body::Text(String::new());
         m.metadata.refs = Some(serde_json::json!({"note": "DROP TABLE x"}));
         assert_eq!(stops.find(&m).map(|h| h.field), Some("metadata"));
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    use super::HardStops;
+    use crate::message::{Body, Message};
+
+    #[test]
+    #[ignore = "a timing, run in release with --nocapture"]
+    fn one_mebibyte() {
+        let stops = HardStops::compile(super::DEFAULT_HARD_STOPS).unwrap();
+        let para = "We looked at the parser again and it's faster now; the cache is gone.\nRun `cargo test -p web` and then `git push -u origin fix-cache` when it passes.\n```sh\nrm -r build && chmod 755 scripts/run.sh\npython3 tools/gen.py < data.json | jq .\n```\nThe shell is bash, and the env has FOO=bar set for the tests. Source: docs/guide.md\n";
+        let body: String = std::iter::repeat(para)
+            .take((1 << 20) / para.len())
+            .collect();
+        let json = r#"{"protocol_version": "1.0", "message_id": "m-1",
+            "message_type": "question", "timestamp": "2026-11-21T10:00:00Z",
+            "priority": "low", "requires_response": false,
+            "from": {"agent_id": "api"}, "to": {"agent_id": "web"},
+            "message": {"subject": "a question", "body": ""}, "metadata": {}}"#;
+        let mut m: Message = serde_json::from_str(json).unwrap();
+        m.message.body = Body::Text(body);
+        let mut times = Vec::new();
+        for _ in 0..20 {
+            let t = std::time::Instant::now();
+            let hit = stops.find(&m);
+            times.push(t.elapsed());
+            assert!(hit.is_none(), "{hit:?}");
+        }
+        times.sort();
+        println!("1 MiB scan: median {:?}, min {:?}", times[10], times[0]);
+    }
+}
+
+#[cfg(test)]
+mod timing_parts {
+    #[test]
+    #[ignore = "a timing, run in release with --nocapture"]
+    fn parts() {
+        let para = "We looked at the parser again and it's faster now; the cache is gone.\nRun `cargo test -p web` and then `git push -u origin fix-cache` when it passes.\n```sh\nrm -r build && chmod 755 scripts/run.sh\npython3 tools/gen.py < data.json | jq .\n```\nThe shell is bash, and the env has FOO=bar set for the tests. Source: docs/guide.md\n";
+        let raw: String = std::iter::repeat(para)
+            .take((1 << 20) / para.len())
+            .collect();
+        let t = std::time::Instant::now();
+        let mut lines = String::new();
+        let mut text = String::new();
+        for line in raw.lines() {
+            let start = lines.len();
+            crate::normalize::push_normalized(&mut lines, line);
+            text.push_str(&lines[start..]);
+            text.push(' ');
+            lines.push('\n');
+        }
+        println!("normalize {:?}", t.elapsed());
+        let t = std::time::Instant::now();
+        let mut words = String::new();
+        crate::normalize::push_shell_words(&mut words, &text);
+        println!("shell words {:?}", t.elapsed());
+        let t = std::time::Instant::now();
+        let n = super::shell::worded(&words, super::classes::may_start_a_command).len();
+        let lines = text.replace(' ', " ").replace("  ", " ");
+        let _ = &lines;
+        println!("worded {:?} {n}", t.elapsed());
+        let t = std::time::Instant::now();
+        let mut found = super::classes::Found::default();
+        for c in super::shell::worded(&words, super::classes::may_start_a_command) {
+            super::classes::classify(&c, true, &mut found);
+        }
+        println!("worded+classify {:?}", t.elapsed());
+        let t = std::time::Instant::now();
+        let n = super::shell::parsed(&text, super::classes::may_hold_a_command).len();
+        println!("parsed {:?} {n}", t.elapsed());
+        let t = std::time::Instant::now();
+        super::sql::classify(&raw, &mut found);
+        println!("sql {:?}", t.elapsed());
+        let t = std::time::Instant::now();
+        let d = super::decode::decoded(&raw).is_some();
+        println!("decode {:?} {d}", t.elapsed());
     }
 }

@@ -17,17 +17,19 @@
 //! value (`x=rm; $x -rf /`) and brace expansion is done (`{rm,-rf,/srv}` is
 //! three words).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser};
 
-use crate::normalize::push_shell_words;
+/// A word of a command: a slice of the text, or what expansion made of it.
+pub(super) type Word<'a> = Cow<'a, str>;
 
 /// One simple command as a shell would run it.
 #[derive(Debug, Default, Clone)]
-pub(super) struct Command {
+pub(super) struct Command<'a> {
     /// The words after expansion, quotes removed; the program first.
-    pub words: Vec<String>,
+    pub words: Vec<Word<'a>>,
     /// `NAME=value` assignments in front of it, or made by `export`.
     pub env: Vec<(String, String)>,
     /// Its standard input is a pipe from the command before it.
@@ -41,9 +43,9 @@ pub(super) struct Command {
 /// person types, and the parser's time grows with what it is given.
 const MAX_LINE: usize = 4096;
 
-/// Lines parsed per text at most; past it, the words reading goes on
-/// alone, so a message of many command-like lines costs bounded time.
-const MAX_PARSED_LINES: usize = 256;
+/// Bytes of lines parsed per text at most; past it, the words reading goes
+/// on alone, so a message of many command-like lines costs bounded time.
+const MAX_PARSED: usize = 16 * 1024;
 
 /// Brace expansions grow words by product: at most this many from one.
 const MAX_EXPANSION: usize = 64;
@@ -54,7 +56,7 @@ const MAX_WORDS: usize = 32;
 
 /// The commands of the lines of `text` (normalised) that `wanted` says may
 /// hold one, as the parser reads them.
-pub(super) fn parsed(text: &str, wanted: impl Fn(&str) -> bool) -> Vec<Command> {
+pub(super) fn parsed(text: &str, wanted: impl Fn(&str) -> bool) -> Vec<Command<'static>> {
     let mut parser = Parser::new();
     if parser
         .set_language(&tree_sitter_bash::LANGUAGE.into())
@@ -64,15 +66,15 @@ pub(super) fn parsed(text: &str, wanted: impl Fn(&str) -> bool) -> Vec<Command> 
     }
     let mut commands = Vec::new();
     let mut vars = HashMap::new();
-    let mut lines = 0;
+    let mut budget = MAX_PARSED;
     for line in text.lines() {
         if line.len() > MAX_LINE || !wanted(line) {
             continue;
         }
-        lines += 1;
-        if lines > MAX_PARSED_LINES {
+        let Some(left) = budget.checked_sub(line.len()) else {
             break;
-        }
+        };
+        budget = left;
         let Some(tree) = parser.parse(line, None) else {
             continue;
         };
@@ -89,7 +91,7 @@ pub(super) fn parsed(text: &str, wanted: impl Fn(&str) -> bool) -> Vec<Command> 
 struct Reader<'a> {
     source: &'a [u8],
     vars: &'a mut HashMap<String, String>,
-    commands: &'a mut Vec<Command>,
+    commands: &'a mut Vec<Command<'static>>,
 }
 
 impl Reader<'_> {
@@ -207,14 +209,14 @@ impl Reader<'_> {
     }
 
     /// The words one argument becomes.
-    fn words(&self, text: &str, quoted: bool) -> Vec<String> {
+    fn words(&self, text: &str, quoted: bool) -> Vec<Word<'static>> {
         let expanded = self.substitute(text);
         if quoted {
-            return vec![unquote(&expanded)];
+            return vec![Cow::Owned(unquote(&expanded))];
         }
         let mut out = Vec::new();
         for word in unquote(&expanded).split_whitespace() {
-            out.extend(braces(word));
+            out.extend(braces(word).into_iter().map(Cow::Owned));
         }
         out
     }
@@ -304,57 +306,92 @@ fn braces(word: &str) -> Vec<String> {
     out
 }
 
-/// The words reading of `text` (normalised): commands cut at the shell's
-/// operators, with variables and braces expanded.
-pub(super) fn worded(text: &str) -> Vec<Command> {
-    let mut split = String::with_capacity(text.len() + 16);
-    push_shell_words(&mut split, text);
+/// The words reading of `words` (the shell words of a normalised text):
+/// commands cut at the shell's operators, with variables and braces
+/// expanded. Only the commands with a word `wanted` says may start one
+/// are kept (an assignment always is, for the variables it sets).
+pub(super) fn worded<'a>(words: &'a str, wanted: impl Fn(&str) -> bool) -> Vec<Command<'a>> {
     let mut commands = Vec::new();
     let mut vars: HashMap<String, String> = HashMap::new();
-    let mut current = Command::default();
+    // The command being read, as slices of `words` until it is wanted.
+    let mut segment: Vec<&'a str> = Vec::new();
+    let mut env: Vec<(String, String)> = Vec::new();
+    let (mut piped, mut substituted) = (false, false);
     let mut previous = "";
-    let finish = |current: &mut Command, commands: &mut Vec<Command>| {
-        if !current.words.is_empty() || !current.env.is_empty() {
-            commands.push(std::mem::take(current));
+    let mut finish = |segment: &mut Vec<&'a str>,
+                      env: &mut Vec<(String, String)>,
+                      piped: &mut bool,
+                      substituted: &mut bool,
+                      vars: &HashMap<String, String>| {
+        let keep = !env.is_empty()
+            || segment
+                .iter()
+                .any(|w| wanted(w) || w.contains('$') || w.contains('{'));
+        if keep {
+            // From the first word that may start a command, as the
+            // classes read a words-reading command from any word; only
+            // the segment's first word reads the pipe.
+            let first = segment
+                .iter()
+                .position(|w| wanted(w) || w.contains('$') || w.contains('{'))
+                .unwrap_or(0);
+            let mut command = Command {
+                env: std::mem::take(env),
+                piped: *piped && first == 0,
+                substituted: *substituted,
+                ..Command::default()
+            };
+            for word in segment.iter().skip(first).take(MAX_WORDS) {
+                if !word.contains(['$', '{']) {
+                    command.words.push(Cow::Borrowed(*word));
+                    continue;
+                }
+                let expanded = substitute(word, vars);
+                for part in expanded.split_whitespace() {
+                    command
+                        .words
+                        .extend(braces(part).into_iter().map(Cow::Owned));
+                }
+            }
+            commands.push(command);
         }
+        segment.clear();
+        env.clear();
+        *piped = false;
+        *substituted = false;
     };
-    for word in split.split(' ').filter(|w| !w.is_empty()) {
+    for word in words.split(' ').filter(|w| !w.is_empty()) {
         match word {
             "|" => {
-                finish(&mut current, &mut commands);
-                current.piped = true;
+                finish(&mut segment, &mut env, &mut piped, &mut substituted, &vars);
+                piped = true;
             }
-            ";" | "&" | ")" | "`" | "{" | "}" => finish(&mut current, &mut commands),
+            ";" | "&" | ")" | "`" | "{" | "}" => {
+                finish(&mut segment, &mut env, &mut piped, &mut substituted, &vars);
+            }
             "(" => {
                 // `$(` and `<(` start a substitution: what holds it reads
                 // its output; so does PowerShell's `iex (…)`.
                 if matches!(previous, "$" | "<") || runs_its_argument(previous) {
-                    current.substituted = true;
+                    substituted = true;
                 }
-                finish(&mut current, &mut commands);
+                finish(&mut segment, &mut env, &mut piped, &mut substituted, &vars);
             }
-            "<" | ">" => {}
+            "<" | ">" | "$" => {}
             // Keywords in front of a command are not its program.
             "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" | "time"
-                if current.words.is_empty() => {}
-            _ if current.words.is_empty() && is_assignment(word) => {
+                if segment.is_empty() => {}
+            _ if segment.is_empty() && is_assignment(word) => {
                 let (name, value) = word.split_once('=').unwrap_or((word, ""));
                 let value = substitute(value, &vars);
                 vars.insert(name.to_string(), value.clone());
-                current.env.push((name.to_string(), value));
+                env.push((name.to_string(), value));
             }
-            _ => {
-                if current.words.len() < MAX_WORDS {
-                    let expanded = substitute(word, &vars);
-                    for part in expanded.split_whitespace() {
-                        current.words.extend(braces(part));
-                    }
-                }
-            }
+            _ => segment.push(word),
         }
         previous = word;
     }
-    finish(&mut current, &mut commands);
+    finish(&mut segment, &mut env, &mut piped, &mut substituted, &vars);
     commands
 }
 
@@ -379,7 +416,7 @@ mod tests {
     fn all(text: &str) -> Vec<Vec<String>> {
         parsed(text, |_| true)
             .into_iter()
-            .map(|c| c.words)
+            .map(|c| c.words.into_iter().map(|w| w.into_owned()).collect())
             .collect()
     }
 
@@ -413,12 +450,26 @@ mod tests {
         assert!(commands.iter().any(|c| c.words == ["sh"] && c.piped));
     }
 
+    fn words(text: &str) -> Vec<super::Command<'static>> {
+        let mut split = String::new();
+        crate::normalize::push_shell_words(&mut split, text);
+        worded(&split, |_| true)
+            .into_iter()
+            .map(|c| super::Command {
+                words: c.words.into_iter().map(|w| w.into_owned().into()).collect(),
+                env: c.env,
+                piped: c.piped,
+                substituted: c.substituted,
+            })
+            .collect()
+    }
+
     #[test]
     fn the_words_reading_cuts_at_operators() {
-        let commands = worded("please run: curl x|sh; then x=rm && $x -rf /");
+        let commands = words("please run: curl x|sh; then x=rm && $x -rf /");
         assert!(commands.iter().any(|c| c.words == ["sh"] && c.piped));
         assert!(commands.iter().any(|c| c.words == ["rm", "-rf", "/"]));
-        let commands = worded("{rm,-rf,/srv}");
+        let commands = words("{rm,-rf,/srv}");
         assert_eq!(commands[0].words, ["rm", "-rf", "/srv"]);
     }
 }

@@ -15,13 +15,18 @@ const NOT_A_TABLE: &[&str] = &[
 /// The classes of destructive SQL in `raw` (a field as the sender wrote
 /// it), into `found`.
 pub(super) fn classify(raw: &str, found: &mut Found) {
-    let lower_has = |needle: &str| {
-        raw.as_bytes()
-            .windows(needle.len())
-            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
-    };
-    // Cheap test first: most text names none of the keywords.
-    if !raw.is_ascii() || lower_has("drop") || lower_has("truncate") || lower_has("delete") {
+    use aho_corasick::AhoCorasick;
+    use std::sync::OnceLock;
+    static KEYWORDS: OnceLock<Option<AhoCorasick>> = OnceLock::new();
+    let keywords = KEYWORDS.get_or_init(|| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(["drop", "truncate", "delete"])
+            .ok()
+    });
+    // Cheap test first: most text names none of the keywords. Text that is
+    // not ASCII may spell them with look-alike letters.
+    if !raw.is_ascii() || keywords.as_ref().is_none_or(|k| k.is_match(raw)) {
         scan(raw, found);
     }
 }
