@@ -50,6 +50,71 @@ impl Found {
     }
 }
 
+/// Words that make a line worth reading for the classes: the programs
+/// they are about (a prefix will do: `python` for `python3`), the SQL
+/// keywords and the switches that turn hooks off.
+pub(super) const TRIGGERS: &[&str] = &[
+    "rm",
+    "unlink",
+    "rd",
+    "rmdir",
+    "del",
+    "erase",
+    "ri",
+    "remove-item",
+    "find",
+    "git",
+    "chmod",
+    "icacls",
+    "sudo",
+    "doas",
+    "pkexec",
+    "run0",
+    "runas",
+    "su",
+    "start-process",
+    "saps",
+    "busybox",
+    "toybox",
+    "env",
+    "export",
+    "xargs",
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "ash",
+    "fish",
+    "csh",
+    "perl",
+    "ruby",
+    "node",
+    "deno",
+    "bun",
+    "php",
+    "lua",
+    "tclsh",
+    "osascript",
+    "pwsh",
+    "powershell",
+    "iex",
+    "invoke-expression",
+    "cmd",
+    "eval",
+    "source",
+    "python",
+    "pypy",
+    "drop",
+    "truncate",
+    "delete",
+    "skip_hooks",
+    "husky",
+    "git_config",
+    ". <",
+    ".\t",
+];
+
 /// Whether a normalised line names a program a class is about, a variable
 /// or a brace expansion: the lines worth parsing.
 pub(super) fn may_hold_a_command(line: &str) -> bool {
@@ -169,9 +234,12 @@ fn wrapper_options(program: &str) -> Option<&'static [&'static str]> {
     })
 }
 
+/// A command, and the assignments a wrapper made for it.
+type Level<'w> = (&'w [Word<'w>], Vec<(&'w str, &'w str)>);
+
 /// The levels of `words`: the command itself, then each program a wrapper
 /// runs, each with the assignments made for it (`env A=1 git …`).
-fn levels<'w>(words: &'w [Word<'w>]) -> Vec<(&'w [Word<'w>], Vec<(&'w str, &'w str)>)> {
+fn levels<'w>(words: &'w [Word<'w>]) -> Vec<Level<'w>> {
     let mut out = Vec::new();
     let mut at = 0;
     let mut env: Vec<(&str, &str)> = Vec::new();
@@ -268,79 +336,74 @@ fn one(words: &[Word<'_>], piped: bool, substituted: bool, found: &mut Found) {
     };
     let name = program(first);
     let args = &words[1..];
-    match name {
-        "rm" | "unlink" => {
-            if rm_recursive_force(args) {
-                found.add(Class::RecursiveDelete);
-            }
+    if name == "git" {
+        git(args, found);
+    }
+    if name == "find" {
+        find_exec(args, found);
+    }
+    let class = match name {
+        "rm" | "unlink" if rm_recursive_force(args) => Some(Class::RecursiveDelete),
+        "remove-item" | "ri" | "del" | "erase" | "rd" | "rmdir"
+            if powershell_or_cmd_delete(name, args) =>
+        {
+            Some(Class::RecursiveDelete)
         }
-        "remove-item" | "ri" | "del" | "erase" | "rd" | "rmdir" => {
-            if powershell_or_cmd_delete(name, args) {
-                found.add(Class::RecursiveDelete);
-            }
-        }
-        "find" => {
-            if args.iter().any(|a| a == "-delete") {
-                found.add(Class::RecursiveDelete);
-            }
-            if let Some(at) = args
-                .iter()
-                .position(|a| matches!(&**a, "-exec" | "-execdir" | "-ok" | "-okdir"))
-            {
-                let inner: Vec<Word<'_>> = args[at + 1..]
-                    .iter()
-                    .take_while(|a| !matches!(a.as_ref(), ";" | "+"))
-                    .cloned()
-                    .collect();
-                one(&inner, false, false, found);
-            }
-        }
-        "git" => git(args, found),
-        "chmod" => {
-            if chmod_world_or_setuid(args) {
-                found.add(Class::WorldWritable);
-            }
-        }
-        "icacls" => {
+        "find" if args.iter().any(|a| a == "-delete") => Some(Class::RecursiveDelete),
+        "chmod" if chmod_world_or_setuid(args) => Some(Class::WorldWritable),
+        "icacls"
             if args.iter().any(|a| a.starts_with("/grant"))
                 && args
                     .iter()
-                    .any(|a| a.starts_with("everyone:") || a.starts_with("*s-1-1-0:"))
-            {
-                found.add(Class::WorldWritable);
-            }
+                    .any(|a| a.starts_with("everyone:") || a.starts_with("*s-1-1-0:")) =>
+        {
+            Some(Class::WorldWritable)
         }
         "sudo" | "sudoedit" | "doas" | "pkexec" | "run0" | "runas" | "gsudo" => {
-            found.add(Class::Privilege);
+            Some(Class::Privilege)
         }
-        "su" => {
-            if args.is_empty()
-                || args
-                    .iter()
-                    .take(3)
-                    .any(|a| matches!(&**a, "-" | "-l" | "--login" | "-c" | "root" | "-s"))
-            {
-                found.add(Class::Privilege);
-            }
+        "su" if args.is_empty()
+            || args
+                .iter()
+                .take(3)
+                .any(|a| matches!(&**a, "-" | "-l" | "--login" | "-c" | "root" | "-s")) =>
+        {
+            Some(Class::Privilege)
         }
-        "start-process" | "saps" | "start" => {
+        "start-process" | "saps" | "start"
             if args
                 .windows(2)
-                .any(|w| ps_parameter(&w[0], "verb", 1) && w[1] == "runas")
-            {
-                found.add(Class::Privilege);
-            }
+                .any(|w| ps_parameter(&w[0], "verb", 1) && w[1] == "runas") =>
+        {
+            Some(Class::Privilege)
         }
-        "set-executionpolicy" => {}
-        _ => {}
-    }
-    if is_interpreter(name) {
-        let reads_stdin = reads_program_from_stdin(name, args);
         // Any substitution handed to an interpreter — an argument, a file
-        // it reads, its input — is run by it.
-        if (piped && reads_stdin) || substituted {
-            found.add(Class::PipeToInterpreter);
+        // it reads, its input — is run by it; so is a pipe into one that
+        // reads its program from standard input.
+        _ if is_interpreter(name)
+            && (substituted || piped && reads_program_from_stdin(name, args)) =>
+        {
+            Some(Class::PipeToInterpreter)
         }
+        _ => None,
+    };
+    if let Some(class) = class {
+        found.add(class);
+    }
+}
+
+/// `find … -exec rm -rf {} ;`: the command `find` runs.
+fn find_exec(args: &[Word<'_>], found: &mut Found) {
+    if let Some(at) = args
+        .iter()
+        .position(|a| matches!(&**a, "-exec" | "-execdir" | "-ok" | "-okdir"))
+    {
+        let inner: Vec<Word<'_>> = args[at + 1..]
+            .iter()
+            .take_while(|a| !matches!(a.as_ref(), ";" | "+"))
+            .cloned()
+            .collect();
+        one(&inner, false, false, found);
     }
 }
 
@@ -390,8 +453,7 @@ fn powershell_or_cmd_delete(name: &str, args: &[Word<'_>]) -> bool {
     }
     let recurse = args.iter().any(|a| ps_parameter(a, "recurse", 1));
     let force = args.iter().any(|a| ps_parameter(a, "force", 2));
-    recurse && force
-        || matches!(name, "rmdir" | "rd") && recurse
+    recurse && (force || matches!(name, "rmdir" | "rd"))
         // PowerShell's `rm -r -fo` is Remove-Item; a Unix `rm` reads `-fo`
         // as `-f -o` too.
         || args.iter().filter_map(|a| short_options(a)).any(|s| s.contains('r'))
@@ -437,48 +499,38 @@ fn git(args: &[Word<'_>], found: &mut Found) {
         return;
     };
     let rest = &args[at + 1..];
-    match &**sub {
-        "push" => {
-            if push_forces(rest) {
-                found.add(Class::ForcePush);
-            }
-            if rest.iter().any(|a| long_option(a, &["no-verify"], 4)) {
-                found.add(Class::SkipHooks);
-            }
+    let no_verify = || rest.iter().any(|a| long_option(a, &["no-verify"], 4));
+    if sub == "push" && push_forces(rest) {
+        found.add(Class::ForcePush);
+    }
+    let class = match &**sub {
+        "push" | "merge" | "am" | "cherry-pick" | "revert" | "rebase" | "pull" | "switch"
+        | "checkout"
+            if no_verify() =>
+        {
+            Some(Class::SkipHooks)
         }
-        "commit" => {
-            if rest.iter().any(|a| long_option(a, &["no-verify"], 4)) || commit_short_n(rest) {
-                found.add(Class::SkipHooks);
-            }
-        }
-        "merge" | "am" | "cherry-pick" | "revert" | "rebase" | "pull" | "switch" | "checkout" => {
-            if rest.iter().any(|a| long_option(a, &["no-verify"], 4)) {
-                found.add(Class::SkipHooks);
-            }
-        }
-        "config" => {
-            if rest.iter().any(|a| a.starts_with("core.hookspath")) {
-                found.add(Class::SkipHooks);
-            }
-        }
-        "filter-branch" | "filter-repo" => found.add(Class::ForcePush),
-        "reflog" => {
+        "commit" if no_verify() || commit_short_n(rest) => Some(Class::SkipHooks),
+        "config" if rest.iter().any(|a| a.starts_with("core.hookspath")) => Some(Class::SkipHooks),
+        "filter-branch" | "filter-repo" => Some(Class::ForcePush),
+        "reflog"
             if rest
                 .first()
-                .is_some_and(|a| matches!(&**a, "expire" | "delete"))
-            {
-                found.add(Class::ForcePush);
-            }
+                .is_some_and(|a| matches!(&**a, "expire" | "delete")) =>
+        {
+            Some(Class::ForcePush)
         }
-        "update-ref" => {
+        "update-ref"
             if rest
                 .iter()
-                .any(|a| a == "-d" || long_option(a, &["delete"], 3))
-            {
-                found.add(Class::ForcePush);
-            }
+                .any(|a| a == "-d" || long_option(a, &["delete"], 3)) =>
+        {
+            Some(Class::ForcePush)
         }
-        _ => {}
+        _ => None,
+    };
+    if let Some(class) = class {
+        found.add(class);
     }
 }
 

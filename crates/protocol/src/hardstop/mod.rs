@@ -18,7 +18,7 @@ mod decode;
 mod shell;
 mod sql;
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use serde_json::Value;
 
 use crate::message::{Body, Message};
@@ -71,8 +71,12 @@ impl Needles {
         if needles.is_empty() {
             return Ok(None);
         }
-        let automaton =
-            AhoCorasick::new(needles.iter().map(|(_, n)| n)).map_err(|e| e.to_string())?;
+        // A DFA: several times faster than the default NFA on long text,
+        // for patterns counted in dozens.
+        let automaton = AhoCorasick::builder()
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(needles.iter().map(|(_, n)| n))
+            .map_err(|e| e.to_string())?;
         Ok(Some(Needles {
             automaton,
             owner: needles.into_iter().map(|(i, _)| i).collect(),
@@ -131,6 +135,10 @@ pub struct HardStops {
     words: Option<Needles>,
     /// Patterns with shell characters (`| sh`), also looked for in the text.
     text: Option<Needles>,
+    /// The words that make a line worth reading: every word of the
+    /// patterns, and the programs, keywords and switches the classes are
+    /// about. A plain ASCII line with none of them is skipped whole.
+    triggers: Option<AhoCorasick>,
 }
 
 /// Which stop matched and in which field of the message.
@@ -190,10 +198,31 @@ impl HardStops {
                 classes,
             });
         }
+        let mut triggers: Vec<String> = plain
+            .iter()
+            .chain(&shell)
+            .flat_map(|(_, n)| n.split(' ').map(str::to_string).collect::<Vec<_>>())
+            .filter(|w| !w.is_empty())
+            .collect();
+        if stops.iter().any(|s| !s.classes.is_empty()) {
+            triggers.extend(classes::TRIGGERS.iter().map(|w| (*w).to_string()));
+        }
+        let triggers = if triggers.is_empty() {
+            None
+        } else {
+            Some(
+                AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .kind(Some(AhoCorasickKind::DFA))
+                    .build(&triggers)
+                    .map_err(|e| e.to_string())?,
+            )
+        };
         Ok(HardStops {
             stops,
             words: Needles::build(plain.iter().chain(&shell).cloned().collect())?,
             text: Needles::build(shell)?,
+            triggers,
         })
     }
 
@@ -232,7 +261,7 @@ impl HardStops {
                 }
             }),
             ("tags", &|out| {
-                out.extend(metadata.tags.iter().map(String::as_str))
+                out.extend(metadata.tags.iter().map(String::as_str));
             }),
             ("attachments", &|out| {
                 for a in &content.attachments {
@@ -303,10 +332,23 @@ impl HardStops {
     fn read(&self, raw: &str, scan: &mut Scan, wants_classes: bool, found: &mut Found) {
         // The text normalised line by line (lines for the parser), padded
         // with spaces so word patterns match at either end; its shell words
-        // run on across lines.
+        // run on across lines. Lines with nothing to find are left out, a
+        // `;` in their place so no pattern or command spans the gap.
         scan.text.clear();
         scan.text.push(' ');
+        let mut skipped = false;
         for line in raw.lines() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            if !self.worth_reading(line, &mut scan.scratch) {
+                if !skipped {
+                    scan.text.push_str(" ;\n");
+                    skipped = true;
+                }
+                continue;
+            }
+            skipped = false;
             push_normalized(&mut scan.text, line);
             scan.text.push('\n');
         }
@@ -322,7 +364,14 @@ impl HardStops {
         if !wants_classes {
             return;
         }
-        sql::classify(raw, found);
+        // The SQL keywords are triggers: a text whose read lines name none
+        // has no statement to find.
+        if ["drop", "truncate", "delete"]
+            .iter()
+            .any(|k| scan.text.contains(k))
+        {
+            sql::classify(raw, found);
+        }
         for command in shell::worded(&scan.words, classes::may_start_a_command) {
             classes::classify(&command, true, found);
         }
@@ -332,11 +381,41 @@ impl HardStops {
     }
 }
 
+impl HardStops {
+    /// Whether `line` may hold a pattern or a command: it is not plain
+    /// ASCII (look-alike and invisible characters are undone only by
+    /// normalising), it has a character a shell expands or an encoding
+    /// (`$`, `` ` ``, `{`, `\\`, `%`, `&`, a control), or a trigger word,
+    /// quotes removed (`"r"m` is `rm`).
+    fn worth_reading(&self, line: &str, scratch: &mut String) -> bool {
+        let Some(triggers) = &self.triggers else {
+            return false;
+        };
+        let bytes = line.as_bytes();
+        if bytes.iter().any(|&b| {
+            b >= 0x80
+                || (b < 0x20 && b != b'\t')
+                || matches!(b, b'$' | b'`' | b'{' | b'\\' | b'%' | b'&')
+        }) {
+            return true;
+        }
+        let line = if bytes.iter().any(|&b| b == b'\'' || b == b'"') {
+            scratch.clear();
+            scratch.extend(line.chars().filter(|c| !matches!(c, '\'' | '"')));
+            scratch.as_str()
+        } else {
+            line
+        };
+        triggers.is_match(line)
+    }
+}
+
 /// The buffers of one scan, reused field after field.
 struct Scan {
     hits: Vec<bool>,
     text: String,
     words: String,
+    scratch: String,
 }
 
 impl Scan {
@@ -345,6 +424,7 @@ impl Scan {
             hits: vec![false; stops],
             text: String::new(),
             words: String::new(),
+            scratch: String::new(),
         }
     }
 }
@@ -579,84 +659,5 @@ mod tests {
         m.message.body = Body::Text(String::new());
         m.metadata.refs = Some(serde_json::json!({"note": "DROP TABLE x"}));
         assert_eq!(stops.find(&m).map(|h| h.field), Some("metadata"));
-    }
-}
-
-#[cfg(test)]
-mod timing {
-    use super::HardStops;
-    use crate::message::{Body, Message};
-
-    #[test]
-    #[ignore = "a timing, run in release with --nocapture"]
-    fn one_mebibyte() {
-        let stops = HardStops::compile(super::DEFAULT_HARD_STOPS).unwrap();
-        let para = "We looked at the parser again and it's faster now; the cache is gone.\nRun `cargo test -p web` and then `git push -u origin fix-cache` when it passes.\n```sh\nrm -r build && chmod 755 scripts/run.sh\npython3 tools/gen.py < data.json | jq .\n```\nThe shell is bash, and the env has FOO=bar set for the tests. Source: docs/guide.md\n";
-        let body: String = std::iter::repeat(para)
-            .take((1 << 20) / para.len())
-            .collect();
-        let json = r#"{"protocol_version": "1.0", "message_id": "m-1",
-            "message_type": "question", "timestamp": "2026-11-21T10:00:00Z",
-            "priority": "low", "requires_response": false,
-            "from": {"agent_id": "api"}, "to": {"agent_id": "web"},
-            "message": {"subject": "a question", "body": ""}, "metadata": {}}"#;
-        let mut m: Message = serde_json::from_str(json).unwrap();
-        m.message.body = Body::Text(body);
-        let mut times = Vec::new();
-        for _ in 0..20 {
-            let t = std::time::Instant::now();
-            let hit = stops.find(&m);
-            times.push(t.elapsed());
-            assert!(hit.is_none(), "{hit:?}");
-        }
-        times.sort();
-        println!("1 MiB scan: median {:?}, min {:?}", times[10], times[0]);
-    }
-}
-
-#[cfg(test)]
-mod timing_parts {
-    #[test]
-    #[ignore = "a timing, run in release with --nocapture"]
-    fn parts() {
-        let para = "We looked at the parser again and it's faster now; the cache is gone.\nRun `cargo test -p web` and then `git push -u origin fix-cache` when it passes.\n```sh\nrm -r build && chmod 755 scripts/run.sh\npython3 tools/gen.py < data.json | jq .\n```\nThe shell is bash, and the env has FOO=bar set for the tests. Source: docs/guide.md\n";
-        let raw: String = std::iter::repeat(para)
-            .take((1 << 20) / para.len())
-            .collect();
-        let t = std::time::Instant::now();
-        let mut lines = String::new();
-        let mut text = String::new();
-        for line in raw.lines() {
-            let start = lines.len();
-            crate::normalize::push_normalized(&mut lines, line);
-            text.push_str(&lines[start..]);
-            text.push(' ');
-            lines.push('\n');
-        }
-        println!("normalize {:?}", t.elapsed());
-        let t = std::time::Instant::now();
-        let mut words = String::new();
-        crate::normalize::push_shell_words(&mut words, &text);
-        println!("shell words {:?}", t.elapsed());
-        let t = std::time::Instant::now();
-        let n = super::shell::worded(&words, super::classes::may_start_a_command).len();
-        let lines = text.replace(' ', " ").replace("  ", " ");
-        let _ = &lines;
-        println!("worded {:?} {n}", t.elapsed());
-        let t = std::time::Instant::now();
-        let mut found = super::classes::Found::default();
-        for c in super::shell::worded(&words, super::classes::may_start_a_command) {
-            super::classes::classify(&c, true, &mut found);
-        }
-        println!("worded+classify {:?}", t.elapsed());
-        let t = std::time::Instant::now();
-        let n = super::shell::parsed(&text, super::classes::may_hold_a_command).len();
-        println!("parsed {:?} {n}", t.elapsed());
-        let t = std::time::Instant::now();
-        super::sql::classify(&raw, &mut found);
-        println!("sql {:?}", t.elapsed());
-        let t = std::time::Instant::now();
-        let d = super::decode::decoded(&raw).is_some();
-        println!("decode {:?} {d}", t.elapsed());
     }
 }

@@ -45,7 +45,7 @@ const MAX_LINE: usize = 4096;
 
 /// Bytes of lines parsed per text at most; past it, the words reading goes
 /// on alone, so a message of many command-like lines costs bounded time.
-const MAX_PARSED: usize = 16 * 1024;
+const MAX_PARSED: usize = 8 * 1024;
 
 /// Brace expansions grow words by product: at most this many from one.
 const MAX_EXPANSION: usize = 64;
@@ -57,34 +57,52 @@ const MAX_WORDS: usize = 32;
 /// The commands of the lines of `text` (normalised) that `wanted` says may
 /// hold one, as the parser reads them.
 pub(super) fn parsed(text: &str, wanted: impl Fn(&str) -> bool) -> Vec<Command<'static>> {
+    // The wanted lines as one document, parsed at once (each call to the
+    // parser costs about as much as a line). A line whose quotes do not
+    // pair (prose: "it's") loses them, so it cannot swallow the next.
+    let mut document = String::new();
+    for line in text.lines() {
+        if line.len() > MAX_LINE || !wanted(line) {
+            continue;
+        }
+        if document.len() + line.len() > MAX_PARSED {
+            break;
+        }
+        let odd = |q: char| line.chars().filter(|c| *c == q).count() % 2 == 1;
+        if odd('\'') || odd('"') || odd('`') {
+            document.extend(line.chars().map(|c| {
+                if matches!(c, '\'' | '"' | '`') {
+                    ' '
+                } else {
+                    c
+                }
+            }));
+        } else {
+            document.push_str(line);
+        }
+        document.push('\n');
+    }
+    let mut commands = Vec::new();
+    if document.is_empty() {
+        return commands;
+    }
     let mut parser = Parser::new();
     if parser
         .set_language(&tree_sitter_bash::LANGUAGE.into())
         .is_err()
     {
-        return Vec::new();
+        return commands;
     }
-    let mut commands = Vec::new();
+    let Some(tree) = parser.parse(&document, None) else {
+        return commands;
+    };
     let mut vars = HashMap::new();
-    let mut budget = MAX_PARSED;
-    for line in text.lines() {
-        if line.len() > MAX_LINE || !wanted(line) {
-            continue;
-        }
-        let Some(left) = budget.checked_sub(line.len()) else {
-            break;
-        };
-        budget = left;
-        let Some(tree) = parser.parse(line, None) else {
-            continue;
-        };
-        let mut reader = Reader {
-            source: line.as_bytes(),
-            vars: &mut vars,
-            commands: &mut commands,
-        };
-        reader.walk(tree.root_node(), false);
-    }
+    let mut reader = Reader {
+        source: document.as_bytes(),
+        vars: &mut vars,
+        commands: &mut commands,
+    };
+    reader.walk(tree.root_node(), false);
     commands
 }
 
@@ -233,8 +251,7 @@ fn holds_substitution(node: Node) -> bool {
         return true;
     }
     let mut cursor = node.walk();
-    let found = node.children(&mut cursor).any(holds_substitution);
-    found
+    node.children(&mut cursor).any(holds_substitution)
 }
 
 /// `text` with quotes and backslashes removed, as a shell reads a word.
@@ -416,7 +433,12 @@ mod tests {
     fn all(text: &str) -> Vec<Vec<String>> {
         parsed(text, |_| true)
             .into_iter()
-            .map(|c| c.words.into_iter().map(|w| w.into_owned()).collect())
+            .map(|c| {
+                c.words
+                    .into_iter()
+                    .map(std::borrow::Cow::into_owned)
+                    .collect()
+            })
             .collect()
     }
 

@@ -21,6 +21,7 @@ pub(super) fn classify(raw: &str, found: &mut Found) {
     let keywords = KEYWORDS.get_or_init(|| {
         AhoCorasick::builder()
             .ascii_case_insensitive(true)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(["drop", "truncate", "delete"])
             .ok()
     });
