@@ -510,6 +510,80 @@ fn verify_cost(n: usize) -> Duration {
     start.elapsed() / u32::try_from(n).unwrap()
 }
 
+/// A message of 1 MiB with no hard stop in it: paragraphs of prose with a
+/// code block every fourth one. Mail that passes is the worst case, since
+/// the scan reads every byte before it can say so.
+fn large_benign_message() -> aea::message::Message {
+    const SIZE: usize = 1024 * 1024;
+    let mut body = String::with_capacity(SIZE + 1024);
+    let mut i = 0;
+    while body.len() < SIZE {
+        write!(
+            body,
+            "Paragraph {i}. The listing reads each file of the inbox once and keeps \
+             what it learned in the private state, so the next check only looks at \
+             what changed. A message that fails to parse is reported with its path \
+             and moved aside; the others are sorted by priority, then by time.\n\n"
+        )
+        .unwrap();
+        if i % 4 == 3 {
+            write!(
+                body,
+                "```sh\ncargo test -p relay --test listing_{i}\ngit log --oneline -n 5\n\
+                 ls -la .aea/\n```\n\n"
+            )
+            .unwrap();
+        }
+        i += 1;
+    }
+    body.truncate(SIZE);
+    serde_json::from_value(serde_json::json!({
+        "protocol_version": "1.0",
+        "message_id": "msg-large",
+        "message_type": "update",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "priority": "normal",
+        "requires_response": false,
+        "from": {"agent_id": "sender"},
+        "to": {"agent_id": "inbox"},
+        "message": {"subject": "a long report", "body": body},
+        "metadata": {},
+    }))
+    .unwrap()
+}
+
+/// The median and p95 time of the default hard stops over
+/// [`large_benign_message`], in process, as a row of the table.
+fn print_hard_stop_row(full: bool) {
+    let (median, p95) = hard_stop_scan_cost(if full { 200 } else { 5 });
+    println!(
+        "{:<52} {:>10} {:>10} {:>10}  {}",
+        "hard-stop scan of a 1 MiB message, in process (5 ms)",
+        ms(median),
+        ms(p95),
+        "",
+        verdict(median <= Duration::from_millis(5))
+    );
+}
+
+fn hard_stop_scan_cost(runs: usize) -> (Duration, Duration) {
+    let stops = aea::hardstop::HardStops::compile(aea::hardstop::DEFAULT_HARD_STOPS).unwrap();
+    let message = large_benign_message();
+    assert_eq!(
+        stops.find(&message),
+        None,
+        "the large message has no stop in it"
+    );
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            std::hint::black_box(stops.find(std::hint::black_box(&message)));
+            start.elapsed()
+        })
+        .collect();
+    median_p95(&mut times)
+}
+
 /// CPU time (user + system, every thread) process `pid` has used so far,
 /// from /proc/<pid>/stat.
 fn cpu_time(pid: u32) -> Duration {
@@ -559,7 +633,7 @@ fn main() {
     if std::env::var_os("AEA_BENCH_KEEP").is_some() {
         eprintln!("keeping {}", bench.root.path().display());
     }
-    // AEA_BENCH_ONLY=check|watch|sync|scale|flood: one group of rows
+    // AEA_BENCH_ONLY=check|watch|sync|scale|flood|hardstops: one group of rows
     // alone, for repeated runs of the figure being worked on without the
     // minutes the rest takes.
     let only = std::env::var("AEA_BENCH_ONLY").ok();
@@ -568,8 +642,11 @@ fn main() {
         Some("sync") => print_sync(&sync_scale(&bench, full), bench.layout),
         Some("scale") => print_scale(&scale(&bench, full), bench.layout),
         Some("flood") => print_flood(&flood(&bench, full), bench.layout),
+        Some("hardstops") => print_hard_stop_row(full),
         Some("check") | None => {}
-        Some(other) => panic!("AEA_BENCH_ONLY={other}: check, watch, sync, scale or flood"),
+        Some(other) => {
+            panic!("AEA_BENCH_ONLY={other}: check, watch, sync, scale, flood or hardstops")
+        }
     }
     let only_check = only.as_deref() == Some("check");
     if only.is_some() && !only_check {
@@ -763,6 +840,7 @@ fn main() {
         "",
         verdict(verify_each <= Duration::from_micros(100))
     );
+    print_hard_stop_row(full);
     row(
         "send to a sibling, with signing and fsync (budget 10 ms)",
         &send,

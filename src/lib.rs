@@ -22,6 +22,7 @@ pub use aea_policy::config;
 pub(crate) use aea_policy::config_trust;
 pub(crate) use aea_policy::doorbell;
 pub(crate) use aea_protocol::foreign;
+pub use aea_protocol::hardstop;
 pub(crate) use aea_store::compose;
 pub(crate) use aea_store::delivery;
 pub mod hints;
