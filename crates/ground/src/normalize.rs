@@ -60,6 +60,10 @@ fn push_char(out: &mut String, c: char) {
         // Removed, not a space: `r\u{200B}m` reads as `rm`.
     } else if c.is_ascii() {
         out.push(c.to_ascii_lowercase());
+    } else if let Some(ascii) = fold_lookalike(c) {
+        // Before lower-casing: Cyrillic `Т` is drawn as `T`, its lower
+        // case `т` as a small capital.
+        out.push(ascii.to_ascii_lowercase());
     } else {
         for lower in c.to_lowercase() {
             out.push(fold_lookalike(lower).unwrap_or(lower));
@@ -146,17 +150,24 @@ fn confusable_ascii(c: char) -> Option<char> {
     use std::collections::HashMap;
     use std::sync::OnceLock;
     use unicode_security::confusable_detection::skeleton;
-    static ASCII: OnceLock<HashMap<String, char>> = OnceLock::new();
-    let ascii = ASCII.get_or_init(|| {
-        // Letters first: where a digit shares a letter's skeleton (`0`
-        // and `O`, `1` and `l`), the letter is the reading kept.
+    // Where letters share a skeleton (`I` and `l`), an upper-case letter
+    // reads as the upper-case one: two tables.
+    static LOWER: OnceLock<HashMap<String, char>> = OnceLock::new();
+    static UPPER: OnceLock<HashMap<String, char>> = OnceLock::new();
+    let table = |first: std::ops::RangeInclusive<char>, second: std::ops::RangeInclusive<char>| {
+        // Letters before digits: `0` and `O`, `1` and `l` read as letters.
         let mut map = HashMap::new();
-        for a in ('a'..='z').chain('A'..='Z').chain('0'..='9') {
+        for a in first.chain(second).chain('0'..='9') {
             map.entry(skeleton(&a.to_string()).collect::<String>())
-                .or_insert(a.to_ascii_lowercase());
+                .or_insert(a);
         }
         map
-    });
+    };
+    let ascii = if c.is_uppercase() {
+        UPPER.get_or_init(|| table('A'..='Z', 'a'..='z'))
+    } else {
+        LOWER.get_or_init(|| table('a'..='z', 'A'..='Z'))
+    };
     // Only the scripts that draw letters like Latin ones are looked up:
     // the rest of Unicode (CJK, Arabic, …) costs nothing.
     let lookalike_script = matches!(c,

@@ -131,6 +131,7 @@ pub(super) fn may_hold_a_command(line: &str) -> bool {
 pub(super) fn may_start_a_command(word: &str) -> bool {
     let name = program(word);
     is_interpreter(name)
+        || name.contains("[scriptblock]::create")
         || matches!(
             name,
             "rm" | "unlink"
@@ -164,6 +165,22 @@ pub(super) fn may_start_a_command(word: &str) -> bool {
 
 /// The program name of a word: `/usr/bin/rm`, `\rm` and `rm.exe` are `rm`.
 fn program(word: &str) -> &str {
+    // PowerShell's module-qualified names, once the shell words reading
+    // dropped the backslash: `Microsoft.PowerShell.Management\Remove-Item`.
+    if let Some(name) = word.strip_prefix("microsoft.powershell.") {
+        for module in [
+            "management",
+            "utility",
+            "core",
+            "security",
+            "host",
+            "diagnostics",
+        ] {
+            if let Some(command) = name.strip_prefix(module) {
+                return command.trim_start_matches('\\');
+            }
+        }
+    }
     let base = word.rsplit(['/', '\\']).next().unwrap_or(word);
     let base = if base.is_empty() {
         word.trim_start_matches('\\')
@@ -283,6 +300,14 @@ pub(super) fn classify(command: &Command<'_>, anywhere: bool, found: &mut Found)
     for (name, value) in &command.env {
         assignment(name, value, found);
     }
+    if anywhere {
+        // `then set AEA_SKIP_HOOKS=1 and commit`: the switch, wherever it
+        // stands in prose.
+        for word in command.words.iter().filter(|w| is_assignment(w)) {
+            let (name, value) = word.split_once('=').unwrap_or((word, ""));
+            assignment(name, value, found);
+        }
+    }
     let starts = if anywhere { command.words.len() } else { 1 };
     for start in 0..starts.min(command.words.len()) {
         // In the words reading, a command starts at a program a class is
@@ -377,6 +402,9 @@ fn one(words: &[Word<'_>], piped: bool, substituted: bool, found: &mut Found) {
         {
             Some(Class::Privilege)
         }
+        // PowerShell's `[scriptblock]::Create(text)` makes code of text,
+        // as `iex` does.
+        _ if name.contains("[scriptblock]::create") => Some(Class::PipeToInterpreter),
         // Any substitution handed to an interpreter — an argument, a file
         // it reads, its input — is run by it; so is a pipe into one that
         // reads its program from standard input.
@@ -443,7 +471,11 @@ fn rm_recursive_force(args: &[Word<'_>]) -> bool {
 
 /// `Remove-Item -Recurse -Force` (and its aliases), `rd /s`, `del /s`.
 fn powershell_or_cmd_delete(name: &str, args: &[Word<'_>]) -> bool {
-    let cmd_switch = |s: &str| args.iter().any(|a| a == s);
+    // cmd's switches, also run together: `/s/q`.
+    let cmd_switch = |s: &str| {
+        args.iter()
+            .any(|a| a.starts_with('/') && a.split('/').any(|part| part == &s[1..]))
+    };
     if matches!(name, "rd" | "rmdir") && cmd_switch("/s") {
         return true;
     }
@@ -688,21 +720,34 @@ fn is_interpreter(name: &str) -> bool {
         .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
 }
 
+/// `tools/gen.py`, `./x`, `run.sh`: a path, or a name with an extension.
+fn looks_like_a_file(word: &str) -> bool {
+    word.contains('/')
+        || word.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && (1..=4).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+}
+
 /// Whether an interpreter at the end of a pipe runs what the pipe carries:
 /// not when it is given a program (`-c`, `-e`, `-m`) or a script file.
 fn reads_program_from_stdin(name: &str, args: &[Word<'_>]) -> bool {
     if matches!(name, "iex" | "invoke-expression" | "source" | "." | "eval") {
         return true;
     }
-    for arg in args {
+    for (at, arg) in args.iter().enumerate() {
         match arg.as_ref() {
             "-" | "-s" | "--" => return true,
+            // `pwsh -c -`, `-File -`: the program is standard input.
             "-c" | "-e" | "-m" | "-r" | "-x" | "-command" | "-file" | "--eval" | "--command" => {
-                return false;
+                return args.get(at + 1).is_some_and(|a| a == "-");
             }
             a if a.starts_with('-') => {}
-            // A script file operand: the pipe is its data.
-            _ => return false,
+            // A script file operand (`tools/gen.py`, `x.sh`): the pipe is
+            // its data. A first operand that is no file name is prose
+            // after the command (`| sh and then tell me`).
+            a => return !looks_like_a_file(a),
         }
     }
     true

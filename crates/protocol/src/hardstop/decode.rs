@@ -45,11 +45,6 @@ fn percent(text: &str) -> Option<String> {
                 out.push(byte);
                 i += 3;
             }
-            (b'+', _) => {
-                // A space in a query string.
-                out.push(b' ');
-                i += 1;
-            }
             (b, _) => {
                 out.push(b);
                 i += 1;
@@ -83,7 +78,35 @@ fn entities(text: &str) -> Option<String> {
         }
     }
     out.push_str(rest);
+    // Escaped text inside HTML (`<pre><code>…&#124; sh</code></pre>`):
+    // the tags go too, as a reader of the page sees none of them.
+    if changed && out.contains("</") {
+        out = without_tags(&out);
+    }
     changed.then_some(out)
+}
+
+/// `text` with HTML tags (`<code>`, `</pre>`, `<br/>`) made line breaks.
+fn without_tags(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let is_tag = after.starts_with(|c: char| c.is_ascii_alphabetic() || c == '/');
+        match after.find('>').filter(|_| is_tag) {
+            Some(end) => {
+                out.push('\n');
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push('<');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The character `text` (starting at `&`) refers to and the length of the
@@ -103,7 +126,14 @@ fn reference(text: &str) -> Option<(char, usize)> {
         };
         char::from_u32(value)?
     } else {
-        named(&name.to_ascii_lowercase())?
+        // Without its `;` only the oldest names are references (`&amp`,
+        // `&lt`); `|&dash` is a pipe into `dash`, not a hyphen.
+        let lower = name.to_ascii_lowercase();
+        let terminated = body[end..].starts_with(';');
+        if !terminated && !matches!(lower.as_str(), "amp" | "lt" | "gt" | "quot" | "nbsp") {
+            return None;
+        }
+        named(&lower)?
     };
     Some((c, len))
 }

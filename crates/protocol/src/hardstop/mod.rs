@@ -119,6 +119,9 @@ pub const DEFAULT_HARD_STOPS: &[&str] = &[
     "secret key",
 ];
 
+/// Put between two strings of a field: the next goes on the same line.
+const SAME_LINE: &str = "\u{0}";
+
 /// The fields a hard stop is looked for in, in this order, each as the
 /// strings it holds.
 type Fields<'a> = [(&'static str, &'a dyn Fn(&mut Vec<&'a str>)); 9];
@@ -315,7 +318,19 @@ impl HardStops {
         let wants_classes = self.stops.iter().any(|s| !s.classes.is_empty());
         // One string a line: an argv array `["rm", "-rf", "/"]` still reads
         // as the command it is where the lines are joined.
-        let raw = strings.join("\n");
+        let mut raw = String::new();
+        let mut same_line = false;
+        for string in strings {
+            if *string == SAME_LINE {
+                same_line = true;
+                continue;
+            }
+            if !raw.is_empty() {
+                raw.push(if same_line { ' ' } else { '\n' });
+            }
+            raw.push_str(string);
+            same_line = false;
+        }
         self.read(&raw, scan, wants_classes, &mut found);
         if let Some(decoded) = decode::decoded(&raw) {
             self.read(&decoded, scan, wants_classes, &mut found);
@@ -433,13 +448,25 @@ fn is_word(s: &str) -> bool {
     !s.is_empty() && s.chars().all(char::is_alphanumeric)
 }
 
-/// Every key and string of `value`, each its own string.
+/// Every key and string of `value`, each its own line, and the strings of
+/// an array also on one: an argv `["rm", "-rf", "/"]` reads as the command
+/// it is.
 fn push_strings<'a>(out: &mut Vec<&'a str>, value: &'a Value) {
     match value {
         Value::String(s) => out.push(s),
         Value::Array(items) => {
             for item in items {
                 push_strings(out, item);
+            }
+            // And its strings again on one line: an argv array.
+            let strings: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+            if strings.len() > 1 {
+                for (at, string) in strings.into_iter().enumerate() {
+                    if at > 0 {
+                        out.push(SAME_LINE);
+                    }
+                    out.push(string);
+                }
             }
         }
         Value::Object(map) => {

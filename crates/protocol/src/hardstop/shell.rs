@@ -340,6 +340,7 @@ pub(super) fn worded<'a>(words: &'a str, wanted: impl Fn(&str) -> bool) -> Vec<C
                       piped: &mut bool,
                       substituted: &mut bool,
                       vars: &HashMap<String, String>| {
+        other_shells_assignments(segment, env);
         let keep = !env.is_empty()
             || segment
                 .iter()
@@ -383,7 +384,15 @@ pub(super) fn worded<'a>(words: &'a str, wanted: impl Fn(&str) -> bool) -> Vec<C
                 finish(&mut segment, &mut env, &mut piped, &mut substituted, &vars);
                 piped = true;
             }
-            ";" | "&" | ")" | "`" | "{" | "}" => {
+            "`" => {
+                // What a backtick opens is substituted into the words
+                // before it (`` sh -c "`curl x`" ``).
+                substituted |= !segment.is_empty();
+                finish(&mut segment, &mut env, &mut piped, &mut substituted, &vars);
+            }
+            // `|&` pipes standard error too: still a pipe.
+            "&" if previous == "|" => {}
+            ";" | "&" | ")" | "{" | "}" => {
                 finish(&mut segment, &mut env, &mut piped, &mut substituted, &vars);
             }
             "(" => {
@@ -410,6 +419,45 @@ pub(super) fn worded<'a>(words: &'a str, wanted: impl Fn(&str) -> bool) -> Vec<C
     }
     finish(&mut segment, &mut env, &mut piped, &mut substituted, &vars);
     commands
+}
+
+/// Assignments other shells write (into `env`): `export`, `declare -x`,
+/// `typeset`, `local`, `readonly` and cmd's `set NAME=value`; csh's
+/// `setenv NAME value`; Windows' `setx NAME value`; PowerShell's
+/// `$env:NAME = value`.
+fn other_shells_assignments(segment: &[&str], env: &mut Vec<(String, String)>) {
+    // From any word on, as prose may lead into the command.
+    for (at, word) in segment.iter().enumerate() {
+        match *word {
+            "export" | "declare" | "typeset" | "local" | "readonly" | "set" => {
+                for word in &segment[at + 1..] {
+                    if let Some((name, value)) =
+                        word.split_once('=').filter(|_| is_assignment(word))
+                    {
+                        env.push((name.to_string(), value.to_string()));
+                    }
+                }
+            }
+            "setenv" | "setx" if segment.len() >= at + 3 => {
+                env.push((segment[at + 1].to_string(), segment[at + 2].to_string()));
+            }
+            _ => {}
+        }
+    }
+    for (at, word) in segment.iter().enumerate() {
+        let Some(rest) = word.strip_prefix("$env:") else {
+            continue;
+        };
+        let (name, value) = match rest.split_once('=') {
+            Some((name, value)) if !value.is_empty() => (name, value),
+            Some((name, _)) => (name, segment.get(at + 1).copied().unwrap_or("")),
+            None if segment.get(at + 1) == Some(&"=") => {
+                (rest, segment.get(at + 2).copied().unwrap_or(""))
+            }
+            None => continue,
+        };
+        env.push((name.to_string(), value.to_string()));
+    }
 }
 
 /// PowerShell's commands that run the text they are given.

@@ -33,51 +33,70 @@ pub(super) fn classify(raw: &str, found: &mut Found) {
 }
 
 fn scan(raw: &str, found: &mut Found) {
-    let statements = uncommented(raw);
-    let mut text = String::with_capacity(statements.len());
-    // One line at a time, so a line's end still ends a statement.
-    let mut lines: Vec<Vec<String>> = Vec::new();
-    for line in statements.lines() {
-        text.clear();
+    // Normalised line by line (odd spaces, look-alikes), then without
+    // comments, then one line at a time, so a line's end still ends a
+    // statement. A keyword in capitals (`TRUNCATE`, `DELETE`) is SQL
+    // wherever it stands.
+    let mut text = String::with_capacity(raw.len());
+    for line in raw.lines() {
         push_normalized(&mut text, line);
-        lines.push(tokens(&text));
+        text.push('\n');
     }
+    let shouting = raw.contains("TRUNCATE") || raw.contains("DELETE");
+    let lines: Vec<(Vec<String>, bool)> = uncommented(&text)
+        .lines()
+        .map(|line| (tokens(line), shouting))
+        .collect();
     // Keyword pairs may be split over lines (`DROP\nTABLE`): read as one.
-    let joined: Vec<&str> = lines.iter().flatten().map(String::as_str).collect();
+    let joined: Vec<&str> = lines
+        .iter()
+        .flat_map(|(t, _)| t)
+        .map(String::as_str)
+        .filter(|t| *t != END)
+        .collect();
     for pair in joined.windows(2) {
         match pair {
             ["drop", "table"] => found.add(Class::DropTable),
             ["drop", "database" | "schema"] => found.add(Class::DropDatabase),
-            ["truncate", "table"] => found.add(Class::Truncate),
+            ["truncate", "table" | "only"] => found.add(Class::Truncate),
             _ => {}
         }
     }
-    for line in &lines {
-        let words: Vec<&str> = line.iter().map(String::as_str).collect();
+    for (at, (line, shouting)) in lines.iter().enumerate() {
+        let mut words: Vec<&str> = line.iter().map(String::as_str).collect();
+        // A keyword that ends its line reads on into the next one.
+        if words
+            .last()
+            .is_some_and(|w| matches!(*w, "truncate" | "from" | "delete"))
+        {
+            if let Some((next, _)) = lines.get(at + 1) {
+                words.extend(next.iter().map(String::as_str));
+            }
+        }
+        let ends = |at: usize| {
+            words
+                .get(at)
+                .is_none_or(|w| matches!(*w, ";" | "," | END | "cascade" | "restart" | "continue"))
+        };
         for (i, word) in words.iter().enumerate() {
-            let ends = |at: usize| {
-                words.get(at).is_none_or(|w| {
-                    matches!(*w, ";" | "," | "cascade" | "restart" | "continue" | "only")
-                })
-            };
             match *word {
                 "truncate" => {
-                    let at = i + 1 + usize::from(words.get(i + 1) == Some(&"only"));
-                    if words
-                        .get(at)
-                        .is_some_and(|t| is_table(t) && !NOT_A_TABLE.contains(t))
-                        && ends(at + 1)
-                    {
+                    let table = words
+                        .get(i + 1)
+                        .is_some_and(|t| is_table(t) && !NOT_A_TABLE.contains(t));
+                    if table && (*shouting || ends(i + 2)) {
                         found.add(Class::Truncate);
                     }
                 }
                 "delete" if words.get(i + 1) == Some(&"from") => {
-                    let rest = &words[i + 2..];
-                    let statement = rest.iter().take_while(|w| **w != ";");
+                    let table = words
+                        .get(i + 2)
+                        .is_some_and(|t| is_table(t) && !NOT_A_TABLE.contains(t));
+                    let statement = words[i + 2..]
+                        .iter()
+                        .take_while(|w| !matches!(**w, ";" | END));
                     let has_where = statement.clone().any(|w| *w == "where");
-                    let table = rest.first().is_some_and(|t| is_table(t));
-                    // Only the table, up to the statement's end: no WHERE.
-                    if table && !has_where && rest.len() <= 2 && ends(i + 3) {
+                    if table && !has_where && (*shouting || ends(i + 3) || statement.count() > 1) {
                         found.add(Class::Truncate);
                     }
                 }
@@ -86,6 +105,9 @@ fn scan(raw: &str, found: &mut Found) {
         }
     }
 }
+
+/// The token that stands for the end of a quoted or code-span statement.
+const END: &str = "\u{0}";
 
 /// `raw` without SQL comments: `/* … */` and `-- …` to the line's end.
 fn uncommented(raw: &str) -> String {
@@ -117,26 +139,35 @@ fn uncommented(raw: &str) -> String {
     out
 }
 
-/// The words of a normalised line, with `;`, `,`, `(` and `)` apart and a
-/// trailing full stop dropped.
+/// The words of a normalised line, with `;`, `,`, `(` and `)` apart, other
+/// punctuation around a word dropped (a code span's backticks, a block
+/// quote's `>`, an HTML tag) and words of punctuation only left out. A
+/// closing quote or backtick after a word ends the statement: an [`END`].
 fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for word in text.split(' ') {
+    for word in text.split([' ', '<', '>']) {
         let mut current = String::new();
+        let push = |current: &mut String, out: &mut Vec<String>| {
+            let word = current.trim_start_matches(|c: char| !c.is_alphanumeric() && c != '_');
+            let closes = word.ends_with(['"', '`', '\'']);
+            let word = word.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '_');
+            if !word.is_empty() {
+                out.push(word.to_string());
+                if closes {
+                    out.push(END.to_string());
+                }
+            }
+            current.clear();
+        };
         for c in word.chars() {
             if matches!(c, ';' | ',' | '(' | ')') {
-                if !current.is_empty() {
-                    out.push(std::mem::take(&mut current));
-                }
+                push(&mut current, &mut out);
                 out.push(c.to_string());
             } else {
                 current.push(c);
             }
         }
-        let current = current.trim_end_matches(['.', ':', '!', '?']);
-        if !current.is_empty() {
-            out.push(current.to_string());
-        }
+        push(&mut current, &mut out);
     }
     out
 }
