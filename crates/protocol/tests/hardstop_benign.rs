@@ -20,10 +20,14 @@ use std::path::{Path, PathBuf};
 
 use common::{Field, defaults, message_with};
 
-/// How many files of the corpus the default stops may flag. `None` until
-/// it is set from the count the matcher measures (printed by this test):
-/// a stop added or widened later must not quietly flag more ordinary mail.
-const MAX_FALSE_POSITIVES: Option<usize> = None;
+/// How many files of the corpus the default stops may flag, as measured
+/// (printed by this test): a stop added or widened later must not quietly
+/// flag more ordinary mail. Of the 11: eight mention what the default list
+/// names on purpose (`sudo`, `credentials`, `api key`, `private key`,
+/// `access token`, `--force`), two run a command's output through `eval`
+/// (`eval "$(ssh-agent -s)"`, which a hard stop treats as a pipe into an
+/// interpreter by design), and one is prose ("Su - she joins the team").
+const MAX_FALSE_POSITIVES: Option<usize> = Some(11);
 
 /// The corpus, sorted by file name.
 fn corpus() -> Vec<(PathBuf, String)> {

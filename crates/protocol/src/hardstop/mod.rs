@@ -43,11 +43,8 @@ const BUILTINS: &[(&str, &[Class])] = &[
 
 /// Extra substrings that mean the same as a built-in name.
 const SYNONYMS: &[(&str, &[&str])] = &[
-    (
-        "--no-verify",
-        &["core.hookspath", "aea_skip_hooks", "husky=0"],
-    ),
-    ("drop database", &["drop schema"]),
+    // aea's own gate switch and husky's, however they are mentioned.
+    ("--no-verify", &["aea_skip_hooks", "husky=0"]),
 ];
 
 #[derive(Debug, Clone)]
@@ -164,7 +161,15 @@ impl HardStops {
                 continue;
             }
             let index = stops.len();
-            let mut needles = vec![key.to_string()];
+            // A built-in command name stands for its class, which finds the
+            // command however it is spelled; as a plain substring it would
+            // also find prose ("drop table support", "| sha256sum").
+            let builtin = BUILTINS.iter().any(|(name, _)| *name == key);
+            let mut needles = if builtin {
+                Vec::new()
+            } else {
+                vec![key.to_string()]
+            };
             // "api key" also as `api_key`, `api-key`, `apikey`.
             if key.contains(' ') && key.split(' ').all(is_word) {
                 for sep in ["_", "-", ""] {
@@ -174,11 +179,13 @@ impl HardStops {
             // A pattern with a space at an end in the config ("sudo ") is
             // meant as a word; fields are padded with spaces so a word at
             // the start or end still matches.
-            if raw.ends_with(char::is_whitespace) {
-                needles[0].push(' ');
-            }
-            if raw.starts_with(char::is_whitespace) {
-                needles[0].insert(0, ' ');
+            if let Some(needle) = needles.first_mut() {
+                if raw.ends_with(char::is_whitespace) {
+                    needle.push(' ');
+                }
+                if raw.starts_with(char::is_whitespace) {
+                    needle.insert(0, ' ');
+                }
             }
             for (builtin, extra) in SYNONYMS {
                 if *builtin == key {
@@ -364,7 +371,9 @@ impl HardStops {
                 continue;
             }
             skipped = false;
+            let start = scan.text.len();
             push_normalized(&mut scan.text, line);
+            reshape_line(&mut scan.text, start);
             scan.text.push('\n');
         }
         scan.text.push(' ');
@@ -422,6 +431,30 @@ impl HardStops {
             line
         };
         triggers.is_match(line)
+    }
+}
+
+/// Makes the normalised line at `text[start..]` read as a shell would
+/// take it, where Markdown or YAML put characters that mean something else
+/// there: a table row's `|` are cell borders, not pipes; a YAML block's
+/// `key: |` opens text. A line that starts with a program a class is about
+/// starts a command (`rm -r a` on one line, `rm -f b` on the next are two
+/// commands), while a wrapped line that starts with an option goes on with
+/// the one before (`rm` / `-rf /`).
+fn reshape_line(text: &mut String, start: usize) {
+    let line = text[start..].trim();
+    if line.len() > 1 && line.starts_with('|') && line.ends_with('|') {
+        let cells = text[start..].replace('|', " ");
+        text.truncate(start);
+        text.push_str(&cells);
+    } else if line.ends_with(": |") || line.ends_with(": |-") || line.ends_with(": >") {
+        let end = text.trim_end().len();
+        let header = text[..end].trim_end_matches(['|', '-', '>']).len();
+        text.truncate(header);
+    }
+    let first = text[start..].split_whitespace().next().unwrap_or("");
+    if classes::may_start_a_command(first) {
+        text.insert_str(start, "; ");
     }
 }
 

@@ -170,6 +170,11 @@ impl Reader<'_> {
             ..Command::default()
         };
         let mut subshell = false;
+        let mut found = Substitutions::default();
+        // Arguments read so far: a substitution counts in the first few,
+        // where an interpreter takes its program (`bash <(…)`,
+        // `sh -c "$(…)"`), not in prose the parser took for arguments.
+        let mut arguments = 0;
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
@@ -185,7 +190,10 @@ impl Reader<'_> {
                     self.nested(child);
                 }
                 _ => {
-                    command.substituted |= holds_substitution(child);
+                    arguments += 1;
+                    if arguments <= 4 {
+                        substitutions(child, false, &mut found);
+                    }
                     // PowerShell's `iex (irm …)` reads as a subshell.
                     subshell |= child.kind() == "subshell";
                     let text = self.text(child).to_string();
@@ -195,8 +203,14 @@ impl Reader<'_> {
                 }
             }
         }
-        command.substituted |=
-            subshell && command.words.first().is_some_and(|w| runs_its_argument(w));
+        let name = command.words.first().map_or("", |w| w.as_ref());
+        // Bare backticks run through `eval` and PowerShell's `iex`; to
+        // `bash`, `` bash `~/.bashrc` `` is a Markdown code span more
+        // often than an attack.
+        command.substituted |= found.strong && !matches!(name, "." | "source")
+            || found.strong && matches!(name, "." | "source") && !found.bare_backticks
+            || found.bare_backticks && matches!(name, "eval" | "iex" | "invoke-expression")
+            || subshell && runs_its_argument(name);
         // `export NAME=value` and `declare`, `local`, `readonly` are a
         // `declaration_command`, read by `walk`; `env`, `sudo` and the
         // like keep theirs as words, which the classes read.
@@ -245,13 +259,43 @@ impl Reader<'_> {
     }
 }
 
-/// Whether `node` holds a command or process substitution.
-fn holds_substitution(node: Node) -> bool {
-    if matches!(node.kind(), "command_substitution" | "process_substitution") {
-        return true;
+/// The substitutions `node` holds.
+#[derive(Default, Clone, Copy)]
+struct Substitutions {
+    /// `<(…)`, `$(…)`, or backticks inside a double-quoted string.
+    strong: bool,
+    /// A bare backtick span: a substitution to a shell, a code span to
+    /// Markdown (`` bash `~/.bashrc` ``).
+    bare_backticks: bool,
+}
+
+fn substitutions(node: Node, quoted: bool, out: &mut Substitutions) {
+    match node.kind() {
+        "process_substitution" => out.strong = true,
+        "command_substitution" => {
+            let backticks = node.child(0).is_some_and(|c| c.kind() == "`");
+            if backticks && !quoted {
+                out.bare_backticks = true;
+            } else {
+                out.strong = true;
+            }
+        }
+        kind => {
+            let quoted = quoted || kind == "string";
+            let mut cursor = node.walk();
+            let children: Vec<Node> = node.children(&mut cursor).collect();
+            for child in children {
+                substitutions(child, quoted, out);
+            }
+        }
     }
-    let mut cursor = node.walk();
-    node.children(&mut cursor).any(holds_substitution)
+}
+
+/// Whether `node` holds a substitution other than a bare backtick span.
+fn holds_substitution(node: Node) -> bool {
+    let mut found = Substitutions::default();
+    substitutions(node, false, &mut found);
+    found.strong
 }
 
 /// `text` with quotes and backslashes removed, as a shell reads a word.
@@ -384,15 +428,17 @@ pub(super) fn worded<'a>(words: &'a str, wanted: impl Fn(&str) -> bool) -> Vec<C
                 finish(&mut segment, &mut env, &mut piped, &mut substituted, &vars);
                 piped = true;
             }
-            "`" => {
-                // What a backtick opens is substituted into the words
-                // before it (`` sh -c "`curl x`" ``).
-                substituted |= !segment.is_empty();
+            // `sh -c "`curl …`"`, `eval `curl …``: a backtick after `-c`
+            // or `eval` opens a substitution the command runs.
+            "`" if matches!(previous, "-c" | "-command" | "eval" | "iex") => {
+                substituted = true;
                 finish(&mut segment, &mut env, &mut piped, &mut substituted, &vars);
             }
             // `|&` pipes standard error too: still a pipe.
             "&" if previous == "|" => {}
-            ";" | "&" | ")" | "{" | "}" => {
+            // A backtick opens or closes a substitution, or a Markdown code
+            // span or fence: the parsed reading tells them apart.
+            ";" | "&" | ")" | "`" | "{" | "}" => {
                 finish(&mut segment, &mut env, &mut piped, &mut substituted, &vars);
             }
             "(" => {
@@ -413,7 +459,15 @@ pub(super) fn worded<'a>(words: &'a str, wanted: impl Fn(&str) -> bool) -> Vec<C
                 vars.insert(name.to_string(), value.clone());
                 env.push((name.to_string(), value));
             }
-            _ => segment.push(word),
+            _ => {
+                // `then x=rm; $x -rf /` after prose: the variable holds
+                // wherever it was set.
+                if let Some((name, value)) = word.split_once('=').filter(|_| is_assignment(word)) {
+                    let value = substitute(value, &vars);
+                    vars.insert(name.to_string(), value);
+                }
+                segment.push(word);
+            }
         }
         previous = word;
     }

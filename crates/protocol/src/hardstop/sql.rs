@@ -42,69 +42,83 @@ fn scan(raw: &str, found: &mut Found) {
         push_normalized(&mut text, line);
         text.push('\n');
     }
-    let shouting = raw.contains("TRUNCATE") || raw.contains("DELETE");
-    let lines: Vec<(Vec<String>, bool)> = uncommented(&text)
-        .lines()
-        .map(|line| (tokens(line), shouting))
-        .collect();
-    // Keyword pairs may be split over lines (`DROP\nTABLE`): read as one.
-    let joined: Vec<&str> = lines
-        .iter()
-        .flat_map(|(t, _)| t)
-        .map(String::as_str)
-        .filter(|t| *t != END)
-        .collect();
-    for pair in joined.windows(2) {
-        match pair {
-            ["drop", "table"] => found.add(Class::DropTable),
-            ["drop", "database" | "schema"] => found.add(Class::DropDatabase),
-            ["truncate", "table" | "only"] => found.add(Class::Truncate),
-            _ => {}
-        }
+    let shouting = |keyword: &str| raw.contains(keyword);
+    // All the words, a line's end marked: statements run on over lines.
+    let mut words: Vec<String> = Vec::new();
+    for line in uncommented(&text).lines() {
+        words.extend(tokens(line));
+        words.push(LINE.to_string());
     }
-    for (at, (line, shouting)) in lines.iter().enumerate() {
-        let mut words: Vec<&str> = line.iter().map(String::as_str).collect();
-        // A keyword that ends its line reads on into the next one.
-        if words
-            .last()
-            .is_some_and(|w| matches!(*w, "truncate" | "from" | "delete"))
-        {
-            if let Some((next, _)) = lines.get(at + 1) {
-                words.extend(next.iter().map(String::as_str));
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    // The next word after `at` that is not a line's end.
+    let next = |at: usize| -> Option<(usize, &str)> {
+        words[at + 1..]
+            .iter()
+            .position(|w| *w != LINE)
+            .map(|p| (at + 1 + p, words[at + 1 + p]))
+    };
+    // Whether the statement ends at `at`: `;`, a closing quote, the text's
+    // end, a line's end not followed by more of it, or a clause that only
+    // follows a complete statement.
+    let ends = |at: usize| match words.get(at) {
+        None => true,
+        Some(&LINE) => next(at).is_none_or(|(_, w)| !matches!(w, "where" | "using" | "returning")),
+        Some(w) => matches!(
+            *w,
+            ";" | "," | END | "cascade" | "restrict" | "restart" | "continue"
+        ),
+    };
+    let table_at = |at: usize| -> Option<usize> {
+        let (mut at, mut word) = next(at)?;
+        // `IF EXISTS`, `ONLY` before the name.
+        while matches!(word, "if" | "exists" | "only") {
+            (at, word) = next(at)?;
+        }
+        (is_table(word) && !NOT_A_TABLE.contains(&word)).then_some(at)
+    };
+    for (i, word) in words.iter().enumerate() {
+        let kind = match *word {
+            "drop" => match next(i) {
+                Some((at, "table")) => Some((at, Class::DropTable, "DROP")),
+                Some((at, "database" | "schema")) => Some((at, Class::DropDatabase, "DROP")),
+                _ => None,
+            },
+            "truncate" => match next(i) {
+                Some((at, "table" | "only")) => Some((at, Class::Truncate, "TRUNCATE")),
+                _ => Some((i, Class::Truncate, "TRUNCATE")),
+            },
+            _ => None,
+        };
+        if let Some((at, class, keyword)) = kind {
+            // `DROP TABLE users;`, or in capitals anywhere: a statement.
+            // "Drop table support from the renderer" is prose.
+            if table_at(at).is_some_and(|t| shouting(keyword) || ends(t + 1) || qualified(words[t]))
+            {
+                found.add(class);
             }
         }
-        let ends = |at: usize| {
-            words
-                .get(at)
-                .is_none_or(|w| matches!(*w, ";" | "," | END | "cascade" | "restart" | "continue"))
-        };
-        for (i, word) in words.iter().enumerate() {
-            match *word {
-                "truncate" => {
-                    let table = words
-                        .get(i + 1)
-                        .is_some_and(|t| is_table(t) && !NOT_A_TABLE.contains(t));
-                    if table && (*shouting || ends(i + 2)) {
-                        found.add(Class::Truncate);
-                    }
+        if *word == "delete" && next(i).is_some_and(|(_, w)| w == "from") {
+            let from = next(i).map_or(i, |(at, _)| at);
+            if let Some(table) = table_at(from) {
+                // No WHERE before the statement ends.
+                let rest = &words[table + 1..];
+                let statement: Vec<&&str> = rest
+                    .iter()
+                    .take_while(|w| !matches!(**w, ";" | END))
+                    .take(64)
+                    .collect();
+                let has_where = statement.iter().any(|w| **w == "where");
+                if !has_where && (shouting("DELETE") || ends(table + 1) || qualified(words[table]))
+                {
+                    found.add(Class::Truncate);
                 }
-                "delete" if words.get(i + 1) == Some(&"from") => {
-                    let table = words
-                        .get(i + 2)
-                        .is_some_and(|t| is_table(t) && !NOT_A_TABLE.contains(t));
-                    let statement = words[i + 2..]
-                        .iter()
-                        .take_while(|w| !matches!(**w, ";" | END));
-                    let has_where = statement.clone().any(|w| *w == "where");
-                    if table && !has_where && (*shouting || ends(i + 3) || statement.count() > 1) {
-                        found.add(Class::Truncate);
-                    }
-                }
-                _ => {}
             }
         }
     }
 }
+
+/// The token that stands for a line's end.
+const LINE: &str = "\n";
 
 /// The token that stands for the end of a quoted or code-span statement.
 const END: &str = "\u{0}";
@@ -145,7 +159,7 @@ fn uncommented(raw: &str) -> String {
 /// closing quote or backtick after a word ends the statement: an [`END`].
 fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for word in text.split([' ', '<', '>']) {
+    for word in text.split(' ') {
         let mut current = String::new();
         let push = |current: &mut String, out: &mut Vec<String>| {
             let word = current.trim_start_matches(|c: char| !c.is_alphanumeric() && c != '_');
@@ -163,6 +177,12 @@ fn tokens(text: &str) -> Vec<String> {
             if matches!(c, ';' | ',' | '(' | ')') {
                 push(&mut current, &mut out);
                 out.push(c.to_string());
+            } else if c == '<' {
+                // An HTML tag after the code ends it.
+                push(&mut current, &mut out);
+                out.push(END.to_string());
+            } else if c == '>' {
+                push(&mut current, &mut out);
             } else {
                 current.push(c);
             }
@@ -172,6 +192,12 @@ fn tokens(text: &str) -> Vec<String> {
     out
 }
 
+/// A name no English word is: `app_production`, `public.users`,
+/// `[dbo].[Users]`, `"users"`, `t1`.
+fn qualified(word: &str) -> bool {
+    word.contains(|c: char| c.is_ascii_digit() || matches!(c, '_' | '.' | '[' | '"' | '`'))
+}
+
 /// A table name as SQL writes one: `users`, `app.users`, `"users"`,
 /// `` `users` ``, `[users]`.
 fn is_table(word: &str) -> bool {
@@ -179,7 +205,7 @@ fn is_table(word: &str) -> bool {
     !name.is_empty()
         && name
             .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '$'))
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '$' | '[' | ']' | '"' | '`'))
         && !name.starts_with(|c: char| c.is_ascii_digit())
 }
 
