@@ -41,6 +41,15 @@ const BUILTINS: &[(&str, &[Class])] = &[
     ("sudo", &[Class::Privilege]),
 ];
 
+/// Built-in names that prose spells too: only their class matches them.
+const CLASS_ONLY: &[&str] = &[
+    "| sh",
+    "| bash",
+    "drop table",
+    "drop database",
+    "truncate table",
+];
+
 /// Extra substrings that mean the same as a built-in name.
 const SYNONYMS: &[(&str, &[&str])] = &[
     // aea's own gate switch and husky's, however they are mentioned.
@@ -162,10 +171,11 @@ impl HardStops {
             }
             let index = stops.len();
             // A built-in command name stands for its class, which finds the
-            // command however it is spelled; as a plain substring it would
-            // also find prose ("drop table support", "| sha256sum").
+            // command however it is spelled. Its spelling counts too, as a
+            // whole word, where no prose spells it ("rm -rf", "--no-verify"),
+            // but not where prose does ("drop table support", "| shell |").
             let builtin = BUILTINS.iter().any(|(name, _)| *name == key);
-            let mut needles = if builtin {
+            let mut needles = if CLASS_ONLY.contains(&key) {
                 Vec::new()
             } else {
                 vec![key.to_string()]
@@ -180,7 +190,7 @@ impl HardStops {
             // meant as a word; fields are padded with spaces so a word at
             // the start or end still matches.
             if let Some(needle) = needles.first_mut() {
-                if raw.ends_with(char::is_whitespace) {
+                if raw.ends_with(char::is_whitespace) || builtin {
                     needle.push(' ');
                 }
                 if raw.starts_with(char::is_whitespace) {
