@@ -18,7 +18,7 @@ mod decode;
 mod shell;
 mod sql;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use serde_json::Value;
 
 use crate::message::{Body, Message};
@@ -146,8 +146,11 @@ pub struct HardStops {
     text: Option<Needles>,
     /// The words that make a line worth reading: every word of the
     /// patterns, and the programs, keywords and switches the classes are
-    /// about. A plain ASCII line with none of them is skipped whole.
+    /// about, each as a whole word. A plain ASCII line with none of them,
+    /// and none of `patterns`, is skipped whole.
     triggers: Option<AhoCorasick>,
+    /// The patterns as substrings of a line as written.
+    patterns: Option<AhoCorasick>,
 }
 
 /// Which stop matched and in which field of the message.
@@ -227,22 +230,31 @@ impl HardStops {
         if stops.iter().any(|s| !s.classes.is_empty()) {
             triggers.extend(classes::TRIGGERS.iter().map(|w| (*w).to_string()));
         }
-        let triggers = if triggers.is_empty() {
-            None
-        } else {
-            Some(
-                AhoCorasick::builder()
-                    .ascii_case_insensitive(true)
-                    .kind(Some(AhoCorasickKind::DFA))
-                    .build(&triggers)
-                    .map_err(|e| e.to_string())?,
-            )
+        let automaton = |patterns: &[String], kind| -> Result<Option<AhoCorasick>, String> {
+            if patterns.is_empty() {
+                return Ok(None);
+            }
+            AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .match_kind(kind)
+                .kind(Some(AhoCorasickKind::DFA))
+                .build(patterns)
+                .map(Some)
+                .map_err(|e| e.to_string())
         };
+        // Each pattern whole, as the substring it is, in the line as
+        // written: a plain ASCII line holding one is read.
+        let whole: Vec<String> = plain
+            .iter()
+            .chain(&shell)
+            .map(|(_, n)| n.trim().to_string())
+            .collect();
         Ok(HardStops {
             stops,
             words: Needles::build(plain.iter().chain(&shell).cloned().collect())?,
             text: Needles::build(shell)?,
-            triggers,
+            triggers: automaton(&triggers, MatchKind::LeftmostLongest)?,
+            patterns: automaton(&whole, MatchKind::Standard)?,
         })
     }
 
@@ -440,7 +452,20 @@ impl HardStops {
         } else {
             line
         };
-        triggers.is_match(line)
+        let bytes = line.as_bytes();
+        // Letters and digits make a word; `_` joins names
+        // (`AEA_SKIP_HOOKS` holds `skip_hooks`).
+        let word = |b: u8| b.is_ascii_alphanumeric();
+        triggers.find_iter(line).any(|m| {
+            // A trigger is a whole word (`sh`, not `should`); a digit may
+            // follow a program's name (`python3`).
+            let first = bytes[m.start()];
+            let last = bytes[m.end() - 1];
+            let before = m.start().checked_sub(1).map(|at| bytes[at]);
+            let after = bytes.get(m.end()).copied();
+            (!word(first) || before.is_none_or(|b| !word(b)))
+                && (!word(last) || after.is_none_or(|b| !b.is_ascii_alphabetic()))
+        }) || self.patterns.as_ref().is_some_and(|p| p.is_match(line))
     }
 }
 
@@ -729,5 +754,52 @@ mod tests {
         m.message.body = Body::Text(String::new());
         m.metadata.refs = Some(serde_json::json!({"note": "DROP TABLE x"}));
         assert_eq!(stops.find(&m).map(|h| h.field), Some("metadata"));
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    use super::HardStops;
+    use crate::message::{Body, Message};
+
+    fn scan(label: &str, body: String) {
+        let stops = HardStops::compile(super::DEFAULT_HARD_STOPS).unwrap();
+        let json = r#"{"protocol_version": "1.0", "message_id": "m-1",
+            "message_type": "question", "timestamp": "2026-11-21T10:00:00Z",
+            "priority": "low", "requires_response": false,
+            "from": {"agent_id": "api"}, "to": {"agent_id": "web"},
+            "message": {"subject": "a question", "body": ""}, "metadata": {}}"#;
+        let mut m: Message = serde_json::from_str(json).unwrap();
+        m.message.body = Body::Text(body);
+        let mut times = Vec::new();
+        for _ in 0..21 {
+            let t = std::time::Instant::now();
+            let hit = stops.find(&m);
+            times.push(t.elapsed());
+            assert!(hit.is_none(), "{hit:?}");
+        }
+        times.sort();
+        println!("{label}: median {:?}, min {:?}", times[10], times[0]);
+    }
+
+    #[test]
+    #[ignore = "a timing, run in release with --nocapture"]
+    fn one_mebibyte() {
+        #[allow(clippy::print_stdout)]
+        let prose = "We looked at the parser again and it is faster now; the cache is gone and the tests pass on both machines.\nThe review comments are addressed, except the one about naming, which I would like to discuss first.\n";
+        let code = "```sh\ncargo test -p web\ngit push -u origin fix-cache\n```\n";
+        let mut body = String::new();
+        while body.len() < 1 << 20 {
+            for _ in 0..20 {
+                body.push_str(prose);
+            }
+            body.push_str(code);
+        }
+        scan("1 MiB, prose with a code block every 40 lines", body);
+        let para = "We looked at the parser again and it's faster now; the cache is gone.\nRun `cargo test -p web` and then `git push -u origin fix-cache` when it passes.\n```sh\nrm -r build && chmod 755 scripts/run.sh\npython3 tools/gen.py < data.json | jq .\n```\nThe shell is bash, and the env has FOO=bar set for the tests. Source: docs/guide.md\n";
+        let body: String = std::iter::repeat(para)
+            .take((1 << 20) / para.len())
+            .collect();
+        scan("1 MiB, commands in every paragraph", body);
     }
 }
