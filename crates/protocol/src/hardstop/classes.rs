@@ -111,6 +111,9 @@ pub(super) const TRIGGERS: &[&str] = &[
     "skip_hooks",
     "husky",
     "git_config",
+    "scriptblock",
+    "setenv",
+    "setx",
     ". <",
     ".\t",
 ];
