@@ -111,7 +111,8 @@ fn fold_lookalike(c: char) -> Option<char> {
 }
 
 /// The Latin letter small capitals, which UTS #39 keeps apart from the
-/// lower-case letters they are drawn as.
+/// lower-case letters they are drawn as, and the Cyrillic letters drawn
+/// like them.
 fn small_capital(c: char) -> Option<char> {
     Some(match c {
         'ᴀ' => 'a',
@@ -139,6 +140,12 @@ fn small_capital(c: char) -> Option<char> {
         'ᴡ' => 'w',
         'ʏ' => 'y',
         'ᴢ' => 'z',
+        // Cyrillic lower-case letters drawn as small capitals.
+        'в' => 'b',
+        'к' => 'k',
+        'м' => 'm',
+        'н' => 'h',
+        'т' => 't',
         _ => return None,
     })
 }
@@ -292,6 +299,22 @@ mod tests {
         // Cyrillic ѕ, у and о drawn like Latin s, y, o; upper case too.
         assert_eq!(normalized("\u{0455}udo"), "sudo");
         assert_eq!(normalized("DR\u{041E}P"), "drop");
+    }
+
+    #[test]
+    fn folds_confusables_of_every_script() {
+        // Latin small capitals, which UTS #39 keeps apart.
+        assert_eq!(normalized("\u{280}\u{1D0D} -\u{280}\u{A730}"), "rm -rf");
+        // Armenian, Greek, Cherokee look-alikes; Cyrillic capitals read as
+        // the Latin capitals they are drawn as (`І` is `I`, not `l`).
+        assert_eq!(normalized("\u{57D}\u{585}"), "uo");
+        assert_eq!(normalized("\u{3BF}\u{3BD}"), "ov");
+        assert_eq!(normalized("\u{406}\u{422}\u{415}\u{41C}"), "item");
+        assert_eq!(normalized("\u{433}\u{43C}"), "rm");
+        // ASCII is never folded: `|`, `1` and `m` stay what they are.
+        assert_eq!(normalized("| 1 m"), "| 1 m");
+        // Letters of other scripts are not touched.
+        assert_eq!(normalized("日本語 é"), "日本語 é");
     }
 
     #[test]
