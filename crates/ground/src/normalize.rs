@@ -93,7 +93,11 @@ fn is_invisible(c: char) -> bool {
             | '\u{FFF9}'..='\u{FFFB}'      // interlinear annotation
             | '\u{1D173}'..='\u{1D17A}'    // musical formatting
             | '\u{E0000}'..='\u{E007F}'    // tag characters
-            | '\u{E0100}'..='\u{E01EF}' // variation selectors supplement
+            | '\u{E0100}'..='\u{E01EF}'  // variation selectors supplement
+            | '\u{1BCA0}'..='\u{1BCA3}'  // shorthand format controls
+            | '\u{13430}'..='\u{1343F}'  // Egyptian hieroglyph format controls
+            | '\u{110BD}' | '\u{110CD}'  // Kaithi number signs
+            | '\u{1D159}'                 // musical null notehead
         )
 }
 
@@ -103,7 +107,13 @@ fn is_invisible(c: char) -> bool {
 /// `ѕ`, Greek `ο`, Armenian `օ`, Cherokee, Lisu, …
 fn fold_lookalike(c: char) -> Option<char> {
     match c {
-        '\u{2010}'..='\u{2015}' | '\u{2043}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' => Some('-'),
+        '\u{2010}'..='\u{2015}'
+        | '\u{2043}'
+        | '\u{2212}'
+        | '\u{FE58}'
+        | '\u{FE63}'
+        | '\u{02D7}'
+        | '\u{2796}' => Some('-'),
         '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => Some('\''),
         '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => Some('"'),
         _ => small_capital(c).or_else(|| confusable_ascii(c)),
@@ -178,15 +188,19 @@ fn confusable_ascii(c: char) -> Option<char> {
     // Only the scripts that draw letters like Latin ones are looked up:
     // the rest of Unicode (CJK, Arabic, …) costs nothing.
     let lookalike_script = matches!(c,
-        '\u{0180}'..='\u{02AF}'      // Latin extended, IPA
+        '\u{00C0}'..='\u{02AF}'      // Latin-1, Latin extended, IPA
         | '\u{0370}'..='\u{058F}'    // Greek, Cyrillic, Armenian
+        | '\u{0590}'..='\u{06FF}'    // Hebrew, Arabic
         | '\u{13A0}'..='\u{13FF}'    // Cherokee
+        | '\u{1400}'..='\u{167F}'    // Canadian syllabics
         | '\u{1D00}'..='\u{1EFF}'    // phonetic extensions, Latin extended additional
         | '\u{2100}'..='\u{214F}'    // letterlike symbols
+        | '\u{2300}'..='\u{23FF}'    // technical symbols (APL)
         | '\u{2C60}'..='\u{2CFF}'    // Latin extended-C, Coptic
+        | '\u{2D30}'..='\u{2D7F}'    // Tifinagh
         | '\u{A4D0}'..='\u{A4FF}'    // Lisu
         | '\u{A720}'..='\u{A7FF}'    // Latin extended-D
-        | '\u{AB30}'..='\u{AB6F}'    // Latin extended-E
+        | '\u{AB30}'..='\u{ABBF}'    // Latin extended-E, Cherokee supplement
     );
     if !lookalike_script {
         return None;
@@ -200,7 +214,8 @@ const OPERATORS: &[char] = &['|', ';', '&', '(', ')', '<', '>', '`'];
 
 /// Appends `normalized` (output of [`push_normalized`]) to `out` as a shell
 /// would split it into words: quotes and backslashes removed, `$IFS` and
-/// `${IFS}` read as a space, each operator a word of its own. Words are
+/// `${IFS}` read as a space, each operator a word of its own, a comment
+/// (`#` starting a word, to the line's end) left out. Words are
 /// separated by exactly one space, so `out.split(' ')` yields them.
 pub fn push_shell_words(out: &mut String, normalized: &str) {
     let mut rest = normalized;
@@ -208,7 +223,7 @@ pub fn push_shell_words(out: &mut String, normalized: &str) {
         // Copy the run of ordinary characters whole.
         let run = rest
             .find(|c: char| {
-                matches!(c, '$' | '\'' | '"' | '\\' | ' ' | '\n') || OPERATORS.contains(&c)
+                matches!(c, '$' | '\'' | '"' | '\\' | ' ' | '\n' | '#') || OPERATORS.contains(&c)
             })
             .unwrap_or(rest.len());
         out.push_str(&rest[..run]);
@@ -226,10 +241,16 @@ pub fn push_shell_words(out: &mut String, normalized: &str) {
             continue;
         }
         rest = &rest[c.len_utf8()..];
+        // A `#` that starts a word starts a comment, to the line's end.
+        if c == '#' && (out.is_empty() || out.ends_with(' ')) {
+            rest = rest.find('\n').map_or("", |end| &rest[end..]);
+            continue;
+        }
         match c {
             '\'' | '"' | '\\' => {}
             ' ' | '\n' => push_space(out),
             '$' => out.push('$'),
+            '#' => out.push('#'),
             c => {
                 push_space(out);
                 out.push(c);

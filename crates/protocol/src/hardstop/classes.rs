@@ -10,7 +10,7 @@ use crate::normalize::push_shell_words;
 /// A kind of dangerous command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Class {
-    /// `rm -rf`, `Remove-Item -Recurse -Force`, `rd /s /q`.
+    /// `rm -rf`, `Remove-Item -Recurse -Force`, `rd /s /q`, `find -exec rm -rf`.
     RecursiveDelete,
     /// `git push --force` and its kin, `filter-branch`, `reflog expire`.
     ForcePush,
@@ -114,6 +114,28 @@ pub(super) const TRIGGERS: &[&str] = &[
     "scriptblock",
     "setenv",
     "setx",
+    "skip",
+    "lefthook",
+    "overcommit_disable",
+    "dzdo",
+    "pbrun",
+    "pfexec",
+    "ksu",
+    "psexec",
+    "systemd-run",
+    "install",
+    "mkdir",
+    "umask",
+    "setfacl",
+    "awk",
+    "aea",
+    "hookspath",
+    "dropdb",
+    "mysqladmin",
+    "invokescript",
+    "rscript",
+    "jshell",
+    "cacls",
     ". <",
     ".\t",
 ];
@@ -134,7 +156,8 @@ pub(super) fn may_hold_a_command(line: &str) -> bool {
 pub(super) fn may_start_a_command(word: &str) -> bool {
     let name = program(word);
     is_interpreter(name)
-        || name.contains("[scriptblock]::create")
+        || name.contains("scriptblock]::create")
+        || name.contains("invokescript")
         || matches!(
             name,
             "rm" | "unlink"
@@ -160,6 +183,21 @@ pub(super) fn may_start_a_command(word: &str) -> bool {
                 | "saps"
                 | "busybox"
                 | "toybox"
+                | "dzdo"
+                | "pbrun"
+                | "pfexec"
+                | "ksu"
+                | "psexec"
+                | "systemd-run"
+                | "install"
+                | "mkdir"
+                | "umask"
+                | "setfacl"
+                | "sudo-rs"
+                | "aea"
+                | "dropdb"
+                | "mysqladmin"
+                | "cacls"
                 | "env"
                 | "export"
                 | "xargs"
@@ -345,10 +383,16 @@ pub(super) fn classify(command: &Command<'_>, anywhere: bool, found: &mut Found)
 fn assignment(name: &str, value: &str, found: &mut Found) {
     let value = value.trim();
     let skips = match name {
-        "aea_skip_hooks" | "husky_skip_hooks" | "skip_hooks" | "git_hooks_skip" => {
-            !value.is_empty()
-        }
-        "husky" => value == "0" || value == "false",
+        // aea's own gate, husky's, pre-commit's (`SKIP=flake8`),
+        // simple-git-hooks', overcommit's.
+        "aea_skip_hooks"
+        | "husky_skip_hooks"
+        | "skip_hooks"
+        | "git_hooks_skip"
+        | "skip_simple_git_hooks"
+        | "overcommit_disable"
+        | "skip" => !value.is_empty(),
+        "husky" | "lefthook" => value == "0" || value == "false",
         "git_config_parameters" => value.contains("core.hookspath"),
         _ => name.starts_with("git_config_key_") && value.contains("core.hookspath"),
     };
@@ -372,42 +416,126 @@ fn one(words: &[Word<'_>], piped: bool, substituted: bool, found: &mut Found) {
     }
     let class = match name {
         "rm" | "unlink" if rm_recursive_force(args) => Some(Class::RecursiveDelete),
+        // `yes | rm -r`: the pipe answers every question.
+        "rm" if piped
+            && args.iter().any(|a| {
+                short_options(a).is_some_and(|s| s.contains(['r', 'R'])) || a == "--recursive"
+            }) =>
+        {
+            Some(Class::RecursiveDelete)
+        }
+        // What removes the hooks or aea's gate skips them too.
+        _ if matches!(name, "rm" | "mv" | "unlink" | "chmod" | "truncate" | "ln")
+            && args.iter().any(|a| a.contains(".git/hooks")) =>
+        {
+            Some(Class::SkipHooks)
+        }
+        "aea"
+            if args.first().is_some_and(|a| a == "uninstall")
+                || args
+                    .windows(2)
+                    .any(|w| w[0] == "hooks" && w[1] == "uninstall") =>
+        {
+            Some(Class::SkipHooks)
+        }
+        // `hooksPath = /dev/null` written into a git config file.
+        _ if args
+            .iter()
+            .any(|a| a == "hookspath" || a.starts_with("hookspath=")) =>
+        {
+            Some(Class::SkipHooks)
+        }
+        "dropdb" => Some(Class::DropDatabase),
+        "mysqladmin" if args.iter().any(|a| a == "drop") => Some(Class::DropDatabase),
+        // PowerShell runs what these are given.
+        "iex" | "invoke-expression" if !args.is_empty() => Some(Class::PipeToInterpreter),
+        "pwsh" | "powershell"
+            if args.iter().any(|a| {
+                a.len() >= 4 && "-encodedcommand".starts_with(a.as_ref()) || a == "-ec"
+            }) =>
+        {
+            Some(Class::PipeToInterpreter)
+        }
+        _ if name.contains("invokescript") => Some(Class::PipeToInterpreter),
         "remove-item" | "ri" | "del" | "erase" | "rd" | "rmdir"
             if powershell_or_cmd_delete(name, args) =>
         {
             Some(Class::RecursiveDelete)
         }
-        "find" if args.iter().any(|a| a == "-delete") => Some(Class::RecursiveDelete),
         "chmod" if chmod_world_or_setuid(args) => Some(Class::WorldWritable),
-        "icacls"
-            if args.iter().any(|a| a.starts_with("/grant"))
-                && args
-                    .iter()
-                    .any(|a| a.starts_with("everyone:") || a.starts_with("*s-1-1-0:")) =>
+        // `install -m 4755`, `mkdir -m 777`: a mode given at creation.
+        "install" | "mkdir" | "mkfifo" | "mknod"
+            if args.windows(2).any(|w| {
+                (w[0] == "-m" || w[0] == "--mode")
+                    && (octal_mode_is_dangerous(&w[1]) || symbolic_mode_is_dangerous(&w[1]))
+            }) || args.iter().any(|a| {
+                a.strip_prefix("--mode=")
+                    .is_some_and(|m| octal_mode_is_dangerous(m) || symbolic_mode_is_dangerous(m))
+            }) =>
         {
             Some(Class::WorldWritable)
         }
-        "sudo" | "sudoedit" | "doas" | "pkexec" | "run0" | "runas" | "gsudo" => {
+        // A umask that leaves others' write bit on for every new file.
+        "umask"
+            if args.first().is_some_and(|m| {
+                m.len() >= 3
+                    && m.bytes().all(|b| (b'0'..=b'7').contains(&b))
+                    && u32::from_str_radix(m, 8).is_ok_and(|v| v & 0o002 == 0)
+            }) =>
+        {
+            Some(Class::WorldWritable)
+        }
+        "setfacl"
+            if args.iter().any(|a| {
+                a.split(',').any(|entry| {
+                    let acl = entry
+                        .trim_start_matches("default:")
+                        .trim_start_matches("d:");
+                    (acl.starts_with("o:") || acl.starts_with("other:")) && acl.contains('w')
+                })
+            }) =>
+        {
+            Some(Class::WorldWritable)
+        }
+        "icacls" | "cacls"
+            if args.iter().any(|a| a.starts_with("/grant") || a == "/g")
+                && args.iter().any(|a| {
+                    ["everyone:", "*s-1-1-0:", "users:", "authenticated users:"]
+                        .iter()
+                        .any(|who| a.starts_with(who))
+                }) =>
+        {
+            Some(Class::WorldWritable)
+        }
+        "sudo" | "sudoedit" | "sudo-rs" | "doas" | "pkexec" | "run0" | "runas" | "gsudo"
+        | "dzdo" | "pbrun" | "pfexec" | "ksu" | "psexec" | "psexec64" => Some(Class::Privilege),
+        "systemd-run"
+            if args
+                .iter()
+                .any(|a| a.starts_with("--uid") || a.starts_with("-puser=") || a == "-p") =>
+        {
             Some(Class::Privilege)
         }
         "su" if args.is_empty()
-            || args
-                .iter()
-                .take(3)
-                .any(|a| matches!(&**a, "-" | "-l" | "--login" | "-c" | "root" | "-s")) =>
+            || args.iter().take(3).any(|a| {
+                matches!(&**a, "-" | "--login" | "root")
+                    || a.starts_with("--command")
+                    || short_options(a).is_some_and(|s| s.contains(['l', 'c', 's']))
+            }) =>
         {
             Some(Class::Privilege)
         }
         "start-process" | "saps" | "start"
             if args
                 .windows(2)
-                .any(|w| ps_parameter(&w[0], "verb", 1) && w[1] == "runas") =>
+                .any(|w| ps_parameter(&w[0], "verb", 1) && w[1] == "runas")
+                || args.iter().any(|a| a.ends_with(":runas")) =>
         {
             Some(Class::Privilege)
         }
         // PowerShell's `[scriptblock]::Create(text)` makes code of text,
         // as `iex` does.
-        _ if name.contains("[scriptblock]::create") => Some(Class::PipeToInterpreter),
+        _ if name.contains("scriptblock]::create") => Some(Class::PipeToInterpreter),
         // Any substitution handed to an interpreter — an argument, a file
         // it reads, its input — is run by it; so is a pipe into one that
         // reads its program from standard input.
@@ -463,7 +591,7 @@ fn rm_recursive_force(args: &[Word<'_>]) -> bool {
             recursive |= matching == [&"recursive"];
             force |= matching == [&"force"];
             recursive |= arg == "--recursive";
-            force |= arg == "--force";
+            force |= arg == "--force" || arg == "--interactive=never";
         } else if let Some(short) = short_options(arg) {
             recursive |= short.contains(['r', 'R']);
             force |= short.contains('f');
@@ -528,11 +656,31 @@ fn git(args: &[Word<'_>], found: &mut Found) {
         {
             found.add(Class::SkipHooks);
         }
+        // `-c remote.origin.push=+HEAD:main`: a forced refspec by config.
+        if arg == "-c"
+            && value.is_some_and(|v| {
+                v.split_once('=')
+                    .is_some_and(|(k, v)| k.ends_with(".push") && v.starts_with('+'))
+            })
+        {
+            found.add(Class::ForcePush);
+        }
         at += 1;
+    }
+    // `git -c alias.x='!rm -rf /' x`, `git -c alias.ci='commit -n' ci`:
+    // what an alias runs is read as a command, or as git's own arguments.
+    for value in args[..at].iter().filter_map(|a| a.strip_prefix("alias.")) {
+        alias(value.split_once('=').map_or("", |(_, v)| v), found);
     }
     let Some(sub) = args.get(at) else {
         return;
     };
+    if sub == "config" {
+        if let Some(name) = args[at + 1..].iter().position(|a| a.starts_with("alias.")) {
+            let value: Vec<&str> = args[at + 2 + name..].iter().map(|a| a.as_ref()).collect();
+            alias(&value.join(" "), found);
+        }
+    }
     let rest = &args[at + 1..];
     let no_verify = || rest.iter().any(|a| long_option(a, &["no-verify"], 4));
     if sub == "push" && push_forces(rest) {
@@ -547,6 +695,13 @@ fn git(args: &[Word<'_>], found: &mut Found) {
         }
         "commit" if no_verify() || commit_short_n(rest) => Some(Class::SkipHooks),
         "config" if rest.iter().any(|a| a.starts_with("core.hookspath")) => Some(Class::SkipHooks),
+        "config"
+            if rest
+                .windows(2)
+                .any(|w| w[0].ends_with(".push") && w[1].starts_with('+')) =>
+        {
+            Some(Class::ForcePush)
+        }
         "filter-branch" | "filter-repo" => Some(Class::ForcePush),
         "reflog"
             if rest
@@ -566,6 +721,22 @@ fn git(args: &[Word<'_>], found: &mut Found) {
     };
     if let Some(class) = class {
         found.add(class);
+    }
+}
+
+/// What a git alias defined as `value` would do: `!cmd` runs a shell
+/// command, anything else is git's own arguments.
+fn alias(value: &str, found: &mut Found) {
+    let mut split = String::new();
+    if let Some(command) = value.strip_prefix('!') {
+        push_shell_words(&mut split, command);
+        for inner in worded(&split, may_start_a_command) {
+            classify(&inner, true, found);
+        }
+    } else {
+        push_shell_words(&mut split, value);
+        let args: Vec<Word<'_>> = split.split_whitespace().map(Word::Borrowed).collect();
+        git(&args, found);
     }
 }
 
@@ -631,7 +802,13 @@ fn chmod_world_or_setuid(args: &[Word<'_>]) -> bool {
 }
 
 fn octal_mode_is_dangerous(arg: &str) -> bool {
-    if arg.is_empty() || arg.len() > 5 || !arg.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+    let arg = arg.strip_prefix("0o").unwrap_or(arg);
+    let arg = if arg.len() > 4 {
+        arg.trim_start_matches('0')
+    } else {
+        arg
+    };
+    if arg.is_empty() || arg.len() > 4 || !arg.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
         return false;
     }
     // Three digits are `ugo`; a fourth in front is setuid, setgid, sticky.
@@ -668,7 +845,8 @@ fn symbolic_mode_is_dangerous(arg: &str) -> bool {
                 return false;
             }
             let others = who.is_empty() && op == '=' || who.contains(['o', 'a']);
-            (others && perms.contains('w')) || perms.contains('s')
+            // `o=u`, `o=g`: others get what the owner or group has.
+            (others && perms.contains(['w', 'u', 'g'])) || perms.contains('s')
         };
         for c in actions.chars() {
             if matches!(c, '+' | '=' | '-') {
@@ -717,10 +895,27 @@ fn is_interpreter(name: &str) -> bool {
             | "eval"
             | "source"
             | "."
-    ) || name
+    ) || matches!(
+        name,
+        "rbash" | "$shell" | "${shell}" | "awk" | "gawk" | "mawk" | "rscript" | "jshell"
+    ) || [
+        "python", "pypy", "ruby", "perl", "php", "lua", "node", "tclsh", "pwsh",
+    ]
+    .iter()
+    .any(|base| {
+        name.strip_prefix(base)
+            .is_some_and(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    }) || name
         .strip_prefix("python")
         .or_else(|| name.strip_prefix("pypy"))
         .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+fn is_posix_shell(name: &str) -> bool {
+    matches!(
+        name,
+        "sh" | "bash" | "rbash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "yash" | "posh"
+    )
 }
 
 /// `tools/gen.py`, `./x`, `run.sh`: a path, or a name with an extension.
@@ -743,9 +938,17 @@ fn reads_program_from_stdin(name: &str, args: &[Word<'_>]) -> bool {
         match arg.as_ref() {
             "-" | "-s" | "--" => return true,
             // `pwsh -c -`, `-File -`: the program is standard input.
-            "-c" | "-e" | "-m" | "-r" | "-x" | "-command" | "-file" | "--eval" | "--command" => {
+            // These take the program as their value (for a POSIX shell,
+            // only `-c`: its `-e`, `-x`, `-r` are flags).
+            // `xargs sh -c`: no program given, the pipe supplies it.
+            "-c" | "-command" | "-file" | "--eval" | "--command" => {
+                return args.get(at + 1).is_none_or(|a| a == "-");
+            }
+            "-e" | "-m" | "-r" | "-x" if !is_posix_shell(name) => {
                 return args.get(at + 1).is_some_and(|a| a == "-");
             }
+            // Standard input by name.
+            "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" => return true,
             a if a.starts_with('-') => {}
             // A script file operand (`tools/gen.py`, `x.sh`): the pipe is
             // its data. A first operand that is no file name is prose

@@ -7,13 +7,27 @@
 /// `text` with percent-encodings and HTML character references decoded,
 /// repeatedly (`%2526` is `%26` is `&`), or `None` when it holds neither.
 pub(super) fn decoded(text: &str) -> Option<String> {
-    if !text.contains(['%', '&']) {
+    if !text.contains(['%', '&', '$', '<', '`', '^']) {
         return None;
     }
-    let mut current: Option<String> = None;
+    let mut current: Option<String> = ansi_c_strings(text);
+    // PowerShell's backtick and cmd's caret escape the next character
+    // (``Re`move-Item``, `r^d`): between two letters they are nothing.
+    if let Some(unescaped) = escapes_between_letters(current.as_deref().unwrap_or(text)) {
+        current = Some(unescaped);
+    }
+    // Inline HTML tags inside a word (`r<b></b>m`) are nothing to a reader.
+    if let Some(untagged) = current
+        .as_deref()
+        .unwrap_or(text)
+        .contains("</")
+        .then(|| without_tags(current.as_deref().unwrap_or(text)))
+    {
+        current = Some(untagged);
+    }
     // Three rounds undo double and triple encodings; more is not text a
     // person or an agent reads as a command.
-    for _ in 0..3 {
+    for _ in 0..5 {
         let source = current.as_deref().unwrap_or(text);
         let next = percent(source).or_else(|| entities(source));
         match next {
@@ -22,6 +36,47 @@ pub(super) fn decoded(text: &str) -> Option<String> {
         }
     }
     current
+}
+
+/// `text` without the backticks and carets that stand between two letters.
+fn escapes_between_letters(text: &str) -> Option<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let escape = |at: usize| {
+        matches!(chars[at], '`' | '^')
+            && at > 0
+            && chars[at - 1].is_alphanumeric()
+            && chars
+                .get(at + 1)
+                .is_some_and(|c| c.is_alphanumeric() || *c == '-')
+    };
+    if !(0..chars.len()).any(escape) {
+        return None;
+    }
+    Some(
+        (0..chars.len())
+            .filter(|&at| !escape(at))
+            .map(|at| chars[at])
+            .collect(),
+    )
+}
+
+/// `text` with bash's ANSI-C strings (`$'\x72m'`) written out, if it has
+/// one.
+fn ansi_c_strings(text: &str) -> Option<String> {
+    if !text.contains("$'") {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("$'") {
+        out.push_str(&rest[..at]);
+        let quoted = &rest[at + 2..];
+        let end = quoted.find('\'').unwrap_or(quoted.len());
+        out.push_str(&super::shell::ansi_c(&quoted[..end]));
+        rest = quoted.get(end + 1..).unwrap_or("");
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 /// Percent-decoded `text` (invalid UTF-8 replaced), if it has a `%XX`.
@@ -96,7 +151,16 @@ fn without_tags(text: &str) -> String {
         let is_tag = after.starts_with(|c: char| c.is_ascii_alphabetic() || c == '/');
         match after.find('>').filter(|_| is_tag) {
             Some(end) => {
-                out.push('\n');
+                // An inline tag joins what is around it (`r<b></b>m`).
+                let name = after[..end].trim_start_matches('/');
+                let inline = [
+                    "b", "i", "em", "strong", "span", "u", "s", "mark", "a ", "a",
+                ]
+                .iter()
+                .any(|t| name == *t || name.starts_with(&format!("{t} ")));
+                if !inline {
+                    out.push('\n');
+                }
                 rest = &after[end + 1..];
             }
             None => {
@@ -172,7 +236,8 @@ fn named(name: &str) -> Option<char> {
         "lowbar" => '_',
         "grave" => '`',
         "tilde" => '~',
-        "hyphen" | "dash" => '-',
+        "hyphen" | "dash" | "minus" => '-',
+        "verticalline" | "vbar" => '|',
         "newline" => '\n',
         "tab" => '\t',
         _ => return None,

@@ -305,8 +305,12 @@ impl HardStops {
                     &metadata.conversation_id,
                     &metadata.reply_to,
                     &message.from.user,
+                    &message.to.user,
                 ];
                 out.extend(ids.into_iter().flatten().map(String::as_str));
+                // Shown to the agent too (`show` frames an unknown version).
+                out.push(&message.protocol_version);
+                out.extend(metadata.broadcast.iter().flatten().map(String::as_str));
                 if let Some(refs) = &metadata.refs {
                     push_strings(out, refs);
                 }
@@ -381,6 +385,14 @@ impl HardStops {
         scan.text.clear();
         scan.text.push(' ');
         let mut skipped = false;
+        let joined;
+        // A backslash at a line's end continues the command on the next.
+        let raw = if raw.contains("\\\n") || raw.contains("\\\r\n") {
+            joined = raw.replace("\\\r\n", "").replace("\\\n", "");
+            joined.as_str()
+        } else {
+            raw
+        };
         for line in raw.lines() {
             if line.trim().is_empty() {
                 continue;
@@ -405,6 +417,11 @@ impl HardStops {
             n.mark(&scan.words, &mut scan.hits);
         }
         if let Some(n) = &self.text {
+            n.mark(&scan.text, &mut scan.hits);
+        }
+        // The words drop shell comments (`# …`): the patterns are also
+        // looked for in the text, comments and all.
+        if let Some(n) = &self.words {
             n.mark(&scan.text, &mut scan.hits);
         }
         if !wants_classes {
@@ -441,7 +458,10 @@ impl HardStops {
         if bytes.iter().any(|&b| {
             b >= 0x80
                 || (b < 0x20 && b != b'\t')
-                || matches!(b, b'$' | b'`' | b'{' | b'\\' | b'%' | b'&')
+                || matches!(
+                    b,
+                    b'$' | b'`' | b'{' | b'[' | b'^' | b'\\' | b'%' | b'&' | b'<'
+                )
         }) {
             return true;
         }
@@ -477,6 +497,8 @@ impl HardStops {
 /// commands), while a wrapped line that starts with an option goes on with
 /// the one before (`rm` / `-rf /`).
 fn reshape_line(text: &mut String, start: usize) {
+    // After a line ending in `|`, `&&` or `||`, the command goes on.
+    let continues = text[..start].trim_end().ends_with(['|', '&']);
     let line = text[start..].trim();
     if line.len() > 1 && line.starts_with('|') && line.ends_with('|') {
         let cells = text[start..].replace('|', " ");
@@ -488,7 +510,7 @@ fn reshape_line(text: &mut String, start: usize) {
         text.truncate(header);
     }
     let first = text[start..].split_whitespace().next().unwrap_or("");
-    if classes::may_start_a_command(first) {
+    if !continues && classes::may_start_a_command(first) {
         text.insert_str(start, "; ");
     }
 }
@@ -528,6 +550,7 @@ fn push_strings<'a>(out: &mut Vec<&'a str>, value: &'a Value) {
             }
             // And its strings again on one line: an argv array.
             let strings: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+            let _ = &strings;
             if strings.len() > 1 {
                 for (at, string) in strings.into_iter().enumerate() {
                     if at > 0 {

@@ -52,7 +52,7 @@ const MAX_EXPANSION: usize = 64;
 
 /// Words of a command the words reading keeps: prose that never reaches
 /// an operator runs on for paragraphs.
-const MAX_WORDS: usize = 32;
+const MAX_WORDS: usize = 256;
 
 /// The commands of the lines of `text` (normalised) that `wanted` says may
 /// hold one, as the parser reads them.
@@ -197,7 +197,9 @@ impl Reader<'_> {
                     // PowerShell's `iex (irm …)` reads as a subshell.
                     subshell |= child.kind() == "subshell";
                     let text = self.text(child).to_string();
-                    let quoted = matches!(child.kind(), "string" | "raw_string");
+                    // A word with a quoted part is one word (`alias.p='push +main'`).
+                    let quoted = matches!(child.kind(), "string" | "raw_string")
+                        || text.contains(['\'', '"']);
                     command.words.extend(self.words(&text, quoted));
                     self.nested(child);
                 }
@@ -305,39 +307,122 @@ fn unquote(text: &str) -> String {
         .collect()
 }
 
-/// `text` with `$name` / `${name}` replaced where `vars` knows `name`.
+/// `text` with `$name` / `${name}` replaced by what a shell would put there:
+/// the value `vars` knows, `${name:-default}`'s default, or nothing for a
+/// name this text never set (`r${u}m` is `rm`); `$'\x72m'` decoded; a
+/// one-character glob class `[r]` is that character.
 fn substitute(text: &str, vars: &HashMap<String, String>) -> String {
-    if !text.contains('$') || vars.is_empty() {
+    if !text.contains(['$', '[']) {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(at) = rest.find('$') {
+    while let Some(at) = rest.find(['$', '[']) {
         out.push_str(&rest[..at]);
         let after = &rest[at + 1..];
-        let (name, len) = if let Some(braced) = after.strip_prefix('{') {
+        if rest[at..].starts_with('[') {
+            // `[r]`: one character, as a glob matches it.
+            let mut chars = after.chars();
+            if let (Some(c), Some(']')) = (chars.next(), chars.next()) {
+                out.push(c);
+                rest = &after[c.len_utf8() + 1..];
+            } else {
+                out.push('[');
+                rest = after;
+            }
+            continue;
+        }
+        if let Some(quoted) = after.strip_prefix('\'') {
+            let end = quoted.find('\'').unwrap_or(quoted.len());
+            out.push_str(&ansi_c(&quoted[..end]));
+            rest = quoted.get(end + 1..).unwrap_or("");
+            continue;
+        }
+        let (name, default, len) = if let Some(braced) = after.strip_prefix('{') {
             match braced.find('}') {
-                Some(end) => (&braced[..end], end + 2),
-                None => ("", 0),
+                Some(end) => {
+                    let inner = &braced[..end];
+                    let (name, default) = match inner.find([':', '-', '=', '+']) {
+                        Some(op) => {
+                            let default = inner[op..].trim_start_matches([':', '-', '=', '+']);
+                            (&inner[..op], Some(default))
+                        }
+                        None => (inner, None),
+                    };
+                    (name, default, end + 2)
+                }
+                None => ("", None, 0),
             }
         } else {
             let end = after
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .unwrap_or(after.len());
-            (&after[..end], end)
+            (&after[..end], None, end)
         };
-        match vars.get(name) {
-            Some(value) if !name.is_empty() => {
-                out.push_str(value);
-                rest = &after[len..];
-            }
-            _ => {
-                out.push('$');
-                rest = after;
-            }
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            out.push('$');
+            rest = after;
+            continue;
         }
+        match (vars.get(name), default) {
+            (Some(value), _) => out.push_str(value),
+            (None, Some(default)) => out.push_str(default),
+            // An unset name is empty; a well-known one (`$HOME`) is left
+            // as written, a path a command may take.
+            (None, None) if is_environment(name) => out.push_str(&rest[at..at + 1 + len]),
+            (None, None) => {}
+        }
+        rest = &after[len..];
     }
     out.push_str(rest);
+    out
+}
+
+/// Names a shell's environment sets: kept as written, not taken as empty.
+fn is_environment(name: &str) -> bool {
+    name.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+        || matches!(
+            name,
+            "home" | "path" | "user" | "pwd" | "shell" | "ifs" | "tmpdir"
+        )
+}
+
+/// The text of an ANSI-C quoted string (`$'\x72m'`, `$'\162\155'`).
+pub(super) fn ansi_c(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('x') => {
+                let hex: String = std::iter::from_fn(|| chars.next_if(char::is_ascii_hexdigit))
+                    .take(2)
+                    .collect();
+                if let Some(c) = u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                    out.push(c);
+                }
+            }
+            Some(d @ '0'..='7') => {
+                let mut octal = String::from(d);
+                while octal.len() < 3 {
+                    match chars.next_if(|c| ('0'..='7').contains(c)) {
+                        Some(c) => octal.push(c),
+                        None => break,
+                    }
+                }
+                if let Some(c) = u32::from_str_radix(&octal, 8).ok().and_then(char::from_u32) {
+                    out.push(c);
+                }
+            }
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
     out
 }
 
@@ -404,7 +489,7 @@ pub(super) fn worded<'a>(words: &'a str, wanted: impl Fn(&str) -> bool) -> Vec<C
                 ..Command::default()
             };
             for word in segment.iter().skip(first).take(MAX_WORDS) {
-                if !word.contains(['$', '{']) {
+                if !word.contains(['$', '{', '[']) {
                     command.words.push(Cow::Borrowed(*word));
                     continue;
                 }

@@ -8,8 +8,43 @@ use crate::normalize::push_normalized;
 /// Words after `TRUNCATE` that make it prose, not a statement: "we
 /// truncate it", "truncate the log".
 const NOT_A_TABLE: &[&str] = &[
-    "a", "an", "the", "it", "them", "this", "that", "these", "those", "to", "at", "each", "all",
-    "any", "long", "its", "their", "our", "your", "his", "her", "some", "every", "and", "or",
+    "is",
+    "was",
+    "are",
+    "be",
+    "will",
+    "in",
+    "on",
+    "of",
+    "for",
+    "with",
+    "statements",
+    "statement",
+    "a",
+    "an",
+    "the",
+    "it",
+    "them",
+    "this",
+    "that",
+    "these",
+    "those",
+    "to",
+    "at",
+    "each",
+    "all",
+    "any",
+    "long",
+    "its",
+    "their",
+    "our",
+    "your",
+    "his",
+    "her",
+    "some",
+    "every",
+    "and",
+    "or",
 ];
 
 /// The classes of destructive SQL in `raw` (a field as the sender wrote
@@ -44,10 +79,16 @@ fn scan(raw: &str, found: &mut Found) {
     }
     let shouting = |keyword: &str| raw.contains(keyword);
     // All the words, a line's end marked: statements run on over lines.
+    // Read twice: without comments (`DROP/**/TABLE`), and as written,
+    // where `--` or `/*` belongs to a shell command before the SQL
+    // (`cd -- /srv && psql -c "DROP TABLE users"`).
     let mut words: Vec<String> = Vec::new();
-    for line in uncommented(&text).lines() {
-        words.extend(tokens(line));
-        words.push(LINE.to_string());
+    for version in [uncommented(&text), text.clone()] {
+        for line in version.lines() {
+            words.extend(tokens(line));
+            words.push(LINE.to_string());
+        }
+        words.push(";".to_string());
     }
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
     // The next word after `at` that is not a line's end.
@@ -79,7 +120,7 @@ fn scan(raw: &str, found: &mut Found) {
     for (i, word) in words.iter().enumerate() {
         let kind = match *word {
             "drop" => match next(i) {
-                Some((at, "table")) => Some((at, Class::DropTable, "DROP")),
+                Some((at, "table" | "tables")) => Some((at, Class::DropTable, "DROP")),
                 Some((at, "database" | "schema")) => Some((at, Class::DropDatabase, "DROP")),
                 _ => None,
             },
@@ -134,6 +175,17 @@ fn uncommented(raw: &str) -> String {
             rest[at + 2..].starts_with([' ', '\t', '\n']) || at + 2 == rest.len()
         });
         match (block, line) {
+            // MySQL runs what `/*! … */` holds: keep it, drop the markers.
+            (Some(b), l) if l.is_none_or(|l| b < l) && rest[b..].starts_with("/*!") => {
+                out.push_str(&rest[..b]);
+                out.push(' ');
+                let inner = rest[b + 3..].trim_start_matches(|c: char| c.is_ascii_digit());
+                rest = inner;
+                if let Some(end) = rest.find("*/") {
+                    out.push_str(&rest[..end]);
+                    rest = &rest[end + 2..];
+                }
+            }
             (Some(b), l) if l.is_none_or(|l| b < l) => {
                 out.push_str(&rest[..b]);
                 out.push(' ');
@@ -173,7 +225,18 @@ fn tokens(text: &str) -> Vec<String> {
             }
             current.clear();
         };
-        for c in word.chars() {
+        let chars: Vec<char> = word.chars().collect();
+        for (at, &c) in chars.iter().enumerate() {
+            // `TABLE"users"`, ``TABLE`users` ``, `TABLE[users]`: a keyword
+            // ends where a quoted name opens.
+            let opens = chars.get(at + 1).is_some_and(|n| n.is_alphanumeric());
+            if matches!(c, '"' | '`' | '[')
+                && opens
+                && !current.is_empty()
+                && current.chars().all(|c| c.is_ascii_alphabetic())
+            {
+                push(&mut current, &mut out);
+            }
             if matches!(c, ';' | ',' | '(' | ')') {
                 push(&mut current, &mut out);
                 out.push(c.to_string());
