@@ -1,6 +1,8 @@
 //! Base64 as secrets are written in it (RFC 4648, the standard and the
-//! URL-safe alphabet alike): enough to read the first bytes of a block,
-//! not a general codec.
+//! URL-safe alphabet alike): enough to encode a key and to read the first
+//! bytes of a block, not a general codec.
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// The six bits a base64 character stands for, in either alphabet.
 pub(super) fn sextet(b: u8) -> Option<u8> {
@@ -12,6 +14,21 @@ pub(super) fn sextet(b: u8) -> Option<u8> {
         b'/' | b'_' => Some(63),
         _ => None,
     }
+}
+
+/// Standard base64 of `bytes`, without padding.
+pub(super) fn encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+        }
+    }
+    out
 }
 
 /// The bytes that `chars` (base64 characters, no padding, no spaces)
@@ -33,10 +50,12 @@ pub(super) fn decode(chars: &[u8]) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::decode;
+    use super::{decode, encode};
 
     #[test]
-    fn decodes_either_alphabet() {
+    fn round_trips() {
+        assert_eq!(encode(b"openssh-key-v1"), "b3BlbnNzaC1rZXktdjE");
+        assert_eq!(encode(b"user:pass"), "dXNlcjpwYXNz");
         assert_eq!(decode(b"dXNlcjpwYXNz").as_deref(), Some(&b"user:pass"[..]));
         assert_eq!(decode(b"-_-_").as_deref(), decode(b"+/+/").as_deref());
         assert_eq!(decode(b"a b"), None);

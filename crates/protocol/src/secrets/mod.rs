@@ -19,8 +19,12 @@
 //! zero-width space inside a key does not hide it), and the token formats
 //! also on the text with the line breaks inside a token taken out (a key
 //! wrapped over two lines is still one key).
+//!
+//! This user's own aea private signing keys are found by [`OwnKeys`], which
+//! the caller fills from the keys dir.
 
 mod encoding;
+mod own_key;
 mod pem;
 mod spelling;
 
@@ -29,6 +33,8 @@ use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
 use serde_json::Value;
+
+pub use own_key::{OWN_KEY, OwnKeys};
 
 /// The kind of the first secret-looking thing in `text`, if any.
 pub fn find(text: &str) -> Option<&'static str> {
