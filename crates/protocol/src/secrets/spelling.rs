@@ -97,10 +97,10 @@ pub(super) struct Unwrapped {
 /// column 64, or at any column, is one token again.
 ///
 /// Only a break between token characters whose run looks like a token
-/// (eight characters or more, holding a digit, an upper-case letter after
-/// the first or a base64 sign) is taken out, so that prose (`word` at the
-/// end of a line, `word` at the start of the next) stays as it is. `None`
-/// when nothing was taken out.
+/// (eight characters or more, holding a digit, a base64 sign, or a capital
+/// inside either part) is taken out, so that prose (`word` at the end of a
+/// line, `Word` at the start of the next) stays as it is. `None` when
+/// nothing was taken out.
 pub(super) fn unwrap_lines(text: &str) -> Option<Unwrapped> {
     let bytes = text.as_bytes();
     let mut out = String::new();
