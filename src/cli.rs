@@ -253,7 +253,7 @@ pub struct ContentArgs {
     #[arg(long = "attach", value_name = "PATH")]
     pub attach: Vec<PathBuf>,
 
-    /// Send even if the text looks like it carries a secret
+    /// Send even if the text looks like it carries a secret (never one of your aea signing keys)
     #[arg(long)]
     pub allow_secrets: bool,
 }

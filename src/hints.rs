@@ -156,6 +156,7 @@ pub(crate) fn exit_code(err: &Error) -> ExitCode {
         | Error::CollabRefused(_)
         | Error::SendToSelf { .. }
         | Error::SecretDetected { .. }
+        | Error::OwnKeyDetected { .. }
         | Error::NoReturnAddress { .. }
         | Error::Gated { .. }
         | Error::NotActionable { .. }
@@ -244,6 +245,10 @@ pub(crate) fn hint(err: &Error) -> Option<String> {
         Error::SendToSelf { .. } => "pass another repository with `--to`".to_string(),
         Error::SecretDetected { .. } => {
             "remove the secret, or pass `--allow-secrets` if it is not one".to_string()
+        }
+        Error::OwnKeyDetected { .. } => {
+            "remove the key: it is never sent, not even with `--allow-secrets` (whoever holds it can sign mail as this agent)"
+                .to_string()
         }
         Error::Usage { hint, .. } | Error::AttachmentRefused { hint, .. } => hint.clone(),
         Error::InvalidDraft(DraftProblem::Subject { .. }) => {
@@ -511,7 +516,7 @@ mod tests {
     use std::time::Duration;
 
     /// Number of arms of [`expected_code`]; each returns its own index.
-    const VARIANTS: usize = 66;
+    const VARIANTS: usize = 67;
 
     /// SPEC §13 for each variant, written apart from [`exit_code`]
     /// and without a wildcard: a new variant does not compile until it is
@@ -530,6 +535,7 @@ mod tests {
             Error::RecipientAmbiguous { .. } => (8, Usage),
             Error::SendToSelf { .. } => (9, Refused),
             Error::SecretDetected { .. } => (10, Refused),
+            Error::OwnKeyDetected { .. } => (66, Refused),
             Error::Usage { .. } => (11, Usage),
             Error::BadDuration { .. } => (12, Usage),
             Error::MessageNotFound { .. } => (13, NotFound),
@@ -692,6 +698,10 @@ mod tests {
             Error::SendToSelf { id: s("api") },
             Error::SecretDetected {
                 kind: "github token",
+                field: s("the body"),
+            },
+            Error::OwnKeyDetected {
+                field: s("the attached file notes.txt"),
             },
             Error::usage("bad flag", "use a good one"),
             Error::BadDuration {

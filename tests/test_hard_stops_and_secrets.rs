@@ -5,7 +5,7 @@
 //! kind (or `none`) on the first line, the text after it. The hard-stop
 //! bypasses live in `tests/policy-corpus/` (cases 78 on).
 
-use crate::common::{TestEnv, code, inbox_files, stderr};
+use crate::common::{TestEnv, code, inbox_files, stderr, stdout};
 use serde_json::Value;
 use std::path::Path;
 
@@ -37,7 +37,7 @@ fn secrets_corpus(root: &Path) -> (usize, Vec<String>) {
 /// How many cases `tests/secrets-corpus/` holds. Counted exactly so that a
 /// case that goes missing fails the test; whoever adds a case raises this
 /// number in the same commit.
-const SECRETS_CASES: usize = 32;
+const SECRETS_CASES: usize = 50;
 
 #[test]
 fn every_secrets_corpus_case_gets_its_expected_kind() {
@@ -199,4 +199,130 @@ fn explain_names_the_stop_and_the_field() {
     let v = env.json(&web, &["policy", "explain", &id]);
     assert_eq!(v["decision"]["rule"], "hard_stop:push -f", "{v}");
     assert!(v.to_string().contains("the attachments"), "{v}");
+}
+
+/// This user's own aea signing key, pasted anywhere in a message or an
+/// attached file, in any spelling: `send` and `reply` refuse it (exit 5),
+/// also with `--allow-secrets`, deliver nothing, and never print the key.
+#[test]
+fn send_and_reply_never_carry_this_users_signing_key() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let key = |id: &str| {
+        std::fs::read_to_string(env.keys_dir().join(format!("{id}.key")))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let (api_key, web_key) = (key("api"), key("web"));
+    let spaced: Vec<&str> = (0..32).map(|i| &api_key[2 * i..2 * i + 2]).collect();
+    let spaced = spaced.join(" ");
+    std::fs::create_dir_all(api.join("notes")).unwrap();
+    std::fs::write(
+        api.join("notes/setup.md"),
+        format!("# Setup\n\nexport AEA_KEY=0x{}\n", api_key.to_uppercase()),
+    )
+    .unwrap();
+    let body = format!("the key is\n{}\n{}", &api_key[..30], &api_key[30..]);
+    let context = serde_json::json!({"deploy": {"seed": spaced}}).to_string();
+    let other_agent = format!("web's key: {web_key}");
+    let cases: [(&[&str], &str); 4] = [
+        (&["--body", &body], "the body"),
+        (&["--context", &context], "the context"),
+        (
+            &["--attach", "notes/setup.md"],
+            "the attached file notes/setup.md",
+        ),
+        (&["--body", &other_agent], "the body"),
+    ];
+    let shown =
+        |out: &std::process::Output| format!("{}{}", stdout(out), stderr(out)).to_lowercase();
+    for (extra, field) in cases {
+        for allow in [false, true] {
+            let mut args = vec!["send", "--to", "web", "--type", "update", "--subject", "s"];
+            args.extend_from_slice(extra);
+            if allow {
+                args.push("--allow-secrets");
+            }
+            let out = env.run(&api, &args);
+            assert_eq!(code(&out), 5, "{extra:?}: {}", stderr(&out));
+            assert!(
+                stderr(&out).contains(&format!(
+                    "error: {field} carries this user's aea private signing key"
+                )),
+                "{extra:?}: {}",
+                stderr(&out)
+            );
+            for secret in [&api_key, &web_key] {
+                assert!(
+                    !shown(&out).contains(&secret[..16]),
+                    "the key was printed: {}",
+                    shown(&out)
+                );
+            }
+        }
+    }
+    assert!(inbox_files(&web).is_empty(), "nothing was delivered");
+
+    // `reply` goes through the same check.
+    let question = env.question(&web, "api", "Which key do you sign with?");
+    let out = env.run(
+        &api,
+        &["reply", &question, "--body", &body, "--allow-secrets"],
+    );
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the body carries this user's aea private signing key"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!shown(&out).contains(&api_key[..16]), "{}", shown(&out));
+    env.ok(
+        &api,
+        &["reply", &question, "--body", "the one in my config dir"],
+    );
+    assert_eq!(inbox_files(&web).len(), 1, "the reply without the key went");
+}
+
+/// An attached file is scanned for private keys (with or without their
+/// PEM header), which `--allow-secrets` lets through, and for nothing
+/// else: a token in a test fixture is the file's own business.
+#[test]
+fn attached_files_are_scanned_for_private_keys() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    std::fs::create_dir_all(api.join("ops")).unwrap();
+    std::fs::write(
+        api.join("ops/deploy.txt"),
+        "deploy key:\nMC4CAQAwBQYDK2VwBCIEIJ3l0b2mXh7dQz6c8vYkR1sT9aPfWgLqN4oUeHxCjZyB\n",
+    )
+    .unwrap();
+    std::fs::write(
+        api.join("ops/fixture.rs"),
+        "const TOKEN: &str = \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\";\n",
+    )
+    .unwrap();
+    let send = |file: &str, allow: bool| {
+        let mut args = vec!["send", "--to", "web", "--type", "update", "--subject", "s"];
+        args.extend(["--attach", file]);
+        if allow {
+            args.push("--allow-secrets");
+        }
+        env.run(&api, &args)
+    };
+    let out = send("ops/deploy.txt", false);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "error: the attached file ops/deploy.txt looks like it carries a secret (private key block)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(inbox_files(&web).is_empty());
+    assert_eq!(code(&send("ops/deploy.txt", true)), 0);
+    assert_eq!(code(&send("ops/fixture.rs", false)), 0);
+    assert_eq!(inbox_files(&web).len(), 2);
 }

@@ -58,7 +58,7 @@ pub(crate) fn draft(
         .collect::<Result<Vec<_>>>()?
         .into_iter()
         .unzip();
-    draft.check(content.allow_secrets)?;
+    draft.check(&ctx.own_keys()?, content.allow_secrets)?;
     Ok(draft)
 }
 

@@ -12,6 +12,7 @@ use crate::keyring::KeyRing;
 use crate::mailbox::Mailbox;
 use crate::printer::Printer;
 use crate::runtime::Runtime;
+use crate::secrets::OwnKeys;
 use crate::transport::RingEnv;
 
 /// How long a command moves files when it takes an inbox over from an
@@ -118,6 +119,32 @@ impl Context {
             agent: id.to_string(),
             path: identity::key_path(dir, id),
         })
+    }
+
+    /// Every private signing key of this user (each `<agent-id>.key` in
+    /// the keys dir, not only the sending agent's), for `send` and `reply`
+    /// to refuse a message that carries one. A file that holds no key is
+    /// passed over; none are there without a config dir.
+    pub(crate) fn own_keys(&self) -> Result<OwnKeys> {
+        let Some(dir) = self.keys_dir() else {
+            return Ok(OwnKeys::default());
+        };
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OwnKeys::default()),
+            Err(e) => return Err(Error::io("read", dir, e)),
+        };
+        let mut seeds = Vec::new();
+        for entry in entries {
+            let name = entry.map_err(|e| Error::io("read", dir, e))?.file_name();
+            let Some(agent) = name.to_str().and_then(identity::key_agent) else {
+                continue;
+            };
+            if let Ok(Some(key)) = identity::load_key(dir, agent) {
+                seeds.push(key.to_bytes());
+            }
+        }
+        Ok(OwnKeys::new(&seeds))
     }
 
     /// The key that signs processed receipts for `aea sync`; without one

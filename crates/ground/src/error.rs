@@ -86,8 +86,15 @@ pub enum Error {
     #[error("refusing to send a message to this repository itself ({id})")]
     SendToSelf { id: String },
 
-    #[error("the message looks like it carries a secret ({kind})")]
-    SecretDetected { kind: &'static str },
+    /// `field` says where: `the body`, `a tag`, `the attached file x`.
+    #[error("{field} looks like it carries a secret ({kind})")]
+    SecretDetected { kind: &'static str, field: String },
+
+    /// One of this user's aea private signing keys, in any spelling, in
+    /// `field`. Never sent, whatever the flags: the key itself is never
+    /// shown.
+    #[error("{field} carries this user's aea private signing key")]
+    OwnKeyDetected { field: String },
 
     /// A draft that is no message aea sends: nothing was written.
     #[error("{0}")]

@@ -68,9 +68,20 @@ pub fn fingerprint(key: &VerifyingKey) -> String {
     format!("SHA256:{}", &digest[..16])
 }
 
+/// What the name of a private key file ends with, after the agent's id.
+const KEY_SUFFIX: &str = ".key";
+
 /// Where the private key of `agent_id` lives.
 pub fn key_path(keys_dir: &Path, agent_id: &str) -> PathBuf {
-    keys_dir.join(format!("{agent_id}.key"))
+    keys_dir.join(format!("{agent_id}{KEY_SUFFIX}"))
+}
+
+/// The agent whose private key a file of the keys dir named `file_name`
+/// is (`web.key` is `web`'s): the other way round from [`key_path`].
+pub fn key_agent(file_name: &str) -> Option<&str> {
+    file_name
+        .strip_suffix(KEY_SUFFIX)
+        .filter(|id| !id.is_empty())
 }
 
 /// Reads the private key of `agent_id`, `None` when there is none.

@@ -16,7 +16,7 @@ use crate::message::{
     check_subject, format_time,
 };
 use crate::route::Route;
-use crate::secrets;
+use crate::secrets::{self, OwnKeys};
 
 /// Everything a message says except who it is from and to, and when.
 #[derive(Debug, Clone)]
@@ -59,11 +59,13 @@ impl Draft {
     }
 
     /// Refuses what must not be sent: a subject that is not one short line,
-    /// an empty or control-character tag, and — unless `allow_secrets` —
-    /// anything that looks like a secret in any string the message carries
-    /// (subject, body, tags, and each key and string of context and
-    /// attachments).
-    pub fn check(&self, allow_secrets: bool) -> Result<()> {
+    /// an empty or control-character tag, one of this user's own signing
+    /// keys (`own_keys`) anywhere in the message or its attached files,
+    /// and — unless `allow_secrets` — anything that looks like a secret in
+    /// any string the message carries (subject, body, tags, and each key
+    /// and string of context and attachments) or a private key in an
+    /// attached file.
+    pub fn check(&self, own_keys: &OwnKeys, allow_secrets: bool) -> Result<()> {
         check_subject(&self.subject)
             .map_err(|reason| Error::InvalidDraft(DraftProblem::Subject { reason }))?;
         if let Some(tag) = self
@@ -73,19 +75,91 @@ impl Draft {
         {
             return Err(Error::InvalidDraft(DraftProblem::Tag { tag: tag.clone() }));
         }
+        // Refused even with `allow_secrets`: no message has a reason to
+        // carry the key, and whoever reads it can sign mail as this agent,
+        // which is what signatures are there to rule out.
+        if let Some(field) = self.own_key_field(own_keys) {
+            return Err(Error::OwnKeyDetected { field });
+        }
         if allow_secrets {
             return Ok(());
         }
-        let found = [self.subject.as_str(), self.body.as_str()]
-            .into_iter()
-            .chain(self.tags.iter().map(String::as_str))
-            .find_map(secrets::find)
-            .or_else(|| secrets::find_in_value(&Value::Object(self.context.clone())))
-            .or_else(|| self.attachments.iter().find_map(secrets::find_in_value));
-        match found {
-            Some(kind) => Err(Error::SecretDetected { kind }),
+        match self.secret() {
+            Some((kind, field)) => Err(Error::SecretDetected { kind, field }),
             None => Ok(()),
         }
+    }
+
+    /// Where one of `keys` is in the message, if anywhere.
+    fn own_key_field(&self, keys: &OwnKeys) -> Option<String> {
+        if keys.is_empty() {
+            return None;
+        }
+        let in_files = self
+            .attached_files()
+            .find(|(_, bytes)| keys.find_in_bytes(bytes).is_some())
+            .map(|(path, _)| format!("the attached file {path}"));
+        // All the strings at once first: one pass over a large body, and a
+        // key cut in two fields (half in the subject, half in the body) is
+        // found too. Only then which field.
+        let (mut all, mut names) = (String::new(), String::new());
+        for text in [&self.subject, &self.body].into_iter().chain(&self.tags) {
+            all.push_str(text);
+            all.push('\n');
+        }
+        let context = Value::Object(self.context.clone());
+        let attachments = Value::Array(self.attachments.clone());
+        for value in [&context, &attachments] {
+            push_strings(value, &mut names, &mut all);
+        }
+        if keys.find(&all).is_none() && keys.find(&names).is_none() {
+            return in_files;
+        }
+        let field = if keys.find(&self.subject).is_some() {
+            "the subject"
+        } else if keys.find(&self.body).is_some() {
+            "the body"
+        } else if self.tags.iter().any(|t| keys.find(t).is_some()) {
+            "a tag"
+        } else if keys.find_in_value(&context).is_some() {
+            "the context"
+        } else if keys.find_in_value(&attachments).is_some() {
+            "an attachment's path"
+        } else {
+            "the message (cut over several fields)"
+        };
+        Some(field.to_string())
+    }
+
+    /// The first secret of any kind in the message's strings, or a private
+    /// key in an attached file, and where it is.
+    fn secret(&self) -> Option<(&'static str, String)> {
+        let in_field =
+            |field: &str, kind: Option<&'static str>| kind.map(|k| (k, field.to_string()));
+        in_field("the subject", secrets::find(&self.subject))
+            .or_else(|| in_field("the body", secrets::find(&self.body)))
+            .or_else(|| in_field("a tag", self.tags.iter().find_map(|t| secrets::find(t))))
+            .or_else(|| {
+                let context = Value::Object(self.context.clone());
+                in_field("the context", secrets::find_in_value(&context))
+            })
+            .or_else(|| {
+                let kind = self.attachments.iter().find_map(secrets::find_in_value);
+                in_field("an attachment's path", kind)
+            })
+            .or_else(|| {
+                self.attached_files().find_map(|(path, bytes)| {
+                    secrets::find_in_file(bytes).map(|k| (k, format!("the attached file {path}")))
+                })
+            })
+    }
+
+    /// Each attached file's path (as its entry names it) and content.
+    fn attached_files(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.attachments
+            .iter()
+            .zip(&self.attachment_bytes)
+            .map(|(entry, bytes)| (entry["path"].as_str().unwrap_or("?"), bytes.as_slice()))
     }
 
     /// The v1.0 message of this draft from `from` to `to`, unsigned.
@@ -139,6 +213,27 @@ impl Draft {
     }
 }
 
+/// Every object key of `value` onto `names` and every string onto
+/// `strings`, a line each: the names apart, so that `{"a": "d43a…", "b":
+/// "…9f01"}` is a key cut in two strings, not one with `b` inside.
+fn push_strings(value: &Value, names: &mut String, strings: &mut String) {
+    match value {
+        Value::String(s) => {
+            strings.push_str(s);
+            strings.push('\n');
+        }
+        Value::Array(items) => items.iter().for_each(|v| push_strings(v, names, strings)),
+        Value::Object(map) => {
+            for (name, v) in map {
+                names.push_str(name);
+                names.push('\n');
+                push_strings(v, names, strings);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
 /// `{path, sha256}` of a file inside the sender's repository `repo`, and
 /// its content; a file outside it (also through a symlink), or over the
 /// attachment limit, is refused.
@@ -160,23 +255,124 @@ pub fn attachment(path: &Path, repo: &Path) -> Result<(Value, Vec<u8>)> {
 #[cfg(test)]
 mod tests {
     use super::Draft;
+    use crate::error::Error;
     use crate::message::MessageType;
+    use crate::secrets::OwnKeys;
+
+    const SEED: [u8; 32] = [
+        0xd4, 0x3a, 0x9f, 0x01, 0x77, 0x2b, 0xc8, 0x5e, 0x10, 0xaa, 0x42, 0x6d, 0x93, 0x0f, 0xe1,
+        0x58, 0x3c, 0xb7, 0x24, 0x86, 0x5a, 0xf2, 0x19, 0x6e, 0xd0, 0x07, 0x8b, 0x31, 0xc4, 0x9d,
+        0x62, 0xfe,
+    ];
+    const HEX: &str = "d43a9f01772bc85e10aa426d930fe1583cb724865af2196ed0078b31c49d62fe";
+
+    fn draft(body: &str) -> Draft {
+        Draft::new(MessageType::Question, "Hi".into(), body.into())
+    }
+
+    fn attach(draft: &mut Draft, path: &str, bytes: &[u8]) {
+        draft
+            .attachments
+            .push(serde_json::json!({"path": path, "sha256": "0".repeat(64)}));
+        draft.attachment_bytes.push(bytes.to_vec());
+    }
 
     #[test]
     fn check_refuses_bad_subjects_tags_and_secrets() {
-        let ok = Draft::new(MessageType::Question, "Hi".into(), "text".into());
-        assert!(ok.check(false).is_ok());
+        let none = OwnKeys::default();
+        let ok = draft("text");
+        assert!(ok.check(&none, false).is_ok());
         let long = Draft::new(MessageType::Question, "x".repeat(201), String::new());
-        assert!(long.check(false).is_err());
+        assert!(long.check(&none, false).is_err());
         let mut tagged = ok.clone();
         tagged.tags = vec!["a\u{1b}b".into()];
-        assert!(tagged.check(false).is_err());
+        assert!(tagged.check(&none, false).is_err());
         let mut secret = ok.clone();
         secret
             .context
             .insert("k".into(), "aws AKIAIOSFODNN7EXAMPLE here".into());
-        let refused = secret.check(false).is_err();
-        assert!(refused, "an access key in the context is refused");
-        assert!(secret.check(true).is_ok());
+        let refused = secret.check(&none, false);
+        assert!(
+            matches!(&refused, Err(Error::SecretDetected { kind: "AWS access key id", field }) if field == "the context"),
+            "an access key in the context is refused: {refused:?}"
+        );
+        assert!(secret.check(&none, true).is_ok());
+    }
+
+    /// The own key is refused in every field and file, with or without
+    /// `allow_secrets`, and the error names the field, never the key.
+    #[test]
+    fn check_refuses_the_own_key_whatever_the_flags() {
+        let keys = OwnKeys::new([&SEED]);
+        let mut in_subject = draft("text");
+        in_subject.subject = format!("key {}", &HEX.to_uppercase());
+        let mut in_tag = draft("text");
+        in_tag.tags = vec![HEX.into()];
+        let mut in_context = draft("text");
+        in_context.context.insert(
+            "deploy".into(),
+            serde_json::json!({"seed": format!("0x{HEX}")}),
+        );
+        let mut in_file = draft("text");
+        attach(
+            &mut in_file,
+            "notes/key.txt",
+            format!("SIGNING_KEY={HEX}\n").as_bytes(),
+        );
+        let mut split = draft(&HEX[32..]);
+        split.subject = format!("part one {}", &HEX[..32]);
+        let mut split_context = draft("text");
+        split_context.context.insert("a".into(), HEX[..30].into());
+        split_context.context.insert("b".into(), HEX[30..].into());
+        let cases = [
+            (
+                draft(&format!("here:\n{}\n{}", &HEX[..20], &HEX[20..])),
+                "the body",
+            ),
+            (in_subject, "the subject"),
+            (in_tag, "a tag"),
+            (in_context, "the context"),
+            (in_file, "the attached file notes/key.txt"),
+            (split, "the message (cut over several fields)"),
+            (split_context, "the context"),
+        ];
+        for (message, expected) in cases {
+            for allow_secrets in [false, true] {
+                let err = message.check(&keys, allow_secrets).unwrap_err();
+                assert!(
+                    matches!(&err, Error::OwnKeyDetected { field } if field == expected),
+                    "{expected}: {err:?}"
+                );
+                let shown = err.to_string();
+                assert!(!shown.to_lowercase().contains(&HEX[..16]), "{shown}");
+            }
+        }
+        assert!(draft("no key here").check(&keys, false).is_ok());
+    }
+
+    /// Attached files are scanned for the own key and private keys only:
+    /// a token in a test fixture is the file's business.
+    #[test]
+    fn check_scans_attached_files_for_private_keys_only() {
+        let none = OwnKeys::default();
+        let mut pem = draft("see the file");
+        attach(
+            &mut pem,
+            "ops/deploy.pem",
+            b"-----begin private key-----\nMC4CAQAwBQYDK2VwBCIEIJ3l0b2mXh7dQz6c8vYkR1sT9aPfWgLqN4oUeHxCjZyB\n",
+        );
+        let err = pem.check(&none, false).unwrap_err();
+        assert!(
+            matches!(&err, Error::SecretDetected { kind: "private key block", field } if field == "the attached file ops/deploy.pem"),
+            "{err:?}"
+        );
+        assert!(pem.check(&none, true).is_ok());
+        let mut fixture = draft("see the file");
+        attach(
+            &mut fixture,
+            "tests/fixture.rs",
+            b"const TOKEN: &str = \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\";",
+        );
+        assert!(fixture.check(&none, false).is_ok());
     }
 }
