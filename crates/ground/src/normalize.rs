@@ -121,41 +121,35 @@ fn fold_lookalike(c: char) -> Option<char> {
 }
 
 /// The Latin letter small capitals, which UTS #39 keeps apart from the
-/// lower-case letters they are drawn as, and the Cyrillic letters drawn
-/// like them.
+/// lower-case letters they are drawn as, and the Cyrillic lower-case
+/// letters drawn like them (`в`, `к`, `м`, `н`, `т`).
 fn small_capital(c: char) -> Option<char> {
     Some(match c {
         'ᴀ' => 'a',
-        'ʙ' => 'b',
+        'ʙ' | 'в' => 'b',
         'ᴄ' => 'c',
         'ᴅ' => 'd',
         'ᴇ' => 'e',
         'ꜰ' => 'f',
         'ɢ' => 'g',
-        'ʜ' => 'h',
+        'ʜ' | 'н' => 'h',
         'ɪ' => 'i',
         'ᴊ' => 'j',
-        'ᴋ' => 'k',
+        'ᴋ' | 'к' => 'k',
         'ʟ' => 'l',
-        'ᴍ' => 'm',
+        'ᴍ' | 'м' => 'm',
         'ɴ' => 'n',
         'ᴏ' => 'o',
         'ᴘ' => 'p',
         'ꞯ' => 'q',
         'ʀ' => 'r',
         'ꜱ' => 's',
-        'ᴛ' => 't',
+        'ᴛ' | 'т' => 't',
         'ᴜ' => 'u',
         'ᴠ' => 'v',
         'ᴡ' => 'w',
         'ʏ' => 'y',
         'ᴢ' => 'z',
-        // Cyrillic lower-case letters drawn as small capitals.
-        'в' => 'b',
-        'к' => 'k',
-        'м' => 'm',
-        'н' => 'h',
-        'т' => 't',
         _ => return None,
     })
 }

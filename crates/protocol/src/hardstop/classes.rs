@@ -128,7 +128,7 @@ pub(super) const TRIGGERS: &[&str] = &[
     "umask",
     "setfacl",
     "awk",
-    "aea",
+    "uninstall",
     "hookspath",
     "dropdb",
     "mysqladmin",
@@ -136,6 +136,9 @@ pub(super) const TRIGGERS: &[&str] = &[
     "rscript",
     "jshell",
     "cacls",
+    "gsudo",
+    "sudo-rs",
+    "sudoedit",
     ". <",
     ".\t",
 ];
@@ -659,8 +662,9 @@ fn git(args: &[Word<'_>], found: &mut Found) {
         // `-c remote.origin.push=+HEAD:main`: a forced refspec by config.
         if arg == "-c"
             && value.is_some_and(|v| {
-                v.split_once('=')
-                    .is_some_and(|(k, v)| k.ends_with(".push") && v.starts_with('+'))
+                v.split_once('=').is_some_and(|(k, v)| {
+                    k.to_ascii_lowercase().ends_with(".push") && v.starts_with('+')
+                })
             })
         {
             found.add(Class::ForcePush);
@@ -675,11 +679,11 @@ fn git(args: &[Word<'_>], found: &mut Found) {
     let Some(sub) = args.get(at) else {
         return;
     };
-    if sub == "config" {
-        if let Some(name) = args[at + 1..].iter().position(|a| a.starts_with("alias.")) {
-            let value: Vec<&str> = args[at + 2 + name..].iter().map(|a| a.as_ref()).collect();
-            alias(&value.join(" "), found);
-        }
+    if sub == "config"
+        && let Some(name) = args[at + 1..].iter().position(|a| a.starts_with("alias."))
+    {
+        let value: Vec<&str> = args[at + 2 + name..].iter().map(AsRef::as_ref).collect();
+        alias(&value.join(" "), found);
     }
     let rest = &args[at + 1..];
     let no_verify = || rest.iter().any(|a| long_option(a, &["no-verify"], 4));
@@ -936,19 +940,17 @@ fn reads_program_from_stdin(name: &str, args: &[Word<'_>]) -> bool {
     }
     for (at, arg) in args.iter().enumerate() {
         match arg.as_ref() {
-            "-" | "-s" | "--" => return true,
-            // `pwsh -c -`, `-File -`: the program is standard input.
+            // Standard input by name or by flag.
+            "-" | "-s" | "--" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" => return true,
             // These take the program as their value (for a POSIX shell,
-            // only `-c`: its `-e`, `-x`, `-r` are flags).
-            // `xargs sh -c`: no program given, the pipe supplies it.
+            // only `-c`: its `-e`, `-x`, `-r` are flags); `pwsh -c -` reads
+            // it from standard input, and `xargs sh -c` gets it from the pipe.
             "-c" | "-command" | "-file" | "--eval" | "--command" => {
                 return args.get(at + 1).is_none_or(|a| a == "-");
             }
             "-e" | "-m" | "-r" | "-x" if !is_posix_shell(name) => {
                 return args.get(at + 1).is_some_and(|a| a == "-");
             }
-            // Standard input by name.
-            "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" => return true,
             a if a.starts_with('-') => {}
             // A script file operand (`tools/gen.py`, `x.sh`): the pipe is
             // its data. A first operand that is no file name is prose

@@ -40,6 +40,15 @@ pub(super) fn decoded(text: &str) -> Option<String> {
 
 /// `text` without the backticks and carets that stand between two letters.
 fn escapes_between_letters(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let any = bytes.windows(3).any(|w| {
+        matches!(w[1], b'`' | b'^')
+            && w[0].is_ascii_alphanumeric()
+            && (w[2].is_ascii_alphanumeric() || w[2] == b'-')
+    });
+    if !any && text.is_ascii() {
+        return None;
+    }
     let chars: Vec<char> = text.chars().collect();
     let escape = |at: usize| {
         matches!(chars[at], '`' | '^')
@@ -213,7 +222,7 @@ fn named(name: &str) -> Option<char> {
         "nbsp" => ' ',
         "sol" => '/',
         "bsol" => '\\',
-        "verbar" | "vert" => '|',
+        "verbar" | "vert" | "verticalline" | "vbar" => '|',
         "lpar" => '(',
         "rpar" => ')',
         "lcub" | "lbrace" => '{',
@@ -237,7 +246,6 @@ fn named(name: &str) -> Option<char> {
         "grave" => '`',
         "tilde" => '~',
         "hyphen" | "dash" | "minus" => '-',
-        "verticalline" | "vbar" => '|',
         "newline" => '\n',
         "tab" => '\t',
         _ => return None,

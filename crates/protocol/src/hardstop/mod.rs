@@ -149,8 +149,11 @@ pub struct HardStops {
     /// about, each as a whole word. A plain ASCII line with none of them,
     /// and none of `patterns`, is skipped whole.
     triggers: Option<AhoCorasick>,
-    /// The patterns as substrings of a line as written.
-    patterns: Option<AhoCorasick>,
+    /// How many of `triggers` are words; the rest count anywhere.
+    trigger_words: usize,
+    /// The words of the configured patterns of several words but their last:
+    /// a line ending with one is read with the next (`private` / `key`).
+    wrapped: Vec<String>,
 }
 
 /// Which stop matched and in which field of the message.
@@ -221,11 +224,30 @@ impl HardStops {
                 classes,
             });
         }
+        // The words of the built-in names make a line worth reading; a
+        // configured pattern does so as the substring it is (prose is
+        // full of "key" and "private"), or begun at a line's end.
         let mut triggers: Vec<String> = plain
             .iter()
             .chain(&shell)
+            .filter(|(stop, _)| !stops[*stop].classes.is_empty())
             .flat_map(|(_, n)| n.split(' ').map(str::to_string).collect::<Vec<_>>())
             .filter(|w| !w.is_empty())
+            .collect();
+        let wrapped: Vec<String> = plain
+            .iter()
+            .chain(&shell)
+            .filter(|(stop, _)| stops[*stop].classes.is_empty())
+            .flat_map(|(_, n)| {
+                // Every word but the last: a pattern may break after it.
+                let words: Vec<&str> = n.split_whitespace().collect();
+                let keep = words.len().saturating_sub(1);
+                words
+                    .into_iter()
+                    .take(keep)
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
             .collect();
         if stops.iter().any(|s| !s.classes.is_empty()) {
             triggers.extend(classes::TRIGGERS.iter().map(|w| (*w).to_string()));
@@ -238,23 +260,35 @@ impl HardStops {
                 .ascii_case_insensitive(true)
                 .match_kind(kind)
                 .kind(Some(AhoCorasickKind::DFA))
+                // Short words and single characters: a prefilter only
+                // stops the DFA at every other byte.
+                .prefilter(false)
                 .build(patterns)
                 .map(Some)
                 .map_err(|e| e.to_string())
         };
-        // Each pattern whole, as the substring it is, in the line as
-        // written: a plain ASCII line holding one is read.
-        let whole: Vec<String> = plain
-            .iter()
-            .chain(&shell)
-            .map(|(_, n)| n.trim().to_string())
-            .collect();
+        // One automaton for the whole test of a line: the trigger words
+        // (whole words only), and anywhere in it each pattern as the
+        // substring it is, the characters a shell expands or an encoding
+        // uses, and runs of spaces or tabs that may space a pattern's words.
+        let trigger_words = triggers.len();
+        triggers.extend(
+            plain
+                .iter()
+                .chain(&shell)
+                .map(|(_, n)| n.trim().to_string()),
+        );
+        triggers.extend(["$", "`", "{", "[", "^", "\\", "%", "&", "<"].map(String::from));
+        if !wrapped.is_empty() {
+            triggers.extend(["  ", "\t"].map(String::from));
+        }
         Ok(HardStops {
             stops,
             words: Needles::build(plain.iter().chain(&shell).cloned().collect())?,
             text: Needles::build(shell)?,
             triggers: automaton(&triggers, MatchKind::LeftmostLongest)?,
-            patterns: automaton(&whole, MatchKind::Standard)?,
+            trigger_words,
+            wrapped,
         })
     }
 
@@ -393,11 +427,19 @@ impl HardStops {
         } else {
             raw
         };
+        let mut carried = false;
         for line in raw.lines() {
-            if line.trim().is_empty() {
+            if line.trim().is_empty() || is_fence(line) {
                 continue;
             }
-            if !self.worth_reading(line, &mut scan.scratch) {
+            let read = std::mem::take(&mut carried) || self.worth_reading(line, &mut scan.scratch);
+            // A pattern of several words may go on on the next line: this
+            // line and the next are read.
+            carried = line
+                .rsplit(|c: char| !c.is_alphanumeric() && c != '_' && c != '-')
+                .find(|w| !w.is_empty())
+                .is_some_and(|last| self.wrapped.iter().any(|w| w.eq_ignore_ascii_case(last)));
+            if !read && !carried {
                 if !skipped {
                     scan.text.push_str(" ;\n");
                     skipped = true;
@@ -451,32 +493,35 @@ impl HardStops {
     /// (`$`, `` ` ``, `{`, `\\`, `%`, `&`, a control), or a trigger word,
     /// quotes removed (`"r"m` is `rm`).
     fn worth_reading(&self, line: &str, scratch: &mut String) -> bool {
-        let Some(triggers) = &self.triggers else {
-            return false;
-        };
-        let bytes = line.as_bytes();
-        if bytes.iter().any(|&b| {
-            b >= 0x80
-                || (b < 0x20 && b != b'\t')
-                || matches!(
-                    b,
-                    b'$' | b'`' | b'{' | b'[' | b'^' | b'\\' | b'%' | b'&' | b'<'
-                )
-        }) {
+        // One pass over the bytes: not ASCII or a control (folded or
+        // removed by normalising) means read; a quote means look again
+        // without the quotes.
+        let (mut special, mut quoted) = (false, false);
+        for &b in line.as_bytes() {
+            special |= b >= 0x80 || (b < 0x20 && b != b'\t');
+            quoted |= b == b'\'' || b == b'"';
+        }
+        if special {
             return true;
         }
-        let line = if bytes.iter().any(|&b| b == b'\'' || b == b'"') {
+        let line = if quoted {
             scratch.clear();
             scratch.extend(line.chars().filter(|c| !matches!(c, '\'' | '"')));
             scratch.as_str()
         } else {
             line
         };
+        let Some(triggers) = &self.triggers else {
+            return false;
+        };
         let bytes = line.as_bytes();
         // Letters and digits make a word; `_` joins names
         // (`AEA_SKIP_HOOKS` holds `skip_hooks`).
         let word = |b: u8| b.is_ascii_alphanumeric();
         triggers.find_iter(line).any(|m| {
+            if m.pattern().as_usize() >= self.trigger_words {
+                return true;
+            }
             // A trigger is a whole word (`sh`, not `should`); a digit may
             // follow a program's name (`python3`).
             let first = bytes[m.start()];
@@ -485,8 +530,22 @@ impl HardStops {
             let after = bytes.get(m.end()).copied();
             (!word(first) || before.is_none_or(|b| !word(b)))
                 && (!word(last) || after.is_none_or(|b| !b.is_ascii_alphabetic()))
-        }) || self.patterns.as_ref().is_some_and(|p| p.is_match(line))
+        })
     }
+}
+
+/// A Markdown code fence: three backticks or tildes, and at most the
+/// code's language (`sh`), which names no command.
+fn is_fence(line: &str) -> bool {
+    let line = line.trim();
+    let info = line
+        .strip_prefix("```")
+        .or_else(|| line.strip_prefix("~~~"))
+        .map(|rest| rest.trim_start_matches(['`', '~']).trim());
+    info.is_some_and(|info| {
+        info.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '+' | '.'))
+    })
 }
 
 /// Makes the normalised line at `text[start..]` read as a shell would

@@ -45,7 +45,7 @@ const MAX_LINE: usize = 4096;
 
 /// Bytes of lines parsed per text at most; past it, the words reading goes
 /// on alone, so a message of many command-like lines costs bounded time.
-const MAX_PARSED: usize = 8 * 1024;
+const MAX_PARSED: usize = 2 * 1024;
 
 /// Brace expansions grow words by product: at most this many from one.
 const MAX_EXPANSION: usize = 64;
@@ -86,14 +86,20 @@ pub(super) fn parsed(text: &str, wanted: impl Fn(&str) -> bool) -> Vec<Command<'
     if document.is_empty() {
         return commands;
     }
-    let mut parser = Parser::new();
-    if parser
-        .set_language(&tree_sitter_bash::LANGUAGE.into())
-        .is_err()
-    {
-        return commands;
+    // One parser a thread, made once: making one costs more than parsing
+    // a few lines.
+    thread_local! {
+        static PARSER: std::cell::RefCell<Option<Parser>> = const { std::cell::RefCell::new(None) };
     }
-    let Some(tree) = parser.parse(&document, None) else {
+    let tree = PARSER.with_borrow_mut(|parser| {
+        if parser.is_none() {
+            let mut made = Parser::new();
+            made.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
+            *parser = Some(made);
+        }
+        parser.as_mut()?.parse(&document, None)
+    });
+    let Some(tree) = tree else {
         return commands;
     };
     let mut vars = HashMap::new();
