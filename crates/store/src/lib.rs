@@ -16,11 +16,13 @@ pub mod judge;
 pub mod layout;
 pub mod mailbox;
 pub mod recovery;
+pub mod replay;
 pub mod route;
 pub mod seen;
 pub mod sync_state;
 pub mod tracking;
 
+use aea_ground::duration;
 use aea_ground::error;
 use aea_ground::fsutil;
 use aea_ground::liveness;

@@ -76,6 +76,28 @@ pub fn staged_under(dir: &Path, index: Option<&Path>) -> Result<Vec<String>> {
     Ok(staged)
 }
 
+/// The bytes of `name` in the folder `dir` (of a git work tree) as the
+/// commit `HEAD` holds them; `None` outside git, before the first commit,
+/// or when `HEAD` has no such file.
+pub fn committed_under(dir: &Path, name: &str) -> Result<Option<Vec<u8>>> {
+    let Ok(repo) = open(dir) else {
+        return Ok(None);
+    };
+    let Some(prefix) = relative_to_workdir(&repo, dir) else {
+        return Ok(None);
+    };
+    let Some(tree) = repo.head().ok().and_then(|h| h.peel_to_tree().ok()) else {
+        return Ok(None);
+    };
+    let Ok(entry) = tree.get_path(Path::new(&format!("{prefix}{name}"))) else {
+        return Ok(None);
+    };
+    let blob = repo
+        .find_blob(entry.id())
+        .map_err(|e| git_error(dir, "read HEAD of", e))?;
+    Ok(Some(blob.content().to_vec()))
+}
+
 /// Whether git ignores each of `names` (paths relative to the folder
 /// `dir` of a git work tree); `None` outside git.
 pub fn ignored_under(dir: &Path, names: &[&str]) -> Option<Vec<bool>> {
