@@ -63,7 +63,7 @@ pub enum Command {
     Reject(RejectArgs),
     /// Walk through pending messages on a terminal: show, approve (typing back a number shown there), reject, skip
     Review,
-    /// Show the effective policy, or explain the decision on a message
+    /// Show the effective policy, explain the decision on a message, or replay a proposed one
     #[command(subcommand)]
     Policy(PolicyCommand),
     /// Wait until new mail arrives, then print one JSON line (for background use)
@@ -390,6 +390,29 @@ pub enum PolicyCommand {
     Show,
     /// Print which rules were considered for a message and why the winner matched
     Explain(ShowArgs),
+    /// List the held messages whose decision a proposed policy would change
+    ///
+    /// Decides every message this repository still holds (waiting, processed
+    /// and archived) as `aea check` would, under two configs, and lists
+    /// those whose action or deciding rule differs. With --config FILE, FILE
+    /// is the proposed config and .aea/agent-config.yaml, which every
+    /// command decides with, the current one. Without it, the proposed
+    /// config is .aea/agent-config.yaml as it is in the work tree and the
+    /// current one is that file as HEAD commits it: what an edit not yet
+    /// committed changes (aea reads the work tree, so the edit already
+    /// decides here, while every clone still decides with HEAD's).
+    Replay(ReplayArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The proposed config: a whole agent-config.yaml, read as `aea validate` reads it
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Only messages whose timestamp is less than this long ago (`30d`, `12h`)
+    #[arg(long, value_name = "DURATION")]
+    pub since: Option<Duration>,
 }
 
 #[derive(Debug, Args)]

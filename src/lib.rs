@@ -54,6 +54,7 @@ pub(crate) use aea_store::judge;
 pub use aea_store::layout;
 pub use aea_store::mailbox;
 pub use aea_store::recovery;
+pub(crate) use aea_store::replay;
 pub(crate) use aea_store::route;
 pub use aea_store::seen;
 pub use aea_store::tracking;

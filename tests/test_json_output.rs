@@ -397,6 +397,26 @@ fn json_output_fits_the_shipped_schemas() {
         "policy-show",
         &json_exiting(&env, &web, &["policy", "show"], 0),
     );
+    let looser = env.path().join("looser.yaml");
+    let config = std::fs::read_to_string(web.join(".aea/agent-config.yaml")).unwrap();
+    std::fs::write(
+        &looser,
+        config.replacen(
+            "unknown_senders: require_approval",
+            "unknown_senders: reject",
+            1,
+        ),
+    )
+    .unwrap();
+    assert_fits(
+        "policy-replay",
+        &json_exiting(
+            &env,
+            &web,
+            &["policy", "replay", "--config", looser.to_str().unwrap()],
+            0,
+        ),
+    );
     assert_fits(
         "watch",
         &json_exiting(&env, &web, &["watch", "--pending", "--timeout", "5s"], 0),

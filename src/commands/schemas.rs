@@ -38,6 +38,7 @@ fn all() -> Vec<(&'static str, Schema)> {
         ("reject", schema::<verdict::ApprovalOutput<'static>>()),
         ("policy-show", schema::<crate::policy::Summary>()),
         ("policy-explain", schema::<policy::ExplainOutput<'static>>()),
+        ("policy-replay", schema::<policy::ReplayOutput<'static>>()),
         ("watch", schema::<watch::WatchOutput<'static>>()),
         ("monitor", schema::<monitor::MonitorOutput<'static>>()),
         (
