@@ -56,7 +56,7 @@ pub enum Command {
     /// Mark a message processed
     Process(ProcessArgs),
     /// List the messages waiting for a person's approval
-    Pending,
+    Pending(PendingArgs),
     /// Approve a gated message, as a person
     Approve(ApproveArgs),
     /// Reject a gated message, as a person
@@ -125,6 +125,14 @@ fn parse_priority(text: &str) -> Result<Priority, String> {
             .map(crate::bridge::oacp::OacpPriority::to_aea)
             .map_err(|_| format!("{e}, or P0-P3"))
     })
+}
+
+#[derive(Args, Debug)]
+pub struct PendingArgs {
+    /// In every registered repository on this machine whose inbox you own
+    /// and whose agent's key you hold, grouped by repository, oldest first
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Debug, Args)]

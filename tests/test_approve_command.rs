@@ -366,3 +366,75 @@ fn show_says_what_is_allowed_before_and_after_a_person_decides() {
         env.ok(&web, &step.iter().map(String::as_str).collect::<Vec<_>>());
     }
 }
+
+/// `aea pending --all` lists what waits in every registered repository of
+/// this user, grouped by repository and oldest first, from anywhere; it
+/// leaves out an inbox another OS user owns and an agent whose key this
+/// user does not hold.
+#[test]
+fn pending_all_lists_every_repository_of_this_user() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let docs = env.repo("docs");
+    let ops = env.repo("ops");
+    let first = env.urgent(&api, "web", "issue", "first for web");
+    let second = env.urgent(&api, "web", "handoff", "second for web");
+    let for_docs = env.urgent(&api, "docs", "issue", "for docs");
+    env.urgent(&api, "ops", "issue", "for ops");
+    // ops: an agent whose key is not in this user's key store.
+    std::fs::remove_file(env.keys_dir().join("ops.key")).unwrap();
+    // Another OS user's inbox, where one can be made.
+    let theirs = match receiver_user() {
+        Ok((uid, gid)) => {
+            let other = env.repo("other");
+            env.urgent(&api, "other", "issue", "for another user");
+            std::os::unix::fs::chown(other.join(".aea"), Some(uid), Some(gid)).unwrap();
+            true
+        }
+        Err(why) => {
+            eprintln!("SKIPPED the other user's inbox: {why}");
+            false
+        }
+    };
+    let report = env.json(&env.path(), &["pending", "--all"]);
+    assert_fits("pending-all", &report);
+    let repos = report["repositories"].as_array().unwrap();
+    let agents: Vec<&str> = repos.iter().map(|r| r["agent"].as_str().unwrap()).collect();
+    assert_eq!(agents, ["api", "docs", "web"], "{report}");
+    let ids = |agent: &str| -> Vec<String> {
+        repos.iter().find(|r| r["agent"] == agent).unwrap()["pending"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids("web"), [first.clone(), second.clone()], "oldest first");
+    assert_eq!(ids("docs"), [for_docs]);
+    assert!(ids("api").is_empty());
+    let text = env.ok(&env.path(), &["pending", "--all"]);
+    assert!(text.contains("3 messages waiting"), "{text}");
+    assert!(text.contains(&web.display().to_string()), "{text}");
+    assert!(text.contains(&docs.display().to_string()), "{text}");
+    assert!(!text.contains(&ops.display().to_string()), "{text}");
+    if theirs {
+        assert!(!text.contains("other"), "{text}");
+    }
+    // Deciding still happens in each repository, from anywhere.
+    env.ok(
+        &env.path(),
+        &["--repo", web.to_str().unwrap(), "approve", &first],
+    );
+    let report = env.json(&env.path(), &["pending", "--all"]);
+    let web_pending = report["repositories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["agent"] == "web")
+        .unwrap()["pending"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(web_pending, 1, "{report}");
+}

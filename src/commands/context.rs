@@ -105,6 +105,30 @@ impl Context {
         })
     }
 
+    /// The same context for the repository at `repo` (`pending --all`):
+    /// the same user, clock and output; the keys it verifies with are its
+    /// own.
+    pub(crate) fn for_repo(&self, repo: PathBuf) -> Context {
+        Context {
+            rt: self.rt.clone(),
+            printer: self.printer,
+            cwd: self.cwd.clone(),
+            repo: Some(repo),
+            registry: self.registry.clone(),
+            trust_store: self.trust_store.clone(),
+            temp_dir: self.temp_dir.clone(),
+            exe: self.exe.clone(),
+            keep_send_record: self.keep_send_record,
+            keys_dir: self.keys_dir.clone(),
+            cache_dir: self.cache_dir.clone(),
+            ring_env: self.ring_env.clone(),
+            seen_settle: self.seen_settle,
+            fixed_now: self.fixed_now.clone(),
+            git_index_file: None,
+            keyring: std::cell::OnceCell::new(),
+        }
+    }
+
     /// Where the user's private signing keys live.
     pub(crate) fn keys_dir(&self) -> Option<&Path> {
         self.keys_dir.as_deref()

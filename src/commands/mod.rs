@@ -63,7 +63,7 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Attachment(args) => attachment::run(&args, &ctx),
         Command::Reply(args) => reply::run(&args, &ctx),
         Command::Process(args) => process::run(&args, &ctx),
-        Command::Pending => pending::run(&ctx),
+        Command::Pending(args) => pending::run(&args, &ctx),
         Command::Approve(args) => approve::run(&args, &ctx),
         Command::Reject(args) => reject::run(&args, &ctx),
         Command::Review => review::run(&ctx),

@@ -1,10 +1,15 @@
 //! `aea pending` (SPEC §6): the messages that wait for a person.
 
+use std::os::unix::fs::MetadataExt as _;
+use std::path::PathBuf;
+
 use serde::Serialize;
 
 use super::context::Context;
 use super::listing::{Item, Unapproved, build_report, plural, print_item, print_unapproved};
+use crate::cli::PendingArgs;
 use crate::error::{ExitCode, Result};
+use crate::registry::Registry;
 
 /// `aea pending --json`: the items of `aea check` that wait for a person.
 #[derive(Serialize)]
@@ -17,7 +22,111 @@ pub(super) struct PendingOutput<'a> {
     pub processed_without_approval: &'a [Unapproved],
 }
 
-pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
+/// `aea pending --all --json`: what waits in each repository.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct AllOutput {
+    pub repositories: Vec<RepositoryPending>,
+}
+
+/// The mail waiting for a person in one repository, oldest first.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct RepositoryPending {
+    pub agent: String,
+    pub repository: PathBuf,
+    pub pending: Vec<Item>,
+}
+
+pub(crate) fn run(args: &PendingArgs, ctx: &Context) -> Result<ExitCode> {
+    if args.all {
+        return run_all(ctx);
+    }
+    run_here(ctx)
+}
+
+/// The registered repositories on this machine that are this user's: the
+/// inbox belongs to the owner of the user's key store, and the key store
+/// holds the agent's key. Another user's inbox, a repository on another
+/// machine and an agent whose key is elsewhere are left out.
+fn own_repositories(ctx: &Context) -> Result<Vec<(String, PathBuf)>> {
+    let (Some(registry), Some(keys)) = (ctx.registry(), ctx.keys_dir()) else {
+        return Ok(Vec::new());
+    };
+    let Ok(owner) = std::fs::metadata(keys).map(|m| m.uid()) else {
+        return Ok(Vec::new());
+    };
+    let registry = Registry::load(registry)?;
+    let mut own = Vec::new();
+    for (id, entry) in &registry.agents {
+        if !entry.enabled || entry.path.as_os_str().is_empty() || entry.foreign().is_some() {
+            continue;
+        }
+        let layout = crate::layout::Layout::of(&entry.path);
+        let inbox_is_ours =
+            std::fs::symlink_metadata(layout.inbox()).is_ok_and(|m| m.is_dir() && m.uid() == owner);
+        let key_is_ours = crate::identity::key_path(keys, id).is_file();
+        if inbox_is_ours && key_is_ours {
+            own.push((id.clone(), entry.path.clone()));
+        }
+    }
+    Ok(own)
+}
+
+fn run_all(ctx: &Context) -> Result<ExitCode> {
+    let mut repositories = Vec::new();
+    for (agent, path) in own_repositories(ctx)? {
+        let here = ctx.for_repo(path.clone());
+        let mailbox = here.mailbox()?;
+        let judge = here.judge(&mailbox);
+        let entries = mailbox.inbox().unprocessed()?;
+        let report = build_report(&mailbox, &entries, &judge, &here);
+        let mut pending: Vec<Item> = report
+            .messages
+            .into_iter()
+            .filter(|m| m.approval.waits() && !m.decision.action.eq(&crate::policy::Action::Reject))
+            .collect();
+        pending.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
+        repositories.push(RepositoryPending {
+            agent,
+            repository: path,
+            pending,
+        });
+    }
+    if ctx.printer.json() {
+        ctx.printer.value(&AllOutput { repositories });
+        return Ok(ExitCode::Success);
+    }
+    let waiting: usize = repositories.iter().map(|r| r.pending.len()).sum();
+    if waiting == 0 {
+        ctx.printer.line(format_args!(
+            "nothing waits for approval in {} repositor{}",
+            repositories.len(),
+            if repositories.len() == 1 { "y" } else { "ies" }
+        ));
+        return Ok(ExitCode::Success);
+    }
+    ctx.printer.line(format_args!(
+        "{waiting} message{} waiting for a person's approval:",
+        plural(waiting)
+    ));
+    for repository in repositories.iter().filter(|r| !r.pending.is_empty()) {
+        ctx.printer.line(format_args!(
+            "{} ({})",
+            crate::printer::untrusted_short(&repository.agent, 80),
+            crate::printer::untrusted_short(&repository.repository.to_string_lossy(), 200)
+        ));
+        for (n, m) in repository.pending.iter().enumerate() {
+            print_item(n + 1, m, ctx);
+        }
+    }
+    ctx.printer.line(
+        "decide in each repository with `aea approve <ref>` or `aea reject <ref> --reason ...` (`aea --repo PATH …` from here)",
+    );
+    Ok(ExitCode::Success)
+}
+
+fn run_here(ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
     let entries = mailbox.inbox().unprocessed()?;

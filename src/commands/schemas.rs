@@ -34,6 +34,7 @@ fn all() -> Vec<(&'static str, Schema)> {
         ),
         ("process", schema::<process::ProcessOutput<'static>>()),
         ("pending", schema::<pending::PendingOutput<'static>>()),
+        ("pending-all", schema::<pending::AllOutput>()),
         ("approve", schema::<verdict::ApprovalOutput<'static>>()),
         ("reject", schema::<verdict::ApprovalOutput<'static>>()),
         ("policy-show", schema::<crate::policy::Summary>()),
