@@ -62,7 +62,7 @@ pub enum Command {
     /// Reject a gated message, as a person
     Reject(RejectArgs),
     /// Walk through pending messages on a terminal: show, approve (typing back a number shown there), reject, skip
-    Review,
+    Review(ReviewArgs),
     /// Show the effective policy, explain the decision on a message, or replay a proposed one
     #[command(subcommand)]
     Policy(PolicyCommand),
@@ -125,6 +125,13 @@ fn parse_priority(text: &str) -> Result<Priority, String> {
             .map(crate::bridge::oacp::OacpPriority::to_aea)
             .map_err(|_| format!("{e}, or P0-P3"))
     })
+}
+
+#[derive(Args, Debug)]
+pub struct ReviewArgs {
+    /// In every repository `aea pending --all` lists, one after another
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Args, Debug)]

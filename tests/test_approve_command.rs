@@ -195,12 +195,21 @@ fn review_needs_a_terminal() {
 /// `aea review` in `web` on a real terminal: `script` gives it one and
 /// feeds it what the test writes to its stdin.
 fn review_under_script(env: &TestEnv, web: &std::path::Path) -> std::process::Child {
+    review_under_script_with(env, web, "review")
+}
+
+/// `aea <args>` (a review) under `script`, in `dir`.
+fn review_under_script_with(
+    env: &TestEnv,
+    dir: &std::path::Path,
+    args: &str,
+) -> std::process::Child {
     assert!(
         Command::new("script").arg("--version").output().is_ok(),
         "util-linux `script` is required for this test (.ci/run installs it)"
     );
     Command::new("script")
-        .args(["-qec", &format!("{BIN} review"), "/dev/null"])
+        .args(["-qec", &format!("{BIN} {args}"), "/dev/null"])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", env.path().join("home"))
@@ -208,7 +217,7 @@ fn review_under_script(env: &TestEnv, web: &std::path::Path) -> std::process::Ch
         .env("AEA_REGISTRY", env.registry())
         .env("SHELL", "/bin/sh")
         .env("TERM", "dumb")
-        .current_dir(web)
+        .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -437,4 +446,43 @@ fn pending_all_lists_every_repository_of_this_user() {
         .unwrap()
         .len();
     assert_eq!(web_pending, 1, "{report}");
+}
+
+/// `aea review --all` walks through what waits in every repository of this
+/// user, one after another, writing each decision into its own repository.
+#[test]
+fn review_all_walks_through_every_repository() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let docs = env.repo("docs");
+    let for_docs = env.urgent(&api, "docs", "issue", "for docs");
+    let for_web = env.urgent(&api, "web", "issue", "for web");
+    let mut child = review_under_script_with(&env, &env.path(), "review --all");
+    let mut input = child.stdin.take().unwrap();
+    let mut screen = Lines::read(child.stdout.take().unwrap());
+    // docs comes first (the registry's order): approve it; then reject web's.
+    input.write_all(b"a\n").unwrap();
+    let code = shown_code(&mut screen);
+    input
+        .write_all(format!("{code}\n\nr\nnot now\n").as_bytes())
+        .unwrap();
+    drop(input);
+    screen.wait_for("the summary", Duration::from_secs(60), |l| {
+        l.contains("reviewed: 1 approved, 1 rejected, 0 skipped, 0 left")
+    });
+    let out = output_within(
+        child,
+        Duration::from_secs(60),
+        "`aea review --all` under script",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let state = |repo: &std::path::Path, id: &str| {
+        env.json(repo, &["show", id])["approval"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(state(&docs, &for_docs), "approved");
+    assert_eq!(state(&web, &for_web), "rejected");
 }

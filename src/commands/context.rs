@@ -105,6 +105,14 @@ impl Context {
         })
     }
 
+    /// The same context, the repository found as this command finds it.
+    pub(crate) fn for_repo_as_is(&self) -> Context {
+        let mut same = self.for_repo(PathBuf::new());
+        same.repo.clone_from(&self.repo);
+        same.git_index_file.clone_from(&self.git_index_file);
+        same
+    }
+
     /// The same context for the repository at `repo` (`pending --all`):
     /// the same user, clock and output; the keys it verifies with are its
     /// own.
@@ -127,6 +135,35 @@ impl Context {
             git_index_file: None,
             keyring: std::cell::OnceCell::new(),
         }
+    }
+
+    /// The registered repositories on this machine that are this user's: the
+    /// inbox belongs to the owner of the user's key store, and the key store
+    /// holds the agent's key. Another user's inbox, a repository on another
+    /// machine and an agent whose key is elsewhere are left out.
+    pub(crate) fn own_repositories(&self) -> Result<Vec<(String, PathBuf)>> {
+        let (Some(registry), Some(keys)) = (self.registry(), self.keys_dir()) else {
+            return Ok(Vec::new());
+        };
+        let Ok(owner) = std::fs::metadata(keys).map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        else {
+            return Ok(Vec::new());
+        };
+        let registry = crate::registry::Registry::load(registry)?;
+        let mut own = Vec::new();
+        for (id, entry) in &registry.agents {
+            if !entry.enabled || entry.path.as_os_str().is_empty() || entry.foreign().is_some() {
+                continue;
+            }
+            let layout = crate::layout::Layout::of(&entry.path);
+            let inbox_is_ours = std::fs::symlink_metadata(layout.inbox())
+                .is_ok_and(|m| m.is_dir() && std::os::unix::fs::MetadataExt::uid(&m) == owner);
+            let key_is_ours = crate::identity::key_path(keys, id).is_file();
+            if inbox_is_ours && key_is_ours {
+                own.push((id.clone(), entry.path.clone()));
+            }
+        }
+        Ok(own)
     }
 
     /// Where the user's private signing keys live.

@@ -66,7 +66,7 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Pending(args) => pending::run(&args, &ctx),
         Command::Approve(args) => approve::run(&args, &ctx),
         Command::Reject(args) => reject::run(&args, &ctx),
-        Command::Review => review::run(&ctx),
+        Command::Review(args) => review::run(&args, &ctx),
         Command::Policy(command) => policy::run(&command, &ctx),
         Command::Watch(args) => watch::run(&args, &ctx),
         Command::Monitor(command) => monitor::run(&command, &ctx),

@@ -1,6 +1,5 @@
 //! `aea pending` (SPEC §6): the messages that wait for a person.
 
-use std::os::unix::fs::MetadataExt as _;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -9,7 +8,6 @@ use super::context::Context;
 use super::listing::{Item, Unapproved, build_report, plural, print_item, print_unapproved};
 use crate::cli::PendingArgs;
 use crate::error::{ExitCode, Result};
-use crate::registry::Registry;
 
 /// `aea pending --json`: the items of `aea check` that wait for a person.
 #[derive(Serialize)]
@@ -45,37 +43,9 @@ pub(crate) fn run(args: &PendingArgs, ctx: &Context) -> Result<ExitCode> {
     run_here(ctx)
 }
 
-/// The registered repositories on this machine that are this user's: the
-/// inbox belongs to the owner of the user's key store, and the key store
-/// holds the agent's key. Another user's inbox, a repository on another
-/// machine and an agent whose key is elsewhere are left out.
-fn own_repositories(ctx: &Context) -> Result<Vec<(String, PathBuf)>> {
-    let (Some(registry), Some(keys)) = (ctx.registry(), ctx.keys_dir()) else {
-        return Ok(Vec::new());
-    };
-    let Ok(owner) = std::fs::metadata(keys).map(|m| m.uid()) else {
-        return Ok(Vec::new());
-    };
-    let registry = Registry::load(registry)?;
-    let mut own = Vec::new();
-    for (id, entry) in &registry.agents {
-        if !entry.enabled || entry.path.as_os_str().is_empty() || entry.foreign().is_some() {
-            continue;
-        }
-        let layout = crate::layout::Layout::of(&entry.path);
-        let inbox_is_ours =
-            std::fs::symlink_metadata(layout.inbox()).is_ok_and(|m| m.is_dir() && m.uid() == owner);
-        let key_is_ours = crate::identity::key_path(keys, id).is_file();
-        if inbox_is_ours && key_is_ours {
-            own.push((id.clone(), entry.path.clone()));
-        }
-    }
-    Ok(own)
-}
-
 fn run_all(ctx: &Context) -> Result<ExitCode> {
     let mut repositories = Vec::new();
-    for (agent, path) in own_repositories(ctx)? {
+    for (agent, path) in ctx.own_repositories()? {
         let here = ctx.for_repo(path.clone());
         let mailbox = here.mailbox()?;
         let judge = here.judge(&mailbox);

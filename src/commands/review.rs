@@ -6,14 +6,77 @@ use std::io::{self, BufRead, IsTerminal};
 
 use super::context::Context;
 use crate::approval::{self, Verdict};
+use crate::cli::ReviewArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::policy::Action;
 
-pub fn run(ctx: &Context) -> Result<ExitCode> {
+pub fn run(args: &ReviewArgs, ctx: &Context) -> Result<ExitCode> {
     // Approval is a person's act: never take answers from a pipe or a script.
     if !io::stdin().is_terminal() || !ctx.printer.stdout_is_terminal() {
         return Err(Error::NeedsTerminal);
     }
+    // With --all, every repository `pending --all` lists, one after another.
+    let repositories: Vec<(Option<String>, Context)> = if args.all {
+        ctx.own_repositories()?
+            .into_iter()
+            .map(|(agent, path)| (Some(agent), ctx.for_repo(path)))
+            .collect()
+    } else {
+        vec![(None, ctx.for_repo_as_is())]
+    };
+    let stdin = io::stdin();
+    let mut lines = stdin.lock().lines();
+    let mut ask = |prompt: &str| -> Option<String> {
+        ctx.printer.raw(prompt);
+        lines.next()?.ok().map(|l| l.trim().to_string())
+    };
+    let mut tally = Tally::default();
+    for (agent, here) in &repositories {
+        if let Some(agent) = agent {
+            ctx.printer.raw(&format!(
+                "\n== {} ({})\n",
+                crate::printer::untrusted_short(agent, 80),
+                crate::printer::untrusted_short(
+                    &here.repo.as_deref().unwrap_or(&here.cwd).to_string_lossy(),
+                    200
+                )
+            ));
+        }
+        if !review_repository(here, &mut ask, &mut tally)? {
+            break;
+        }
+    }
+    if tally.total == 0 {
+        ctx.printer.line("nothing waits for approval");
+        return Ok(ExitCode::Success);
+    }
+    ctx.printer.line("");
+    ctx.printer.line(format_args!(
+        "reviewed: {} approved, {} rejected, {} skipped, {} left",
+        tally.approved,
+        tally.rejected,
+        tally.skipped,
+        tally.total - tally.approved - tally.rejected - tally.skipped
+    ));
+    Ok(ExitCode::Success)
+}
+
+/// What a review decided, over every repository it went through.
+#[derive(Default)]
+struct Tally {
+    total: usize,
+    approved: usize,
+    rejected: usize,
+    skipped: usize,
+}
+
+/// Walks the person through what waits in `ctx`'s repository; `false` when
+/// they quit (or the input ended), so no other repository follows.
+fn review_repository(
+    ctx: &Context,
+    ask: &mut impl FnMut(&str) -> Option<String>,
+    tally: &mut Tally,
+) -> Result<bool> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
     let waiting: Vec<_> = mailbox
@@ -28,26 +91,16 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
             .then_some((e, message))
         })
         .collect();
-    if waiting.is_empty() {
-        ctx.printer.line("nothing waits for approval");
-        return Ok(ExitCode::Success);
-    }
-    let stdin = io::stdin();
-    let mut lines = stdin.lock().lines();
-    let mut ask = |prompt: &str| -> Option<String> {
-        ctx.printer.raw(prompt);
-        lines.next()?.ok().map(|l| l.trim().to_string())
-    };
-    let (mut approved, mut rejected, mut skipped) = (0, 0, 0);
     let total = waiting.len();
-    'messages: for (n, (entry, message)) in waiting.iter().enumerate() {
+    tally.total += total;
+    for (n, (entry, message)) in waiting.iter().enumerate() {
         ctx.printer.raw(&format!("\n[{} of {total}]\n", n + 1));
         let held = super::frame::hold(&mailbox, entry, ctx);
         ctx.printer
             .raw(&super::frame::render(&mailbox, &judge, entry, message, ctx));
         loop {
             let Some(answer) = ask("[a]pprove, [r]eject, [s]kip, [q]uit? ") else {
-                break 'messages;
+                return Ok(false);
             };
             let (verdict, text) = match answer.as_str() {
                 "a" | "approve" => {
@@ -55,13 +108,13 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
                     ctx.printer
                         .raw(&format!("to approve, type this number back: {code}\n"));
                     let Some(typed) = ask("number: ") else {
-                        break 'messages;
+                        return Ok(false);
                     };
                     if typed != code {
                         ctx.printer
                             .line("that is not the number shown; not approved, skipped");
-                        skipped += 1;
-                        continue 'messages;
+                        tally.skipped += 1;
+                        break;
                     }
                     let note = ask("note (optional): ").unwrap_or_default();
                     (Verdict::Approve, (!note.is_empty()).then_some(note))
@@ -69,7 +122,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
                 "r" | "reject" => {
                     let reason = loop {
                         match ask("reason (required): ") {
-                            None => break 'messages,
+                            None => return Ok(false),
                             Some(r) if r.is_empty() => {}
                             Some(r) => break r,
                         }
@@ -77,10 +130,10 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
                     (Verdict::Reject, Some(reason))
                 }
                 "s" | "skip" | "" => {
-                    skipped += 1;
-                    continue 'messages;
+                    tally.skipped += 1;
+                    break;
                 }
-                "q" | "quit" => break 'messages,
+                "q" | "quit" => return Ok(false),
                 _ => continue,
             };
             let by = crate::repo::identity(mailbox.repo());
@@ -88,18 +141,13 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
             ctx.printer
                 .line(format_args!("{} {}", saved.decision, saved.message_id));
             match verdict {
-                Verdict::Approve => approved += 1,
-                Verdict::Reject => rejected += 1,
+                Verdict::Approve => tally.approved += 1,
+                Verdict::Reject => tally.rejected += 1,
             }
-            continue 'messages;
+            break;
         }
     }
-    ctx.printer.line("");
-    ctx.printer.line(format_args!(
-        "reviewed: {approved} approved, {rejected} rejected, {skipped} skipped, {} left",
-        total - approved - rejected - skipped
-    ));
-    Ok(ExitCode::Success)
+    Ok(true)
 }
 
 /// A fresh six-digit number a person reads off the terminal and types back
