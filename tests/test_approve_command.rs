@@ -430,6 +430,21 @@ fn pending_all_lists_every_repository_of_this_user() {
     if theirs {
         assert!(!text.contains("other"), "{text}");
     }
+    // A repository that cannot be read is said and left out; the others
+    // are still listed.
+    let broken = env.repo("broken");
+    std::fs::remove_dir_all(env.state(&broken)).ok();
+    std::fs::write(env.state(&broken), "not a folder").unwrap();
+    let out = env.run(&env.path(), &["--json", "pending", "--all"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("broken"), "{}", stderr(&out));
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        listed["repositories"].as_array().unwrap().len(),
+        3,
+        "{listed}"
+    );
+    std::fs::remove_file(env.state(&broken)).unwrap();
     // Deciding still happens in each repository, from anywhere.
     env.ok(
         &env.path(),

@@ -47,7 +47,19 @@ fn run_all(ctx: &Context) -> Result<ExitCode> {
     let mut repositories = Vec::new();
     for (agent, path) in ctx.own_repositories()? {
         let here = ctx.for_repo(path.clone());
-        let mailbox = here.mailbox()?;
+        // One repository that cannot be read (a damaged inbox, a state
+        // folder swapped for a file) is said, and the others still listed.
+        let mailbox = match here.mailbox() {
+            Ok(mailbox) => mailbox,
+            Err(e) => {
+                ctx.printer.warn(format_args!(
+                    "{} ({}) left out: {e}",
+                    crate::printer::untrusted_short(&agent, 80),
+                    crate::printer::untrusted_short(&path.to_string_lossy(), 200)
+                ));
+                continue;
+            }
+        };
         let judge = here.judge(&mailbox);
         let entries = mailbox.inbox().unprocessed()?;
         let report = build_report(&mailbox, &entries, &judge, &here);

@@ -42,7 +42,7 @@ pub fn run(args: &ReviewArgs, ctx: &Context) -> Result<ExitCode> {
                 )
             ));
         }
-        if !review_repository(here, &mut ask, &mut tally)? {
+        if !review_repository(here, !args.all, &mut ask, &mut tally)? {
             break;
         }
     }
@@ -74,10 +74,20 @@ struct Tally {
 /// they quit (or the input ended), so no other repository follows.
 fn review_repository(
     ctx: &Context,
+    alone: bool,
     ask: &mut impl FnMut(&str) -> Option<String>,
     tally: &mut Tally,
 ) -> Result<bool> {
-    let mailbox = ctx.mailbox()?;
+    let mailbox = match ctx.mailbox() {
+        Ok(mailbox) => mailbox,
+        // With --all, one repository that cannot be read is said and the
+        // others still reviewed; alone, it is the command's error.
+        Err(e) if !alone => {
+            ctx.printer.warn(format_args!("left out: {e}"));
+            return Ok(true);
+        }
+        Err(e) => return Err(e),
+    };
     let judge = ctx.judge(&mailbox);
     let waiting: Vec<_> = mailbox
         .inbox()
