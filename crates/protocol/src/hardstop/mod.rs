@@ -139,21 +139,57 @@ type Fields<'a> = [(&'static str, &'a dyn Fn(&mut Vec<&'a str>)); 9];
 #[derive(Debug, Clone, Default)]
 pub struct HardStops {
     stops: Vec<HardStop>,
+    /// The needles, each with the stop it belongs to: plain ones, and ones
+    /// with shell characters (`| sh`) that are also looked for in the text.
+    plain: Vec<(usize, String)>,
+    shell: Vec<(usize, String)>,
+    /// What makes a line worth reading: the trigger words (the first
+    /// `trigger_words`, each as a whole word), then what counts anywhere.
+    triggers: Vec<String>,
+    trigger_words: usize,
+    /// The words of the configured patterns of several words but their last:
+    /// a line ending with one is read with the next (`private` / `key`).
+    wrapped: Vec<String>,
+    /// Built from the above the first time a message is scanned: `aea
+    /// check` on a quiet inbox loads the policy and never scans.
+    automata: std::sync::OnceLock<Automata>,
+}
+
+/// The automata of a [`HardStops`].
+#[derive(Debug, Clone)]
+struct Automata {
     /// Looked for in the shell words of a field. A pattern without shell
     /// characters found in the text is also in its words, so one pass does.
     words: Option<Needles>,
     /// Patterns with shell characters (`| sh`), also looked for in the text.
     text: Option<Needles>,
-    /// The words that make a line worth reading: every word of the
-    /// patterns, and the programs, keywords and switches the classes are
-    /// about, each as a whole word. A plain ASCII line with none of them,
-    /// and none of `patterns`, is skipped whole.
     triggers: Option<AhoCorasick>,
-    /// How many of `triggers` are words; the rest count anywhere.
-    trigger_words: usize,
-    /// The words of the configured patterns of several words but their last:
-    /// a line ending with one is read with the next (`private` / `key`).
-    wrapped: Vec<String>,
+}
+
+impl HardStops {
+    fn automata(&self) -> &Automata {
+        self.automata.get_or_init(|| {
+            // The patterns are short strings, a few hundred at most:
+            // building them cannot fail on size.
+            let triggers = AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .match_kind(MatchKind::LeftmostLongest)
+                .kind(Some(AhoCorasickKind::DFA))
+                // Short words and single characters: a prefilter only
+                // stops the DFA at every other byte.
+                .prefilter(false)
+                .build(&self.triggers)
+                .ok()
+                .filter(|_| !self.triggers.is_empty());
+            Automata {
+                words: Needles::build(self.plain.iter().chain(&self.shell).cloned().collect())
+                    .ok()
+                    .flatten(),
+                text: Needles::build(self.shell.clone()).ok().flatten(),
+                triggers,
+            }
+        })
+    }
 }
 
 /// Which stop matched and in which field of the message.
@@ -252,21 +288,6 @@ impl HardStops {
         if stops.iter().any(|s| !s.classes.is_empty()) {
             triggers.extend(classes::TRIGGERS.iter().map(|w| (*w).to_string()));
         }
-        let automaton = |patterns: &[String], kind| -> Result<Option<AhoCorasick>, String> {
-            if patterns.is_empty() {
-                return Ok(None);
-            }
-            AhoCorasick::builder()
-                .ascii_case_insensitive(true)
-                .match_kind(kind)
-                .kind(Some(AhoCorasickKind::DFA))
-                // Short words and single characters: a prefilter only
-                // stops the DFA at every other byte.
-                .prefilter(false)
-                .build(patterns)
-                .map(Some)
-                .map_err(|e| e.to_string())
-        };
         // One automaton for the whole test of a line: the trigger words
         // (whole words only), and anywhere in it each pattern as the
         // substring it is, the characters a shell expands or an encoding
@@ -284,11 +305,12 @@ impl HardStops {
         }
         Ok(HardStops {
             stops,
-            words: Needles::build(plain.iter().chain(&shell).cloned().collect())?,
-            text: Needles::build(shell)?,
-            triggers: automaton(&triggers, MatchKind::LeftmostLongest)?,
+            plain,
+            shell,
+            triggers,
             trigger_words,
             wrapped,
+            automata: std::sync::OnceLock::new(),
         })
     }
 
@@ -455,15 +477,16 @@ impl HardStops {
         scan.text.push(' ');
         scan.words.clear();
         push_shell_words(&mut scan.words, &scan.text);
-        if let Some(n) = &self.words {
+        let automata = self.automata();
+        if let Some(n) = &automata.words {
             n.mark(&scan.words, &mut scan.hits);
         }
-        if let Some(n) = &self.text {
+        if let Some(n) = &automata.text {
             n.mark(&scan.text, &mut scan.hits);
         }
         // The words drop shell comments (`# …`): the patterns are also
         // looked for in the text, comments and all.
-        if let Some(n) = &self.words {
+        if let Some(n) = &automata.words {
             n.mark(&scan.text, &mut scan.hits);
         }
         if !wants_classes {
@@ -511,7 +534,7 @@ impl HardStops {
         } else {
             line
         };
-        let Some(triggers) = &self.triggers else {
+        let Some(triggers) = &self.automata().triggers else {
             return false;
         };
         let bytes = line.as_bytes();
