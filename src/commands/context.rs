@@ -105,23 +105,27 @@ impl Context {
         })
     }
 
-    /// The same context, the repository found as this command finds it.
-    pub(crate) fn for_repo_as_is(&self) -> Context {
-        let mut same = self.for_repo(PathBuf::new());
-        same.repo.clone_from(&self.repo);
-        same.git_index_file.clone_from(&self.git_index_file);
-        same
-    }
-
     /// The same context for the repository at `repo` (`pending --all`):
     /// the same user, clock and output; the keys it verifies with are its
     /// own.
     pub(crate) fn for_repo(&self, repo: PathBuf) -> Context {
+        let mut other = self.with_repo(Some(repo));
+        other.git_index_file = None;
+        other
+    }
+
+    /// This context again, as a value of its own (a command that walks
+    /// several repositories walks this one the same way).
+    pub(crate) fn again(&self) -> Context {
+        self.with_repo(self.repo.clone())
+    }
+
+    fn with_repo(&self, repo: Option<PathBuf>) -> Context {
         Context {
             rt: self.rt.clone(),
             printer: self.printer,
             cwd: self.cwd.clone(),
-            repo: Some(repo),
+            repo,
             registry: self.registry.clone(),
             trust_store: self.trust_store.clone(),
             temp_dir: self.temp_dir.clone(),
@@ -132,7 +136,7 @@ impl Context {
             ring_env: self.ring_env.clone(),
             seen_settle: self.seen_settle,
             fixed_now: self.fixed_now.clone(),
-            git_index_file: None,
+            git_index_file: self.git_index_file.clone(),
             keyring: std::cell::OnceCell::new(),
         }
     }

@@ -22,7 +22,7 @@ pub fn run(args: &ReviewArgs, ctx: &Context) -> Result<ExitCode> {
             .map(|(agent, path)| (Some(agent), ctx.for_repo(path)))
             .collect()
     } else {
-        vec![(None, ctx.for_repo_as_is())]
+        vec![(None, ctx.again())]
     };
     let stdin = io::stdin();
     let mut lines = stdin.lock().lines();

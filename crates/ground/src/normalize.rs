@@ -73,9 +73,10 @@ fn push_char(out: &mut String, c: char) {
 
 /// Characters that render as nothing: controls other than whitespace and
 /// the format characters (Unicode category Cf) and fillers used to split a
-/// word without a visible gap.
-fn is_invisible(c: char) -> bool {
-    c.is_control()
+/// word without a visible gap. The hard stops and the secret scan both take
+/// them out before matching.
+pub fn is_invisible(c: char) -> bool {
+    (c.is_control() && !c.is_whitespace())
         || matches!(
             c,
             '\u{00AD}'                     // soft hyphen

@@ -265,8 +265,7 @@ fn wrapper_options(program: &str) -> Option<&'static [&'static str]> {
     // for the program.
     Some(match program {
         "sudo" => &[
-            "-u", "-g", "-h", "-p", "-c", "-d", "-r", "-t", "-u", "-t", "-D", "-R", "-T", "-C",
-            "-U",
+            "-u", "-g", "-h", "-p", "-c", "-d", "-r", "-t", "-D", "-R", "-T", "-C", "-U",
         ],
         "doas" => &["-u", "-c"],
         "run0" => &[

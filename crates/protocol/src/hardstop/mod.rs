@@ -632,7 +632,6 @@ fn push_strings<'a>(out: &mut Vec<&'a str>, value: &'a Value) {
             }
             // And its strings again on one line: an argv array.
             let strings: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
-            let _ = &strings;
             if strings.len() > 1 {
                 for (at, string) in strings.into_iter().enumerate() {
                     if at > 0 {

@@ -7,32 +7,7 @@ use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
 
-/// Characters that render as nothing: controls other than whitespace, the
-/// format characters (Unicode category Cf) and the fillers used to split a
-/// word without a visible gap. The hard stops' normaliser keeps its own
-/// list; both follow Unicode's Default_Ignorable_Code_Point.
-fn is_invisible(c: char) -> bool {
-    (c.is_control() && !c.is_whitespace())
-        || matches!(
-            c,
-            '\u{00AD}'                     // soft hyphen
-            | '\u{034F}'                   // combining grapheme joiner
-            | '\u{061C}'                   // Arabic letter mark
-            | '\u{115F}' | '\u{1160}'      // Hangul fillers
-            | '\u{17B4}' | '\u{17B5}'      // Khmer inherent vowels
-            | '\u{180B}'..='\u{180F}'      // Mongolian selectors and separator
-            | '\u{200B}'..='\u{200F}'      // zero-width space/joiners, LRM, RLM
-            | '\u{202A}'..='\u{202E}'      // bidi embeddings and overrides
-            | '\u{2060}'..='\u{206F}'      // word joiner, invisible operators, bidi isolates
-            | '\u{3164}' | '\u{FFA0}'      // Hangul fillers
-            | '\u{FE00}'..='\u{FE0F}'      // variation selectors
-            | '\u{FEFF}'                   // zero-width no-break space (BOM)
-            | '\u{FFF9}'..='\u{FFFB}'      // interlinear annotation
-            | '\u{1D173}'..='\u{1D17A}'    // musical formatting
-            | '\u{E0000}'..='\u{E007F}'    // tag characters
-            | '\u{E0100}'..='\u{E01EF}' // variation selectors supplement
-        )
-}
+use crate::normalize::is_invisible;
 
 /// `text` without the characters that render as nothing: `AIza` with a
 /// zero-width space inside is `AIza` to whoever copies it. Borrowed when
