@@ -168,6 +168,7 @@ pub(crate) fn exit_code(err: &Error) -> ExitCode {
         | Error::RemoteRefused { .. }
         | Error::AttachmentOutside { .. }
         | Error::AttachmentRefused { .. }
+        | Error::SignatureRefused { .. }
         | Error::LinkLeavesRepository { .. }
         | Error::DanglingLink { .. }
         | Error::MessageTooLarge { .. }
@@ -250,7 +251,9 @@ pub(crate) fn hint(err: &Error) -> Option<String> {
             "remove the key: it is never sent, not even with `--allow-secrets` (whoever holds it can sign mail as this agent)"
                 .to_string()
         }
-        Error::Usage { hint, .. } | Error::AttachmentRefused { hint, .. } => hint.clone(),
+        Error::Usage { hint, .. }
+        | Error::AttachmentRefused { hint, .. }
+        | Error::SignatureRefused { hint, .. } => hint.clone(),
         Error::InvalidDraft(DraftProblem::Subject { .. }) => {
             "give a one-line subject of at most 200 characters".to_string()
         }
@@ -591,6 +594,7 @@ mod tests {
             Error::InvalidDraft(_) => (63, Usage),
             Error::SendKeyTaken { .. } => (64, Usage),
             Error::CollabIncomplete { .. } => (65, Usage),
+            Error::SignatureRefused { .. } => (67, Refused),
         }
     }
 
@@ -609,6 +613,10 @@ mod tests {
                 source: Box::new(io::Error::other("config file parse error")),
             },
             Error::MailboxSlotTaken { path: p() },
+            Error::SignatureRefused {
+                message: s("the decision is not signed"),
+                hint: s("pass --ssh-key FILE with an approver's key"),
+            },
             Error::AttachmentRefused {
                 message: s("attachment 1 does not match its SHA-256"),
                 hint: s("ask the sender to send it again"),

@@ -302,6 +302,11 @@ pub enum Error {
     #[error("attachment {} is outside this repository", path.display())]
     AttachmentOutside { path: PathBuf },
 
+    /// A person's signature that is missing, not an approver's or does
+    /// not verify (SPEC §19); nothing was recorded.
+    #[error("{message}")]
+    SignatureRefused { message: String, hint: String },
+
     /// An attachment aea will not copy, carry or write out; nothing was written.
     #[error("{message}")]
     AttachmentRefused { message: String, hint: String },

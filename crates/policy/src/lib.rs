@@ -5,6 +5,7 @@
 //! brought in below, so that `crate::<module>` names one module wherever
 //! it lives.
 
+pub mod approvers;
 pub mod config;
 pub mod config_trust;
 pub mod doorbell;
