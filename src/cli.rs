@@ -63,6 +63,9 @@ pub enum Command {
     Reject(RejectArgs),
     /// Walk through pending messages on a terminal: show, approve (typing back a number shown there), reject, skip
     Review(ReviewArgs),
+    /// Manage the SSH keys whose signature makes a person's approval (kept in your config, never a repository)
+    #[command(subcommand)]
+    Approvers(ApproversCommand),
     /// Show the effective policy, explain the decision on a message, or replay a proposed one
     #[command(subcommand)]
     Policy(PolicyCommand),
@@ -132,6 +135,55 @@ pub struct ReviewArgs {
     /// In every repository `aea pending --all` lists, one after another
     #[arg(long)]
     pub all: bool,
+
+    #[command(flatten)]
+    pub signing: SigningArgs,
+}
+
+/// How a person signs, where signatures are required (SPEC §19).
+#[derive(Args, Debug, Clone, Default)]
+pub struct SigningArgs {
+    /// Sign with this SSH key (a private key file, or the .pub of a key
+    /// held by ssh-agent); default: an approver's key found in ssh-agent
+    #[arg(long, value_name = "FILE")]
+    pub ssh_key: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ApproversCommand {
+    /// List the approvers, their keys and whether you require signatures
+    List,
+    /// Add a person's SSH public key; signed by a current approver (the first by its own key)
+    Add {
+        /// The person's name, as records and listings show it
+        name: String,
+        /// Their public key file (`ssh-keygen` writes it as FILE.pub)
+        #[arg(long, value_name = "FILE.pub")]
+        key: PathBuf,
+        #[command(flatten)]
+        signing: SigningArgs,
+    },
+    /// Remove an approver; signed by a current approver
+    Remove {
+        /// The approver's name
+        name: String,
+        #[command(flatten)]
+        signing: SigningArgs,
+    },
+    /// Require signed approvals in all your repositories (on), or stop requiring them (off); signed by a current approver
+    Require {
+        #[arg(value_enum)]
+        state: OnOff,
+        #[command(flatten)]
+        signing: SigningArgs,
+    },
+}
+
+/// `on` or `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
 }
 
 #[derive(Args, Debug)]
@@ -561,6 +613,9 @@ pub struct ApproveArgs {
     /// Why, or on what terms, for the record
     #[arg(long)]
     pub note: Option<String>,
+
+    #[command(flatten)]
+    pub signing: SigningArgs,
 }
 
 #[derive(Debug, Args)]
@@ -572,6 +627,9 @@ pub struct RejectArgs {
     /// Why, for the record and the agent
     #[arg(long, required = true)]
     pub reason: String,
+
+    #[command(flatten)]
+    pub signing: SigningArgs,
 }
 
 #[derive(Debug, Args)]

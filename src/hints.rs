@@ -467,6 +467,9 @@ or install into {} for every repository with `aea hooks install --force`",
             ConfigDirUse::PrivateState => {
                 "set HOME (or XDG_STATE_HOME, or AEA_STATE_DIR), or make the folder a git repository (`git init`): its private state then lives in .git/aea/".to_string()
             }
+            ConfigDirUse::Approvers => {
+                "set HOME (or XDG_CONFIG_HOME) so aea can keep the approver list there".to_string()
+            }
         },
         Error::AttachmentOutside { .. } => {
             "attach files of this repository only; the recipient reads them by path".to_string()

@@ -8,6 +8,7 @@
 
 pub use aea_bridges::bridge;
 pub(crate) use aea_store::approval;
+pub(crate) use aea_policy::approvers;
 pub(crate) use aea_store::attachments;
 pub(crate) use aea_store::audit;
 pub mod cli;
@@ -57,6 +58,7 @@ pub use aea_store::recovery;
 pub(crate) use aea_store::replay;
 pub(crate) use aea_store::route;
 pub use aea_store::seen;
+pub(crate) use aea_store::signoff;
 pub use aea_store::tracking;
 
 use std::error::Error as _;

@@ -7,5 +7,11 @@ use crate::cli::ApproveArgs;
 use crate::error::{ExitCode, Result};
 
 pub(crate) fn run(args: &ApproveArgs, ctx: &Context) -> Result<ExitCode> {
-    verdict::decide(ctx, &args.reference, Verdict::Approve, args.note.clone())
+    verdict::decide(
+        ctx,
+        &args.reference,
+        Verdict::Approve,
+        args.note.clone(),
+        &args.signing,
+    )
 }

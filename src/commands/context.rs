@@ -13,6 +13,7 @@ use crate::mailbox::Mailbox;
 use crate::printer::Printer;
 use crate::runtime::Runtime;
 use crate::secrets::OwnKeys;
+use crate::signoff::SignOff;
 use crate::transport::RingEnv;
 
 /// How long a command moves files when it takes an inbox over from an
@@ -54,6 +55,11 @@ pub struct Context {
     /// The keys this command verifies mail with, shared by the mailbox and
     /// the judge so each message is verified once.
     keyring: std::cell::OnceCell<Rc<KeyRing>>,
+    /// The user's config dir (approvers, trust store, keys).
+    config_dir: Option<PathBuf>,
+    /// The user's approvers, read once for every repository this command
+    /// opens (SPEC §19).
+    signoff: Rc<SignOff>,
 }
 
 impl Context {
@@ -102,6 +108,8 @@ impl Context {
             fixed_now: env.fixed_now.map(|t| t.to_rfc3339()),
             git_index_file: env.git_index_file.clone(),
             keyring: std::cell::OnceCell::new(),
+            config_dir: env.config_dir.clone(),
+            signoff: Rc::new(SignOff::new(env.config_dir.clone())),
         })
     }
 
@@ -138,6 +146,8 @@ impl Context {
             fixed_now: self.fixed_now.clone(),
             git_index_file: self.git_index_file.clone(),
             keyring: std::cell::OnceCell::new(),
+            config_dir: self.config_dir.clone(),
+            signoff: self.signoff.clone(),
         }
     }
 
@@ -168,6 +178,37 @@ impl Context {
             }
         }
         Ok(own)
+    }
+
+    /// The user's config dir, if any.
+    pub(crate) fn config_dir(&self) -> Option<&Path> {
+        self.config_dir.as_deref()
+    }
+
+    /// The user's approvers, as every mailbox of this command verifies
+    /// decisions against them.
+    pub(crate) fn signoff(&self) -> Rc<SignOff> {
+        self.signoff.clone()
+    }
+
+    /// Signs a decision as `--ssh-key` or ssh-agent allow, with one of the
+    /// user's approvers' keys (SPEC §19).
+    pub(crate) fn sign_with<'a>(
+        &'a self,
+        args: &'a crate::cli::SigningArgs,
+    ) -> impl Fn(&[u8]) -> Result<String> + 'a {
+        move |data: &[u8]| {
+            let candidates = self
+                .signoff
+                .approvers()
+                .map(|list| list.approvers.clone())
+                .unwrap_or_default();
+            super::signer::Signer {
+                key: args.ssh_key.as_deref(),
+                temp_dir: &self.temp_dir,
+            }
+            .sign(crate::approvers::NAMESPACE, data, &candidates)
+        }
     }
 
     /// Where the user's private signing keys live.
@@ -350,6 +391,7 @@ impl Context {
         let ring = self.keyring_for(|| mailbox.dir().to_path_buf());
         let mailbox = mailbox
             .verified_by(ring)
+            .signed_off_by(self.signoff.clone())
             .audited_by(Rc::new(self.rt.clone()));
         if crate::migrate::needed(&mailbox) {
             self.take_over(&mailbox, Some(TAKE_OVER_STEP))?;

@@ -75,7 +75,7 @@ pub(crate) fn render(
                 "what the message asks, within the person's decision below (before it: {operations})"
             ),
             Approval::Rejected => "nothing: a person rejected it".to_string(),
-            Approval::Pending | Approval::ChangedAfterApproval => {
+            Approval::Pending | Approval::ChangedAfterApproval | Approval::Unverified => {
                 format!("{operations}, and nothing more until a person decides")
             }
             Approval::NotNeeded => operations,

@@ -323,6 +323,7 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
     // Verified like every listing, so that a replay is set aside here too.
     let mailbox = mailbox
         .verified_by(ctx.keyring())
+        .signed_off_by(ctx.signoff())
         .audited_by(std::rc::Rc::new(ctx.rt.clone()));
     // An inbox an older aea kept is taken over a bounded step at a time.
     if crate::migrate::needed(&mailbox) {

@@ -5,6 +5,7 @@
 
 mod agents;
 mod approve;
+mod approvers;
 mod attachment;
 mod bridge;
 mod check;
@@ -35,6 +36,7 @@ mod schemas;
 mod send;
 mod sent;
 mod show;
+mod signer;
 mod status;
 mod sync;
 mod thread;
@@ -67,6 +69,7 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Approve(args) => approve::run(&args, &ctx),
         Command::Reject(args) => reject::run(&args, &ctx),
         Command::Review(args) => review::run(&args, &ctx),
+        Command::Approvers(command) => approvers::run(&command, &ctx),
         Command::Policy(command) => policy::run(&command, &ctx),
         Command::Watch(args) => watch::run(&args, &ctx),
         Command::Monitor(command) => monitor::run(&command, &ctx),

@@ -17,5 +17,6 @@ pub(crate) fn run(args: &RejectArgs, ctx: &Context) -> Result<ExitCode> {
         &args.reference,
         Verdict::Reject,
         Some(args.reason.clone()),
+        &args.signing,
     )
 }

@@ -42,7 +42,7 @@ pub fn run(args: &ReviewArgs, ctx: &Context) -> Result<ExitCode> {
                 )
             ));
         }
-        if !review_repository(here, !args.all, &mut ask, &mut tally)? {
+        if !review_repository(here, !args.all, &args.signing, &mut ask, &mut tally)? {
             break;
         }
     }
@@ -75,6 +75,7 @@ struct Tally {
 fn review_repository(
     ctx: &Context,
     alone: bool,
+    signing: &crate::cli::SigningArgs,
     ask: &mut impl FnMut(&str) -> Option<String>,
     tally: &mut Tally,
 ) -> Result<bool> {
@@ -147,7 +148,23 @@ fn review_repository(
                 _ => continue,
             };
             let by = crate::repo::identity(mailbox.repo());
-            let (saved, _) = approval::record(&mailbox, &judge, &held, verdict, text, by, &ctx.rt)?;
+            let sign = ctx.sign_with(signing);
+            let saved = match approval::record(
+                &mailbox, &judge, &held, verdict, text, by, &ctx.rt, &sign,
+            ) {
+                Ok((saved, _)) => saved,
+                // A signature that was not made or is not an approver's:
+                // said, nothing recorded, and the walk goes on.
+                Err(e @ crate::error::Error::SignatureRefused { .. }) => {
+                    ctx.printer.warn(&format!(
+                        "{e}; skipped{}",
+                        crate::hints::hint(&e).map_or(String::new(), |h| format!(" ({h})"))
+                    ));
+                    tally.skipped += 1;
+                    break;
+                }
+                Err(e) => return Err(e),
+            };
             ctx.printer
                 .line(format_args!("{} {}", saved.decision, saved.message_id));
             match verdict {

@@ -26,12 +26,15 @@ pub(crate) fn decide(
     reference: &str,
     verdict: Verdict,
     text: Option<String>,
+    signing: &crate::cli::SigningArgs,
 ) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
     let entry = mailbox.inbox().find(reference, &[Held::Inbox])?.0;
     let by = crate::repo::identity(mailbox.repo());
-    let (record, path) = approval::record(&mailbox, &judge, &entry, verdict, text, by, &ctx.rt)?;
+    let sign = ctx.sign_with(signing);
+    let (record, path) =
+        approval::record(&mailbox, &judge, &entry, verdict, text, by, &ctx.rt, &sign)?;
     print(ctx, &entry, &record, &path);
     Ok(ExitCode::Success)
 }

@@ -419,6 +419,8 @@ pub enum ConfigDirUse {
     TrustStore,
     /// The private state of an inbox outside any git repository.
     PrivateState,
+    /// The SSH keys whose signature approves (SPEC §19).
+    Approvers,
 }
 
 impl ConfigDirUse {
@@ -428,6 +430,7 @@ impl ConfigDirUse {
             ConfigDirUse::Registry => "registry",
             ConfigDirUse::TrustStore => "trust store",
             ConfigDirUse::PrivateState => "private state of an inbox outside git",
+            ConfigDirUse::Approvers => "approver list",
         }
     }
 }

@@ -18,7 +18,10 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use ssh_key::{Algorithm, PublicKey, SshSig, public::KeyData};
+use ssh_key::{Algorithm, PublicKey, SshSig};
+
+/// A public key, as the approver list holds it.
+pub use ssh_key::public::KeyData;
 
 use crate::error::{Error, Result};
 use crate::fsutil;

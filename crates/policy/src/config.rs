@@ -38,6 +38,8 @@ pub struct AgentConfig {
     pub hard_stops: Option<Vec<String>>,
     pub hooks: HooksConfig,
     pub limits: LimitsConfig,
+    /// How a person's approval is made (SPEC §19).
+    pub approvals: ApprovalsConfig,
     pub sync: SyncConfig,
     /// Other protocols' folders that `aea bridge` imports from (SPEC §12).
     /// They make aea read and delete files outside `.aea/`, so they take
@@ -275,6 +277,16 @@ impl TryFrom<String> for BlockOn {
             )),
         }
     }
+}
+
+/// `approvals:` — how a person's approval is made (SPEC §19).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApprovalsConfig {
+    /// Approvals and rejections count only when signed with an approver's
+    /// SSH key (`aea approvers`). The user can require it too; either one
+    /// requiring it is enough, so a committed `false` loosens nothing.
+    pub require_signature: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -28,8 +28,17 @@ pub struct Person {
     pub email: Option<String>,
 }
 
+/// Signs the bytes of a decision for a person (SPEC §19): returns an
+/// armored SSHSIG made with namespace [`crate::approvers::NAMESPACE`]. The
+/// cli's, which runs `ssh-keygen`; called only where signatures are
+/// required, once the decision is known to be one a person may make.
+pub type Sign<'a> = &'a dyn Fn(&[u8]) -> Result<String>;
+
 /// Checks that `entry` waits for a person and records `verdict` with who
 /// (`by`, else the OS user) and when, in the private state and the log.
+/// Where signatures are required, `sign` signs it and the signature must
+/// verify against the user's approvers, or nothing is recorded.
+#[allow(clippy::too_many_arguments)]
 pub fn record(
     mailbox: &Mailbox,
     judge: &Judge,
@@ -38,6 +47,7 @@ pub fn record(
     text: Option<String>,
     by: Person,
     rt: &Runtime,
+    sign: Sign<'_>,
 ) -> Result<(ApprovalRecord, PathBuf)> {
     let message = entry.require_valid()?;
     // In a shared inbox the decision binds the bytes aea read (and `show`
@@ -71,12 +81,25 @@ pub fn record(
             });
         }
     }
+    // Asked before anything is signed: a person should not touch a key
+    // for a decision that is then refused as already made.
+    let before = mailbox.approvals().approval(entry, true);
+    if matches!(before, Approval::Approved | Approval::Rejected) {
+        let existing = mailbox.approvals().approval_record(&entry.name);
+        return Err(crate::mailbox::AlreadyDecided {
+            name: entry.name.clone(),
+            decision: existing.as_ref().map(|r| r.decision.clone()),
+            by: existing.as_ref().map_or("someone".into(), |r| r.by.clone()),
+            at: existing.map_or("an earlier time".into(), |r| r.at),
+        }
+        .into());
+    }
     let user = rt.user().to_string();
     let (word, decided, note, reason) = match verdict {
         Verdict::Approve => (AuditEvent::Approved, ApprovalDecision::Approved, text, None),
         Verdict::Reject => (AuditEvent::Rejected, ApprovalDecision::Rejected, None, text),
     };
-    let record = ApprovalRecord {
+    let mut record = ApprovalRecord {
         message_id: message.message_id.clone(),
         file: entry.name.clone(),
         decision: decided.into(),
@@ -88,11 +111,40 @@ pub fn record(
         note,
         reason,
         sha256: entry.sha256.clone(),
+        signature: None,
     };
+    let signoff = mailbox.signoff();
+    let mut signer = None;
+    if signoff.required(mailbox) {
+        let missing = match signoff.approvers() {
+            Err(why) => Some(why.to_string()),
+            Ok(list) if list.approvers.is_empty() => {
+                Some("signatures are required and no approver is set".to_string())
+            }
+            Ok(_) => None,
+        };
+        if let Some(why) = missing {
+            return Err(Error::SignatureRefused {
+                message: format!("nothing was recorded: {why}"),
+                hint: "a person adds their SSH key first: `aea approvers add NAME --key ~/.ssh/id_ed25519_sk.pub`".into(),
+            });
+        }
+        let signature = sign(&crate::signoff::decision_bytes(mailbox, &record))?;
+        let approver = signoff
+            .verify(mailbox, &record, Some(&signature))
+            .map_err(|why| Error::SignatureRefused {
+                message: format!("nothing was recorded: {why}"),
+                hint: "sign with an approver's key: pass --ssh-key FILE, or load it into ssh-agent (`aea approvers list` shows whose keys approve)".into(),
+            })?;
+        signer = Some(approver.name.clone());
+        record.signature = Some(signature);
+    }
     // The record binds these bytes; in a shared inbox the sender can no
     // longer change them once the receiver owns the file.
     mailbox.records().adopt(entry)?;
-    let (path, superseded) = mailbox.approvals().record_approval(&record)?;
+    let (path, superseded) = mailbox
+        .approvals()
+        .record_approval(&record, before == Approval::Unverified)?;
     let mut event = Event::new(rt, word)
         .with("message", record.message_id.as_str())
         .with("file", record.file.as_str())
@@ -102,6 +154,9 @@ pub fn record(
     if let Some(old) = &superseded {
         // The file changed after an earlier decision; that record is kept.
         event = event.with("superseded", old.display().to_string());
+    }
+    if let Some(name) = &signer {
+        event = event.with("signed_by", name.as_str());
     }
     if let Some(email) = &record.email {
         event = event.with("email", email.as_str());

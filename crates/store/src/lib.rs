@@ -19,6 +19,7 @@ pub mod recovery;
 pub mod replay;
 pub mod route;
 pub mod seen;
+pub mod signoff;
 pub mod sync_state;
 pub mod tracking;
 
@@ -29,6 +30,7 @@ use aea_ground::liveness;
 use aea_ground::printer;
 use aea_ground::runtime;
 use aea_ground::words;
+use aea_policy::approvers;
 use aea_policy::config;
 use aea_policy::config_trust;
 use aea_policy::keyring;

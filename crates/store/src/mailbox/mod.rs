@@ -125,6 +125,10 @@ pub struct Mailbox {
     /// does on its own while reading (setting a replay aside) is logged
     /// only where this is given.
     auditor: Option<Rc<crate::runtime::Runtime>>,
+    /// The user's approvers, against which a person's decision is
+    /// verified where signatures are required (SPEC §19). Without one, only
+    /// the repository's policy can require them, and no signature verifies.
+    signoff: Rc<crate::signoff::SignOff>,
 }
 
 /// A message file read from the inbox, valid or not.
@@ -315,6 +319,10 @@ pub struct ApprovalRecord {
     /// one (written before 0.2) approves nothing; a rejection still holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
+    /// An approver's SSHSIG (namespace `aea-approval`) over the decision
+    /// (SPEC §19), where signatures are required.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 word_enum! {
@@ -393,6 +401,10 @@ word_enum! {
         /// A person decided on other bytes: the file was rewritten after the
         /// decision. Not approved; the old record is kept.
         ChangedAfterApproval = "changed_after_approval",
+        /// Signatures are required and the decision carries no approver's
+        /// signature that verifies (SPEC §19): it counts for nothing, and a
+        /// person decides again.
+        Unverified = "unverified",
     }
 }
 
@@ -401,6 +413,7 @@ impl Approval {
     pub fn label(self) -> &'static str {
         match self {
             Approval::ChangedAfterApproval => "changed after approval",
+            Approval::Unverified => "not signed by an approver",
             Approval::NotNeeded => "not needed",
             other => other.as_str(),
         }
@@ -408,7 +421,10 @@ impl Approval {
 
     /// Whether the message waits for a person's (new) decision.
     pub fn waits(self) -> bool {
-        matches!(self, Approval::Pending | Approval::ChangedAfterApproval)
+        matches!(
+            self,
+            Approval::Pending | Approval::ChangedAfterApproval | Approval::Unverified
+        )
     }
 }
 
@@ -451,6 +467,7 @@ impl Mailbox {
                     listed: std::cell::RefCell::new(None),
                     verify_later: Cell::new(false),
                     auditor: None,
+                    signoff: Rc::default(),
                 })
             }
         }
@@ -499,6 +516,19 @@ impl Mailbox {
     pub fn audited_by(mut self, rt: Rc<crate::runtime::Runtime>) -> Self {
         self.auditor = Some(rt);
         self
+    }
+
+    /// Verifies a person's decisions against the user's approvers in
+    /// `signoff` (SPEC §19).
+    #[must_use]
+    pub fn signed_off_by(mut self, signoff: Rc<crate::signoff::SignOff>) -> Self {
+        self.signoff = signoff;
+        self
+    }
+
+    /// The user's approvers, as this mailbox verifies decisions.
+    pub fn signoff(&self) -> &crate::signoff::SignOff {
+        &self.signoff
     }
 
     /// Verifies the senders of inbox messages with `keyring` when reading.

@@ -612,6 +612,8 @@ impl Approvals<'_> {
     /// wrote it) never approves: it holds like a rejection, because it is a
     /// person's decision on these bytes, which is never replaced — counting
     /// it as pending would ask for a decision that cannot be recorded.
+    /// Where signatures are required (SPEC §19), a decision no approver
+    /// signed is [`Approval::Unverified`], whatever it says.
     pub fn approval(&self, entry: &Entry, gated: bool) -> Approval {
         if !gated {
             return Approval::NotNeeded;
@@ -619,7 +621,7 @@ impl Approvals<'_> {
         let Some(record) = self.approval_record(&entry.name) else {
             return Approval::Pending;
         };
-        match (record.sha256.as_deref(), entry.sha256.as_deref()) {
+        let state = match (record.sha256.as_deref(), entry.sha256.as_deref()) {
             (Some(decided), Some(current)) if decided != current => Approval::ChangedAfterApproval,
             (decided, current) => match record.decision {
                 // An approval without a digest (older aea) cannot say what it approved.
@@ -634,7 +636,22 @@ impl Approvals<'_> {
                     Approval::Rejected
                 }
             },
+        };
+        match state {
+            Approval::Approved | Approval::Rejected
+                if self.signoff().problem(self, &record).is_some() =>
+            {
+                Approval::Unverified
+            }
+            state => state,
         }
+    }
+
+    /// Why the decision recorded for `entry` does not count where
+    /// signatures are required; `None` if there is none or it counts.
+    pub fn signature_problem(&self, entry: &Entry) -> Option<String> {
+        let record = self.approval_record(&entry.name)?;
+        self.signoff().problem(self, &record)
     }
 
     /// The person's current decision on received file `name`, if any.
@@ -649,9 +666,13 @@ impl Approvals<'_> {
     /// replaced: a second one fails and names the first. A record made for
     /// other bytes (the file changed after it) is moved aside to
     /// `<name>.json.superseded[.N]`, kept for the record, and returned.
+    /// A record that does not count because no approver signed it
+    /// (`unverified`) is moved aside the same way, to
+    /// `<name>.json.unverified[.N]`.
     pub(crate) fn record_approval(
         &self,
         record: &ApprovalRecord,
+        unverified: bool,
     ) -> Result<(PathBuf, Option<PathBuf>)> {
         let dir = self.make_private_dir(Private::Approvals)?;
         let file = format!("{}.json", record.file);
@@ -663,7 +684,10 @@ impl Approvals<'_> {
             let same_bytes = existing
                 .as_ref()
                 .is_some_and(|r| r.sha256.is_some() && r.sha256 == record.sha256);
-            if existing.is_none() || same_bytes {
+            if unverified && existing.is_some() {
+                let aside_name = format!("{file}.unverified");
+                aside = Some(move_present(&path, &dir, &aside_name)?);
+            } else if existing.is_none() || same_bytes {
                 return Err(AlreadyDecided {
                     name: record.file.clone(),
                     decision: existing.as_ref().map(|r| r.decision.clone()),
@@ -671,8 +695,9 @@ impl Approvals<'_> {
                     at: existing.map_or("an earlier time".into(), |r| r.at),
                 }
                 .into());
+            } else {
+                aside = Some(move_present(&path, &dir, &format!("{file}.superseded"))?);
             }
-            aside = Some(move_present(&path, &dir, &format!("{file}.superseded"))?);
             if !fsutil::create_exclusive(&path, &body)? {
                 return Err(AlreadyDecided {
                     name: record.file.clone(),
