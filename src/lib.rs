@@ -7,8 +7,8 @@
 //! here under the names they had, for the tests and benchmarks.
 
 pub use aea_bridges::bridge;
-pub(crate) use aea_store::approval;
 pub(crate) use aea_policy::approvers;
+pub(crate) use aea_store::approval;
 pub(crate) use aea_store::attachments;
 pub(crate) use aea_store::audit;
 pub mod cli;

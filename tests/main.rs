@@ -8,6 +8,7 @@
 mod common;
 
 mod test_approve_command;
+mod test_approvers_command;
 mod test_attachments;
 mod test_bash_aea;
 mod test_bridge_commands;

@@ -74,13 +74,21 @@ pub(crate) fn run(command: &ApproversCommand, ctx: &Context) -> Result<ExitCode>
     })?;
     let list = Approvers::load(dir)?;
     match command {
-        ApproversCommand::List => list_approvers(ctx, dir, &list),
+        ApproversCommand::List => Ok(list_approvers(ctx, dir, &list)),
         ApproversCommand::Add { name, key, signing } => {
             approvers::check_name(name).map_err(|why| Error::usage(why, "pick another name"))?;
             let key = read_key(key)?;
-            if let Some(same) = list.approvers.iter().find(|a| a.key == key || &a.name == name) {
+            if let Some(same) = list
+                .approvers
+                .iter()
+                .find(|a| a.key == key || &a.name == name)
+            {
                 return Err(Error::usage(
-                    format!("{} is an approver already, with key {}", same.name, same.fingerprint()),
+                    format!(
+                        "{} is an approver already, with key {}",
+                        same.name,
+                        same.fingerprint()
+                    ),
                     "remove it first (`aea approvers remove NAME`), or use another name and key",
                 ));
             }
@@ -109,7 +117,9 @@ pub(crate) fn run(command: &ApproversCommand, ctx: &Context) -> Result<ExitCode>
                 .collect();
             if new.is_empty() {
                 return Err(Error::usage(
-                    format!("{name} is the last approver; without one no change could ever be signed again"),
+                    format!(
+                        "{name} is the last approver; without one no change could ever be signed again"
+                    ),
                     "add another approver first; to start over, a person deletes the approvers folder that `aea approvers list` names",
                 ));
             }
@@ -157,7 +167,11 @@ fn change(
         key: signing.ssh_key.as_deref(),
         temp_dir: &ctx.temp_dir,
     }
-    .sign(LIST_NAMESPACE, &proposal.bytes(), list.signers_for(&proposal))?;
+    .sign(
+        LIST_NAMESPACE,
+        &proposal.bytes(),
+        list.signers_for(&proposal),
+    )?;
     let signed_by = list.commit(proposal, signature)?;
     let version = list.version + 1;
     if ctx.printer.json() {
@@ -168,8 +182,9 @@ fn change(
             require_signature: require,
         });
     } else {
-        ctx.printer
-            .line(format_args!("{words}: version {version} of the approver list, signed by {signed_by}"));
+        ctx.printer.line(format_args!(
+            "{words}: version {version} of the approver list, signed by {signed_by}"
+        ));
         if list.version == 0 {
             ctx.printer.line(
                 "signed approvals are now required in all your repositories (`aea approvers require off` stops that)",
@@ -206,7 +221,7 @@ fn read_key(path: &Path) -> Result<crate::approvers::KeyData> {
     })
 }
 
-fn list_approvers(ctx: &Context, dir: &Path, list: &Approvers) -> Result<ExitCode> {
+fn list_approvers(ctx: &Context, dir: &Path, list: &Approvers) -> ExitCode {
     let repository_requires = ctx
         .mailbox()
         .ok()
@@ -227,11 +242,14 @@ fn list_approvers(ctx: &Context, dir: &Path, list: &Approvers) -> Result<ExitCod
                 key: a.public_line(),
             })
             .collect(),
-        ignored: list.ignored.clone().map(|(line, why)| Ignored { line, why }),
+        ignored: list
+            .ignored
+            .clone()
+            .map(|(line, why)| Ignored { line, why }),
     };
     if ctx.printer.json() {
         ctx.printer.value(&output);
-        return Ok(ExitCode::Success);
+        return ExitCode::Success;
     }
     if output.approvers.is_empty() {
         ctx.printer.line("no approvers: approvals are not signed");
@@ -242,7 +260,11 @@ fn list_approvers(ctx: &Context, dir: &Path, list: &Approvers) -> Result<ExitCod
             row.name,
             row.fingerprint,
             row.key_type,
-            if row.hardware { " (hardware key: a touch per signature)" } else { "" }
+            if row.hardware {
+                " (hardware key: a touch per signature)"
+            } else {
+                ""
+            }
         ));
     }
     let by = |yes: bool| if yes { "yes" } else { "no" };
@@ -255,12 +277,12 @@ fn list_approvers(ctx: &Context, dir: &Path, list: &Approvers) -> Result<ExitCod
         }
     ));
     if let Some(ignored) = &output.ignored {
-        ctx.printer.warn(&format!(
+        ctx.printer.warn(format_args!(
             "line {} of {} and those after it change nothing: {}",
             ignored.line,
             output.dir.join(approvers::CHANGES).display(),
             ignored.why
         ));
     }
-    Ok(ExitCode::Success)
+    ExitCode::Success
 }

@@ -86,6 +86,7 @@ pub(crate) fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     out.push(old_state(mailbox.layout()));
     out.extend(inbox(&mailbox));
     out.extend(unapproved(&mailbox, ctx));
+    out.extend(signatures(&mailbox));
     out.extend(leftovers(&mailbox, ctx.rt.now()));
     out.push(log_history(&mailbox));
     out.extend(ignored(&mailbox));
@@ -495,6 +496,54 @@ fn state(layout: &Layout) -> Vec<Finding> {
         .into_iter()
         .map(|problem| Finding::new("state", Some(problem), ""))
         .collect()
+}
+
+/// Where signed approvals are required and no approver is set, what to
+/// say: nothing can then be approved (SPEC §19). `init` says it too.
+pub(super) fn no_approver(mailbox: &Mailbox) -> Option<String> {
+    let signoff = mailbox.signoff();
+    if !signoff.required(mailbox) {
+        return None;
+    }
+    match signoff.approvers() {
+        Err(why) => Some(format!("signed approvals are required, and {why}")),
+        Ok(list) if list.approvers.is_empty() => Some(
+            "signed approvals are required (approvals.require_signature) and no approver is set, so nothing can be approved: a person adds their key with `aea approvers add NAME --key FILE.pub`".to_string(),
+        ),
+        Ok(_) => None,
+    }
+}
+
+/// Signed approvals (SPEC §19): said only where they are required or an
+/// approver list exists.
+fn signatures(mailbox: &Mailbox) -> Option<Finding> {
+    let signoff = mailbox.signoff();
+    let required = signoff.required(mailbox);
+    let list = signoff.approvers().ok();
+    if !required && list.is_none_or(|l| l.version == 0) {
+        return None;
+    }
+    let problem = if let Some(why) = no_approver(mailbox) {
+        Some((
+            why,
+            "`aea approvers add NAME --key ~/.ssh/id_ed25519_sk.pub` (a hardware key: see the approvals section of the README)".to_string(),
+        ))
+    } else {
+        list.and_then(|l| l.ignored.clone()).map(|(line, why)| {
+            (
+                format!("line {line} of the approver list and those after it change nothing: {why}"),
+                "nobody with an approver's key wrote it: find what edited your config; the next change an approver signs (`aea approvers`) drops those lines".to_string(),
+            )
+        })
+    };
+    let ok = list.map_or(String::new(), |l| {
+        format!(
+            "{} approver(s); signatures {}",
+            l.approvers.len(),
+            if required { "required" } else { "not required" }
+        )
+    });
+    Some(Finding::new("signatures", problem, &ok))
 }
 
 /// Gated mail another tool (the bash AEA's `touch`) marked processed with

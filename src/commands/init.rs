@@ -119,6 +119,9 @@ pub(crate) fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
             ));
         }
     }
+    if let Some(why) = super::doctor::no_approver(&mailbox.signed_off_by(ctx.signoff())) {
+        report.warnings.push(why);
+    }
     for warning in &report.warnings {
         ctx.printer.warn(warning);
     }

@@ -70,6 +70,11 @@ fn all() -> Vec<(&'static str, Schema)> {
             "agents-change",
             schema::<agents::AgentChangeOutput<'static>>(),
         ),
+        ("approvers-list", schema::<approvers::ApproversOutput>()),
+        (
+            "approvers-change",
+            schema::<approvers::ApproversChangeOutput>(),
+        ),
         ("whoami", schema::<whoami::WhoamiOutput<'static>>()),
         ("validate", schema::<validate::Report>()),
         ("bridge", schema::<bridge::BridgeOutput<'static>>()),

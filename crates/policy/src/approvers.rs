@@ -54,7 +54,9 @@ pub struct Approver {
 impl Approver {
     /// `SHA256:…`, as `ssh-keygen -l` prints it.
     pub fn fingerprint(&self) -> String {
-        self.key.fingerprint(Default::default()).to_string()
+        self.key
+            .fingerprint(ssh_key::HashAlg::default())
+            .to_string()
     }
 
     /// The key type, as OpenSSH names it (`ssh-ed25519`, `sk-ssh-ed25519@openssh.com`).
@@ -238,10 +240,11 @@ impl<'a> Decision<'a> {
     }
 }
 
-/// One version of the approver list, as stored and signed.
+/// One version of the approver list, as stored and signed: a link of
+/// the chain.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Version {
+struct Link {
     /// 1 for the first, then one more each time.
     version: u64,
     /// SHA-256 of the previous line: a version signed for one chain does
@@ -259,7 +262,7 @@ struct Version {
     signature: Option<String>,
 }
 
-impl Version {
+impl Link {
     fn signed_bytes(&self) -> Vec<u8> {
         let mut unsigned = self.clone();
         unsigned.signature = None;
@@ -318,7 +321,7 @@ impl Approvers {
     /// Takes one more line of the chain if it is the next version and an
     /// approver of the current one (or, first, of itself) signed it.
     fn extend(&mut self, line: &str) -> std::result::Result<(), String> {
-        let version: Version =
+        let version: Link =
             serde_json::from_str(line).map_err(|e| format!("not a version of the list: {e}"))?;
         let (list, require) = self.check_next(&version)?;
         self.approvers = list;
@@ -328,7 +331,7 @@ impl Approvers {
     }
 
     /// What `version` would make the list, if it may follow this one.
-    fn check_next(&self, version: &Version) -> std::result::Result<(Vec<Approver>, bool), String> {
+    fn check_next(&self, version: &Link) -> std::result::Result<(Vec<Approver>, bool), String> {
         if version.version != self.version + 1 {
             return Err(format!(
                 "version {} where {} was due",
@@ -400,7 +403,7 @@ impl Approvers {
             .map(|a| a.allowed_signers_line() + "\n")
             .collect();
         Proposal {
-            version: Version {
+            version: Link {
                 version: self.version + 1,
                 previous: self.lines.last().map(|l| fsutil::sha256_hex(l.as_bytes())),
                 at,
@@ -463,9 +466,11 @@ impl Approvers {
             });
         }
         let line = serde_json::to_string(&version).expect("a version serialises");
-        let mut text: String = self.lines.iter().map(|l| format!("{l}\n")).collect();
-        text.push_str(&line);
-        text.push('\n');
+        let mut text = String::new();
+        for l in self.lines.iter().chain(std::iter::once(&line)) {
+            text.push_str(l);
+            text.push('\n');
+        }
         fsutil::replace_atomic(&dir.join(CHANGES), text.as_bytes())?;
         fsutil::replace_atomic(
             &dir.join(ALLOWED_SIGNERS),
@@ -478,7 +483,7 @@ impl Approvers {
 /// A version of the list waiting for its signature.
 #[derive(Debug, Clone)]
 pub struct Proposal {
-    version: Version,
+    version: Link,
     list: Vec<Approver>,
 }
 
@@ -532,13 +537,21 @@ fn verify_with<'a>(
     }
     let sig = SshSig::from_pem(armored.trim()).map_err(|e| Refusal::Malformed(e.to_string()))?;
     if sig.namespace() != namespace {
+        // Whoever made the signature chose the namespace: only plain
+        // characters of it are ever shown.
         return Err(Refusal::WrongNamespace(
-            sig.namespace().chars().take(64).collect(),
+            sig.namespace()
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '@'))
+                .take(64)
+                .collect(),
         ));
     }
     let Some(approver) = signers.iter().find(|a| &a.key == sig.public_key()) else {
         return Err(Refusal::NotAnApprover(
-            sig.public_key().fingerprint(Default::default()).to_string(),
+            sig.public_key()
+                .fingerprint(ssh_key::HashAlg::default())
+                .to_string(),
         ));
     };
     let key = PublicKey::new(approver.key.clone(), "");

@@ -42,6 +42,10 @@ pub(crate) struct Item {
     pub sender_path_mismatch: Option<String>,
     pub decision: Decision,
     pub approval: Approval,
+    /// Why a person's decision does not count, when `approval` is
+    /// `unverified`: no approver signed it (SPEC §19).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval_problem: Option<String>,
     pub expired: bool,
     /// Set when a processed marker exists but no longer covers the file
     /// (replaced after processing) or is not a regular file.
@@ -219,6 +223,9 @@ pub(crate) fn build_report(
                         .sender_path_mismatch(m)
                         .map(|p| p.display().to_string()),
                     decision,
+                    approval_problem: (approval == Approval::Unverified)
+                        .then(|| mailbox.approvals().signature_problem(entry))
+                        .flatten(),
                     approval,
                     expired: m.is_expired(now),
                     stale_marker: mailbox.records().stale_marker(entry),
@@ -298,6 +305,12 @@ pub(crate) fn print_item(n: usize, m: &Item, ctx: &Context) {
         Approval::ChangedAfterApproval => {
             flags.push("CHANGED AFTER APPROVAL: not approved, decide again".into());
         }
+        Approval::Unverified => flags.push(format!(
+            "NOT SIGNED BY AN APPROVER: {}; decide again",
+            m.approval_problem
+                .as_deref()
+                .unwrap_or("no approver's signature verifies")
+        )),
         other => flags.push(format!("approval {}", other.label())),
     }
     if m.approve_again {
