@@ -633,7 +633,7 @@ fn main() {
     if std::env::var_os("AEA_BENCH_KEEP").is_some() {
         eprintln!("keeping {}", bench.root.path().display());
     }
-    // AEA_BENCH_ONLY=check|watch|sync|scale|flood|hardstops: one group of rows
+    // AEA_BENCH_ONLY=check|watch|sync|scale|flood|hardstops|approvals: one group of rows
     // alone, for repeated runs of the figure being worked on without the
     // minutes the rest takes.
     let only = std::env::var("AEA_BENCH_ONLY").ok();
@@ -643,9 +643,12 @@ fn main() {
         Some("scale") => print_scale(&scale(&bench, full), bench.layout),
         Some("flood") => print_flood(&flood(&bench, full), bench.layout),
         Some("hardstops") => print_hard_stop_row(full),
+        Some("approvals") => print_approvals(&approvals(&bench, full)),
         Some("check") | None => {}
         Some(other) => {
-            panic!("AEA_BENCH_ONLY={other}: check, watch, sync, scale, flood or hardstops")
+            panic!(
+                "AEA_BENCH_ONLY={other}: check, watch, sync, scale, flood, hardstops or approvals"
+            )
         }
     }
     let only_check = only.as_deref() == Some("check");
@@ -1828,4 +1831,185 @@ fn print_sync(rows: &[SyncScale], layout: LayoutKind) {
             verdict(ratio <= 2.0 && s.sync.peak_kib <= CEILING_KIB)
         );
     }
+}
+
+/// What signed approvals (SPEC §19) cost: `check` and `process` on gated
+/// mail a person approved, unsigned with signatures off and signed with
+/// them on, and one verification in-process.
+struct ApprovalRows {
+    approved: usize,
+    check_off: Figures,
+    check_on: Figures,
+    process_off: Figures,
+    process_on: Figures,
+    verify_one: Duration,
+}
+
+fn approvals(bench: &Bench, full: bool) -> ApprovalRows {
+    let n = if full { 50 } else { 5 };
+    let api = bench.repo("approvals-api");
+    let web = bench.repo("approvals-web");
+    let with_path = |mut cmd: Command| {
+        cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        cmd
+    };
+    let run = |dir: &Path, args: &[&str]| {
+        let out = with_path(bench.cmd(dir, args))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let handoffs = |count: usize| -> Vec<String> {
+        (0..count)
+            .map(|i| {
+                let out = run(
+                    &api,
+                    &[
+                        "--json",
+                        "send",
+                        "--to",
+                        "approvals-web",
+                        "--type",
+                        "handoff",
+                        "--priority",
+                        "urgent",
+                        "--subject",
+                        &format!("handoff {i}"),
+                        "--body",
+                        "take it over",
+                    ],
+                );
+                let sent: serde_json::Value = serde_json::from_slice(&out).unwrap();
+                sent["message_id"].as_str().unwrap().to_string()
+            })
+            .collect()
+    };
+    let approved_as = |ids: &[String], key: Option<&Path>| {
+        for id in ids {
+            let mut args = vec!["approve", id.as_str()];
+            if let Some(key) = key {
+                args.extend(["--ssh-key", key.to_str().unwrap()]);
+            }
+            run(&web, &args);
+        }
+    };
+    let listed_approved = |want: usize| {
+        let out = run(&web, &["--json", "check", "--all"]);
+        let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let approved = report["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["approval"] == "approved")
+            .count();
+        assert_eq!(approved, want, "{report}");
+    };
+    // Signatures off: approvals unsigned.
+    let unsigned = handoffs(n);
+    approved_as(&unsigned, None);
+    listed_approved(n);
+    let check_off = run_many(n, || bench.cmd(&web, &["check"]));
+    let mut left = unsigned.clone();
+    let process_off = run_warmed(0, n, || bench.cmd(&web, &["process", &left.pop().unwrap()]));
+    // Signatures on: the person's key, a signed list and signed approvals.
+    let key = bench.root.path().join("approver");
+    assert!(
+        Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(&key)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let public = key.with_extension("pub");
+    run(
+        &web,
+        &[
+            "approvers",
+            "add",
+            "bench",
+            "--key",
+            public.to_str().unwrap(),
+            "--ssh-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    let signed = handoffs(n);
+    approved_as(&signed, Some(&key));
+    listed_approved(n);
+    let check_on = run_many(n, || bench.cmd(&web, &["check"]));
+    let mut left = signed.clone();
+    let process_on = run_warmed(0, n, || bench.cmd(&web, &["process", &left.pop().unwrap()]));
+    // One verification, in-process, of a signature ssh-keygen made.
+    let list =
+        aea_policy::approvers::Approvers::load(&bench.root.path().join(".config/aea")).unwrap();
+    let data = b"{\"format\":\"aea-approval/1\"}";
+    let mut sign = Command::new("ssh-keygen")
+        .args(["-q", "-Y", "sign", "-n", "aea-approval", "-f"])
+        .arg(&key)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut sign.stdin.take().unwrap(), data).unwrap();
+    let signature = String::from_utf8(sign.wait_with_output().unwrap().stdout).unwrap();
+    let rounds = if full { 2000 } else { 20 };
+    let start = Instant::now();
+    for _ in 0..rounds {
+        assert!(list.verify("aea-approval", data, &signature).is_ok());
+    }
+    ApprovalRows {
+        approved: n,
+        check_off,
+        check_on,
+        process_off,
+        process_on,
+        verify_one: start.elapsed() / rounds,
+    }
+}
+
+fn print_approvals(rows: &ApprovalRows) {
+    let n = rows.approved;
+    println!("signed approvals, {}", build_name());
+    for (name, f) in [
+        (
+            format!("check, {n} approved gated, signatures off"),
+            &rows.check_off,
+        ),
+        (
+            format!("check, {n} approved gated, signed, verified"),
+            &rows.check_on,
+        ),
+        (
+            "process approved gated, signatures off".to_string(),
+            &rows.process_off,
+        ),
+        (
+            "process approved gated, signed, verified".to_string(),
+            &rows.process_on,
+        ),
+    ] {
+        println!(
+            "{name:<52} {:>10} {:>10} {:>7} KiB",
+            ms(f.median),
+            ms(f.p95),
+            f.peak_kib
+        );
+    }
+    let per =
+        rows.check_on.median.saturating_sub(rows.check_off.median) / u32::try_from(n).unwrap();
+    let one = format!("{:.3} ms", rows.verify_one.as_secs_f64() * 1000.0);
+    println!(
+        "{:<52} {one:>10}   (check: {:.3} ms per approved message)",
+        "verify one approval in-process",
+        per.as_secs_f64() * 1000.0
+    );
 }

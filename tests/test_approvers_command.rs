@@ -154,8 +154,17 @@ fn only_an_approvers_signature_approves() {
     let out = env.run(&web, &["process", &id]);
     assert_eq!(code(&out), 5, "{}", stderr(&out));
 
+    // `show` prints the digest the person's signature will bind, and
+    // `approve` names it before signing.
+    let shown = env.ok(&web, &["show", &id]);
+    let digest =
+        aea::fsutil::sha256_hex(&std::fs::read(web.join(".aea").join(file_of(&web, &id))).unwrap());
+    assert!(
+        shown.contains(&format!("sha256:       {}", &digest[..16])),
+        "{shown}"
+    );
     // The approver's key: approved, and `process` verifies it.
-    let out = env.ok(
+    let out = env.run(
         &web,
         &[
             "approve",
@@ -166,7 +175,13 @@ fn only_an_approvers_signature_approves() {
             alice.to_str().unwrap(),
         ],
     );
-    assert!(out.contains("approved"), "{out}");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("approved"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(&format!("with sha256 {}", &digest[..16])),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(listed_approval(&env, &web, &id)["approval"], "approved");
     env.ok(&web, &["process", &id]);
     let log = std::fs::read_to_string(web.join(".aea/agent.log")).unwrap();
@@ -453,6 +468,24 @@ fn the_approver_list_changes_only_by_an_approvers_signature() {
         "{}",
         stdout(&doctor)
     );
+
+    // Breaking the first line makes nobody an approver, and requires
+    // signatures all the same: nothing approves, and doctor says why.
+    let good = std::fs::read_to_string(&chain).unwrap();
+    std::fs::write(&chain, format!("x{good}")).unwrap();
+    let list = env.json(&web, &["approvers", "list"]);
+    assert_eq!(list["version"], 0, "{list}");
+    assert_eq!(list["ignored"]["line"], 1, "{list}");
+    let out = env.run(&web, &["approve", &id]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("does not verify from line 1"),
+        "{}",
+        stderr(&out)
+    );
+    let doctor = env.run(&web, &["doctor"]);
+    assert!(stdout(&doctor).contains("line 1"), "{}", stdout(&doctor));
+    std::fs::write(&chain, good).unwrap();
 
     // Bob turns signatures off: approvals count unsigned again.
     env.ok(

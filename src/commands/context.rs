@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use crate::approvers::SignOff;
 use crate::env::Env;
 use crate::error::{ConfigDirUse, Error, Result};
 use crate::identity;
@@ -13,7 +14,6 @@ use crate::mailbox::Mailbox;
 use crate::printer::Printer;
 use crate::runtime::Runtime;
 use crate::secrets::OwnKeys;
-use crate::signoff::SignOff;
 use crate::transport::RingEnv;
 
 /// How long a command moves files when it takes an inbox over from an

@@ -498,32 +498,15 @@ fn state(layout: &Layout) -> Vec<Finding> {
         .collect()
 }
 
-/// Where signed approvals are required and no approver is set, what to
-/// say: nothing can then be approved (SPEC §19). `init` says it too.
-pub(super) fn no_approver(mailbox: &Mailbox) -> Option<String> {
-    let signoff = mailbox.signoff();
-    if !signoff.required(mailbox) {
-        return None;
-    }
-    match signoff.approvers() {
-        Err(why) => Some(format!("signed approvals are required, and {why}")),
-        Ok(list) if list.approvers.is_empty() => Some(
-            "signed approvals are required (approvals.require_signature) and no approver is set, so nothing can be approved: a person adds their key with `aea approvers add NAME --key FILE.pub`".to_string(),
-        ),
-        Ok(_) => None,
-    }
-}
-
 /// Signed approvals (SPEC §19): said only where they are required or an
 /// approver list exists.
 fn signatures(mailbox: &Mailbox) -> Option<Finding> {
-    let signoff = mailbox.signoff();
-    let required = signoff.required(mailbox);
-    let list = signoff.approvers().ok();
-    if !required && list.is_none_or(|l| l.version == 0) {
+    let required = mailbox.signatures_required();
+    let list = mailbox.signoff().approvers().ok();
+    if !required && list.is_none_or(|l| l.version == 0 && l.ignored.is_none()) {
         return None;
     }
-    let problem = if let Some(why) = no_approver(mailbox) {
+    let problem = if let Some(why) = mailbox.signatures_unusable() {
         Some((
             why,
             "`aea approvers add NAME --key ~/.ssh/id_ed25519_sk.pub` (a hardware key: see the approvals section of the README)".to_string(),

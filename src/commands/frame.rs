@@ -65,6 +65,13 @@ pub(crate) fn render(
             state => format!("; approval {}", state.label()),
         }
     ));
+    // What a person's decision will bind: `aea approve` names the same
+    // digest before it signs, so a file swapped between the two is seen.
+    if approval != Approval::NotNeeded
+        && let Some(sha) = &entry.sha256
+    {
+        p(&format!("sha256:       {}\n", short_digest(sha)));
+    }
     let operations = one(&decision.operations.join(", "));
     let rejected = decision.action == Action::Reject || approval == Approval::Rejected;
     let may = if decision.action == Action::Reject {
@@ -362,4 +369,9 @@ pub fn hold(mailbox: &Mailbox, entry: &Entry, ctx: &Context) -> Entry {
             entry.clone()
         }
     }
+}
+
+/// The first 16 hex digits of a SHA-256: what a person compares by eye.
+pub(crate) fn short_digest(sha: &str) -> &str {
+    sha.get(..16).unwrap_or(sha)
 }

@@ -119,7 +119,7 @@ pub(crate) fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
             ));
         }
     }
-    if let Some(why) = super::doctor::no_approver(&mailbox.signed_off_by(ctx.signoff())) {
+    if let Some(why) = mailbox.signed_off_by(ctx.signoff()).signatures_unusable() {
         report.warnings.push(why);
     }
     for warning in &report.warnings {

@@ -32,6 +32,22 @@ pub(crate) fn decide(
     let judge = ctx.judge(&mailbox);
     let entry = mailbox.inbox().find(reference, &[Held::Inbox])?.0;
     let by = crate::repo::identity(mailbox.repo());
+    // Before the person touches their key: which bytes they sign, by the
+    // digest `aea show` printed (never the sender's text).
+    if mailbox.signatures_required() && !ctx.printer.json() {
+        ctx.printer.err_line(format_args!(
+            "signing the {} of {} with sha256 {} (as `aea show` printed it)",
+            match verdict {
+                Verdict::Approve => "approval",
+                Verdict::Reject => "rejection",
+            },
+            crate::shortref::of(&entry.name),
+            entry
+                .sha256
+                .as_deref()
+                .map_or("unknown", super::frame::short_digest)
+        ));
+    }
     let sign = ctx.sign_with(signing);
     let (record, path) =
         approval::record(&mailbox, &judge, &entry, verdict, text, by, &ctx.rt, &sign)?;

@@ -359,9 +359,12 @@ impl Approvers {
     }
 
     /// Whether signatures are required: by this user, or by the
-    /// repository's policy (`repository_requires`). Either is enough.
+    /// repository's policy (`repository_requires`). Either is enough. A
+    /// list with a line that does not verify requires them too, whatever
+    /// its valid lines say: an agent that breaks a line, even the first,
+    /// must not turn the requirement off.
     pub fn required(&self, repository_requires: bool) -> bool {
-        repository_requires || self.require_signature
+        repository_requires || self.require_signature || self.ignored.is_some()
     }
 
     /// The approver whose key is `key`.
@@ -477,6 +480,79 @@ impl Approvers {
             version.allowed_signers.as_bytes(),
         )?;
         Ok(signer)
+    }
+}
+
+/// The user's approvers as one command reads them: once, and only if a
+/// decision is looked at. The repository's policy (`approvals.
+/// require_signature`) or the user's list (`aea approvers require`) says
+/// whether a decision must be signed; either one is enough.
+#[derive(Debug, Default)]
+pub struct SignOff {
+    /// The user's config dir; `None`: the user has none, so no approver.
+    config_dir: Option<PathBuf>,
+    approvers: std::cell::OnceCell<std::result::Result<Approvers, String>>,
+}
+
+impl SignOff {
+    pub fn new(config_dir: Option<PathBuf>) -> Self {
+        SignOff {
+            config_dir,
+            approvers: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The user's approver list in force, or why it cannot be read.
+    pub fn approvers(&self) -> std::result::Result<&Approvers, &str> {
+        self.approvers
+            .get_or_init(|| match &self.config_dir {
+                Some(dir) => Approvers::load(dir).map_err(|e| {
+                    format!("the approver list cannot be read ({e}), so no signature verifies")
+                }),
+                None => Ok(Approvers::default()),
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// Whether a decision counts only when signed, given whether the
+    /// repository's policy requires it. A list that cannot be read, or
+    /// holds a line that does not verify, requires it: what broke the list
+    /// must not open the way.
+    pub fn required(&self, repository_requires: bool) -> bool {
+        match self.approvers() {
+            Ok(list) => list.required(repository_requires),
+            Err(_) => true,
+        }
+    }
+
+    /// Checks `signature` over the decision whose signed bytes are `data`.
+    pub fn verify(
+        &self,
+        data: &[u8],
+        signature: Option<&str>,
+    ) -> std::result::Result<&Approver, String> {
+        let list = self.approvers().map_err(str::to_string)?;
+        list.verify(NAMESPACE, data, signature.unwrap_or_default())
+            .map_err(|refusal| refusal.to_string())
+    }
+
+    /// Where signatures are required and no approver can make one, why:
+    /// nothing can then be approved.
+    pub fn unusable(&self, repository_requires: bool) -> Option<String> {
+        if !self.required(repository_requires) {
+            return None;
+        }
+        match self.approvers() {
+            Err(why) => Some(format!("signed approvals are required, and {why}")),
+            Ok(list) if list.approvers.is_empty() => Some(match &list.ignored {
+                Some((line, why)) => format!(
+                    "signed approvals are required and the approver list does not verify from line {line} ({why}), so nothing can be approved"
+                ),
+                None => "signed approvals are required (approvals.require_signature) and no approver is set, so nothing can be approved".to_string(),
+            }),
+            Ok(_) => None,
+        }
     }
 }
 

@@ -84,8 +84,11 @@ pub fn record(
     // Asked before anything is signed: a person should not touch a key
     // for a decision that is then refused as already made.
     let before = mailbox.approvals().approval(entry, true);
-    if matches!(before, Approval::Approved | Approval::Rejected) {
-        let existing = mailbox.approvals().approval_record(&entry.name);
+    let existing = mailbox.approvals().approval_record(&entry.name);
+    let same_bytes = existing
+        .as_ref()
+        .is_some_and(|r| r.sha256.is_some() && r.sha256 == entry.sha256);
+    if same_bytes && before != Approval::Unverified {
         return Err(crate::mailbox::AlreadyDecided {
             name: entry.name.clone(),
             decision: existing.as_ref().map(|r| r.decision.clone()),
@@ -113,25 +116,19 @@ pub fn record(
         sha256: entry.sha256.clone(),
         signature: None,
     };
-    let signoff = mailbox.signoff();
     let mut signer = None;
-    if signoff.required(mailbox) {
-        let missing = match signoff.approvers() {
-            Err(why) => Some(why.to_string()),
-            Ok(list) if list.approvers.is_empty() => {
-                Some("signatures are required and no approver is set".to_string())
-            }
-            Ok(_) => None,
-        };
-        if let Some(why) = missing {
+    if mailbox.signatures_required() {
+        if let Some(why) = mailbox.signatures_unusable() {
             return Err(Error::SignatureRefused {
                 message: format!("nothing was recorded: {why}"),
                 hint: "a person adds their SSH key first: `aea approvers add NAME --key ~/.ssh/id_ed25519_sk.pub`".into(),
             });
         }
-        let signature = sign(&crate::signoff::decision_bytes(mailbox, &record))?;
-        let approver = signoff
-            .verify(mailbox, &record, Some(&signature))
+        let data = mailbox.decision_bytes(&record);
+        let signature = sign(&data)?;
+        let approver = mailbox
+            .signoff()
+            .verify(&data, Some(&signature))
             .map_err(|why| Error::SignatureRefused {
                 message: format!("nothing was recorded: {why}"),
                 hint: "sign with an approver's key: pass --ssh-key FILE, or load it into ssh-agent (`aea approvers list` shows whose keys approve)".into(),

@@ -19,7 +19,6 @@ pub mod recovery;
 pub mod replay;
 pub mod route;
 pub mod seen;
-pub mod signoff;
 pub mod sync_state;
 pub mod tracking;
 

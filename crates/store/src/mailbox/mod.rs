@@ -128,7 +128,7 @@ pub struct Mailbox {
     /// The user's approvers, against which a person's decision is
     /// verified where signatures are required (SPEC §19). Without one, only
     /// the repository's policy can require them, and no signature verifies.
-    signoff: Rc<crate::signoff::SignOff>,
+    signoff: Rc<crate::approvers::SignOff>,
 }
 
 /// A message file read from the inbox, valid or not.
@@ -521,14 +521,58 @@ impl Mailbox {
     /// Verifies a person's decisions against the user's approvers in
     /// `signoff` (SPEC §19).
     #[must_use]
-    pub fn signed_off_by(mut self, signoff: Rc<crate::signoff::SignOff>) -> Self {
+    pub fn signed_off_by(mut self, signoff: Rc<crate::approvers::SignOff>) -> Self {
         self.signoff = signoff;
         self
     }
 
     /// The user's approvers, as this mailbox verifies decisions.
-    pub fn signoff(&self) -> &crate::signoff::SignOff {
+    pub fn signoff(&self) -> &crate::approvers::SignOff {
         &self.signoff
+    }
+
+    /// Whether a person's decision here counts only when an approver
+    /// signed it (SPEC §19): the repository's policy or the user requires it.
+    pub fn signatures_required(&self) -> bool {
+        let repository = self.config().is_ok_and(|c| c.approvals.require_signature);
+        self.signoff.required(repository)
+    }
+
+    /// Where signatures are required and nothing can be signed (no
+    /// approver, or a list that does not verify), why.
+    pub fn signatures_unusable(&self) -> Option<String> {
+        let repository = self.config().is_ok_and(|c| c.approvals.require_signature);
+        self.signoff.unusable(repository)
+    }
+
+    /// What a person signs for `record` here: the record's message, bytes,
+    /// decision, words and time, and this repository's path — a record
+    /// copied into another repository's state does not verify there.
+    pub fn decision_bytes(&self, record: &ApprovalRecord) -> Vec<u8> {
+        let repository = self.repo().to_string_lossy();
+        let decision = record.decision.to_string();
+        crate::approvers::Decision::new(
+            &repository,
+            &record.message_id,
+            &record.file,
+            record.sha256.as_deref().unwrap_or_default(),
+            &decision,
+            record.note.as_deref(),
+            record.reason.as_deref(),
+            &record.at,
+        )
+        .bytes()
+    }
+
+    /// Why the decision `record` does not count here, if it does not:
+    /// `None` when no signature is required or an approver's verifies.
+    pub fn decision_problem(&self, record: &ApprovalRecord) -> Option<String> {
+        if !self.signatures_required() {
+            return None;
+        }
+        self.signoff
+            .verify(&self.decision_bytes(record), record.signature.as_deref())
+            .err()
     }
 
     /// Verifies the senders of inbox messages with `keyring` when reading.

@@ -638,9 +638,7 @@ impl Approvals<'_> {
             },
         };
         match state {
-            Approval::Approved | Approval::Rejected
-                if self.signoff().problem(self, &record).is_some() =>
-            {
+            Approval::Approved | Approval::Rejected if self.decision_problem(&record).is_some() => {
                 Approval::Unverified
             }
             state => state,
@@ -651,7 +649,7 @@ impl Approvals<'_> {
     /// signatures are required; `None` if there is none or it counts.
     pub fn signature_problem(&self, entry: &Entry) -> Option<String> {
         let record = self.approval_record(&entry.name)?;
-        self.signoff().problem(self, &record)
+        self.decision_problem(&record)
     }
 
     /// The person's current decision on received file `name`, if any.
