@@ -121,6 +121,11 @@ fn only_an_approvers_signature_approves() {
     assert_eq!(list["require_signature"], true);
     assert_eq!(list["approvers"][0]["name"], "alice");
     assert_eq!(list["approvers"][0]["key_type"], "ssh-ed25519");
+    // doctor names who approves, by fingerprint: a list replaced whole
+    // shows there as a key that is not yours.
+    let doctor = stdout(&env.run(&web, &["doctor"]));
+    let fingerprint = list["approvers"][0]["fingerprint"].as_str().unwrap();
+    assert!(doctor.contains(&format!("alice {fingerprint}")), "{doctor}");
 
     // No key, and no ssh-agent: refused, nothing recorded.
     let out = env.run(&web, &["approve", &id]);

@@ -519,11 +519,17 @@ fn signatures(mailbox: &Mailbox) -> Option<Finding> {
             )
         })
     };
+    // Named with their fingerprints: a list an agent replaced whole
+    // shows here as a key that is not yours.
     let ok = list.map_or(String::new(), |l| {
         format!(
-            "{} approver(s); signatures {}",
-            l.approvers.len(),
-            if required { "required" } else { "not required" }
+            "signatures {}; approvers: {}",
+            if required { "required" } else { "not required" },
+            l.approvers
+                .iter()
+                .map(|a| format!("{} {}", a.name, a.fingerprint()))
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     });
     Some(Finding::new("signatures", problem, &ok))

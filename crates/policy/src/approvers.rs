@@ -353,8 +353,15 @@ impl Approvers {
             .signature
             .as_deref()
             .ok_or_else(|| "it is not signed".to_string())?;
-        verify_with(signers, LIST_NAMESPACE, &version.signed_bytes(), signature)
-            .map_err(|refusal| refusal.to_string())?;
+        verify_with(signers, LIST_NAMESPACE, &version.signed_bytes(), signature).map_err(
+            |refusal| match refusal {
+                Refusal::Mismatch => {
+                    "its signature does not match its content (it was edited after signing)"
+                        .to_string()
+                }
+                other => other.to_string(),
+            },
+        )?;
         Ok((list, version.require_signature))
     }
 
