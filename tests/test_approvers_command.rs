@@ -78,6 +78,14 @@ fn setup(env: &TestEnv) -> (PathBuf, PathBuf, String) {
     (api, web, id)
 }
 
+/// Replaces `path` as an editor does, through a new file renamed over it:
+/// the folder changes, so a listing does not serve what it remembered.
+fn replace_file(path: &Path, bytes: impl AsRef<[u8]>) {
+    let tmp = path.with_extension("edited");
+    std::fs::write(&tmp, bytes).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
 fn approvals_dir(env: &TestEnv, repo: &Path) -> PathBuf {
     env.state(repo).join("approvals")
 }
@@ -297,7 +305,7 @@ fn a_record_edited_or_copied_approves_nothing() {
     );
     let record = approvals_dir(&env, &web).join(format!("{}.json", file_of(&web, &first)));
     let original = std::fs::read_to_string(&record).unwrap();
-    std::fs::write(&record, original.replace("only staging", "production too")).unwrap();
+    replace_file(&record, original.replace("only staging", "production too"));
     let item = listed_approval(&env, &web, &first);
     assert_eq!(item["approval"], "unverified", "{item}");
     assert!(
@@ -308,7 +316,7 @@ fn a_record_edited_or_copied_approves_nothing() {
         "{item}"
     );
     assert_eq!(code(&env.run(&web, &["process", &first])), 5);
-    std::fs::write(&record, &original).unwrap();
+    replace_file(&record, &original);
     assert_eq!(listed_approval(&env, &web, &first)["approval"], "approved");
 
     // Copied onto another message, with that message's id, file and

@@ -460,14 +460,19 @@ impl Context {
     }
 
     /// Stamps the files outside the inbox that a report is worked out
-    /// from: the registry (who is known, where they live), the trust store
-    /// and the user's keys.
+    /// from: the registry (who is known, where they live), the trust store,
+    /// the user's keys, and the approver list (which decisions count).
     pub(crate) fn watch_identity(&self, watched: &mut crate::seen::Watched) {
         for path in [&self.registry, &self.trust_store, &self.keys_dir]
             .into_iter()
             .flatten()
         {
             watched.add(path.clone());
+        }
+        if let Some(dir) = &self.config_dir {
+            let approvers = dir.join(crate::approvers::DIR);
+            watched.add(approvers.join(crate::approvers::CHANGES));
+            watched.add(approvers);
         }
     }
 
