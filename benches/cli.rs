@@ -1848,7 +1848,10 @@ struct ApprovalRows {
 fn approvals(bench: &Bench, full: bool) -> ApprovalRows {
     let n = if full { 50 } else { 5 };
     let api = bench.repo("approvals-api");
-    let web = bench.repo("approvals-web");
+    // Two receivers with the same history: one decided unsigned before
+    // any approver exists, one decided signed after.
+    let off = bench.repo("approvals-off");
+    let on = bench.repo("approvals-on");
     let with_path = |mut cmd: Command| {
         cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
         cmd
@@ -1866,22 +1869,23 @@ fn approvals(bench: &Bench, full: bool) -> ApprovalRows {
         );
         out.stdout
     };
-    let handoffs = |count: usize| -> Vec<String> {
-        (0..count)
+    let handoffs = |to: &str| -> Vec<String> {
+        (0..n)
             .map(|i| {
+                let subject = format!("handoff {i}");
                 let out = run(
                     &api,
                     &[
                         "--json",
                         "send",
                         "--to",
-                        "approvals-web",
+                        to,
                         "--type",
                         "handoff",
                         "--priority",
                         "urgent",
                         "--subject",
-                        &format!("handoff {i}"),
+                        &subject,
                         "--body",
                         "take it over",
                     ],
@@ -1891,17 +1895,15 @@ fn approvals(bench: &Bench, full: bool) -> ApprovalRows {
             })
             .collect()
     };
-    let approved_as = |ids: &[String], key: Option<&Path>| {
+    let approve_all = |repo: &Path, ids: &[String], key: Option<&Path>| {
         for id in ids {
             let mut args = vec!["approve", id.as_str()];
             if let Some(key) = key {
                 args.extend(["--ssh-key", key.to_str().unwrap()]);
             }
-            run(&web, &args);
+            run(repo, &args);
         }
-    };
-    let listed_approved = |want: usize| {
-        let out = run(&web, &["--json", "check", "--all"]);
+        let out = run(repo, &["--json", "check", "--all"]);
         let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
         let approved = report["messages"]
             .as_array()
@@ -1909,15 +1911,15 @@ fn approvals(bench: &Bench, full: bool) -> ApprovalRows {
             .iter()
             .filter(|m| m["approval"] == "approved")
             .count();
-        assert_eq!(approved, want, "{report}");
+        assert_eq!(approved, n, "{report}");
     };
-    // Signatures off: approvals unsigned.
-    let unsigned = handoffs(n);
-    approved_as(&unsigned, None);
-    listed_approved(n);
-    let check_off = run_many(n, || bench.cmd(&web, &["check"]));
+    let unsigned = handoffs("approvals-off");
+    let signed = handoffs("approvals-on");
+    // Signatures off: no approver exists yet.
+    approve_all(&off, &unsigned, None);
+    let check_off = run_many(n, || bench.cmd(&off, &["check"]));
     let mut left = unsigned.clone();
-    let process_off = run_warmed(0, n, || bench.cmd(&web, &["process", &left.pop().unwrap()]));
+    let process_off = run_warmed(0, n, || bench.cmd(&off, &["process", &left.pop().unwrap()]));
     // Signatures on: the person's key, a signed list and signed approvals.
     let key = bench.root.path().join("approver");
     assert!(
@@ -1930,7 +1932,7 @@ fn approvals(bench: &Bench, full: bool) -> ApprovalRows {
     );
     let public = key.with_extension("pub");
     run(
-        &web,
+        &on,
         &[
             "approvers",
             "add",
@@ -1941,12 +1943,10 @@ fn approvals(bench: &Bench, full: bool) -> ApprovalRows {
             key.to_str().unwrap(),
         ],
     );
-    let signed = handoffs(n);
-    approved_as(&signed, Some(&key));
-    listed_approved(n);
-    let check_on = run_many(n, || bench.cmd(&web, &["check"]));
+    approve_all(&on, &signed, Some(&key));
+    let check_on = run_many(n, || bench.cmd(&on, &["check"]));
     let mut left = signed.clone();
-    let process_on = run_warmed(0, n, || bench.cmd(&web, &["process", &left.pop().unwrap()]));
+    let process_on = run_warmed(0, n, || bench.cmd(&on, &["process", &left.pop().unwrap()]));
     // One verification, in-process, of a signature ssh-keygen made.
     let list =
         aea_policy::approvers::Approvers::load(&bench.root.path().join(".config/aea")).unwrap();

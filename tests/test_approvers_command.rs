@@ -199,6 +199,10 @@ fn only_an_approvers_signature_approves() {
     env.ok(&web, &["process", &id]);
     let log = std::fs::read_to_string(web.join(".aea/agent.log")).unwrap();
     assert!(log.contains("\"signed_by\":\"alice\""), "{log}");
+    assert!(
+        log.contains(&format!("\"signer_key\":\"{fingerprint}\"")),
+        "{log}"
+    );
 
     // A public key added by hand to the written-out allowed_signers makes
     // nobody an approver: aea reads the signed chain only.
@@ -689,4 +693,73 @@ fn approvers_refuses_keys_it_cannot_verify() {
             .join("home/.config/aea/approvers/changes.jsonl")
             .exists()
     );
+}
+
+#[test]
+fn an_approval_made_under_another_config_folder_is_found_by_doctor() {
+    let env = TestEnv::new();
+    let (_, web, id) = setup(&env);
+    let keys = env.path().join("keys");
+    let (alice, alice_pub) = keygen(&keys, "alice");
+    let (agent, agent_pub) = keygen(&keys, "agent");
+    env.ok(
+        &web,
+        &[
+            "approvers",
+            "add",
+            "alice",
+            "--key",
+            alice_pub.to_str().unwrap(),
+            "--ssh-key",
+            alice.to_str().unwrap(),
+        ],
+    );
+    // An agent runs aea with a config folder of its own, where its own key
+    // is the approver: aea there approves and processes.
+    let elsewhere = env.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::copy(
+        env.path().join("home/.config/aea/registry.toml"),
+        elsewhere.join("registry.toml"),
+    )
+    .ok();
+    let as_agent = |args: &[&str]| {
+        env.cmd(&web)
+            .env("AEA_CONFIG_DIR", &elsewhere)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let agent_path = agent.to_str().unwrap();
+    let out = as_agent(&[
+        "approvers",
+        "add",
+        "alice",
+        "--key",
+        agent_pub.to_str().unwrap(),
+        "--ssh-key",
+        agent_path,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = as_agent(&["approve", &id, "--ssh-key", agent_path]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = as_agent(&["process", &id]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The person's doctor finds it, and names the file.
+    let doctor = env.run(&web, &["doctor"]);
+    let text = stdout(&doctor);
+    assert!(
+        text.contains("left the inbox with an approval no approver signed"),
+        "{text}"
+    );
+    assert!(text.contains(&file_of_processed(&env, &web, &id)), "{text}");
+}
+
+/// The file name a processed message had, from the log.
+fn file_of_processed(env: &TestEnv, repo: &Path, id: &str) -> String {
+    let log = env.ok(repo, &["--json", "log", "--message", id]);
+    log.lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find_map(|e| e["file"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no file for {id} in {log}"))
 }

@@ -506,10 +506,20 @@ fn signatures(mailbox: &Mailbox) -> Option<Finding> {
     if !required && list.is_none_or(|l| l.version == 0 && l.ignored.is_none()) {
         return None;
     }
+    let left = crate::approval::left_without_signature(mailbox).unwrap_or_default();
     let problem = if let Some(why) = mailbox.signatures_unusable() {
         Some((
             why,
             "`aea approvers add NAME --key ~/.ssh/id_ed25519_sk.pub` (a hardware key: see the approvals section of the README)".to_string(),
+        ))
+    } else if !left.is_empty() {
+        Some((
+            format!(
+                "{} message(s) left the inbox with an approval no approver signed: {}",
+                left.len(),
+                left.join(", ")
+            ),
+            "aea refuses such an approval, so something ran aea with another approver list or config folder, or the approval came before signatures were required: `aea log --message <file>` shows who approved and processed it".to_string(),
         ))
     } else {
         list.and_then(|l| l.ignored.clone()).map(|(line, why)| {

@@ -133,7 +133,7 @@ pub fn record(
                 message: format!("nothing was recorded: {why}"),
                 hint: "sign with an approver's key: pass --ssh-key FILE, or load it into ssh-agent (`aea approvers list` shows whose keys approve)".into(),
             })?;
-        signer = Some(approver.name.clone());
+        signer = Some((approver.name.clone(), approver.fingerprint()));
         record.signature = Some(signature);
     }
     // The record binds these bytes; in a shared inbox the sender can no
@@ -152,8 +152,12 @@ pub fn record(
         // The file changed after an earlier decision; that record is kept.
         event = event.with("superseded", old.display().to_string());
     }
-    if let Some(name) = &signer {
-        event = event.with("signed_by", name.as_str());
+    // The name is whatever the list that verified it calls the key; the
+    // fingerprint says which key it was.
+    if let Some((name, fingerprint)) = &signer {
+        event = event
+            .with("signed_by", name.as_str())
+            .with("signer_key", fingerprint.as_str());
     }
     if let Some(email) = &record.email {
         event = event.with("email", email.as_str());
@@ -198,4 +202,45 @@ pub fn processed_without_approval(mailbox: &Mailbox, judge: &Judge) -> Result<Ve
                 })
         })
         .collect())
+}
+
+/// Where signatures are required: the files whose recorded approval no
+/// approver's signature verifies, though they have left the inbox
+/// (processed, or gone). `process` refuses such an approval, so aea did
+/// not make that happen here: something ran aea with another approver
+/// list (its own config folder, an older aea) or wrote the state by hand,
+/// or the approval was made before signatures were required. Sorted.
+pub fn left_without_signature(mailbox: &Mailbox) -> Result<Vec<String>> {
+    use crate::layout::Private;
+    if !mailbox.signatures_required() {
+        return Ok(Vec::new());
+    }
+    let Some(dir) = mailbox.private_dir(Private::Approvals)? else {
+        return Ok(Vec::new());
+    };
+    let entries = std::fs::read_dir(&dir).map_err(|e| Error::io("list", &dir, e))?;
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let Ok(record_name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let Some(name) = record_name.strip_suffix(".json") else {
+            continue;
+        };
+        if !entry.file_type().is_ok_and(|t| t.is_file())
+            || std::fs::symlink_metadata(mailbox.dir().join(name)).is_ok()
+        {
+            continue;
+        }
+        let Some(record) = mailbox.approvals().approval_record(name) else {
+            continue;
+        };
+        if record.decision == ApprovalDecision::Approved.into()
+            && mailbox.decision_problem(&record).is_some()
+        {
+            found.push(name.to_string());
+        }
+    }
+    found.sort();
+    Ok(found)
 }
