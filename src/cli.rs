@@ -614,6 +614,11 @@ pub struct ApproveArgs {
     #[arg(long)]
     pub note: Option<String>,
 
+    /// Decide only if the message's SHA-256 begins with this (the
+    /// `sha256:` line `aea show` printed): bytes swapped since are refused
+    #[arg(long, value_name = "HEX")]
+    pub sha256: Option<String>,
+
     #[command(flatten)]
     pub signing: SigningArgs,
 }
@@ -627,6 +632,11 @@ pub struct RejectArgs {
     /// Why, for the record and the agent
     #[arg(long, required = true)]
     pub reason: String,
+
+    /// Decide only if the message's SHA-256 begins with this (the
+    /// `sha256:` line `aea show` printed): bytes swapped since are refused
+    #[arg(long, value_name = "HEX")]
+    pub sha256: Option<String>,
 
     #[command(flatten)]
     pub signing: SigningArgs,

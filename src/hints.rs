@@ -168,7 +168,7 @@ pub(crate) fn exit_code(err: &Error) -> ExitCode {
         | Error::RemoteRefused { .. }
         | Error::AttachmentOutside { .. }
         | Error::AttachmentRefused { .. }
-        | Error::SignatureRefused { .. }
+        | Error::DecisionRefused { .. }
         | Error::LinkLeavesRepository { .. }
         | Error::DanglingLink { .. }
         | Error::MessageTooLarge { .. }
@@ -253,7 +253,7 @@ pub(crate) fn hint(err: &Error) -> Option<String> {
         }
         Error::Usage { hint, .. }
         | Error::AttachmentRefused { hint, .. }
-        | Error::SignatureRefused { hint, .. } => hint.clone(),
+        | Error::DecisionRefused { hint, .. } => hint.clone(),
         Error::InvalidDraft(DraftProblem::Subject { .. }) => {
             "give a one-line subject of at most 200 characters".to_string()
         }
@@ -597,7 +597,7 @@ mod tests {
             Error::InvalidDraft(_) => (63, Usage),
             Error::SendKeyTaken { .. } => (64, Usage),
             Error::CollabIncomplete { .. } => (65, Usage),
-            Error::SignatureRefused { .. } => (67, Refused),
+            Error::DecisionRefused { .. } => (67, Refused),
         }
     }
 
@@ -616,7 +616,7 @@ mod tests {
                 source: Box::new(io::Error::other("config file parse error")),
             },
             Error::MailboxSlotTaken { path: p() },
-            Error::SignatureRefused {
+            Error::DecisionRefused {
                 message: s("the decision is not signed"),
                 hint: s("pass --ssh-key FILE with an approver's key"),
             },

@@ -177,6 +177,30 @@ fn only_an_approvers_signature_approves() {
         "{shown}"
     );
     // The approver's key: approved, and `process` verifies it.
+    // Naming other bytes than the inbox holds: refused before any signing.
+    let alice_key = alice.to_str().unwrap();
+    let out = env.run(
+        &web,
+        &[
+            "approve",
+            &id,
+            "--sha256",
+            "00000000",
+            "--ssh-key",
+            alice_key,
+        ],
+    );
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the file changed since"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env.run(
+        &web,
+        &["approve", &id, "--sha256", "xyz", "--ssh-key", alice_key],
+    );
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
     let out = env.run(
         &web,
         &[
@@ -184,8 +208,10 @@ fn only_an_approvers_signature_approves() {
             &id,
             "--note",
             "go",
+            "--sha256",
+            &digest[..16],
             "--ssh-key",
-            alice.to_str().unwrap(),
+            alice_key,
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));

@@ -13,5 +13,6 @@ pub(crate) fn run(args: &ApproveArgs, ctx: &Context) -> Result<ExitCode> {
         Verdict::Approve,
         args.note.clone(),
         &args.signing,
+        args.sha256.as_deref(),
     )
 }

@@ -18,5 +18,6 @@ pub(crate) fn run(args: &RejectArgs, ctx: &Context) -> Result<ExitCode> {
         Verdict::Reject,
         Some(args.reason.clone()),
         &args.signing,
+        args.sha256.as_deref(),
     )
 }

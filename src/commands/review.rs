@@ -155,7 +155,7 @@ fn review_repository(
                 Ok((saved, _)) => saved,
                 // A signature that was not made or is not an approver's:
                 // said, nothing recorded, and the walk goes on.
-                Err(e @ crate::error::Error::SignatureRefused { .. }) => {
+                Err(e @ crate::error::Error::DecisionRefused { .. }) => {
                     ctx.printer.warn(format_args!(
                         "{e}; skipped{}",
                         crate::hints::hint(&e).map_or(String::new(), |h| format!(" ({h})"))

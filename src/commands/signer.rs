@@ -40,7 +40,7 @@ impl Signer<'_> {
             .into_iter()
             .find_map(|key| candidates.iter().find(|a| a.key == key))
         else {
-            return Err(Error::SignatureRefused {
+            return Err(Error::DecisionRefused {
                 message: "no approver's key to sign with: none was given and ssh-agent holds none".into(),
                 hint: "pass --ssh-key FILE (your private key, or the .pub of a key in ssh-agent), or `ssh-add` your approver key; `aea approvers list` shows whose keys approve".into(),
             });
@@ -102,7 +102,7 @@ fn ssh_keygen_sign(key: &Path, namespace: &str, data: &[u8]) -> Result<String> {
         .map_err(|e| Error::io("run", PathBuf::from("ssh-keygen"), e))?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if written.is_err() || !out.status.success() || text.len() > SIGNATURE_LIMIT {
-        return Err(Error::SignatureRefused {
+        return Err(Error::DecisionRefused {
             message: format!(
                 "ssh-keygen could not sign with {} (exit {})",
                 crate::printer::untrusted_short(&key.display().to_string(), 200),

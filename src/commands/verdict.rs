@@ -27,10 +27,44 @@ pub(crate) fn decide(
     verdict: Verdict,
     text: Option<String>,
     signing: &crate::cli::SigningArgs,
+    expected: Option<&str>,
 ) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let judge = ctx.judge(&mailbox);
     let entry = mailbox.inbox().find(reference, &[Held::Inbox])?.0;
+    if let Some(expected) = expected {
+        let expected = expected.to_ascii_lowercase();
+        if expected.len() < 8 || !expected.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(crate::error::Error::usage(
+                "--sha256 takes at least 8 hex digits",
+                "copy the `sha256:` line `aea show` printed",
+            ));
+        }
+        if !entry
+            .sha256
+            .as_deref()
+            .is_some_and(|sha| sha.starts_with(&expected))
+        {
+            return Err(crate::error::Error::DecisionRefused {
+                message: format!(
+                    "{} was not {}: its SHA-256 begins {}, not {expected}; the file changed since the digest you named was shown",
+                    crate::shortref::of(&entry.name),
+                    match verdict {
+                        Verdict::Approve => "approved",
+                        Verdict::Reject => "rejected",
+                    },
+                    entry
+                        .sha256
+                        .as_deref()
+                        .map_or("unknown", super::frame::short_digest),
+                ),
+                hint: format!(
+                    "read what it holds now: `aea show {}`",
+                    crate::shortref::of(&entry.name)
+                ),
+            });
+        }
+    }
     let by = crate::repo::identity(mailbox.repo());
     // Before the person touches their key: which bytes they sign, by the
     // digest `aea show` printed (never the sender's text).

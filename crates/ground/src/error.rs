@@ -302,10 +302,12 @@ pub enum Error {
     #[error("attachment {} is outside this repository", path.display())]
     AttachmentOutside { path: PathBuf },
 
-    /// A person's signature that is missing, not an approver's or does
-    /// not verify (SPEC §19); nothing was recorded.
+    /// A person's decision that cannot be recorded as asked: its signature
+    /// is missing, not an approver's or does not verify (SPEC §19), or the
+    /// message's bytes are not the ones the person named. Nothing was
+    /// recorded.
     #[error("{message}")]
-    SignatureRefused { message: String, hint: String },
+    DecisionRefused { message: String, hint: String },
 
     /// An attachment aea will not copy, carry or write out; nothing was written.
     #[error("{message}")]

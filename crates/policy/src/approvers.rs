@@ -447,7 +447,7 @@ impl Approvers {
         let signer = {
             let signed = proposal.bytes();
             verify_with(self.signers_for(&proposal), LIST_NAMESPACE, &signed, &signature)
-                .map_err(|refusal| Error::SignatureRefused {
+                .map_err(|refusal| Error::DecisionRefused {
                     message: format!("the approver list was not changed: {refusal}"),
                     hint: if self.version == 0 {
                         "the first approver signs with its own key: pass --ssh-key with the private key of the key being added, or load it into ssh-agent".into()
@@ -470,7 +470,7 @@ impl Approvers {
         let config_dir = dir.parent().unwrap_or(&dir).to_path_buf();
         let now = Approvers::load(&config_dir)?;
         if now.version != self.version || now.lines != self.lines {
-            return Err(Error::SignatureRefused {
+            return Err(Error::DecisionRefused {
                 message: "the approver list changed while this change was being signed; nothing was written".into(),
                 hint: "run the command again".into(),
             });

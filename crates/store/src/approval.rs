@@ -119,7 +119,7 @@ pub fn record(
     let mut signer = None;
     if mailbox.signatures_required() {
         if let Some(why) = mailbox.signatures_unusable() {
-            return Err(Error::SignatureRefused {
+            return Err(Error::DecisionRefused {
                 message: format!("nothing was recorded: {why}"),
                 hint: "a person adds their SSH key first: `aea approvers add NAME --key ~/.ssh/id_ed25519_sk.pub`".into(),
             });
@@ -129,7 +129,7 @@ pub fn record(
         let approver = mailbox
             .signoff()
             .verify(&data, Some(&signature))
-            .map_err(|why| Error::SignatureRefused {
+            .map_err(|why| Error::DecisionRefused {
                 message: format!("nothing was recorded: {why}"),
                 hint: "sign with an approver's key: pass --ssh-key FILE, or load it into ssh-agent (`aea approvers list` shows whose keys approve)".into(),
             })?;
