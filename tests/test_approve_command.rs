@@ -199,7 +199,7 @@ fn review_under_script(env: &TestEnv, web: &std::path::Path) -> std::process::Ch
 }
 
 /// `aea <args>` (a review) under `script`, in `dir`.
-fn review_under_script_with(
+pub(crate) fn review_under_script_with(
     env: &TestEnv,
     dir: &std::path::Path,
     args: &str,
@@ -226,7 +226,7 @@ fn review_under_script_with(
 }
 
 /// The confirmation number `aea review` printed on the terminal.
-fn shown_code(screen: &mut Lines) -> String {
+pub(crate) fn shown_code(screen: &mut Lines) -> String {
     let line = screen.wait_for("the confirmation number", Duration::from_secs(60), |l| {
         l.contains("type this number back: ")
     });

@@ -789,3 +789,56 @@ fn file_of_processed(env: &TestEnv, repo: &Path, id: &str) -> String {
         .find_map(|e| e["file"].as_str().map(str::to_string))
         .unwrap_or_else(|| panic!("no file for {id} in {log}"))
 }
+
+#[test]
+fn review_signs_with_the_approvers_key() {
+    use crate::test_approve_command::{review_under_script_with, shown_code};
+    use std::io::Write;
+    let env = TestEnv::new();
+    let (_, web, id) = setup(&env);
+    let keys = env.path().join("keys");
+    let (alice, alice_pub) = keygen(&keys, "alice");
+    let alice_key = alice.to_str().unwrap();
+    env.ok(
+        &web,
+        &[
+            "approvers",
+            "add",
+            "alice",
+            "--key",
+            alice_pub.to_str().unwrap(),
+            "--ssh-key",
+            alice_key,
+        ],
+    );
+    // Without a key: the number typed back is right, but nothing can be
+    // signed: said, skipped, and the walk ends normally.
+    let mut child = review_under_script_with(&env, &web, "review");
+    let mut input = child.stdin.take().unwrap();
+    let mut screen = Lines::read(child.stdout.take().unwrap());
+    input.write_all(b"a\n").unwrap();
+    let code = shown_code(&mut screen);
+    input.write_all(format!("{code}\n\n").as_bytes()).unwrap();
+    drop(input);
+    screen.wait_for("the summary", Duration::from_secs(60), |l| {
+        l.contains("reviewed: 0 approved, 0 rejected, 1 skipped")
+    });
+    let out = output_within(child, Duration::from_secs(60), "`aea review` under script");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(listed_approval(&env, &web, &id)["approval"], "pending");
+    // With the approver's key: signed, and verified by every reader.
+    let mut child = review_under_script_with(&env, &web, &format!("review --ssh-key {alice_key}"));
+    let mut input = child.stdin.take().unwrap();
+    let mut screen = Lines::read(child.stdout.take().unwrap());
+    input.write_all(b"a\n").unwrap();
+    let code = shown_code(&mut screen);
+    input.write_all(format!("{code}\n\n").as_bytes()).unwrap();
+    drop(input);
+    screen.wait_for("the summary", Duration::from_secs(60), |l| {
+        l.contains("reviewed: 1 approved, 0 rejected, 0 skipped")
+    });
+    let out = output_within(child, Duration::from_secs(60), "`aea review` under script");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(listed_approval(&env, &web, &id)["approval"], "approved");
+    env.ok(&web, &["process", &id]);
+}
