@@ -217,7 +217,7 @@ fn only_an_approvers_signature_approves() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("approved"), "{}", stdout(&out));
     assert!(
-        stderr(&out).contains(&format!("with sha256 {}", &digest[..16])),
+        stderr(&out).contains(&format!("whose sha256 begins {}", &digest[..16])),
         "{}",
         stderr(&out)
     );
@@ -775,7 +775,7 @@ fn an_approval_made_under_another_config_folder_is_found_by_doctor() {
     let doctor = env.run(&web, &["doctor"]);
     let text = stdout(&doctor);
     assert!(
-        text.contains("left the inbox with an approval no approver signed"),
+        text.contains("processed without an approval that counts now"),
         "{text}"
     );
     assert!(text.contains(&file_of_processed(&env, &web, &id)), "{text}");
@@ -841,4 +841,160 @@ fn review_signs_with_the_approvers_key() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(listed_approval(&env, &web, &id)["approval"], "approved");
     env.ok(&web, &["process", &id]);
+}
+
+#[test]
+fn gated_mail_processed_around_the_approval_is_found_by_doctor() {
+    let env = TestEnv::new();
+    let (api, web, id) = setup(&env);
+    let keys = env.path().join("keys");
+    let (alice, alice_pub) = keygen(&keys, "alice");
+    let alice_key = alice.to_str().unwrap();
+    env.ok(
+        &web,
+        &[
+            "approvers",
+            "add",
+            "alice",
+            "--key",
+            alice_pub.to_str().unwrap(),
+            "--ssh-key",
+            alice_key,
+        ],
+    );
+    let clean = |what: &str| {
+        let text = stdout(&env.run(&web, &["doctor"]));
+        assert!(
+            !text.contains("processed without an approval"),
+            "{what}: {text}"
+        );
+    };
+    // A person's signed approval, processed: nothing to say.
+    env.ok(&web, &["approve", &id, "--ssh-key", alice_key]);
+    env.ok(&web, &["process", &id]);
+    clean("signed and processed");
+    // Processed `ignored` (allowed without approval): nothing to say; the
+    // record then edited to `done` by hand: found.
+    let ignored = env.urgent(&api, "web", "handoff", "ignored, then edited");
+    let ignored_file = file_of(&web, &ignored);
+    env.ok(&web, &["process", &ignored, "--outcome", "ignored"]);
+    clean("ignored");
+    let record = env.state(&web).join("records").join(&ignored_file);
+    let text = std::fs::read_to_string(&record).unwrap();
+    assert!(text.contains("ignored"), "{text}");
+    replace_file(&record, text.replace("\"ignored\"", "\"done\""));
+    let found = stdout(&env.run(&web, &["doctor"]));
+    assert!(found.contains(&ignored_file), "{found}");
+    // The signed approval of a processed message deleted: found.
+    let approved_file = file_of_processed(&env, &web, &id);
+    std::fs::remove_file(approvals_dir(&env, &web).join(format!("{approved_file}.json"))).unwrap();
+    let found = stdout(&env.run(&web, &["doctor"]));
+    assert!(found.contains(&approved_file), "{found}");
+}
+
+#[test]
+fn a_list_damaged_from_its_first_line_is_not_started_again() {
+    let env = TestEnv::new();
+    let (_, web, id) = setup(&env);
+    let keys = env.path().join("keys");
+    let (alice, alice_pub) = keygen(&keys, "alice");
+    let (agent, agent_pub) = keygen(&keys, "agent");
+    env.ok(
+        &web,
+        &[
+            "approvers",
+            "add",
+            "alice",
+            "--key",
+            alice_pub.to_str().unwrap(),
+            "--ssh-key",
+            alice.to_str().unwrap(),
+        ],
+    );
+    let chain = env.path().join("home/.config/aea/approvers/changes.jsonl");
+    let good = std::fs::read_to_string(&chain).unwrap();
+    std::fs::write(&chain, format!("x{good}")).unwrap();
+    // The damaged list requires signatures, and says so.
+    let list = env.json(&web, &["approvers", "list"]);
+    assert_eq!(list["require_signature"], true, "{list}");
+    // A new first version over it, signed by the key it adds: refused, and
+    // the damaged file kept as it is.
+    let out = env.run(
+        &web,
+        &[
+            "approvers",
+            "add",
+            "person",
+            "--key",
+            agent_pub.to_str().unwrap(),
+            "--ssh-key",
+            agent.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(stderr(&out).contains("move it aside"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&chain).unwrap(), format!("x{good}"));
+    assert_eq!(
+        code(&env.run(
+            &web,
+            &["approve", &id, "--ssh-key", agent.to_str().unwrap()]
+        )),
+        5
+    );
+}
+
+#[test]
+fn a_list_of_many_keys_is_refused_quickly() {
+    let env = TestEnv::new();
+    let (_, web, _) = setup(&env);
+    let keys = env.path().join("keys");
+    let (alice, alice_pub) = keygen(&keys, "alice");
+    env.ok(
+        &web,
+        &[
+            "approvers",
+            "add",
+            "alice",
+            "--key",
+            alice_pub.to_str().unwrap(),
+            "--ssh-key",
+            alice.to_str().unwrap(),
+        ],
+    );
+    // A forged second version listing thousands of keys: refused at the
+    // count, before any key is read or compared.
+    let chain = env.path().join("home/.config/aea/approvers/changes.jsonl");
+    let text = std::fs::read_to_string(&chain).unwrap();
+    let mut forged: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let line = forged["allowed_signers"]
+        .as_str()
+        .unwrap()
+        .trim()
+        .to_string();
+    let rest = line.split_once(' ').unwrap().1;
+    let mut many = String::new();
+    for i in 0..30_000 {
+        many.push('k');
+        many.push_str(&i.to_string());
+        many.push(' ');
+        many.push_str(rest);
+        many.push('\n');
+    }
+    forged["version"] = 2.into();
+    forged["previous"] = aea::fsutil::sha256_hex(text.lines().next().unwrap().as_bytes()).into();
+    forged["allowed_signers"] = many.into();
+    std::fs::write(
+        &chain,
+        format!("{text}{}\n", serde_json::to_string(&forged).unwrap()),
+    )
+    .unwrap();
+    let list = env.json(&web, &["approvers", "list"]);
+    assert_eq!(list["version"], 1, "{list}");
+    assert!(
+        list["ignored"]["why"]
+            .as_str()
+            .unwrap()
+            .contains("more than 100"),
+        "{list}"
+    );
 }

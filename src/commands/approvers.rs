@@ -37,7 +37,8 @@ pub(super) struct ApproversOutput {
     pub dir: std::path::PathBuf,
     /// The version of the list in force; 0: none.
     pub version: u64,
-    /// You require signed approvals in every repository.
+    /// You require signed approvals in every repository (also when a line
+    /// of the list does not verify: a damaged list requires them).
     pub require_signature: bool,
     /// This repository's policy requires them (`approvals.require_signature`),
     /// when the command runs in one.
@@ -90,6 +91,15 @@ pub(crate) fn run(command: &ApproversCommand, ctx: &Context) -> Result<ExitCode>
                         same.fingerprint()
                     ),
                     "remove it first (`aea approvers remove NAME`), or use another name and key",
+                ));
+            }
+            if list.approvers.len() >= approvers::APPROVERS_MAX {
+                return Err(Error::usage(
+                    format!(
+                        "the list holds {} approvers already, the most it takes",
+                        list.approvers.len()
+                    ),
+                    "remove one first",
                 ));
             }
             let mut new = list.approvers.clone();
@@ -229,7 +239,9 @@ fn list_approvers(ctx: &Context, dir: &Path, list: &Approvers) -> ExitCode {
     let output = ApproversOutput {
         dir: dir.join(approvers::DIR),
         version: list.version,
-        require_signature: list.require_signature,
+        // A list with a line that does not verify requires signatures,
+        // whatever its valid lines say.
+        require_signature: list.required(false),
         repository_requires,
         approvers: list
             .approvers

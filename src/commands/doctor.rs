@@ -87,6 +87,7 @@ pub(crate) fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     out.extend(inbox(&mailbox));
     out.extend(unapproved(&mailbox, ctx));
     out.extend(signatures(&mailbox));
+    out.extend(processed_unapproved(&mailbox, ctx));
     out.extend(leftovers(&mailbox, ctx.rt.now()));
     out.push(log_history(&mailbox));
     out.extend(ignored(&mailbox));
@@ -498,6 +499,28 @@ fn state(layout: &Layout) -> Vec<Finding> {
         .collect()
 }
 
+/// Gated mail processed `done` with no approval that counts now. Said
+/// only when there is some.
+fn processed_unapproved(mailbox: &Mailbox, ctx: &Context) -> Option<Finding> {
+    let judge = ctx.judge(mailbox);
+    let list = crate::approval::processed_without_valid_approval(mailbox, &judge).ok()?;
+    if list.is_empty() {
+        return None;
+    }
+    Some(Finding::new(
+        "processed approvals",
+        Some((
+            format!(
+                "{} gated message(s) processed without an approval that counts now: {}",
+                list.len(),
+                list.join(", ")
+            ),
+            "aea never processes gated mail `done` without one: it was aea run with another approver list, config folder or policy, an older aea, or state written by hand — or the approval came before signatures were required; `aea log --message <file>` shows who approved and processed it".to_string(),
+        )),
+        "",
+    ))
+}
+
 /// Signed approvals (SPEC §19): said only where they are required or an
 /// approver list exists.
 fn signatures(mailbox: &Mailbox) -> Option<Finding> {
@@ -506,20 +529,10 @@ fn signatures(mailbox: &Mailbox) -> Option<Finding> {
     if !required && list.is_none_or(|l| l.version == 0 && l.ignored.is_none()) {
         return None;
     }
-    let left = crate::approval::left_without_signature(mailbox).unwrap_or_default();
     let problem = if let Some(why) = mailbox.signatures_unusable() {
         Some((
             why,
             "`aea approvers add NAME --key ~/.ssh/id_ed25519_sk.pub` (a hardware key: see the approvals section of the README)".to_string(),
-        ))
-    } else if !left.is_empty() {
-        Some((
-            format!(
-                "{} message(s) left the inbox with an approval no approver signed: {}",
-                left.len(),
-                left.join(", ")
-            ),
-            "aea refuses such an approval, so something ran aea with another approver list or config folder, or the approval came before signatures were required: `aea log --message <file>` shows who approved and processed it".to_string(),
         ))
     } else {
         list.and_then(|l| l.ignored.clone()).map(|(line, why)| {

@@ -70,7 +70,7 @@ pub(crate) fn decide(
     // digest `aea show` printed (never the sender's text).
     if mailbox.signatures_required() && !ctx.printer.json() {
         ctx.printer.err_line(format_args!(
-            "signing the {} of {} with sha256 {} (as `aea show` printed it)",
+            "signing the {} of {} whose sha256 begins {}: the `sha256:` line of `aea show` must say the same (or pass --sha256)",
             match verdict {
                 Verdict::Approve => "approval",
                 Verdict::Reject => "rejection",

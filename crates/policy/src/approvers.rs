@@ -43,6 +43,8 @@ const DECISION_FORMAT: &str = "aea-approval/1";
 const CHANGES_LIMIT: u64 = 4 * 1024 * 1024;
 /// Longest approver name.
 const NAME_MAX: usize = 64;
+/// Most approvers a list holds: people, not a key server.
+pub const APPROVERS_MAX: usize = 100;
 
 /// One person's key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -444,6 +446,23 @@ impl Approvers {
         let dir = self.dir.clone().ok_or_else(|| Error::Internal {
             what: "an approver list without a folder".into(),
         })?;
+        // A list damaged from its first line is not started afresh over
+        // what is left of it: a first version signs itself, so anyone could
+        // start it, and aea would drop the evidence. A person removes the
+        // damaged file, having seen what it held.
+        if self.version == 0
+            && let Some((line, why)) = &self.ignored
+        {
+            return Err(Error::DecisionRefused {
+                message: format!(
+                    "the approver list does not verify from line {line} ({why}); it is not started again over that"
+                ),
+                hint: format!(
+                    "look at {} (something edited it), then move it aside and add your key again",
+                    dir.join(CHANGES).display()
+                ),
+            });
+        }
         let signer = {
             let signed = proposal.bytes();
             verify_with(self.signers_for(&proposal), LIST_NAMESPACE, &signed, &signature)
@@ -464,7 +483,7 @@ impl Approvers {
             fsutil::ensure_dir(parent)?;
         }
         fsutil::ensure_state_dir(&dir)?;
-        let _lock = fsutil::lock(&dir.join(".lock"))?;
+        let _lock = fsutil::lock_within(&dir.join(".lock"), std::time::Duration::from_secs(10))?;
         // Another change may have landed since this list was read: then
         // this one no longer follows, and is not written.
         let config_dir = dir.parent().unwrap_or(&dir).to_path_buf();
@@ -482,10 +501,12 @@ impl Approvers {
             text.push('\n');
         }
         fsutil::replace_atomic(&dir.join(CHANGES), text.as_bytes())?;
-        fsutil::replace_atomic(
+        // Written for people and never read: the change is made once the
+        // chain is written, whatever became of this copy.
+        let _ = fsutil::replace_atomic(
             &dir.join(ALLOWED_SIGNERS),
             version.allowed_signers.as_bytes(),
-        )?;
+        );
         Ok(signer)
     }
 }
@@ -581,6 +602,15 @@ impl Proposal {
 /// TYPE BASE64` per line, as [`Approver::allowed_signers_line`] writes.
 fn parse_allowed_signers(text: &str) -> std::result::Result<Vec<Approver>, String> {
     let mut list: Vec<Approver> = Vec::new();
+    let (mut names, mut keys) = (
+        std::collections::HashSet::new(),
+        std::collections::HashSet::new(),
+    );
+    // Counted before any key is read: a forged version listing thousands
+    // costs nothing to refuse.
+    if text.lines().filter(|l| !l.trim().is_empty()).count() > APPROVERS_MAX {
+        return Err(format!("it lists more than {APPROVERS_MAX} approvers"));
+    }
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let mut words = line.split_whitespace();
         let (Some(name), Some(options), Some(kind), Some(base64), None) = (
@@ -597,7 +627,7 @@ fn parse_allowed_signers(text: &str) -> std::result::Result<Vec<Approver>, Strin
             return Err(format!("{name}'s line has other options than aea writes"));
         }
         let key = parse_public_key(&format!("{kind} {base64}"))?;
-        if list.iter().any(|a| a.name == name || a.key == key) {
+        if !names.insert(name.to_string()) || !keys.insert(base64.to_string()) {
             return Err(format!("{name} or its key is listed twice"));
         }
         list.push(Approver {

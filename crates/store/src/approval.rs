@@ -204,43 +204,34 @@ pub fn processed_without_approval(mailbox: &Mailbox, judge: &Judge) -> Result<Ve
         .collect())
 }
 
-/// Where signatures are required: the files whose recorded approval no
-/// approver's signature verifies, though they have left the inbox
-/// (processed, or gone). `process` refuses such an approval, so aea did
-/// not make that happen here: something ran aea with another approver
-/// list (its own config folder, an older aea) or wrote the state by hand,
-/// or the approval was made before signatures were required. Sorted.
-pub fn left_without_signature(mailbox: &Mailbox) -> Result<Vec<String>> {
+/// Gated mail aea holds as processed `done` (or whose record of how it was
+/// processed is gone) without an approval that counts now: aea never
+/// processes gated mail `done` without one, so something else did — aea
+/// run with another approver list, config folder or policy, an older aea,
+/// or the state written by hand — or the approval came before signatures
+/// were required. Reads every processed message: for `doctor`. Sorted.
+pub fn processed_without_valid_approval(mailbox: &Mailbox, judge: &Judge) -> Result<Vec<String>> {
     use crate::layout::Private;
-    if !mailbox.signatures_required() {
-        return Ok(Vec::new());
-    }
-    let Some(dir) = mailbox.private_dir(Private::Approvals)? else {
-        return Ok(Vec::new());
-    };
-    let entries = std::fs::read_dir(&dir).map_err(|e| Error::io("list", &dir, e))?;
-    let mut found = Vec::new();
-    for entry in entries.flatten() {
-        let Ok(record_name) = entry.file_name().into_string() else {
-            continue;
-        };
-        let Some(name) = record_name.strip_suffix(".json") else {
-            continue;
-        };
-        if !entry.file_type().is_ok_and(|t| t.is_file())
-            || std::fs::symlink_metadata(mailbox.dir().join(name)).is_ok()
-        {
-            continue;
-        }
-        let Some(record) = mailbox.approvals().approval_record(name) else {
-            continue;
-        };
-        if record.decision == ApprovalDecision::Approved.into()
-            && mailbox.decision_problem(&record).is_some()
-        {
-            found.push(name.to_string());
-        }
-    }
+    use crate::mailbox::Outcome;
+    mailbox.check_state()?;
+    let mut found: Vec<String> = mailbox
+        .inbox()
+        .read_all_in(Private::Processed)?
+        .into_iter()
+        .filter(|entry| {
+            let done = mailbox.records().record(&entry.name).is_none_or(|marker| {
+                !matches!(
+                    marker.outcome,
+                    crate::words::OrUnknown::Known(Outcome::Ignored | Outcome::Deferred)
+                )
+            });
+            done && entry
+                .valid()
+                .is_some_and(|m| judge.decide(m).action.awaits_approval())
+                && mailbox.approvals().approval(entry, true) != Approval::Approved
+        })
+        .map(|entry| entry.name)
+        .collect();
     found.sort();
     Ok(found)
 }
