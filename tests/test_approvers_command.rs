@@ -70,6 +70,23 @@ impl Drop for SshAgent {
     }
 }
 
+/// Adds `name` with public key `public` as an approver, signed by
+/// `private` (the first approver's own key, or a current approver's).
+fn add_approver(env: &TestEnv, repo: &Path, name: &str, public: &Path, private: &Path) -> String {
+    env.ok(
+        repo,
+        &[
+            "approvers",
+            "add",
+            name,
+            "--key",
+            public.to_str().unwrap(),
+            "--ssh-key",
+            private.to_str().unwrap(),
+        ],
+    )
+}
+
 /// Two repositories and a gated handoff from api to web; its id.
 fn setup(env: &TestEnv) -> (PathBuf, PathBuf, String) {
     let api = env.repo("api");
@@ -111,18 +128,7 @@ fn only_an_approvers_signature_approves() {
 
     // The first approver signs with its own key; from then on signatures
     // are required.
-    let out = env.ok(
-        &web,
-        &[
-            "approvers",
-            "add",
-            "alice",
-            "--key",
-            alice_pub.to_str().unwrap(),
-            "--ssh-key",
-            alice.to_str().unwrap(),
-        ],
-    );
+    let out = add_approver(&env, &web, "alice", &alice_pub, &alice);
     assert!(out.contains("signed by alice"), "{out}");
     let list = env.json(&web, &["approvers", "list"]);
     assert_fits("approvers-list", &list);
@@ -549,18 +555,7 @@ fn ssh_agent_signs_with_an_approvers_key() {
     let keys = env.path().join("keys");
     let (alice, alice_pub) = keygen(&keys, "alice");
     let (mallory, _) = keygen(&keys, "mallory");
-    env.ok(
-        &web,
-        &[
-            "approvers",
-            "add",
-            "alice",
-            "--key",
-            alice_pub.to_str().unwrap(),
-            "--ssh-key",
-            alice.to_str().unwrap(),
-        ],
-    );
+    add_approver(&env, &web, "alice", &alice_pub, &alice);
     // An agent holding only another key: nothing to sign with.
     let agent = SshAgent::start(&env.path().join("agent"));
     agent.add(&mallory);
@@ -728,18 +723,7 @@ fn an_approval_made_under_another_config_folder_is_found_by_doctor() {
     let keys = env.path().join("keys");
     let (alice, alice_pub) = keygen(&keys, "alice");
     let (agent, agent_pub) = keygen(&keys, "agent");
-    env.ok(
-        &web,
-        &[
-            "approvers",
-            "add",
-            "alice",
-            "--key",
-            alice_pub.to_str().unwrap(),
-            "--ssh-key",
-            alice.to_str().unwrap(),
-        ],
-    );
+    add_approver(&env, &web, "alice", &alice_pub, &alice);
     // An agent runs aea with a config folder of its own, where its own key
     // is the approver: aea there approves and processes.
     let elsewhere = env.path().join("elsewhere");
@@ -799,46 +783,30 @@ fn review_signs_with_the_approvers_key() {
     let keys = env.path().join("keys");
     let (alice, alice_pub) = keygen(&keys, "alice");
     let alice_key = alice.to_str().unwrap();
-    env.ok(
-        &web,
-        &[
-            "approvers",
-            "add",
-            "alice",
-            "--key",
-            alice_pub.to_str().unwrap(),
-            "--ssh-key",
-            alice_key,
-        ],
-    );
+    add_approver(&env, &web, "alice", &alice_pub, &alice);
+    // Approves the one message, typing back the number shown, and waits
+    // for the summary `said`.
+    let approve_in_review = |args: &str, said: &str| {
+        let mut child = review_under_script_with(&env, &web, args);
+        let mut input = child.stdin.take().unwrap();
+        let mut screen = Lines::read(child.stdout.take().unwrap());
+        input.write_all(b"a\n").unwrap();
+        let code = shown_code(&mut screen);
+        input.write_all(format!("{code}\n\n").as_bytes()).unwrap();
+        drop(input);
+        screen.wait_for("the summary", Duration::from_secs(60), |l| l.contains(said));
+        let out = output_within(child, Duration::from_secs(60), "`aea review` under script");
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
     // Without a key: the number typed back is right, but nothing can be
     // signed: said, skipped, and the walk ends normally.
-    let mut child = review_under_script_with(&env, &web, "review");
-    let mut input = child.stdin.take().unwrap();
-    let mut screen = Lines::read(child.stdout.take().unwrap());
-    input.write_all(b"a\n").unwrap();
-    let code = shown_code(&mut screen);
-    input.write_all(format!("{code}\n\n").as_bytes()).unwrap();
-    drop(input);
-    screen.wait_for("the summary", Duration::from_secs(60), |l| {
-        l.contains("reviewed: 0 approved, 0 rejected, 1 skipped")
-    });
-    let out = output_within(child, Duration::from_secs(60), "`aea review` under script");
-    assert!(out.status.success(), "{}", stderr(&out));
+    approve_in_review("review", "reviewed: 0 approved, 0 rejected, 1 skipped");
     assert_eq!(listed_approval(&env, &web, &id)["approval"], "pending");
     // With the approver's key: signed, and verified by every reader.
-    let mut child = review_under_script_with(&env, &web, &format!("review --ssh-key {alice_key}"));
-    let mut input = child.stdin.take().unwrap();
-    let mut screen = Lines::read(child.stdout.take().unwrap());
-    input.write_all(b"a\n").unwrap();
-    let code = shown_code(&mut screen);
-    input.write_all(format!("{code}\n\n").as_bytes()).unwrap();
-    drop(input);
-    screen.wait_for("the summary", Duration::from_secs(60), |l| {
-        l.contains("reviewed: 1 approved, 0 rejected, 0 skipped")
-    });
-    let out = output_within(child, Duration::from_secs(60), "`aea review` under script");
-    assert!(out.status.success(), "{}", stderr(&out));
+    approve_in_review(
+        &format!("review --ssh-key {alice_key}"),
+        "reviewed: 1 approved, 0 rejected, 0 skipped",
+    );
     assert_eq!(listed_approval(&env, &web, &id)["approval"], "approved");
     env.ok(&web, &["process", &id]);
 }
@@ -850,18 +818,7 @@ fn gated_mail_processed_around_the_approval_is_found_by_doctor() {
     let keys = env.path().join("keys");
     let (alice, alice_pub) = keygen(&keys, "alice");
     let alice_key = alice.to_str().unwrap();
-    env.ok(
-        &web,
-        &[
-            "approvers",
-            "add",
-            "alice",
-            "--key",
-            alice_pub.to_str().unwrap(),
-            "--ssh-key",
-            alice_key,
-        ],
-    );
+    add_approver(&env, &web, "alice", &alice_pub, &alice);
     let clean = |what: &str| {
         let text = stdout(&env.run(&web, &["doctor"]));
         assert!(
@@ -899,18 +856,7 @@ fn a_list_damaged_from_its_first_line_is_not_started_again() {
     let keys = env.path().join("keys");
     let (alice, alice_pub) = keygen(&keys, "alice");
     let (agent, agent_pub) = keygen(&keys, "agent");
-    env.ok(
-        &web,
-        &[
-            "approvers",
-            "add",
-            "alice",
-            "--key",
-            alice_pub.to_str().unwrap(),
-            "--ssh-key",
-            alice.to_str().unwrap(),
-        ],
-    );
+    add_approver(&env, &web, "alice", &alice_pub, &alice);
     let chain = env.path().join("home/.config/aea/approvers/changes.jsonl");
     let good = std::fs::read_to_string(&chain).unwrap();
     std::fs::write(&chain, format!("x{good}")).unwrap();
@@ -949,18 +895,7 @@ fn a_list_of_many_keys_is_refused_quickly() {
     let (_, web, _) = setup(&env);
     let keys = env.path().join("keys");
     let (alice, alice_pub) = keygen(&keys, "alice");
-    env.ok(
-        &web,
-        &[
-            "approvers",
-            "add",
-            "alice",
-            "--key",
-            alice_pub.to_str().unwrap(),
-            "--ssh-key",
-            alice.to_str().unwrap(),
-        ],
-    );
+    add_approver(&env, &web, "alice", &alice_pub, &alice);
     // A forged second version listing thousands of keys: refused at the
     // count, before any key is read or compared.
     let chain = env.path().join("home/.config/aea/approvers/changes.jsonl");
