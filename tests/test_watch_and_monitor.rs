@@ -1451,3 +1451,23 @@ fn a_wake_up_counts_mail_a_stale_marker_does_not_hide() {
     assert_eq!(whole["unprocessed"], 2, "{whole}");
     assert_eq!(v["unprocessed"], 2, "the marked message left out: {v}");
 }
+
+/// Stopped right after it started, with mail waiting and another aea
+/// command between: the first pass lets the burst of arrivals settle, and
+/// the stop asked meanwhile must not wait for the next ring.
+#[test]
+fn the_monitor_stops_at_once_while_mail_settles() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.urgent(&api, "web", "handoff", "waiting");
+    for attempt in 0..3 {
+        let monitor = Monitor::start(&env, &web);
+        env.ok(&web, &["check"]);
+        let out = env.run(&web, &["--json", "monitor", "stop"]);
+        assert!(out.status.success(), "attempt {attempt}: {}", stderr(&out));
+        let stopped: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(stopped["state"], "stopped", "attempt {attempt}: {stopped}");
+        drop(monitor);
+    }
+}

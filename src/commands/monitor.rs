@@ -158,7 +158,11 @@ fn stop(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         std::thread::sleep(Duration::from_millis(20));
     }
     let _ = fs::remove_file(state_file(mailbox, Private::MonitorStop));
-    report(ctx, MonitorState::StopTimedOut, Some(&pid), None);
+    let note = format!(
+        "it is still running: `kill {}` ends it (its lock goes with it), then `aea monitor status` says so",
+        pid.pid
+    );
+    report(ctx, MonitorState::StopTimedOut, Some(&pid), Some(note));
     Ok(ExitCode::Timeout)
 }
 

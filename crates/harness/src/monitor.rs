@@ -173,9 +173,15 @@ impl Monitor<'_> {
             ));
 
         let mut schedule = Schedule::new(backoff);
-        loop {
-            if state_file(mailbox, Private::MonitorStop).exists() {
+        let stop_asked = || {
+            let asked = state_file(mailbox, Private::MonitorStop).exists();
+            if asked {
                 let _ = fs::remove_file(state_file(mailbox, Private::MonitorStop));
+            }
+            asked
+        };
+        loop {
+            if stop_asked() {
                 break;
             }
             let mut waiting = (self.waiting)();
@@ -188,6 +194,12 @@ impl Monitor<'_> {
                 if !refs.is_empty() {
                     self.ring(&transports, &refs, &log);
                 }
+            }
+            // A stop asked while the arrivals settled or the doorbells rang:
+            // its file event was taken by that wait, so the long wait below
+            // would not wake for it.
+            if stop_asked() {
+                break;
             }
             let wait = schedule
                 .next_in(Instant::now())
