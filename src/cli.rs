@@ -339,6 +339,12 @@ pub struct SendArgs {
     #[arg(long = "to-path", value_name = "PATH")]
     pub to_path: Vec<String>,
 
+    /// An agent id found nowhere on this machine lives behind the mail
+    /// remote (`sync.remote`): queue the mail for `aea sync`. Without it,
+    /// only agents registered with `--remote` are sent there
+    #[arg(long)]
+    pub via_remote: bool,
+
     /// Message type
     #[arg(long = "type", value_name = "TYPE")]
     pub message_type: MessageType,

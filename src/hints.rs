@@ -213,6 +213,13 @@ pub(crate) fn hint(err: &Error) -> Option<String> {
             "pass the recipient's path (`--to ../web`), or run `aea init` there so it registers; `aea agents` lists known agents".to_string()
         }
         Error::RecipientNotFound {
+            target,
+            lead: Some(RecipientLead::BehindRemote),
+            ..
+        } => format!(
+            "if {target} is reached through the mail remote, register it (`aea agents add {target} --remote URL`) or pass `--via-remote`; `aea agents` lists the known agents"
+        ),
+        Error::RecipientNotFound {
             lead: Some(RecipientLead::Near { id }),
             ..
         } => format!(
@@ -668,6 +675,11 @@ mod tests {
                 target: s("wbe"),
                 tried: vec![s("registry")],
                 lead: Some(RecipientLead::Near { id: s("web") }),
+            },
+            Error::RecipientNotFound {
+                target: s("wbe"),
+                tried: vec![],
+                lead: Some(RecipientLead::BehindRemote),
             },
             Error::RecipientNotFound {
                 target: s("web"),

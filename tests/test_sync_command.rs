@@ -1333,3 +1333,85 @@ fn a_store_config_committed_upstream_runs_nothing_in_a_clone() {
     let report = sync_runs_nothing(&env, cmd(), &remote);
     assert_eq!(report["received"], json!([id]));
 }
+
+/// With a mail remote set, a typo is refused as it is without one, and
+/// nothing is queued for it; an agent not registered here goes to the
+/// remote only when asked, and then reaches it.
+#[test]
+fn a_typo_is_not_queued_for_the_remote() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["web"]);
+    let b = Machine::new(&env, "zz", &remote, &[]);
+    let out = a.run(
+        &env,
+        &[
+            "send",
+            "--to",
+            "wbe",
+            "--type",
+            "question",
+            "--subject",
+            "typo",
+        ],
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("did you mean `web`"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(a.outgoing(), 0, "nothing queued for the typo");
+    // An id nowhere near a known one: refused, and the hint says how to
+    // reach an agent behind the remote.
+    let out = a.run(
+        &env,
+        &[
+            "send",
+            "--to",
+            "zz",
+            "--type",
+            "question",
+            "--subject",
+            "hi",
+        ],
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--via-remote"), "{}", stderr(&out));
+    assert_eq!(a.outgoing(), 0);
+    let out = a.run(
+        &env,
+        &[
+            "send",
+            "--to",
+            "zz",
+            "--via-remote",
+            "--type",
+            "question",
+            "--subject",
+            "hi",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(a.outgoing(), 1);
+    a.ok(&env, &["sync"]);
+    b.ok(&env, &["sync"]);
+    assert_eq!(b.inbox_ids(&env).len(), 1);
+    // Without a remote, --via-remote is a usage error that says why.
+    let plain = env.repo("plain");
+    let out = env.run(
+        &plain,
+        &[
+            "send",
+            "--to",
+            "zz",
+            "--via-remote",
+            "--type",
+            "question",
+            "--subject",
+            "x",
+        ],
+    );
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("sync.remote"), "{}", stderr(&out));
+}

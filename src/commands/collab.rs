@@ -378,9 +378,16 @@ fn wake(
         return Vec::new();
     }
     // Once per command: `trusted` says on stderr what it left out.
-    let via_remote = mailbox
+    // A collaboration's participants are named in its folder: one found
+    // nowhere here is behind the remote, if there is one.
+    let via_remote = if mailbox
         .config()
-        .is_ok_and(|config| ctx.trusted(mailbox, config).sync_remote.is_some());
+        .is_ok_and(|config| ctx.trusted(mailbox, config).sync_remote.is_some())
+    {
+        crate::route::ViaRemote::Asked
+    } else {
+        crate::route::ViaRemote::None
+    };
     let key = ctx.signing_key(sender_id);
     let waker = Waker {
         mailbox,

@@ -14,8 +14,22 @@ pub(crate) fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
         .require_id(&sender.layout().shared(crate::layout::Shared::Config))?
         .to_string();
     let max = config.limits.recipients();
-    // Only a trusted remote counts: an untrusted one is as if absent.
-    let via_remote = ctx.trusted(&sender, config).sync_remote.is_some();
+    // Only a trusted remote counts: an untrusted one is as if absent. An
+    // id found nowhere here goes to it only when asked.
+    let via_remote = match (
+        ctx.trusted(&sender, config).sync_remote.is_some(),
+        args.via_remote,
+    ) {
+        (false, true) => {
+            return Err(Error::usage(
+                "--via-remote needs a mail remote, and this repository has none it trusts",
+                "set `sync.remote` in .aea/agent-config.yaml and run `aea trust`",
+            ));
+        }
+        (false, false) => route::ViaRemote::None,
+        (true, false) => route::ViaRemote::Configured,
+        (true, true) => route::ViaRemote::Asked,
+    };
     let targets = targets(args, ctx)?;
     if targets.len() > max {
         return Err(Error::usage(

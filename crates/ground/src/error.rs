@@ -381,6 +381,9 @@ pub enum RecipientLead {
     /// The path given is no repository but a folder holding the
     /// initialised repositories `inside` (their folder names, sorted).
     HoldsRepositories { inside: Vec<String> },
+    /// A mail remote is configured: the agent may live behind it, which
+    /// is sent to only when asked.
+    BehindRemote,
 }
 
 /// What is wrong with a draft ([`Error::InvalidDraft`]).

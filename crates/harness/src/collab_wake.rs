@@ -58,7 +58,7 @@ pub struct Waker<'a> {
     pub registry: Option<&'a Path>,
     /// Whether mail to an agent not on this machine is queued for the
     /// trusted mail remote.
-    pub via_remote: bool,
+    pub via_remote: crate::route::ViaRemote,
     pub rt: &'a Runtime,
     /// Keep the send's record (a test's switch) rather than let it go.
     pub keep_send_record: bool,

@@ -74,16 +74,30 @@ pub fn looks_like_path(target: &str) -> bool {
     target.contains(['/', '\\']) || target.starts_with('.') || target == "~"
 }
 
+/// How an id found nowhere on this machine may go to the mail remote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViaRemote {
+    /// No mail remote is configured (or trusted).
+    None,
+    /// A remote is configured, but an id not registered as reached through
+    /// it goes there only when asked: a typo would otherwise be queued for
+    /// an agent that does not exist.
+    Configured,
+    /// Asked for (`send --via-remote`), or mail that names its agents
+    /// already (a collaboration's participants).
+    Asked,
+}
+
 /// Resolves `--to` in the order of SPEC §4: a path holding `.aea/`, an id in
 /// the registry, an id among the sibling repositories of `own_repo`; then,
-/// when `via_remote` (a mail remote is configured), an id not found here is
-/// taken to live behind it. Relative paths are taken from `cwd`.
+/// when `via_remote` is [`ViaRemote::Asked`], an id not found here is taken
+/// to live behind the mail remote. Relative paths are taken from `cwd`.
 pub fn resolve(
     target: &str,
     cwd: &Path,
     own_repo: &Path,
     registry: Option<&Path>,
-    via_remote: bool,
+    via_remote: ViaRemote,
 ) -> Result<Route> {
     if looks_like_path(target) {
         let path = cwd.join(target);
@@ -149,12 +163,13 @@ pub fn resolve(
     }
     let siblings = sibling_repos(own_repo, target);
     match siblings.len() {
-        0 if via_remote => Ok(Route::Remote(target.to_string())),
+        0 if via_remote == ViaRemote::Asked => Ok(Route::Remote(target.to_string())),
         0 => {
             let parent = own_repo.parent().unwrap_or(own_repo);
             tried.push(format!("sibling repositories in {}", parent.display()));
             let lead = closest(target, &known_ids(own_repo, registry))
-                .map(|id| RecipientLead::Near { id });
+                .map(|id| RecipientLead::Near { id })
+                .or((via_remote == ViaRemote::Configured).then_some(RecipientLead::BehindRemote));
             Err(Error::RecipientNotFound {
                 target: target.to_string(),
                 tried,
