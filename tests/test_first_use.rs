@@ -354,3 +354,30 @@ fn thread_flags_mail_from_a_registered_id_in_another_folder() {
     let text = env.ok(&web, &["thread", &id]);
     assert!(text.contains("NOT FROM api's REGISTERED FOLDER"), "{text}");
 }
+
+/// A YAML error in the config is said once, as the config's problem: no
+/// false "no registry" with advice that makes things worse, and `agents`
+/// says the config does not read rather than "id mismatch".
+#[test]
+fn a_broken_config_is_not_blamed_on_the_registry() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let config = web.join(".aea/agent-config.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("rules:\n  - id: x\n   type: question\n");
+    std::fs::write(&config, text).unwrap();
+    let doctor = stdout(&env.run(&web, &["doctor"]));
+    assert!(doctor.contains("FIX   config"), "{doctor}");
+    assert!(!doctor.contains("no registry available"), "{doctor}");
+    assert!(!doctor.contains("AEA_REGISTRY"), "{doctor}");
+    let agents = env.json(&web, &["agents"]);
+    let web_entry = agents["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == "web")
+        .unwrap()
+        .clone();
+    assert_eq!(web_entry["health"], "config_invalid", "{agents}");
+    assert!(env.ok(&web, &["agents"]).contains("config does not read"));
+}

@@ -349,11 +349,18 @@ fn registry(ctx: &Context, repo: &Path, id: Option<&str>) -> Finding {
             });
             Finding::new("registry", problem, "registered under this path")
         }
-        _ => Finding::new(
+        // The id comes from the config, reported above when it does not
+        // read: nothing to check the registry against until it does.
+        (Some(_), None) => Finding::new(
+            "registry",
+            None,
+            "not checked: the config above names no agent it can be checked for",
+        ),
+        (None, _) => Finding::new(
             "registry",
             Some((
                 "no registry available".into(),
-                "set AEA_REGISTRY to a file path".into(),
+                "set HOME (or XDG_CONFIG_HOME), or AEA_REGISTRY to a file path".into(),
             )),
             "",
         ),

@@ -91,6 +91,9 @@ word_enum! {
         PathMissing = "path_missing",
         NotInitialized = "not_initialized",
         IdMismatch = "id_mismatch",
+        /// Its `.aea/agent-config.yaml` does not read (or names no agent):
+        /// its id cannot be told, so nothing is sent there.
+        ConfigInvalid = "config_invalid",
         /// Reached through a mail remote, not on this machine.
         Remote = "remote",
         /// An OACP agent, reached through its inbox folder.
@@ -109,6 +112,7 @@ impl Health {
             Health::PathMissing => "path missing",
             Health::NotInitialized => "no .aea/",
             Health::IdMismatch => "id mismatch",
+            Health::ConfigInvalid => "config does not read",
             Health::Remote => "remote",
             Health::Oacp => "OACP inbox",
             Health::Roo => "Roo mailbox",
@@ -170,9 +174,10 @@ impl Registry {
         if !inbox.is_dir() {
             return Health::NotInitialized;
         }
-        match config::peek_id(config) {
-            Some(actual) if actual == id => Health::Ok,
-            _ => Health::IdMismatch,
+        match config::AgentConfig::load_file(config).map(|c| c.agent.id) {
+            Ok(Some(actual)) if actual == id => Health::Ok,
+            Ok(Some(_)) => Health::IdMismatch,
+            Ok(None) | Err(_) => Health::ConfigInvalid,
         }
     }
 }
