@@ -873,3 +873,68 @@ fn limits_bound_broadcasts_and_message_size() {
     env.ok(&web, &["process", &id, "--outcome", "ignored"]);
     assert!(env.state(&web).join("records").join(&file).is_file());
 }
+
+/// A message without a body — a forgotten `--body`, or text piped in that
+/// send does not read — is said on stderr; `--body-file -` reads it.
+#[test]
+fn a_send_without_a_body_says_so_and_reads_stdin_when_asked() {
+    use std::io::Write;
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    env.repo("web");
+    let out = env.run(
+        &api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "question",
+            "--subject",
+            "s",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the message has no body"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("--body-file -"), "{}", stderr(&out));
+    let mut child = env
+        .cmd(&api)
+        .args([
+            "--json",
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "question",
+            "--subject",
+            "piped",
+            "--body-file",
+            "-",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"the text piped in\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("no body"), "{}", stderr(&out));
+    let sent: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = sent["message_id"].as_str().unwrap();
+    let web = env.path().join("web");
+    let shown = env.json(&web, &["show", id]);
+    assert_eq!(
+        shown["message"]["message"]["body"], "the text piped in\n",
+        "{shown}"
+    );
+}

@@ -59,6 +59,13 @@ pub(crate) fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
         args.subject.clone(),
     )?;
     (draft.reply_to, draft.conversation) = thread(args, &sender)?;
+    // A forgotten --body, or text piped in that send never reads: said,
+    // since the protocol lets a message be its subject alone.
+    if draft.body.trim().is_empty() {
+        ctx.printer.warn(
+            "the message has no body: pass --body TEXT or --body-file FILE (`--body-file -` reads standard input, which is not read otherwise)",
+        );
+    }
     // Every recipient is found before anything is delivered: a broadcast
     // with one wrong name reaches no one, and is sent again whole once
     // the name is fixed.
