@@ -274,9 +274,13 @@ impl Shell {
     }
 
     /// Sends a question from `repo` to web; its message id.
-    fn ask_web(&self, repo: &Path, subject: &str) -> String {
+    /// Sends web a question; `via` is `--via-remote` where web is behind
+    /// the mail remote and not registered here, else empty.
+    fn ask_web(&self, repo: &Path, subject: &str, via: &str) -> String {
         let sent = self.ok(
-            &format!("aea --json send --to web --type question --subject '{subject}'"),
+            &format!(
+                "aea --json send --to web {via} --type question --subject '{subject}' --body 'see subject'"
+            ),
             repo,
         );
         let sent: serde_json::Value = serde_json::from_str(&sent).unwrap();
@@ -339,7 +343,7 @@ fn the_readme_key_handover_runs_as_written() {
             .any(|l| l.trim() == fill(&add, &key, &remote)),
         "`{whoami}` hands over the README's line `{add}`:\n{printed}"
     );
-    let id = one.ask_web(&api, "Which port?");
+    let id = one.ask_web(&api, "Which port?", "--via-remote");
     one.ok("aea sync", &api);
     two.ok("aea sync", &web);
     assert_eq!(two.sender(&web, &id), "unverified", "nothing pinned yet");
@@ -374,7 +378,7 @@ fn the_readme_key_handover_runs_as_written() {
         &format!("aea agents add web --path '{}'", web.display()),
         &api,
     );
-    let first = api_owner.ask_web(&api, "Which port?");
+    let first = api_owner.ask_web(&api, "Which port?", "");
     assert_eq!(web_owner.sender(&web, &first), "unverified");
     let printed = api_owner.ok(&whoami, &api);
     let trusted = web_owner.ok(&trust, &web);
@@ -387,7 +391,7 @@ fn the_readme_key_handover_runs_as_written() {
     // api's owner makes a new key: its mail is forged on web's side, and
     // `agents trust` without a key refuses it, naming the line to run.
     api_owner.ok("rm ~/.config/aea/keys/api.key && aea init", &api);
-    let second = api_owner.ask_web(&api, "And the proxy?");
+    let second = api_owner.ask_web(&api, "And the proxy?", "");
     assert_eq!(web_owner.sender(&web, &second), "forged");
     let new_key = whoami_field(&api_owner.ok(&whoami, &api), "key");
     assert_ne!(new_key, key);

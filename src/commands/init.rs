@@ -150,9 +150,36 @@ pub(crate) fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
             ctx.printer
                 .line(format_args!("  registered in {}", path.display()));
         }
+        if fresh {
+            print_next_steps(ctx, &report);
+        }
     }
     registered?;
     Ok(ExitCode::Success)
+}
+
+/// What a first `init` leaves to the person: what to commit, how to send,
+/// how a peer on another machine learns this agent's key, and what the
+/// scripts under `.aea/scripts/` are.
+fn print_next_steps(ctx: &Context, report: &Report) {
+    let shims = report
+        .changed
+        .iter()
+        .any(|c| c.starts_with(&format!("{AEA_DIR}/scripts/")));
+    ctx.printer.line("next:");
+    ctx.printer.line(
+        "  commit .aea/agent-config.yaml, .aea/prompts/, .aea/.gitignore and the agent files above; mail, the log and aea's state stay out of git",
+    );
+    ctx.printer.line(
+        "  aea send --to AGENT --type question --subject \"...\" --body \"...\"   mail another agent; `aea check` reads yours",
+    );
+    ctx.printer
+        .line("  aea whoami   this agent's key: the line a peer on another machine runs to pin it");
+    if shims {
+        ctx.printer.line(
+            "  .aea/scripts/aea-*.sh run this aea under the names the AEA protocol text gives its scripts",
+        );
+    }
 }
 
 /// Sets up `repo` (an absolute, existing directory). The registry result is
