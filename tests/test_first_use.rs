@@ -381,3 +381,56 @@ fn a_broken_config_is_not_blamed_on_the_registry() {
     assert_eq!(web_entry["health"], "config_invalid", "{agents}");
     assert!(env.ok(&web, &["agents"]).contains("config does not read"));
 }
+
+/// Without USER (containers, CI, sudo), the account's own name is used
+/// for the message's sender, the log and a person's approval alike.
+#[test]
+fn without_user_the_account_name_is_used_everywhere() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let bare = |dir: &std::path::Path, args: &[&str]| {
+        let out = env.cmd(dir).env_remove("USER").args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    let account = {
+        let out = std::process::Command::new("id")
+            .arg("-un")
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let sent: serde_json::Value = serde_json::from_str(&bare(
+        &api,
+        &[
+            "--json",
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "handoff",
+            "--priority",
+            "urgent",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+        ],
+    ))
+    .unwrap();
+    let id = sent["message_id"].as_str().unwrap();
+    let shown = env.json(&web, &["show", id]);
+    assert_eq!(
+        shown["message"]["from"]["user"],
+        account.as_str(),
+        "{shown}"
+    );
+    bare(&web, &["approve", id]);
+    let record = env.json(&web, &["show", id])["approval_record"].clone();
+    assert_eq!(record["by"], account.as_str(), "{record}");
+    assert_eq!(record["user"], account.as_str(), "{record}");
+    let log = std::fs::read_to_string(web.join(".aea/agent.log")).unwrap();
+    assert!(log.contains(&format!("\"actor\":\"{account}\"")), "{log}");
+    assert!(!log.contains("unknown"), "{log}");
+}

@@ -132,9 +132,13 @@ impl Env {
             registry: std::env::var_os(AEA_REGISTRY)
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
+            // Containers, CI and sudo often leave USER unset: the account's
+            // own name is the same fallback for messages, the log and
+            // approvals alike.
             user: var("USER")
                 .or_else(|| var("LOGNAME"))
-                .or_else(|| var("USERNAME")),
+                .or_else(|| var("USERNAME"))
+                .or_else(account_name),
             fixed_now: var(AEA_TEST_NOW)
                 .and_then(|v| DateTime::parse_from_rfc3339(&v).ok())
                 .map(|t| t.with_timezone(&Utc)),
@@ -206,4 +210,38 @@ mod tests {
             Some("hunter3")
         );
     }
+}
+
+/// The name of the account this process runs as, from the user database
+/// (`getpwuid_r`), or `uid N` when it has none (a container's bare uid).
+#[cfg(unix)]
+#[allow(unsafe_code)] // getpwuid_r(3): std has no way to name the current user.
+fn account_name() -> Option<String> {
+    // SAFETY: getuid cannot fail. getpwuid_r writes the entry into `pwd`
+    // and its strings into `buf`, both ours and alive for the call;
+    // `result` is null or points at `pwd`.
+    let uid = unsafe { libc::getuid() };
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0u8; 4096];
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    let found = unsafe {
+        libc::getpwuid_r(
+            uid,
+            &raw mut pwd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &raw mut result,
+        )
+    };
+    if found != 0 || result.is_null() || pwd.pw_name.is_null() {
+        return Some(format!("uid {uid}"));
+    }
+    // SAFETY: pw_name points at a NUL-terminated string inside `buf`.
+    let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
+    Some(name.to_string_lossy().into_owned()).filter(|n| !n.is_empty())
+}
+
+#[cfg(not(unix))]
+fn account_name() -> Option<String> {
+    None
 }
