@@ -191,27 +191,6 @@ pub fn json_asked() -> bool {
         .any(|a| a == "--json")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secrets_never_show_in_debug_output() {
-        let env = Env {
-            opencode_password: Some(Secret::new("hunter2")),
-            variables: [("MY_PASSWORD", "hunter3")].into_iter().collect(),
-            ..Env::default()
-        };
-        let shown = format!("{env:?}");
-        assert!(!shown.contains("hunter"), "{shown}");
-        assert!(shown.contains("MY_PASSWORD"), "{shown}");
-        assert_eq!(
-            env.variables.get("MY_PASSWORD").map(Secret::expose),
-            Some("hunter3")
-        );
-    }
-}
-
 /// The name of the account this process runs as, from the user database
 /// (`getpwuid_r`), or `uid N` when it has none (a container's bare uid).
 #[cfg(unix)]
@@ -244,4 +223,25 @@ fn account_name() -> Option<String> {
 #[cfg(not(unix))]
 fn account_name() -> Option<String> {
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_show_in_debug_output() {
+        let env = Env {
+            opencode_password: Some(Secret::new("hunter2")),
+            variables: [("MY_PASSWORD", "hunter3")].into_iter().collect(),
+            ..Env::default()
+        };
+        let shown = format!("{env:?}");
+        assert!(!shown.contains("hunter"), "{shown}");
+        assert!(shown.contains("MY_PASSWORD"), "{shown}");
+        assert_eq!(
+            env.variables.get("MY_PASSWORD").map(Secret::expose),
+            Some("hunter3")
+        );
+    }
 }
