@@ -186,6 +186,17 @@ pub(crate) fn hint(err: &Error) -> Option<String> {
             io::ErrorKind::NotFound => "check that the path exists".to_string(),
             _ => return None,
         },
+        Error::NoRepository { inside, .. } if !inside.is_empty() => {
+            let names: Vec<String> = inside
+                .iter()
+                .map(|n| crate::printer::untrusted_short(n, 80))
+                .collect();
+            format!(
+                "this folder holds the repositories {}: run the command in one of them, or pass `--repo {}`",
+                names.join(", "),
+                names[0]
+            )
+        }
         Error::NoRepository { .. } => {
             "run `aea init` in the repository, or pass `--repo PATH`".to_string()
         }
@@ -654,7 +665,14 @@ mod tests {
                 p(),
                 io::Error::from(io::ErrorKind::PermissionDenied),
             ),
-            Error::NoRepository { start: p() },
+            Error::NoRepository {
+                start: p(),
+                inside: vec![],
+            },
+            Error::NoRepository {
+                start: p(),
+                inside: vec![s("api"), s("web")],
+            },
             Error::NotInitialized { path: p() },
             Error::Symlink { path: p() },
             Error::NotADirectory { path: p() },

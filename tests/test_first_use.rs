@@ -434,3 +434,30 @@ fn without_user_the_account_name_is_used_everywhere() {
     assert!(log.contains(&format!("\"actor\":\"{account}\"")), "{log}");
     assert!(!log.contains("unknown"), "{log}");
 }
+
+/// A wrong folder is said for what it is: a path that does not exist,
+/// spelled without its `..`; the folder that holds the repositories names
+/// them.
+#[test]
+fn a_wrong_folder_is_named_for_what_it_is() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    env.repo("api");
+    let out = env.run(&web, &["-C", "../nowhere", "check"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let nowhere = env.path().join("nowhere");
+    assert!(
+        stderr(&out).contains(&format!("cannot find {}", nowhere.display())),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains(".."), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("aea init"), "{}", stderr(&out));
+    let out = env.run(&env.path(), &["check"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("holds the repositories api, web"),
+        "{}",
+        stderr(&out)
+    );
+}

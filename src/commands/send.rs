@@ -59,13 +59,6 @@ pub(crate) fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
         args.subject.clone(),
     )?;
     (draft.reply_to, draft.conversation) = thread(args, &sender)?;
-    // A forgotten --body, or text piped in that send never reads: said,
-    // since the protocol lets a message be its subject alone.
-    if draft.body.trim().is_empty() {
-        ctx.printer.warn(
-            "the message has no body: pass --body TEXT or --body-file FILE (`--body-file -` reads standard input, which is not read otherwise)",
-        );
-    }
     // Every recipient is found before anything is delivered: a broadcast
     // with one wrong name reaches no one, and is sent again whole once
     // the name is fixed.
@@ -84,14 +77,22 @@ pub(crate) fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
         }
         recipients.push((target, Ok(route)));
     }
-    content::send(
+    let sent = content::send(
         &draft,
         &sender,
         &sender_id,
         recipients,
         args.idempotency_key.as_deref(),
         ctx,
-    )
+    )?;
+    // Said once it is sent. A forgotten --body, or text piped in that send never reads: said,
+    // since the protocol lets a message be its subject alone.
+    if draft.body.trim().is_empty() {
+        ctx.printer.warn(
+            "the message has no body: pass --body TEXT or --body-file FILE (`--body-file -` reads standard input, which is not read otherwise)",
+        );
+    }
+    Ok(sent)
 }
 
 /// `--reply-to` and `--conversation` as the message carries them: the

@@ -36,8 +36,10 @@ pub enum Error {
         source: io::Error,
     },
 
+    /// `inside`: the initialised repositories in `start` itself (folder
+    /// names, sorted), when it is the folder that holds them.
     #[error("no AEA repository found at {} or any parent directory", start.display())]
-    NoRepository { start: PathBuf },
+    NoRepository { start: PathBuf, inside: Vec<String> },
 
     #[error("{} has no .aea/ folder", path.display())]
     NotInitialized { path: PathBuf },

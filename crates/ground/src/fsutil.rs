@@ -145,6 +145,25 @@ pub fn check_private_dir(path: &Path, owner: Option<u32>) -> Result<bool> {
     Ok(true)
 }
 
+/// `path` with its `.` and `..` taken out by their names alone (no
+/// symlink is followed): how a path the person typed is said back.
+pub fn lexically_normal(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// The owner (uid) of a file, where the platform has one.
 pub fn owner(meta: &fs::Metadata) -> Option<u32> {
     #[cfg(unix)]

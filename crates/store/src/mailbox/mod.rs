@@ -435,8 +435,20 @@ impl Mailbox {
     pub fn at(repo: &Path) -> Result<Self> {
         let dir = repo.join(AEA_DIR);
         match fs::symlink_metadata(&dir) {
+            // A path that does not exist at all is said as such, spelled
+            // without its `..`: "has no .aea/" would send the person to
+            // `aea init` a folder that is not there.
+            Err(e)
+                if e.kind() == io::ErrorKind::NotFound && fs::symlink_metadata(repo).is_err() =>
+            {
+                Err(Error::io(
+                    "find",
+                    fsutil::lexically_normal(repo),
+                    io::Error::from(io::ErrorKind::NotFound),
+                ))
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::NotInitialized {
-                path: repo.to_path_buf(),
+                path: fsutil::lexically_normal(repo),
             }),
             found => {
                 fsutil::require_real_dir(&dir)?;
@@ -482,8 +494,18 @@ impl Mailbox {
             }
             current = dir.parent();
         }
+        // Run in the folder that holds the repositories: name them.
+        let mut inside: Vec<String> = fs::read_dir(start)
+            .into_iter()
+            .flatten()
+            .filter_map(std::result::Result::ok)
+            .filter(|e| fs::symlink_metadata(e.path().join(AEA_DIR)).is_ok_and(|m| m.is_dir()))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        inside.sort();
         Err(Error::NoRepository {
             start: start.to_path_buf(),
+            inside,
         })
     }
 
