@@ -475,6 +475,11 @@ pub enum PolicyCommand {
     /// committed changes (aea reads the work tree, so the edit already
     /// decides here, while every clone still decides with HEAD's).
     Replay(ReplayArgs),
+    /// Print a ready-made policy (`aea init --policy NAME` starts from it), to compare a config with
+    Preset {
+        /// default, strict or autonomous
+        name: PolicyPreset,
+    },
 }
 
 #[derive(Debug, Args)]

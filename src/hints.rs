@@ -441,11 +441,11 @@ or install into {} for every repository with `aea hooks install --force`",
         } => format!("run `aea init` to write a new {}", path.display()),
         Error::ConfigInvalid { path, problem } => match place(problem) {
             Some(place) => format!(
-                "fix {place} of {}, or compare with the presets under Presets in aea's book (`docs/src/policy.md`; `policies/*.yaml` in aea's source)",
+                "fix {place} of {}, or compare with a ready-made policy: `aea policy preset default`",
                 path.display()
             ),
             None => format!(
-                "fix {}, or compare with the presets under Presets in aea's book (`docs/src/policy.md`; `policies/*.yaml` in aea's source)",
+                "fix {}, or compare with a ready-made policy: `aea policy preset default`",
                 path.display()
             ),
         },

@@ -153,7 +153,7 @@ fn validate_fails_on_unknown_keys_and_bad_rules() {
     let out = env.run(&web, &["validate"]);
     assert_eq!(code(&out), 6, "a typo must not silently drop a safeguard");
     assert!(
-        stdout(&out).contains("unknown field `hard_stop`"),
+        stdout(&out).contains("unknown key `hard_stop`: did you mean `hard_stops`?"),
         "{}",
         stdout(&out)
     );
@@ -399,7 +399,10 @@ fn policy_replay_refuses_an_invalid_proposed_config_naming_its_line() {
     let out = env.run(&web, &["policy", "replay", "--config", &typo]);
     assert_eq!(code(&out), 1);
     let err = stderr(&out);
-    assert!(err.contains("unknown field `hard_stop`"), "{err}");
+    assert!(
+        err.contains("unknown key `hard_stop`: did you mean `hard_stops`?"),
+        "{err}"
+    );
     assert!(err.contains("line "), "the line of the typo: {err}");
 
     let out = env.run(&web, &["policy", "replay", "--config", "missing.yaml"]);
@@ -490,4 +493,56 @@ fn policy_replay_escapes_hostile_subjects() {
             assert!(text.contains("\\u{1b}]0;PWNED\\u{7}"), "{text}");
         }
     }
+}
+
+/// A YAML mistake is said as the person made it: a misindented line, a
+/// key left empty, a misspelt key with the one it likely meant; the fix
+/// points at a preset the binary prints.
+#[test]
+fn yaml_mistakes_are_said_as_made_and_the_presets_are_printed() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let config = web.join(".aea/agent-config.yaml");
+    for (yaml, said) in [
+        (
+            "agent:\n  id: web\nresponse_policy:\n  question:\n    auto_respond: true\n     actions: [answer]\n",
+            "line 6 is indented further than line 5, which already has a value",
+        ),
+        (
+            "agent:\n  id: web\nresponse_policy:\n  question:\n  auto_respond: true\n",
+            "`question:` has nothing under it",
+        ),
+        (
+            "agent:\n  id: web\nlimit:\n  max_recipients: 3\n",
+            "unknown key `limit`: did you mean `limits`?",
+        ),
+        (
+            "agent:\n  id: web\nresponse_policy:\n  question:\n    auto_respnd: true\n",
+            "did you mean `auto_respond`?",
+        ),
+    ] {
+        std::fs::write(&config, yaml).unwrap();
+        let out = env.run(&web, &["validate"]);
+        assert!(stdout(&out).contains(said), "{yaml}: {}", stdout(&out));
+        let out = env.run(&web, &["policy", "show"]);
+        assert!(stderr(&out).contains(said), "{yaml}: {}", stderr(&out));
+    }
+    std::fs::write(&config, "agent:\n  id: web\nzzzz: 1\n").unwrap();
+    let listed = stdout(&env.run(&web, &["validate"]));
+    assert!(listed.contains("the keys here are agent,"), "{listed}");
+    assert!(listed.contains("bridges"), "the whole list: {listed}");
+    // The hint names a command that prints a preset, from anywhere.
+    let out = env.run(&web, &["whoami"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("aea policy preset default"),
+        "{}",
+        stderr(&out)
+    );
+    let preset = env.ok(&env.path(), &["policy", "preset", "strict"]);
+    assert!(preset.starts_with("# aea policy: strict"), "{preset}");
+    assert!(!preset.contains("{{"), "{preset}");
+    // What it prints is a config aea reads, once the id is filled in.
+    std::fs::write(&config, preset.replace("<agent-id>", "web")).unwrap();
+    env.ok(&web, &["validate"]);
 }

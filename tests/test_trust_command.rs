@@ -372,7 +372,10 @@ fn monitoring_is_checked_with_the_config() {
             "  retry_initial: abc\n",
             "monitoring.retry_initial: \"abc\" is not a duration",
         ),
-        ("  retyr_initial: 1s\n", "unknown field `retyr_initial`"),
+        (
+            "  retyr_initial: 1s\n",
+            "unknown key `retyr_initial`: did you mean `retry_initial`?",
+        ),
         // Zero would ring without pause.
         (
             "  retry_initial: 0s\n",

@@ -18,11 +18,16 @@ use crate::printer::untrusted_short;
 use crate::replay::Place;
 
 pub(crate) fn run(command: &PolicyCommand, ctx: &Context) -> Result<ExitCode> {
-    let mailbox = ctx.mailbox()?;
     match command {
-        PolicyCommand::Show => Ok(show(&ctx.judge(&mailbox), ctx)),
-        PolicyCommand::Explain(args) => explain(&args.reference, &mailbox, ctx),
-        PolicyCommand::Replay(args) => replay(args, &mailbox, ctx),
+        PolicyCommand::Show => Ok(show(&ctx.judge(&ctx.mailbox()?), ctx)),
+        PolicyCommand::Explain(args) => explain(&args.reference, &ctx.mailbox()?, ctx),
+        PolicyCommand::Replay(args) => replay(args, &ctx.mailbox()?, ctx),
+        // Needs no repository: it is what a broken config is compared with.
+        PolicyCommand::Preset { name } => {
+            ctx.printer
+                .raw(&crate::templates::policy(*name, "<agent-id>"));
+            Ok(ExitCode::Success)
+        }
     }
 }
 

@@ -74,14 +74,14 @@ pub(crate) fn run(args: &ValidateArgs, ctx: &Context) -> Result<ExitCode> {
             ctx.printer.line(format_args!(
                 "problem  {}: {}",
                 f.file,
-                untrusted_short(&f.problem, 200)
+                untrusted_short(&f.problem, 600)
             ));
         }
         for f in &report.warnings {
             ctx.printer.line(format_args!(
                 "warning  {}: {}",
                 f.file,
-                untrusted_short(&f.problem, 200)
+                untrusted_short(&f.problem, 600)
             ));
         }
         ctx.printer.line(format_args!(

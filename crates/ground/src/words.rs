@@ -117,8 +117,60 @@ impl<T: fmt::Display> fmt::Display for OrUnknown<T> {
     }
 }
 
+/// The word in `known` nearest to `target`, if one is a typo away: at
+/// most two edits (a swap of neighbours counts as one), and fewer than
+/// the word is long. For "did you mean …?".
+pub fn closest(target: &str, known: &[String]) -> Option<String> {
+    known
+        .iter()
+        .filter(|id| id.as_str() != target)
+        .map(|id| (edits(target, id), id))
+        .filter(|(d, _)| *d <= 2 && *d < target.chars().count())
+        .min_by_key(|(d, id)| (*d, (*id).clone()))
+        .map(|(_, id)| id.clone())
+}
+
+/// Optimal-string-alignment distance: insertions, deletions,
+/// substitutions and swaps of neighbours, case-insensitive.
+fn edits(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.to_lowercase().chars().collect();
+    let b: Vec<char> = b.to_lowercase().chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 #[cfg(test)]
 mod tests {
+    use super::{closest, edits};
+
+    #[test]
+    fn a_typo_is_near_and_a_stranger_is_not() {
+        assert_eq!(edits("wbe", "web"), 1);
+        assert_eq!(edits("web", "webs"), 1);
+        let known = ["web".to_string(), "docs".to_string(), "api".to_string()];
+        assert_eq!(closest("wbe", &known).as_deref(), Some("web"));
+        assert_eq!(closest("dcos", &known).as_deref(), Some("docs"));
+        assert_eq!(closest("nobody", &known), None);
+        assert_eq!(closest("ab", &known), None, "two edits from any short id");
+    }
     use super::*;
 
     word_enum! {

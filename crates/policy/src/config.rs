@@ -427,7 +427,7 @@ impl AgentConfig {
             problem,
         };
         let mut config: AgentConfig =
-            serde_saphyr::from_str(text).map_err(|e| invalid(yaml_problem(&e)))?;
+            serde_saphyr::from_str(text).map_err(|e| invalid(yaml_problem(&e, text)))?;
         if config.agent.id.as_deref() == Some(BASH_PLACEHOLDER_ID)
             && let Some(id) = bash_agent_id(path)
         {
@@ -569,16 +569,100 @@ pub fn peek_id(path: &Path) -> Option<String> {
 /// wording for users (its default one advises programmers, e.g. "set
 /// DuplicateKeyPolicy in Options"), without its source snippet, and the
 /// line and column apart so that the hint can name them.
-fn yaml_problem(err: &serde_saphyr::Error) -> ConfigProblem {
+fn yaml_problem(err: &serde_saphyr::Error, text: &str) -> ConfigProblem {
     use serde_saphyr::MessageFormatter as _;
     let err = err.without_snippet();
     let message = serde_saphyr::UserMessageFormatter.format_message(err);
     let location = err.location().filter(|l| l.line() > 0);
+    let line = location.map(|l| l.line());
+    let message = message.lines().next().unwrap_or_default().trim();
+    // Only the parser's own words for a shape or a type it did not expect
+    // can come of indentation; a value a setting refuses says why itself.
+    let structural = [
+        "invalid boolean",
+        "invalid integer",
+        "invalid float",
+        "unexpected event",
+    ]
+    .iter()
+    .any(|start| message.starts_with(start));
+    let message = unknown_key(message)
+        .or_else(|| {
+            line.filter(|_| structural)
+                .and_then(|l| indentation(text, l))
+        })
+        .unwrap_or_else(|| message.to_string());
     ConfigProblem::Yaml {
-        line: location.map(|l| l.line()),
+        line,
         column: location.map(|l| l.column()).filter(|&c| c > 0),
-        message: escape(message.lines().next().unwrap_or_default().trim()),
+        message: escape(&message),
     }
+}
+
+/// "unknown field `limit`, expected one of agent, …" (cut short where
+/// printed) as a person reads it: the key, and the one it was likely
+/// meant to be, else every key that goes there.
+fn unknown_key(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (key, rest) = rest.split_once('`')?;
+    let known: Vec<String> = rest
+        .split_once("expected one of ")
+        .map(|(_, list)| {
+            list.split(", ")
+                .map(|k| k.trim_matches('`').to_string())
+                .collect()
+        })
+        .or_else(|| {
+            rest.split_once("expected ")
+                .map(|(_, one)| vec![one.trim_matches('`').to_string()])
+        })
+        .unwrap_or_default();
+    Some(match crate::words::closest(key, &known) {
+        Some(near) => format!("unknown key `{key}`: did you mean `{near}`?"),
+        None if known.is_empty() => format!("unknown key `{key}`"),
+        None => format!(
+            "unknown key `{key}`; the keys here are {}",
+            known.join(", ")
+        ),
+    })
+}
+
+/// A YAML error that comes of indentation, said as such: serde-saphyr
+/// reports what the misplaced line turned into ("invalid boolean" for a
+/// value that swallowed the next line, "expected mapping start" for a key
+/// left empty), not where the indent went wrong.
+fn indentation(text: &str, line: u64) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let at = usize::try_from(line).ok()?.checked_sub(1)?;
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let this = lines.get(at)?;
+    let next = lines[at + 1..]
+        .iter()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    let has_value = |l: &str| l.split_once(':').is_some_and(|(_, v)| !v.trim().is_empty());
+    if let Some(next) = next
+        && indent(next) > indent(this)
+        && has_value(this)
+    {
+        return Some(format!(
+            "line {} is indented further than line {line}, which already has a value: check the indentation",
+            line + 1
+        ));
+    }
+    let previous = lines[..at]
+        .iter()
+        .rev()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    if let Some(previous) = previous
+        && previous.trim_end().ends_with(':')
+        && indent(this) <= indent(previous)
+    {
+        return Some(format!(
+            "`{}` has nothing under it: indent the lines that belong to it further than it",
+            previous.trim()
+        ));
+    }
+    None
 }
 
 /// The error quotes keys and values of a file someone else may have

@@ -272,7 +272,7 @@ mod tests {
         // Other keys are still plain typos.
         let err = parse("      url: http://127.0.0.1:4096\n      sesion: x\n").unwrap_err();
         assert!(
-            err.contains("sesion") && err.contains("password_env"),
+            err.contains("unknown key `sesion`: did you mean `session`?"),
             "{err}"
         );
         assert!(!err.contains("secret"), "{err}");
