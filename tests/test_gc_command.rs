@@ -782,3 +782,22 @@ fn gc_archives_old_processed_and_expired_mail_and_quarantines_invalid_files() {
     let log = env.ok(&web, &["--json", "log", "--event", "quarantined"]);
     assert_eq!(log.lines().count(), 2);
 }
+
+/// A gc that moves nothing says why the processed mail stayed.
+#[test]
+fn a_gc_that_moves_nothing_says_why() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "recent");
+    env.ok(&web, &["process", &id]);
+    let out = env.ok(&web, &["gc"]);
+    assert!(out.contains("moved: 0 processed"), "{out}");
+    assert!(
+        out.contains("kept 1 processed message: processed more recently than --older-than 7days"),
+        "{out}"
+    );
+    let report = env.json(&web, &["gc", "--older-than", "1d"]);
+    assert_fits("gc", &report);
+    assert_eq!(report["kept_recent"], 1, "{report}");
+}

@@ -71,6 +71,15 @@ pub(crate) fn run(args: &GcArgs, ctx: &Context) -> Result<ExitCode> {
             }
         }
     }
+    // Nothing moved is not nothing to say: why the processed mail stayed.
+    if report.kept_recent > 0 && !args.auto {
+        ctx.printer.line(format_args!(
+            "kept {} processed message{}: processed more recently than --older-than {}",
+            report.kept_recent,
+            if report.kept_recent == 1 { "" } else { "s" },
+            args.older_than
+        ));
+    }
     for skipped in &report.skipped {
         ctx.printer.line(format_args!(
             "skipped {}: {}",

@@ -103,6 +103,9 @@ pub struct Report {
     /// Another gc held the lock for the whole wait: this run moved nothing
     /// (that one is doing the work).
     pub busy: bool,
+    /// Processed messages left in place because they were processed after
+    /// the cutoff (too recently to archive).
+    pub kept_recent: usize,
 }
 
 /// An entry of the inbox gc left in place, and why.
@@ -209,6 +212,10 @@ pub fn collect(mailbox: &Mailbox, request: Request, rt: &Runtime) -> Result<Repo
         };
         let (kind, reason) = match judged {
             Judged::Stays => continue,
+            Judged::Recent => {
+                report.kept_recent += 1;
+                continue;
+            }
             Judged::Skip(reason) => {
                 report.skipped.push(Skipped { file: name, reason });
                 continue;
@@ -265,6 +272,8 @@ pub fn collect(mailbox: &Mailbox, request: Request, rt: &Runtime) -> Result<Repo
 /// What gc does with one inbox entry.
 enum Judged {
     Stays,
+    /// Processed, but after the cutoff: stays, and is counted.
+    Recent,
     Move(Move, Option<String>),
     Skip(String),
 }
@@ -321,10 +330,10 @@ fn archive_if_before(marker: Option<&Marker>, file: &Path, cutoff: DateTime<Utc>
             let modified = std::fs::symlink_metadata(file).ok()?.modified().ok()?;
             Some(DateTime::<Utc>::from(modified))
         });
-    if when.is_none_or(|t| t >= cutoff) {
-        Judged::Stays
-    } else {
-        Judged::Move(Move::Archive, None)
+    match when {
+        None => Judged::Stays,
+        Some(t) if t >= cutoff => Judged::Recent,
+        Some(_) => Judged::Move(Move::Archive, None),
     }
 }
 
