@@ -102,3 +102,51 @@ fn a_kept_demo_refuses_a_folder_that_is_not_empty() {
     std::fs::create_dir(&empty).unwrap();
     env.ok(&env.path(), &["demo", "--keep", empty.to_str().unwrap()]);
 }
+
+/// A kept demo used without its `export` line would send by the user's
+/// own registry and keys, into real repositories: send refuses, naming
+/// the line; with it, the demo's repositories work.
+#[test]
+fn a_kept_demo_sends_only_with_its_config_dir() {
+    let env = TestEnv::new();
+    let kept = env.path().join("demo");
+    env.ok(&env.path(), &["demo", "--keep", kept.to_str().unwrap()]);
+    // The user's own web, in their own registry.
+    env.repo("web");
+    let api = kept.join("api");
+    let args = [
+        "send",
+        "--to",
+        "web",
+        "--type",
+        "question",
+        "--subject",
+        "s",
+        "--body",
+        "b",
+    ];
+    let out = env.run(&api, &args);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("a repository of `aea demo`"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("export AEA_CONFIG_DIR="),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        inbox_files(&env.path().join("web")).is_empty(),
+        "nothing reached the real web"
+    );
+    let out = env
+        .cmd(&api)
+        .env("AEA_CONFIG_DIR", kept.join("config"))
+        .env_remove("AEA_REGISTRY")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}

@@ -488,3 +488,14 @@ impl Context {
         Rc::new(move |text: &str| printer.warn(text))
     }
 }
+
+/// The file in a demo's folder that names it a demo.
+pub(crate) const DEMO_MARKER: &str = ".aea-demo";
+
+/// The config dir of the demo whose repository is `repo`, if it is one.
+pub(crate) fn demo_config_of(repo: &std::path::Path) -> Option<PathBuf> {
+    let root = repo.parent()?;
+    root.join(DEMO_MARKER)
+        .is_file()
+        .then(|| root.join("config"))
+}

@@ -68,6 +68,14 @@ pub(crate) fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         opencode_password: None,
         variables: crate::env::Variables::default(),
     };
+    // What tells a later `aea send` in these repositories that they are
+    // the demo's, to be used with its config dir only.
+    let marker = root.join(super::context::DEMO_MARKER);
+    std::fs::write(
+        &marker,
+        b"aea demo: use with AEA_CONFIG_DIR set to the config folder here\n",
+    )
+    .map_err(|e| Error::io("write", &marker, e))?;
     let api = root.join("api");
     let web = root.join("web");
     // Git repositories, as the real ones are: each keeps its private

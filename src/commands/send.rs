@@ -9,6 +9,23 @@ use crate::route;
 
 pub(crate) fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
     let sender = ctx.mailbox()?;
+    // A kept demo's repository used without the demo's config dir would
+    // send by the user's own registry and keys, into real repositories.
+    if let Some(demo) = super::context::demo_config_of(sender.repo()) {
+        let canonical = |p: &std::path::Path| std::fs::canonicalize(p).ok();
+        if ctx.config_dir().and_then(canonical) != canonical(&demo) {
+            return Err(Error::usage(
+                format!(
+                    "{} is a repository of `aea demo`, and this aea does not use the demo's config dir: the mail would go by your own registry and keys",
+                    sender.repo().display()
+                ),
+                format!(
+                    "export AEA_CONFIG_DIR={}; unset AEA_REGISTRY (as the demo printed), then send again",
+                    crate::printer::shell_quote(&demo.display().to_string())
+                ),
+            ));
+        }
+    }
     let config = sender.config()?;
     let sender_id = config
         .require_id(&sender.layout().shared(crate::layout::Shared::Config))?
