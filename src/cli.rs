@@ -111,9 +111,9 @@ pub enum Command {
     Export(ExportArgs),
     /// Import the OACP and Roo folders named in `bridges:` as mail arrives there
     Bridge(BridgeArgs),
-    /// Print a shell completion script: `aea completions bash > ~/.local/share/bash-completion/completions/aea`
+    /// Print a shell completion script: `aea completions bash > ~/.local/share/bash-completion/completions/aea` (the folder made first)
     Completions(CompletionsArgs),
-    /// Print the man page (roff): `aea man > ~/.local/share/man/man1/aea.1`
+    /// Print the man page (roff): `aea man > ~/.local/share/man/man1/aea.1` (the folder made first)
     Man,
     /// Structured collaboration in a shared folder (the Agent Collaboration Protocol)
     #[command(subcommand)]

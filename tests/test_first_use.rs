@@ -461,3 +461,37 @@ fn a_wrong_folder_is_named_for_what_it_is() {
         stderr(&out)
     );
 }
+
+/// The README's lines for completions and the man page run as written on
+/// a fresh home, and leave a script and a page behind.
+#[test]
+fn the_readme_completion_and_man_lines_work_on_a_fresh_home() {
+    let env = TestEnv::new();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let block = readme
+        .split("```sh\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .find(|b| b.contains("aea completions bash"))
+        .expect("the README shows how to install completions");
+    let bin = env.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(BIN, bin.join("aea")).unwrap();
+    let home = env.path().join("fresh-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = std::process::Command::new("sh")
+        .args(["-ec", block])
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .current_dir(&home)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{block}\n{}", stderr(&out));
+    let completion =
+        std::fs::read_to_string(home.join(".local/share/bash-completion/completions/aea")).unwrap();
+    assert!(completion.contains("_aea"), "{completion}");
+    let page = std::fs::read_to_string(home.join(".local/share/man/man1/aea.1")).unwrap();
+    assert!(page.contains(".TH"), "{page}");
+}
