@@ -701,6 +701,8 @@ pub struct AgentsArgs {
 pub enum AgentsCommand {
     /// List the registered agents, their health and key fingerprints (the default)
     List,
+    /// Print the ids of the enabled agents, one per line (what shell completion offers for `send --to`)
+    Ids,
     /// Register an agent reached by a path or a mail remote, with its public key
     Add {
         /// The agent's id

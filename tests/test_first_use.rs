@@ -495,3 +495,53 @@ fn the_readme_completion_and_man_lines_work_on_a_fresh_home() {
     let page = std::fs::read_to_string(home.join(".local/share/man/man1/aea.1")).unwrap();
     assert!(page.contains(".TH"), "{page}");
 }
+
+/// The man page has a section per command with its options, and bash
+/// completes `send --to` with the registered agents' ids.
+#[test]
+fn the_man_page_details_each_command_and_to_completes_agent_ids() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    env.repo("docs");
+    let page = env.ok(&web, &["man"]);
+    for section in [
+        ".SS \"aea send\"",
+        ".SS \"aea agents add\"",
+        ".SS \"aea approvers require\"",
+    ] {
+        assert!(page.contains(section), "no {section}");
+    }
+    assert!(
+        page.contains("\\fB--via-remote\\fR"),
+        "send's options are listed"
+    );
+    assert_eq!(env.ok(&web, &["agents", "ids"]), "docs\nweb\n");
+    let script = env.path().join("aea.bash");
+    std::fs::write(&script, env.ok(&web, &["completions", "bash"])).unwrap();
+    let bin = env.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(BIN, bin.join("aea")).unwrap();
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {}; COMP_WORDS=(aea send --to we); COMP_CWORD=3; COMP_LINE='aea send --to we'; _aea aea we --to; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display()
+        ))
+        .env_clear()
+        .env("HOME", env.path().join("home"))
+        .env("AEA_REGISTRY", env.registry())
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .current_dir(&web)
+        .output()
+        .unwrap();
+    let offered = stdout(&out);
+    assert!(
+        offered.lines().any(|l| l == "web"),
+        "offered: {offered:?} {}",
+        stderr(&out)
+    );
+    assert!(
+        !offered.lines().any(|l| l == "docs"),
+        "only what matches `we`: {offered:?}"
+    );
+}

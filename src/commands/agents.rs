@@ -84,6 +84,17 @@ pub(crate) fn run(args: &AgentsArgs, ctx: &Context) -> Result<ExitCode> {
     let path = registry_path(ctx)?;
     match &args.command {
         None | Some(AgentsCommand::List) => list(path, ctx),
+        Some(AgentsCommand::Ids) => {
+            // Plain lines for a completion script; an id is checked when
+            // registered, so it holds nothing a shell would read as more.
+            let registry = Registry::load(path)?;
+            for (id, entry) in &registry.agents {
+                if entry.enabled && check_agent_id(id).is_ok() {
+                    ctx.printer.line(id);
+                }
+            }
+            Ok(ExitCode::Success)
+        }
         Some(AgentsCommand::Add {
             id,
             path: repo,
