@@ -313,7 +313,7 @@ pub struct ContentArgs {
     pub tags: Vec<String>,
 
     /// Expiry: a duration (`30m`, `2h`, `7d`) or an RFC 3339 time
-    #[arg(long, value_name = "DURATION|TIME")]
+    #[arg(long, value_name = "DURATION|TIME", allow_hyphen_values = true)]
     pub expires: Option<When>,
 
     /// Attach a file of this repository by path and SHA-256 (repeatable)

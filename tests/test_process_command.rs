@@ -187,7 +187,10 @@ fn deferred_mail_stays_listed_and_can_be_finished() {
 
     // Deferred mail wakes nobody: with only deferred mail waiting, `watch
     // --pending` does not return at once.
-    env.ok(&web, &["process", &second, "--outcome", "deferred"]);
+    let said = env.ok(&web, &["process", &second, "--outcome", "deferred"]);
+    assert!(said.starts_with("deferred m"), "{said}");
+    assert!(!said.contains("(deferred)"), "said once: {said}");
+    assert!(said.contains("stays unprocessed"), "{said}");
     let out = env.run(&web, &["watch", "--pending", "--timeout", "300ms"]);
     assert_eq!(code(&out), 4, "{}", stdout(&out));
 }

@@ -938,3 +938,43 @@ fn a_send_without_a_body_says_so_and_reads_stdin_when_asked() {
         "{shown}"
     );
 }
+
+/// `--expires` says what it takes: a bare number is neither a duration nor
+/// a time, and a negative duration is named as such, not read as a flag.
+#[test]
+fn expires_values_are_refused_in_words() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    env.repo("web");
+    let base = [
+        "send",
+        "--to",
+        "web",
+        "--type",
+        "question",
+        "--subject",
+        "s",
+        "--body",
+        "b",
+        "--expires",
+    ];
+    let out = env.run(&api, &[&base[..], &["2"]].concat());
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("\"2\" is neither a duration"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env.run(&api, &[&base[..], &["-1h"]].concat());
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("\"-1h\" is negative"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !stderr(&out).contains("unexpected argument"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -140,12 +140,20 @@ pub(crate) fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
             bridge,
         });
     } else {
-        ctx.printer.line(format_args!(
-            "{} {} ({})",
-            if deferring { "deferred" } else { "processed" },
-            crate::shortref::of(&entry.name),
-            args.outcome
-        ));
+        if deferring {
+            // Not "deferred m… (deferred)": deferring is the whole news,
+            // and what follows it.
+            ctx.printer.line(format_args!(
+                "deferred {}: it stays unprocessed, listed after new mail; `aea process {0}` finishes it",
+                crate::shortref::of(&entry.name),
+            ));
+        } else {
+            ctx.printer.line(format_args!(
+                "processed {} ({})",
+                crate::shortref::of(&entry.name),
+                args.outcome
+            ));
+        }
         if let Some(done) = &bridge {
             super::transfers::print_completed(done, ctx);
         }

@@ -165,8 +165,11 @@ fn review_repository(
                 }
                 Err(e) => return Err(e),
             };
-            ctx.printer
-                .line(format_args!("{} {}", saved.decision, saved.message_id));
+            ctx.printer.line(format_args!(
+                "{} {}",
+                saved.decision,
+                crate::shortref::of(&saved.file)
+            ));
             match verdict {
                 Verdict::Approve => tally.approved += 1,
                 Verdict::Reject => tally.rejected += 1,

@@ -38,6 +38,12 @@ pub struct Duration(std::time::Duration);
 pub enum DurationError {
     #[error("{0:?} is not a duration ({EXAMPLES})")]
     NotADuration(String),
+    #[error(
+        "{0:?} is neither a duration ({EXAMPLES}) nor an RFC 3339 time such as 2026-12-01T09:00:00Z"
+    )]
+    NeitherDurationNorTime(String),
+    #[error("{0:?} is negative: a duration counts forward from now ({EXAMPLES})")]
+    Negative(String),
     #[error("{0:?} is too large a duration ({EXAMPLES})")]
     Overflow(String),
     #[error("{0:?} reaches past the calendar's range")]
@@ -85,6 +91,9 @@ impl FromStr for Duration {
     type Err = DurationError;
 
     fn from_str(text: &str) -> Result<Self, DurationError> {
+        if text.trim().starts_with('-') {
+            return Err(DurationError::Negative(short(text)));
+        }
         match humantime::parse_duration(text.trim()) {
             Ok(d) => Ok(Duration(d)),
             Err(humantime::DurationError::NumberOverflow) => {
@@ -171,14 +180,9 @@ impl FromStr for When {
     fn from_str(text: &str) -> Result<Self, DurationError> {
         match text.parse::<Duration>() {
             Ok(d) => Ok(When::In(d, text.to_string())),
-            Err(DurationError::NotADuration(_)) => {
-                parse_time(text).map(When::At).ok_or_else(|| {
-                    DurationError::NotADuration(format!(
-                        "{} (nor an RFC 3339 time such as 2026-12-01T09:00:00Z)",
-                        short(text)
-                    ))
-                })
-            }
+            Err(DurationError::NotADuration(_)) => parse_time(text)
+                .map(When::At)
+                .ok_or_else(|| DurationError::NeitherDurationNorTime(short(text))),
             Err(e) => Err(e),
         }
     }
