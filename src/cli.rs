@@ -793,9 +793,10 @@ pub struct CollabParticipantArgs {
     #[arg(long, value_name = "FOLDER")]
     pub folder: PathBuf,
 
-    /// This repository's agent id (one agent never acts for another)
+    /// This repository's agent id (the default; another is refused: one
+    /// agent never acts for another)
     #[arg(long, value_name = "ID")]
-    pub participant: String,
+    pub participant: Option<String>,
 }
 
 #[derive(Debug, Args)]

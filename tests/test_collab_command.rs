@@ -314,6 +314,13 @@ fn two_agents_collaborate_through_aea_collab_woken_by_mail() {
         ],
     );
     assert_eq!(item["items"][0]["class"], "deferred_nonblocking", "{item}");
+    // The decisions, written down before anyone accepts them: over the
+    // skeleton init wrote, decision_accepted is refused.
+    std::fs::write(
+        two.folder.join("decisions.md"),
+        "# Decisions\n\n## Accepted Decisions\n\n- JSON over HTTP, one endpoint first.\n",
+    )
+    .unwrap();
     let out = two.event(
         "web",
         "question_classified",
@@ -336,6 +343,25 @@ fn two_agents_collaborate_through_aea_collab_woken_by_mail() {
     assert_eq!(out["mailed"], Value::Array(Vec::new()), "{out}");
     let next = two.next("web");
     assert_eq!(next["your_turn"], true, "{next}");
+    // --participant is this repository's agent by default.
+    assert_eq!(two.collab(&two.web, &["next"]), next);
+    let other = two.env.run(
+        &two.web,
+        &[
+            "collab",
+            "next",
+            "--participant",
+            "api",
+            "--folder",
+            two.folder(),
+        ],
+    );
+    assert_eq!(
+        code(&other),
+        2,
+        "another agent is refused: {}",
+        stderr(&other)
+    );
     let out = two.event(
         "web",
         "decision_accepted",

@@ -154,15 +154,11 @@ fn me(ctx: &Context) -> Result<(Mailbox, String)> {
 /// agent: one agent never acts for another.
 fn acting(who: &CollabParticipantArgs, ctx: &Context) -> Result<(Mailbox, String, Folder)> {
     let (mailbox, id) = me(ctx)?;
-    if who.participant != id {
+    if let Some(named) = who.participant.as_deref().filter(|p| *p != id) {
         return Err(Error::usage(
+            format!("--participant {named} is not this repository's agent ({id})"),
             format!(
-                "--participant {} is not this repository's agent ({id})",
-                who.participant
-            ),
-            format!(
-                "act as {id} here; {} acts from its own repository",
-                who.participant
+                "act as {id} here (leave --participant out); {named} acts from its own repository"
             ),
         ));
     }

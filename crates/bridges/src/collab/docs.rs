@@ -380,6 +380,37 @@ pub(crate) fn proposal_skeleton(objective: &str) -> String {
 
 pub(crate) const REVIEW_SKELETON: &str = "# Review\n\nOne structured review per `review_submitted` event, headed with that\nevent's own seq (not the seq it replies to):\n\n    ## <ISO-8601 UTC> - <participant> - seq <review_submitted seq>\n\nwith the sections Context, Position, Concerns, Required Changes and\nQuestions. `aea collab review` writes both the review and its event.\n";
 
+/// aea's own gate on `decision_accepted`, `readiness_passed` and
+/// `completed` when it appends them (not a rule of the protocol text, so
+/// `validate` does not hold a folder other tools wrote to it): accepting
+/// decisions that were never written down accepts nothing.
+pub(crate) fn decisions_gate(event: super::EventName, decisions: Option<&str>) -> Option<Refusal> {
+    use super::EventName::{Completed, DecisionAccepted, ReadinessPassed};
+    (matches!(event, DecisionAccepted | ReadinessPassed | Completed)
+        && !decisions.is_some_and(has_decision))
+    .then(|| {
+        Refusal::new(
+            Rule::Decisions,
+            "decisions.md holds no accepted decision yet (still what init wrote)",
+            format!("write the accepted decisions under ## Accepted Decisions in decisions.md, one `- ` line each, before {event}"),
+        )
+    })
+}
+
+/// Whether `decisions.md` states at least one decision: a `- ` item under
+/// `## Accepted Decisions` other than the skeleton's "None yet.".
+fn has_decision(text: &str) -> bool {
+    text.lines()
+        .skip_while(|l| l.trim() != "## Accepted Decisions")
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .any(|item| {
+            let item = item.trim();
+            !item.is_empty() && !item.eq_ignore_ascii_case("None yet.")
+        })
+}
+
 pub(crate) const DECISIONS_SKELETON: &str = "# Decisions\n\nAccepted decisions only; open questions belong in readiness.md.\n\n## Accepted Decisions\n\n- None yet.\n";
 
 /// `readiness.md` as `init` writes it: one open question to replace, the
@@ -429,6 +460,7 @@ pub(crate) fn gate(
     if !matches!(event, DecisionAccepted | ReadinessPassed | Completed) {
         return problems;
     }
+
     if !readiness.blocking.is_empty() {
         problems.push(Refusal::new(
             Rule::BlockingItem,

@@ -21,8 +21,8 @@ use super::log::{self, Logged, Protocol, Shape};
 use super::machine::State;
 use super::validate::{self, Report};
 use super::{
-    Advice, CONCLUSION, EVENTS, Event, EventName, FORBIDDEN_FILES, LOCK, PROTOCOL, Phase,
-    READINESS, REVIEW, Refusal, Rule,
+    Advice, CONCLUSION, DECISIONS, EVENTS, Event, EventName, FORBIDDEN_FILES, LOCK, PROTOCOL,
+    Phase, READINESS, REVIEW, Refusal, Rule,
 };
 use crate::error::{CollabPart, Error, Result};
 use crate::fsutil;
@@ -388,6 +388,8 @@ impl Folder {
             let readiness =
                 docs::scan_readiness(&read_doc(&self.path, READINESS)?.unwrap_or_default());
             let conclusion = read_doc(&self.path, CONCLUSION)?.map(|t| docs::scan_conclusion(&t));
+            let decisions = read_doc(&self.path, DECISIONS)?;
+            problems.extend(docs::decisions_gate(name, decisions.as_deref()));
             problems.extend(docs::gate(
                 name,
                 &readiness,
@@ -638,7 +640,16 @@ impl Folder {
             .flatten()
             .and_then(|t| Protocol::parse(&t).ok())
             .unwrap_or_default();
-        let problems = docs::gate(event, &readiness, &protocol.gates(), conclusion.as_ref());
+        let decisions = read_doc(&self.path, DECISIONS)?;
+        let problems: Vec<_> = docs::decisions_gate(event, decisions.as_deref())
+            .into_iter()
+            .chain(docs::gate(
+                event,
+                &readiness,
+                &protocol.gates(),
+                conclusion.as_ref(),
+            ))
+            .collect();
         Ok(match problems.first() {
             // The gates' advice names no command.
             Some(first) => match &first.advice {

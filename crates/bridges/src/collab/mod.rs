@@ -52,6 +52,7 @@ pub const PROTOCOL: &str = "protocol.json";
 pub const EVENTS: &str = "events.jsonl";
 pub(crate) const REVIEW: &str = "review.md";
 pub(crate) const READINESS: &str = "readiness.md";
+pub(crate) const DECISIONS: &str = "decisions.md";
 pub(crate) const CONCLUSION: &str = "conclusion.md";
 /// The lock every writer of a folder holds (aea's own; other ACP tools
 /// write without one, which the protocol allows).
@@ -128,6 +129,9 @@ word_enum! {
         UnresolvedItem = "unresolved_item",
         DeferredReason = "deferred_reason",
         ReadyToImplement = "ready_to_implement",
+        /// `decisions.md` still holds no accepted decision (the skeleton
+        /// `init` wrote).
+        Decisions = "decisions",
         /// `completed` without a prior `readiness_passed`.
         CompletionOrder = "completion_order",
         /// `completed` does not reference `conclusion.md`.

@@ -38,6 +38,13 @@ fn started(dir: &Path, participants: &[&str]) -> Folder {
         )
         .unwrap()
         .expect("a new collaboration");
+    // What the proposal owner writes before anyone accepts: aea refuses
+    // decision_accepted over the skeleton init wrote.
+    std::fs::write(
+        folder.path().join("decisions.md"),
+        "# Decisions\n\n## Accepted Decisions\n\n- JSON over HTTP.\n",
+    )
+    .unwrap();
     folder
 }
 
@@ -86,9 +93,9 @@ fn review(text: &str) -> Review {
 
 const CONCLUSION_TEXT: &str = "# Conclusion\n\n## Decision Outcome\n\n- [proceed] Build the API as proposed.\n\n## Rationale\n\nBoth sides agree.\n\n## Accepted Decisions\n\n- JSON over HTTP.\n\n## Implementation Approach\n\nOne endpoint first.\n\n## Assumptions\n\n- One client.\n\n## Deferred Follow-ups\n\n- Pagination.\n\n## Implementation Blockers\n\n- None.\n\n## Next Action\n\nweb opens the first pull request.\n";
 
-/// Drives web (owner) and api from init to completed, through two review
-/// rounds; returns the folder.
-fn full_collaboration(dir: &Path) -> Folder {
+/// A collaboration of web (owner) and api up to web's question_classified
+/// (seq 6), through two review rounds: the decisions are next.
+fn until_classified(dir: &Path) -> Folder {
     let f = started(dir, &["web", "api"]);
     f.append(
         "web",
@@ -142,6 +149,12 @@ fn full_collaboration(dir: &Path) -> Folder {
         t(6),
     )
     .unwrap();
+    f
+}
+
+/// Drives web (owner) and api from init to completed; returns the folder.
+fn full_collaboration(dir: &Path) -> Folder {
+    let f = until_classified(dir);
     f.append(
         "api",
         EventName::DecisionAccepted,

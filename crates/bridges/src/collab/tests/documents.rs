@@ -76,3 +76,40 @@ fn the_conclusion_skeleton_has_every_heading_but_cannot_complete() {
     let fine = CONCLUSION_TEXT.replace("Both sides agree.", "TODOs_done and TBDx are words");
     assert!(scan_conclusion(&fine).problems().is_empty());
 }
+
+#[test]
+fn decisions_never_written_down_are_not_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = until_classified(dir.path());
+    // The skeleton init wrote: nothing to accept.
+    fs::write(
+        f.path().join("decisions.md"),
+        crate::collab::docs::DECISIONS_SKELETON,
+    )
+    .unwrap();
+    let r = refusal(f.append(
+        "api",
+        EventName::DecisionAccepted,
+        "Accept",
+        Some("decisions.md"),
+        Some(7),
+        t(7),
+    ));
+    assert_eq!(r.rule, Rule::Decisions, "{r}");
+    assert!(r.message.contains("no accepted decision"), "{r}");
+    // A decision written down: accepted.
+    fs::write(
+        f.path().join("decisions.md"),
+        "# Decisions\n\n## Accepted Decisions\n\n- None yet.\n- Keep the v1 endpoints.\n",
+    )
+    .unwrap();
+    f.append(
+        "api",
+        EventName::DecisionAccepted,
+        "Accept",
+        Some("decisions.md"),
+        Some(7),
+        t(7),
+    )
+    .unwrap();
+}
