@@ -176,6 +176,27 @@ pub(crate) fn exit_code(err: &Error) -> ExitCode {
     }
 }
 
+/// The `error:` line: the error's text, with a message file's long name
+/// (the sender's choice, and not what the person typed) said as aea's
+/// short reference, which every hint and listing uses.
+pub(crate) fn headline(err: &Error) -> String {
+    let text = err.to_string();
+    let name = match err {
+        Error::Gated { name, .. }
+        | Error::NotActionable { name, .. }
+        | Error::AlreadyProcessed { name }
+        | Error::Claimed { name, .. }
+        | Error::NotGated { name, .. }
+        | Error::ChangedAfterRead { name, .. }
+        | Error::Replayed { name, .. } => name,
+        _ => return text,
+    };
+    if name.is_empty() {
+        return text;
+    }
+    text.replacen(name.as_str(), &crate::shortref::of(name), 1)
+}
+
 /// The line printed after `hint:`: what the user can do about it.
 pub(crate) fn hint(err: &Error) -> Option<String> {
     let hint = match err {

@@ -95,7 +95,7 @@ pub fn run(cli: cli::Cli, env: &env::Env) -> ExitCode {
 
 fn render(err: &error::Error) {
     let printer = printer::Printer::default();
-    printer.err_line(format_args!("error: {err}"));
+    printer.err_line(format_args!("error: {}", hints::headline(err)));
     let mut source = err.source();
     while let Some(cause) = source {
         printer.err_line(format_args!("  caused by: {cause}"));
