@@ -181,15 +181,15 @@ pub(crate) fn exit_code(err: &Error) -> ExitCode {
 /// short reference, which every hint and listing uses.
 pub(crate) fn headline(err: &Error) -> String {
     let text = err.to_string();
-    let name = match err {
-        Error::Gated { name, .. }
-        | Error::NotActionable { name, .. }
-        | Error::AlreadyProcessed { name }
-        | Error::Claimed { name, .. }
-        | Error::NotGated { name, .. }
-        | Error::ChangedAfterRead { name, .. }
-        | Error::Replayed { name, .. } => name,
-        _ => return text,
+    let (Error::Gated { name, .. }
+    | Error::NotActionable { name, .. }
+    | Error::AlreadyProcessed { name }
+    | Error::Claimed { name, .. }
+    | Error::NotGated { name, .. }
+    | Error::ChangedAfterRead { name, .. }
+    | Error::Replayed { name, .. }) = err
+    else {
+        return text;
     };
     if name.is_empty() {
         return text;
