@@ -510,6 +510,18 @@ fn the_tops_inbox_and_a_packages_are_both_served() {
         err.contains("aea: packages/ui: 1 unprocessed message, 1 waiting"),
         "{err}"
     );
+    // Hooks uninstalled at the top serve neither, and say so; installed
+    // again from the package, they serve both.
+    let out = env.run(&mono, &["hooks", "uninstall"]);
+    assert!(
+        stderr(&out).contains("no longer serve the inboxes below the top either: packages/ui"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!mono.join(".git/hooks/pre-commit").exists());
+    env.ok(&ui, &["hooks", "install"]);
+    assert_commit_blocked(&env.commit_new_file(&mono, "a.txt", &[]), "installed again");
+
     // The package uninstalled: the top's inbox keeps the hooks.
     let out = env.ok(&ui, &["uninstall", "--purge"]);
     assert!(
@@ -650,6 +662,19 @@ fn core_hooks_path_local_and_global() {
         format!("[core]\n\thooksPath = {}\n", global_hooks.display()),
     )
     .unwrap();
+    // Status suggests only what then succeeds: not a plain install.
+    let out = env
+        .cmd(&web)
+        .env("GIT_CONFIG_GLOBAL", &gitconfig)
+        .args(["hooks", "status"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).contains("run `aea hooks install --force`")
+            && !stdout(&out).contains("run `aea hooks install` to"),
+        "{}",
+        stdout(&out)
+    );
     let out = env
         .cmd(&web)
         .env("GIT_CONFIG_GLOBAL", &gitconfig)
@@ -701,6 +726,37 @@ fn a_temporary_index_is_not_corrupted() {
         "b.txt is still staged, a.txt committed"
     );
     env.git_ok(&web, &["fsck", "--no-progress"]);
+}
+
+/// A foreign hook with an `.aea-orig` beside it cannot be moved aside:
+/// status and doctor say what to do first instead of a plain install,
+/// which would refuse.
+#[test]
+fn a_hook_install_cannot_move_aside_is_named_before_install() {
+    let env = TestEnv::new();
+    let web = plain_git_repo(&env, "web");
+    env.ok(&web, &["init", "--no-agent-files"]);
+    env.ok(&web, &["hooks", "uninstall"]);
+    let hooks = web.join(".git/hooks");
+    for name in ["pre-commit", "pre-commit.aea-orig"] {
+        std::fs::write(hooks.join(name), "#!/bin/sh\nexit 0\n").unwrap();
+    }
+    let out = env.run(&web, &["hooks", "install"]);
+    assert!(
+        !out.status.success() && stderr(&out).contains("is not aea's; it was kept"),
+        "{}",
+        stderr(&out)
+    );
+    let status = env.ok(&web, &["hooks", "status"]);
+    assert!(
+        status.contains("pre-commit.aea-orig aside by hand, then run `aea hooks install`"),
+        "{status}"
+    );
+    let doctor = stdout(&env.run(&web, &["doctor"]));
+    assert!(
+        doctor.contains("pre-commit.aea-orig aside by hand"),
+        "{doctor}"
+    );
 }
 
 #[test]

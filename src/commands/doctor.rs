@@ -490,16 +490,26 @@ fn hook_states(ctx: &Context, dirs: &repo::HookDirs, opted_out: bool, ok: &str) 
         .filter(|(_, s)| *s != State::Installed)
         .map(|(h, s)| format!("{h} {}", s.label()))
         .collect();
-    if opted_out && bad.len() == GitHook::ALL.len() {
+    // `hooks install` refuses to move a foreign hook aside over an
+    // earlier one: the fix says what to do first.
+    let conflicts = hooks::conflicts(&dirs.active);
+    if opted_out && bad.len() == GitHook::ALL.len() && conflicts.is_empty() {
         return Finding::new(
             "git hooks",
             None,
             "skipped by choice (init --no-git-hooks; `aea init --git-hooks` installs them)",
         );
     }
+    let fix = match conflicts.first() {
+        Some(orig) => format!(
+            "move {} aside by hand, then run `aea hooks install`",
+            orig.display()
+        ),
+        None => "aea hooks install".to_string(),
+    };
     Finding::new(
         "git hooks",
-        (!bad.is_empty()).then(|| (bad.join(", "), "aea hooks install".to_string())),
+        (!bad.is_empty()).then(|| (bad.join(", "), fix)),
         ok,
     )
 }
