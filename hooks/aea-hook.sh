@@ -14,30 +14,48 @@ if [ -z "$aea" ]; then
   echo "aea: binary not found, mail not checked (run \`aea hooks install\` again)" >&2
   exit "$status"
 fi
+# The inboxes served: the top's .aea/, and those below it `aea init` listed
+# in the git dir (GIT_DIR in a linked worktree, else .git or what a .git file
+# names; no clone or pull writes there): its private state's name, its path.
+g=${GIT_DIR:-}
+if [ -z "$g" ]; then
+  if [ -d .git ]; then g=.git; elif [ -f .git ]; then read -r _ g < .git || g=; fi
+fi
+l="$g/aea/served-inboxes"
+[ -n "$g" ] && { [ -e "$l" ] || [ -L "$l" ]; } || l=
 if [ @HOOK@ = pre-commit ]; then
-  # Start aea only if the inbox may hold mail: aea makes an empty sticky
-  # folder in its private state in the git dir (GIT_DIR in a linked
-  # worktree, else .git or what a .git file names; no clone or pull writes
-  # there) when it found nothing unprocessed after the inbox and config
-  # last changed. Change times on both sides (a time set ahead counts for
-  # nothing). A find without -newerXY says nothing, and aea starts.
-  g=${GIT_DIR:-}
-  if [ -z "$g" ]; then
-    if [ -d .git ]; then g=.git; elif [ -f .git ]; then read -r _ g < .git || g=; fi
-  fi
-  q="$g/aea/root/seen/quiet"
-  c=.aea/agent-config.yaml
-  p=.aea/.processed
-  [ -e "$p" ] || p=.aea
-  quiet=
-  if [ -n "$g" ] && [ ! -L "$q" ] && [ -d "$q" ] && [ -k "$q" ] && [ -O "$q" ] && [ -f "$c" ] &&
-    [ -n "$(find "$q" -maxdepth 0 -newercc .aea -newercc "$p" -newercc "$c" ! -newermc "$q" 2>/dev/null)" ]; then
-    quiet=1
-    for f in "$q"/* "$q"/.[!.]* "$q"/..?*; do
-      if [ -e "$f" ] || [ -L "$f" ]; then quiet=; break; fi
+  # Start aea only if an inbox may hold mail: aea makes an empty sticky
+  # folder in its private state when it found nothing unprocessed after the
+  # inbox and config last changed. One find compares each inbox with it, by
+  # change times (a time set ahead counts for nothing); one without -newerXY
+  # or -samefile says nothing, and aea starts. A listed inbox that is gone
+  # is aea's to skip.
+  quiet() {
+    set -- -maxdepth 0 \(
+    want= or= k=root d=.
+    if [ ! -e .aea ] && [ ! -L .aea ] && [ -n "$l" ]; then read -r k d <&3 || k=; fi
+    while [ -n "$k" ]; do
+      if [ "$d" = . ] || [ -e "$d/.aea" ] || [ -L "$d/.aea" ]; then
+        q="$g/aea/$k/seen/quiet" a="$d/.aea"
+        c="$a/agent-config.yaml" p="$a/.processed"
+        [ -e "$p" ] || p=$a
+        [ ! -L "$q" ] && [ -d "$q" ] && [ -k "$q" ] && [ -O "$q" ] && [ -f "$c" ] || return 1
+        for f in "$q"/* "$q"/.[!.]* "$q"/..?*; do
+          if [ -e "$f" ] || [ -L "$f" ]; then return 1; fi
+        done
+        set -- "$q" "$@" $or -samefile "$q" -newercc "$a" -newercc "$p" -newercc "$c" ! -newermc "$q"
+        want="$q${want:+
+$want}" or=-o
+      fi
+      k=
+      [ -z "$l" ] || read -r k d <&3 || k=
     done
+    [ -z "$want" ] || [ "$(find "$@" \) 2>/dev/null)" = "$want" ]
+  }
+  if [ -z "$g" ]; then :
+  elif [ -z "$l" ]; then quiet && exit "$status"
+  elif [ -f "$l" ] && [ ! -L "$l" ] && [ -O "$l" ]; then quiet 3< "$l" && exit "$status"
   fi
-  [ -z "$quiet" ] || exit "$status"
 fi
 # git's variables must not leak into what aea touches (the commit's index
 export AEA_GIT_INDEX_FILE="${GIT_INDEX_FILE:-}" # goes under aea's own name)
@@ -56,11 +74,13 @@ case "$rc" in
   5) [ @HOOK@ = pre-commit ] && exit 5 ;;
   *)
     if [ @HOOK@ = pre-commit ]; then
-      for f in .aea/message-*.json; do
-        { [ -e "$f" ] || [ -L "$f" ]; } && [ ! -f ".aea/.processed/${f#.aea/}" ] || continue
-        echo "aea: commit blocked: aea could not decide (exit $rc) and mail waits in .aea/; run \`aea check\`" >&2
-        exit 5
-      done
+      { echo "root ."; [ -z "$l" ] || cat "$l"; } | while read -r _ d; do
+        for f in "$d"/.aea/message-*.json; do
+          { [ -e "$f" ] || [ -L "$f" ]; } && [ ! -f "$d/.aea/.processed/${f#"$d"/.aea/}" ] || continue
+          echo "aea: commit blocked: aea could not decide (exit $rc) and mail waits in $d/.aea/; run \`aea check\` there" >&2
+          exit 5
+        done
+      done || exit 5
     fi
     echo "aea: the hook could not run aea (exit $rc): mail not checked; run \`aea doctor\`" >&2
     case "${AEA_HOOKS_FAIL_CLOSED:-0}" in 0) ;; *) [ @HOOK@ = pre-commit ] && exit "$rc" ;; esac

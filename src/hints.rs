@@ -390,7 +390,8 @@ or install into {} for every repository with `aea hooks install --force`",
             path.display()
         ),
         Error::HooksCannotSee { root, .. } => format!(
-            "run `aea init` in {} for one inbox for the whole repository, or keep this one and rely on `aea check` and the agent hooks (`aea hooks install --agents`); `aea init --no-git-hooks` skips the git hooks",
+            "an inbox below the top of a work tree is served by the hooks there once `aea init` records it, which needs a path from {} without control characters or spaces at either end; rename the folder, or run `aea init` in {} for one inbox for the whole repository, or rely on `aea check` and the agent hooks (`aea hooks install --agents`); `aea init --no-git-hooks` skips the git hooks",
+            root.display(),
             root.display()
         ),
         Error::HookConflict { path } => format!(

@@ -58,6 +58,7 @@ pub use aea_store::recovery;
 pub(crate) use aea_store::replay;
 pub(crate) use aea_store::route;
 pub use aea_store::seen;
+pub(crate) use aea_store::served;
 pub use aea_store::tracking;
 
 use std::error::Error as _;

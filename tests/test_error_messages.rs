@@ -68,15 +68,16 @@ fn errors_about_the_repository() {
         .unwrap();
     std::io::Write::write_all(&mut config, b"[core\n bad").unwrap();
     snap_error(&fixed, "git", &broken, &["hooks", "install"]);
-    // A package of a monorepo: git's hooks run at the top.
+    // A package of a monorepo whose path the hook scripts at the top
+    // could not read back: its git hooks cannot serve it.
     let mono = env.path().join("mono");
-    std::fs::create_dir_all(mono.join("pkg")).unwrap();
+    std::fs::create_dir_all(mono.join("pkg ")).unwrap();
     git_command(&mono).args(["init", "-q"]).output().unwrap();
-    fixed.ok(&mono.join("pkg"), &["init", "--no-agent-files"]);
+    fixed.ok(&mono.join("pkg "), &["init", "--no-agent-files"]);
     snap_error(
         &fixed,
         "hooks_cannot_see",
-        &mono.join("pkg"),
+        &mono.join("pkg "),
         &["hooks", "install"],
     );
     snap_error(&fixed, "needs_terminal", &web, &["review"]);

@@ -310,49 +310,247 @@ fn a_broken_binary_fails_open_unless_asked_to_fail_closed() {
     }
 }
 
-/// `aea init` in a package of a monorepo: git runs hooks at the top, where
-/// they would not see the package's `.aea/`. init says so and installs none,
-/// `hooks install` refuses with the choices, and status and doctor tell.
+/// The inboxes below the top of `tree` recorded as served by its hooks,
+/// as `hooks status --json` run in `inbox` lists them.
+fn recorded(env: &TestEnv, inbox: &Path) -> Vec<String> {
+    env.json(inbox, &["hooks", "status"])["recorded_inboxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A monorepo with two package inboxes and none at the top: `aea init` in
+/// each installs the root's hooks and records the package, and the root's
+/// pre-commit decides for each by its own policy, naming the package.
+/// Only inboxes this user initialised count: a `.aea/` a pull brings is
+/// not served, nor is a recorded one replaced by a symlink; uninstall
+/// forgets a package, and the hooks go with the last one.
 #[test]
-fn hooks_that_cannot_see_a_subdirectorys_inbox_are_not_claimed() {
+fn package_inboxes_are_served_by_the_roots_hooks() {
     let env = TestEnv::new();
+    let api = env.repo("api");
     let mono = plain_git_repo(&env, "mono");
-    let pkg = mono.join("packages/web");
-    std::fs::create_dir_all(&pkg).unwrap();
-    let out = env.run(&pkg, &["init", "--no-agent-files"]);
+    let ui = mono.join("packages/ui");
+    let svc = mono.join("packages/api");
+    for (dir, id) in [(&ui, "ui"), (&svc, "svc")] {
+        std::fs::create_dir_all(dir).unwrap();
+        let out = env.run(dir, &["init", "--no-agent-files", "--id", id]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(!stderr(&out).contains("not installed"), "{}", stderr(&out));
+    }
+    assert!(mono.join(".git/hooks/pre-commit").exists());
+    assert!(!mono.join(".aea").exists());
+    let status = env.json(&ui, &["hooks", "status"]);
+    assert_eq!(status["serve_this_inbox"], true, "{status}");
+    assert_eq!(status["served_from_top"], "packages/ui", "{status}");
+    assert_eq!(recorded(&env, &svc), ["packages/ui", "packages/api"]);
+    let text = env.ok(&ui, &["hooks", "status"]);
+    assert!(
+        text.contains("this inbox is served by the git hooks at") && !text.contains("run `aea"),
+        "{text}"
+    );
+    let doctor = env.run(&ui, &["doctor"]);
+    assert_eq!(code(&doctor), 0, "{}", stdout(&doctor));
+
+    // Quiet: nothing said, and aea not even started (the quiet markers).
+    let out = env.commit_new_file(&mono, "a.txt", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("aea"), "{}", stderr(&out));
+
+    // Urgent gated mail to one package blocks a commit at the top, naming
+    // the package and never the message's words.
+    let id = env.urgent(&api, "ui", "issue", "Login is down");
+    let out = env.commit_new_file(&mono, "b.txt", &[]);
+    assert_commit_blocked(&out, "urgent mail to packages/ui");
+    let err = stderr(&out);
+    assert!(err.contains("aea: packages/ui: commit blocked"), "{err}");
+    assert!(
+        !err.contains("packages/api"),
+        "the quiet one is quiet: {err}"
+    );
+    assert!(!err.contains("Login") && !err.contains(&id), "{err}");
+    // Its own policy decides: the other package's says nothing about it.
+    set_config(&svc, "block_on: urgent_pending", "block_on: gated_pending");
+    env.ok(&ui, &["approve", &id]);
+    env.ok(&ui, &["process", &id]);
+    let out = env.commit_new_file(&mono, "b.txt", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // A package of someone else's: its `.aea/`, with urgent mail waiting,
+    // arrives by a pull. Nobody here initialised it, so no hook serves it.
+    let remote = env.path().join("remote.git");
+    env.git_ok(
+        &env.path(),
+        &["init", "-q", "--bare", remote.to_str().unwrap()],
+    );
+    env.git_ok(
+        &mono,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
+    env.git_ok(&mono, &["push", "-q", "origin", "main"]);
+    let other = env.path().join("other");
+    env.git_ok(
+        &env.path(),
+        &[
+            "clone",
+            "-q",
+            remote.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    let evil = other.join("packages/evil");
+    std::fs::create_dir_all(&evil).unwrap();
+    env.ok(
+        &evil,
+        &["init", "--no-agent-files", "--no-git-hooks", "--id", "evil"],
+    );
+    env.urgent(&api, "evil", "issue", "pulled");
+    env.git_ok(&other, &["add", "-f", "packages/evil/.aea"]);
+    env.git_ok(&other, &["commit", "-q", "--no-verify", "-m", "evil"]);
+    env.git_ok(&other, &["push", "-q", "origin", "main"]);
+    env.git_ok(&mono, &["pull", "-q", "--no-rebase", "origin", "main"]);
+    assert!(
+        std::fs::read_dir(mono.join("packages/evil/.aea"))
+            .unwrap()
+            .any(|e| e
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("message-")),
+        "the pull brought the mail"
+    );
+    let out = env.commit_new_file(&mono, "c.txt", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("evil"), "{}", stderr(&out));
+    assert_eq!(recorded(&env, &ui), ["packages/ui", "packages/api"]);
+
+    // A package inbox without git hooks: status says how to have them serve
+    // it, and that command does it.
+    let web = mono.join("packages/web");
+    std::fs::create_dir_all(&web).unwrap();
+    env.ok(
+        &web,
+        &["init", "--no-agent-files", "--no-git-hooks", "--id", "web"],
+    );
+    let text = env.ok(&web, &["hooks", "status"]);
+    assert!(
+        text.contains("NOT SERVING this inbox") && text.contains("`aea hooks install` here"),
+        "{text}"
+    );
+    assert_eq!(
+        env.json(&web, &["hooks", "status"])["serve_this_inbox"],
+        false
+    );
+    env.ok(&web, &["hooks", "install"]);
+    assert_eq!(
+        env.json(&web, &["hooks", "status"])["serve_this_inbox"],
+        true
+    );
+    // Uninstalled, it is forgotten; the hooks stay for the others.
+    let out = env.ok(&web, &["uninstall", "--purge"]);
+    assert!(
+        out.contains("kept the git hooks: they still serve packages/ui, packages/api"),
+        "{out}"
+    );
+    assert_eq!(recorded(&env, &ui), ["packages/ui", "packages/api"]);
+    assert!(mono.join(".git/hooks/pre-commit").exists());
+
+    // A recorded package replaced by a symlink to an inbox where urgent
+    // mail waits: skipped, said, never followed.
+    let decoy = env.repo("decoy");
+    env.urgent(&api, "decoy", "issue", "through the link");
+    std::fs::rename(&svc, env.path().join("svc-moved")).unwrap();
+    std::os::unix::fs::symlink(&decoy, &svc).unwrap();
+    let out = env.commit_new_file(&mono, "d.txt", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("aea: packages/api: skipped: packages/api is a symlink (never followed)"),
+        "{err}"
+    );
+    assert!(!err.contains("commit blocked"), "{err}");
+    let doctor = env.run(&ui, &["doctor"]);
+    assert_eq!(code(&doctor), 6);
+    assert!(
+        stdout(&doctor).contains("packages/api skipped: packages/api is a symlink"),
+        "{}",
+        stdout(&doctor)
+    );
+    let out = env.ok(&ui, &["doctor", "--fix"]);
+    assert!(out.contains("forgot the inbox packages/api"), "{out}");
+    assert_eq!(recorded(&env, &ui), ["packages/ui"]);
+
+    // The last package uninstalled takes the hooks with it.
+    let out = env.ok(&ui, &["uninstall", "--purge"]);
+    assert!(out.contains("removed git hook"), "{out}");
+    assert!(!mono.join(".git/hooks/pre-commit").exists());
+    assert!(!mono.join(".git/aea/served-inboxes").exists());
+}
+
+/// A package inbox and one at the top: both served, each line naming its
+/// inbox; a package whose path the hook scripts could not read back, or
+/// one in another work tree, is refused with the choices.
+#[test]
+fn the_tops_inbox_and_a_packages_are_both_served() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let mono = git_repo(&env, "mono");
+    let ui = mono.join("packages/ui");
+    std::fs::create_dir_all(&ui).unwrap();
+    env.ok(&ui, &["init", "--no-agent-files", "--id", "ui"]);
+    env.question(&api, "mono", "to the top");
+    env.urgent(&api, "ui", "issue", "to the package");
+    let out = env.commit_new_file(&mono, "a.txt", &[]);
+    assert_commit_blocked(&out, "urgent mail to the package");
+    let err = stderr(&out);
+    assert!(err.contains("aea: 1 unprocessed message. Run"), "{err}");
+    assert!(
+        err.contains("aea: packages/ui: 1 unprocessed message, 1 waiting"),
+        "{err}"
+    );
+    // Hooks uninstalled at the top serve neither, and say so; installed
+    // again from the package, they serve both.
+    let out = env.run(&mono, &["hooks", "uninstall"]);
+    assert!(
+        stderr(&out).contains("no longer serve the inboxes below the top either: packages/ui"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!mono.join(".git/hooks/pre-commit").exists());
+    env.ok(&ui, &["hooks", "install"]);
+    assert_commit_blocked(&env.commit_new_file(&mono, "a.txt", &[]), "installed again");
+
+    // The package uninstalled: the top's inbox keeps the hooks.
+    let out = env.ok(&ui, &["uninstall", "--purge"]);
+    assert!(
+        out.contains("kept the git hooks: they still serve ."),
+        "{out}"
+    );
+    assert!(mono.join(".git/hooks/pre-commit").exists());
+    let out = env.commit_new_file(&mono, "b.txt", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // A folder name with a space at its end cannot be recorded for the
+    // scripts: init says so and installs nothing for it.
+    let odd = mono.join("odd ");
+    std::fs::create_dir_all(&odd).unwrap();
+    let out = env.run(&odd, &["init", "--no-agent-files", "--id", "odd"]);
     assert!(
         stderr(&out).contains("git hooks not installed: git runs this repository's hooks at"),
         "{}",
         stderr(&out)
     );
-    assert!(!mono.join(".git/hooks/pre-commit").exists());
-
-    let out = env.run(&pkg, &["hooks", "install"]);
+    let out = env.run(&odd, &["hooks", "install"]);
     assert_eq!(code(&out), 5, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("run `aea init` in"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(!mono.join(".git/hooks/pre-commit").exists());
-
-    let status = env.json(&pkg, &["hooks", "status"]);
-    assert_eq!(status["serve_this_inbox"], false, "{status}");
-    let doctor = env.run(&pkg, &["doctor"]);
-    assert_eq!(code(&doctor), 6);
-    assert!(
-        stdout(&doctor).contains("where they cannot see the .aea/"),
-        "{}",
-        stdout(&doctor)
-    );
-
-    // At the top of the repository everything is as before.
-    env.ok(&mono, &["init", "--no-agent-files"]);
-    assert!(mono.join(".git/hooks/pre-commit").exists());
     assert_eq!(
-        env.json(&mono, &["hooks", "status"])["serve_this_inbox"],
-        true
+        env.json(&odd, &["hooks", "status"])["serve_this_inbox"],
+        false
+    );
+    assert!(
+        !env.ok(&odd, &["hooks", "status"])
+            .contains("run `aea hooks install`")
     );
 }
 
@@ -464,6 +662,19 @@ fn core_hooks_path_local_and_global() {
         format!("[core]\n\thooksPath = {}\n", global_hooks.display()),
     )
     .unwrap();
+    // Status suggests only what then succeeds: not a plain install.
+    let out = env
+        .cmd(&web)
+        .env("GIT_CONFIG_GLOBAL", &gitconfig)
+        .args(["hooks", "status"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).contains("run `aea hooks install --force`")
+            && !stdout(&out).contains("run `aea hooks install` to"),
+        "{}",
+        stdout(&out)
+    );
     let out = env
         .cmd(&web)
         .env("GIT_CONFIG_GLOBAL", &gitconfig)
@@ -515,6 +726,37 @@ fn a_temporary_index_is_not_corrupted() {
         "b.txt is still staged, a.txt committed"
     );
     env.git_ok(&web, &["fsck", "--no-progress"]);
+}
+
+/// A foreign hook with an `.aea-orig` beside it cannot be moved aside:
+/// status and doctor say what to do first instead of a plain install,
+/// which would refuse.
+#[test]
+fn a_hook_install_cannot_move_aside_is_named_before_install() {
+    let env = TestEnv::new();
+    let web = plain_git_repo(&env, "web");
+    env.ok(&web, &["init", "--no-agent-files"]);
+    env.ok(&web, &["hooks", "uninstall"]);
+    let hooks = web.join(".git/hooks");
+    for name in ["pre-commit", "pre-commit.aea-orig"] {
+        std::fs::write(hooks.join(name), "#!/bin/sh\nexit 0\n").unwrap();
+    }
+    let out = env.run(&web, &["hooks", "install"]);
+    assert!(
+        !out.status.success() && stderr(&out).contains("is not aea's; it was kept"),
+        "{}",
+        stderr(&out)
+    );
+    let status = env.ok(&web, &["hooks", "status"]);
+    assert!(
+        status.contains("pre-commit.aea-orig aside by hand, then run `aea hooks install`"),
+        "{status}"
+    );
+    let doctor = stdout(&env.run(&web, &["doctor"]));
+    assert!(
+        doctor.contains("pre-commit.aea-orig aside by hand"),
+        "{doctor}"
+    );
 }
 
 #[test]

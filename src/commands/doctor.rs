@@ -80,7 +80,8 @@ pub(crate) fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     out.push(registry(ctx, repo, id.as_deref()));
     out.extend(peer_keys(ctx, id.as_deref()));
     let opted_out = harness::opt_outs(aea);
-    out.push(git_hooks(ctx, repo, opted_out.git_hooks));
+    out.push(git_hooks(ctx, mailbox.layout(), opted_out.git_hooks));
+    out.extend(served_inboxes(mailbox.layout()));
     out.push(harnesses(repo, aea, ctx, opted_out.agent_files));
     out.extend(state(mailbox.layout()));
     out.push(old_state(mailbox.layout()));
@@ -173,6 +174,18 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
                 .iter()
                 .map(|f| format!("rewrote aea's entries in {f}")),
         );
+    }
+    // A recorded inbox the git hooks skip serves nothing: forgetting it
+    // opens no gate.
+    if let Ok(Some(served)) = crate::served::of(mailbox.repo()) {
+        for (rel, why) in served.skipped() {
+            if crate::served::forget(&served.tree, rel)? {
+                fixed.push(format!(
+                    "forgot the inbox {} below the top of the work tree ({why})",
+                    crate::printer::untrusted_short(rel, 200)
+                ));
+            }
+        }
     }
     let lines = recovery::missing_log_lines(mailbox, &ctx.rt).unwrap_or_default();
     for line in &lines {
@@ -388,8 +401,8 @@ fn peer_keys(ctx: &Context, own: Option<&str>) -> Vec<Finding> {
         .collect()
 }
 
-fn git_hooks(ctx: &Context, repo: &Path, opted_out: bool) -> Finding {
-    match repo::hook_dirs(repo) {
+fn git_hooks(ctx: &Context, layout: &Layout, opted_out: bool) -> Finding {
+    match repo::hook_dirs(layout.repo()) {
         Err(Error::NotAGitRepository { .. }) => {
             Finding::new("git hooks", None, "not a git repository: none needed")
         }
@@ -413,42 +426,149 @@ fn git_hooks(ctx: &Context, repo: &Path, opted_out: bool) -> Finding {
             )),
             "",
         ),
-        Ok(dirs) if dirs.runs_elsewhere_than(repo).is_some() => {
-            let why = Error::HooksCannotSee {
-                root: dirs.workdir.clone().unwrap_or_default(),
-                repo: repo.to_path_buf(),
-            };
-            Finding::new(
-                "git hooks",
-                Some((
-                    why.to_string(),
-                    crate::hints::hint(&why).unwrap_or_default(),
-                )),
-                "",
-            )
-        }
-        Ok(dirs) => {
-            let binary = ctx.exe.clone().unwrap_or_default();
-            let bad: Vec<String> = GitHook::ALL
-                .iter()
-                .map(|&h| (h, hooks::state(h, &dirs.active, &dirs.default, &binary)))
-                .filter(|(_, s)| *s != State::Installed)
-                .map(|(h, s)| format!("{h} {}", s.label()))
-                .collect();
-            if opted_out && bad.len() == GitHook::ALL.len() {
-                return Finding::new(
+        Ok(dirs) if dirs.runs_elsewhere_than(layout.repo()).is_some() => {
+            let served = crate::served::of(layout.repo()).ok().flatten();
+            match hooks::serving(layout, &dirs, served.as_ref()) {
+                hooks::Serving::FromTop { rel } => hook_states(
+                    ctx,
+                    &dirs,
+                    false,
+                    &format!(
+                        "all four hooks installed and current at {}, serving this inbox as {}",
+                        dirs.workdir.as_deref().unwrap_or(Path::new("?")).display(),
+                        crate::printer::untrusted_short(&rel, 200)
+                    ),
+                ),
+                hooks::Serving::NotRecorded { .. } if opted_out => Finding::new(
                     "git hooks",
                     None,
                     "skipped by choice (init --no-git-hooks; `aea init --git-hooks` installs them)",
-                );
+                ),
+                hooks::Serving::NotRecorded { .. } => Finding::new(
+                    "git hooks",
+                    Some((
+                        format!(
+                            "git runs hooks at {}, and this inbox is not recorded there: they do not serve it",
+                            dirs.workdir.as_deref().unwrap_or(Path::new("?")).display()
+                        ),
+                        "aea hooks install".to_string(),
+                    )),
+                    "",
+                ),
+                hooks::Serving::Skipped { why, .. } => Finding::new(
+                    "git hooks",
+                    Some((
+                        format!("recorded at the top of the work tree, but skipped: {why}"),
+                        "look at what is in the inbox's place; `aea hooks install` here records it again once it is a real folder of yours".to_string(),
+                    )),
+                    "",
+                ),
+                hooks::Serving::Here | hooks::Serving::CannotSee { .. } => {
+                    let why = Error::HooksCannotSee {
+                        root: dirs.workdir.clone().unwrap_or_default(),
+                        repo: layout.repo().to_path_buf(),
+                    };
+                    Finding::new(
+                        "git hooks",
+                        Some((
+                            why.to_string(),
+                            crate::hints::hint(&why).unwrap_or_default(),
+                        )),
+                        "",
+                    )
+                }
             }
-            Finding::new(
-                "git hooks",
-                (!bad.is_empty()).then(|| (bad.join(", "), "aea hooks install".to_string())),
-                "all four hooks installed and current",
-            )
         }
+        Ok(dirs) => hook_states(
+            ctx,
+            &dirs,
+            opted_out,
+            "all four hooks installed and current",
+        ),
     }
+}
+
+/// The state of the four hooks where git runs them.
+fn hook_states(ctx: &Context, dirs: &repo::HookDirs, opted_out: bool, ok: &str) -> Finding {
+    let binary = ctx.exe.clone().unwrap_or_default();
+    let bad: Vec<String> = GitHook::ALL
+        .iter()
+        .map(|&h| (h, hooks::state(h, &dirs.active, &dirs.default, &binary)))
+        .filter(|(_, s)| *s != State::Installed)
+        .map(|(h, s)| format!("{h} {}", s.label()))
+        .collect();
+    // `hooks install` refuses to move a foreign hook aside over an
+    // earlier one: the fix says what to do first.
+    let conflicts = hooks::conflicts(&dirs.active);
+    if opted_out && bad.len() == GitHook::ALL.len() && conflicts.is_empty() {
+        return Finding::new(
+            "git hooks",
+            None,
+            "skipped by choice (init --no-git-hooks; `aea init --git-hooks` installs them)",
+        );
+    }
+    let fix = match conflicts.first() {
+        Some(orig) => format!(
+            "move {} aside by hand, then run `aea hooks install`",
+            orig.display()
+        ),
+        None => "aea hooks install".to_string(),
+    };
+    Finding::new(
+        "git hooks",
+        (!bad.is_empty()).then(|| (bad.join(", "), fix)),
+        ok,
+    )
+}
+
+/// The inboxes below the top of the work tree recorded as served by its
+/// git hooks: each one skipped (gone, a symlink or something else in its
+/// place, another user's) is named. Nothing outside git or without any.
+fn served_inboxes(layout: &Layout) -> Option<Finding> {
+    let served = match crate::served::of(layout.repo()) {
+        Ok(Some(served)) if !served.entries.is_empty() => served,
+        Ok(_) => return None,
+        Err(e) => {
+            return Some(Finding::new(
+                "served inboxes",
+                Some((
+                    format!(
+                        "the record of the inboxes below the top that the git hooks serve is unsound: {}",
+                        crate::error::one_line(&e)
+                    ),
+                    crate::hints::hint(&e).unwrap_or_else(|| {
+                        "remove it; `aea hooks install` in each package inbox records it again"
+                            .to_string()
+                    }),
+                )),
+                "",
+            ));
+        }
+    };
+    let skipped: Vec<String> = served
+        .skipped()
+        .map(|(rel, why)| {
+            format!(
+                "{} skipped: {why}",
+                crate::printer::untrusted_short(rel, 200)
+            )
+        })
+        .collect();
+    let all: Vec<String> = served.entries.iter().map(|e| e.rel.clone()).collect();
+    Some(Finding::new(
+        "served inboxes",
+        (!skipped.is_empty()).then(|| {
+            (
+                format!("{} (recorded in {})", skipped.join("; "), served.tree.served_file().display()),
+                "look at what is in their place; `aea doctor --fix` forgets them (`aea init` in one records it again)".to_string(),
+            )
+        }),
+        &format!(
+            "the git hooks at {} also serve {}",
+            served.tree.top().display(),
+            crate::served::names(&all)
+        ),
+    ))
 }
 
 /// Each installed harness's files in place, and its hooks calling an aea

@@ -39,6 +39,10 @@ pub(super) struct HooksInstallOutput<'a> {
     pub hooks: &'a [hooks::HookChange],
     /// With `--agents`: the agent-harness files written.
     pub agent_files: &'a [String],
+    /// For an inbox below the top of its git work tree (a package of a
+    /// monorepo): its folder relative to the top, now recorded as one
+    /// the hooks there serve; `null` at the top.
+    pub served_from_top: Option<&'a str>,
 }
 
 /// `aea hooks uninstall --json`.
@@ -49,6 +53,12 @@ pub(super) struct HooksUninstallOutput<'a> {
     pub hooks: &'a [hooks::HookChange],
     /// With `--agents`: the agent-harness files reverted.
     pub agent_files: &'a [String],
+    /// Whether this inbox, below the top of its work tree, was recorded as
+    /// served by the hooks there and no longer is.
+    pub forgot: bool,
+    /// The other inboxes of the work tree the hooks still serve (relative
+    /// to the top, `.` for the top's own), which kept them in place.
+    pub kept_for: &'a [String],
 }
 
 fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
@@ -57,13 +67,8 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
     if dirs.source == HooksPathSource::Inherited && !args.force {
         return Err(Error::HooksPathInherited { path: dirs.active });
     }
-    if let Some(root) = dirs.runs_elsewhere_than(mailbox.repo()) {
-        return Err(Error::HooksCannotSee {
-            root: root.to_path_buf(),
-            repo: mailbox.repo().to_path_buf(),
-        });
-    }
-    let changes = hooks::install(&dirs.active, binary(ctx)?)?;
+    let installed = hooks::install_for(mailbox.layout(), mailbox.owner(), &dirs, binary(ctx)?)?;
+    let changes = installed.changes;
     for c in changes.iter().filter(|c| c.change != Change::Unchanged) {
         mailbox.log(
             &Event::new(&ctx.rt, AuditEvent::HookInstalled)
@@ -96,6 +101,7 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
             hooks_dir: &dirs.active,
             hooks: &changes,
             agent_files: &agent_files,
+            served_from_top: installed.served_from_top.as_deref(),
         });
     } else {
         for c in &changes {
@@ -119,6 +125,13 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
         }
         ctx.printer
             .line(format_args!("in {}", dirs.active.display()));
+        if let (Some(rel), Some(top)) = (&installed.served_from_top, &dirs.workdir) {
+            ctx.printer.line(format_args!(
+                "they serve this inbox as {} (git runs them at {})",
+                crate::printer::untrusted_short(rel, 200),
+                top.display()
+            ));
+        }
         for f in &agent_files {
             ctx.printer.line(format_args!("wrote {f}"));
         }
@@ -128,7 +141,8 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
 
 fn uninstall(args: &HooksUninstallArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
-    let removed = hooks::remove_from_repository(mailbox.repo(), mailbox.dir(), &ctx.rt)?;
+    let released = hooks::release(mailbox.layout(), &ctx.rt, false)?;
+    let removed = released.removed;
     let agent_files = if args.agents {
         harness::uninstall(mailbox.repo(), mailbox.dir())?
     } else {
@@ -138,9 +152,26 @@ fn uninstall(args: &HooksUninstallArgs, ctx: &Context) -> Result<ExitCode> {
         ctx.printer.value(&HooksUninstallOutput {
             hooks: &removed,
             agent_files: &agent_files,
+            forgot: released.forgot,
+            kept_for: &released.kept_for,
         });
     } else {
-        if removed.is_empty() {
+        if released.forgot {
+            ctx.printer
+                .line("the git hooks at the top of the work tree no longer serve this inbox");
+        }
+        if !released.unserved.is_empty() {
+            ctx.printer.warn(format_args!(
+                "the git hooks no longer serve the inboxes below the top either: {} (`aea hooks install` in one of them puts them back)",
+                crate::served::names(&released.unserved)
+            ));
+        }
+        if !released.kept_for.is_empty() {
+            ctx.printer.line(format_args!(
+                "kept the git hooks: they still serve {}",
+                crate::served::names(&released.kept_for)
+            ));
+        } else if removed.is_empty() {
             ctx.printer.line("no aea hooks were installed");
         }
         for c in &removed {
@@ -179,10 +210,29 @@ pub(super) struct HooksStatusOutput<'a> {
     pub claude_hooks: bool,
     /// Every harness installed for, and what is wrong with its files.
     pub agents: &'a [AgentStatus],
-    /// False when git runs hooks at the top of a working tree other than
-    /// this repository (a package of a monorepo): they cannot see its
-    /// `.aea/`, whatever their state says.
+    /// Whether the hooks git runs serve this inbox: at the top of its
+    /// work tree, or below it (a package of a monorepo) once recorded
+    /// there by `aea init` or `aea hooks install` run in it. False for an
+    /// inbox below the top that is not recorded, or is skipped, and where
+    /// git runs hooks in another work tree.
     pub serve_this_inbox: bool,
+    /// For an inbox below the top of its work tree: its folder relative to
+    /// the top; `null` at the top or outside git.
+    pub served_from_top: Option<&'a str>,
+    /// The inboxes below the top of this work tree recorded as served by
+    /// its hooks (whichever inbox of the work tree this runs in).
+    pub recorded_inboxes: &'a [RecordedInbox],
+}
+
+/// One inbox below the top of the work tree that its git hooks serve.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct RecordedInbox {
+    /// Its folder relative to the top of the work tree.
+    pub path: String,
+    /// Why the hooks skip it (never following a symlink, never another
+    /// user's `.aea/`); `null` when they serve it.
+    pub skipped: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -218,7 +268,32 @@ fn status(ctx: &Context) -> Result<ExitCode> {
     let claude = agents
         .iter()
         .any(|a| a.agent == Agent::Claude && a.problems.is_empty());
-    let elsewhere = dirs.runs_elsewhere_than(mailbox.repo());
+    let served = crate::served::of(mailbox.repo());
+    let serving = hooks::serving(
+        mailbox.layout(),
+        &dirs,
+        served.as_ref().ok().and_then(Option::as_ref),
+    );
+    let recorded: Vec<RecordedInbox> = served
+        .as_ref()
+        .ok()
+        .and_then(Option::as_ref)
+        .map(|s| {
+            s.entries
+                .iter()
+                .map(|e| RecordedInbox {
+                    path: e.rel.clone(),
+                    skipped: e.skipped.as_ref().map(ToString::to_string),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let below = match &serving {
+        hooks::Serving::FromTop { rel }
+        | hooks::Serving::Skipped { rel, .. }
+        | hooks::Serving::NotRecorded { rel } => Some(rel.as_str()),
+        _ => None,
+    };
     let source = match dirs.source {
         HooksPathSource::Default => "the repository's hooks folder",
         HooksPathSource::Local => "core.hooksPath in this repository's config",
@@ -230,24 +305,59 @@ fn status(ctx: &Context) -> Result<ExitCode> {
             hooks: &rows,
             claude_hooks: claude,
             agents: &agents,
-            serve_this_inbox: elsewhere.is_none(),
+            serve_this_inbox: serving.serves(),
+            served_from_top: below,
+            recorded_inboxes: &recorded,
         });
         return Ok(ExitCode::Success);
     }
-    if let Some(root) = elsewhere {
-        ctx.printer.line(format_args!(
+    let p = &ctx.printer;
+    let top = dirs.workdir.as_deref().unwrap_or(Path::new("?")).display();
+    match &serving {
+        hooks::Serving::Here => {}
+        hooks::Serving::FromTop { rel } => p.line(format_args!(
+            "this inbox is served by the git hooks at {top} (recorded as {})",
+            crate::printer::untrusted_short(rel, 200)
+        )),
+        hooks::Serving::Skipped { rel, why } => p.line(format_args!(
+            "NOT SERVING this inbox: it is recorded at {top} as {}, and skipped: {why} (`aea doctor` says more)",
+            crate::printer::untrusted_short(rel, 200)
+        )),
+        hooks::Serving::NotRecorded { .. } => p.line(format_args!(
+            "NOT SERVING this inbox: git runs hooks at {top}, and this inbox is not recorded there (`aea hooks install` here records it)"
+        )),
+        hooks::Serving::CannotSee { root } => p.line(format_args!(
             "NOT SERVING this inbox: git runs hooks at {}, which cannot see {}",
             root.display(),
             mailbox.dir().display()
-        ));
+        )),
     }
-    ctx.printer.line(format_args!(
+    p.line(format_args!(
         "git runs hooks from {} ({source})",
         dirs.active.display()
     ));
     for row in &rows {
-        ctx.printer
-            .line(format_args!("  {:<14} {}", row.hook, row.state.label()));
+        p.line(format_args!("  {:<14} {}", row.hook, row.state.label()));
+    }
+    match &served {
+        Err(e) => p.line(format_args!(
+            "the record of the inboxes below the top is unsound: {} (`aea doctor` says how to fix it)",
+            crate::error::one_line(e)
+        )),
+        Ok(_) if recorded.is_empty() => {}
+        Ok(_) => {
+            p.line("inboxes below the top they serve:");
+            for r in &recorded {
+                p.line(format_args!(
+                    "  {}{}",
+                    crate::printer::untrusted_short(&r.path, 200),
+                    r.skipped
+                        .as_ref()
+                        .map(|why| format!(" (skipped: {why})"))
+                        .unwrap_or_default()
+                ));
+            }
+        }
     }
     if agents.is_empty() {
         ctx.printer
@@ -265,9 +375,23 @@ fn status(ctx: &Context) -> Result<ExitCode> {
             ));
         }
     }
-    if rows.iter().any(|r| r.state != State::Installed) {
-        ctx.printer
-            .line("run `aea hooks install` to install or update them");
+    // Only a command that then does it: `hooks install` refuses a global
+    // hooks folder without --force, a hook it cannot move aside, and hooks
+    // in another work tree.
+    let wanted = rows.iter().any(|r| r.state != State::Installed)
+        || matches!(serving, hooks::Serving::NotRecorded { .. });
+    let conflicts = hooks::conflicts(&dirs.active);
+    if !wanted || matches!(serving, hooks::Serving::CannotSee { .. }) {
+        // Nothing to do, or nothing `hooks install` would do here.
+    } else if let Some(orig) = conflicts.first() {
+        p.line(format_args!(
+            "move {} aside by hand, then run `aea hooks install`",
+            orig.display()
+        ));
+    } else if dirs.source == HooksPathSource::Inherited {
+        p.line("run `aea hooks install --force` to install them there, for every repository of yours (or give this repository its own: `git config core.hooksPath .git/hooks`, then `aea hooks install`)");
+    } else {
+        p.line("run `aea hooks install` to install or update them");
     }
     Ok(ExitCode::Success)
 }
@@ -312,36 +436,149 @@ fn sync_if_asked(mailbox: &Mailbox, hook: GitHook, ctx: &Context) {
     }
 }
 
+/// One inbox a hook runs for, and how its lines name it.
+struct Inbox {
+    mailbox: Mailbox,
+    /// The context of its own repository (its pinned keys), with the
+    /// commit's index.
+    ctx: Context,
+    /// `aea:` for the top's inbox, `aea: packages/ui:` for one below it.
+    tag: String,
+    /// Its `.aea/` as a command run at the top names it.
+    aea: String,
+}
+
+impl Inbox {
+    /// The inbox of the repository at `repo`, as a hook reads it: verified
+    /// like every listing, so that a replay is set aside here too; taken
+    /// over a bounded step at a time from an older aea's layout; reading at
+    /// most [`crate::mailbox::HOOK_READ_CAP`] files.
+    fn open(repo: Option<&Path>, rel: Option<&str>, ctx: &Context) -> Option<Inbox> {
+        let mailbox = match repo {
+            Some(repo) => Mailbox::at(repo),
+            None => Mailbox::discover(&ctx.cwd),
+        };
+        let mailbox = mailbox.ok()?.owned();
+        let mut own = ctx.for_repo(mailbox.repo().to_path_buf());
+        own.git_index_file.clone_from(&ctx.git_index_file);
+        let mailbox = mailbox
+            .verified_by(own.keyring())
+            .signed_off_by(own.signoff())
+            .audited_by(std::rc::Rc::new(own.rt.clone()));
+        if crate::migrate::needed(&mailbox) {
+            let _ = own.take_over(&mailbox, Some(super::context::TAKE_OVER_HOOK_STEP));
+        }
+        let (tag, aea) = match rel {
+            None => ("aea:".to_string(), ".aea/".to_string()),
+            Some(rel) => (
+                format!("aea: {}:", crate::printer::untrusted_short(rel, 120)),
+                crate::printer::shell_quote(&format!("{rel}/.aea/")),
+            ),
+        };
+        Some(Inbox {
+            mailbox: mailbox.capped(crate::mailbox::HOOK_READ_CAP),
+            ctx: own,
+            tag,
+            aea,
+        })
+    }
+}
+
 /// What a hook does (SPEC §9): pre-commit summarises waiting mail and blocks
 /// where the policy says; post-* hooks report mail that arrived since their
 /// last report and never fail. Counts and aea's own short references only:
 /// never message text, ids or file names, which the sender chose.
+///
+/// Git runs hooks at the top of the work tree: they run for the inbox
+/// there, if any, and for each inbox below it that this user recorded
+/// ([`crate::served`]) — each decided by its own policy, the commit
+/// blocked if any blocks, each line naming the inbox by its path from the
+/// top. Never for a `.aea/` found by looking: a pull can put one anywhere.
 fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
-    let Ok(mailbox) = Mailbox::discover(&ctx.cwd).map(Mailbox::owned) else {
-        return Ok(ExitCode::Success);
+    let cwd = std::fs::canonicalize(&ctx.cwd).unwrap_or_else(|_| ctx.cwd.clone());
+    let served = crate::served::of(&cwd);
+    // In a work tree, its top's own inbox; elsewhere (no git) the nearest.
+    let top = match &served {
+        Ok(Some(s)) => Some(s.tree.top().to_path_buf()),
+        _ => crate::layout::WorkTree::of(&cwd).map(|t| t.top().to_path_buf()),
     };
-    // Verified like every listing, so that a replay is set aside here too.
-    let mailbox = mailbox
-        .verified_by(ctx.keyring())
-        .signed_off_by(ctx.signoff())
-        .audited_by(std::rc::Rc::new(ctx.rt.clone()));
-    // An inbox an older aea kept is taken over a bounded step at a time.
-    if crate::migrate::needed(&mailbox) {
-        let _ = ctx.take_over(&mailbox, Some(super::context::TAKE_OVER_HOOK_STEP));
+    let root = match top {
+        Some(top) if std::fs::symlink_metadata(top.join(crate::layout::AEA_DIR)).is_ok() => {
+            Inbox::open(Some(&top), None, ctx)
+        }
+        Some(_) => None,
+        None => Inbox::open(None, None, ctx),
+    };
+    let mut refused = false;
+    if let Some(root) = &root {
+        refused |= run_one(args.hook, root)? == ExitCode::Refused;
     }
-    let mailbox = mailbox.capped(crate::mailbox::HOOK_READ_CAP);
-    match args.hook {
-        GitHook::PreCommit => pre_commit(&mailbox, ctx),
+    let served = match served {
+        Ok(served) => served,
+        Err(e) => {
+            ctx.printer.err_line(format_args!(
+                "aea: the record of the inboxes below the top that these hooks serve is unsound: {}; run `aea doctor`",
+                crate::error::one_line(&e)
+            ));
+            if args.hook == GitHook::PreCommit {
+                ctx.printer.err_line("aea: commit blocked: the inboxes it names cannot be checked. To commit anyway: `git commit --no-verify`, or `AEA_SKIP_HOOKS=1 git commit` to skip only aea's check.");
+                return Ok(ExitCode::Refused);
+            }
+            None
+        }
+    };
+    for entry in served.iter().flat_map(|s| &s.entries) {
+        let Some(why) = &entry.skipped else {
+            let repo = served.as_ref().map(|s| s.tree.top().join(&entry.rel));
+            let Some(inbox) = Inbox::open(repo.as_deref(), Some(&entry.rel), ctx) else {
+                continue;
+            };
+            match run_one(args.hook, &inbox) {
+                Ok(code) => refused |= code == ExitCode::Refused,
+                // Its error is its own: the other inboxes are still
+                // decided, and a gate that cannot decide holds.
+                Err(e) => {
+                    ctx.printer.err_line(format_args!(
+                        "{} {}; run `aea doctor` there",
+                        inbox.tag,
+                        crate::error::one_line(&e)
+                    ));
+                    refused |= args.hook == GitHook::PreCommit;
+                }
+            }
+            continue;
+        };
+        // Gone is only gone (`aea doctor` says so); anything else in its
+        // place may be a pull's doing, and is said every time.
+        if *why != crate::served::Skip::Gone {
+            ctx.printer.err_line(format_args!(
+                "aea: {}: skipped: {why}; see `aea doctor`",
+                crate::printer::untrusted_short(&entry.rel, 120)
+            ));
+        }
+    }
+    Ok(if refused {
+        ExitCode::Refused
+    } else {
+        ExitCode::Success
+    })
+}
+
+/// `hook` for one inbox.
+fn run_one(hook: GitHook, inbox: &Inbox) -> Result<ExitCode> {
+    match hook {
+        GitHook::PreCommit => pre_commit(inbox),
         hook => {
-            sync_if_asked(&mailbox, hook, ctx);
-            announce(&mailbox, hook, ctx)
+            sync_if_asked(&inbox.mailbox, hook, &inbox.ctx);
+            announce(inbox, hook)
         }
     }
 }
 
 /// post-merge, post-checkout, post-rewrite: one line about mail new since
 /// the last announcement. Never fails the git command.
-fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode> {
+fn announce(inbox: &Inbox, hook: GitHook) -> Result<ExitCode> {
+    let (mailbox, ctx) = (&inbox.mailbox, &inbox.ctx);
     let report = listing::unprocessed_report(mailbox, ctx, true, |warn| {
         crate::judge::Judge::load(mailbox, ctx.keyring(), warn)
     })?;
@@ -377,7 +614,8 @@ fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode>
     }
     if !new.is_empty() {
         p.err_line(format_args!(
-            "aea: {} new message{} ({}); {} unprocessed in all. Run `aea check`.",
+            "{} {} new message{} ({}); {} unprocessed in all. Run `aea check`.",
+            inbox.tag,
             new.len(),
             if new.len() == 1 { "" } else { "s" },
             crate::reminder::some_refs(&new),
@@ -390,7 +628,8 @@ fn announce(mailbox: &Mailbox, hook: GitHook, ctx: &Context) -> Result<ExitCode>
 /// The gate: a count line, and a refusal where `hooks.pre_commit.block_on`
 /// says. It fails closed: a config it cannot read or compile blocks the
 /// commit, whatever the inbox holds, until it is fixed.
-fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
+fn pre_commit(inbox: &Inbox) -> Result<ExitCode> {
+    let (mailbox, ctx, tag) = (&inbox.mailbox, &inbox.ctx, &inbox.tag);
     let p = &ctx.printer;
     let staged = hook_gate::staged_state(mailbox.dir(), ctx.git_index_file.as_deref());
     if !staged.is_empty() {
@@ -400,12 +639,12 @@ fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
             .map(|rel| crate::printer::untrusted_short(rel, 80))
             .collect();
         p.err_line(format_args!(
-            "aea: commit blocked: {} file(s) of this machine's .aea/ are staged ({}{}): received mail, markers and the log never belong in a commit.",
+            "{tag} commit blocked: {} file(s) of this machine's .aea/ are staged ({}{}): received mail, markers and the log never belong in a commit.",
             staged.len(),
             shown.join(", "),
             if staged.len() > shown.len() { ", …" } else { "" }
         ));
-        p.err_line("aea: unstage them with `git reset -q -- .aea/` (the files stay), then make .aea/.gitignore start with `*` again (`aea doctor` checks it).");
+        p.err_line(format_args!("{tag} unstage them with `git reset -q -- {}` (the files stay), then make .aea/.gitignore start with `*` again (`aea doctor` checks it).", inbox.aea));
         return Ok(ExitCode::Refused);
     }
     // A report remembered without a warning was worked out from this very
@@ -413,7 +652,7 @@ fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     // no second compile on every commit.
     if let Some(report) = listing::remembered_clean(mailbox, ctx)? {
         let hooks = &mailbox.config()?.hooks;
-        return Ok(gate(&report, &setting(hooks, GitHook::PreCommit), ctx));
+        return Ok(gate(&report, &setting(hooks, GitHook::PreCommit), inbox));
     }
     let path = mailbox.layout().shared(crate::layout::Shared::Config);
     let checked = match mailbox
@@ -423,15 +662,15 @@ fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
         Ok(checked) => checked,
         Err(e) => {
             p.err_line(format_args!(
-                "aea: commit blocked: {}",
+                "{tag} commit blocked: {}",
                 crate::error::one_line(&e)
             ));
             if let Some(hint) = crate::hints::hint(&e) {
                 p.err_line(format_args!(
-                    "aea: fix: {hint}; `aea validate` shows the problem"
+                    "{tag} fix: {hint}; `aea validate` shows the problem"
                 ));
             }
-            p.err_line("aea: to commit anyway: `git commit --no-verify`, or `AEA_SKIP_HOOKS=1 git commit` to skip only aea's check.");
+            p.err_line(format_args!("{tag} {BYPASS}"));
             return Ok(ExitCode::Refused);
         }
     };
@@ -442,12 +681,15 @@ fn pre_commit(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     let report = listing::unprocessed_report(mailbox, ctx, true, |warn| {
         crate::judge::Judge::from_checked(checked, ctx.keyring(), warn)
     })?;
-    Ok(gate(&report, &setting, ctx))
+    Ok(gate(&report, &setting, inbox))
 }
 
+/// The way past a refusal, said after each.
+const BYPASS: &str = "to commit anyway: `git commit --no-verify`, or `AEA_SKIP_HOOKS=1 git commit` to skip only aea's check.";
+
 /// The count line and the refusal of the pre-commit hook for `report`.
-fn gate(report: &listing::Report, setting: &crate::config::HookConfig, ctx: &Context) -> ExitCode {
-    let p = &ctx.printer;
+fn gate(report: &listing::Report, setting: &crate::config::HookConfig, inbox: &Inbox) -> ExitCode {
+    let (p, tag) = (&inbox.ctx.printer, &inbox.tag);
     if setting.enabled == Some(false) {
         return ExitCode::Success;
     }
@@ -455,12 +697,12 @@ fn gate(report: &listing::Report, setting: &crate::config::HookConfig, ctx: &Con
         // A flood: what the unread files hold is unknown, so the gate
         // cannot say nothing urgent waits. It fails closed.
         p.err_line(format_args!(
-            "aea: commit blocked: {} files in .aea/ were not read (a hook reads {} at most): the gate cannot tell what waits.",
+            "{tag} commit blocked: {} files in .aea/ were not read (a hook reads {} at most): the gate cannot tell what waits.",
             report.not_read,
             crate::mailbox::HOOK_READ_CAP
         ));
-        p.err_line("aea: run `aea check` (it reads them all and remembers the invalid ones), then `aea gc` to move invalid files aside.");
-        p.err_line("aea: to commit anyway: `git commit --no-verify`, or `AEA_SKIP_HOOKS=1 git commit` to skip only aea's check.");
+        p.err_line(format_args!("{tag} run `aea check` (it reads them all and remembers the invalid ones), then `aea gc` to move invalid files aside."));
+        p.err_line(format_args!("{tag} {BYPASS}"));
         return ExitCode::Refused;
     }
     let count = report.unprocessed + report.invalid.len();
@@ -483,7 +725,7 @@ fn gate(report: &listing::Report, setting: &crate::config::HookConfig, ctx: &Con
         )
         .collect();
     p.err_line(format_args!(
-        "aea: {} unprocessed message{}{}. Run `aea check`.",
+        "{tag} {} unprocessed message{}{}. Run `aea check`.",
         count,
         if count == 1 { "" } else { "s" },
         if waiting.is_empty() {
@@ -497,9 +739,9 @@ fn gate(report: &listing::Report, setting: &crate::config::HookConfig, ctx: &Con
         return ExitCode::Success;
     }
     p.err_line(format_args!(
-        "aea: commit blocked: {} waiting for a person's approval (`aea pending`, then `aea approve` or `aea reject`).",
+        "{tag} commit blocked: {} waiting for a person's approval (`aea pending`, then `aea approve` or `aea reject`).",
         crate::reminder::some_refs(&blocking)
     ));
-    p.err_line("aea: to commit anyway: `git commit --no-verify`, or `AEA_SKIP_HOOKS=1 git commit` to skip only aea's check.");
+    p.err_line(format_args!("{tag} {BYPASS}"));
     ExitCode::Refused
 }

@@ -579,21 +579,21 @@ fn install_git_hooks(
         ));
         return Ok(());
     }
-    // A package of a monorepo: git runs hooks at the top, where they would
-    // look for another .aea/. Say so instead of installing
-    // hooks that serve nothing here.
-    if let Some(root) = dirs.runs_elsewhere_than(repo) {
-        let why = Error::HooksCannotSee {
-            root: root.to_path_buf(),
-            repo: repo.to_path_buf(),
+    // A package of a monorepo: git runs hooks at the top of the work
+    // tree; they serve this inbox once it is recorded there.
+    let installed =
+        match hooks::install_for(&Layout::of(repo), fsutil::dir_owner(aea), &dirs, binary) {
+            Ok(installed) => installed,
+            Err(why @ Error::HooksCannotSee { .. }) => {
+                warnings.push(format!(
+                    "git hooks not installed: {why}; {}",
+                    crate::hints::hint(&why).unwrap_or_default()
+                ));
+                return Ok(());
+            }
+            Err(e) => return Err(e),
         };
-        warnings.push(format!(
-            "git hooks not installed: {why}; {}",
-            crate::hints::hint(&why).unwrap_or_default()
-        ));
-        return Ok(());
-    }
-    for change in hooks::install(&dirs.active, binary)? {
+    for change in installed.changes {
         if change.change == hooks::Change::Installed && change.foreign {
             changed.push(format!(
                 "git hook {} (the hook that was there is kept as {}.aea-orig and still runs first)",
@@ -607,6 +607,13 @@ fn install_git_hooks(
                 &Event::new(rt, AuditEvent::HookInstalled).with("hook", change.hook.as_str()),
             )?;
         }
+    }
+    if let (Some(record), Some(top)) = (&installed.recorded, &dirs.workdir) {
+        changed.push(format!(
+            "{} (the git hooks at {} serve this inbox too)",
+            record.display(),
+            top.display()
+        ));
     }
     Ok(())
 }

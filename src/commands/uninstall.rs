@@ -19,6 +19,12 @@ use crate::registry::Registry;
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(super) struct UninstallOutput<'a> {
     pub hooks_removed: Vec<&'a Path>,
+    /// Whether this inbox, below the top of its git work tree, was
+    /// recorded as served by the hooks there and no longer is.
+    pub unrecorded: bool,
+    /// The other inboxes of the work tree the git hooks still serve
+    /// (relative to the top, `.` for the top's own), which kept them.
+    pub hooks_kept_for: &'a [String],
     pub files_reverted: &'a [String],
     /// Whether this repository's entry left the agent registry.
     pub unregistered: bool,
@@ -33,7 +39,10 @@ pub(crate) fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let repo = mailbox.repo().to_path_buf();
     let id = mailbox.agent_id().ok();
-    let hooks = crate::hooks::remove_from_repository(mailbox.repo(), mailbox.dir(), &ctx.rt)?;
+    // Below the top of a work tree this inbox is no longer served there;
+    // the hooks stay while they serve another inbox of the work tree.
+    let released = crate::hooks::release(mailbox.layout(), &ctx.rt, true)?;
+    let hooks = &released.removed;
     let files = harness::uninstall(&repo, mailbox.dir())?;
     let mut unregistered = false;
     if let (Some(id), Some(path)) = (&id, ctx.registry())
@@ -88,6 +97,8 @@ pub(crate) fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
     if ctx.printer.json() {
         ctx.printer.value(&UninstallOutput {
             hooks_removed: hooks.iter().map(|h| h.path.as_path()).collect(),
+            unrecorded: released.forgot,
+            hooks_kept_for: &released.kept_for,
             files_reverted: &files,
             unregistered,
             backup: backup.as_deref(),
@@ -96,8 +107,17 @@ pub(crate) fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let p = &ctx.printer;
-    for h in &hooks {
+    for h in hooks {
         p.line(format_args!("removed git hook {}", h.path.display()));
+    }
+    if released.forgot {
+        p.line("the git hooks at the top of the work tree no longer serve this inbox");
+    }
+    if !released.kept_for.is_empty() {
+        p.line(format_args!(
+            "kept the git hooks: they still serve {}",
+            crate::served::names(&released.kept_for)
+        ));
     }
     for f in &files {
         p.line(format_args!("reverted {f}"));

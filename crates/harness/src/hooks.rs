@@ -14,7 +14,7 @@ use crate::words::word_enum;
 pub use crate::config::GitHook;
 
 /// Bumped whenever the script changes, so `status` can say "outdated".
-pub const HOOK_VERSION: u32 = 5;
+pub const HOOK_VERSION: u32 = 6;
 const TEMPLATE: &str = include_str!("../../../hooks/aea-hook.sh");
 const ORIG_SUFFIX: &str = ".aea-orig";
 
@@ -225,10 +225,191 @@ pub(crate) fn places(dirs: &crate::repo::HookDirs) -> Vec<PathBuf> {
     places
 }
 
+/// What installing aea's hooks for one inbox did.
+#[derive(Debug)]
+pub struct Installed {
+    pub changes: Vec<HookChange>,
+    /// For an inbox below the top of its work tree (a package of a
+    /// monorepo): its folder relative to the top, recorded as one the
+    /// hooks there serve ([`crate::served`]).
+    pub served_from_top: Option<String>,
+    /// The record ([`crate::served`]), when this call added the inbox to it.
+    pub recorded: Option<PathBuf>,
+}
+
+/// Installs aea's hooks where git runs them (`dirs`) for the inbox of
+/// `layout`, whose `.aea/` `owner` owns. Git runs hooks at the top of the
+/// work tree: an inbox below it is recorded as served there, so the hooks
+/// run for it too. Where git runs hooks at the top of another work tree
+/// than this inbox's, nothing is installed ([`Error::HooksCannotSee`]).
+pub fn install_for(
+    layout: &crate::layout::Layout,
+    owner: Option<u32>,
+    dirs: &crate::repo::HookDirs,
+    binary: &Path,
+) -> Result<Installed> {
+    let repo = layout.repo();
+    let mut served_from_top = None;
+    let mut recorded = None;
+    if let Some(root) = dirs.runs_elsewhere_than(repo) {
+        let cannot_see = || Error::HooksCannotSee {
+            root: root.to_path_buf(),
+            repo: repo.to_path_buf(),
+        };
+        let Some((tree, rel)) = layout.work_tree() else {
+            return Err(cannot_see());
+        };
+        let same_top = fs::canonicalize(root).is_ok_and(|r| r == tree.top());
+        if !same_top || rel.as_os_str().is_empty() {
+            return Err(cannot_see());
+        }
+        // Recorded first: a path the scripts could not read back is
+        // refused before any hook is written.
+        if crate::served::record(layout, owner)? {
+            recorded = Some(tree.served_file());
+        }
+        served_from_top = Some(rel.to_string_lossy().into_owned());
+    }
+    Ok(Installed {
+        changes: install(&dirs.active, binary)?,
+        served_from_top,
+        recorded,
+    })
+}
+
+/// Whether the hooks git runs serve one inbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Serving {
+    /// Git runs them right at this inbox (the top of its work tree).
+    Here,
+    /// Below the top of the work tree, recorded: the hooks there serve it.
+    FromTop { rel: String },
+    /// Below the top, recorded, and skipped.
+    Skipped {
+        rel: String,
+        why: crate::served::Skip,
+    },
+    /// Below the top, not recorded: `aea hooks install` in it records it.
+    NotRecorded { rel: String },
+    /// Git runs them at the top of another work tree: they cannot see it.
+    CannotSee { root: PathBuf },
+}
+
+impl Serving {
+    /// Whether the hooks run for this inbox.
+    pub fn serves(&self) -> bool {
+        matches!(self, Serving::Here | Serving::FromTop { .. })
+    }
+}
+
+/// Whether the hooks git runs (`dirs`) serve the inbox of `layout`, given
+/// what its work tree records (`served`).
+pub fn serving(
+    layout: &crate::layout::Layout,
+    dirs: &crate::repo::HookDirs,
+    served: Option<&crate::served::Served>,
+) -> Serving {
+    let Some(root) = dirs.runs_elsewhere_than(layout.repo()) else {
+        return Serving::Here;
+    };
+    let below = layout.work_tree().filter(|(tree, rel)| {
+        crate::served::can_record(rel) && fs::canonicalize(root).is_ok_and(|r| r == tree.top())
+    });
+    let Some((_, rel)) = below else {
+        return Serving::CannotSee {
+            root: root.to_path_buf(),
+        };
+    };
+    let rel = rel.to_string_lossy().into_owned();
+    match served.and_then(|s| s.entries.iter().find(|e| e.rel == rel)) {
+        Some(entry) => match &entry.skipped {
+            None => Serving::FromTop { rel },
+            Some(why) => Serving::Skipped {
+                rel,
+                why: why.clone(),
+            },
+        },
+        None => Serving::NotRecorded { rel },
+    }
+}
+
+/// The foreign hooks in `dir` that `install` could not move aside: a
+/// `<hook>.aea-orig` is already there.
+pub fn conflicts(dir: &Path) -> Vec<PathBuf> {
+    GitHook::ALL
+        .iter()
+        .filter_map(|&hook| {
+            let path = dir.join(hook.as_str());
+            let orig = dir.join(format!("{hook}{ORIG_SUFFIX}"));
+            let foreign = fs::symlink_metadata(&path).is_ok()
+                && !read_text(&path).is_some_and(|t| is_ours(&t, hook));
+            (foreign && fs::symlink_metadata(&orig).is_ok()).then_some(orig)
+        })
+        .collect()
+}
+
+/// What giving up aea's hooks for one inbox did.
+#[derive(Debug, Default)]
+pub struct Released {
+    /// The hooks removed.
+    pub removed: Vec<HookChange>,
+    /// Whether the inbox (below the top) was recorded as served and no
+    /// longer is.
+    pub forgot: bool,
+    /// The other inboxes of the work tree the hooks still serve (relative
+    /// to the top, `.` for the top's own), which kept them in place.
+    pub kept_for: Vec<String>,
+    /// At the top, hooks removed: the recorded inboxes below that they
+    /// served and no longer do.
+    pub unserved: Vec<String>,
+}
+
+/// Gives up aea's hooks for the inbox of `layout` (logging in its `.aea/`):
+/// an inbox below the top is no longer served there, and the hooks stay
+/// while they serve another inbox of the work tree — the top's own, or a
+/// recorded one. At the top the hooks go, unless `keep_for_others` and an
+/// inbox below is recorded (`aea uninstall`, which takes the top's inbox
+/// away, leaves the packages their hooks).
+pub fn release(
+    layout: &crate::layout::Layout,
+    rt: &crate::runtime::Runtime,
+    keep_for_others: bool,
+) -> Result<Released> {
+    let mut released = Released::default();
+    let below = layout
+        .work_tree()
+        .filter(|(_, rel)| !rel.as_os_str().is_empty());
+    if below.is_some() {
+        released.forgot = crate::served::forget_inbox(layout)?;
+    }
+    if below.is_some() || keep_for_others {
+        if let Some(served) = crate::served::of(layout.repo())? {
+            let top_inbox = served.tree.top().join(crate::layout::AEA_DIR);
+            if below.is_some() && fs::symlink_metadata(&top_inbox).is_ok() {
+                released.kept_for.push(".".to_string());
+            }
+            released
+                .kept_for
+                .extend(served.entries.iter().map(|e| e.rel.clone()));
+        }
+        if !released.kept_for.is_empty() {
+            return Ok(released);
+        }
+    }
+    released.removed = remove_from_repository(layout.repo(), layout.inbox(), rt)?;
+    if below.is_none() && !released.removed.is_empty() {
+        // An unsound record is the pre-commit gate's and doctor's to report.
+        if let Ok(Some(served)) = crate::served::of(layout.repo()) {
+            released.unserved = served.entries.into_iter().map(|e| e.rel).collect();
+        }
+    }
+    Ok(released)
+}
+
 /// Removes aea's hooks from every place of `repo` (a foreign hook kept as
 /// `<hook>.aea-orig` goes back), logging each in `aea_dir`'s log. Outside a
 /// git repository there is nothing to remove.
-pub fn remove_from_repository(
+fn remove_from_repository(
     repo: &Path,
     aea_dir: &Path,
     rt: &crate::runtime::Runtime,
@@ -266,11 +447,11 @@ mod tests {
     #[test]
     fn scripts_are_short_posix_sh_with_an_id_line() {
         let text = script(GitHook::PreCommit, Path::new("/opt/it's/aea"));
-        assert!(text.starts_with("#!/bin/sh\n# aea-hook: pre-commit\n# aea-hook-version: 5\n"));
+        assert!(text.starts_with("#!/bin/sh\n# aea-hook: pre-commit\n# aea-hook-version: 6\n"));
         assert!(!text.contains('\r'));
         assert!(text.contains(r"aea='/opt/it'\''s/aea'"));
         assert_eq!(recorded_binary(&text).as_deref(), Some("/opt/it's/aea"));
-        assert!(text.lines().count() < 70);
+        assert!(text.lines().count() < 90);
     }
 
     #[test]

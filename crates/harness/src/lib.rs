@@ -38,3 +38,4 @@ use aea_store::judge;
 use aea_store::layout;
 use aea_store::mailbox;
 use aea_store::route;
+use aea_store::served;

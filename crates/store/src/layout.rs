@@ -40,6 +40,11 @@ const GIT_DIR_FOLDER: &str = "aea";
 const TOP_KEY: &str = "root";
 /// The private state of inboxes outside git, in the user's state dir.
 const OUTSIDE_GIT_FOLDER: &str = "inboxes";
+/// In the git directory's `aea/`: the inboxes below the top of the work
+/// tree that its git hooks serve (see `crate::served`).
+const SERVED_FILE: &str = "served-inboxes";
+/// Held while that list is changed.
+const SERVED_LOCK: &str = "served-inboxes.lock";
 
 /// An entry of the work tree's `.aea/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -435,7 +440,7 @@ impl Layout {
     }
 
     /// The repository (the folder holding `.aea/`).
-    pub(crate) fn repo(&self) -> &Path {
+    pub fn repo(&self) -> &Path {
         &self.repo
     }
 
@@ -510,6 +515,16 @@ impl Layout {
         Ok(())
     }
 
+    /// The git work tree holding this inbox, and the inbox's folder
+    /// relative to its top (empty for the top itself); `None` outside git.
+    pub fn work_tree(&self) -> Option<(WorkTree, PathBuf)> {
+        let Home::GitDir { git_dir, top } = &self.home else {
+            return None;
+        };
+        let rel = self.repo.strip_prefix(top).ok()?.to_path_buf();
+        Some((WorkTree::new(top.clone(), git_dir), rel))
+    }
+
     /// Whether the private state exists; an error when something is in
     /// its place that is not the receiver's own directory.
     pub fn state_exists(&self, owner: Option<u32>) -> Result<bool> {
@@ -517,6 +532,57 @@ impl Layout {
             return Ok(false);
         }
         fsutil::check_private_dir(&self.state, owner)
+    }
+}
+
+/// The private state of a git work tree as a whole, beside the private
+/// states of its inboxes in the per-worktree git directory's `aea/`: what
+/// the git hooks at its top serve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkTree {
+    top: PathBuf,
+    base: PathBuf,
+}
+
+impl WorkTree {
+    fn new(top: PathBuf, git_dir: &Path) -> WorkTree {
+        WorkTree {
+            top,
+            base: git_dir.join(GIT_DIR_FOLDER),
+        }
+    }
+
+    /// The work tree holding `path` (a canonical path), as git finds it;
+    /// `None` outside git.
+    pub fn of(path: &Path) -> Option<WorkTree> {
+        find_git_dir(path).map(|(top, git_dir)| WorkTree::new(top, &git_dir))
+    }
+
+    /// The top of the work tree, where git runs hooks.
+    pub fn top(&self) -> &Path {
+        &self.top
+    }
+
+    /// `aea/` in the git directory: the folder of every inbox's private
+    /// state, and of what belongs to the work tree as a whole.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// The list of the inboxes below the top that its git hooks serve.
+    pub fn served_file(&self) -> PathBuf {
+        self.base.join(SERVED_FILE)
+    }
+
+    /// The lock held while [`WorkTree::served_file`] is changed.
+    pub fn served_lock(&self) -> PathBuf {
+        self.base.join(SERVED_LOCK)
+    }
+
+    /// The name of the private state of the inbox at `rel` (relative to
+    /// the top), as the hook scripts find it in [`WorkTree::base`].
+    pub fn state_name(rel: &Path) -> String {
+        key_of(rel)
     }
 }
 

@@ -19,6 +19,7 @@ pub mod recovery;
 pub mod replay;
 pub mod route;
 pub mod seen;
+pub mod served;
 pub mod sync_state;
 pub mod tracking;
 
