@@ -61,9 +61,9 @@ fi
 export AEA_GIT_INDEX_FILE="${GIT_INDEX_FILE:-}" # goes under aea's own name)
 unset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE GIT_OBJECT_DIRECTORY GIT_COMMON_DIR \
   GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_PREFIX GIT_NAMESPACE GIT_CEILING_DIRECTORIES
-# A decision of aea's (exit 5) stops a commit; so does an aea that could
-# not decide (a flood timed it out, a pull broke .aea/) while any mail
-# waits: a file at the top of .aea/ no .processed/ marker covers. Else one
+# aea's decision (exit 5) stops a commit; so does an aea that could not decide
+# while mail waits: a file at the top of .aea/ no .processed/ marker covers, or
+# any if aea timed out (124, 137: a pulled flood brings its markers). Else one
 # line, and git goes on (unless AEA_HOOKS_FAIL_CLOSED=1). No stdin.
 bound=
 command -v timeout >/dev/null 2>&1 && bound="timeout -k 2 ${AEA_HOOK_TIMEOUT:-10}"
@@ -76,7 +76,7 @@ case "$rc" in
     if [ @HOOK@ = pre-commit ]; then
       { echo "root ."; [ -z "$l" ] || cat "$l"; } | while read -r _ d; do
         for f in "$d"/.aea/message-*.json; do
-          { [ -e "$f" ] || [ -L "$f" ]; } && [ ! -f "$d/.aea/.processed/${f#"$d"/.aea/}" ] || continue
+          { [ -e "$f" ] || [ -L "$f" ]; } && { [ "$rc" = 124 ] || [ "$rc" = 137 ] || [ ! -f "$d/.aea/.processed/${f#"$d"/.aea/}" ]; } || continue
           echo "aea: commit blocked: aea could not decide (exit $rc) and mail waits in $d/.aea/; run \`aea check\` there" >&2
           exit 5
         done

@@ -963,3 +963,29 @@ fn a_post_checkout_line_names_five_new_messages_and_counts_the_rest() {
     );
     assert_eq!(refs_named(&said), 5, "{said}");
 }
+
+/// An aea the hook timed out (a flood of files planted by a pull, many
+/// inboxes) blocks the commit: the fallback would have read `.processed/`
+/// markers, which the same pull can plant for the waiting mail itself.
+#[test]
+fn a_hook_that_times_out_blocks_the_commit_whatever_the_markers_say() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = git_repo(&env, "web");
+    let id = env.urgent(&api, "web", "handoff", "waiting");
+    // A marker planted for the waiting message, as a pulled commit could.
+    let file = file_of(&web, &id);
+    std::fs::create_dir_all(web.join(".aea/.processed")).unwrap();
+    std::fs::write(web.join(".aea/.processed").join(&file), "").unwrap();
+    let out = env.commit_new_file(&web, "a.txt", &[("AEA_HOOK_TIMEOUT", "0.001")]);
+    assert_commit_blocked(&out, "aea timed out in the hook");
+    assert!(
+        stderr(&out).contains("could not decide (exit 124)"),
+        "{}",
+        stderr(&out)
+    );
+    // Given the time, aea decides itself, and the planted marker proves
+    // nothing: still blocked, by aea's decision.
+    let out = env.commit_new_file(&web, "b.txt", &[]);
+    assert_commit_blocked(&out, "aea decides with the planted marker");
+}
