@@ -989,3 +989,41 @@ fn a_hook_that_times_out_blocks_the_commit_whatever_the_markers_say() {
     let out = env.commit_new_file(&web, "b.txt", &[]);
     assert_commit_blocked(&out, "aea decides with the planted marker");
 }
+
+/// The hooks are the repository's, shared by its work trees: giving them
+/// up for a package of a linked work tree keeps them while the main work
+/// tree's packages are served, and gated mail there still blocks.
+#[test]
+fn a_linked_work_trees_uninstall_keeps_the_hooks_another_serves() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let mono = plain_git_repo(&env, "mono");
+    let ui = mono.join("packages/ui");
+    std::fs::create_dir_all(&ui).unwrap();
+    env.ok(&ui, &["init", "--no-agent-files", "--id", "ui"]);
+    env.commit_new_file(&mono, "base.txt", &[]);
+    let linked = env.path().join("mono-linked");
+    env.git_ok(&mono, &["worktree", "add", "-q", linked.to_str().unwrap()]);
+    let other = linked.join("packages/other");
+    std::fs::create_dir_all(&other).unwrap();
+    env.ok(
+        &other,
+        &[
+            "init",
+            "--no-agent-files",
+            "--no-git-hooks",
+            "--id",
+            "other",
+        ],
+    );
+    env.ok(&other, &["hooks", "install"]);
+    let out = env.run(&other, &["uninstall"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        mono.join(".git/hooks/pre-commit").exists(),
+        "the main work tree's package lost its hooks"
+    );
+    env.urgent(&api, "ui", "handoff", "waiting");
+    let out = env.commit_new_file(&mono, "after.txt", &[]);
+    assert_commit_blocked(&out, "urgent mail to the main work tree's package");
+}

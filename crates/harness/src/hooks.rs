@@ -396,6 +396,23 @@ pub fn release(
             return Ok(released);
         }
     }
+    // The hooks are the repository's, shared by all its work trees: they
+    // stay while another work tree has an inbox or records one.
+    for top in crate::repo::other_worktrees(layout.repo()) {
+        let inbox = fs::symlink_metadata(top.join(crate::layout::AEA_DIR)).is_ok();
+        let records = crate::served::of(&top)
+            .ok()
+            .flatten()
+            .is_some_and(|s| !s.entries.is_empty());
+        if inbox || records {
+            released
+                .kept_for
+                .push(format!("work tree {}", top.display()));
+        }
+    }
+    if !released.kept_for.is_empty() {
+        return Ok(released);
+    }
     released.removed = remove_from_repository(layout.repo(), layout.inbox(), rt)?;
     if below.is_none() && !released.removed.is_empty() {
         // An unsound record is the pre-commit gate's and doctor's to report.

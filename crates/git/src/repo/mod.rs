@@ -186,6 +186,34 @@ impl HookDirs {
     }
 }
 
+/// The tops of the other work trees sharing the repository at or above
+/// `path` (its main work tree and its linked ones, `git worktree`), which
+/// share its hooks. None when it has no other, or cannot be read.
+pub fn other_worktrees(path: &Path) -> Vec<PathBuf> {
+    let Ok(repo) = open(path) else {
+        return Vec::new();
+    };
+    let here = repo.workdir().and_then(|w| std::fs::canonicalize(w).ok());
+    let mut tops = Vec::new();
+    // The main work tree holds the common git dir (`<top>/.git`).
+    if let Some(main) = repo.commondir().parent()
+        && repo.commondir().file_name().is_some_and(|n| n == ".git")
+    {
+        tops.push(main.to_path_buf());
+    }
+    if let Ok(names) = repo.worktrees() {
+        for name in names.iter().flatten() {
+            if let Ok(tree) = repo.find_worktree(name) {
+                tops.push(tree.path().to_path_buf());
+            }
+        }
+    }
+    tops.retain(|t| std::fs::canonicalize(t).ok() != here);
+    tops.sort();
+    tops.dedup();
+    tops
+}
+
 /// Finds where git runs hooks for the repository at or above `path`.
 pub fn hook_dirs(path: &Path) -> Result<HookDirs> {
     let repo = open(path).map_err(|e| git_error(path, "open", e))?;
