@@ -110,7 +110,7 @@ impl Draft {
         let context = Value::Object(self.context.clone());
         let attachments = Value::Array(self.attachments.clone());
         for value in [&context, &attachments] {
-            push_strings(value, &mut names, &mut all);
+            crate::secrets::names_and_strings(value, &mut names, &mut all);
         }
         if keys.find(&all).is_none() && keys.find(&names).is_none() {
             return in_files;
@@ -210,27 +210,6 @@ impl Draft {
             digest: None,
             extra: serde_json::Map::new(),
         }
-    }
-}
-
-/// Every object key of `value` onto `names` and every string onto
-/// `strings`, a line each: the names apart, so that `{"a": "d43a…", "b":
-/// "…9f01"}` is a key cut in two strings, not one with `b` inside.
-fn push_strings(value: &Value, names: &mut String, strings: &mut String) {
-    match value {
-        Value::String(s) => {
-            strings.push_str(s);
-            strings.push('\n');
-        }
-        Value::Array(items) => items.iter().for_each(|v| push_strings(v, names, strings)),
-        Value::Object(map) => {
-            for (name, v) in map {
-                names.push_str(name);
-                names.push('\n');
-                push_strings(v, names, strings);
-            }
-        }
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
 }
 

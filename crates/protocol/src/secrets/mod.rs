@@ -34,7 +34,7 @@ use std::sync::LazyLock;
 use aho_corasick::AhoCorasick;
 use serde_json::Value;
 
-pub use own_key::{OWN_KEY, OwnKeys};
+pub use own_key::{OWN_KEY, OwnKeys, names_and_strings};
 
 /// The kind of the first secret-looking thing in `text`, if any.
 pub fn find(text: &str) -> Option<&'static str> {

@@ -96,7 +96,7 @@ impl OwnKeys {
         // The names apart from the strings: `{"a": "d43a…", "b": "…9f01"}`
         // is one key with `b` between its halves.
         let (mut names, mut strings) = (String::new(), String::new());
-        collect(value, &mut names, &mut strings);
+        names_and_strings(value, &mut names, &mut strings);
         self.find(&strings).or_else(|| self.find(&names))
     }
 
@@ -114,20 +114,24 @@ impl OwnKeys {
     }
 }
 
-/// Every object key of `value` into `names` and every string into
-/// `strings`, each on a line of its own.
-fn collect(value: &Value, names: &mut String, strings: &mut String) {
+/// Every object key of `value` onto `names` and every string onto
+/// `strings`, a line each: the names apart, so that `{"a": "d43a…", "b":
+/// "…9f01"}` is a key cut in two strings, not one with `b` inside. The
+/// secret scan of a draft's context reads them the same way.
+pub fn names_and_strings(value: &Value, names: &mut String, strings: &mut String) {
     match value {
         Value::String(s) => {
             strings.push_str(s);
             strings.push('\n');
         }
-        Value::Array(items) => items.iter().for_each(|v| collect(v, names, strings)),
+        Value::Array(items) => items
+            .iter()
+            .for_each(|v| names_and_strings(v, names, strings)),
         Value::Object(map) => {
             for (name, v) in map {
                 names.push_str(name);
                 names.push('\n');
-                collect(v, names, strings);
+                names_and_strings(v, names, strings);
             }
         }
         Value::Null | Value::Bool(_) | Value::Number(_) => {}
