@@ -89,13 +89,7 @@ pub fn record(
         .as_ref()
         .is_some_and(|r| r.sha256.is_some() && r.sha256 == entry.sha256);
     if same_bytes && before != Approval::Unverified {
-        return Err(crate::mailbox::AlreadyDecided {
-            name: entry.name.clone(),
-            decision: existing.as_ref().map(|r| r.decision.clone()),
-            by: existing.as_ref().map_or("someone".into(), |r| r.by.clone()),
-            at: existing.map_or("an earlier time".into(), |r| r.at),
-        }
-        .into());
+        return Err(crate::mailbox::AlreadyDecided::by_record(&entry.name, existing).into());
     }
     let user = rt.user().to_string();
     let (word, decided, note, reason) = match verdict {

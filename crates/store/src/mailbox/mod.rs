@@ -348,6 +348,16 @@ pub struct AlreadyDecided {
 }
 
 impl AlreadyDecided {
+    /// File `name` is decided already, as `existing` says (when it reads).
+    pub fn by_record(name: &str, existing: Option<ApprovalRecord>) -> Self {
+        AlreadyDecided {
+            name: name.to_string(),
+            decision: existing.as_ref().map(|r| r.decision.clone()),
+            by: existing.as_ref().map_or("someone".into(), |r| r.by.clone()),
+            at: existing.map_or("an earlier time".into(), |r| r.at),
+        }
+    }
+
     /// The decision `err` reports, if it is one.
     pub fn of(err: &Error) -> Option<&AlreadyDecided> {
         match err {

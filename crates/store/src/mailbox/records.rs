@@ -686,13 +686,7 @@ impl Approvals<'_> {
                 let aside_name = format!("{file}.unverified");
                 aside = Some(move_present(&path, &dir, &aside_name)?);
             } else if existing.is_none() || same_bytes {
-                return Err(AlreadyDecided {
-                    name: record.file.clone(),
-                    decision: existing.as_ref().map(|r| r.decision.clone()),
-                    by: existing.as_ref().map_or("someone".into(), |r| r.by.clone()),
-                    at: existing.map_or("an earlier time".into(), |r| r.at),
-                }
-                .into());
+                return Err(AlreadyDecided::by_record(&record.file, existing).into());
             } else {
                 aside = Some(move_present(&path, &dir, &format!("{file}.superseded"))?);
             }
