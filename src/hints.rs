@@ -194,7 +194,7 @@ pub(crate) fn headline(err: &Error) -> String {
     if name.is_empty() {
         return text;
     }
-    text.replacen(name.as_str(), &crate::shortref::of(name), 1)
+    text.replacen(name.as_str(), &crate::shortref::of_file(name), 1)
 }
 
 /// The line printed after `hint:`: what the user can do about it.
@@ -316,11 +316,18 @@ pub(crate) fn hint(err: &Error) -> Option<String> {
         }
         .to_string(),
         Error::BadDuration { .. } => crate::duration::EXAMPLES.to_string(),
+        Error::MessageNotFound { reference } if crate::shortref::too_short(reference) => format!(
+            "a reference is `m` and at least {} hex digits, as `aea check` prints it (`m3f9a01c2`)",
+            crate::shortref::FEWEST_TYPED
+        ),
         Error::MessageNotFound { .. } => {
             "`aea check` lists unprocessed messages with their references (`m…`)".to_string()
         }
+        Error::SentNotFound { received: true, .. } => {
+            "that names mail this repository received: `aea show` reads it; `aea status` follows mail sent from here (`aea sent` lists it)".to_string()
+        }
         Error::SentNotFound { .. } => {
-            "`aea log --event sent` lists what this repository sent, with each message's id and file name".to_string()
+            "`aea sent` lists what this repository sent, with the references `aea status` takes".to_string()
         }
         Error::NoLogEntries { filtered: true, .. } => {
             "drop `--since`/`--event` to see every entry about it; `aea log` lists all entries".to_string()
@@ -347,19 +354,19 @@ pub(crate) fn hint(err: &Error) -> Option<String> {
             ..
         } => format!(
             "a person rejected it, and decisions are not changed: mark it handled with `aea process {} --outcome ignored`",
-            crate::shortref::of(name)
+            crate::shortref::of_file(name)
         ),
         Error::Gated { name, .. } => format!(
             "a person approves it with `aea approve {}` (or `aea review`); or process it with --outcome ignored or deferred",
-            crate::shortref::of(name)
+            crate::shortref::of_file(name)
         ),
         Error::NotActionable { name, .. } => format!(
             "mark it handled with `aea process {0} --outcome ignored`, or move it aside with `aea quarantine {0} --reason …`",
-            crate::shortref::of(name)
+            crate::shortref::of_file(name)
         ),
         Error::ChangedAfterRead { name, command } => format!(
             "run `aea show {0}` again: it shows what aea read (its copy) and puts that copy back in place of the rewritten file; then `aea {command} {0}`",
-            crate::shortref::of(name)
+            crate::shortref::of_file(name)
         ),
         Error::Replayed { held, .. } => format!(
             "the message itself is {held}: `aea show {held}`; `aea log --event quarantined` says what was set aside"
@@ -369,7 +376,7 @@ pub(crate) fn hint(err: &Error) -> Option<String> {
         }
         Error::AlreadyDecided(_) => {
             let decided = crate::mailbox::AlreadyDecided::of(err)?;
-            let name = crate::shortref::of(&decided.name);
+            let name = crate::shortref::of_file(&decided.name);
             match decided.decision {
                 Some(OrUnknown::Known(ApprovalDecision::Rejected)) => format!(
                     "decisions are kept as an audit trail and not changed: mark it handled with `aea process {name} --outcome ignored`"
@@ -805,6 +812,14 @@ mod tests {
             },
             Error::SentNotFound {
                 reference: s("nope"),
+                received: false,
+            },
+            Error::SentNotFound {
+                reference: s("m1234abcd"),
+                received: true,
+            },
+            Error::MessageNotFound {
+                reference: s("m3f9"),
             },
             Error::NotGated {
                 name: s("n"),

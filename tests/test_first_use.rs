@@ -168,7 +168,10 @@ fn status_of_an_unknown_reference_points_at_what_was_sent() {
     assert_eq!(code(&out), 3);
     let err = stderr(&out);
     assert!(err.contains("no sent message matches \"nope\""), "{err}");
-    assert!(err.contains("aea log --event sent"), "{err}");
+    assert!(
+        err.contains("`aea sent` lists what this repository sent"),
+        "{err}"
+    );
     assert!(!err.contains("aea check"), "{err}");
 }
 

@@ -978,3 +978,147 @@ fn expires_values_are_refused_in_words() {
         stderr(&out)
     );
 }
+
+/// The `ref` of each `check --json` item in `repo`, by message id.
+fn refs_in_check(env: &TestEnv, repo: &std::path::Path) -> Vec<(String, String)> {
+    env.json(repo, &["check", "--all"])["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["id"].as_str().unwrap().to_string(),
+                m["ref"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A message has one reference: the one `send` prints is the one the
+/// sender's `sent` and `status` and every recipient's `check`, hook and
+/// `show` use, though the files are named differently on each side.
+#[test]
+fn one_reference_names_a_message_on_both_sides() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let docs = env.repo("docs");
+    let out = env.ok(
+        &api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--to",
+            "docs",
+            "--type",
+            "question",
+            "--subject",
+            "port?",
+            "--body",
+            "which one",
+        ],
+    );
+    let printed = out
+        .lines()
+        .find_map(|l| l.strip_prefix("ref "))
+        .unwrap_or_else(|| panic!("send prints the reference: {out}"));
+    let (short, id) = printed.split_once("  id ").unwrap();
+    assert!(short.starts_with('m') && short.len() == 9, "{short}");
+
+    let sent = env.json(&api, &["sent"]);
+    assert_eq!(sent["messages"][0]["ref"], short, "{sent}");
+    assert_ne!(
+        sent["messages"][0]["file"].as_str(),
+        Some(file_of(&web, id).as_str()),
+        "the sender's copy is named apart from the delivered file"
+    );
+    let status = env.ok(&api, &["status", short]);
+    assert!(status.contains(id), "{status}");
+
+    for repo in [&web, &docs] {
+        assert_eq!(
+            refs_in_check(&env, repo),
+            [(id.to_string(), short.to_string())]
+        );
+        let shown = env.ok(repo, &["show", short]);
+        assert!(shown.contains(&format!("ref:          {short}")), "{shown}");
+        let hook = env.ok(repo, &["check", "--hook", "plain"]);
+        assert!(hook.contains(short), "{hook}");
+    }
+    // The JSON of send carries it too.
+    let v = env.json(
+        &api,
+        &["send", "--to", "web", "--type", "update", "--subject", "s"],
+    );
+    let id2 = v["message_id"].as_str().unwrap();
+    assert!(
+        refs_in_check(&env, &web)
+            .contains(&(id2.to_string(), v["ref"].as_str().unwrap().to_string()))
+    );
+}
+
+/// A reference typed in the wrong repository, or too short, says so.
+#[test]
+fn a_reference_used_wrongly_says_what_to_do() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "port?");
+    let short = env.short_ref(&web, &id);
+    let out = env.cmd(&web).args(["status", &short]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("mail this repository received") && err.contains("aea show"),
+        "{err}"
+    );
+    let out = env.cmd(&web).args(["show", &short[..4]]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("at least 4 hex digits"), "{err}");
+    // Four digits are enough where nothing else starts alike.
+    env.ok(&web, &["show", &short[..5]]);
+}
+
+/// Two senders that choose one id each get a reference of their own
+/// (from the file names), and each resolves to its own file: a copied id
+/// never makes a person's reference name the copier's mail.
+#[test]
+fn a_copied_id_from_another_sender_gets_references_of_its_own() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let ops = env.repo("ops");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "Which port?");
+    let genuine = file_of(&web, &id);
+    let theirs = env.question(&ops, "web", "Cleanup?");
+    let ops_file = file_of(&web, &theirs);
+    let inbox = web.join(".aea");
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(inbox.join(&ops_file)).unwrap()).unwrap();
+    value["message_id"] = id.clone().into();
+    env.resign(&mut value);
+    std::fs::remove_file(inbox.join(&ops_file)).unwrap();
+    let planted = "message-20200101T000000000Z-from-ops-00000001.json";
+    std::fs::write(inbox.join(planted), value.to_string()).unwrap();
+
+    let refs = refs_in_check(&env, &web);
+    assert_eq!(refs.len(), 2, "{refs:?}");
+    assert_ne!(refs[0].1, refs[1].1, "{refs:?}");
+    let mut files: Vec<String> = refs
+        .iter()
+        .map(|(_, r)| {
+            let shown = env.ok(&web, &["show", r]);
+            shown
+                .lines()
+                .find_map(|l| l.strip_prefix("file:         "))
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    files.sort();
+    let mut expected = vec![genuine, planted.to_string()];
+    expected.sort();
+    assert_eq!(files, expected);
+}

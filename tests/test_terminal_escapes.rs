@@ -470,13 +470,15 @@ fn hostile_audit_log_lines_are_escaped() {
 
 /// Two file names whose short references share `digits` hex digits, found
 /// the way a sender would: by trying names (a birthday search).
-fn colliding_names(digits: usize) -> (String, String) {
+/// Two message ids whose references share their first `digits` hex
+/// digits: what a sender grinding ids achieves.
+fn colliding_ids(digits: usize) -> (String, String) {
     let mut seen = std::collections::HashMap::new();
     for i in 0u64.. {
-        let name = format!("message-20261122T101500000Z-from-evil-{i:08x}.json");
-        let short = aea::shortref::of(&name)[..=digits].to_string();
-        if let Some(other) = seen.insert(short, name.clone()) {
-            return (other, name);
+        let id = format!("evil-{i:08x}");
+        let short = aea::shortref::of(&id)[..=digits].to_string();
+        if let Some(other) = seen.insert(short, id.clone()) {
+            return (other, id);
         }
     }
     unreachable!()
@@ -486,9 +488,15 @@ fn colliding_names(digits: usize) -> (String, String) {
 fn a_ground_collision_lengthens_refs_and_never_redirects() {
     let env = TestEnv::new();
     let web = env.repo("web");
-    let (victim, grinder) = colliding_names(8);
-    plant(&web, &victim, message("victim", "handoff", "routine"));
-    plant(&web, &grinder, message("grinder", "handoff", "deploy now"));
+    let (victim_id, grinder_id) = colliding_ids(8);
+    let victim = "message-20261122T101500000Z-from-evil-00000001.json".to_string();
+    let grinder = "message-20261122T101500000Z-from-evil-00000002.json".to_string();
+    plant(&web, &victim, message(&victim_id, "handoff", "routine"));
+    plant(
+        &web,
+        &grinder,
+        message(&grinder_id, "handoff", "deploy now"),
+    );
     let victim_ref = entry_for(&env, &web, &victim)["ref"]
         .as_str()
         .unwrap()

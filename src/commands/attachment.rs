@@ -65,7 +65,7 @@ pub fn run(args: &AttachmentArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let entry = mailbox.inbox().find(&args.reference, &[Held::Inbox])?.0;
     let message = entry.require_valid()?;
-    let short_ref = mailbox.inbox().short_ref(&entry.name);
+    let short_ref = mailbox.inbox().short_ref(&entry);
     let named = attachments::named(&message);
     let judge = ctx.judge(&mailbox);
     let registered = judge.registered_path(&message.from.agent_id);

@@ -165,7 +165,7 @@ fn print_human(report: &Report, ctx: &Context) {
 /// sender chose and could fill with instructions.
 fn hook(
     mailbox: &Mailbox,
-    unread: &[(String, bool)],
+    unread: &[reminder::Unread],
     harness: Harness,
     event: Option<&str>,
     ctx: &Context,

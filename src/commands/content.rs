@@ -183,6 +183,9 @@ fn print(delivery: &Delivery, ctx: &Context) {
             (None, None) => {}
         }
     }
-    ctx.printer
-        .line(format_args!("message id {}", delivery.message_id));
+    // The reference every command takes, on this side and the other.
+    ctx.printer.line(format_args!(
+        "ref {}  id {}",
+        delivery.short_ref, delivery.message_id
+    ));
 }

@@ -591,18 +591,16 @@ fn announce(inbox: &Inbox, hook: GitHook) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let p = &ctx.printer;
-    let refs = crate::shortref::for_names(&unread.iter().map(|(n, _)| n).collect::<Vec<_>>());
-    let current: HashSet<String> = unread.iter().map(|(n, _)| n.clone()).collect();
+    let current: HashSet<String> = unread.iter().map(|u| u.name.clone()).collect();
     let announced = mailbox.announcements().announced("git");
     let new: Vec<String> = unread
         .iter()
-        .zip(&refs)
-        .filter(|((name, _), _)| !announced.contains(name))
-        .map(|((_, valid), r)| {
-            if *valid {
-                r.clone()
+        .filter(|u| !announced.contains(&u.name))
+        .map(|u| {
+            if u.valid {
+                u.short_ref.clone()
             } else {
-                format!("{r} invalid")
+                format!("{} invalid", u.short_ref)
             }
         })
         .collect();

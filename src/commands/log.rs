@@ -28,7 +28,10 @@ pub(crate) fn run(args: &LogArgs, ctx: &Context) -> Result<ExitCode> {
         let wanted = since.is_none_or(|t| parse_time(text("ts")).is_some_and(|ts| ts >= t))
             && args.event.is_none_or(|ev| text("event") == ev.as_str())
             && args.message.as_deref().is_none_or(|r| match &by_ref {
-                Some(digits) => crate::shortref::matches(text("file"), digits),
+                Some(digits) => crate::shortref::matches(
+                    crate::shortref::key(Some(text("message")), text("file")),
+                    digits,
+                ),
                 None => {
                     !r.is_empty() && (text("message").starts_with(r) || text("file").starts_with(r))
                 }

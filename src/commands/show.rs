@@ -93,7 +93,7 @@ fn show_copy(
     let message = entry.require_valid()?;
     if ctx.printer.json() {
         ctx.printer.value(&CopyOutput {
-            short_ref: crate::shortref::of(&entry.name),
+            short_ref: crate::shortref::of(entry.ref_key()),
             file: &entry.name,
             place,
             sha256: entry.sha256.as_deref(),
@@ -135,7 +135,7 @@ pub(crate) fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
         let decision = judge.decide(&message);
         let processed = mailbox.records().processed(&entry)?;
         ctx.printer.value(&ShowOutput {
-            short_ref: mailbox.inbox().short_ref(&entry.name),
+            short_ref: mailbox.inbox().short_ref(&entry),
             file: &entry.name,
             sha256: entry.sha256.as_deref(),
             processed: matches!(processed, Processed::Done(_) | Processed::Marked(_)),

@@ -23,7 +23,10 @@ pub(crate) fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
         .find(&args.reference, &[Held::Sent])
         .map(|(entry, _)| entry)
         .map_err(|e| match e {
-            Error::MessageNotFound { reference } => Error::SentNotFound { reference },
+            Error::MessageNotFound { reference } => Error::SentNotFound {
+                received: mailbox.inbox().find(&reference, &[Held::Inbox]).is_ok(),
+                reference,
+            },
             other => other,
         })?;
     let message = entry.require_valid()?;

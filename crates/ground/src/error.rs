@@ -137,7 +137,11 @@ pub enum Error {
     /// `aea status` of a reference that names no message this repository
     /// sent.
     #[error("no sent message matches {reference:?}")]
-    SentNotFound { reference: String },
+    SentNotFound {
+        reference: String,
+        /// It names mail this repository received instead.
+        received: bool,
+    },
 
     #[error("no log entries for message {reference:?}")]
     NoLogEntries { reference: String, filtered: bool },

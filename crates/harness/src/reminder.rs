@@ -163,12 +163,22 @@ struct FollowUp<'a> {
     followup_message: &'a str,
 }
 
+/// One unprocessed inbox file as a listing gave it.
+#[derive(Debug, Clone)]
+pub struct Unread {
+    pub name: String,
+    /// A message, not an invalid file.
+    pub valid: bool,
+    /// The reference `aea check` prints for it.
+    pub short_ref: String,
+}
+
 /// Decides what the hook says for `entries` (the unprocessed mail), and
 /// remembers what this session was told. Never fails the harness: a memory
 /// that cannot be written means the next reminder repeats.
 pub fn remind(
     mailbox: &Mailbox,
-    unread: &[(String, bool)],
+    unread: &[Unread],
     harness: Harness,
     input: &HookInput,
 ) -> Option<Output> {
@@ -182,13 +192,11 @@ pub fn remind(
     }
     let key = memory_key(harness, input.session.as_deref());
     let announced = mailbox.announcements().session_announced(&key);
-    let current: HashSet<String> = unread.iter().map(|(name, _)| name.clone()).collect();
-    let refs = crate::shortref::for_names(&unread.iter().map(|(n, _)| n).collect::<Vec<_>>());
+    let current: HashSet<String> = unread.iter().map(|u| u.name.clone()).collect();
     let new: Vec<(bool, &String)> = unread
         .iter()
-        .zip(&refs)
-        .filter(|((name, _), _)| !announced.contains(name))
-        .map(|((_, valid), r)| (*valid, r))
+        .filter(|u| !announced.contains(&u.name))
+        .map(|u| (u.valid, &u.short_ref))
         .collect();
     if current != announced {
         // Forget processed mail so the memory stays as small as the inbox.
@@ -257,14 +265,14 @@ pub fn some_refs<S: AsRef<str>>(refs: &[S]) -> String {
 }
 
 /// The reminder: counts and short references only.
-fn summary(unread: &[(String, bool)], new: &[(bool, &String)]) -> String {
+fn summary(unread: &[Unread], new: &[(bool, &String)]) -> String {
     let new_refs: Vec<&str> = new
         .iter()
         .filter(|(valid, _)| *valid)
         .map(|(_, r)| r.as_str())
         .collect();
     let new_invalid = new.len() - new_refs.len();
-    let valid_total = unread.iter().filter(|(_, valid)| *valid).count();
+    let valid_total = unread.iter().filter(|u| u.valid).count();
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     let mut text = format!(
         "AEA: {valid_total} unprocessed message{} from other agents in .aea/",

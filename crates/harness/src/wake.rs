@@ -80,6 +80,13 @@ pub struct Known {
     read_since: std::cell::RefCell<HashSet<(String, String)>>,
     /// Of `names`, those with something in `.processed/` at the start.
     marked: HashSet<String>,
+    /// The reference key (see [`crate::shortref`]) of every unprocessed
+    /// file read, at the start or since, by file name: what a listing
+    /// lengthens a new message's reference against.
+    keys: std::cell::RefCell<HashMap<String, String>>,
+    /// Every message file in the inbox at the start: one not among them
+    /// nor in `keys` was never read, and its key is unknown.
+    present: HashSet<String>,
 }
 
 /// Which of `names` have anything at their name in the inbox's
@@ -91,6 +98,14 @@ fn marker_names<'a>(mailbox: &Mailbox, names: impl Iterator<Item = &'a str>) -> 
     names
         .filter(|n| std::fs::symlink_metadata(markers.join(n)).is_ok())
         .map(str::to_string)
+        .collect()
+}
+
+/// The reference key of each of `entries`, by file name.
+fn keys_of(entries: &[Entry]) -> HashMap<String, String> {
+    entries
+        .iter()
+        .map(|e| (e.name.clone(), e.ref_key().to_string()))
         .collect()
 }
 
@@ -115,7 +130,9 @@ enum Named {
 impl Known {
     /// Looks at every unprocessed message once, at the start.
     pub fn look(mailbox: &Mailbox, judge: &Judge) -> Result<Known> {
+        let present = mailbox.inbox().message_names()?.into_iter().collect();
         let entries = mailbox.inbox().unprocessed()?;
+        let keys = keys_of(&entries);
         let ids = entries
             .iter()
             .filter_map(Entry::valid)
@@ -132,6 +149,8 @@ impl Known {
             ids,
             read_since: std::cell::RefCell::new(HashSet::new()),
             marked,
+            keys: std::cell::RefCell::new(keys),
+            present,
         })
     }
 
@@ -159,6 +178,7 @@ impl Known {
             }
         }
         let entries = mailbox.inbox().unprocessed()?;
+        self.keys.borrow_mut().extend(keys_of(&entries));
         // A later file of one of these (sender, id)s is a copy, even of
         // mail that wakes nobody.
         self.read_since.borrow_mut().extend(
@@ -219,6 +239,7 @@ impl Known {
                 .any(|id| self.ids.contains(id) || since.contains(id))
         };
         self.read_since.borrow_mut().extend(ids);
+        self.keys.borrow_mut().extend(keys_of(&entries));
         if copy {
             return Ok(Named::Unsure);
         }
@@ -227,8 +248,20 @@ impl Known {
         if entries.is_empty() {
             return Ok(Named::Nothing);
         }
-        let new: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
-        let Some(refs) = crate::shortref::alone_among(&new, &present) else {
+        let new = crate::mailbox::keys_and_names(entries.iter());
+        // The key of each file a listing would list beside them: read at
+        // the start or since; one never read (neither there at the start
+        // nor named since) is left to a whole listing.
+        let keys = self.keys.borrow();
+        let mut listed = Vec::with_capacity(present.len());
+        for name in &present {
+            match keys.get(name) {
+                Some(key) => listed.push((key.as_str(), name.as_str())),
+                None if self.present.contains(name) => {}
+                None => return Ok(Named::Unsure),
+            }
+        }
+        let Some(refs) = crate::shortref::alone_among(&new, &listed) else {
             return Ok(Named::Unsure);
         };
         // What waited at the start and waits still: not gone, not deferred

@@ -65,6 +65,10 @@ pub struct Outcome {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Delivery {
     pub message_id: String,
+    /// aea's short reference of the message: derived from its id, so the
+    /// same in `aea sent`, `aea status` and the recipient's `aea check`.
+    #[serde(rename = "ref")]
+    pub short_ref: String,
     pub results: Vec<Outcome>,
     pub sent_copy: Option<PathBuf>,
     /// Said on stderr by the caller: delivered, but something around it
@@ -537,6 +541,7 @@ fn deliver_to(
 ) -> Result<Delivery> {
     let mut delivery = Delivery {
         message_id: id.to_string(),
+        short_ref: crate::shortref::of(id),
         results: Vec::new(),
         sent_copy: None,
         warnings: Vec::new(),

@@ -274,8 +274,6 @@ pub mod seen {
     pub const QUIET: &str = "quiet";
     /// The id index: message id -> file name.
     pub(crate) const IDS: &str = "ids";
-    /// The short-reference index: file names by reference digits.
-    pub(crate) const REFS: &str = "refs";
     /// When `gc --auto` was last started.
     pub(crate) const AUTO_GC: &str = "auto-gc";
     /// Invalid inbox files already judged, by stamp.

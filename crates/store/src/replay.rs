@@ -86,12 +86,8 @@ pub fn replay(
             })
         })
         .collect();
-    let refs = crate::shortref::for_names(
-        &held
-            .iter()
-            .map(|(e, _)| e.name.as_str())
-            .collect::<Vec<_>>(),
-    );
+    let refs =
+        crate::shortref::for_messages(&crate::mailbox::keys_and_names(held.iter().map(|(e, _)| e)));
     let decided = held.len();
     let changes = held
         .into_iter()

@@ -283,14 +283,24 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// Each unprocessed file of `report` by name, and whether it is a valid
-/// message: what hooks count and announce.
-pub(crate) fn unread(report: &Report) -> Vec<(String, bool)> {
+/// Each unprocessed file of `report` by name, whether it is a valid
+/// message, and its reference: what hooks count and announce.
+pub(crate) fn unread(report: &Report) -> Vec<crate::reminder::Unread> {
+    let unread = |name: &str, valid: bool, short_ref: &str| crate::reminder::Unread {
+        name: name.to_string(),
+        valid,
+        short_ref: short_ref.to_string(),
+    };
     report
         .messages
         .iter()
-        .map(|m| (m.file.clone(), true))
-        .chain(report.invalid.iter().map(|i| (i.file.clone(), false)))
+        .map(|m| unread(&m.file, true, &m.short_ref))
+        .chain(
+            report
+                .invalid
+                .iter()
+                .map(|i| unread(&i.file, false, &i.short_ref)),
+        )
         .collect()
 }
 

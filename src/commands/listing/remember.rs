@@ -260,7 +260,7 @@ fn report_and_sources(
     // Index the ids of mail not in the last report (that was indexed then).
     let before: HashSet<String> = memos
         .peek::<Remembered>(REPORT_MEMO)
-        .map(|r| unread(&r.report).into_iter().map(|(n, _)| n).collect())
+        .map(|r| unread(&r.report).into_iter().map(|u| u.name).collect())
         .unwrap_or_default();
     mailbox.inbox().index_entries(
         entries
@@ -354,8 +354,7 @@ impl Past {
     fn count(&self, report: &mut Report) {
         let n = self.entries.len();
         if n > 0 {
-            let names: Vec<&str> = self.entries.iter().map(|e| e.name.as_str()).collect();
-            relabel(report, &names);
+            relabel(report, &crate::mailbox::keys_and_names(self.entries.iter()));
         }
         report.unprocessed += n;
         report.deferred += self.deferred;
@@ -532,16 +531,21 @@ impl Kept {
 
 /// Gives each listed message and invalid file the short reference a
 /// listing of the whole inbox gives it: made unique among those and the
-/// files `past` (waiting, not listed).
-fn relabel(report: &mut Report, past: &[&str]) {
-    let names: Vec<&str> = report
+/// messages `past` (waiting, not listed), given as (key, file name).
+fn relabel(report: &mut Report, past: &[(&str, &str)]) {
+    let keys: Vec<(&str, &str)> = report
         .messages
         .iter()
-        .map(|m| m.file.as_str())
-        .chain(report.invalid.iter().map(|i| i.file.as_str()))
+        .map(|m| (crate::shortref::key(Some(&m.id), &m.file), m.file.as_str()))
+        .chain(
+            report
+                .invalid
+                .iter()
+                .map(|i| (i.file.as_str(), i.file.as_str())),
+        )
         .chain(past.iter().copied())
         .collect();
-    let refs = crate::shortref::for_names(&names);
+    let refs = crate::shortref::for_messages(&keys);
     let (messages, rest) = refs.split_at(report.messages.len());
     for (m, r) in report.messages.iter_mut().zip(messages) {
         m.short_ref.clone_from(r);

@@ -140,15 +140,6 @@ impl Held {
         Held::of(entry, sender)
     }
 
-    /// aea's short reference of the holding file (see [`crate::shortref`]).
-    fn reference(&self) -> String {
-        format!(
-            "{}{}",
-            crate::shortref::PREFIX,
-            &self.name[..crate::shortref::MIN_DIGITS]
-        )
-    }
-
     fn is(&self, name: &str) -> bool {
         self.name == name_digest(name)
     }
@@ -209,7 +200,7 @@ impl Inbox<'_> {
                 held = self.left_before(&dir, &entry);
             }
             match held {
-                Some(held) => self.set_aside_replay(&entry, &held),
+                Some(_) => self.set_aside_replay(&entry),
                 None => kept.push(entry),
             }
         }
@@ -285,10 +276,11 @@ impl Inbox<'_> {
                 // the caller says what became of it.
                 return Ok(entry);
             }
-            self.set_aside_replay(&entry, &held);
+            self.set_aside_replay(&entry);
+            // The file that holds the id has the id's reference.
             return Err(Error::Replayed {
+                held: crate::shortref::of(entry.ref_key()),
                 name: entry.name,
-                held: held.reference(),
             });
         }
         let first = self
@@ -310,7 +302,7 @@ impl Inbox<'_> {
                 self.set_aside_copy(&entry, &holder);
                 Err(Error::Replayed {
                     name: entry.name,
-                    held: crate::shortref::of(&holder.name),
+                    held: crate::shortref::of(holder.ref_key()),
                 })
             }
             _ => Ok(entry),
@@ -452,7 +444,7 @@ impl Inbox<'_> {
     pub(super) fn set_aside_strays(&self, strays: &[Entry]) {
         for entry in strays {
             let id = entry.valid().map_or("", |m| m.message_id.as_str());
-            let reference = crate::shortref::of(&entry.name);
+            let reference = crate::shortref::of(entry.ref_key());
             self.set_aside(entry, &reference, &replay_reason(id, &reference));
         }
     }
@@ -473,17 +465,18 @@ impl Inbox<'_> {
             .is_some_and(|d| fs::symlink_metadata(d.join(name)).is_ok())
     }
 
-    /// Sets aside `entry`, whose id left the inbox as the file `held`.
-    fn set_aside_replay(&self, entry: &Entry, held: &Held) {
+    /// Sets aside `entry`, whose id left the inbox as another file, which
+    /// has the id's reference.
+    fn set_aside_replay(&self, entry: &Entry) {
         let id = entry.valid().map_or("", |m| m.message_id.as_str());
-        let reference = held.reference();
+        let reference = crate::shortref::of(entry.ref_key());
         self.set_aside(entry, &reference, &replay_reason(id, &reference));
     }
 
     /// Sets aside `entry`, a second file of the id `holder` holds.
     fn set_aside_copy(&self, entry: &Entry, holder: &Entry) {
         let id = entry.valid().map_or("", |m| m.message_id.as_str());
-        let reference = crate::shortref::of(&holder.name);
+        let reference = crate::shortref::of(holder.ref_key());
         let verified = |e: &Entry| matches!(e.verification, Some(Verification::Verified));
         let reason = if verified(holder) && !verified(entry) {
             displaced_reason(id, &reference)
@@ -711,7 +704,6 @@ mod tests {
             assert!(text.len() < 60, "{text}");
             assert_eq!(Held::parse(&text), Some(held.clone()));
             assert!(held.is(name));
-            assert_eq!(held.reference(), crate::shortref::of(name));
         }
     }
 

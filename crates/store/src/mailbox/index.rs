@@ -1,12 +1,13 @@
 //! The id index of received mail, in the private `seen/` folder: 256
 //! bucket files named by the first two hex digits of the SHA-256 of a
-//! message id, lines of `<message id>\t<file name>`; and beside it the
-//! file names by the first two hex digits of their short reference, so
-//! one file's reference can be made unique without listing. Written by
-//! the receiver when mail is delivered or listed; never trusted over the
-//! files (every name it gives is read and checked).
+//! message id, lines of `<message id>\t<file name>`. The same two digits
+//! start the id's short reference (see [`crate::shortref`]), so a bucket
+//! also holds every indexed id one message's reference must differ from,
+//! which makes it unique without listing. Written by the receiver when mail
+//! is delivered or listed; never trusted over the files (every name it
+//! gives is read and checked).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::Inbox;
@@ -18,7 +19,7 @@ use crate::message;
 const IDS_LIMIT: u64 = 4 * 1024 * 1024;
 
 impl Inbox<'_> {
-    /// An index folder (`seen::IDS` or `seen::REFS`), made when missing;
+    /// The id index's folder (`seen::IDS`), made when missing;
     /// only the receiver keeps an index.
     fn index_dir(&self, name: &str) -> Option<PathBuf> {
         if !self.own {
@@ -31,47 +32,21 @@ impl Inbox<'_> {
             .then_some(dir)
     }
 
-    /// Adds file names to the short-reference index.
-    fn index_refs<'a>(&self, names: impl Iterator<Item = &'a str>) {
-        let Some(dir) = self.index_dir(seen::REFS) else {
-            return;
+    /// The message ids indexed whose short reference starts with the same
+    /// two hex digits as that of `key` (an id's bucket is named by them):
+    /// every key that could lengthen its reference. Ids gone since may be
+    /// among them; ids never indexed are not. Each id once.
+    pub(crate) fn ref_neighbours(&self, key: &str) -> Vec<String> {
+        let Some(dir) = self.index_dir(seen::IDS) else {
+            return Vec::new();
         };
-        let mut buckets: BTreeMap<String, Vec<&str>> = BTreeMap::new();
-        for name in names.filter(|n| message::is_message_file_name(n)) {
-            buckets.entry(ref_bucket(name)).or_default().push(name);
-        }
-        for (bucket, names) in buckets {
-            let path = dir.join(bucket);
-            // A bucket that does not read (past its limit) is not added to.
-            let Some(known) = read_names(&path) else {
-                continue;
-            };
-            let mut text = String::new();
-            for name in names.into_iter().filter(|n| !known.contains(*n)) {
-                text.push_str(name);
-                text.push('\n');
-            }
-            append(&path, &text);
-        }
-    }
-
-    /// The received file names known to share the first two hex digits
-    /// of their short reference with `name` (see [`crate::shortref`]), or
-    /// `None` where this inbox keeps no such index yet. Names gone since
-    /// may be among them; names never indexed are not.
-    pub(crate) fn ref_neighbours(&self, name: &str) -> Option<Vec<String>> {
-        if !self.own {
-            return None;
-        }
-        let dir = self.private_dir(Private::Seen).ok()??.join(seen::REFS);
-        if !fsutil::check_private_dir(&dir, self.owner).ok()? {
-            return None;
-        }
-        Some(
-            read_names(&dir.join(ref_bucket(name)))?
-                .into_iter()
-                .collect(),
-        )
+        let mut ids: Vec<String> = Self::index_pairs(&dir.join(id_bucket(key)))
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
     }
 
     /// The file names the index gives for message id `id`, sorted: hints
@@ -120,7 +95,6 @@ impl Inbox<'_> {
                 buckets.entry(id_bucket(id)).or_default().push((id, name));
             }
         }
-        self.index_refs(pairs.iter().map(|(_, name)| *name));
         for (bucket, pairs) in buckets {
             let path = dir.join(bucket);
             // A bucket that does not read (past its limit, not a file) is
@@ -159,26 +133,6 @@ fn append(path: &Path, text: &str) {
         use std::io::Write as _;
         let _ = file.write_all(text.as_bytes());
     }
-}
-
-fn ref_bucket(name: &str) -> String {
-    fsutil::sha256_hex(name.as_bytes())[..2].to_string()
-}
-
-/// The message file names in a reference bucket (none where there is no
-/// bucket yet); `None` when it does not read.
-fn read_names(path: &Path) -> Option<HashSet<String>> {
-    let names = fsutil::read_state(path, IDS_LIMIT)
-        .ok()?
-        .map(|b| {
-            b.split(|c| *c == b'\n')
-                .filter_map(|l| std::str::from_utf8(l).ok())
-                .filter(|n| message::is_message_file_name(n))
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
-    Some(names)
 }
 
 fn id_bucket(id: &str) -> String {

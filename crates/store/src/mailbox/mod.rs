@@ -25,7 +25,7 @@ mod index;
 mod listed;
 mod message_file;
 mod read;
-pub use read::short_refs;
+pub use read::{keys_and_names, short_refs};
 mod records;
 mod sending;
 mod vanished;
@@ -172,6 +172,31 @@ pub enum Custody {
 impl Entry {
     pub fn valid(&self) -> Option<&Message> {
         self.message.as_ref().ok()
+    }
+
+    /// What aea's short reference of this file is derived from: the
+    /// message id of a valid message (the same for the sender's copy and
+    /// every recipient's), else the file name (see [`crate::shortref`]).
+    pub fn ref_key(&self) -> &str {
+        crate::shortref::key(self.valid().map(|m| m.message_id.as_str()), &self.name)
+    }
+
+    /// An entry of file `name` at `path`, as read.
+    pub(crate) fn new(
+        name: &str,
+        path: PathBuf,
+        message: Result<Message, String>,
+        sha256: Option<String>,
+        custody: Custody,
+    ) -> Entry {
+        Entry {
+            name: name.to_string(),
+            path,
+            message,
+            sha256,
+            verification: None,
+            custody,
+        }
     }
 
     /// The message, or an error naming the file and why it is invalid.

@@ -158,14 +158,13 @@ impl Inbox<'_> {
 
     /// An inbox file known to be invalid, without reading it again.
     fn invalid_entry(&self, name: &str, reason: String) -> Entry {
-        Entry {
-            name: name.to_string(),
-            path: self.dir().join(name),
-            message: Err(reason),
-            sha256: None,
-            verification: None,
-            custody: Custody::NotNeeded,
-        }
+        Entry::new(
+            name,
+            self.dir().join(name),
+            Err(reason),
+            None,
+            Custody::NotNeeded,
+        )
     }
 
     /// The invalid files the receiver found before, by stamp (the private
@@ -250,27 +249,22 @@ impl Inbox<'_> {
             .map(|l| l.marked.clone())
     }
 
-    /// The short reference of inbox file `name`, unique among the inbox's
-    /// message files (processed or not), so it resolves back to this one.
-    pub fn short_ref(&self, name: &str) -> String {
-        // Only names whose digests start alike can lengthen this one's: the
-        // inbox's index of them spares listing it. A name the index missed
-        // can make the reference too short to be unique, never wrong:
-        // resolving an ambiguous reference is refused.
-        let names = match self.ref_neighbours(name) {
-            Some(mut near) => {
-                if !near.iter().any(|n| n == name) {
-                    near.push(name.to_string());
-                }
-                near
-            }
-            None => self.message_names().unwrap_or_default(),
-        };
-        names
-            .iter()
-            .zip(crate::shortref::for_names(&names))
-            .find(|(n, _)| *n == name)
-            .map_or_else(|| crate::shortref::of(name), |(_, r)| r)
+    /// The short reference of `entry` (read from this inbox or its
+    /// processed store), unique among the messages this inbox has indexed:
+    /// the id index's bucket of its key holds every indexed id whose
+    /// reference starts with the same two digits, so no listing is needed.
+    /// A message the index missed can make the reference too short to be
+    /// unique, never wrong: resolving an ambiguous reference is refused.
+    pub fn short_ref(&self, entry: &Entry) -> String {
+        let key = entry.ref_key();
+        let mut keys: Vec<String> = self.ref_neighbours(key);
+        if !keys.iter().any(|k| k == key) {
+            keys.push(key.to_string());
+        }
+        keys.iter()
+            .zip(crate::shortref::for_keys(&keys))
+            .find(|(k, _)| *k == key)
+            .map_or_else(|| crate::shortref::of(key), |(_, r)| r)
     }
 
     /// Names of the inbox files that have a `.processed/` marker (a
@@ -333,7 +327,12 @@ impl Inbox<'_> {
             };
             match found {
                 Err(e @ Error::MessageNotFound { .. }) => last = Some(e),
-                other => return other.map(|entry| (entry, place)),
+                other => {
+                    return other.map(|entry| {
+                        crate::shortref::note_found(&entry.name, entry.ref_key());
+                        (entry, place)
+                    });
+                }
             }
         }
         Err(match last {
@@ -519,14 +518,7 @@ impl Inbox<'_> {
         self.read_listed(dir, name).unwrap_or_else(|| {
             let path = dir.join(name);
             let read = read_and_hash(&path, name, self.limit_for(dir));
-            Entry {
-                name: name.to_string(),
-                message: read.message,
-                path,
-                sha256: read.sha256,
-                verification: None,
-                custody: Custody::NotNeeded,
-            }
+            Entry::new(name, path, read.message, read.sha256, Custody::NotNeeded)
         })
     }
 
@@ -536,14 +528,13 @@ impl Inbox<'_> {
     fn read_unverified(&self, dir: &Path, name: &str) -> Option<Entry> {
         let path = dir.join(name);
         let read = read_if_present(&path, name, self.limit_for(dir))?;
-        Some(Entry {
-            name: name.to_string(),
-            message: read.message,
+        Some(Entry::new(
+            name,
             path,
-            sha256: read.sha256,
-            verification: None,
-            custody: Custody::NotNeeded,
-        })
+            read.message,
+            read.sha256,
+            Custody::NotNeeded,
+        ))
     }
 
     /// Reads message `name` that a listing of `dir` just named: `None` when
@@ -560,14 +551,7 @@ impl Inbox<'_> {
         } else {
             (read.message, read.sha256, Custody::NotNeeded)
         };
-        let mut entry = Entry {
-            name: name.to_string(),
-            message,
-            path,
-            sha256,
-            verification: None,
-            custody,
-        };
+        let mut entry = Entry::new(name, path, message, sha256, custody);
         if !(self.verify_later.get() && dir == self.dir()) {
             self.verify_entry(&mut entry);
         }
@@ -661,18 +645,27 @@ impl Inbox<'_> {
             return listed(reference);
         }
         // aea's own short reference (`m3f9a01c2`): never read as an id,
-        // which a sender may have chosen to look like one.
+        // which a sender may have chosen to look like one. It is derived
+        // from the message id inside the file: every file is read (as for
+        // an id), and any two that match are refused, whichever they are.
+        // Only the one found is verified (see [`Self::read_listed`]).
         if let Some(digits) = crate::shortref::parse(reference) {
-            let hits: Vec<&String> = names
+            let hits: Vec<Entry> = names
                 .iter()
-                .filter(|n| crate::shortref::matches(n, &digits))
+                .filter_map(|n| self.read_unverified(dir, n))
+                .filter(|e| {
+                    // A file that turns out forged, or reads invalid, is
+                    // listed under its name's reference.
+                    crate::shortref::matches(e.ref_key(), &digits)
+                        || crate::shortref::matches(&e.name, &digits)
+                })
                 .collect();
             return match hits.as_slice() {
                 [] => Err(not_found()),
-                [one] => listed(one),
+                [one] => listed(&one.name),
                 many => Err(Error::AmbiguousReference {
                     reference: reference.to_string(),
-                    candidates: crate::shortref::for_names(many),
+                    candidates: short_refs(many),
                 }),
             };
         }
@@ -722,9 +715,9 @@ impl Inbox<'_> {
             many => {
                 return Err(Error::AmbiguousReference {
                     reference: reference.to_string(),
-                    candidates: crate::shortref::for_names(
-                        &many.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
-                    ),
+                    candidates: crate::shortref::for_messages(&keys_and_names(
+                        many.iter().copied(),
+                    )),
                 });
             }
         }
@@ -741,9 +734,7 @@ impl Inbox<'_> {
             1 => Ok(matches[0].clone()),
             _ => Err(Error::AmbiguousReference {
                 reference: reference.to_string(),
-                candidates: crate::shortref::for_names(
-                    &matches.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
-                ),
+                candidates: crate::shortref::for_messages(&keys_and_names(matches.iter().copied())),
             }),
         }
     }
@@ -869,5 +860,10 @@ fn covers(marker: Option<&Marker>, entry: &Entry) -> Covers {
 /// (check, hooks, watch, the monitor) lists the unprocessed messages, so they
 /// all print the same reference for the same file.
 pub fn short_refs(entries: &[Entry]) -> Vec<String> {
-    crate::shortref::for_names(&entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>())
+    crate::shortref::for_messages(&keys_and_names(entries.iter()))
+}
+
+/// Each entry's (reference key, file name), for [`crate::shortref::for_messages`].
+pub fn keys_and_names<'a>(entries: impl Iterator<Item = &'a Entry>) -> Vec<(&'a str, &'a str)> {
+    entries.map(|e| (e.ref_key(), e.name.as_str())).collect()
 }
