@@ -29,7 +29,14 @@ pub(crate) fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
     let judge = |warn| Judge::load(&mailbox, ctx.keyring(), warn);
     if let Some(harness) = args.hook {
         // A hook prints nothing but counts and references: no warnings.
-        let report = unprocessed_report(&mailbox, ctx, true, judge)?;
+        let mut report = unprocessed_report(&mailbox, ctx, true, judge)?;
+        // Only when a wake-up waits is the inbox read again and a folder
+        // looked at: a hook must not hold a prompt up.
+        if report.messages.iter().any(looks_like_wake_up)
+            && ctx.retire_ended_collabs(&mailbox, None, true) > 0
+        {
+            report = unprocessed_report(&mailbox, ctx, true, judge)?;
+        }
         return Ok(hook(
             &mailbox,
             &unread(&report),
@@ -38,6 +45,8 @@ pub(crate) fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
             ctx,
         ));
     }
+    // A collaboration that has ended leaves no "your turn" behind.
+    ctx.retire_ended_collabs(&mailbox, None, false);
     let limit = (!args.all).then(|| args.limit.map_or(PAGE, |n| n as usize));
     let mut report = if args.deferred || args.processed {
         report_of(&mailbox, &ctx.judge(&mailbox), args, ctx)?
@@ -60,6 +69,13 @@ pub(crate) fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
     } else {
         ExitCode::Success
     })
+}
+
+/// Whether `item` may be a collaboration's wake-up: worth a closer look
+/// ([`crate::collab_wake::retire_ended`] decides).
+fn looks_like_wake_up(item: &Item) -> bool {
+    item.message_type == crate::message::MessageType::Request
+        && item.subject.starts_with(crate::collab_wake::SUBJECT_HEAD)
 }
 
 /// How many messages `check` lists unless told otherwise: what an agent
