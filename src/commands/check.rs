@@ -45,15 +45,25 @@ pub(crate) fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
             ctx,
         ));
     }
-    // A collaboration that has ended leaves no "your turn" behind.
-    ctx.retire_ended_collabs(&mailbox, None, false);
     let limit = (!args.all).then(|| args.limit.map_or(PAGE, |n| n as usize));
+    let unprocessed = || match limit {
+        Some(limit) => unprocessed_page(&mailbox, ctx, limit, judge),
+        None => unprocessed_report(&mailbox, ctx, false, judge),
+    };
     let mut report = if args.deferred || args.processed {
         report_of(&mailbox, &ctx.judge(&mailbox), args, ctx)?
-    } else if let Some(limit) = limit {
-        unprocessed_page(&mailbox, ctx, limit, judge)?
     } else {
-        unprocessed_report(&mailbox, ctx, false, judge)?
+        let report = unprocessed()?;
+        // A collaboration that has ended leaves no "your turn" behind. The
+        // inbox is read again only when a wake-up may wait in it.
+        let unseen = report.messages.len() < report.unprocessed;
+        if (unseen || report.messages.iter().any(looks_like_wake_up))
+            && ctx.retire_ended_collabs(&mailbox, None, false) > 0
+        {
+            unprocessed()?
+        } else {
+            report
+        }
     };
     let waiting = report.unprocessed + report.invalid.len() + report.more_invalid;
     if let Some(limit) = limit {
