@@ -54,6 +54,7 @@ pub use aea_store::housekeeping;
 pub(crate) use aea_store::judge;
 pub use aea_store::layout;
 pub use aea_store::mailbox;
+pub(crate) use aea_store::processing;
 pub use aea_store::recovery;
 pub(crate) use aea_store::replay;
 pub(crate) use aea_store::route;

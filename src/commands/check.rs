@@ -29,7 +29,14 @@ pub(crate) fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
     let judge = |warn| Judge::load(&mailbox, ctx.keyring(), warn);
     if let Some(harness) = args.hook {
         // A hook prints nothing but counts and references: no warnings.
-        let report = unprocessed_report(&mailbox, ctx, true, judge)?;
+        let mut report = unprocessed_report(&mailbox, ctx, true, judge)?;
+        // Only when a wake-up waits is the inbox read again and a folder
+        // looked at: a hook must not hold a prompt up.
+        if report.messages.iter().any(looks_like_wake_up)
+            && ctx.retire_ended_collabs(&mailbox, None, true) > 0
+        {
+            report = unprocessed_report(&mailbox, ctx, true, judge)?;
+        }
         return Ok(hook(
             &mailbox,
             &unread(&report),
@@ -39,12 +46,24 @@ pub(crate) fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
         ));
     }
     let limit = (!args.all).then(|| args.limit.map_or(PAGE, |n| n as usize));
+    let unprocessed = || match limit {
+        Some(limit) => unprocessed_page(&mailbox, ctx, limit, judge),
+        None => unprocessed_report(&mailbox, ctx, false, judge),
+    };
     let mut report = if args.deferred || args.processed {
         report_of(&mailbox, &ctx.judge(&mailbox), args, ctx)?
-    } else if let Some(limit) = limit {
-        unprocessed_page(&mailbox, ctx, limit, judge)?
     } else {
-        unprocessed_report(&mailbox, ctx, false, judge)?
+        let report = unprocessed()?;
+        // A collaboration that has ended leaves no "your turn" behind. The
+        // inbox is read again only when a wake-up may wait in it.
+        let unseen = report.messages.len() < report.unprocessed;
+        if (unseen || report.messages.iter().any(looks_like_wake_up))
+            && ctx.retire_ended_collabs(&mailbox, None, false) > 0
+        {
+            unprocessed()?
+        } else {
+            report
+        }
     };
     let waiting = report.unprocessed + report.invalid.len() + report.more_invalid;
     if let Some(limit) = limit {
@@ -60,6 +79,13 @@ pub(crate) fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
     } else {
         ExitCode::Success
     })
+}
+
+/// Whether `item` may be a collaboration's wake-up: worth a closer look
+/// ([`crate::collab_wake::retire_ended`] decides).
+fn looks_like_wake_up(item: &Item) -> bool {
+    item.message_type == crate::message::MessageType::Request
+        && item.subject.starts_with(crate::collab_wake::SUBJECT_HEAD)
 }
 
 /// How many messages `check` lists unless told otherwise: what an agent

@@ -5,7 +5,9 @@
 //! and `list` shows the collaborations this agent takes part in.
 //!
 //! The folder is the record; the mail only wakes. A participant that
-//! cannot be reached is a warning: the event stands.
+//! cannot be reached is a warning: the event stands. Once a command here
+//! finds a collaboration ended, its wake-ups in this inbox are marked
+//! processed (`aea check` does the same for every collaboration).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -18,7 +20,7 @@ use crate::cli::{
     CollabParticipantArgs, CollabReviewArgs, CollabWaitArgs,
 };
 use crate::collab::{self, Appended, Event, Folder, Next, Phase, ReadinessItem, Review};
-use crate::collab_wake::{CONTEXT_FOLDER, OBJECTIVE_SHOWN, TAG, WAKE_MAX, Waker, Woken};
+use crate::collab_wake::{CONTEXT_FOLDER, OBJECTIVE_SHOWN, TAG, WAKE_MAX, Waker, Woken, ended};
 use crate::error::{Error, ExitCode, Result};
 use crate::hints::collab_advice;
 use crate::mailbox::Mailbox;
@@ -309,6 +311,10 @@ fn appended_out(
     ctx: &Context,
 ) -> ExitCode {
     remember(mailbox, folder, ctx);
+    // This repository ended it: its own wake-ups of it are over.
+    if ended(Some(appended.phase)) {
+        ctx.retire_ended_collabs(mailbox, Some(folder.path()), false);
+    }
     let others: Vec<String> = appended
         .woken
         .iter()
@@ -469,6 +475,9 @@ fn next(args: &CollabParticipantArgs, ctx: &Context) -> Result<ExitCode> {
     let (mailbox, id, folder) = acting(args, ctx)?;
     let next = folder.next(&id)?;
     remember(&mailbox, &folder, ctx);
+    if ended(next.phase) {
+        ctx.retire_ended_collabs(&mailbox, Some(folder.path()), false);
+    }
     if ctx.printer.json() {
         ctx.printer.value(&next);
     } else {
@@ -549,6 +558,9 @@ fn wait(args: &CollabWaitArgs, ctx: &Context) -> Result<ExitCode> {
         // A watch that could not be set up polls; either way, look again.
         watch.wait(left.min(Duration::from_secs(60)));
         next = folder.next(&id)?;
+    }
+    if ended(next.phase) {
+        ctx.retire_ended_collabs(&mailbox, Some(folder.path()), false);
     }
     let why = match next.phase {
         Some(Phase::Completed) if !next.your_turn => WaitEvent::Completed,
@@ -696,6 +708,9 @@ fn list(ctx: &Context) -> Result<ExitCode> {
             },
         };
         collaborations.push(listed);
+    }
+    if collaborations.iter().any(|c| ended(c.phase)) {
+        ctx.retire_ended_collabs(&mailbox, None, false);
     }
     if ctx.printer.json() {
         ctx.printer.value(&ListOutput {

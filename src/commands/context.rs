@@ -487,6 +487,59 @@ impl Context {
         let printer = self.printer;
         Rc::new(move |text: &str| printer.warn(text))
     }
+
+    /// Marks processed the wake-ups in `mailbox`'s inbox of the
+    /// collaborations that have ended (of the one in `only`, when given;
+    /// [`crate::collab_wake::retire_ended`] says which mail counts) and
+    /// says on stderr how many, unless `quiet` (a hook prints nothing but
+    /// its reminder). A failure never stops the command that asked: the
+    /// mail stays waiting, as it would have without this. Returns how many
+    /// were marked.
+    pub(crate) fn retire_ended_collabs(
+        &self,
+        mailbox: &Mailbox,
+        only: Option<&Path>,
+        quiet: bool,
+    ) -> usize {
+        let Ok(me) = mailbox.agent_id() else {
+            return 0;
+        };
+        let warn: crate::judge::Warn = if quiet {
+            Rc::new(|_: &str| {})
+        } else {
+            self.warnings()
+        };
+        let judge = Judge::load(mailbox, self.keyring(), warn);
+        let done = crate::collab_wake::retire_ended(mailbox, &judge, &me, only, &self.rt);
+        let done = match done {
+            Ok(done) => done,
+            Err(e) => {
+                if !quiet {
+                    self.printer.warn(format_args!(
+                        "could not look for wake-ups of ended collaborations: {}",
+                        crate::error::one_line(&e)
+                    ));
+                }
+                return 0;
+            }
+        };
+        if !quiet {
+            for (file, why) in &done.failed {
+                self.printer.warn(format_args!(
+                    "a wake-up of an ended collaboration was left waiting ({}): {}",
+                    crate::shortref::of(file),
+                    crate::printer::untrusted_short(why, 300)
+                ));
+            }
+            if !done.retired.is_empty() {
+                self.printer.err_line(format_args!(
+                    "marked {} wake-up(s) of ended collaborations processed (`aea log` records them)",
+                    done.retired.len()
+                ));
+            }
+        }
+        done.retired.len()
+    }
 }
 
 /// The file in a demo's folder that names it a demo.

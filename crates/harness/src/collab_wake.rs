@@ -4,11 +4,17 @@
 //! text). The folder is the record; the mail only wakes, so a participant
 //! that cannot be reached is a warning, never a failure.
 //!
+//! Once a collaboration has ended, its wake-ups in this repository's inbox
+//! are marked processed ([`retire_ended`]), so that nothing keeps
+//! reminding of it; only mail that is recognisably aea's own wake-up, from
+//! another participant, is.
+//!
 //! Layer: harness (it rings the participants' doorbells, with the shell
 //! quoting of the hooks); it reads the collaboration folder and delivers
-//! through the store.
+//! and processes through the store.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
 
 use ed25519_dalek::SigningKey;
 use serde::Serialize;
@@ -17,9 +23,12 @@ use crate::collab::{Folder, Next, Phase};
 use crate::compose::Draft;
 use crate::delivery::{self, Sender};
 use crate::error::{Error, Result};
-use crate::mailbox::Mailbox;
-use crate::message::{MessageType, check_agent_id};
+use crate::judge::Judge;
+use crate::mailbox::{Mailbox, Outcome};
+use crate::message::{Body, Message, MessageType, check_agent_id};
+use crate::policy::Action;
 use crate::printer::untrusted_short;
+use crate::processing;
 use crate::route;
 use crate::runtime::Runtime;
 
@@ -198,17 +207,13 @@ pub(crate) fn wake_draft(folder: &Folder, next: &Next) -> Result<Draft> {
         _ => next.action.clone(),
     };
     let body = format!(
-        "It is your turn in the collaboration in {path} (phase {phase}).\n\n\
-         Next: {action}\n\n\
-         The folder is the record; read it there, not in this message:\n\
-         \x20 aea collab next --folder {shown} --participant {who}\n\n\
-         Once you have appended your event, mark this message processed.\n",
-        who = next.participant,
-        shown = shell_word(&path),
+        "{head}{phase}).\n\nNext: {action}{tail}",
+        head = body_head(&path),
+        tail = body_tail(&path, &next.participant),
     );
     let mut draft = Draft::new(
         MessageType::Request,
-        format!("collab: your turn ({phase}) — {objective}"),
+        format!("{SUBJECT_HEAD}{phase}) — {objective}"),
         body,
     );
     draft.tags = vec![TAG.to_string()];
@@ -218,6 +223,174 @@ pub(crate) fn wake_draft(folder: &Folder, next: &Next) -> Result<Draft> {
     // aea's own words: no key of this user's to look for in them.
     draft.check(&crate::secrets::OwnKeys::default(), false)?;
     Ok(draft)
+}
+
+/// How every wake-up's subject starts; the phase follows.
+pub const SUBJECT_HEAD: &str = "collab: your turn (";
+
+/// How the body of a wake-up for the folder at `path` starts; the phase
+/// follows.
+fn body_head(path: &str) -> String {
+    format!("It is your turn in the collaboration in {path} (phase ")
+}
+
+/// How the body of a wake-up to `who` for the folder at `path` ends,
+/// after the next action.
+fn body_tail(path: &str, who: &str) -> String {
+    format!(
+        "\n\n\
+         The folder is the record; read it there, not in this message:\n\
+         \x20 aea collab next --folder {shown} --participant {who}\n\n\
+         Once you have appended your event, mark this message processed.\n",
+        shown = shell_word(path),
+    )
+}
+
+/// A wake-up of an ended collaboration that aea marked processed.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Retired {
+    pub file: String,
+    pub message_id: String,
+    pub folder: PathBuf,
+    /// How the collaboration ended: `completed` or `blocked`.
+    pub phase: Phase,
+}
+
+/// What [`retire_ended`] did: the wake-ups it marked processed, and the
+/// ones it meant to but could not (file name and why, in one line).
+#[derive(Debug, Default)]
+pub struct Retirement {
+    pub retired: Vec<Retired>,
+    pub failed: Vec<(String, String)>,
+}
+
+/// Whether a collaboration in `phase` has ended: no one will be woken in
+/// it again.
+pub fn ended(phase: Option<Phase>) -> bool {
+    matches!(phase, Some(Phase::Completed | Phase::Blocked))
+}
+
+/// Marks processed (outcome done, with a note saying the collaboration
+/// ended, logged like any processing) the wake-ups in `mailbox`'s inbox
+/// of every collaboration that has ended — of the one in `only` alone
+/// when it is given. `me` is this repository's agent.
+///
+/// A wake-up left over once its collaboration has ended is noise: the
+/// hooks would remind of it and `aea check` list it for good. But the
+/// mail names the folder, and anyone can send mail naming any folder, so
+/// a message is taken for one of aea's own wake-ups only when all of this
+/// holds:
+///
+/// - it has the wake-up's form exactly: type `request`, the one tag
+///   `collab`, to `me`, no attachments or other fields, the subject's
+///   opening words, and the body aea writes around the phase and the
+///   action, naming this folder and `me`;
+/// - the folder is a collaboration `me` takes part in, whose event log
+///   obeys every rule and has ended (`completed` or `blocked`);
+/// - its sender is another participant of that collaboration, and the
+///   receiver's keys say it is that sender (a verified signature, or an
+///   unsigned sender the registry accepts; never a forged one);
+/// - the receiver's policy lets the agent act on it alone: mail that
+///   waits for a person (or is rejected) is never marked, approved or not.
+///
+/// Anything else stays in the inbox as it is. A wake-up that cannot be
+/// marked (another process has it, its file changed) is in `failed`.
+pub fn retire_ended(
+    mailbox: &Mailbox,
+    judge: &Judge,
+    me: &str,
+    only: Option<&Path>,
+    rt: &Runtime,
+) -> Result<Retirement> {
+    let entries = mailbox.inbox().unprocessed()?;
+    let mut ends: HashMap<PathBuf, Option<(Phase, Vec<String>)>> = HashMap::new();
+    let mut done = Retirement::default();
+    for entry in &entries {
+        let Some(message) = entry.valid() else {
+            continue;
+        };
+        let Some(path) = wake_up_folder(message, me) else {
+            continue;
+        };
+        if only.is_some_and(|o| o != path) {
+            continue;
+        }
+        let end = ends
+            .entry(path.clone())
+            .or_insert_with(|| ending(&Folder::new(&path), me));
+        let Some((phase, participants)) = end else {
+            continue;
+        };
+        let sender = message.from.agent_id.as_str();
+        if sender == me || !participants.iter().any(|p| p == sender) {
+            continue;
+        }
+        if !judge.verify(message).known_sender() {
+            continue;
+        }
+        let decision = judge.decide(message);
+        if !matches!(decision.action, Action::AutoRespond | Action::Acknowledge) {
+            continue;
+        }
+        let note = format!("the collaboration ended ({phase}); aea marked its wake-up processed");
+        match processing::process(mailbox, judge, entry, Outcome::Done, Some(&note), rt) {
+            Ok(finished) => done.retired.push(Retired {
+                file: entry.name.clone(),
+                message_id: finished.message_id,
+                folder: path,
+                phase: *phase,
+            }),
+            // Another process marked it meanwhile: what was wanted.
+            Err(Error::AlreadyProcessed { .. }) => {}
+            Err(e) => done
+                .failed
+                .push((entry.name.clone(), crate::error::one_line(&e))),
+        }
+    }
+    Ok(done)
+}
+
+/// How the collaboration in `folder` ended, with its participants, when
+/// `me` takes part in it, its log obeys every rule and it has ended.
+fn ending(folder: &Folder, me: &str) -> Option<(Phase, Vec<String>)> {
+    let next = folder.next(me).ok()?;
+    if !next.log_valid || !ended(next.phase) {
+        return None;
+    }
+    Some((next.phase?, folder.participants().ok()?))
+}
+
+/// The folder `message` is a wake-up to `me` for, when it has a wake-up's
+/// form exactly (see [`retire_ended`]).
+fn wake_up_folder(message: &Message, me: &str) -> Option<PathBuf> {
+    let content = &message.message;
+    let plain = message.message_type == MessageType::Request
+        && message.to.agent_id == me
+        && message.metadata.tags.len() == 1
+        && message.metadata.tags[0] == TAG
+        && content.attachments.is_empty()
+        && content.extra.is_empty()
+        && content.subject.starts_with(SUBJECT_HEAD);
+    if !plain {
+        return None;
+    }
+    let path = content.context.get(CONTEXT_FOLDER)?.as_str()?;
+    // aea names the folder absolute, with `.` and `..` taken out.
+    let clean = Path::new(path).is_absolute()
+        && Path::new(path)
+            .components()
+            .all(|c| !matches!(c, Component::CurDir | Component::ParentDir));
+    let Body::Text(body) = &content.body else {
+        return None;
+    };
+    // The head, a phase, the next action, the tail.
+    let framed = body
+        .strip_prefix(&body_head(path))
+        .and_then(|rest| rest.strip_suffix(&body_tail(path, me)))
+        .and_then(|middle| middle.split_once(").\n\nNext: "))
+        .is_some_and(|(phase, _)| phase == "not started" || phase.parse::<Phase>().is_ok());
+    (clean && framed).then(|| PathBuf::from(path))
 }
 
 /// `text` as one word of a shell command: as it is when it holds nothing

@@ -37,5 +37,6 @@ use aea_store::delivery;
 use aea_store::judge;
 use aea_store::layout;
 use aea_store::mailbox;
+use aea_store::processing;
 use aea_store::route;
 use aea_store::served;

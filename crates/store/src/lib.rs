@@ -15,6 +15,7 @@ pub mod housekeeping;
 pub mod judge;
 pub mod layout;
 pub mod mailbox;
+pub mod processing;
 pub mod recovery;
 pub mod replay;
 pub mod route;

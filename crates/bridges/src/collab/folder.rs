@@ -525,10 +525,17 @@ impl Folder {
         Ok(item)
     }
 
-    /// Where the collaboration stands for `participant`, and what it does next.
-    pub fn next(&self, participant: &str) -> Result<Next> {
+    /// The participants `protocol.json` names (the folder's text: anyone
+    /// who can write the folder decides it).
+    pub fn participants(&self) -> Result<Vec<String>> {
+        Ok(self.protocol()?.participants())
+    }
+
+    /// `protocol.json`, refused when the folder is no real directory or
+    /// holds none.
+    fn protocol(&self) -> Result<Protocol> {
         fsutil::require_real_dir(&self.path)?;
-        let protocol_text = log::read_text(&self.path, PROTOCOL, log::PROTOCOL_LIMIT)
+        let text = log::read_text(&self.path, PROTOCOL, log::PROTOCOL_LIMIT)
             .map_err(refused)?
             .ok_or_else(|| {
                 refused(Refusal::new(
@@ -537,7 +544,12 @@ impl Folder {
                     Advice::Init,
                 ))
             })?;
-        let protocol = Protocol::parse(&protocol_text).map_err(refused)?;
+        Protocol::parse(&text).map_err(refused)
+    }
+
+    /// Where the collaboration stands for `participant`, and what it does next.
+    pub fn next(&self, participant: &str) -> Result<Next> {
+        let protocol = self.protocol()?;
         let participants = protocol.participants();
         if !participants.iter().any(|p| p == participant) {
             return Err(refused(Refusal::new(
