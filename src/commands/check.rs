@@ -55,9 +55,9 @@ pub(crate) fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
     } else {
         let report = unprocessed()?;
         // A collaboration that has ended leaves no "your turn" behind. The
-        // inbox is read again only when a wake-up may wait in it.
-        let unseen = report.messages.len() < report.unprocessed;
-        if (unseen || report.messages.iter().any(looks_like_wake_up))
+        // inbox is read again only when a wake-up may wait among what is
+        // shown: one past the page is retired once it comes into view.
+        if report.messages.iter().any(looks_like_wake_up)
             && ctx.retire_ended_collabs(&mailbox, None, false) > 0
         {
             unprocessed()?
