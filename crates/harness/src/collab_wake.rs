@@ -19,7 +19,7 @@ use std::path::{Component, Path, PathBuf};
 use ed25519_dalek::SigningKey;
 use serde::Serialize;
 
-use crate::collab::{Folder, Next, Phase};
+use crate::collab::{Folder, Next, Phase, turn};
 use crate::compose::Draft;
 use crate::delivery::{self, Sender};
 use crate::error::{Error, Result};
@@ -188,22 +188,13 @@ impl Waker<'_> {
 /// aea's own words; of the folder's text only the objective, shortened.
 pub(crate) fn wake_draft(folder: &Folder, next: &Next) -> Result<Draft> {
     let phase = next.phase.map_or("not started", |p| p.as_str());
-    let objective = next
-        .objective
-        .as_deref()
-        .map(|o| untrusted_short(o, OBJECTIVE_SHOWN))
-        .unwrap_or_default();
     let path = folder.path().display().to_string();
     // In the readiness check the action may quote readiness.md's items:
     // the mail names the step, `aea collab next` the detail.
     let action = match next.phase {
         // What is wrong with a broken log quotes it (event names, ids).
-        _ if !next.log_valid => {
-            "repair the folder first (`aea collab validate` lists every problem)".to_string()
-        }
-        Some(Phase::ReadinessCheck) => {
-            "check readiness.md and conclusion.md against the gates, then append readiness_passed or completed".to_string()
-        }
+        _ if !next.log_valid => turn::REPAIR.to_string(),
+        Some(Phase::ReadinessCheck) => turn::READINESS.to_string(),
         _ => next.action.clone(),
     };
     let body = format!(
@@ -213,7 +204,7 @@ pub(crate) fn wake_draft(folder: &Folder, next: &Next) -> Result<Draft> {
     );
     let mut draft = Draft::new(
         MessageType::Request,
-        format!("{SUBJECT_HEAD}{phase}) — {objective}"),
+        subject(phase, &shown_objective(next)),
         body,
     );
     draft.tags = vec![TAG.to_string()];
@@ -227,6 +218,19 @@ pub(crate) fn wake_draft(folder: &Folder, next: &Next) -> Result<Draft> {
 
 /// How every wake-up's subject starts; the phase follows.
 pub const SUBJECT_HEAD: &str = "collab: your turn (";
+
+/// A wake-up's subject: the phase and the objective as shown.
+fn subject(phase: &str, objective: &str) -> String {
+    format!("{SUBJECT_HEAD}{phase}) — {objective}")
+}
+
+/// Of the folder's text, what a wake-up shows: the objective, shortened.
+fn shown_objective(next: &Next) -> String {
+    next.objective
+        .as_deref()
+        .map(|o| untrusted_short(o, OBJECTIVE_SHOWN))
+        .unwrap_or_default()
+}
 
 /// How the body of a wake-up for the folder at `path` starts; the phase
 /// follows.
@@ -304,13 +308,13 @@ pub fn retire_ended(
     rt: &Runtime,
 ) -> Result<Retirement> {
     let entries = mailbox.inbox().unprocessed()?;
-    let mut ends: HashMap<PathBuf, Option<(Phase, Vec<String>)>> = HashMap::new();
+    let mut ends: HashMap<PathBuf, Option<(Phase, Vec<String>, String)>> = HashMap::new();
     let mut done = Retirement::default();
     for entry in &entries {
         let Some(message) = entry.valid() else {
             continue;
         };
-        let Some(path) = wake_up_folder(message, me) else {
+        let Some((path, named_phase)) = wake_up_folder(message, me) else {
             continue;
         };
         if only.is_some_and(|o| o != path) {
@@ -319,9 +323,13 @@ pub fn retire_ended(
         let end = ends
             .entry(path.clone())
             .or_insert_with(|| ending(&Folder::new(&path), me));
-        let Some((phase, participants)) = end else {
+        let Some((phase, participants, objective)) = end else {
             continue;
         };
+        // The subject aea writes: the phase and the folder's objective.
+        if message.message.subject != subject(&named_phase, objective) {
+            continue;
+        }
         let sender = message.from.agent_id.as_str();
         if sender == me || !participants.iter().any(|p| p == sender) {
             continue;
@@ -351,19 +359,26 @@ pub fn retire_ended(
     Ok(done)
 }
 
-/// How the collaboration in `folder` ended, with its participants, when
-/// `me` takes part in it, its log obeys every rule and it has ended.
-fn ending(folder: &Folder, me: &str) -> Option<(Phase, Vec<String>)> {
+/// How the collaboration in `folder` ended, with its participants and
+/// objective as a wake-up shows it, when `me` takes part in it, its log
+/// obeys every rule and it has ended.
+fn ending(folder: &Folder, me: &str) -> Option<(Phase, Vec<String>, String)> {
     let next = folder.next(me).ok()?;
     if !next.log_valid || !ended(next.phase) {
         return None;
     }
-    Some((next.phase?, folder.participants().ok()?))
+    Some((
+        next.phase?,
+        folder.participants().ok()?,
+        shown_objective(&next),
+    ))
 }
 
-/// The folder `message` is a wake-up to `me` for, when it has a wake-up's
-/// form exactly (see [`retire_ended`]).
-fn wake_up_folder(message: &Message, me: &str) -> Option<PathBuf> {
+/// The folder `message` is a wake-up to `me` for, and the phase it names,
+/// when it has a wake-up's form exactly, with the next action aea writes
+/// for that phase (see [`retire_ended`]); its subject is checked against
+/// the folder's objective once the folder is read.
+fn wake_up_folder(message: &Message, me: &str) -> Option<(PathBuf, String)> {
     let content = &message.message;
     let plain = message.message_type == MessageType::Request
         && message.to.agent_id == me
@@ -384,13 +399,18 @@ fn wake_up_folder(message: &Message, me: &str) -> Option<PathBuf> {
     let Body::Text(body) = &content.body else {
         return None;
     };
-    // The head, a phase, the next action, the tail.
-    let framed = body
+    // The head, a phase, the next action aea writes for it, the tail.
+    let (phase, _) = body
         .strip_prefix(&body_head(path))
         .and_then(|rest| rest.strip_suffix(&body_tail(path, me)))
         .and_then(|middle| middle.split_once(").\n\nNext: "))
-        .is_some_and(|(phase, _)| phase == "not started" || phase.parse::<Phase>().is_ok());
-    (clean && framed).then(|| PathBuf::from(path))
+        .filter(|(phase, action)| match *phase {
+            "not started" => turn::is_wake_action(None, action),
+            phase => phase
+                .parse::<Phase>()
+                .is_ok_and(|p| turn::is_wake_action(Some(p), action)),
+        })?;
+    clean.then(|| (PathBuf::from(path), phase.to_string()))
 }
 
 /// `text` as one word of a shell command: as it is when it holds nothing

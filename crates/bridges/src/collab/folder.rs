@@ -29,6 +29,37 @@ use crate::fsutil;
 use crate::message::check_agent_id;
 
 /// How long a writer waits for another to release the folder's lock.
+/// What `next` tells the participant whose turn it is, in aea's own words
+/// (no names): also the "Next:" line of a wake-up, which is how aea
+/// recognises its own wake-ups once a collaboration has ended.
+pub mod turn {
+    use super::Phase;
+
+    pub const DRAFT: &str = "write proposal.md, then append proposal_submitted";
+    pub const REVIEW: &str = "read proposal.md, then append your review (`aea collab review`)";
+    pub const REVISE: &str = "address the required changes of review.md in proposal.md, then append proposal_revised (or proposal_submitted for another review round)";
+    pub const CLASSIFY: &str = "write the decisions in decisions.md, classify every open question in readiness.md ([resolved], [deferred_nonblocking] with Reason: …, or [blocking]), then append question_classified";
+    pub const ACCEPT: &str = "read decisions.md and readiness.md; append decision_accepted if the decisions are explicit, or blocked";
+    /// A wake-up in the readiness check names the step (the detail may
+    /// quote readiness.md, which a wake-up never carries).
+    pub const READINESS: &str = "check readiness.md and conclusion.md against the gates, then append readiness_passed or completed";
+    /// A wake-up about a broken log (what is wrong quotes the log).
+    pub const REPAIR: &str = "repair the folder first (`aea collab validate` lists every problem)";
+
+    /// Whether `action` is what a wake-up in `phase` says to do next.
+    pub fn is_wake_action(phase: Option<Phase>, action: &str) -> bool {
+        action == REPAIR
+            || match phase {
+                Some(Phase::Drafting) => action == DRAFT,
+                Some(Phase::Reviewing) => action == REVIEW,
+                Some(Phase::Revising) => action == REVISE,
+                Some(Phase::DecisionReview) => action == CLASSIFY || action == ACCEPT,
+                Some(Phase::ReadinessCheck) => action == READINESS,
+                _ => false,
+            }
+    }
+}
+
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Longest `summary` accepted: the protocol asks for one short sentence.
@@ -608,24 +639,22 @@ impl Folder {
         let mine = state.waiting.iter().any(|w| w == me);
         let action = match state.phase {
             None => "initialize the collaboration (`aea collab init`)".to_string(),
-            Some(Phase::Drafting) if is_owner => {
-                "write proposal.md, then append proposal_submitted".into()
-            }
+            Some(Phase::Drafting) if is_owner => turn::DRAFT.into(),
             Some(Phase::Drafting) => format!("wait for {owner} to submit the proposal"),
-            Some(Phase::Reviewing) if mine => {
-                "read proposal.md, then append your review (`aea collab review`)".into()
-            }
+            Some(Phase::Reviewing) if mine => turn::REVIEW.into(),
             Some(Phase::Reviewing) if is_owner => format!(
                 "wait for the reviews of {waiting}; leave proposal.md, decisions.md, readiness.md and protocol.json as they are meanwhile"
             ),
             Some(Phase::Reviewing) => format!("wait for {waiting} to review"),
-            Some(Phase::Revising) if is_owner => "address the required changes of review.md in proposal.md, then append proposal_revised (or proposal_submitted for another review round)".into(),
+            Some(Phase::Revising) if is_owner => turn::REVISE.into(),
             Some(Phase::Revising) => format!("wait for {owner} to revise the proposal"),
-            Some(Phase::DecisionReview) if state.awaits_classification() && is_owner => "write the decisions in decisions.md, classify every open question in readiness.md ([resolved], [deferred_nonblocking] with Reason: …, or [blocking]), then append question_classified".into(),
+            Some(Phase::DecisionReview) if state.awaits_classification() && is_owner => {
+                turn::CLASSIFY.into()
+            }
             Some(Phase::DecisionReview) if state.awaits_classification() => {
                 format!("wait for {owner} to classify the open questions")
             }
-            Some(Phase::DecisionReview) if mine => "read decisions.md and readiness.md; append decision_accepted if the decisions are explicit, or blocked".into(),
+            Some(Phase::DecisionReview) if mine => turn::ACCEPT.into(),
             Some(Phase::DecisionReview) => format!("wait for {waiting} to accept the decisions"),
             Some(Phase::ReadinessCheck) if is_owner => self.readiness_action(state)?,
             Some(Phase::ReadinessCheck) => {

@@ -31,7 +31,7 @@ pub use docs::{
     Classification, ConclusionScan, ReadinessItem, ReadinessScan, conclusion_skeleton,
     readiness_items, scan_conclusion, scan_readiness, set_classification,
 };
-pub use folder::{Appended, Folder, LastEvent, Next, Review};
+pub use folder::{Appended, Folder, LastEvent, Next, Review, turn};
 pub use validate::{Finding, Report};
 
 /// The files of a collaboration folder (the protocol's list).
