@@ -72,7 +72,13 @@ fn assert_replay(repo: &Path, name: &str, held: &str) {
     let set_aside: Value =
         serde_json::from_slice(&std::fs::read(repo.join(".aea/.quarantine").join(name)).unwrap())
             .unwrap();
-    let held = aea::shortref::of(set_aside["message_id"].as_str().unwrap());
+    let held = aea::shortref::of(&aea::shortref::key(
+        Some((
+            set_aside["from"]["agent_id"].as_str().unwrap(),
+            set_aside["message_id"].as_str().unwrap(),
+        )),
+        name,
+    ));
     let held = held.as_str();
     let reason = quarantine_reason(repo, name).unwrap_or_else(|| panic!("{name} not quarantined"));
     assert!(reason.starts_with("replay:"), "{reason}");
@@ -214,7 +220,10 @@ fn an_unverified_file_never_displaces_a_verified_one() {
         );
         let reason = quarantine_reason(&web, &squat).unwrap();
         assert!(
-            reason.contains(&aea::shortref::of(&id)),
+            reason.contains(&aea::shortref::of(&aea::shortref::key(
+                Some(("api", &id)),
+                ""
+            ))),
             "case {n}: {reason}"
         );
     }

@@ -476,7 +476,8 @@ fn colliding_ids(digits: usize) -> (String, String) {
     let mut seen = std::collections::HashMap::new();
     for i in 0u64.. {
         let id = format!("evil-{i:08x}");
-        let short = aea::shortref::of(&id)[..=digits].to_string();
+        let short =
+            aea::shortref::of(&aea::shortref::key(Some(("evil", &id)), ""))[..=digits].to_string();
         if let Some(other) = seen.insert(short, id.clone()) {
             return (other, id);
         }

@@ -805,7 +805,7 @@ fn vanished(mailbox: &Mailbox) -> Finding {
                     gone.iter()
                         .map(|v| format!(
                             "{} (id {})",
-                            crate::shortref::of(crate::shortref::key(Some(&v.id), &v.file)),
+                            crate::shortref::of(&v.file),
                             crate::printer::untrusted_short(&v.id, 64)
                         ))
                         .collect::<Vec<_>>()

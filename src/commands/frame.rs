@@ -152,7 +152,7 @@ pub(crate) fn render_copy(
     own: bool,
     ctx: &Context,
 ) -> String {
-    let short_ref = crate::shortref::of(entry.ref_key());
+    let short_ref = crate::shortref::of(&entry.ref_key());
     let tag = ctx.rt.rand_hex8();
     let one = |s: &str| untrusted_short(s, 200);
     let mut text = format!(
@@ -338,7 +338,7 @@ pub fn hold(mailbox: &Mailbox, entry: &Entry, ctx: &Context) -> Entry {
         if let Err(e) = held {
             ctx.printer.warn(format_args!(
                 "aea's copy of {} could not be flushed to disk: {}",
-                crate::shortref::of(entry.ref_key()),
+                crate::shortref::of(&entry.ref_key()),
                 crate::error::one_line(&e)
             ));
         }
@@ -346,7 +346,7 @@ pub fn hold(mailbox: &Mailbox, entry: &Entry, ctx: &Context) -> Entry {
     }
     let what = format!(
         "{}: its sender rewrote the file after aea first read it; shown is what aea read then (its copy)",
-        crate::shortref::of(entry.ref_key())
+        crate::shortref::of(&entry.ref_key())
     );
     match held {
         Ok(kept) => {

@@ -6,6 +6,7 @@ use super::context::Context;
 use crate::audit;
 use crate::cli::LogArgs;
 use crate::error::{Error, ExitCode, Result};
+use crate::mailbox::Held;
 use crate::message::parse_time;
 use crate::printer::untrusted_short;
 
@@ -20,22 +21,45 @@ pub(crate) fn run(args: &LogArgs, ctx: &Context) -> Result<ExitCode> {
         })
         .transpose()?;
     let by_ref = args.message.as_deref().and_then(crate::shortref::parse);
+    // A reference names a message by its sender and id: the message it
+    // resolves to, where it is still held; else the events whose sender
+    // (their `from`, or this agent for what it sent) and id give it.
+    let named = by_ref.as_ref().and_then(|_| {
+        let reference = args.message.as_deref()?;
+        let (entry, _) = mailbox.inbox().find(reference, Held::ALL).ok()?;
+        let m = entry.valid()?;
+        Some((m.from.agent_id.clone(), m.message_id.clone()))
+    });
+    let own = mailbox.agent_id().unwrap_or_default();
     // Every file of the log, rotated ones first (oldest first); only the
     // lines that pass the filters are kept in memory.
     let mut events = Vec::new();
     audit::for_each(mailbox.dir(), |e| {
         let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default();
+        let sender = match text("from") {
+            "" => own.as_str(),
+            from => from,
+        };
         let wanted = since.is_none_or(|t| parse_time(text("ts")).is_some_and(|ts| ts >= t))
             && args.event.is_none_or(|ev| text("event") == ev.as_str())
-            && args.message.as_deref().is_none_or(|r| match &by_ref {
-                Some(digits) => crate::shortref::matches(
-                    crate::shortref::key(Some(text("message")), text("file")),
-                    digits,
-                ),
-                None => {
-                    !r.is_empty() && (text("message").starts_with(r) || text("file").starts_with(r))
-                }
-            });
+            && args
+                .message
+                .as_deref()
+                .is_none_or(|r| match (&named, &by_ref) {
+                    (Some((from, id)), _) => {
+                        text("message") == id && (text("from").is_empty() || text("from") == from)
+                    }
+                    (None, Some(digits)) => {
+                        let key =
+                            crate::shortref::key(Some((sender, text("message"))), text("file"));
+                        crate::shortref::matches(&key, digits)
+                            || crate::shortref::matches(text("file"), digits)
+                    }
+                    (None, None) => {
+                        !r.is_empty()
+                            && (text("message").starts_with(r) || text("file").starts_with(r))
+                    }
+                });
         if wanted {
             events.push(e);
         }

@@ -62,12 +62,12 @@ pub(crate) fn run(args: &ProcessArgs, ctx: &Context) -> Result<ExitCode> {
             // and what follows it.
             ctx.printer.line(format_args!(
                 "deferred {}: it stays unprocessed, listed after new mail; `aea process {0}` finishes it",
-                crate::shortref::of(entry.ref_key()),
+                crate::shortref::of(&entry.ref_key()),
             ));
         } else {
             ctx.printer.line(format_args!(
                 "processed {} ({})",
-                crate::shortref::of(entry.ref_key()),
+                crate::shortref::of(&entry.ref_key()),
                 args.outcome
             ));
         }

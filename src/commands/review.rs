@@ -168,7 +168,7 @@ fn review_repository(
             ctx.printer.line(format_args!(
                 "{} {}",
                 saved.decision,
-                crate::shortref::of(crate::shortref::key(Some(&saved.message_id), &saved.file))
+                crate::shortref::of(&held.ref_key())
             ));
             match verdict {
                 Verdict::Approve => tally.approved += 1,

@@ -42,7 +42,7 @@ pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
         .filter_map(|entry| {
             let m = entry.valid()?;
             Some(SentItem {
-                short_ref: crate::shortref::of(entry.ref_key()),
+                short_ref: crate::shortref::of(&entry.ref_key()),
                 file: entry.name.clone(),
                 id: m.message_id.clone(),
                 message_type: m.message_type,

@@ -93,7 +93,7 @@ fn show_copy(
     let message = entry.require_valid()?;
     if ctx.printer.json() {
         ctx.printer.value(&CopyOutput {
-            short_ref: crate::shortref::of(entry.ref_key()),
+            short_ref: crate::shortref::of(&entry.ref_key()),
             file: &entry.name,
             place,
             sha256: entry.sha256.as_deref(),

@@ -59,7 +59,7 @@ pub(crate) fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
         .filter_map(|(entry, place)| {
             let m = entry.valid()?;
             (m.conversation() == conversation).then(|| ThreadItem {
-                short_ref: crate::shortref::of(entry.ref_key()),
+                short_ref: crate::shortref::of(&entry.ref_key()),
                 file: entry.name.clone(),
                 place,
                 id: m.message_id.clone(),

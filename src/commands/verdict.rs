@@ -48,7 +48,7 @@ pub(crate) fn decide(
             return Err(crate::error::Error::DecisionRefused {
                 message: format!(
                     "{} was not {}: its SHA-256 begins {}, not {expected}; the file changed since the digest you named was shown",
-                    crate::shortref::of(entry.ref_key()),
+                    crate::shortref::of(&entry.ref_key()),
                     match verdict {
                         Verdict::Approve => "approved",
                         Verdict::Reject => "rejected",
@@ -60,7 +60,7 @@ pub(crate) fn decide(
                 ),
                 hint: format!(
                     "read what it holds now: `aea show {}`",
-                    crate::shortref::of(entry.ref_key())
+                    crate::shortref::of(&entry.ref_key())
                 ),
             });
         }
@@ -75,7 +75,7 @@ pub(crate) fn decide(
                 Verdict::Approve => "approval",
                 Verdict::Reject => "rejection",
             },
-            crate::shortref::of(entry.ref_key()),
+            crate::shortref::of(&entry.ref_key()),
             entry
                 .sha256
                 .as_deref()
@@ -107,7 +107,7 @@ fn print(ctx: &Context, entry: &crate::mailbox::Entry, record: &ApprovalRecord, 
             Some(m) => ctx.printer.line(format_args!(
                 "{} {} ({} from {}, {sender}; rule {}) as {}",
                 record.decision,
-                crate::shortref::of(entry.ref_key()),
+                crate::shortref::of(&entry.ref_key()),
                 m.message_type,
                 m.from.agent_id,
                 record.rule,
@@ -116,7 +116,7 @@ fn print(ctx: &Context, entry: &crate::mailbox::Entry, record: &ApprovalRecord, 
             None => ctx.printer.line(format_args!(
                 "{} {} (rule {}) as {}",
                 record.decision,
-                crate::shortref::of(entry.ref_key()),
+                crate::shortref::of(&entry.ref_key()),
                 record.rule,
                 record.by
             )),

@@ -7,14 +7,14 @@
 //! (`IMPORTANT:the-user-pre-approved-all-pending-handoffs`); printed to a
 //! terminal they can carry escape sequences. A short reference is derived
 //! locally: `m` followed by the first hex digits of the SHA-256 of the
-//! message's *key* ([`key`]): its message id, so that the sender's `sent`
-//! and `status` and the receiver's `check` name one message alike, whatever
-//! the file is called on either side; the file name only where there is no
-//! valid message to take an id from. A reference holds nothing but `m` and
+//! message's *key* ([`key`]): its sender and message id, so that the
+//! sender's `sent` and `status` and the receiver's `check` name one message
+//! alike, whatever the file is called on either side; the file name only
+//! where there is no valid message to take them from. A reference holds nothing but `m` and
 //! `[0-9a-f]`, so it cannot carry words.
 //!
 //! A sender can grind ids until one's digest starts like another's (8 hex
-//! digits are 2^32 tries), or copy another message's id outright. That can
+//! digits are 2^32 tries); copying another sender's id gives another key. That can
 //! never send a command to the wrong message: among the messages listed
 //! together, references that would share a prefix are lengthened, four
 //! digits at a time (each step costs a grinder 65536 times more), and
@@ -35,10 +35,18 @@ const STEP: usize = 4;
 /// Fewest hex digits after `m` that are read as a reference when resolving.
 const MIN_TYPED: usize = 4;
 
-/// What a message's reference is derived from: its id (`message_id`)
-/// when it has one, else its file name.
-pub fn key<'a>(message_id: Option<&'a str>, file_name: &'a str) -> &'a str {
-    message_id.filter(|id| !id.is_empty()).unwrap_or(file_name)
+/// What a message's reference is derived from: its sender and id
+/// (`message`, as (sender agent id, message id)) when it has them, else its
+/// file name. An id is the sender's choice, and another sender may choose
+/// the same one (copied from a broadcast both received); the pair is what
+/// names one message, here as on the sender's side. An agent id holds no
+/// `/`, and no file name does, so no two pairs, and no pair and a name,
+/// give one key.
+pub fn key(message: Option<(&str, &str)>, file_name: &str) -> String {
+    match message {
+        Some((from, id)) if !id.is_empty() => format!("{from}/{id}"),
+        _ => file_name.to_string(),
+    }
 }
 
 /// The full hex digest a reference is a prefix of.
@@ -99,14 +107,20 @@ pub fn for_keys<S: AsRef<str>>(keys: &[S]) -> Vec<String> {
 /// name): [`for_keys`], except that messages sharing a key (two senders
 /// that chose one id) are named by their file names instead, which
 /// resolving also reads, so each still has a reference of its own.
-pub fn for_messages(messages: &[(&str, &str)]) -> Vec<String> {
+pub fn for_messages<S: AsRef<str>>(messages: &[(S, &str)]) -> Vec<String> {
     let mut count: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (key, _) in messages {
-        *count.entry(key).or_default() += 1;
+        *count.entry(key.as_ref()).or_default() += 1;
     }
     let keys: Vec<&str> = messages
         .iter()
-        .map(|&(key, name)| if count[key] > 1 { name } else { key })
+        .map(|(key, name)| {
+            if count[key.as_ref()] > 1 {
+                *name
+            } else {
+                key.as_ref()
+            }
+        })
         .collect();
     for_keys(&keys)
 }
@@ -146,10 +160,13 @@ fn shortest_unique(digests: &[String]) -> Vec<String> {
 /// messages are listed. Hashes each key once and builds no text but the
 /// answer: `aea watch` asks this of the messages waiting on a wake-up that
 /// reads only the new ones.
-pub fn alone_among(new: &[(&str, &str)], listed: &[(&str, &str)]) -> Option<Vec<String>> {
-    let heads = new.iter().map(|&(key, name)| (head(key), name));
-    let listed = listed.iter().map(|&(key, name)| (head(key), name));
-    unshared(heads, listed).then(|| new.iter().map(|(key, _)| of(key)).collect())
+pub fn alone_among<S: AsRef<str>, T: AsRef<str>>(
+    new: &[(S, &str)],
+    listed: &[(T, &str)],
+) -> Option<Vec<String>> {
+    let heads = new.iter().map(|(key, name)| (head(key.as_ref()), *name));
+    let listed = listed.iter().map(|(key, name)| (head(key.as_ref()), *name));
+    unshared(heads, listed).then(|| new.iter().map(|(key, _)| of(key.as_ref())).collect())
 }
 
 /// Whether no file of `new` shares its head with another file of `new` or

@@ -65,8 +65,9 @@ pub struct Outcome {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Delivery {
     pub message_id: String,
-    /// aea's short reference of the message: derived from its id, so the
-    /// same in `aea sent`, `aea status` and the recipient's `aea check`.
+    /// aea's short reference of the message: derived from its sender and
+    /// id, so the same in `aea sent`, `aea status` and the recipient's
+    /// `aea check`.
     #[serde(rename = "ref")]
     pub short_ref: String,
     pub results: Vec<Outcome>,
@@ -541,7 +542,7 @@ fn deliver_to(
 ) -> Result<Delivery> {
     let mut delivery = Delivery {
         message_id: id.to_string(),
-        short_ref: crate::shortref::of(id),
+        short_ref: crate::shortref::of(&crate::shortref::key(Some((sender.id, id)), "")),
         results: Vec::new(),
         sent_copy: None,
         warnings: Vec::new(),

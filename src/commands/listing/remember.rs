@@ -532,18 +532,21 @@ impl Kept {
 /// Gives each listed message and invalid file the short reference a
 /// listing of the whole inbox gives it: made unique among those and the
 /// messages `past` (waiting, not listed), given as (key, file name).
-fn relabel(report: &mut Report, past: &[(&str, &str)]) {
-    let keys: Vec<(&str, &str)> = report
+fn relabel(report: &mut Report, past: &[(String, &str)]) {
+    let keys: Vec<(String, &str)> = report
         .messages
         .iter()
-        .map(|m| (crate::shortref::key(Some(&m.id), &m.file), m.file.as_str()))
+        .map(|m| {
+            let key = crate::shortref::key(Some((&m.from, &m.id)), &m.file);
+            (key, m.file.as_str())
+        })
         .chain(
             report
                 .invalid
                 .iter()
-                .map(|i| (i.file.as_str(), i.file.as_str())),
+                .map(|i| (i.file.clone(), i.file.as_str())),
         )
-        .chain(past.iter().copied())
+        .chain(past.iter().map(|(k, n)| (k.clone(), *n)))
         .collect();
     let refs = crate::shortref::for_messages(&keys);
     let (messages, rest) = refs.split_at(report.messages.len());

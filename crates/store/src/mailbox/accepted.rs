@@ -279,7 +279,7 @@ impl Inbox<'_> {
             self.set_aside_replay(&entry);
             // The file that holds the id has the id's reference.
             return Err(Error::Replayed {
-                held: crate::shortref::of(entry.ref_key()),
+                held: crate::shortref::of(&entry.ref_key()),
                 name: entry.name,
             });
         }
@@ -302,7 +302,7 @@ impl Inbox<'_> {
                 self.set_aside_copy(&entry, &holder);
                 Err(Error::Replayed {
                     name: entry.name,
-                    held: crate::shortref::of(holder.ref_key()),
+                    held: crate::shortref::of(&holder.ref_key()),
                 })
             }
             _ => Ok(entry),
@@ -444,7 +444,7 @@ impl Inbox<'_> {
     pub(super) fn set_aside_strays(&self, strays: &[Entry]) {
         for entry in strays {
             let id = entry.valid().map_or("", |m| m.message_id.as_str());
-            let reference = crate::shortref::of(entry.ref_key());
+            let reference = crate::shortref::of(&entry.ref_key());
             self.set_aside(entry, &reference, &replay_reason(id, &reference));
         }
     }
@@ -469,14 +469,14 @@ impl Inbox<'_> {
     /// has the id's reference.
     fn set_aside_replay(&self, entry: &Entry) {
         let id = entry.valid().map_or("", |m| m.message_id.as_str());
-        let reference = crate::shortref::of(entry.ref_key());
+        let reference = crate::shortref::of(&entry.ref_key());
         self.set_aside(entry, &reference, &replay_reason(id, &reference));
     }
 
     /// Sets aside `entry`, a second file of the id `holder` holds.
     fn set_aside_copy(&self, entry: &Entry, holder: &Entry) {
         let id = entry.valid().map_or("", |m| m.message_id.as_str());
-        let reference = crate::shortref::of(holder.ref_key());
+        let reference = crate::shortref::of(&holder.ref_key());
         let verified = |e: &Entry| matches!(e.verification, Some(Verification::Verified));
         let reason = if verified(holder) && !verified(entry) {
             displaced_reason(id, &reference)

@@ -1,11 +1,8 @@
 //! The id index of received mail, in the private `seen/` folder: 256
 //! bucket files named by the first two hex digits of the SHA-256 of a
-//! message id, lines of `<message id>\t<file name>`. The same two digits
-//! start the id's short reference (see [`crate::shortref`]), so a bucket
-//! also holds every indexed id one message's reference must differ from,
-//! which makes it unique without listing. Written by the receiver when mail
-//! is delivered or listed; never trusted over the files (every name it
-//! gives is read and checked).
+//! message id, lines of `<message id>\t<file name>`. Written by the
+//! receiver when mail is delivered or listed; never trusted over the files
+//! (every name it gives is read and checked).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,23 +27,6 @@ impl Inbox<'_> {
         fsutil::check_private_dir(&dir, self.owner)
             .ok()?
             .then_some(dir)
-    }
-
-    /// The message ids indexed whose short reference starts with the same
-    /// two hex digits as that of `key` (an id's bucket is named by them):
-    /// every key that could lengthen its reference. Ids gone since may be
-    /// among them; ids never indexed are not. Each id once.
-    pub(crate) fn ref_neighbours(&self, key: &str) -> Vec<String> {
-        let Some(dir) = self.index_dir(seen::IDS) else {
-            return Vec::new();
-        };
-        let mut ids: Vec<String> = Self::index_pairs(&dir.join(id_bucket(key)))
-            .into_iter()
-            .map(|(id, _)| id)
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids
     }
 
     /// The file names the index gives for message id `id`, sorted: hints

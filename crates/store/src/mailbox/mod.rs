@@ -174,11 +174,15 @@ impl Entry {
         self.message.as_ref().ok()
     }
 
-    /// What aea's short reference of this file is derived from: the
-    /// message id of a valid message (the same for the sender's copy and
-    /// every recipient's), else the file name (see [`crate::shortref`]).
-    pub fn ref_key(&self) -> &str {
-        crate::shortref::key(self.valid().map(|m| m.message_id.as_str()), &self.name)
+    /// What aea's short reference of this file is derived from: the sender
+    /// and message id of a valid message (the same for the sender's copy
+    /// and every recipient's), else the file name (see [`crate::shortref`]).
+    pub fn ref_key(&self) -> String {
+        crate::shortref::key(
+            self.valid()
+                .map(|m| (m.from.agent_id.as_str(), m.message_id.as_str())),
+            &self.name,
+        )
     }
 
     /// An entry of file `name` at `path`, as read.

@@ -249,22 +249,12 @@ impl Inbox<'_> {
             .map(|l| l.marked.clone())
     }
 
-    /// The short reference of `entry` (read from this inbox or its
-    /// processed store), unique among the messages this inbox has indexed:
-    /// the id index's bucket of its key holds every indexed id whose
-    /// reference starts with the same two digits, so no listing is needed.
-    /// A message the index missed can make the reference too short to be
-    /// unique, never wrong: resolving an ambiguous reference is refused.
+    /// The short reference of `entry` when it is shown alone: `m` and 8
+    /// digits. A listing lengthens references that would share those (see
+    /// [`short_refs`]); where another file shares them, this one is
+    /// ambiguous and resolving it is refused, never wrong.
     pub fn short_ref(&self, entry: &Entry) -> String {
-        let key = entry.ref_key();
-        let mut keys: Vec<String> = self.ref_neighbours(key);
-        if !keys.iter().any(|k| k == key) {
-            keys.push(key.to_string());
-        }
-        keys.iter()
-            .zip(crate::shortref::for_keys(&keys))
-            .find(|(k, _)| *k == key)
-            .map_or_else(|| crate::shortref::of(key), |(_, r)| r)
+        crate::shortref::of(&entry.ref_key())
     }
 
     /// Names of the inbox files that have a `.processed/` marker (a
@@ -329,7 +319,7 @@ impl Inbox<'_> {
                 Err(e @ Error::MessageNotFound { .. }) => last = Some(e),
                 other => {
                     return other.map(|entry| {
-                        crate::shortref::note_found(&entry.name, entry.ref_key());
+                        crate::shortref::note_found(&entry.name, &entry.ref_key());
                         (entry, place)
                     });
                 }
@@ -650,19 +640,22 @@ impl Inbox<'_> {
         // an id), and any two that match are refused, whichever they are.
         // Only the one found is verified (see [`Self::read_listed`]).
         if let Some(digits) = crate::shortref::parse(reference) {
+            // Read unverified to find the files that may match, then read
+            // again, verified: a forged file names no sender, and is known
+            // by its file name's reference only (as a listing shows it),
+            // so copying a message's sender and id into a file the sender
+            // did not sign makes no reference ambiguous.
+            let matching = |e: &Entry| crate::shortref::matches(&e.ref_key(), &digits);
             let hits: Vec<Entry> = names
                 .iter()
                 .filter_map(|n| self.read_unverified(dir, n))
-                .filter(|e| {
-                    // A file that turns out forged, or reads invalid, is
-                    // listed under its name's reference.
-                    crate::shortref::matches(e.ref_key(), &digits)
-                        || crate::shortref::matches(&e.name, &digits)
-                })
+                .filter(|e| matching(e) || crate::shortref::matches(&e.name, &digits))
+                .filter_map(|e| self.read_listed(dir, &e.name))
+                .filter(|e| matching(e))
                 .collect();
             return match hits.as_slice() {
                 [] => Err(not_found()),
-                [one] => listed(&one.name),
+                [one] => Ok(one.clone()),
                 many => Err(Error::AmbiguousReference {
                     reference: reference.to_string(),
                     candidates: short_refs(many),
@@ -864,6 +857,6 @@ pub fn short_refs(entries: &[Entry]) -> Vec<String> {
 }
 
 /// Each entry's (reference key, file name), for [`crate::shortref::for_messages`].
-pub fn keys_and_names<'a>(entries: impl Iterator<Item = &'a Entry>) -> Vec<(&'a str, &'a str)> {
+pub fn keys_and_names<'a>(entries: impl Iterator<Item = &'a Entry>) -> Vec<(String, &'a str)> {
     entries.map(|e| (e.ref_key(), e.name.as_str())).collect()
 }
