@@ -1122,3 +1122,46 @@ fn a_copied_id_from_another_sender_gets_references_of_its_own() {
     expected.sort();
     assert_eq!(files, expected);
 }
+
+/// A reference taken for processed mail, or from `send`, keeps naming that
+/// mail when another sender copies its id into the inbox, and a forged copy
+/// of its sender and id makes it neither ambiguous nor another message.
+#[test]
+fn a_copied_or_forged_id_never_takes_a_reference_over() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let ops = env.repo("ops");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "Which db?");
+    let genuine = file_of(&web, &id);
+    let short = env.short_ref(&web, &id);
+    env.ok(&web, &["process", &short]);
+
+    // ops copies the id into a message of its own, signed by ops.
+    let theirs = env.question(&ops, "web", "Which db?");
+    let ops_file = file_of(&web, &theirs);
+    let inbox = web.join(".aea");
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(inbox.join(&ops_file)).unwrap()).unwrap();
+    value["message_id"] = id.clone().into();
+    env.resign(&mut value);
+    std::fs::write(inbox.join(&ops_file), value.to_string()).unwrap();
+    // And a file claiming api and the id, with api's signature over other
+    // words: forged.
+    let mut forged: serde_json::Value = value.clone();
+    forged["from"] = serde_json::json!({"agent_id": "api", "repo_path": api.display().to_string()});
+    forged["message"]["subject"] = "Which db? (forged)".into();
+    let forged_file = "message-20200101T000000000Z-from-api-00000001.json";
+    std::fs::write(inbox.join(forged_file), forged.to_string()).unwrap();
+
+    let copied = env.short_ref(&web, &id);
+    assert_ne!(
+        copied, short,
+        "the copier's mail has a reference of its own"
+    );
+    let shown = env.json(&web, &["show", &short]);
+    assert_eq!(shown["file"], genuine.as_str(), "{shown}");
+    let out = env.ok(&web, &["reply", &short, "--body", "postgres"]);
+    assert!(out.contains("delivered to api"), "{out}");
+    assert!(!out.contains("delivered to ops"), "{out}");
+}
