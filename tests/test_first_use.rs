@@ -548,3 +548,32 @@ fn the_man_page_details_each_command_and_to_completes_agent_ids() {
         "only what matches `we`: {offered:?}"
     );
 }
+
+/// `-C` into a folder inside a repository names that repository, as a
+/// `cd` there does; `init` run there by mistake says it makes a second
+/// inbox inside the first.
+#[test]
+fn a_subfolder_names_its_repository_and_init_there_says_so() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "port?");
+    let sub = web.join("src/deep");
+    std::fs::create_dir_all(&sub).unwrap();
+    let listed = env.json(&api, &["-C", sub.to_str().unwrap(), "check"]);
+    assert_eq!(listed["messages"][0]["id"], id.as_str(), "{listed}");
+    let out = env.run(
+        &api,
+        &["-C", web.join("nowhere").to_str().unwrap(), "check"],
+    );
+    assert_ne!(code(&out), 0);
+    assert!(!stderr(&out).contains("aea init"), "{}", stderr(&out));
+
+    let out = env.run(&sub, &["init", "--no-agent-files"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("inside the repository of agent web") && err.contains("uninstall --purge"),
+        "{err}"
+    );
+}

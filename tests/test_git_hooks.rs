@@ -371,6 +371,22 @@ fn package_inboxes_are_served_by_the_roots_hooks() {
         "the quiet one is quiet: {err}"
     );
     assert!(!err.contains("Login") && !err.contains(&id), "{err}");
+    // What it says to run works from the top, where the commit was made;
+    // `aea check` alone there names the packages instead of `aea init`.
+    assert!(
+        err.contains("Run `aea -C packages/ui check`")
+            && err.contains("(`aea -C packages/ui pending`"),
+        "{err}"
+    );
+    let listed = env.json(&mono, &["-C", "packages/ui", "check"]);
+    assert_eq!(listed["messages"][0]["id"], id.as_str(), "{listed}");
+    let out = env.run(&mono, &["check"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("packages/ui, packages/api") && !stderr(&out).contains("aea init"),
+        "{}",
+        stderr(&out)
+    );
     // Its own policy decides: the other package's says nothing about it.
     set_config(&svc, "block_on: urgent_pending", "block_on: gated_pending");
     env.ok(&ui, &["approve", &id]);

@@ -381,10 +381,23 @@ impl Context {
             .collect())
     }
 
-    /// The mailbox of `--repo`, or of the repository around the current directory.
+    /// The mailbox of the repository around `--repo` (`-C`), as around the
+    /// current directory: a folder inside a repository names it, as with
+    /// `git -C`. A path that is no folder is said as such.
     pub(crate) fn mailbox(&self) -> Result<Mailbox> {
         let mailbox = match &self.repo {
-            Some(repo) => Mailbox::at(repo),
+            Some(repo) => match std::fs::canonicalize(repo) {
+                Ok(dir) if dir.is_dir() => Mailbox::discover(&dir).map_err(|e| match e {
+                    // Nothing around it: that folder is the one to set up.
+                    Error::NoRepository { inside, .. } if inside.is_empty() => {
+                        Error::NotInitialized {
+                            path: crate::fsutil::lexically_normal(repo),
+                        }
+                    }
+                    e => e,
+                }),
+                _ => Mailbox::at(repo),
+            },
             None => Mailbox::discover(&self.cwd),
         }?
         .owned();

@@ -446,6 +446,9 @@ struct Inbox {
     tag: String,
     /// Its `.aea/` as a command run at the top names it.
     aea: String,
+    /// `aea`, or `aea -C packages/ui` for an inbox below the top: how a
+    /// command run at the top reaches it.
+    cmd: String,
 }
 
 impl Inbox {
@@ -468,11 +471,12 @@ impl Inbox {
         if crate::migrate::needed(&mailbox) {
             let _ = own.take_over(&mailbox, Some(super::context::TAKE_OVER_HOOK_STEP));
         }
-        let (tag, aea) = match rel {
-            None => ("aea:".to_string(), ".aea/".to_string()),
+        let (tag, aea, cmd) = match rel {
+            None => ("aea:".to_string(), ".aea/".to_string(), "aea".to_string()),
             Some(rel) => (
                 format!("aea: {}:", crate::printer::untrusted_short(rel, 120)),
                 crate::printer::shell_quote(&format!("{rel}/.aea/")),
+                format!("aea -C {}", crate::printer::shell_quote(rel)),
             ),
         };
         Some(Inbox {
@@ -480,6 +484,7 @@ impl Inbox {
             ctx: own,
             tag,
             aea,
+            cmd,
         })
     }
 }
@@ -612,12 +617,13 @@ fn announce(inbox: &Inbox, hook: GitHook) -> Result<ExitCode> {
     }
     if !new.is_empty() {
         p.err_line(format_args!(
-            "{} {} new message{} ({}); {} unprocessed in all. Run `aea check`.",
+            "{} {} new message{} ({}); {} unprocessed in all. Run `{} check`.",
             inbox.tag,
             new.len(),
             if new.len() == 1 { "" } else { "s" },
             crate::reminder::some_refs(&new),
-            unread.len()
+            unread.len(),
+            inbox.cmd
         ));
     }
     Ok(ExitCode::Success)
@@ -627,7 +633,7 @@ fn announce(inbox: &Inbox, hook: GitHook) -> Result<ExitCode> {
 /// says. It fails closed: a config it cannot read or compile blocks the
 /// commit, whatever the inbox holds, until it is fixed.
 fn pre_commit(inbox: &Inbox) -> Result<ExitCode> {
-    let (mailbox, ctx, tag) = (&inbox.mailbox, &inbox.ctx, &inbox.tag);
+    let (mailbox, ctx, tag, cmd) = (&inbox.mailbox, &inbox.ctx, &inbox.tag, &inbox.cmd);
     let p = &ctx.printer;
     let staged = hook_gate::staged_state(mailbox.dir(), ctx.git_index_file.as_deref());
     if !staged.is_empty() {
@@ -642,7 +648,7 @@ fn pre_commit(inbox: &Inbox) -> Result<ExitCode> {
             shown.join(", "),
             if staged.len() > shown.len() { ", …" } else { "" }
         ));
-        p.err_line(format_args!("{tag} unstage them with `git reset -q -- {}` (the files stay), then make .aea/.gitignore start with `*` again (`aea doctor` checks it).", inbox.aea));
+        p.err_line(format_args!("{tag} unstage them with `git reset -q -- {}` (the files stay), then make .aea/.gitignore start with `*` again (`{cmd} doctor` checks it).", inbox.aea));
         return Ok(ExitCode::Refused);
     }
     // A report remembered without a warning was worked out from this very
@@ -687,7 +693,7 @@ const BYPASS: &str = "to commit anyway: `git commit --no-verify`, or `AEA_SKIP_H
 
 /// The count line and the refusal of the pre-commit hook for `report`.
 fn gate(report: &listing::Report, setting: &crate::config::HookConfig, inbox: &Inbox) -> ExitCode {
-    let (p, tag) = (&inbox.ctx.printer, &inbox.tag);
+    let (p, tag, cmd) = (&inbox.ctx.printer, &inbox.tag, &inbox.cmd);
     if setting.enabled == Some(false) {
         return ExitCode::Success;
     }
@@ -699,7 +705,7 @@ fn gate(report: &listing::Report, setting: &crate::config::HookConfig, inbox: &I
             report.not_read,
             crate::mailbox::HOOK_READ_CAP
         ));
-        p.err_line(format_args!("{tag} run `aea check` (it reads them all and remembers the invalid ones), then `aea gc` to move invalid files aside."));
+        p.err_line(format_args!("{tag} run `{cmd} check` (it reads them all and remembers the invalid ones), then `{cmd} gc` to move invalid files aside."));
         p.err_line(format_args!("{tag} {BYPASS}"));
         return ExitCode::Refused;
     }
@@ -723,7 +729,7 @@ fn gate(report: &listing::Report, setting: &crate::config::HookConfig, inbox: &I
         )
         .collect();
     p.err_line(format_args!(
-        "{tag} {} unprocessed message{}{}. Run `aea check`.",
+        "{tag} {} unprocessed message{}{}. Run `{cmd} check`.",
         count,
         if count == 1 { "" } else { "s" },
         if waiting.is_empty() {
@@ -737,7 +743,7 @@ fn gate(report: &listing::Report, setting: &crate::config::HookConfig, inbox: &I
         return ExitCode::Success;
     }
     p.err_line(format_args!(
-        "{tag} commit blocked: {} waiting for a person's approval (`aea pending`, then `aea approve` or `aea reject`).",
+        "{tag} commit blocked: {} waiting for a person's approval (`{cmd} pending`, then `{cmd} approve` or `{cmd} reject`).",
         crate::reminder::some_refs(&blocking)
     ));
     p.err_line(format_args!("{tag} {BYPASS}"));

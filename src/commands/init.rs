@@ -122,6 +122,9 @@ pub(crate) fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
     if let Some(why) = mailbox.signed_off_by(ctx.signoff()).signatures_unusable() {
         report.warnings.push(why);
     }
+    if let Some(outer) = enclosing_inbox(&report.repo) {
+        report.warnings.push(outer);
+    }
     for warning in &report.warnings {
         ctx.printer.warn(warning);
     }
@@ -180,6 +183,29 @@ fn print_next_steps(ctx: &Context, report: &Report) {
             "  .aea/scripts/aea-*.sh run this aea under the names the AEA protocol text gives its scripts",
         );
     }
+}
+
+/// What to say when `repo` lies inside another agent's repository (a
+/// folder above it holds `.aea/`): commands run in `repo`, or pointed at
+/// it, now read its own inbox, not that agent's — wanted for a monorepo's
+/// packages, a surprise when `init` was run in a subfolder by mistake.
+fn enclosing_inbox(repo: &Path) -> Option<String> {
+    let outer = repo
+        .ancestors()
+        .skip(1)
+        .find(|dir| fs::symlink_metadata(dir.join(AEA_DIR)).is_ok_and(|m| m.is_dir()))?;
+    let who = crate::mailbox::Mailbox::at(outer)
+        .ok()
+        .and_then(|m| m.agent_id().ok())
+        .map_or_else(
+            || "another agent".to_string(),
+            |id| format!("agent {}", crate::printer::untrusted_short(&id, 64)),
+        );
+    Some(format!(
+        "{} is inside the repository of {who} ({}): aea run in it now reads its own inbox, not that one; if that is not what you wanted, `aea uninstall --purge` here undoes it",
+        repo.display(),
+        outer.display()
+    ))
 }
 
 /// Sets up `repo` (an absolute, existing directory). The registry result is

@@ -467,6 +467,22 @@ impl Approval {
     }
 }
 
+/// The inboxes below `start` that the git hooks of its work tree serve
+/// (see [`crate::served`]), as paths from `start`.
+fn served_below(start: &Path) -> Vec<String> {
+    let Ok(start) = fs::canonicalize(start) else {
+        return Vec::new();
+    };
+    let Ok(Some(served)) = crate::served::of(&start) else {
+        return Vec::new();
+    };
+    served
+        .inboxes()
+        .filter_map(|(_, dir)| Some(dir.strip_prefix(&start).ok()?.display().to_string()))
+        .filter(|rel| !rel.is_empty())
+        .collect()
+}
+
 impl Mailbox {
     /// The mailbox of the repository at `repo`, which must hold a real `.aea/`.
     /// The path is made canonical, so two spellings of one repository
@@ -542,6 +558,10 @@ impl Mailbox {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         inside.sort();
+        // The top of a monorepo: the package inboxes its git hooks serve.
+        if inside.is_empty() {
+            inside = served_below(start);
+        }
         Err(Error::NoRepository {
             start: start.to_path_buf(),
             inside,
