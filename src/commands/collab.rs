@@ -348,8 +348,9 @@ fn print_woken(woken: &[Woken], ctx: &Context) {
     for w in shown {
         match (&w.message_id, &w.error) {
             (Some(id), None) if w.mailed => ctx.printer.line(format_args!(
-                "woke {} by mail (message id {id})",
-                untrusted_short(&w.participant, 80)
+                "woke {} by mail ({}, id {id})",
+                untrusted_short(&w.participant, 80),
+                w.short_ref.as_deref().unwrap_or_default()
             )),
             (_, error) => ctx.printer.line(format_args!(
                 "could not wake {} by mail: {}",

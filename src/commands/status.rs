@@ -39,7 +39,10 @@ pub(crate) fn run(args: &ShowArgs, ctx: &Context) -> Result<ExitCode> {
         });
         return Ok(ExitCode::Success);
     }
-    ctx.printer.line(format_args!("{id}"));
+    ctx.printer.line(format_args!(
+        "{}  id {id}",
+        crate::shortref::of(&entry.ref_key())
+    ));
     for leg in &legs {
         ctx.printer.line(format_args!(
             "  {:<16} {}{}",

@@ -50,6 +50,9 @@ pub struct Woken {
     pub mailed: bool,
     /// The message id, when one was sent.
     pub message_id: Option<String>,
+    /// Its short reference (see [`crate::shortref`]), when one was sent.
+    #[serde(rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub short_ref: Option<String>,
     /// Why it was not, when it was not.
     pub error: Option<String>,
 }
@@ -104,6 +107,7 @@ impl Waker<'_> {
                     participant: p.clone(),
                     mailed: false,
                     message_id: None,
+                    short_ref: None,
                     error: Some(format!("not mailed: over {WAKE_MAX} participants to wake")),
                 })
                 .collect(),
@@ -125,6 +129,7 @@ impl Waker<'_> {
             participant: participant.to_string(),
             mailed: false,
             message_id: None,
+            short_ref: None,
             error: Some(error),
         });
         Attempt { warnings, woken }
@@ -171,6 +176,7 @@ impl Waker<'_> {
             participant: participant.to_string(),
             mailed,
             message_id: Some(delivery.message_id.clone()),
+            short_ref: Some(delivery.short_ref.clone()),
             error: if mailed {
                 None
             } else {
