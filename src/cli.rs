@@ -23,7 +23,7 @@ repositories send each other structured messages through each repository's .aea/
 with no server. Start with `aea init` in each repository, then `aea send` and `aea check`."
 )]
 pub struct Cli {
-    /// Act on the repository at PATH instead of the one around the current directory
+    /// Act on the repository at or around PATH (as if run there) instead of the one around the current directory
     #[arg(short = 'C', long = "repo", global = true, value_name = "PATH")]
     pub repo: Option<PathBuf>,
 
