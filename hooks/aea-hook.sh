@@ -18,37 +18,36 @@ fi
 # in the git dir (GIT_DIR in a linked worktree, else .git or what a .git file
 # names; no clone or pull writes there): its private state's name, its path.
 g=${GIT_DIR:-}
-if [ -z "$g" ]; then
-  if [ -d .git ]; then g=.git; elif [ -f .git ]; then read -r _ g < .git || g=; fi
-fi
+[ -n "$g" ] || if [ -d .git ]; then g=.git; elif [ -f .git ]; then read -r _ g < .git || g=; fi
 l="$g/aea/served-inboxes"
 [ -n "$g" ] && { [ -e "$l" ] || [ -L "$l" ]; } || l=
 if [ @HOOK@ = pre-commit ]; then
-  # Start aea only if an inbox may hold mail: aea makes an empty sticky
-  # folder in its private state when it found nothing unprocessed after the
-  # inbox and config last changed. One find compares each inbox with it, by
-  # change times (a time set ahead counts for nothing); one without -newerXY
-  # or -samefile says nothing, and aea starts. A listed inbox that is gone
-  # is aea's to skip.
+  # Start aea only if an inbox may hold mail or have its state staged: aea
+  # makes an empty sticky folder in its private state when it found nothing
+  # unprocessed after the inbox and config last changed, and none of its
+  # state in git's index. One find compares each inbox, and the index this
+  # commit is made from if any (`commit -a` and `commit FILE` use another:
+  # aea starts), with it by change times (a time set ahead counts for
+  # nothing); one without -newerXY or -samefile says nothing: aea starts.
   quiet() {
-    set -- -maxdepth 0 \(
+    [ "${GIT_INDEX_FILE:-$g/index}" = "$g/index" ] && set -- -maxdepth 0 \( || return 1
     want= or= k=root d=.
-    if [ ! -e .aea ] && [ ! -L .aea ] && [ -n "$l" ]; then read -r k d <&3 || k=; fi
+    [ -e .aea ] || [ -L .aea ] || [ -z "$l" ] || read -r k d <&3 || k=
     while [ -n "$k" ]; do
       if [ "$d" = . ] || [ -e "$d/.aea" ] || [ -L "$d/.aea" ]; then
         q="$g/aea/$k/seen/quiet" a="$d/.aea"
-        c="$a/agent-config.yaml" p="$a/.processed"
-        [ -e "$p" ] || p=$a
+        c="$a/agent-config.yaml" p="$a/.processed" i="$g/index"
+        [ -e "$p" ] || p=$a; [ -e "$i" ] || i=$c
         [ ! -L "$q" ] && [ -d "$q" ] && [ -k "$q" ] && [ -O "$q" ] && [ -f "$c" ] || return 1
         for f in "$q"/* "$q"/.[!.]* "$q"/..?*; do
           if [ -e "$f" ] || [ -L "$f" ]; then return 1; fi
         done
-        set -- "$q" "$@" $or -samefile "$q" -newercc "$a" -newercc "$p" -newercc "$c" ! -newermc "$q"
+        set -- "$q" "$@" $or -samefile "$q" -newercc "$a" -newercc "$p" -newercc "$c" \
+          -newercc "$i" ! -newermc "$q"
         want="$q${want:+
 $want}" or=-o
       fi
-      k=
-      [ -z "$l" ] || read -r k d <&3 || k=
+      k= && [ -z "$l" ] || read -r k d <&3 || k=
     done
     [ -z "$want" ] || [ "$(find "$@" \) 2>/dev/null)" = "$want" ]
   }
@@ -77,6 +76,7 @@ case "$rc" in
       { echo "root ."; [ -z "$l" ] || cat "$l"; } | while read -r _ d; do
         for f in "$d"/.aea/message-*.json; do
           { [ -e "$f" ] || [ -L "$f" ]; } && { [ "$rc" = 124 ] || [ "$rc" = 137 ] || [ ! -f "$d/.aea/.processed/${f#"$d"/.aea/}" ]; } || continue
+          d=$(printf %s "$d" | LC_ALL=C tr -c '[:print:]' '?') # the path as text
           echo "aea: commit blocked: aea could not decide (exit $rc) and mail waits in $d/.aea/; run \`aea check\` there" >&2
           exit 5
         done

@@ -461,6 +461,43 @@ fn a_pulled_gitignore_gets_no_received_mail_committed() {
     );
 }
 
+/// The same pulled `.gitignore`, with nothing waiting: the pre-commit
+/// script skips aea while aea's quiet marker says the inbox is still, and
+/// it is aea that refuses to commit this machine's `.aea/` state. The
+/// marker made after the pull, then `git add -A`: the commit must still be
+/// refused, and the processed message's marker and the log stay out of it.
+#[test]
+fn a_quiet_inbox_does_not_let_its_staged_state_be_committed() {
+    let up = Upstream::new();
+    let victim = Victim::clone_of(&up);
+    let id = victim.env.question(&victim.api, "web", "the acquisition");
+    victim.env.ok(&victim.web, &["process", &id]);
+    std::fs::write(up.repo.join(".aea/.gitignore"), "# shared\n!*\n").unwrap();
+    up.commit_all(&[], "share the agent files");
+    let pulled = victim.pull();
+    assert!(pulled.status.success(), "git pull: {}", stderr(&pulled));
+    victim.env.until_quiet(&victim.web);
+
+    std::fs::write(victim.web.join("work.txt"), "work\n").unwrap();
+    victim.env.git_ok(&victim.web, &["add", "-A"]);
+    let staged = stdout(&victim.env.git_ok(
+        &victim.web,
+        &["diff", "--cached", "--name-only", "--", ".aea"],
+    ));
+    assert!(staged.contains(".aea/.processed/"), "{staged}");
+    let out = victim.env.git(&victim.web, &["commit", "-q", "-m", "work"]);
+    assert!(
+        !out.status.success() && stderr(&out).contains("of this machine's .aea/ are staged"),
+        "a commit staging .aea/.processed/ and the log went through a quiet inbox's hook\n{}",
+        stderr(&out)
+    );
+    // `git commit -a` makes the commit from another index: aea decides.
+    let out = victim
+        .env
+        .git(&victim.web, &["commit", "-q", "-a", "-m", "work"]);
+    assert!(!out.status.success(), "commit -a: {}", stderr(&out));
+}
+
 // ---------------------------------------------------------------------------
 // Files another OS user still owns, in the private state
 

@@ -652,7 +652,13 @@ fn pre_commit(inbox: &Inbox) -> Result<ExitCode> {
     // no second compile on every commit.
     if let Some(report) = listing::remembered_clean(mailbox, ctx)? {
         let hooks = &mailbox.config()?.hooks;
-        return Ok(gate(&report, &setting(hooks, GitHook::PreCommit), inbox));
+        let code = gate(&report, &setting(hooks, GitHook::PreCommit), inbox);
+        // Nothing staged, nothing waiting: the next commit need not start
+        // aea again (a listing worked out anew marks it itself).
+        if code == ExitCode::Success {
+            listing::renew_quiet(mailbox, ctx);
+        }
+        return Ok(code);
     }
     let path = mailbox.layout().shared(crate::layout::Shared::Config);
     let checked = match mailbox

@@ -14,7 +14,7 @@ use crate::words::word_enum;
 pub use crate::config::GitHook;
 
 /// Bumped whenever the script changes, so `status` can say "outdated".
-pub const HOOK_VERSION: u32 = 6;
+pub const HOOK_VERSION: u32 = 7;
 const TEMPLATE: &str = include_str!("../../../hooks/aea-hook.sh");
 const ORIG_SUFFIX: &str = ".aea-orig";
 
@@ -464,7 +464,7 @@ mod tests {
     #[test]
     fn scripts_are_short_posix_sh_with_an_id_line() {
         let text = script(GitHook::PreCommit, Path::new("/opt/it's/aea"));
-        assert!(text.starts_with("#!/bin/sh\n# aea-hook: pre-commit\n# aea-hook-version: 6\n"));
+        assert!(text.starts_with("#!/bin/sh\n# aea-hook: pre-commit\n# aea-hook-version: 7\n"));
         assert!(!text.contains('\r'));
         assert!(text.contains(r"aea='/opt/it'\''s/aea'"));
         assert_eq!(recorded_binary(&text).as_deref(), Some("/opt/it's/aea"));

@@ -13,7 +13,7 @@ use crate::policy::Decision;
 use crate::printer::untrusted_short;
 
 mod remember;
-pub(crate) use remember::{remembered_clean, unprocessed_page, unprocessed_report};
+pub(crate) use remember::{remembered_clean, renew_quiet, unprocessed_page, unprocessed_report};
 
 #[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]

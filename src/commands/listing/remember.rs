@@ -54,6 +54,42 @@ pub(crate) fn remembered_clean(mailbox: &Mailbox, ctx: &Context) -> Result<Optio
         .map(|r| r.report))
 }
 
+/// Makes the quiet marker anew once the pre-commit gate found the inbox
+/// quiet from the remembered report and none of its files staged: the
+/// script compares the marker with git's index too, so after a `git add`
+/// it starts aea for every commit until the marker is newer than the
+/// index. Made only while that report is still good, and checked against
+/// git's own index once made (see [`Memos::set_quiet`]).
+pub(crate) fn renew_quiet(mailbox: &Mailbox, ctx: &Context) {
+    let Some(memos) = ctx.memos(mailbox) else {
+        return;
+    };
+    let now = ctx
+        .rt
+        .now()
+        .timestamp_nanos_opt()
+        .map_or(i128::MAX, i128::from);
+    let Some(parts) = memos.recall_parts::<Remembered>(REPORT_MEMO, now) else {
+        return;
+    };
+    let report = &parts.value.report;
+    let quiet = !parts.value.warned
+        && report.messages.is_empty()
+        && report.invalid.is_empty()
+        && report.processed_without_approval.is_empty()
+        && report.not_read == 0
+        && parts.paths.iter().all(|(_, _, good)| *good);
+    if quiet {
+        let watched = Watched::of(
+            parts.taken,
+            parts.paths.into_iter().map(|(p, s, _)| (p, s)).collect(),
+        );
+        memos.set_quiet(true, &watched, || {
+            crate::hook_gate::staged_state(mailbox.dir(), None).is_empty()
+        });
+    }
+}
+
 /// The page a `check` without `--all` printed, remembered with what it
 /// shows: the inbox folder, the state and identity a report depends on,
 /// and the files on the page (not the rest: with thousands waiting,
@@ -290,7 +326,9 @@ fn report_and_sources(
         && report.invalid.is_empty()
         && past.entries.is_empty()
         && report.processed_without_approval.is_empty();
-    memos.set_quiet(quiet && !warned.get(), &watched);
+    memos.set_quiet(quiet && !warned.get(), &watched, || {
+        crate::hook_gate::staged_state(mailbox.dir(), None).is_empty()
+    });
     let remembered = Remembered {
         report,
         warned: warned.get(),
