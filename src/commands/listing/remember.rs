@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Invalid, Item, Report, build_report, plural, unread};
+use super::{Invalid, Item, Report, build_report, unread};
 use crate::commands::Context;
 use crate::error::Result;
 use crate::housekeeping;
@@ -602,12 +602,9 @@ fn note_vanished<'a>(
     let waiting: Vec<(&str, &str)> = waiting.collect();
     let gone = mailbox.inbox().note_waiting(&waiting);
     if !gone.is_empty() && !quiet {
-        ctx.printer.warn(format_args!(
-            "{} message{} that waited {} gone from .aea/ without aea processing, archiving or quarantining {} (a checkout or pull deletes ignored files): see `aea doctor`",
-            gone.len(),
-            plural(gone.len()),
-            if gone.len() == 1 { "is" } else { "are" },
-            if gone.len() == 1 { "it" } else { "them" },
+        ctx.printer.warn(super::lost_line(
+            &gone,
+            "a checkout or pull that replaces .aea/ deletes what git ignores there (`aea doctor` lists them)",
         ));
     }
 }
