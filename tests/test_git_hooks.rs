@@ -549,6 +549,65 @@ fn a_quiet_package_does_not_let_its_staged_state_be_committed() {
     );
 }
 
+/// A pull that puts a symlink where a package's `.aea/` was: git deletes
+/// the mail waiting there. The post-merge hook at the top says the package
+/// is skipped and what went with it; `doctor` in the package reports it
+/// instead of failing. `aea hooks uninstall` at the top, which has no
+/// inbox of its own, keeps the hooks while a package is served and takes
+/// them away once none is.
+#[test]
+fn a_package_a_pull_replaces_is_said_and_its_hooks_can_go() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let (mono, ui, other) = monorepo_with_a_collaborator(&env);
+    let out = env.ok(&mono, &["hooks", "uninstall"]);
+    assert!(
+        out.contains("kept the git hooks: they still serve packages/ui"),
+        "{out}"
+    );
+    assert!(mono.join(".git/hooks/pre-commit").exists());
+
+    let id = env.urgent(&api, "ui", "handoff", "the keys are in the vault");
+    let short = env.short_ref(&ui, &id);
+    let inbox = other.join("packages/ui/.aea");
+    std::fs::remove_dir_all(&inbox).unwrap();
+    std::fs::create_dir_all(other.join("shared/.aea")).unwrap();
+    std::fs::write(other.join("shared/.aea/agent-config.yaml"), "x: 1\n").unwrap();
+    std::os::unix::fs::symlink("../../shared/.aea", &inbox).unwrap();
+    push_all(&env, &other, "share the agent config");
+    let pulled = env.git(&mono, &["pull", "-q", "--no-rebase", "origin", "main"]);
+    assert!(pulled.status.success(), "{}", stderr(&pulled));
+    let said = stderr(&pulled);
+    assert!(
+        said.contains("aea: packages/ui: skipped: packages/ui/.aea is a symlink")
+            && said.contains(&format!(
+                "aea: packages/ui: 1 message that waited ({short}) is gone without aea processing it"
+            ))
+            && said.contains("send it again"),
+        "{said}"
+    );
+    assert!(!said.contains("vault") && !said.contains(&id), "{said}");
+
+    let out = env.run(&ui, &["doctor"]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 6, "{text}{}", stderr(&out));
+    assert!(
+        text.contains(".aea is a symlink") && text.contains(&short),
+        "{text}"
+    );
+
+    // No package is served now: the hooks go, and the one left behind is named.
+    let out = env.run(&mono, &["hooks", "uninstall"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("removed"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("no longer serve the inboxes below the top either: packages/ui"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!mono.join(".git/hooks/pre-commit").exists());
+}
+
 /// When aea cannot decide, the script's own fallback names the package
 /// where mail waits: a folder name with a character that reorders text on
 /// a terminal (U+202E, recordable) reaches it as `?`, never raw.

@@ -140,14 +140,29 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
 }
 
 fn uninstall(args: &HooksUninstallArgs, ctx: &Context) -> Result<ExitCode> {
-    let mailbox = ctx.mailbox()?;
-    let released = hooks::release(mailbox.layout(), &ctx.rt, false)?;
-    let removed = released.removed;
-    let agent_files = if args.agents {
-        harness::uninstall(mailbox.repo(), mailbox.dir())?
-    } else {
-        Vec::new()
+    let (released, agent_files, inbox_here) = match ctx.mailbox() {
+        Ok(mailbox) => {
+            let released = hooks::release(mailbox.layout(), &ctx.rt, false)?;
+            let agent_files = if args.agents {
+                harness::uninstall(mailbox.repo(), mailbox.dir())?
+            } else {
+                Vec::new()
+            };
+            (released, agent_files, true)
+        }
+        // The top of a monorepo whose inboxes are all in packages: the
+        // hooks are there, and no inbox.
+        Err(e @ Error::NoRepository { .. }) => {
+            let cwd = std::fs::canonicalize(&ctx.cwd).unwrap_or_else(|_| ctx.cwd.clone());
+            let Some(tree) = crate::layout::WorkTree::of(&cwd).filter(|_| ctx.repo.is_none())
+            else {
+                return Err(e);
+            };
+            (hooks::release_without_inbox(tree.top())?, Vec::new(), false)
+        }
+        Err(e) => return Err(e),
     };
+    let removed = released.removed;
     if ctx.printer.json() {
         ctx.printer.value(&HooksUninstallOutput {
             hooks: &removed,
@@ -168,8 +183,13 @@ fn uninstall(args: &HooksUninstallArgs, ctx: &Context) -> Result<ExitCode> {
         }
         if !released.kept_for.is_empty() {
             ctx.printer.line(format_args!(
-                "kept the git hooks: they still serve {}",
-                crate::served::names(&released.kept_for)
+                "kept the git hooks: they still serve {}{}",
+                crate::served::names(&released.kept_for),
+                if inbox_here {
+                    ""
+                } else {
+                    " (`aea hooks uninstall` in each of them forgets it; the hooks go with the last)"
+                }
             ));
         } else if removed.is_empty() {
             ctx.printer.line("no aea hooks were installed");
