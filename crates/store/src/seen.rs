@@ -49,9 +49,10 @@ use crate::fsutil;
 ///
 /// It also says that none of the inbox's own state (mail, markers, the
 /// log) was staged in git's index when it was made: the script compares
-/// the index against it too, so a `git add` after it (of a `.aea/` whose
-/// committed `.gitignore` a pull emptied) makes aea start and refuse the
-/// commit, and one before it kept the marker from being made.
+/// the index against it too. After a `git add` (of a `.aea/` whose
+/// committed `.gitignore` a pull emptied) the script asks git what is
+/// staged under `.aea/`, and aea starts and refuses the commit; a `git
+/// add` before the marker kept it from being made.
 pub use crate::layout::seen::QUIET;
 /// How old every recorded time must be, relative to when the memo was
 /// taken, before the memo is trusted. Covers coarse kernel clocks (a tick)

@@ -56,10 +56,11 @@ pub(crate) fn remembered_clean(mailbox: &Mailbox, ctx: &Context) -> Result<Optio
 
 /// Makes the quiet marker anew once the pre-commit gate found the inbox
 /// quiet from the remembered report and none of its files staged: the
-/// script compares the marker with git's index too, so after a `git add`
-/// it starts aea for every commit until the marker is newer than the
-/// index. Made only while that report is still good, and checked against
-/// git's own index once made (see [`Memos::set_quiet`]).
+/// script compares the marker with git's index too, and until the marker
+/// is newer it asks git what is staged at every commit (or, when git
+/// names something under `.aea/`, starts aea). Made only while that
+/// report is still good, and checked against git's own index once made
+/// (see [`Memos::set_quiet`]).
 pub(crate) fn renew_quiet(mailbox: &Mailbox, ctx: &Context) {
     let Some(memos) = ctx.memos(mailbox) else {
         return;
