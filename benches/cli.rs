@@ -637,7 +637,13 @@ fn hook_commits(bench: &Bench, runs: usize) -> Commits {
     // compares with its quiet marker too.
     for dir in [&hooked, &plain, &hooked_mail] {
         std::fs::write(dir.join("work.txt"), "start\n").unwrap();
-        assert!(bench.git(dir, &["add", "work.txt"]).status().unwrap().success());
+        assert!(
+            bench
+                .git(dir, &["add", "work.txt"])
+                .status()
+                .unwrap()
+                .success()
+        );
         assert!(commit(dir).status().unwrap().success());
     }
     // Between two commits an inbox has usually been still for a while: the

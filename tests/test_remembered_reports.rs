@@ -259,7 +259,14 @@ fn hooked_repo(env: &TestEnv, name: &str) -> PathBuf {
     // quiet marker too: the commits measured come after it.
     env.git_ok(
         &dir,
-        &["commit", "-q", "--allow-empty", "--no-verify", "-m", "start"],
+        &[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "--no-verify",
+            "-m",
+            "start",
+        ],
     );
     let wrapper = env.path().join(format!("{name}-aea"));
     std::fs::write(
