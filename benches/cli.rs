@@ -610,6 +610,124 @@ fn idle_cpu(pid: u32, period: Duration) -> f64 {
     used.as_secs_f64() / start.elapsed().as_secs_f64() * 100.0
 }
 
+/// Medians of `git commit` with aea's hooks and without.
+struct Commits {
+    /// `--allow-empty`, nothing waiting: the quiet marker holds.
+    with: Duration,
+    without: Duration,
+    /// The same, in an inbox with 100 processed messages.
+    with_mail: Duration,
+    /// A file changed and `git add`ed before each commit (what a commit
+    /// usually is), with hooks and without.
+    staged: Duration,
+    staged_without: Duration,
+}
+
+/// Commits with and without aea's hooks, alternated so that drift in the
+/// machine's speed hits both sides alike.
+fn hook_commits(bench: &Bench, runs: usize) -> Commits {
+    let hooked = bench.git_repo("hooked", true);
+    let plain = bench.git_repo("plain", false);
+    // An inbox with 100 processed messages: in the private store with
+    // their markers in `.aea/.processed/`, or (old layout) in `.aea/`.
+    let hooked_mail = bench.git_repo("hookedmail", true);
+    fill(bench, &hooked_mail, 100, 0);
+    let commit = |dir: &Path| bench.git(dir, &["commit", "-q", "--allow-empty", "-m", "bench"]);
+    // A repository with a first commit has an index, which the hook
+    // compares with its quiet marker too.
+    for dir in [&hooked, &plain, &hooked_mail] {
+        std::fs::write(dir.join("work.txt"), "start\n").unwrap();
+        assert!(
+            bench
+                .git(dir, &["add", "work.txt"])
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert!(commit(dir).status().unwrap().success());
+    }
+    // Between two commits an inbox has usually been still for a while: the
+    // hook then knows from aea's quiet marker that nothing waits (made once
+    // the inbox is older than aea's 2 s settle time; see Scale in README).
+    for dir in [&hooked, &hooked_mail] {
+        assert!(bench.cmd(dir, &["check"]).status().unwrap().success());
+        settled(&bench.watched(dir));
+        assert!(bench.cmd(dir, &["check"]).status().unwrap().success());
+    }
+    for _ in 0..5 {
+        measure(commit(&hooked));
+        measure(commit(&plain));
+    }
+    let (mut with, mut without, mut with_mail) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs.min(100) {
+        with.push(measure(commit(&hooked)).0);
+        without.push(measure(commit(&plain)).0);
+        with_mail.push(measure(commit(&hooked_mail)).0);
+    }
+    // A commit of a changed file: `git add` (not measured) writes the
+    // index the commit is made from.
+    let edit = |dir: &Path, i: usize| {
+        std::fs::write(dir.join("work.txt"), format!("{i}\n")).unwrap();
+        assert!(
+            bench
+                .git(dir, &["add", "work.txt"])
+                .status()
+                .unwrap()
+                .success()
+        );
+        bench.git(dir, &["commit", "-q", "-m", "work"])
+    };
+    let (mut staged, mut staged_without) = (Vec::new(), Vec::new());
+    for i in 0..runs.min(100) {
+        staged.push(measure(edit(&hooked, i)).0);
+        staged_without.push(measure(edit(&plain, i)).0);
+    }
+    let median = |mut v: Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    Commits {
+        with: median(with),
+        without: median(without),
+        with_mail: median(with_mail),
+        staged: median(staged),
+        staged_without: median(staged_without),
+    }
+}
+
+fn print_commit_rows(c: &Commits) {
+    let row = |name: &str, with: Duration, without: Duration| {
+        let added = with.saturating_sub(without);
+        println!(
+            "{:<52} {:>10} {:>10} {:>10}  {}",
+            name,
+            ms(with),
+            ms(without),
+            format!("+{}", ms(added)),
+            verdict(added <= Duration::from_millis(5))
+        );
+    };
+    row(
+        "git commit, with hooks / without (budget +5 ms)",
+        c.with,
+        c.without,
+    );
+    println!(
+        "  hooked / plain commit time: {:.2}",
+        c.with.as_secs_f64() / c.without.as_secs_f64()
+    );
+    row(
+        "git commit, 100 processed messages / without (+5 ms)",
+        c.with_mail,
+        c.without,
+    );
+    row(
+        "git add + commit, with hooks / without (+5 ms)",
+        c.staged,
+        c.staged_without,
+    );
+}
+
 fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
@@ -633,11 +751,12 @@ fn main() {
     if std::env::var_os("AEA_BENCH_KEEP").is_some() {
         eprintln!("keeping {}", bench.root.path().display());
     }
-    // AEA_BENCH_ONLY=check|watch|sync|scale|flood|hardstops|approvals: one group of rows
+    // AEA_BENCH_ONLY=check|hook|watch|sync|scale|flood|hardstops|approvals: one group of rows
     // alone, for repeated runs of the figure being worked on without the
     // minutes the rest takes.
     let only = std::env::var("AEA_BENCH_ONLY").ok();
     match only.as_deref() {
+        Some("hook") => print_commit_rows(&hook_commits(&bench, runs)),
         Some("watch") => print_watch_rows(&watch_exit(&bench, full)),
         Some("sync") => print_sync(&sync_scale(&bench, full), bench.layout),
         Some("scale") => print_scale(&scale(&bench, full), bench.layout),
@@ -647,7 +766,7 @@ fn main() {
         Some("check") | None => {}
         Some(other) => {
             panic!(
-                "AEA_BENCH_ONLY={other}: check, watch, sync, scale, flood, hardstops or approvals"
+                "AEA_BENCH_ONLY={other}: check, hook, watch, sync, scale, flood, hardstops or approvals"
             )
         }
     }
@@ -718,38 +837,7 @@ fn main() {
         )
     });
 
-    // Commits with and without aea's hooks, alternated so that drift in the
-    // machine's speed hits both sides alike.
-    let hooked = bench.git_repo("hooked", true);
-    let plain = bench.git_repo("plain", false);
-    // An inbox with 100 processed messages: in the private store with
-    // their markers in `.aea/.processed/`, or (old layout) in `.aea/`.
-    let hooked_mail = bench.git_repo("hookedmail", true);
-    fill(&bench, &hooked_mail, 100, 0);
-    let commit = |dir: &Path| bench.git(dir, &["commit", "-q", "--allow-empty", "-m", "bench"]);
-    // Between two commits an inbox has usually been still for a while: the
-    // hook then knows from aea's quiet marker that nothing waits (made once
-    // the inbox is older than aea's 2 s settle time; see Scale in README).
-    for dir in [&hooked, &hooked_mail] {
-        assert!(bench.cmd(dir, &["check"]).status().unwrap().success());
-        settled(&bench.watched(dir));
-        assert!(bench.cmd(dir, &["check"]).status().unwrap().success());
-    }
-    for _ in 0..5 {
-        measure(commit(&hooked));
-        measure(commit(&plain));
-    }
-    let (mut with, mut without, mut with_mail) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..runs.min(100) {
-        with.push(measure(commit(&hooked)).0);
-        without.push(measure(commit(&plain)).0);
-        with_mail.push(measure(commit(&hooked_mail)).0);
-    }
-    with.sort();
-    without.sort();
-    with_mail.sort();
-    let (with_median, without_median) = (with[with.len() / 2], without[without.len() / 2]);
-    let with_mail_median = with_mail[with_mail.len() / 2];
+    let commits = hook_commits(&bench, runs);
 
     let watch_rows = watch_exit(&bench, full);
 
@@ -849,28 +937,7 @@ fn main() {
         &send,
         send.median <= Duration::from_millis(10),
     );
-    let added = with_median.saturating_sub(without_median);
-    println!(
-        "{:<52} {:>10} {:>10} {:>10}  {}",
-        "git commit, with hooks / without (budget +5 ms)",
-        ms(with_median),
-        ms(without_median),
-        format!("+{}", ms(added)),
-        verdict(added <= Duration::from_millis(5))
-    );
-    println!(
-        "  hooked / plain commit time: {:.2}",
-        with_median.as_secs_f64() / without_median.as_secs_f64()
-    );
-    let added_mail = with_mail_median.saturating_sub(without_median);
-    println!(
-        "{:<52} {:>10} {:>10} {:>10}  {}",
-        "git commit, 100 processed messages / without (+5 ms)",
-        ms(with_mail_median),
-        ms(without_median),
-        format!("+{}", ms(added_mail)),
-        verdict(added_mail <= Duration::from_millis(5))
-    );
+    print_commit_rows(&commits);
     print_watch_rows(&watch_rows);
     let cpu_row = |name: &str, percent: f64| {
         println!(

@@ -18,43 +18,42 @@ fi
 # in the git dir (GIT_DIR in a linked worktree, else .git or what a .git file
 # names; no clone or pull writes there): its private state's name, its path.
 g=${GIT_DIR:-}
-if [ -z "$g" ]; then
-  if [ -d .git ]; then g=.git; elif [ -f .git ]; then read -r _ g < .git || g=; fi
-fi
+[ -n "$g" ] || if [ -d .git ]; then g=.git; elif [ -f .git ]; then read -r _ g < .git || g=; fi
 l="$g/aea/served-inboxes"
 [ -n "$g" ] && { [ -e "$l" ] || [ -L "$l" ]; } || l=
 if [ @HOOK@ = pre-commit ]; then
-  # Start aea only if an inbox may hold mail: aea makes an empty sticky
-  # folder in its private state when it found nothing unprocessed after the
-  # inbox and config last changed. One find compares each inbox with it, by
-  # change times (a time set ahead counts for nothing); one without -newerXY
-  # or -samefile says nothing, and aea starts. A listed inbox that is gone
-  # is aea's to skip.
+  # Start aea only if an inbox may hold mail or have state staged: aea makes
+  # an empty sticky folder in its private state when it found neither since
+  # the inbox and config last changed. One find compares each with it (as q/:
+  # the index too) by change times. 0: all older, 2: all but the index.
   quiet() {
-    set -- -maxdepth 0 \(
-    want= or= k=root d=.
-    if [ ! -e .aea ] && [ ! -L .aea ] && [ -n "$l" ]; then read -r k d <&3 || k=; fi
+    want= half= or= k=root d=. && set -- -maxdepth 0 \(
+    [ -e .aea ] || [ -L .aea ] || [ -z "$l" ] || read -r k d <&3 || k=
     while [ -n "$k" ]; do
       if [ "$d" = . ] || [ -e "$d/.aea" ] || [ -L "$d/.aea" ]; then
         q="$g/aea/$k/seen/quiet" a="$d/.aea"
-        c="$a/agent-config.yaml" p="$a/.processed"
-        [ -e "$p" ] || p=$a
+        c="$a/agent-config.yaml" p="$a/.processed" i="$g/index"
+        [ -e "$p" ] || p=$a; [ -e "$i" ] || i=$c
         [ ! -L "$q" ] && [ -d "$q" ] && [ -k "$q" ] && [ -O "$q" ] && [ -f "$c" ] || return 1
-        for f in "$q"/* "$q"/.[!.]* "$q"/..?*; do
-          if [ -e "$f" ] || [ -L "$f" ]; then return 1; fi
-        done
-        set -- "$q" "$@" $or -samefile "$q" -newercc "$a" -newercc "$p" -newercc "$c" ! -newermc "$q"
-        want="$q${want:+
-$want}" or=-o
+        for f in "$q"/* "$q"/.[!.]* "$q"/..?*; do [ ! -e "$f" ] && [ ! -L "$f" ] || return 1; done
+        set -- "$q" "$q/" "$@" $or -samefile "$q" -newercc "$a" -newercc "$p" -newercc "$c" \
+          ! -newermc "$q" \( ! -path '*/' -o -newercc "$i" \)
+        want="$q
+$q/${want:+
+$want}" half="$q${half:+
+$half}" or=-o
       fi
-      k=
-      [ -z "$l" ] || read -r k d <&3 || k=
+      k= && [ -z "$l" ] || read -r k d <&3 || k=
     done
-    [ -z "$want" ] || [ "$(find "$@" \) 2>/dev/null)" = "$want" ]
+    [ -n "$want" ] || return 0; o=$(find "$@" \) 2>/dev/null)
+    [ "$o" = "$want" ] && return 0; [ "$o" = "$half" ] && return 2; return 1
   }
-  if [ -z "$g" ]; then :
-  elif [ -z "$l" ]; then quiet && exit "$status"
-  elif [ -f "$l" ] && [ ! -L "$l" ] && [ -O "$l" ]; then quiet 3< "$l" && exit "$status"
+  # A newer index (git add), or another (commit -a): git says what is staged.
+  if [ -n "$g" ] && { [ -z "$l" ] || { [ -f "$l" ] && [ ! -L "$l" ] && [ -O "$l" ]; }; }; then
+    v=0 && quiet 3< "${l:-/dev/null}" || v=$?
+    [ "$v" = 0 ] && [ "${GIT_INDEX_FILE:-$g/index}" = "$g/index" ] && exit "$status"
+    [ "$v" = 1 ] || { t=$(git diff-index --cached --name-only --diff-filter=d HEAD 2>/dev/null) &&
+      case $t in *.aea/*) ;; *) exit "$status" ;; esac; }
   fi
 fi
 # git's variables must not leak into what aea touches (the commit's index
@@ -77,6 +76,7 @@ case "$rc" in
       { echo "root ."; [ -z "$l" ] || cat "$l"; } | while read -r _ d; do
         for f in "$d"/.aea/message-*.json; do
           { [ -e "$f" ] || [ -L "$f" ]; } && { [ "$rc" = 124 ] || [ "$rc" = 137 ] || [ ! -f "$d/.aea/.processed/${f#"$d"/.aea/}" ]; } || continue
+          d=$(printf %s "$d" | LC_ALL=C tr -c '[:print:]' '?') # the path as text
           echo "aea: commit blocked: aea could not decide (exit $rc) and mail waits in $d/.aea/; run \`aea check\` there" >&2
           exit 5
         done

@@ -505,6 +505,154 @@ fn package_inboxes_are_served_by_the_roots_hooks() {
     assert!(!mono.join(".git/aea/served-inboxes").exists());
 }
 
+/// A monorepo `mono` with a package inbox `packages/ui` (initialised,
+/// committed) and a clone of it, `other`, sharing a bare remote: a
+/// collaborator whose commits reach `mono` by `git pull`.
+fn monorepo_with_a_collaborator(env: &TestEnv) -> (PathBuf, PathBuf, PathBuf) {
+    let mono = plain_git_repo(env, "mono");
+    let ui = mono.join("packages/ui");
+    std::fs::create_dir_all(&ui).unwrap();
+    env.ok(&ui, &["init", "--no-agent-files", "--id", "ui"]);
+    env.git_ok(&mono, &["add", "-A"]);
+    env.git_ok(&mono, &["commit", "-q", "-m", "ui, with aea"]);
+    let remote = env.path().join("remote.git");
+    let remote = remote.to_str().unwrap();
+    env.git_ok(&env.path(), &["init", "-q", "--bare", remote]);
+    env.git_ok(&mono, &["remote", "add", "origin", remote]);
+    env.git_ok(&mono, &["push", "-q", "-u", "origin", "main"]);
+    let other = env.path().join("other");
+    env.git_ok(
+        &env.path(),
+        &["clone", "-q", remote, other.to_str().unwrap()],
+    );
+    (mono, ui, other)
+}
+
+/// Commits all of `other` (without hooks) and pushes it.
+fn push_all(env: &TestEnv, other: &Path, message: &str) {
+    env.git_ok(other, &["add", "-A"]);
+    env.git_ok(other, &["commit", "-q", "--no-verify", "-m", message]);
+    env.git_ok(other, &["push", "-q", "origin", "main"]);
+}
+
+/// A pull that makes a package's `.aea/.gitignore` ignore nothing, with
+/// the package's inbox quiet (the script skips aea while its quiet marker
+/// holds): `git add -A` at the top stages the package's markers and log,
+/// and the commit is refused, naming the package.
+#[test]
+fn a_quiet_package_does_not_let_its_staged_state_be_committed() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let (mono, ui, other) = monorepo_with_a_collaborator(&env);
+    let id = env.question(&api, "ui", "the roadmap");
+    env.ok(&ui, &["process", &id]);
+    std::fs::write(other.join("packages/ui/.aea/.gitignore"), "!*\n").unwrap();
+    push_all(&env, &other, "share the agent files");
+    env.git_ok(&mono, &["pull", "-q", "--no-rebase", "origin", "main"]);
+    env.until_quiet(&ui);
+
+    std::fs::write(mono.join("work.txt"), "work\n").unwrap();
+    env.git_ok(&mono, &["add", "-A"]);
+    let staged = stdout(&env.git_ok(&mono, &["diff", "--cached", "--name-only"]));
+    assert!(staged.contains("packages/ui/.aea/.processed/"), "{staged}");
+    let out = env.git(&mono, &["commit", "-q", "-m", "work"]);
+    assert!(
+        !out.status.success()
+            && stderr(&out).contains("aea: packages/ui: commit blocked")
+            && stderr(&out).contains("of this machine's .aea/ are staged"),
+        "a commit staging packages/ui/.aea/.processed/ went through a quiet package's hook\n{}",
+        stderr(&out)
+    );
+}
+
+/// A pull that puts a symlink where a package's `.aea/` was: git deletes
+/// the mail waiting there. The post-merge hook at the top says the package
+/// is skipped and what went with it; `doctor` in the package reports it
+/// instead of failing. `aea hooks uninstall` at the top, which has no
+/// inbox of its own, keeps the hooks while a package is served and takes
+/// them away once none is.
+#[test]
+fn a_package_a_pull_replaces_is_said_and_its_hooks_can_go() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let (mono, ui, other) = monorepo_with_a_collaborator(&env);
+    let out = env.ok(&mono, &["hooks", "uninstall"]);
+    assert!(
+        out.contains("kept the git hooks: they still serve packages/ui"),
+        "{out}"
+    );
+    assert!(mono.join(".git/hooks/pre-commit").exists());
+
+    let id = env.urgent(&api, "ui", "handoff", "the keys are in the vault");
+    let short = env.short_ref(&ui, &id);
+    let inbox = other.join("packages/ui/.aea");
+    std::fs::remove_dir_all(&inbox).unwrap();
+    std::fs::create_dir_all(other.join("shared/.aea")).unwrap();
+    std::fs::write(other.join("shared/.aea/agent-config.yaml"), "x: 1\n").unwrap();
+    std::os::unix::fs::symlink("../../shared/.aea", &inbox).unwrap();
+    push_all(&env, &other, "share the agent config");
+    let pulled = env.git(&mono, &["pull", "-q", "--no-rebase", "origin", "main"]);
+    assert!(pulled.status.success(), "{}", stderr(&pulled));
+    let said = stderr(&pulled);
+    assert!(
+        said.contains("aea: packages/ui: skipped: packages/ui/.aea is a symlink")
+            && said.contains(&format!(
+                "aea: packages/ui: 1 message that waited ({short}) is gone without aea processing it"
+            ))
+            && said.contains("send it again"),
+        "{said}"
+    );
+    assert!(!said.contains("vault") && !said.contains(&id), "{said}");
+
+    let out = env.run(&ui, &["doctor"]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 6, "{text}{}", stderr(&out));
+    assert!(
+        text.contains(".aea is a symlink") && text.contains(&short),
+        "{text}"
+    );
+
+    // No package is served now: the hooks go, and the one left behind is named.
+    let out = env.run(&mono, &["hooks", "uninstall"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("removed"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("no longer serve the inboxes below the top either: packages/ui"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!mono.join(".git/hooks/pre-commit").exists());
+}
+
+/// When aea cannot decide, the script's own fallback names the package
+/// where mail waits: a folder name with a character that reorders text on
+/// a terminal (U+202E, recordable) reaches it as `?`, never raw.
+#[test]
+fn the_scripts_fallback_never_prints_a_package_path_raw() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let mono = plain_git_repo(&env, "mono");
+    let odd = mono.join("packages/ui\u{202e}txt.exe");
+    std::fs::create_dir_all(&odd).unwrap();
+    env.ok(&odd, &["init", "--no-agent-files", "--id", "ui"]);
+    env.question(&api, "ui", "waiting");
+    let hook = mono.join(".git/hooks/pre-commit");
+    let fake = env.path().join("fake-aea");
+    std::fs::write(&fake, "#!/bin/sh\nexit 1\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let original = std::fs::read_to_string(&hook).unwrap();
+    std::fs::write(&hook, original.replace(BIN, fake.to_str().unwrap())).unwrap();
+    let out = env.git(&mono, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    let err = stderr(&out);
+    assert!(
+        !out.status.success() && err.contains("could not decide (exit 1) and mail waits in"),
+        "{err}"
+    );
+    assert!(!err.contains('\u{202e}'), "{err:?}");
+    assert!(err.contains("packages/ui???txt.exe/.aea/"), "{err:?}");
+}
+
 /// A package inbox and one at the top: both served, each line naming its
 /// inbox; a package whose path the hook scripts could not read back, or
 /// one in another work tree, is refused with the choices.

@@ -415,6 +415,78 @@ fn a_pull_that_swaps_the_inbox_for_a_file_loses_no_waiting_mail_unnoticed() {
     );
 }
 
+/// The same pull, seen as it happens: while a file or a symlink stands
+/// where `.aea/` was, the mail git deleted with it is said to be gone —
+/// by the post-merge hook, `check` and `doctor` (a finding, not a
+/// failure), each in one line with a count and aea's own reference, never
+/// the sender's words or names, and how to get it back. Once a later pull
+/// puts `.aea/` back, the hook says it once more, and only once.
+#[test]
+fn mail_a_pull_deletes_with_the_inbox_is_said_to_be_lost() {
+    for what in ["file", "symlink"] {
+        let up = Upstream::new();
+        let victim = Victim::clone_of(&up);
+        victim
+            .env
+            .git_ok(&victim.web, &["checkout", "--", ".aea/agent-config.yaml"]);
+        let id = victim.urgent_handoff("rotate the prod credentials");
+        let short = victim.env.short_ref(&victim.web, &id);
+        let lost = |said: &str, moment: &str| {
+            assert!(
+                said.contains(&format!(
+                    "1 message that waited ({short}) is gone without aea processing it"
+                )) && said.contains("Ask its sender to send it again (`aea status` on their side"),
+                "{what}, {moment}: the lost handoff is not said\n{said}"
+            );
+            assert!(
+                !said.contains("rotate") && !said.contains(&id) && !said.contains("from-api"),
+                "{what}, {moment}: {said}"
+            );
+        };
+
+        let inbox = up.repo.join(".aea");
+        std::fs::remove_dir_all(&inbox).unwrap();
+        if what == "file" {
+            std::fs::write(&inbox, "moved to docs/\n").unwrap();
+        } else {
+            std::fs::create_dir(up.repo.join("docs")).unwrap();
+            std::fs::write(up.repo.join("docs/agent.md"), "here now\n").unwrap();
+            std::os::unix::fs::symlink("docs", &inbox).unwrap();
+        }
+        up.commit_all(&[], "move the agent config");
+        let pulled = victim.pull();
+        assert!(pulled.status.success(), "git pull: {}", stderr(&pulled));
+        lost(&stderr(&pulled), "post-merge");
+        let out = victim.env.run(&victim.web, &["check"]);
+        assert!(!out.status.success(), "{}", stdout(&out));
+        lost(&stderr(&out), "check");
+        let out = victim.env.run(&victim.web, &["doctor"]);
+        assert_eq!(
+            code(&out),
+            6,
+            "{what}: doctor\n{}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        let said = stdout(&out);
+        assert!(said.contains(&format!(".aea is a {what}")), "{said}");
+        lost(&said, "doctor");
+
+        up.env.git_ok(&up.repo, &["revert", "--no-edit", "HEAD"]);
+        let pulled = victim.pull();
+        assert!(pulled.status.success(), "git pull: {}", stderr(&pulled));
+        lost(&stderr(&pulled), "post-merge, .aea/ back");
+        let out = victim
+            .env
+            .git(&victim.web, &["checkout", "-q", "-b", "next"]);
+        assert!(
+            !stderr(&out).contains("gone without aea"),
+            "{what}: said twice\n{}",
+            stderr(&out)
+        );
+    }
+}
+
 /// `.aea/.gitignore` is committed, so the upstream decides what of `.aea/`
 /// git tracks. A pull that rewrites it to ignore nothing makes the
 /// victim's next `git add -A && git commit` (what agents run) commit the
@@ -459,6 +531,43 @@ fn a_pulled_gitignore_gets_no_received_mail_committed() {
         leaked.is_empty(),
         "received mail and the log were committed after a pull rewrote .aea/.gitignore: {leaked:?}"
     );
+}
+
+/// The same pulled `.gitignore`, with nothing waiting: the pre-commit
+/// script skips aea while aea's quiet marker says the inbox is still, and
+/// it is aea that refuses to commit this machine's `.aea/` state. The
+/// marker made after the pull, then `git add -A`: the commit must still be
+/// refused, and the processed message's marker and the log stay out of it.
+#[test]
+fn a_quiet_inbox_does_not_let_its_staged_state_be_committed() {
+    let up = Upstream::new();
+    let victim = Victim::clone_of(&up);
+    let id = victim.env.question(&victim.api, "web", "the acquisition");
+    victim.env.ok(&victim.web, &["process", &id]);
+    std::fs::write(up.repo.join(".aea/.gitignore"), "# shared\n!*\n").unwrap();
+    up.commit_all(&[], "share the agent files");
+    let pulled = victim.pull();
+    assert!(pulled.status.success(), "git pull: {}", stderr(&pulled));
+    victim.env.until_quiet(&victim.web);
+
+    std::fs::write(victim.web.join("work.txt"), "work\n").unwrap();
+    victim.env.git_ok(&victim.web, &["add", "-A"]);
+    let staged = stdout(&victim.env.git_ok(
+        &victim.web,
+        &["diff", "--cached", "--name-only", "--", ".aea"],
+    ));
+    assert!(staged.contains(".aea/.processed/"), "{staged}");
+    let out = victim.env.git(&victim.web, &["commit", "-q", "-m", "work"]);
+    assert!(
+        !out.status.success() && stderr(&out).contains("of this machine's .aea/ are staged"),
+        "a commit staging .aea/.processed/ and the log went through a quiet inbox's hook\n{}",
+        stderr(&out)
+    );
+    // `git commit -a` makes the commit from another index: aea decides.
+    let out = victim
+        .env
+        .git(&victim.web, &["commit", "-q", "-a", "-m", "work"]);
+    assert!(!out.status.success(), "commit -a: {}", stderr(&out));
 }
 
 // ---------------------------------------------------------------------------

@@ -255,6 +255,19 @@ fn hooked_repo(env: &TestEnv, name: &str) -> PathBuf {
             .success()
     );
     env.ok(&dir, &["init", "--no-agent-files"]);
+    // A first commit writes git's index, which the hook compares with the
+    // quiet marker too: the commits measured come after it.
+    env.git_ok(
+        &dir,
+        &[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "--no-verify",
+            "-m",
+            "start",
+        ],
+    );
     let wrapper = env.path().join(format!("{name}-aea"));
     std::fs::write(
         &wrapper,
@@ -340,6 +353,45 @@ fn the_pre_commit_hook_starts_aea_only_when_the_inbox_moved() {
     assert_eq!(commit(&env, &web, "web").1, 2);
     std::fs::write(quiet(&env, &web).join("x"), "").unwrap();
     assert_eq!(commit(&env, &web, "web").1, 3);
+}
+
+/// The quiet marker stands for git's index too. A commit whose index is
+/// older than the marker skips aea; after a `git add`, or with `git
+/// commit -a` (made from another index file), git says whether anything
+/// under a `.aea/` is staged: nothing, and aea is not started; this
+/// machine's state, and aea starts and refuses the commit.
+#[test]
+fn the_pre_commit_hook_asks_git_what_is_staged_after_git_add() {
+    let env = TestEnv::new();
+    let web = hooked_repo(&env, "web");
+    std::fs::write(web.join("a.txt"), "a").unwrap();
+    env.git_ok(&web, &["add", "a.txt"]);
+    env.git_ok(&web, &["commit", "-q", "--no-verify", "-m", "a"]);
+    remembered_check(&env, &web);
+    assert!(quiet(&env, &web).is_dir());
+    assert_eq!(commit(&env, &web, "web").1, 0);
+
+    std::fs::write(web.join("b.txt"), "b").unwrap();
+    env.git_ok(&web, &["add", "b.txt"]);
+    assert_eq!(commit(&env, &web, "web").1, 0);
+    std::fs::write(web.join("a.txt"), "a, changed").unwrap();
+    let out = env.git_with(
+        &web,
+        &["commit", "-q", "-a", "-m", "all"],
+        &[("AEA_TEST_SEEN_SETTLE_MS", "20")],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(commit(&env, &web, "web").1, 0);
+
+    env.git_ok(&web, &["add", "-f", ".aea/agent.log"]);
+    let out = try_commit(&env, &web);
+    assert!(
+        !out.status.success() && stderr(&out).contains("of this machine's .aea/ are staged"),
+        "{}",
+        stderr(&out)
+    );
+    let log = env.path().join("web-starts.log");
+    assert_eq!(std::fs::read_to_string(log).unwrap().lines().count(), 1);
 }
 
 #[test]

@@ -7,8 +7,8 @@ use std::io::{IsTerminal, Read};
 
 use super::context::Context;
 use super::listing::{
-    Item, Report, build_report, plural, print_item, print_unapproved, unprocessed_page,
-    unprocessed_report, unread,
+    Item, Replaced, Report, build_report, lost_line, plural, print_item, print_unapproved,
+    unprocessed_page, unprocessed_report, unread,
 };
 use crate::cli::CheckArgs;
 use crate::error::{ExitCode, Result};
@@ -19,7 +19,18 @@ use crate::printer::untrusted_short;
 use crate::reminder::{self, HookInput};
 
 pub(crate) fn run(args: &CheckArgs, ctx: &Context) -> Result<ExitCode> {
-    let mailbox = ctx.mailbox()?;
+    let mailbox = match ctx.mailbox() {
+        Ok(mailbox) => mailbox,
+        Err(e) => {
+            // A pull that put a file or a symlink where `.aea/` was made
+            // git delete the mail waiting there: say so, as well as why
+            // this inbox cannot be read.
+            if let Some(replaced) = Replaced::of(ctx).filter(|r| !r.lost.is_empty()) {
+                ctx.printer.warn(lost_line(&replaced.lost, &replaced.why()));
+            }
+            return Err(e);
+        }
+    };
     // A hook reads at most so many files: a flood must not hold a prompt up.
     let mailbox = if args.hook.is_some() {
         mailbox.capped(crate::mailbox::HOOK_READ_CAP)

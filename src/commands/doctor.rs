@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::context::Context;
+use super::listing::{Replaced, lost_line};
 use crate::bridge::transfer::ProtocolFiles;
 use crate::cli::DoctorArgs;
 use crate::error::{Error, ExitCode, Result};
@@ -66,7 +67,15 @@ fn old_state(layout: &Layout) -> Finding {
 }
 
 pub(crate) fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
-    let mailbox = ctx.mailbox()?;
+    let mailbox = match ctx.mailbox() {
+        Ok(mailbox) => mailbox,
+        // A pull or a checkout put a file or a symlink where `.aea/` was:
+        // that is a finding, with what git deleted, not a failure.
+        Err(e) => match Replaced::of(ctx) {
+            Some(replaced) => return Ok(report(&[], &replaced_inbox(&replaced), ctx)),
+            None => return Err(e),
+        },
+    };
     let repo = mailbox.repo();
     let aea = mailbox.dir();
     let fixed = if args.fix {
@@ -790,6 +799,35 @@ fn log_history(mailbox: &Mailbox) -> Finding {
     )
 }
 
+/// The findings for an inbox whose `.aea/` is a file or a symlink: what
+/// is there, the mail that waited and went with the folder, and the other
+/// inboxes the work tree's hooks serve.
+fn replaced_inbox(replaced: &Replaced) -> Vec<Finding> {
+    let mut out = vec![Finding::new(
+        "layout",
+        Some((
+            format!(
+                ".aea is {} (never followed): a pull or a checkout may have put it there",
+                replaced.what
+            ),
+            "see which commit did (`git log --stat -- .aea`), move it aside, then run `aea init` here".to_string(),
+        )),
+        "",
+    )];
+    out.push(Finding::new(
+        "vanished mail",
+        (!replaced.lost.is_empty()).then(|| {
+            (
+                lost_line(&replaced.lost, &replaced.why()),
+                "ask each sender to send again (`aea status` on their side)".to_string(),
+            )
+        }),
+        "no mail waited in it at aea's last listing",
+    ));
+    out.extend(served_inboxes(&Layout::of(&replaced.repo)));
+    out
+}
+
 /// Mail that waited and is gone without aea moving it (git deletes the
 /// ignored files of a folder it replaces), until `--fix` says a person
 /// looked.
@@ -799,19 +837,11 @@ fn vanished(mailbox: &Mailbox) -> Finding {
         "vanished mail",
         (!gone.is_empty()).then(|| {
             (
-                format!(
-                    "{} message(s) that waited are gone from .aea/ without aea processing, archiving or quarantining them: {}",
-                    gone.len(),
-                    gone.iter()
-                        .map(|v| format!(
-                            "{} (id {})",
-                            crate::shortref::of(&v.file),
-                            crate::printer::untrusted_short(&v.id, 64)
-                        ))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                lost_line(
+                    &gone,
+                    "a checkout or pull that replaced .aea/ deletes what git ignores there",
                 ),
-                "a checkout or pull that replaced .aea/ deletes what git ignores there: ask each sender to send again (`aea status` on their side), then `aea doctor --fix` to forget this list".to_string(),
+                "ask each sender to send again (`aea status` on their side), then `aea doctor --fix` to forget this list".to_string(),
             )
         }),
         "no waiting mail vanished",

@@ -140,14 +140,29 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
 }
 
 fn uninstall(args: &HooksUninstallArgs, ctx: &Context) -> Result<ExitCode> {
-    let mailbox = ctx.mailbox()?;
-    let released = hooks::release(mailbox.layout(), &ctx.rt, false)?;
-    let removed = released.removed;
-    let agent_files = if args.agents {
-        harness::uninstall(mailbox.repo(), mailbox.dir())?
-    } else {
-        Vec::new()
+    let (released, agent_files, inbox_here) = match ctx.mailbox() {
+        Ok(mailbox) => {
+            let released = hooks::release(mailbox.layout(), &ctx.rt, false)?;
+            let agent_files = if args.agents {
+                harness::uninstall(mailbox.repo(), mailbox.dir())?
+            } else {
+                Vec::new()
+            };
+            (released, agent_files, true)
+        }
+        // The top of a monorepo whose inboxes are all in packages: the
+        // hooks are there, and no inbox.
+        Err(e @ Error::NoRepository { .. }) => {
+            let cwd = std::fs::canonicalize(&ctx.cwd).unwrap_or_else(|_| ctx.cwd.clone());
+            let Some(tree) = crate::layout::WorkTree::of(&cwd).filter(|_| ctx.repo.is_none())
+            else {
+                return Err(e);
+            };
+            (hooks::release_without_inbox(tree.top())?, Vec::new(), false)
+        }
+        Err(e) => return Err(e),
     };
+    let removed = released.removed;
     if ctx.printer.json() {
         ctx.printer.value(&HooksUninstallOutput {
             hooks: &removed,
@@ -168,8 +183,13 @@ fn uninstall(args: &HooksUninstallArgs, ctx: &Context) -> Result<ExitCode> {
         }
         if !released.kept_for.is_empty() {
             ctx.printer.line(format_args!(
-                "kept the git hooks: they still serve {}",
-                crate::served::names(&released.kept_for)
+                "kept the git hooks: they still serve {}{}",
+                crate::served::names(&released.kept_for),
+                if inbox_here {
+                    ""
+                } else {
+                    " (`aea hooks uninstall` in each of them forgets it; the hooks go with the last)"
+                }
             ));
         } else if removed.is_empty() {
             ctx.printer.line("no aea hooks were installed");
@@ -507,9 +527,16 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
         Ok(Some(s)) => Some(s.tree.top().to_path_buf()),
         _ => crate::layout::WorkTree::of(&cwd).map(|t| t.top().to_path_buf()),
     };
-    let root = match top {
+    let root = match &top {
         Some(top) if std::fs::symlink_metadata(top.join(crate::layout::AEA_DIR)).is_ok() => {
-            Inbox::open(Some(&top), None, ctx)
+            let root = Inbox::open(Some(top), None, ctx);
+            if root.is_none() && args.hook != GitHook::PreCommit {
+                let state = crate::layout::Layout::of(top).state().to_path_buf();
+                if let Some(replaced) = listing::Replaced::at(top, &state) {
+                    say_lost("aea:", &replaced.lost, &replaced.why(), ctx);
+                }
+            }
+            root
         }
         Some(_) => None,
         None => Inbox::open(None, None, ctx),
@@ -555,11 +582,19 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
         };
         // Gone is only gone (`aea doctor` says so); anything else in its
         // place may be a pull's doing, and is said every time.
+        let tag = format!("aea: {}:", crate::printer::untrusted_short(&entry.rel, 120));
         if *why != crate::served::Skip::Gone {
-            ctx.printer.err_line(format_args!(
-                "aea: {}: skipped: {why}; see `aea doctor`",
-                crate::printer::untrusted_short(&entry.rel, 120)
-            ));
+            ctx.printer
+                .err_line(format_args!("{tag} skipped: {why}; see `aea doctor`"));
+        }
+        // What waited there went with the folder git replaced or removed.
+        if args.hook != GitHook::PreCommit
+            && !matches!(why, crate::served::Skip::NotYours { .. })
+            && let Some(served) = &served
+        {
+            let state = served.tree.inbox_state(Path::new(&entry.rel));
+            let why = format!("{why}, and git deleted what its .aea/ held");
+            say_lost(&tag, &crate::mailbox::lost_with_inbox(&state), &why, ctx);
         }
     }
     Ok(if refused {
@@ -567,6 +602,15 @@ fn run_hook(args: &HooksRunArgs, ctx: &Context) -> Result<ExitCode> {
     } else {
         ExitCode::Success
     })
+}
+
+/// One line on mail that waited in an inbox and is gone without aea
+/// processing it, when there is any.
+fn say_lost(tag: &str, lost: &[crate::mailbox::Vanished], why: &str, ctx: &Context) {
+    if !lost.is_empty() {
+        ctx.printer
+            .err_line(format_args!("{tag} {}", listing::lost_line(lost, why)));
+    }
 }
 
 /// `hook` for one inbox.
@@ -592,7 +636,11 @@ fn announce(inbox: &Inbox, hook: GitHook) -> Result<ExitCode> {
         .config()
         .map(|c| c.hooks.clone())
         .unwrap_or_default();
-    if unread.is_empty() || setting(&hooks, hook).enabled == Some(false) {
+    if setting(&hooks, hook).enabled == Some(false) {
+        return Ok(ExitCode::Success);
+    }
+    vanished_since(inbox);
+    if unread.is_empty() {
         return Ok(ExitCode::Success);
     }
     let p = &ctx.printer;
@@ -629,6 +677,33 @@ fn announce(inbox: &Inbox, hook: GitHook) -> Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
+/// Mail noted as gone from `.aea/` without aea processing it (a checkout
+/// or pull that replaced the folder and put it back), said once by the
+/// git hooks: `aea doctor` names it until a person looked.
+fn vanished_since(inbox: &Inbox) {
+    let vanished = inbox.mailbox.inbox().vanished();
+    if vanished.is_empty() {
+        return;
+    }
+    let announcements = inbox.mailbox.announcements();
+    let said = announcements.announced(VANISHED_CHANNEL);
+    let now: HashSet<String> = vanished.iter().map(|v| v.file.clone()).collect();
+    if now.is_subset(&said) {
+        return;
+    }
+    say_lost(
+        &inbox.tag,
+        &vanished,
+        "a checkout or pull that replaced .aea/ deleted what git ignores there (`aea doctor` lists them)",
+        &inbox.ctx,
+    );
+    let _ = announcements.set_announced(VANISHED_CHANNEL, &now);
+}
+
+/// The channel under which the git hooks remember which vanished mail
+/// they said.
+const VANISHED_CHANNEL: &str = "git-vanished";
+
 /// The gate: a count line, and a refusal where `hooks.pre_commit.block_on`
 /// says. It fails closed: a config it cannot read or compile blocks the
 /// commit, whatever the inbox holds, until it is fixed.
@@ -656,7 +731,13 @@ fn pre_commit(inbox: &Inbox) -> Result<ExitCode> {
     // no second compile on every commit.
     if let Some(report) = listing::remembered_clean(mailbox, ctx)? {
         let hooks = &mailbox.config()?.hooks;
-        return Ok(gate(&report, &setting(hooks, GitHook::PreCommit), inbox));
+        let code = gate(&report, &setting(hooks, GitHook::PreCommit), inbox);
+        // Nothing staged, nothing waiting: the next commit need not start
+        // aea again (a listing worked out anew marks it itself).
+        if code == ExitCode::Success {
+            listing::renew_quiet(mailbox, ctx);
+        }
+        return Ok(code);
     }
     let path = mailbox.layout().shared(crate::layout::Shared::Config);
     let checked = match mailbox

@@ -62,6 +62,25 @@ impl TestEnv {
             .to_path_buf()
     }
 
+    /// Runs `aea check` in `repo` until aea made its quiet marker (the
+    /// pre-commit script then skips aea): once the inbox has been still
+    /// for aea's settle time. The report aea remembered is dropped before
+    /// each: one a git hook remembered (git runs them with aea's own 2 s
+    /// settle time, not this environment's) would be answered from, and
+    /// the marker never looked at again.
+    pub fn until_quiet(&self, repo: &Path) {
+        let seen = self.state(repo).join("seen");
+        assert!(
+            poll_until(Duration::from_secs(10), || {
+                let _ = std::fs::remove_file(seen.join("report.json"));
+                self.ok(repo, &["check"]);
+                seen.join("quiet").is_dir()
+            }),
+            "aea never found {} quiet",
+            repo.display()
+        );
+    }
+
     /// Where aea keeps the private keys in this environment's HOME.
     pub fn keys_dir(&self) -> PathBuf {
         self.path().join("home/.config/aea/keys")

@@ -14,7 +14,7 @@ use crate::words::word_enum;
 pub use crate::config::GitHook;
 
 /// Bumped whenever the script changes, so `status` can say "outdated".
-pub const HOOK_VERSION: u32 = 6;
+pub const HOOK_VERSION: u32 = 7;
 const TEMPLATE: &str = include_str!("../../../hooks/aea-hook.sh");
 const ORIG_SUFFIX: &str = ".aea-orig";
 
@@ -396,24 +396,11 @@ pub fn release(
             return Ok(released);
         }
     }
-    // The hooks are the repository's, shared by all its work trees: they
-    // stay while another work tree has an inbox or records one.
-    for top in crate::repo::other_worktrees(layout.repo()) {
-        let inbox = fs::symlink_metadata(top.join(crate::layout::AEA_DIR)).is_ok();
-        let records = crate::served::of(&top)
-            .ok()
-            .flatten()
-            .is_some_and(|s| !s.entries.is_empty());
-        if inbox || records {
-            released
-                .kept_for
-                .push(format!("work tree {}", top.display()));
-        }
-    }
+    released.kept_for = served_elsewhere(layout.repo());
     if !released.kept_for.is_empty() {
         return Ok(released);
     }
-    released.removed = remove_from_repository(layout.repo(), layout.inbox(), rt)?;
+    released.removed = remove_from_repository(layout.repo(), Some((layout.inbox(), rt)))?;
     if below.is_none() && !released.removed.is_empty() {
         // An unsound record is the pre-commit gate's and doctor's to report.
         if let Ok(Some(served)) = crate::served::of(layout.repo()) {
@@ -423,13 +410,57 @@ pub fn release(
     Ok(released)
 }
 
+/// The other work trees of the repository of `repo` whose inbox, or a
+/// recorded one, the hooks serve: they are the repository's, shared by
+/// all its work trees.
+fn served_elsewhere(repo: &Path) -> Vec<String> {
+    crate::repo::other_worktrees(repo)
+        .into_iter()
+        .filter(|top| {
+            fs::symlink_metadata(top.join(crate::layout::AEA_DIR)).is_ok()
+                || crate::served::of(top)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|s| !s.entries.is_empty())
+        })
+        .map(|top| format!("work tree {}", top.display()))
+        .collect()
+}
+
+/// Gives up aea's hooks at the top of a work tree, `top`, that has no
+/// inbox of its own (a monorepo whose inboxes are all in packages): they
+/// go unless they still serve an inbox recorded below, or another work
+/// tree's; the recorded inboxes that are skipped are named as no longer
+/// served. Nothing is logged: no inbox is there to log in.
+pub fn release_without_inbox(top: &Path) -> Result<Released> {
+    let mut released = Released::default();
+    let served = crate::served::of(top)?;
+    // A recorded inbox that is skipped (its `.aea/` gone, or a symlink a
+    // pull put there) is not served: it keeps no hooks.
+    let (kept, unserved): (Vec<_>, Vec<_>) = served
+        .map(|s| s.entries)
+        .unwrap_or_default()
+        .into_iter()
+        .partition(|e| e.skipped.is_none());
+    released.kept_for = kept.into_iter().map(|e| e.rel).collect();
+    if released.kept_for.is_empty() {
+        released.kept_for = served_elsewhere(top);
+    }
+    if released.kept_for.is_empty() {
+        released.removed = remove_from_repository(top, None)?;
+        if !released.removed.is_empty() {
+            released.unserved = unserved.into_iter().map(|e| e.rel).collect();
+        }
+    }
+    Ok(released)
+}
+
 /// Removes aea's hooks from every place of `repo` (a foreign hook kept as
-/// `<hook>.aea-orig` goes back), logging each in `aea_dir`'s log. Outside a
-/// git repository there is nothing to remove.
+/// `<hook>.aea-orig` goes back), logging each in the log of `log`'s
+/// `.aea/`. Outside a git repository there is nothing to remove.
 fn remove_from_repository(
     repo: &Path,
-    aea_dir: &Path,
-    rt: &crate::runtime::Runtime,
+    log: Option<(&Path, &crate::runtime::Runtime)>,
 ) -> Result<Vec<HookChange>> {
     use crate::audit::{self, AuditEvent, Event};
     let dirs = match crate::repo::hook_dirs(repo) {
@@ -441,12 +472,14 @@ fn remove_from_repository(
     for place in places(&dirs) {
         for c in uninstall(&place)? {
             if c.change == Change::Removed {
-                audit::append(
-                    aea_dir,
-                    &Event::new(rt, AuditEvent::HookRemoved)
-                        .with("hook", c.hook.as_str())
-                        .with("path", c.path.display().to_string()),
-                )?;
+                if let Some((aea_dir, rt)) = log {
+                    audit::append(
+                        aea_dir,
+                        &Event::new(rt, AuditEvent::HookRemoved)
+                            .with("hook", c.hook.as_str())
+                            .with("path", c.path.display().to_string()),
+                    )?;
+                }
                 removed.push(c);
             }
         }
@@ -464,7 +497,7 @@ mod tests {
     #[test]
     fn scripts_are_short_posix_sh_with_an_id_line() {
         let text = script(GitHook::PreCommit, Path::new("/opt/it's/aea"));
-        assert!(text.starts_with("#!/bin/sh\n# aea-hook: pre-commit\n# aea-hook-version: 6\n"));
+        assert!(text.starts_with("#!/bin/sh\n# aea-hook: pre-commit\n# aea-hook-version: 7\n"));
         assert!(!text.contains('\r'));
         assert!(text.contains(r"aea='/opt/it'\''s/aea'"));
         assert_eq!(recorded_binary(&text).as_deref(), Some("/opt/it's/aea"));

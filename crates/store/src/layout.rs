@@ -577,6 +577,12 @@ impl WorkTree {
         self.base.join(SERVED_LOCK)
     }
 
+    /// The private state of the inbox at `rel` (relative to the top),
+    /// wherever its folder now leads.
+    pub fn inbox_state(&self, rel: &Path) -> PathBuf {
+        self.base.join(key_of(rel))
+    }
+
     /// The name of the private state of the inbox at `rel` (relative to
     /// the top), as the hook scripts find it in [`WorkTree::base`].
     pub fn state_name(rel: &Path) -> String {

@@ -46,6 +46,13 @@ use crate::fsutil;
 /// future says nothing) and starts aea unless all are older. It lives in
 /// the git directory, where no clone, checkout or pull writes; empty,
 /// with the sticky bit, as a second wall (git never sets that bit).
+///
+/// It also says that none of the inbox's own state (mail, markers, the
+/// log) was staged in git's index when it was made: the script compares
+/// the index against it too. After a `git add` (of a `.aea/` whose
+/// committed `.gitignore` a pull emptied) the script asks git what is
+/// staged under `.aea/`, and aea starts and refuses the commit; a `git
+/// add` before the marker kept it from being made.
 pub use crate::layout::seen::QUIET;
 /// How old every recorded time must be, relative to when the memo was
 /// taken, before the memo is trusted. Covers coarse kernel clocks (a tick)
@@ -352,8 +359,10 @@ impl Memos {
     }
 
     /// Marks the inbox quiet (see [`QUIET`]) when `watched` (its folders)
-    /// settled before the marker's own time, or removes the marker.
-    pub fn set_quiet(&self, quiet: bool, watched: &Watched) {
+    /// settled before the marker's own time and `unstaged` says, once the
+    /// marker is made, that git's index holds none of the inbox's state;
+    /// or removes the marker.
+    pub fn set_quiet(&self, quiet: bool, watched: &Watched, unstaged: impl FnOnce() -> bool) {
         let marker = self.dir.join(QUIET);
         let _ = fs::remove_dir(&marker);
         // A file system may keep whole seconds: the folders must be older
@@ -361,12 +370,14 @@ impl Memos {
         let old_enough = watched.newest().is_none_or(|t| t < now_ns() - self.settle);
         // Mail that arrived while the inbox was listed moved a folder
         // before the marker was made, so the folder is older than it: look
-        // again once it is made. A change after this look is newer.
+        // again once it is made. A change after this look is newer. The
+        // index likewise: one written before this look is looked at, one
+        // written after it is newer than the marker.
         if quiet
             && watched.settled(self.settle)
             && old_enough
             && make_marker(&marker).is_ok()
-            && !watched.unchanged()
+            && !(watched.unchanged() && unstaged())
         {
             let _ = fs::remove_dir(&marker);
         }
@@ -647,12 +658,14 @@ mod tests {
         // hook's `test inbox -ot quiet` would hold and skip aea.
         fs::write(inbox.join("message-new.json"), "{}").unwrap();
         settle();
-        memos.set_quiet(true, &watched);
+        memos.set_quiet(true, &watched, || true);
         assert!(!dir.path().join(".aea").join(SEEN).join(QUIET).exists());
-        // Nothing moved: quiet.
+        // Nothing moved: quiet, unless the inbox's state is staged.
         let mut watched = Watched::start();
         watched.add(inbox);
-        memos.set_quiet(true, &watched);
+        memos.set_quiet(true, &watched, || false);
+        assert!(!dir.path().join(".aea").join(SEEN).join(QUIET).exists());
+        memos.set_quiet(true, &watched, || true);
         assert!(dir.path().join(".aea").join(SEEN).join(QUIET).is_dir());
     }
 

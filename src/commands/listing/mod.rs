@@ -13,7 +13,7 @@ use crate::policy::Decision;
 use crate::printer::untrusted_short;
 
 mod remember;
-pub(crate) use remember::{remembered_clean, unprocessed_page, unprocessed_report};
+pub(crate) use remember::{remembered_clean, renew_quiet, unprocessed_page, unprocessed_report};
 
 #[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -394,4 +394,73 @@ pub(crate) fn print_item(n: usize, m: &Item, ctx: &Context) {
 
 pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+/// One line on mail that waited and is gone without aea processing it
+/// (`why`: what took it): a count and aea's short references, never what
+/// a sender chose, and how to get it back.
+pub(crate) fn lost_line(lost: &[crate::mailbox::Vanished], why: &str) -> String {
+    let names: Vec<&str> = lost.iter().map(|v| v.file.as_str()).collect();
+    let refs = crate::shortref::for_names(&names);
+    format!(
+        "{} message{} that waited ({}) {} gone without aea processing {}: {why}. Ask {} sender{} to send {} again (`aea status` on their side shows what they sent).",
+        lost.len(),
+        plural(lost.len()),
+        crate::reminder::some_refs(&refs),
+        if lost.len() == 1 { "is" } else { "are" },
+        if lost.len() == 1 { "it" } else { "them" },
+        if lost.len() == 1 { "its" } else { "their" },
+        plural(lost.len()),
+        if lost.len() == 1 { "it" } else { "them" },
+    )
+}
+
+/// An inbox whose `.aea/` is no longer a folder: a pull or a checkout put
+/// a file or a symlink there, and git deleted what it ignored in it.
+pub(crate) struct Replaced {
+    /// The folder holding it.
+    pub repo: std::path::PathBuf,
+    /// What is there now, in words (`a symlink`, `a file`).
+    pub what: &'static str,
+    /// What waited in it at aea's last listing, neither processed nor
+    /// archived: gone with it.
+    pub lost: Vec<crate::mailbox::Vanished>,
+}
+
+impl Replaced {
+    /// The inbox at `repo` (its `.aea/` there), when it is replaced; its
+    /// private state is `state`.
+    pub(crate) fn at(repo: &std::path::Path, state: &std::path::Path) -> Option<Replaced> {
+        let meta = std::fs::symlink_metadata(repo.join(crate::mailbox::AEA_DIR)).ok()?;
+        let what = if meta.file_type().is_symlink() {
+            "a symlink"
+        } else if meta.is_dir() {
+            return None;
+        } else {
+            "a file"
+        };
+        Some(Replaced {
+            repo: repo.to_path_buf(),
+            what,
+            lost: crate::mailbox::lost_with_inbox(state),
+        })
+    }
+
+    /// The inbox a command run from `ctx` is in (`--repo`, or the nearest
+    /// folder at or above the current one with a `.aea`), when replaced.
+    pub(crate) fn of(ctx: &Context) -> Option<Replaced> {
+        let start = ctx.repo.clone().unwrap_or_else(|| ctx.cwd.clone());
+        let repo = start
+            .ancestors()
+            .take(if ctx.repo.is_some() { 1 } else { usize::MAX })
+            .find(|d| std::fs::symlink_metadata(d.join(crate::mailbox::AEA_DIR)).is_ok())?;
+        let repo = std::fs::canonicalize(repo).ok()?;
+        let state = crate::layout::Layout::of(&repo).state().to_path_buf();
+        Replaced::at(&repo, &state)
+    }
+
+    /// Why its mail is gone, for [`lost_line`].
+    pub(crate) fn why(&self) -> String {
+        format!(".aea/ is now {}, and git deleted what it held", self.what)
+    }
 }

@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Invalid, Item, Report, build_report, plural, unread};
+use super::{Invalid, Item, Report, build_report, unread};
 use crate::commands::Context;
 use crate::error::Result;
 use crate::housekeeping;
@@ -52,6 +52,43 @@ pub(crate) fn remembered_clean(mailbox: &Mailbox, ctx: &Context) -> Result<Optio
         .and_then(|memos| memos.recall::<Remembered>(REPORT_MEMO, now))
         .filter(|r| !r.warned)
         .map(|r| r.report))
+}
+
+/// Makes the quiet marker anew once the pre-commit gate found the inbox
+/// quiet from the remembered report and none of its files staged: the
+/// script compares the marker with git's index too, and until the marker
+/// is newer it asks git what is staged at every commit (or, when git
+/// names something under `.aea/`, starts aea). Made only while that
+/// report is still good, and checked against git's own index once made
+/// (see [`Memos::set_quiet`]).
+pub(crate) fn renew_quiet(mailbox: &Mailbox, ctx: &Context) {
+    let Some(memos) = ctx.memos(mailbox) else {
+        return;
+    };
+    let now = ctx
+        .rt
+        .now()
+        .timestamp_nanos_opt()
+        .map_or(i128::MAX, i128::from);
+    let Some(parts) = memos.recall_parts::<Remembered>(REPORT_MEMO, now) else {
+        return;
+    };
+    let report = &parts.value.report;
+    let quiet = !parts.value.warned
+        && report.messages.is_empty()
+        && report.invalid.is_empty()
+        && report.processed_without_approval.is_empty()
+        && report.not_read == 0
+        && parts.paths.iter().all(|(_, _, good)| *good);
+    if quiet {
+        let watched = Watched::of(
+            parts.taken,
+            parts.paths.into_iter().map(|(p, s, _)| (p, s)).collect(),
+        );
+        memos.set_quiet(true, &watched, || {
+            crate::hook_gate::staged_state(mailbox.dir(), None).is_empty()
+        });
+    }
 }
 
 /// The page a `check` without `--all` printed, remembered with what it
@@ -290,7 +327,9 @@ fn report_and_sources(
         && report.invalid.is_empty()
         && past.entries.is_empty()
         && report.processed_without_approval.is_empty();
-    memos.set_quiet(quiet && !warned.get(), &watched);
+    memos.set_quiet(quiet && !warned.get(), &watched, || {
+        crate::hook_gate::staged_state(mailbox.dir(), None).is_empty()
+    });
     let remembered = Remembered {
         report,
         warned: warned.get(),
@@ -571,12 +610,9 @@ fn note_vanished<'a>(
     let waiting: Vec<(&str, &str)> = waiting.collect();
     let gone = mailbox.inbox().note_waiting(&waiting);
     if !gone.is_empty() && !quiet {
-        ctx.printer.warn(format_args!(
-            "{} message{} that waited {} gone from .aea/ without aea processing, archiving or quarantining {} (a checkout or pull deletes ignored files): see `aea doctor`",
-            gone.len(),
-            plural(gone.len()),
-            if gone.len() == 1 { "is" } else { "are" },
-            if gone.len() == 1 { "it" } else { "them" },
+        ctx.printer.warn(super::lost_line(
+            &gone,
+            "a checkout or pull that replaces .aea/ deletes what git ignores there (`aea doctor` lists them)",
         ));
     }
 }

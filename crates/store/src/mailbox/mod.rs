@@ -53,7 +53,7 @@ pub use accepted::is_record as is_accepted_record;
 pub use listed::StaleMarker;
 pub use message_file::{NOT_A_FILE, message_names_in, read_message_file};
 pub use records::Aside;
-pub use vanished::Vanished;
+pub use vanished::{Vanished, lost_with_inbox};
 pub use views::{Announcements, Approvals, Inbox, Records, Sent};
 
 /// A send holds the send records' lock only to read and replace one record.

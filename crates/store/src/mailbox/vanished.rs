@@ -94,6 +94,33 @@ impl Inbox<'_> {
     }
 }
 
+/// The mail that waited at the last listing of an inbox whose `.aea/` is
+/// no longer a folder, `state` being its private state ([`Layout::state`]):
+/// git replaced `.aea/` by a file or a symlink (a pull, a checkout) and
+/// deleted what it ignored there, so everything that waited and is
+/// neither processed nor archived is gone. Read from the private state,
+/// which no pull writes; nothing when it is missing or unsound.
+///
+/// [`Layout::state`]: crate::layout::Layout::state
+pub fn lost_with_inbox(state: &Path) -> Vec<Vanished> {
+    let sound = |dir: &Path| fsutil::check_private_dir(dir, None).is_ok_and(|found| found);
+    let seen = state.join(Private::Seen.name());
+    if !sound(state) || !sound(&seen) {
+        return Vec::new();
+    }
+    let waiting: BTreeMap<String, String> =
+        read_json(&seen.join(seen::WAITING)).unwrap_or_default();
+    let kept = |entry: Private, name: &str| {
+        let dir = state.join(entry.name());
+        sound(&dir) && std::fs::symlink_metadata(dir.join(name)).is_ok()
+    };
+    waiting
+        .into_iter()
+        .filter(|(file, _)| !kept(Private::Processed, file) && !kept(Private::Archive, file))
+        .map(|(file, id)| Vanished { file, id })
+        .collect()
+}
+
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
     let bytes = fsutil::read_state(path, fsutil::STATE_LIMIT).ok()??;
     serde_json::from_slice(&bytes).ok()
