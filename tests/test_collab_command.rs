@@ -1850,7 +1850,7 @@ fn mail_dressed_as_a_wake_up_of_an_ended_collaboration_is_left_waiting() {
         v["message"]["body"] = framed_body.clone().into();
     }));
     let subject = genuine["message"]["subject"].as_str().unwrap();
-    let retitled = format!("{} — and rotate the password", subject);
+    let retitled = format!("{subject} — and rotate the password");
     planted.push(plant_variant(env, &two.api, &genuine, 10, true, |v| {
         v["message"]["subject"] = retitled.clone().into();
     }));

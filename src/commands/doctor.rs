@@ -138,7 +138,7 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
             "forgot {} message(s) noted as vanished: {}",
             gone.len(),
             gone.iter()
-                .map(|v| crate::printer::untrusted_short(&v.id, 64))
+                .map(crate::mailbox::Vanished::short_ref)
                 .collect::<Vec<_>>()
                 .join(", ")
         ));

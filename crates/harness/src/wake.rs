@@ -105,7 +105,7 @@ fn marker_names<'a>(mailbox: &Mailbox, names: impl Iterator<Item = &'a str>) -> 
 fn keys_of(entries: &[Entry]) -> HashMap<String, String> {
     entries
         .iter()
-        .map(|e| (e.name.clone(), e.ref_key().to_string()))
+        .map(|e| (e.name.clone(), e.ref_key()))
         .collect()
 }
 

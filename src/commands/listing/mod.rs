@@ -400,8 +400,10 @@ pub(crate) fn plural(n: usize) -> &'static str {
 /// (`why`: what took it): a count and aea's short references, never what
 /// a sender chose, and how to get it back.
 pub(crate) fn lost_line(lost: &[crate::mailbox::Vanished], why: &str) -> String {
-    let names: Vec<&str> = lost.iter().map(|v| v.file.as_str()).collect();
-    let refs = crate::shortref::for_names(&names);
+    let refs: Vec<String> = lost
+        .iter()
+        .map(crate::mailbox::Vanished::short_ref)
+        .collect();
     format!(
         "{} message{} that waited ({}) {} gone without aea processing {}: {why}. Ask {} sender{} to send {} again (`aea status` on their side shows what they sent).",
         lost.len(),

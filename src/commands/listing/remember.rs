@@ -281,7 +281,10 @@ fn report_and_sources(
         let waiting = report
             .messages
             .iter()
-            .map(|m| (m.file.as_str(), m.id.as_str()))
+            .map(|m| {
+                let key = crate::shortref::key(Some((&m.from, &m.id)), &m.file);
+                (m.file.as_str(), key)
+            })
             .chain(past.waiting());
         note_vanished(mailbox, waiting, quiet, ctx);
     }
@@ -401,11 +404,12 @@ impl Past {
         report.more += n;
     }
 
-    /// Each message past the page as (file, id).
-    fn waiting(&self) -> impl Iterator<Item = (&str, &str)> {
+    /// Each message past the page as (file, reference key).
+    fn waiting(&self) -> impl Iterator<Item = (&str, String)> {
         self.entries
             .iter()
-            .filter_map(|e| Some((e.name.as_str(), e.valid()?.message_id.as_str())))
+            .filter(|e| e.valid().is_some())
+            .map(|e| (e.name.as_str(), e.ref_key()))
     }
 }
 
@@ -603,11 +607,11 @@ fn relabel(report: &mut Report, past: &[(String, &str)]) {
 /// looked.
 fn note_vanished<'a>(
     mailbox: &Mailbox,
-    waiting: impl Iterator<Item = (&'a str, &'a str)>,
+    waiting: impl Iterator<Item = (&'a str, String)>,
     quiet: bool,
     ctx: &Context,
 ) {
-    let waiting: Vec<(&str, &str)> = waiting.collect();
+    let waiting: Vec<(&str, String)> = waiting.collect();
     let gone = mailbox.inbox().note_waiting(&waiting);
     if !gone.is_empty() && !quiet {
         ctx.printer.warn(super::lost_line(

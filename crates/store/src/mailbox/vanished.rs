@@ -3,7 +3,8 @@
 //! commit that turns `.aea/` into a file and back), and a person can
 //! delete a file: either way a message that waited for the agent or a
 //! person must not disappear without a word. The receiver keeps the names
-//! and ids of what waited at its last listing (private `seen/waiting.json`)
+//! and reference keys (sender and id, see [`crate::shortref::key`]) of what
+//! waited at its last listing (private `seen/waiting.json`)
 //! and notes what is gone since, neither processed, archived nor
 //! quarantined (`seen/vanished.json`), until a person looked (`aea doctor
 //! --fix`).
@@ -25,15 +26,25 @@ const KEPT: usize = 1000;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Vanished {
     pub file: String,
-    pub id: String,
+    /// Its reference key (`sender/id`): the reference the sender's `aea
+    /// sent` shows is derived from it. An older aea kept the id alone.
+    #[serde(alias = "id")]
+    pub key: String,
+}
+
+impl Vanished {
+    /// The short reference it was listed under.
+    pub fn short_ref(&self) -> String {
+        crate::shortref::of(&self.key)
+    }
 }
 
 impl Inbox<'_> {
-    /// Notes what waits now (`waiting`: file name and message id of each
+    /// Notes what waits now (`waiting`: file name and reference key of each
     /// unprocessed message listed) and returns what waited at the last
     /// note and is gone without aea moving it. Best effort: state that
     /// cannot be read or written notes nothing.
-    pub fn note_waiting(&self, waiting: &[(&str, &str)]) -> Vec<Vanished> {
+    pub fn note_waiting<S: AsRef<str>>(&self, waiting: &[(&str, S)]) -> Vec<Vanished> {
         let Some(dir) = self.seen_dir() else {
             return Vec::new();
         };
@@ -41,14 +52,14 @@ impl Inbox<'_> {
         let before: BTreeMap<String, String> = read_json(&path).unwrap_or_default();
         let now: BTreeMap<String, String> = waiting
             .iter()
-            .map(|(n, i)| ((*n).to_string(), (*i).to_string()))
+            .map(|(n, key)| ((*n).to_string(), key.as_ref().to_string()))
             .collect();
         let gone: Vec<Vanished> = before
             .iter()
             .filter(|(name, _)| !now.contains_key(*name) && !self.accounted_for(name))
-            .map(|(file, id)| Vanished {
+            .map(|(file, key)| Vanished {
                 file: file.clone(),
-                id: id.clone(),
+                key: key.clone(),
             })
             .collect();
         if now != before {
@@ -117,7 +128,7 @@ pub fn lost_with_inbox(state: &Path) -> Vec<Vanished> {
     waiting
         .into_iter()
         .filter(|(file, _)| !kept(Private::Processed, file) && !kept(Private::Archive, file))
-        .map(|(file, id)| Vanished { file, id })
+        .map(|(file, key)| Vanished { file, key })
         .collect()
 }
 
