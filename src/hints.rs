@@ -442,7 +442,7 @@ or install into {} for every repository with `aea hooks install --force`",
             path.display()
         ),
         Error::NoMailRemote => {
-            "pass `--remote URL`, or set `remote: URL` under `sync:` in .aea/agent-config.yaml".to_string()
+            "pass `--remote URL`, or set `remote: URL` under `sync:` in .aea/agent-config.yaml; one set there counts once you trust it (`aea trust --show`, then `aea trust`)".to_string()
         }
         Error::NeedsTerminal => {
             "run it in a terminal, or use `aea pending`, `aea approve` and `aea reject` from scripts".to_string()
