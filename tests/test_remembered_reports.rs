@@ -1030,3 +1030,29 @@ fn a_marker_that_did_not_read_rewritten_in_place_shows_when_new_mail_arrives() {
     let report = partly_and_whole(&env, &web);
     assert!(!ids(&report).contains(&gated), "{report}");
 }
+
+/// A reference to processed mail is looked up through the id index (the
+/// store can hold thousands), but a file the index lost or misnames is
+/// still found, and a wrong index line finds nothing else.
+#[test]
+fn references_to_processed_mail_use_the_index_but_never_trust_it() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let first = env.question(&api, "web", "first");
+    let second = env.question(&api, "web", "second");
+    let (first_ref, second_ref) = (env.short_ref(&web, &first), env.short_ref(&web, &second));
+    let second_file = file_of(&web, &second);
+    env.ok(&web, &["process", &first_ref]);
+    env.ok(&web, &["process", &second_ref]);
+    assert_eq!(subject_shown(&env, &web, &first_ref), "first");
+    // The index forgets one file and says the other holds another id.
+    std::fs::write(id_bucket(&env, &web, &first), "").unwrap();
+    std::fs::write(
+        id_bucket(&env, &web, &second),
+        format!("{first}\t{second_file}\n"),
+    )
+    .unwrap();
+    assert_eq!(subject_shown(&env, &web, &first_ref), "first");
+    assert_eq!(subject_shown(&env, &web, &second_ref), "second");
+}

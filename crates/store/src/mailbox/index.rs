@@ -5,6 +5,7 @@
 //! (every name it gives is read and checked).
 
 use std::collections::BTreeMap;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::Inbox;
@@ -27,6 +28,44 @@ impl Inbox<'_> {
         fsutil::check_private_dir(&dir, self.owner)
             .ok()?
             .then_some(dir)
+    }
+
+    /// Of `names` (files of the processed store), those whose reference may
+    /// start with `digits` (see [`crate::shortref::parse`]), found without
+    /// reading each: the index gives a file's id, its name the sender it
+    /// claims, and the two give its reference. A file the index does not
+    /// know, or whose name claims no sender, is a candidate all the same
+    /// (it is read); only a file whose name lies about its sender can be
+    /// left out, and that file is not the one a person's reference names.
+    /// Every candidate is read and checked by the caller. `None` where
+    /// this inbox keeps no index.
+    pub(super) fn ref_candidates<'n>(
+        &self,
+        names: &'n [String],
+        digits: &str,
+    ) -> Option<Vec<&'n String>> {
+        let dir = self.index_dir(seen::IDS)?;
+        let mut ids: std::collections::HashMap<String, Vec<String>> =
+            std::collections::HashMap::new();
+        for bucket in fs::read_dir(&dir).ok()?.flatten() {
+            for (id, name) in Self::index_pairs(&bucket.path()) {
+                ids.entry(name).or_default().push(id);
+            }
+        }
+        let may_match = |name: &String| {
+            let claimed = message::parse_file_name(name).map(|parts| parts.sender);
+            match (ids.get(name.as_str()), claimed) {
+                (Some(ids), Some(sender)) => {
+                    crate::shortref::matches(name, digits)
+                        || ids.iter().any(|id| {
+                            let key = crate::shortref::key(Some((sender, id)), name);
+                            crate::shortref::matches(&key, digits)
+                        })
+                }
+                _ => true,
+            }
+        };
+        Some(names.iter().filter(|n| may_match(n)).collect())
     }
 
     /// The file names the index gives for message id `id`, sorted: hints

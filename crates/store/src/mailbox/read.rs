@@ -646,13 +646,27 @@ impl Inbox<'_> {
             // so copying a message's sender and id into a file the sender
             // did not sign makes no reference ambiguous.
             let matching = |e: &Entry| crate::shortref::matches(&e.ref_key(), &digits);
-            let hits: Vec<Entry> = names
-                .iter()
-                .filter_map(|n| self.read_unverified(dir, n))
-                .filter(|e| matching(e) || crate::shortref::matches(&e.name, &digits))
-                .filter_map(|e| self.read_listed(dir, &e.name))
-                .filter(|e| matching(e))
-                .collect();
+            let hits_among = |among: Vec<&String>| -> Vec<Entry> {
+                among
+                    .into_iter()
+                    .filter_map(|n| self.read_unverified(dir, n))
+                    .filter(|e| matching(e) || crate::shortref::matches(&e.name, &digits))
+                    .filter_map(|e| self.read_listed(dir, &e.name))
+                    .filter(|e| matching(e))
+                    .collect()
+            };
+            // The processed store can hold thousands: its index narrows
+            // what is read. Where that finds nothing (a typo, an index
+            // that lost its way), every file is read after all.
+            let narrowed = if self.is_store(dir) {
+                self.ref_candidates(&names, &digits).map(&hits_among)
+            } else {
+                None
+            };
+            let hits = match narrowed {
+                Some(hits) if !hits.is_empty() => hits,
+                _ => hits_among(names.iter().collect()),
+            };
             return match hits.as_slice() {
                 [] => Err(not_found()),
                 [one] => Ok(one.clone()),
