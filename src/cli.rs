@@ -31,7 +31,7 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
-    /// Print less
+    /// Print less: `check` and `pending` say only how many wait; errors and warnings stay
     #[arg(short, long, global = true)]
     pub quiet: bool,
 

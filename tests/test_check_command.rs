@@ -396,3 +396,26 @@ fn a_first_page_judges_what_it_lists_and_counts_the_rest() {
         "{text}"
     );
 }
+
+/// `--quiet` leaves out the list, not the answer: `check` and `pending`
+/// still say how many wait.
+#[test]
+fn quiet_check_and_pending_say_how_many_wait() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    assert_eq!(
+        env.ok(&web, &["check", "-q"]).trim(),
+        "web: no unprocessed messages"
+    );
+    env.question(&api, "web", "port?");
+    env.urgent(&api, "web", "issue", "down");
+    let out = env.ok(&web, &["check", "--quiet"]);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(
+        out.starts_with("web: 2 unprocessed messages (1 waiting for approval)"),
+        "{out}"
+    );
+    let out = env.ok(&web, &["pending", "-q"]);
+    assert_eq!(out.trim(), "1 message waiting for a person's approval:");
+}

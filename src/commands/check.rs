@@ -137,7 +137,7 @@ fn print_human(report: &Report, ctx: &Context) {
     let me = report.agent_id.as_deref().unwrap_or("this repository");
     let p = &ctx.printer;
     if report.unprocessed == 0 {
-        p.line(format_args!("{me}: no unprocessed messages"));
+        p.summary(format_args!("{me}: no unprocessed messages"));
     } else {
         let mut notes = Vec::new();
         if report.unjudged > 0 {
@@ -158,7 +158,7 @@ fn print_human(report: &Report, ctx: &Context) {
         } else {
             format!(" ({})", notes.join(", "))
         };
-        p.line(format_args!(
+        p.summary(format_args!(
             "{me}: {} unprocessed message{}{notes}",
             report.unprocessed,
             plural(report.unprocessed)

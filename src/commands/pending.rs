@@ -81,14 +81,14 @@ fn run_all(ctx: &Context) -> Result<ExitCode> {
     }
     let waiting: usize = repositories.iter().map(|r| r.pending.len()).sum();
     if waiting == 0 {
-        ctx.printer.line(format_args!(
+        ctx.printer.summary(format_args!(
             "nothing waits for approval in {} repositor{}",
             repositories.len(),
             if repositories.len() == 1 { "y" } else { "ies" }
         ));
         return Ok(ExitCode::Success);
     }
-    ctx.printer.line(format_args!(
+    ctx.printer.summary(format_args!(
         "{waiting} message{} waiting for a person's approval:",
         plural(waiting)
     ));
@@ -126,11 +126,11 @@ fn run_here(ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     if pending.is_empty() {
-        ctx.printer.line("nothing waits for approval");
+        ctx.printer.summary("nothing waits for approval");
         print_unapproved(&report.processed_without_approval, ctx);
         return Ok(ExitCode::Success);
     }
-    ctx.printer.line(format_args!(
+    ctx.printer.summary(format_args!(
         "{} message{} waiting for a person's approval:",
         pending.len(),
         plural(pending.len())

@@ -36,6 +36,12 @@ impl Printer {
         }
     }
 
+    /// A line that sums up what the command found (how many messages
+    /// wait): printed even with `--quiet`, which leaves out the rest.
+    pub fn summary(&self, text: impl Display) {
+        write_out(&format!("{}\n", one_line(&text.to_string())));
+    }
+
     /// Output that is the point of the command (a framed message, hook
     /// text): printed even with `--quiet`. Newlines and tabs are kept;
     /// every other control character is escaped.
