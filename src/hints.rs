@@ -321,7 +321,7 @@ pub(crate) fn hint(err: &Error) -> Option<String> {
             crate::shortref::FEWEST_TYPED
         ),
         Error::MessageNotFound { .. } => {
-            "`aea check` lists unprocessed messages with their references (`m…`)".to_string()
+            "`aea check` lists unprocessed messages with their references (`m…`), `aea check --processed` the processed ones; a reference names mail of the repository whose `check` printed it (`aea -C PATH …` there)".to_string()
         }
         Error::SentNotFound { received: true, .. } => {
             "that names mail this repository received: `aea show` reads it; `aea status` follows mail sent from here (`aea sent` lists it)".to_string()
