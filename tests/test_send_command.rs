@@ -1165,3 +1165,37 @@ fn a_copied_or_forged_id_never_takes_a_reference_over() {
     assert!(out.contains("delivered to api"), "{out}");
     assert!(!out.contains("delivered to ops"), "{out}");
 }
+
+/// A recipient whose config does not read takes no mail; the sender is
+/// told that nothing was sent and that the file named is the recipient's.
+#[test]
+fn a_recipient_whose_config_does_not_read_is_said_to_be_the_problem() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let config = web.join(".aea/agent-config.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("bogus: [\n");
+    std::fs::write(&config, text).unwrap();
+    let out = env.run(
+        &api,
+        &[
+            "send",
+            "--to",
+            "web",
+            "--type",
+            "question",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+        ],
+    );
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("nothing was sent: the recipient's config does not read"),
+        "{err}"
+    );
+    assert!(inbox_files(&web).is_empty());
+}

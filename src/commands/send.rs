@@ -82,7 +82,17 @@ pub(crate) fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
     let mut recipients = Vec::with_capacity(targets.len());
     for (target, named) in targets {
         let route = route::resolve(&target, &ctx.cwd, sender.repo(), ctx.registry(), via_remote)
-            .and_then(|route| check_named(route, &target, named))?;
+            .and_then(|route| check_named(route, &target, named))
+            .inspect_err(|e| {
+                // The error below names a file of the recipient's: whose.
+                if let Error::ConfigInvalid { path, .. } = e
+                    && !path.starts_with(sender.repo())
+                {
+                    ctx.printer.warn(
+                        "nothing was sent: the recipient's config does not read, so it takes no mail until its owner fixes it",
+                    );
+                }
+            })?;
         let to_self = match &route {
             route::Route::Local(r) => r.mailbox.repo() == sender.repo(),
             route::Route::Remote(_) | route::Route::Foreign(_) => false,
