@@ -286,3 +286,22 @@ fn the_backup_uninstall_leaves_is_ignored_by_git() {
     let status = String::from_utf8_lossy(&status.stdout);
     assert!(!status.contains(".aea-backup"), "{status}");
 }
+
+/// Mail nobody read goes with an uninstalled inbox: uninstall says how many
+/// messages still waited and where they are.
+#[test]
+fn uninstall_says_how_much_unread_mail_goes_with_the_inbox() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    env.urgent(&api, "web", "issue", "down");
+    env.question(&api, "web", "port?");
+    let out = env.run(&web, &["uninstall"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("2 messages still waited unprocessed: they are in")
+            && err.contains(".aea-backup-"),
+        "{err}"
+    );
+}

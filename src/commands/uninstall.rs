@@ -33,12 +33,19 @@ pub(super) struct UninstallOutput<'a> {
     /// Where the private state (processed mail, sent copies, records) was
     /// kept; `null` with `--purge` or when there was none.
     pub private_backup: Option<&'a Path>,
+    /// How many messages still waited unprocessed (kept in the backup, or
+    /// deleted with `--purge`).
+    pub unprocessed: usize,
 }
 
 pub(crate) fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
     let mailbox = ctx.mailbox()?;
     let repo = mailbox.repo().to_path_buf();
     let id = mailbox.agent_id().ok();
+    // Said at the end: mail nobody read goes with the folder.
+    let unprocessed = mailbox.inbox().unprocessed().map_or(0, |entries| {
+        entries.iter().filter(|e| e.valid().is_some()).count()
+    });
     // Below the top of a work tree this inbox is no longer served there;
     // the hooks stay while they serve another inbox of the work tree.
     let released = crate::hooks::release(mailbox.layout(), &ctx.rt, true)?;
@@ -103,6 +110,7 @@ pub(crate) fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
             unregistered,
             backup: backup.as_deref(),
             private_backup: private_backup.as_deref(),
+            unprocessed,
         });
         return Ok(ExitCode::Success);
     }
@@ -134,6 +142,16 @@ pub(crate) fn run(args: &UninstallArgs, ctx: &Context) -> Result<ExitCode> {
             path.display()
         )),
         None => p.line("deleted .aea/ with its messages and log"),
+    }
+    if unprocessed > 0 {
+        p.warn(format_args!(
+            "{unprocessed} message{} still waited unprocessed: {}",
+            if unprocessed == 1 { "" } else { "s" },
+            backup.as_deref().map_or_else(
+                || "deleted with --purge".to_string(),
+                |b| format!("they are in {}, where nothing reads them", b.display())
+            )
+        ));
     }
     if let Some(path) = &private_backup {
         p.line(format_args!(
