@@ -555,6 +555,8 @@ fn monitor_start_stop_status_and_double_start() {
     let again = env.json(&web, &["monitor", "start"]);
     assert_eq!(again["state"], "already_running");
     assert_eq!(again["pid"], first["pid"], "one monitor");
+    let said = env.ok(&web, &["monitor", "start"]);
+    assert!(said.contains("stopped and started again"), "{said}");
     let stopped = env.json(&web, &["monitor", "stop"]);
     assert_eq!(stopped["state"], "stopped");
     assert_eq!(

@@ -44,7 +44,10 @@ impl MonitorState {
             MonitorState::Running => "running",
             MonitorState::NotRunning => "not running",
             MonitorState::Started => "started",
-            MonitorState::AlreadyRunning => "already running",
+            // It read its config when it started.
+            MonitorState::AlreadyRunning => {
+                "already running (a change to its config or doorbells counts once it is stopped and started again)"
+            }
             MonitorState::Stopped => "stopped",
             MonitorState::StopTimedOut => "did not stop within 10 seconds",
         }
