@@ -255,7 +255,7 @@ pub(crate) fn hint(err: &Error) -> Option<String> {
             lead: Some(RecipientLead::Near { id }),
             ..
         } => format!(
-            "did you mean `{id}`? `aea agents` lists the registered agents; or pass the recipient's path (`--to ../{id}`)"
+            "did you mean `{id}`? `aea agents` lists the registered agents; or pass the recipient's path (`--to ../{id}`) when it is on this machine"
         ),
         Error::RecipientNotFound {
             target,

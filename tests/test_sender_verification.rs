@@ -804,7 +804,7 @@ fn unverified_lines_name_the_command_that_fixes_them() {
     );
     assert!(
         check.contains(
-            "unverified sender: mallory is not registered: `aea agents add mallory --path REPO --key ed25519:…`"
+            "unverified sender: mallory is not registered: `aea whoami` in mallory's repository prints the line that pins it (`aea agents add mallory --path REPO --key ed25519:…` on this machine, `--remote URL` instead of `--path` on another)"
         ),
         "{check}"
     );

@@ -309,7 +309,7 @@ impl Context {
         let id = crate::printer::untrusted_short(id, 64);
         Some(match why {
             Unpinned::Unknown => format!(
-                "{id} is not registered: `aea agents add {id} --path REPO --key ed25519:…` with the key `aea whoami` prints in {id}'s repository"
+                "{id} is not registered: `aea whoami` in {id}'s repository prints the line that pins it (`aea agents add {id} --path REPO --key ed25519:…` on this machine, `--remote URL` instead of `--path` on another)"
             ),
             Unpinned::Disabled => format!("{id} is disabled here: `aea agents enable {id}`"),
             Unpinned::NoKey { path: Some(_) } => format!(
