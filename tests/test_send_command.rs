@@ -1199,3 +1199,88 @@ fn a_recipient_whose_config_does_not_read_is_said_to_be_the_problem() {
     );
     assert!(inbox_files(&web).is_empty());
 }
+
+/// Which folder a reference is found in first decides nothing: the same id,
+/// or a reference prefix ground to match, in the inbox and among processed
+/// or sent mail is ambiguous, and nothing is acted on.
+#[test]
+fn a_reference_matching_in_two_folders_is_ambiguous() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let ops = env.repo("ops");
+    let web = env.repo("web");
+    let id = env.question(&api, "web", "Which db?");
+    let short = env.short_ref(&web, &id);
+    env.ok(&web, &["process", &short]);
+    let inbox = web.join(".aea");
+    // ops copies the whole id into mail of its own (signed by ops)...
+    let theirs = env.question(&ops, "web", "Which db?");
+    let ops_file = file_of(&web, &theirs);
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(inbox.join(&ops_file)).unwrap()).unwrap();
+    value["message_id"] = id.clone().into();
+    env.resign(&mut value);
+    std::fs::write(inbox.join(&ops_file), value.to_string()).unwrap();
+    env.ok(&web, &["check"]);
+    let out = env.run(&web, &["reply", &id, "--body", "postgres"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("matches 2 messages"),
+        "{}",
+        stderr(&out)
+    );
+    // ...and grinds an id whose reference starts with the processed
+    // message's first four digits, which a person may type.
+    let typed = &short[..5];
+    // Four hex digits: about 65,536 tries; ten million never all miss.
+    let ground = (0u64..10_000_000)
+        .map(|i| format!("ground-{i}"))
+        .find(|g| aea::shortref::of(&aea::shortref::key(Some(("ops", g)), "")).starts_with(typed))
+        .unwrap();
+    let second = env.question(&ops, "web", "Cleanup?");
+    let second_file = file_of(&web, &second);
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(inbox.join(&second_file)).unwrap()).unwrap();
+    value["message_id"] = ground.into();
+    env.resign(&mut value);
+    std::fs::write(inbox.join(&second_file), value.to_string()).unwrap();
+    let out = env.run(&web, &["reply", typed, "--body", "postgres"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(!stdout(&out).contains("delivered"), "{}", stdout(&out));
+    // The full reference still names api's message alone.
+    let shown = env.json(&web, &["show", &short]);
+    assert_eq!(shown["message"]["from"]["agent_id"], "api", "{shown}");
+
+    // On the sender's side: its own sent copy and an impostor that took
+    // the id. The id is ambiguous; the reference `send` printed is not.
+    let sent = env.json(
+        &api,
+        &[
+            "send",
+            "--to",
+            "ops",
+            "--type",
+            "update",
+            "--subject",
+            "plan",
+            "--body",
+            "b",
+        ],
+    );
+    let (sent_id, sent_ref) = (
+        sent["message_id"].as_str().unwrap().to_string(),
+        sent["ref"].as_str().unwrap().to_string(),
+    );
+    let impostor = env.question(&ops, "api", "IMPOSTOR");
+    let impostor_file = file_of(&api, &impostor);
+    let api_inbox = api.join(".aea");
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(api_inbox.join(&impostor_file)).unwrap()).unwrap();
+    value["message_id"] = sent_id.clone().into();
+    env.resign(&mut value);
+    std::fs::write(api_inbox.join(&impostor_file), value.to_string()).unwrap();
+    let out = env.run(&api, &["show", &sent_id]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let shown = env.json(&api, &["show", &sent_ref]);
+    assert_eq!(shown["message"]["message"]["subject"], "plan", "{shown}");
+}

@@ -307,30 +307,53 @@ impl Inbox<'_> {
     /// (an ambiguous reference, an unsound folder) ends it.
     pub fn find(&self, reference: &str, within: &[Held]) -> Result<(Entry, Held)> {
         let mut last = None;
+        let mut found: Vec<(Entry, Held)> = Vec::new();
         for &place in within {
-            let found = match place {
+            // Received mail once found, the archive (which history fills)
+            // is looked in only for what nothing else holds.
+            if place == Held::Archive && !found.is_empty() {
+                break;
+            }
+            let hit = match place {
                 Held::Inbox => self
                     .resolve_received(reference)
                     .and_then(|entry| self.admitted_one(entry)),
                 Held::Sent => self.resolve_private(Private::Sent, reference),
                 Held::Archive => self.resolve_private(Private::Archive, reference),
             };
-            match found {
+            match hit {
                 Err(e @ Error::MessageNotFound { .. }) => last = Some(e),
-                other => {
-                    return other.map(|entry| {
-                        crate::shortref::note_found(&entry.name, &entry.ref_key());
-                        (entry, place)
-                    });
+                Err(e) => return Err(e),
+                // A file name names the file of the first place holding it.
+                Ok(entry) if message::is_message_file_name(reference.trim()) => {
+                    found.push((entry, place));
+                    break;
                 }
+                Ok(entry) => found.push((entry, place)),
             }
         }
-        Err(match last {
-            Some(e) if within.len() == 1 => e,
-            _ => Error::MessageNotFound {
-                reference: reference.to_string(),
-            },
-        })
+        // The same reference in the sent copies and in the inbox: another
+        // agent's mail took the id (or a ground reference) of mail this
+        // repository sent.
+        if found.len() > 1 {
+            let entries: Vec<Entry> = found.into_iter().map(|(e, _)| e).collect();
+            return Err(Error::AmbiguousReference {
+                reference: reference.trim().to_string(),
+                candidates: short_refs(&entries),
+            });
+        }
+        match found.pop() {
+            Some((entry, place)) => {
+                crate::shortref::note_found(&entry.name, &entry.ref_key());
+                Ok((entry, place))
+            }
+            None => Err(match last {
+                Some(e) if within.len() == 1 => e,
+                _ => Error::MessageNotFound {
+                    reference: reference.to_string(),
+                },
+            }),
+        }
     }
 
     fn resolve_received(&self, reference: &str) -> Result<Entry> {
@@ -344,22 +367,34 @@ impl Inbox<'_> {
         if let Some(entry) = self.found_directly(&places, reference.trim()) {
             return Ok(entry);
         }
-        match self.resolve_in(self.dir(), reference) {
-            Err(Error::MessageNotFound { .. }) => {}
-            other => return other,
-        }
+        let in_inbox = match self.resolve_in(self.dir(), reference) {
+            Err(Error::MessageNotFound { .. }) => None,
+            other => Some(other?),
+        };
         // Not in the inbox: another process may have processed it while
         // this one looked, and made the processed store to keep it in.
         let store = match store {
             Some(store) => Some(store),
             None => self.private_dir(Private::Processed)?,
         };
-        match store {
-            Some(store) => self.resolve_in(&store, reference),
-            None => Err(Error::MessageNotFound {
+        let Some(store) = store else {
+            return in_inbox.ok_or_else(|| Error::MessageNotFound {
                 reference: reference.to_string(),
-            }),
-        }
+            });
+        };
+        // Found in the inbox, the store is still looked at (through its
+        // index): another sender's mail can carry the id, or a reference
+        // ground to match, of processed mail, and either is ambiguous.
+        let look = if in_inbox.is_some() {
+            Look::Beside
+        } else {
+            Look::Thorough
+        };
+        let in_store = match self.resolve_looking(&store, reference, look) {
+            Err(Error::MessageNotFound { .. }) => None,
+            other => Some(other?),
+        };
+        one_of(reference, in_inbox.into_iter().chain(in_store).collect())
     }
 
     /// The one file of `places` that `reference` names as a file name, or
@@ -612,6 +647,11 @@ impl Inbox<'_> {
     }
 
     fn resolve_in(&self, dir: &Path, reference: &str) -> Result<Entry> {
+        self.resolve_looking(dir, reference, Look::Thorough)
+    }
+
+    /// [`Self::resolve_in`], looking in `dir` as `look` says.
+    fn resolve_looking(&self, dir: &Path, reference: &str, look: Look) -> Result<Entry> {
         let reference = reference.trim();
         let not_found = || Error::MessageNotFound {
             reference: reference.to_string(),
@@ -627,6 +667,13 @@ impl Inbox<'_> {
         }
         if let Some(entry) = self.indexed(dir, reference) {
             return Ok(entry);
+        }
+        // Beside a message found elsewhere, the processed store is looked
+        // at only through its index: an id it does not name is not there,
+        // and a prefix of an id is not looked for.
+        let beside_store = look == Look::Beside && self.is_store(dir);
+        if beside_store && crate::shortref::parse(reference).is_none() {
+            return Err(not_found());
         }
         let mut names = names_of_messages(dir)?;
         names.sort();
@@ -664,7 +711,7 @@ impl Inbox<'_> {
                 None
             };
             let hits = match narrowed {
-                Some(hits) if !hits.is_empty() => hits,
+                Some(hits) if !hits.is_empty() || beside_store => hits,
                 _ => hits_among(names.iter().collect()),
             };
             return match hits.as_slice() {
@@ -860,6 +907,41 @@ fn covers(marker: Option<&Marker>, entry: &Entry) -> Covers {
             Covers::Other(m.clone())
         }
         _ => Covers::Yes,
+    }
+}
+
+/// How a folder is looked in for a reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Look {
+    /// Every file that could match is read.
+    Thorough,
+    /// Beside a message found in another folder, to tell whether the
+    /// reference is ambiguous: in the processed store, only what its index
+    /// names.
+    Beside,
+}
+
+/// The one message of `found` (files of different folders `reference`
+/// matched), or an ambiguous reference when they are more than one: a
+/// sender chooses its ids, and can grind one whose reference starts like
+/// another's, so which folder it was found in first decides nothing.
+fn one_of(reference: &str, mut found: Vec<Entry>) -> Result<Entry> {
+    // The same bytes in both folders are one message caught moving (another
+    // process just processed it): the later folder is where it is now.
+    found.reverse();
+    found.dedup_by(|a, b| {
+        a.path == b.path
+            || (a.sha256.is_some() && a.sha256 == b.sha256 && a.ref_key() == b.ref_key())
+    });
+    match found.len() {
+        0 => Err(Error::MessageNotFound {
+            reference: reference.to_string(),
+        }),
+        1 => Ok(found.remove(0)),
+        _ => Err(Error::AmbiguousReference {
+            reference: reference.to_string(),
+            candidates: short_refs(&found),
+        }),
     }
 }
 
