@@ -979,6 +979,19 @@ fn expires_values_are_refused_in_words() {
     );
 }
 
+/// Rewrites the message in `repo`'s inbox file `file` to carry the id
+/// `id`, signed again by its sender: what a sender that copies or grinds an
+/// id sends.
+fn give_id(env: &TestEnv, repo: &std::path::Path, file: &str, id: &str) -> serde_json::Value {
+    let path = repo.join(".aea").join(file);
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    value["message_id"] = id.into();
+    env.resign(&mut value);
+    std::fs::write(&path, value.to_string()).unwrap();
+    value
+}
+
 /// The `ref` of each `check --json` item in `repo`, by message id.
 fn refs_in_check(env: &TestEnv, repo: &std::path::Path) -> Vec<(String, String)> {
     env.json(repo, &["check", "--all"])["messages"]
@@ -1095,13 +1108,9 @@ fn a_copied_id_from_another_sender_gets_references_of_its_own() {
     let theirs = env.question(&ops, "web", "Cleanup?");
     let ops_file = file_of(&web, &theirs);
     let inbox = web.join(".aea");
-    let mut value: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(inbox.join(&ops_file)).unwrap()).unwrap();
-    value["message_id"] = id.clone().into();
-    env.resign(&mut value);
-    std::fs::remove_file(inbox.join(&ops_file)).unwrap();
     let planted = "message-20200101T000000000Z-from-ops-00000001.json";
-    std::fs::write(inbox.join(planted), value.to_string()).unwrap();
+    std::fs::rename(inbox.join(&ops_file), inbox.join(planted)).unwrap();
+    give_id(&env, &web, planted, &id);
 
     let refs = refs_in_check(&env, &web);
     assert_eq!(refs.len(), 2, "{refs:?}");
@@ -1141,11 +1150,7 @@ fn a_copied_or_forged_id_never_takes_a_reference_over() {
     let theirs = env.question(&ops, "web", "Which db?");
     let ops_file = file_of(&web, &theirs);
     let inbox = web.join(".aea");
-    let mut value: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(inbox.join(&ops_file)).unwrap()).unwrap();
-    value["message_id"] = id.clone().into();
-    env.resign(&mut value);
-    std::fs::write(inbox.join(&ops_file), value.to_string()).unwrap();
+    let value = give_id(&env, &web, &ops_file, &id);
     // And a file claiming api and the id, with api's signature over other
     // words: forged.
     let mut forged: serde_json::Value = value.clone();
@@ -1212,15 +1217,10 @@ fn a_reference_matching_in_two_folders_is_ambiguous() {
     let id = env.question(&api, "web", "Which db?");
     let short = env.short_ref(&web, &id);
     env.ok(&web, &["process", &short]);
-    let inbox = web.join(".aea");
     // ops copies the whole id into mail of its own (signed by ops)...
     let theirs = env.question(&ops, "web", "Which db?");
     let ops_file = file_of(&web, &theirs);
-    let mut value: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(inbox.join(&ops_file)).unwrap()).unwrap();
-    value["message_id"] = id.clone().into();
-    env.resign(&mut value);
-    std::fs::write(inbox.join(&ops_file), value.to_string()).unwrap();
+    give_id(&env, &web, &ops_file, &id);
     env.ok(&web, &["check"]);
     let out = env.run(&web, &["reply", &id, "--body", "postgres"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
@@ -1239,11 +1239,7 @@ fn a_reference_matching_in_two_folders_is_ambiguous() {
         .unwrap();
     let second = env.question(&ops, "web", "Cleanup?");
     let second_file = file_of(&web, &second);
-    let mut value: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(inbox.join(&second_file)).unwrap()).unwrap();
-    value["message_id"] = ground.into();
-    env.resign(&mut value);
-    std::fs::write(inbox.join(&second_file), value.to_string()).unwrap();
+    give_id(&env, &web, &second_file, &ground);
     let out = env.run(&web, &["reply", typed, "--body", "postgres"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(!stdout(&out).contains("delivered"), "{}", stdout(&out));
@@ -1273,12 +1269,7 @@ fn a_reference_matching_in_two_folders_is_ambiguous() {
     );
     let impostor = env.question(&ops, "api", "IMPOSTOR");
     let impostor_file = file_of(&api, &impostor);
-    let api_inbox = api.join(".aea");
-    let mut value: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(api_inbox.join(&impostor_file)).unwrap()).unwrap();
-    value["message_id"] = sent_id.clone().into();
-    env.resign(&mut value);
-    std::fs::write(api_inbox.join(&impostor_file), value.to_string()).unwrap();
+    give_id(&env, &api, &impostor_file, &sent_id);
     let out = env.run(&api, &["show", &sent_id]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     let shown = env.json(&api, &["show", &sent_ref]);
