@@ -694,3 +694,46 @@ fn a_hook_with_stdin_left_open_does_not_hang() {
         stdout(&out)
     );
 }
+
+/// A peer that mails before every model call would keep one session going
+/// at each Stop without end: after `limits.stop_continuations` Stops in a
+/// row (default 3) a Stop with new mail says nothing, and the next prompt
+/// tells of all of it and starts the count again.
+#[test]
+fn stops_kept_going_for_mail_are_capped_until_the_next_prompt() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let stop = || hook(&env, &web, "codex", &event("Stop", "s1"));
+    assert!(hook(&env, &web, "codex", &event("UserPromptSubmit", "s1")).is_empty());
+    for n in 1..=3 {
+        env.question(&api, "web", &format!("q{n}"));
+        let said = stop();
+        assert!(said.contains("\"decision\":\"block\""), "stop {n}: {said}");
+    }
+    env.question(&api, "web", "q4");
+    assert_eq!(stop(), "", "the fourth Stop in a row lets the turn end");
+    env.question(&api, "web", "q5");
+    assert_eq!(stop(), "");
+    // A person's prompt tells of what the capped Stops held back.
+    let told = hook(&env, &web, "codex", &event("UserPromptSubmit", "s1"));
+    assert!(told.contains("5 unprocessed messages"), "{told}");
+    assert!(told.contains("new since last reminder"), "{told}");
+    // And the count starts again; another session has its own.
+    env.question(&api, "web", "q6");
+    assert!(stop().contains("\"decision\":\"block\""));
+    env.question(&api, "web", "q7");
+    assert!(hook(&env, &web, "codex", &event("Stop", "s2")).contains("\"decision\":\"block\""));
+
+    // `limits.stop_continuations: 0`: a Stop never keeps a turn going.
+    let config = web.join(".aea/agent-config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let text = text.replacen("limits:\n", "limits:\n  stop_continuations: 0\n", 1);
+    assert!(
+        text.contains("stop_continuations: 0"),
+        "the policy has a limits: section"
+    );
+    std::fs::write(&config, text).unwrap();
+    env.question(&api, "web", "q8");
+    assert_eq!(hook(&env, &web, "codex", &event("Stop", "s3")), "");
+}

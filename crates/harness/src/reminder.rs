@@ -115,6 +115,17 @@ fn moment(harness: Harness, event: &str) -> Moment {
     }
 }
 
+/// Whether `event` is the harness's hook for a person's prompt (not a
+/// tool call within a turn, which a continued Stop also makes).
+fn is_prompt(harness: Harness, event: &str) -> bool {
+    match harness {
+        Harness::Claude | Harness::Codex => event == "UserPromptSubmit",
+        Harness::Gemini => event == "BeforeAgent",
+        Harness::Opencode => event == "chat.message",
+        Harness::Copilot | Harness::Cursor | Harness::Plain => false,
+    }
+}
+
 /// The default event of a harness, when neither `--event` nor the hook
 /// input names one.
 fn default_event(harness: Harness) -> &'static str {
@@ -198,6 +209,24 @@ pub fn remind(
         .filter(|u| !announced.contains(&u.name))
         .map(|u| (u.valid, &u.short_ref))
         .collect();
+    // Stops kept going for new mail, in a row: a person's prompt or a new
+    // session ends the run; past the cap, a Stop with new mail says
+    // nothing and remembers nothing, so the next prompt tells it.
+    let run = mailbox.announcements().stop_run(&key);
+    if run > 0 && (moment == Moment::Start || is_prompt(harness, event)) {
+        let _ = mailbox.announcements().set_stop_run(&key, 0);
+    }
+    if moment == Moment::Stop && !new.is_empty() {
+        let cap = mailbox
+            .config()
+            .map_or(crate::config::DEFAULT_STOP_CONTINUATIONS, |c| {
+                c.limits.stop_continuations()
+            });
+        if run >= cap {
+            return None;
+        }
+        let _ = mailbox.announcements().set_stop_run(&key, run + 1);
+    }
     if current != announced {
         // Forget processed mail so the memory stays as small as the inbox.
         let _ = mailbox

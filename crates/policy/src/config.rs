@@ -303,6 +303,10 @@ pub struct LimitsConfig {
     /// lists it starts `aea gc --auto` in the background, which archives
     /// the oldest until half remain; `0` never does.
     pub auto_gc_over: Option<u64>,
+    /// How many times in a row an agent-harness hook may keep a turn going
+    /// at its Stop because new mail came, before it waits for the next
+    /// prompt or session start; `0` never does.
+    pub stop_continuations: Option<u32>,
 }
 
 impl LimitsConfig {
@@ -315,6 +319,12 @@ impl LimitsConfig {
         self.max_recipients.unwrap_or(DEFAULT_MAX_RECIPIENTS)
     }
 
+    /// [`LimitsConfig::stop_continuations`], or its default.
+    pub fn stop_continuations(&self) -> u32 {
+        self.stop_continuations
+            .unwrap_or(DEFAULT_STOP_CONTINUATIONS)
+    }
+
     /// [`LimitsConfig::auto_gc_over`]; `None` when it is off.
     pub fn auto_gc(&self) -> Option<u64> {
         Some(self.auto_gc_over.unwrap_or(DEFAULT_AUTO_GC_OVER)).filter(|n| *n > 0)
@@ -324,6 +334,11 @@ impl LimitsConfig {
 /// Processed messages the inbox may hold before aea archives the oldest
 /// on its own, unless `limits.auto_gc_over` says otherwise.
 pub(crate) const DEFAULT_AUTO_GC_OVER: u64 = 10_000;
+
+/// Stops in a row a harness hook continues for new mail: two agents that
+/// answer each other, or a peer that mails before every model call, would
+/// otherwise keep one session running without end.
+pub const DEFAULT_STOP_CONTINUATIONS: u32 = 3;
 
 /// At most this many recipients per broadcast unless `limits` says otherwise (SPEC §4).
 pub(crate) const DEFAULT_MAX_RECIPIENTS: usize = 10;

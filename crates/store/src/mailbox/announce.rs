@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 
 use super::Announcements;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::layout::Private;
 
@@ -68,6 +68,36 @@ impl Announcements<'_> {
         sorted.sort();
         let bytes = serde_json::to_vec(&sorted).expect("names always serialise");
         fsutil::replace_atomic(&path, &bytes)
+    }
+}
+
+impl Announcements<'_> {
+    /// How many Stops in a row one harness session was kept going for new
+    /// mail since its last prompt or start (0 when none is recorded).
+    pub fn stop_run(&self, key: &str) -> u32 {
+        let Ok(Some(dir)) = self.private_dir(Private::Announced) else {
+            return 0;
+        };
+        fsutil::read_state(&dir.join(format!("{key}.stops")), 64)
+            .ok()
+            .flatten()
+            .and_then(|bytes| std::str::from_utf8(&bytes).ok()?.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Records [`Self::stop_run`]; a run of 0 removes the record.
+    pub fn set_stop_run(&self, key: &str, run: u32) -> Result<()> {
+        let dir = self.make_private_dir(Private::Announced)?;
+        let path = dir.join(format!("{key}.stops"));
+        if run == 0 {
+            return match fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(Error::io("remove", &path, e))
+                }
+                _ => Ok(()),
+            };
+        }
+        fsutil::replace_atomic(&path, run.to_string().as_bytes())
     }
 }
 
