@@ -954,19 +954,24 @@ fn claude_settings_keep_user_hooks_and_uninstall_restores_them_exactly() {
             .unwrap();
     let submit = settings["hooks"]["UserPromptSubmit"].as_array().unwrap();
     assert_eq!(submit[0]["hooks"][0]["command"], "./remind.sh");
-    // aea by its absolute path: a harness's PATH need not hold it.
-    assert_eq!(
-        submit[1]["hooks"][0]["command"],
-        format!("'{BIN}' check --hook claude --event UserPromptSubmit")
-    );
-    assert_eq!(
-        settings["hooks"]["SessionStart"][0]["hooks"][0]["command"],
-        format!("'{BIN}' check --hook claude --event SessionStart")
-    );
-    assert_eq!(
-        settings["hooks"]["Stop"][0]["hooks"][0]["command"],
-        format!("'{BIN}' check --hook claude --event Stop")
-    );
+    // aea found by the hook itself (PATH, else ~/.cargo/bin): the file is
+    // committed, and names no path of this machine.
+    for (event, command) in [
+        ("UserPromptSubmit", &submit[1]["hooks"][0]["command"]),
+        (
+            "SessionStart",
+            &settings["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+        ),
+        ("Stop", &settings["hooks"]["Stop"][0]["hooks"][0]["command"]),
+    ] {
+        let command = command.as_str().unwrap();
+        assert!(command.starts_with("a=$(command -v aea)"), "{command}");
+        assert!(
+            command.ends_with(&format!("exec \"$a\" check --hook claude --event {event}")),
+            "{command}"
+        );
+        assert!(!command.contains(BIN), "{command}");
+    }
     assert_eq!(settings["permissions"]["allow"][0], "Bash(npm test)");
     assert_eq!(settings["permissions"]["allow"][1], "Bash(aea check:*)");
     assert!(

@@ -269,9 +269,12 @@ fn every_harness_gets_its_documented_files_and_uninstall_restores_all() {
             .unwrap();
     assert_eq!(cursor.version, 1);
     assert_eq!(cursor.hooks["stop"][0].command, "./audit.sh");
-    assert_eq!(
-        cursor.hooks["stop"][1].command,
-        format!("'{BIN}' check --hook cursor --event stop")
+    assert!(
+        cursor.hooks["stop"][1]
+            .command
+            .ends_with("exec \"$a\" check --hook cursor --event stop"),
+        "{}",
+        cursor.hooks["stop"][1].command
     );
     let copilot: CopilotHooks = serde_json::from_str(
         &std::fs::read_to_string(repo.join(".github/hooks/aea.json")).unwrap(),
@@ -391,22 +394,29 @@ fn init_detects_the_harnesses_a_repository_uses() {
     assert!(!repo.join(".aider.conf.yml").exists());
 }
 
-/// Hooks that call an aea which is gone (moved by `cargo install`) are
-/// named by `doctor` and rewritten by `doctor --fix`.
+/// Hook files an older aea wrote with this machine's path are named by
+/// `doctor` and rewritten by `doctor --fix` into the portable form; a
+/// machine where the hooks would find no aea is named too.
 #[test]
-fn doctor_names_hooks_that_call_a_missing_aea_and_fix_rewrites_them() {
+fn doctor_names_hooks_that_carry_a_path_or_find_no_aea_and_fix_rewrites_them() {
     let env = TestEnv::new();
     let repo = plain_git_repo(&env, "web");
     env.ok(&repo, &["init", "--agents", "claude,codex"]);
     let settings = repo.join(".codex/hooks.json");
-    let moved = std::fs::read_to_string(&settings)
-        .unwrap()
-        .replace(BIN, "/nowhere/aea");
-    std::fs::write(&settings, moved).unwrap();
+    let text = std::fs::read_to_string(&settings).unwrap();
+    assert!(!text.contains(BIN), "{text}");
+    // As an older aea wrote it: this machine's path.
+    let guard_end = "exec \\\"$a\\\" check --hook";
+    let start = text.find("a=$(command -v aea)").unwrap();
+    let end = text.find(guard_end).unwrap() + guard_end.len();
+    let old = text.replace(&text[start..end], "'/nowhere/aea' check --hook");
+    std::fs::write(&settings, &old).unwrap();
     let out = env.run(&repo, &["doctor"]);
     assert_eq!(code(&out), 6, "{}", stdout(&out));
     assert!(
-        stdout(&out).contains("codex: .codex/hooks.json: the hooks call /nowhere/aea"),
+        stdout(&out).contains(
+            "codex: .codex/hooks.json: the hooks call /nowhere/aea by this machine's path"
+        ),
         "{}",
         stdout(&out)
     );
@@ -417,11 +427,16 @@ fn doctor_names_hooks_that_call_a_missing_aea_and_fix_rewrites_them() {
         stdout(&fixed)
     );
     let text = std::fs::read_to_string(&settings).unwrap();
-    assert!(text.contains(BIN) && !text.contains("/nowhere"), "{text}");
-    // A bare `aea` (what aea wrote before) counts as broken too.
-    let bare = text.replace(&format!("'{BIN}'"), "aea");
-    std::fs::write(&settings, bare).unwrap();
-    let status = env.json(&repo, &["hooks", "status"]);
+    assert_eq!(text.matches("a=$(command -v aea)").count(), 3, "{text}");
+    assert!(!text.contains("/nowhere"), "{text}");
+    // A teammate's machine without aea where the hooks look.
+    let out = env
+        .cmd(&repo)
+        .env("PATH", "/usr/bin:/bin")
+        .args(["--json", "hooks", "status"])
+        .output()
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let codex = status["agents"]
         .as_array()
         .unwrap()
@@ -430,7 +445,7 @@ fn doctor_names_hooks_that_call_a_missing_aea_and_fix_rewrites_them() {
         .unwrap()
         .clone();
     assert!(
-        !codex["problems"].as_array().unwrap().is_empty(),
+        codex["problems"].to_string().contains("find no aea"),
         "{status}"
     );
 }

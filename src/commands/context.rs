@@ -37,6 +37,8 @@ pub struct Context {
     pub temp_dir: PathBuf,
     /// This binary, which installed hooks call.
     pub exe: Option<PathBuf>,
+    /// Where agent-harness hooks look for aea ([`Env::aea_candidates`]).
+    pub aea_candidates: Vec<PathBuf>,
     /// See [`crate::env::AEA_TEST_KEEP_SEND_RECORD`].
     pub keep_send_record: bool,
     /// The user's private signing keys (SPEC §15.2).
@@ -99,6 +101,7 @@ impl Context {
                 .as_ref()
                 .map(|d| d.join(crate::config_trust::FILE_NAME)),
             exe: env.exe.clone(),
+            aea_candidates: env.aea_candidates.clone(),
             keep_send_record: env.keep_send_record,
             temp_dir: env.temp_dir.clone(),
             keys_dir: env.config_dir.as_ref().map(|d| d.join(identity::KEYS_DIR)),
@@ -138,6 +141,7 @@ impl Context {
             trust_store: self.trust_store.clone(),
             temp_dir: self.temp_dir.clone(),
             exe: self.exe.clone(),
+            aea_candidates: self.aea_candidates.clone(),
             keep_send_record: self.keep_send_record,
             keys_dir: self.keys_dir.clone(),
             cache_dir: self.cache_dir.clone(),

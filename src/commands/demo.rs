@@ -67,6 +67,7 @@ pub(crate) fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         opencode_username: None,
         opencode_password: None,
         variables: crate::env::Variables::default(),
+        aea_candidates: Vec::new(),
     };
     // What tells a later `aea send` in these repositories that they are
     // the demo's, to be used with its config dir only.

@@ -2,7 +2,7 @@
 //! exact fix for each problem. Exit 6 when something needs attention.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -91,7 +91,12 @@ pub(crate) fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     let opted_out = harness::opt_outs(aea);
     out.push(git_hooks(ctx, mailbox.layout(), opted_out.git_hooks));
     out.extend(served_inboxes(mailbox.layout()));
-    out.push(harnesses(repo, aea, ctx, opted_out.agent_files));
+    out.push(harnesses(
+        repo,
+        aea,
+        &ctx.aea_candidates,
+        opted_out.agent_files,
+    ));
     out.extend(state(mailbox.layout()));
     out.push(old_state(mailbox.layout()));
     out.extend(inbox(&mailbox));
@@ -168,13 +173,13 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
             )?);
         }
     }
-    // Hooks that call an aea that moved (`cargo install`) are rewritten.
+    // Hook files an older aea wrote with this machine's path are rewritten.
     let installed = harness::installed(aea);
     if let Some(exe) = ctx.exe.as_deref()
         && !installed.is_empty()
-        && !harness::problems(mailbox.repo(), aea, exe).is_empty()
+        && !harness::problems(mailbox.repo(), aea, &ctx.aea_candidates).is_empty()
     {
-        let (files, _) = harness::install(mailbox.repo(), aea, &installed, exe)?;
+        let (files, _) = harness::install(mailbox.repo(), aea, &installed)?;
         for rel in harness::shims::install(aea, exe)? {
             fixed.push(format!("rewrote .aea/{rel}"));
         }
@@ -582,7 +587,7 @@ fn served_inboxes(layout: &Layout) -> Option<Finding> {
 
 /// Each installed harness's files in place, and its hooks calling an aea
 /// that runs (SPEC §16).
-fn harnesses(repo: &Path, aea: &Path, ctx: &Context, opted_out: bool) -> Finding {
+fn harnesses(repo: &Path, aea: &Path, candidates: &[PathBuf], opted_out: bool) -> Finding {
     let installed = harness::installed(aea);
     if opted_out && installed.is_empty() {
         return Finding::new(
@@ -591,8 +596,7 @@ fn harnesses(repo: &Path, aea: &Path, ctx: &Context, opted_out: bool) -> Finding
             "skipped by choice (init --no-agent-files; `aea init --agent-files` writes them)",
         );
     }
-    let exe = ctx.exe.as_deref().unwrap_or_else(|| Path::new("aea"));
-    let problems = harness::problems(repo, aea, exe);
+    let problems = harness::problems(repo, aea, candidates);
     let names: Vec<&str> = installed.iter().map(|a| a.as_str()).collect();
     Finding::new(
         "harnesses",

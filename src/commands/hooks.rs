@@ -87,8 +87,7 @@ fn install(args: &HooksInstallArgs, ctx: &Context) -> Result<ExitCode> {
         } else {
             listed.clone()
         };
-        let (files, warnings) =
-            harness::install(mailbox.repo(), mailbox.dir(), &agents, binary(ctx)?)?;
+        let (files, warnings) = harness::install(mailbox.repo(), mailbox.dir(), &agents)?;
         for w in warnings {
             ctx.printer.warn(w);
         }
@@ -273,7 +272,7 @@ fn status(ctx: &Context) -> Result<ExitCode> {
             state: hooks::state(hook, &dirs.active, &dirs.default, bin),
         })
         .collect();
-    let problems = harness::problems(mailbox.repo(), mailbox.dir(), bin);
+    let problems = harness::problems(mailbox.repo(), mailbox.dir(), &ctx.aea_candidates);
     let agents: Vec<AgentStatus> = harness::installed(mailbox.dir())
         .into_iter()
         .map(|agent| AgentStatus {

@@ -255,11 +255,7 @@ pub(crate) fn init_repo(
     // Nothing is written until the harness files are known to merge: an
     // init that stops half way leaves no edit `uninstall` cannot see.
     if let Some(agents) = &options.agents {
-        harness::preflight(
-            repo,
-            agents,
-            options.exe.unwrap_or_else(|| Path::new("aea")),
-        )?;
+        harness::preflight(repo, agents)?;
     }
 
     if fsutil::ensure_dir(&aea)? {
@@ -327,8 +323,7 @@ pub(crate) fn init_repo(
         }
     }
     if let Some(agents) = &options.agents {
-        let exe = options.exe.unwrap_or_else(|| Path::new("aea"));
-        let (files, notes) = harness::install(repo, &aea, agents, exe)?;
+        let (files, notes) = harness::install(repo, &aea, agents)?;
         changed.extend(files);
         warnings.extend(notes);
     }

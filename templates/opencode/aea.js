@@ -7,8 +7,13 @@
 // (`chat.message`, `event` with `session.idle`, `client.session.promptAsync`;
 // checked against OpenCode 1.18.33 by scripts/harness-e2e).
 import { execFile } from "node:child_process";
+import { homedir } from "node:os";
+import { join } from "node:path";
 
-const AEA = @AEA@;
+// aea on OpenCode's PATH, else where `cargo install` puts it: this file is
+// committed, so it names no path of one machine.
+const AEA = ["aea", join(homedir(), ".cargo", "bin", "aea")];
+let missingSaid = false;
 
 // OpenCode's part ids: "prt_", 12 hex digits (milliseconds * 4096 + a
 // counter), 14 base62 characters.
@@ -26,13 +31,20 @@ function partID() {
 // Runs the hook with the session on stdin, as the other harnesses pass it,
 // so that aea remembers per session what it said. A missing or broken aea
 // says nothing and never breaks the session.
-function remind(directory, sessionID, event) {
+function remind(directory, sessionID, event, at = 0) {
   return new Promise((resolve) => {
     const child = execFile(
-      AEA,
+      AEA[at],
       ["check", "--hook", "opencode", "--event", event],
       { cwd: directory, timeout: 5000 },
-      (err, stdout) => resolve(err ? "" : String(stdout).trim()),
+      (err, stdout) => {
+        if (err && err.code === "ENOENT") {
+          if (at + 1 < AEA.length) return resolve(remind(directory, sessionID, event, at + 1));
+          if (!missingSaid) console.error("aea: not found on PATH or in ~/.cargo/bin: mail not checked (install aea)");
+          missingSaid = true;
+        }
+        resolve(err ? "" : String(stdout).trim());
+      },
     );
     child.stdin.on("error", () => {});
     child.stdin.end(JSON.stringify({ session_id: sessionID, hook_event_name: event }));

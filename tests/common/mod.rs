@@ -30,6 +30,16 @@ pub struct TestEnv {
     vars: std::sync::Mutex<Vec<(String, String)>>,
 }
 
+/// The PATH of this process with the folder of the aea under test first:
+/// aea installed, as the hooks committed files call find it.
+pub fn installed_path() -> std::ffi::OsString {
+    let mut dirs = vec![Path::new(BIN).parent().unwrap().to_path_buf()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).unwrap()
+}
+
 impl TestEnv {
     pub fn new() -> Self {
         let root = tempfile::Builder::new()
@@ -111,7 +121,7 @@ impl TestEnv {
     pub fn cmd(&self, dir: &Path) -> Command {
         let mut cmd = Command::new(BIN);
         cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", installed_path())
             .env("HOME", self.path().join("home"))
             .env("USER", "tester")
             .env("AEA_REGISTRY", self.registry())

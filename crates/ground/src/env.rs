@@ -72,6 +72,9 @@ pub struct Env {
     /// Every variable, for a doorbell whose trusted config names the one
     /// that holds its password (`password_env`).
     pub variables: Variables,
+    /// Where an agent-harness hook looks for aea, in order: `aea` in each
+    /// folder of `PATH`, then `~/.cargo/bin/aea` (what `doctor` checks).
+    pub aea_candidates: Vec<PathBuf>,
 }
 
 /// A value that must not end up in output, logs or a `{:?}`.
@@ -170,6 +173,16 @@ impl Env {
                             .to_path_buf()
                     })
                 }),
+            aea_candidates: std::env::var_os("PATH")
+                .map(|path| {
+                    std::env::split_paths(&path)
+                        .map(|d| d.join("aea"))
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+                .into_iter()
+                .chain(std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo/bin/aea")))
+                .collect(),
             opencode_username: var(OPENCODE_SERVER_USERNAME),
             opencode_password: var(OPENCODE_SERVER_PASSWORD).map(Secret::new),
             variables: std::env::vars_os()

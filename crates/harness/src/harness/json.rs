@@ -30,10 +30,14 @@ pub(crate) struct Edit {
     pub allow: Vec<String>,
 }
 
-/// Whether `command` is one aea wrote: it runs an `aea` binary (bare or by
-/// any path, quoted or not) with `check --hook`.
+/// Whether `command` is one aea wrote: the guarded form (see
+/// [`super::kits::HOOK_GUARD`]), or what an older aea wrote, an `aea`
+/// binary (bare or by any path, quoted or not) run with `check --hook`.
 pub(crate) fn is_ours(command: &str) -> bool {
     let command = command.trim_start();
+    if let Some(rest) = command.strip_prefix(super::kits::HOOK_GUARD) {
+        return rest.starts_with("check --hook ");
+    }
     let (program, rest) = if let Some(quoted) = command.strip_prefix('\'') {
         match quoted.find('\'') {
             Some(end) => (&quoted[..end], &quoted[end + 1..]),

@@ -5,7 +5,6 @@ use std::path::Path;
 
 use super::json::{Edit, Shape};
 use super::names::{Agent, Harness};
-use crate::hooks::sh_quote;
 
 /// The marker line of a whole file aea owns, which the layout also reads
 /// (whether a bash checker is aea's shim).
@@ -36,19 +35,21 @@ pub(crate) enum Kind {
 /// do and are never listed.
 pub(crate) const READ_ONLY: [&str; 6] = ["check", "show", "pending", "status", "log", "validate"];
 
-/// The hook command for `harness` and `event`, calling aea by an absolute
-/// path (a harness's PATH need not hold it: a bare `aea` exits 127).
-pub(crate) fn hook_command(exe: &Path, harness: Harness, event: &str) -> String {
-    format!(
-        "{} check --hook {harness} --event {event}",
-        sh_quote(&exe.to_string_lossy())
-    )
+/// How every hook command starts: it finds aea on the harness's PATH, or
+/// where `cargo install` puts it, and without one says so in one line and
+/// lets the harness go on (exit 0). The files that hold it are committed:
+/// they name no path of one machine, so a teammate's clone runs them too.
+pub(crate) const HOOK_GUARD: &str = "a=$(command -v aea) || a=\"$HOME/.cargo/bin/aea\"; [ -x \"$a\" ] || { echo 'aea: not found on PATH or in ~/.cargo/bin: mail not checked (install aea)' >&2; exit 0; }; exec \"$a\" ";
+
+/// The hook command for `harness` and `event` (see [`HOOK_GUARD`]).
+pub(crate) fn hook_command(harness: Harness, event: &str) -> String {
+    format!("{HOOK_GUARD}check --hook {harness} --event {event}")
 }
 
-fn hooks(exe: &Path, harness: Harness, events: &[&str]) -> Vec<(String, String)> {
+fn hooks(harness: Harness, events: &[&str]) -> Vec<(String, String)> {
     events
         .iter()
-        .map(|e| ((*e).to_string(), hook_command(exe, harness, e)))
+        .map(|e| ((*e).to_string(), hook_command(harness, e)))
         .collect()
 }
 
@@ -62,8 +63,8 @@ fn marker_hash(what: &str) -> String {
 
 const DESCRIPTION: &str = "Check and handle messages from agents in other repositories (aea)";
 
-/// Every piece `agent` needs in `repo`, with aea at `exe`.
-pub(crate) fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
+/// Every piece `agent` needs in `repo`.
+pub(crate) fn pieces(agent: Agent, repo: &Path) -> Vec<Piece> {
     let piece = |path: &str, kind: Kind| Piece {
         path: path.to_string(),
         kind,
@@ -81,7 +82,6 @@ pub(crate) fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
                 Kind::Json(Edit {
                     shape: Shape::Grouped,
                     hooks: hooks(
-                        exe,
                         Harness::Claude,
                         &["SessionStart", "UserPromptSubmit", "Stop"],
                     ),
@@ -117,7 +117,6 @@ pub(crate) fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
                 Kind::Json(Edit {
                     shape: Shape::Grouped,
                     hooks: hooks(
-                        exe,
                         Harness::Codex,
                         &["SessionStart", "UserPromptSubmit", "Stop"],
                     ),
@@ -136,7 +135,6 @@ pub(crate) fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
                 Kind::Json(Edit {
                     shape: Shape::Grouped,
                     hooks: hooks(
-                        exe,
                         Harness::Gemini,
                         &["SessionStart", "BeforeAgent", "AfterAgent"],
                     ),
@@ -157,13 +155,7 @@ pub(crate) fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
         // `session.idle`); commands from .opencode/command/*.md.
         Agent::Opencode => vec![
             piece("AGENTS.md", Kind::Section),
-            piece(
-                ".opencode/plugin/aea.js",
-                Kind::Owned(PLUGIN.replace(
-                    "@AEA@",
-                    &serde_json::to_string(&exe.to_string_lossy()).expect("a string serialises"),
-                )),
-            ),
+            piece(".opencode/plugin/aea.js", Kind::Owned(PLUGIN.to_string())),
             piece(
                 ".opencode/command/aea.md",
                 Kind::Owned(format!(
@@ -182,7 +174,7 @@ pub(crate) fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
                 ".github/hooks/aea.json",
                 Kind::Json(Edit {
                     shape: Shape::Copilot,
-                    hooks: hooks(exe, Harness::Copilot, &["agentStop"]),
+                    hooks: hooks(Harness::Copilot, &["agentStop"]),
                     allow: Vec::new(),
                 }),
             ),
@@ -203,7 +195,7 @@ pub(crate) fn pieces(agent: Agent, exe: &Path, repo: &Path) -> Vec<Piece> {
                 ".cursor/hooks.json",
                 Kind::Json(Edit {
                     shape: Shape::Cursor,
-                    hooks: hooks(exe, Harness::Cursor, &["stop"]),
+                    hooks: hooks(Harness::Cursor, &["stop"]),
                     allow: Vec::new(),
                 }),
             ),
@@ -253,8 +245,7 @@ pub fn instructions() -> Vec<(String, String)> {
         ("/aea steps".to_string(), crate::templates::command_steps()),
     ];
     for agent in Agent::ALL {
-        let exe = std::path::Path::new("/usr/bin/aea");
-        for piece in pieces(*agent, exe, std::path::Path::new("/r")) {
+        for piece in pieces(*agent, std::path::Path::new("/r")) {
             if let Kind::Owned(text) = piece.kind
                 && [".md", ".mdc", ".toml"]
                     .iter()
@@ -271,13 +262,13 @@ pub fn instructions() -> Vec<(String, String)> {
 mod tests {
     use super::*;
 
-    /// Every file aea owns parses as what its harness reads.
+    /// Every file aea owns parses as what its harness reads, and none
+    /// names a path of this machine: they are committed.
     #[test]
     fn owned_files_parse() {
         let repo = Path::new("/nonexistent");
-        let exe = Path::new("/opt/it's/aea");
         for agent in Agent::ALL {
-            for piece in pieces(*agent, exe, repo) {
+            for piece in pieces(*agent, repo) {
                 let Kind::Owned(text) = &piece.kind else {
                     continue;
                 };
@@ -287,13 +278,57 @@ mod tests {
                     assert!(parsed["prompt"].as_str().unwrap().contains("aea check"));
                 }
                 if piece.path == ".opencode/plugin/aea.js" {
-                    assert!(text.contains(r#"const AEA = "/opt/it's/aea";"#), "{text}");
+                    assert!(
+                        text.contains(
+                            r#"const AEA = ["aea", join(homedir(), ".cargo", "bin", "aea")];"#
+                        ),
+                        "{text}"
+                    );
                 }
+                assert!(!text.contains("/nonexistent"), "{}", piece.path);
             }
         }
         assert_eq!(
-            hook_command(exe, Harness::Claude, "Stop"),
-            r"'/opt/it'\''s/aea' check --hook claude --event Stop"
+            hook_command(Harness::Claude, "Stop"),
+            format!("{HOOK_GUARD}check --hook claude --event Stop")
+        );
+    }
+
+    /// The guard runs in `sh`: aea from PATH, else from ~/.cargo/bin, else
+    /// one line on stderr and exit 0, so a clone without aea goes on.
+    #[test]
+    fn the_hook_guard_finds_aea_or_says_so_and_lets_the_harness_go_on() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().to_path_buf();
+        let bin = dir.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let fake = bin.join("aea");
+        std::fs::write(&fake, "#!/bin/sh\necho \"ran: $*\"\n").unwrap();
+        crate::hooks::make_executable(&fake).unwrap();
+        let run = |path: &str, home: &Path| {
+            std::process::Command::new("sh")
+                .args(["-c", &hook_command(Harness::Codex, "Stop")])
+                .env("PATH", path)
+                .env("HOME", home)
+                .output()
+                .unwrap()
+        };
+        let on_path = run(&format!("{}:/usr/bin:/bin", bin.display()), &dir);
+        assert_eq!(
+            String::from_utf8_lossy(&on_path.stdout),
+            "ran: check --hook codex --event Stop\n"
+        );
+        let home = dir.join("home");
+        std::fs::create_dir_all(home.join(".cargo/bin")).unwrap();
+        std::fs::copy(&fake, home.join(".cargo/bin/aea")).unwrap();
+        let in_cargo = run("/usr/bin:/bin", &home);
+        assert!(String::from_utf8_lossy(&in_cargo.stdout).starts_with("ran: check"));
+        let missing = run("/usr/bin:/bin", &dir);
+        assert!(missing.status.success());
+        assert!(missing.stdout.is_empty());
+        assert_eq!(
+            String::from_utf8_lossy(&missing.stderr),
+            "aea: not found on PATH or in ~/.cargo/bin: mail not checked (install aea)\n"
         );
     }
 

@@ -209,13 +209,12 @@ fn read_inside(repo: &Path, rel: &str) -> Result<(PathBuf, Option<String>)> {
     Ok((real, text))
 }
 
-/// Adds what `agents` need in `repo`, with aea at `exe`; returns what
-/// changed and warnings. A file that is not aea's is left alone and said.
+/// Adds what `agents` need in `repo`; returns what changed and warnings. A
+/// file that is not aea's is left alone and said.
 pub fn install(
     repo: &Path,
     aea_dir: &Path,
     agents: &[Agent],
-    exe: &Path,
 ) -> Result<(Vec<String>, Vec<String>)> {
     let mut state = InstallState::load(aea_dir);
     for agent in agents {
@@ -223,7 +222,7 @@ pub fn install(
             state.agents.push(*agent);
         }
     }
-    let (writes, warnings) = plan(repo, agents, exe)?;
+    let (writes, warnings) = plan(repo, agents)?;
     let mut changed = Vec::new();
     // Every file's new text is known before the first is written, so a
     // settings file aea cannot merge stops init before it has touched
@@ -244,20 +243,20 @@ pub fn install(
 
 /// Fails as `install` would, without writing anything: `init` asks before
 /// it creates `.aea/` or touches any file.
-pub fn preflight(repo: &Path, agents: &[Agent], exe: &Path) -> Result<()> {
-    plan(repo, agents, exe).map(drop)
+pub fn preflight(repo: &Path, agents: &[Agent]) -> Result<()> {
+    plan(repo, agents).map(drop)
 }
 
 /// A file to write: its path relative to the repo, its text before, its new text.
 type Write = (String, Option<String>, String);
 
 /// What `install` would write, and its warnings.
-fn plan(repo: &Path, agents: &[Agent], exe: &Path) -> Result<(Vec<Write>, Vec<String>)> {
+fn plan(repo: &Path, agents: &[Agent]) -> Result<(Vec<Write>, Vec<String>)> {
     let mut warnings = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut writes: Vec<Write> = Vec::new();
     for agent in agents {
-        for piece in kits::pieces(*agent, exe, repo) {
+        for piece in kits::pieces(*agent, repo) {
             let (real, text) = match read_inside(repo, &piece.path) {
                 Ok(found) => found,
                 Err(e) => {
@@ -329,10 +328,9 @@ fn updated(piece: &Piece, current: Option<&str>, repo: &Path) -> Result<Update> 
 /// How aea's part of the file at `rel` is recognised, from every piece
 /// any harness installs.
 fn kind_of(rel: &str, repo: &Path) -> Option<Kind> {
-    let exe = Path::new("aea");
     Agent::ALL
         .iter()
-        .flat_map(|a| kits::pieces(*a, exe, repo))
+        .flat_map(|a| kits::pieces(*a, repo))
         .find(|p| p.path == rel)
         .map(|p| p.kind)
 }
@@ -366,7 +364,7 @@ pub fn uninstall(repo: &Path, aea_dir: &Path) -> Result<Vec<String>> {
     let mut changed = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for agent in Agent::ALL {
-        for piece in kits::pieces(*agent, Path::new("aea"), repo) {
+        for piece in kits::pieces(*agent, repo) {
             if !names.contains(&piece.path) {
                 names.push(piece.path);
             }
@@ -451,12 +449,13 @@ pub struct Problem {
 }
 
 /// Checks every installed harness: each piece present and current, and
-/// every hook command calling an aea that exists and runs (SPEC §16).
-pub fn problems(repo: &Path, aea_dir: &Path, exe: &Path) -> Vec<Problem> {
+/// every hook command portable and finding an aea among `aea_candidates`
+/// (where the hooks look, see [`crate::env::Env::aea_candidates`]; SPEC §16).
+pub fn problems(repo: &Path, aea_dir: &Path, aea_candidates: &[PathBuf]) -> Vec<Problem> {
     let mut found = Vec::new();
-    let reinstall = "aea hooks install --agents (rewrites aea's entries with this aea's path)";
+    let reinstall = "aea hooks install --agents (rewrites aea's entries; `aea doctor --fix` too)";
     for agent in installed(aea_dir) {
-        for piece in kits::pieces(agent, exe, repo) {
+        for piece in kits::pieces(agent, repo) {
             let text = read_regular(&repo.join(&piece.path));
             let problem = match (&piece.kind, &text) {
                 (_, None) => Some(format!("{} is missing", piece.path)),
@@ -464,7 +463,7 @@ pub fn problems(repo: &Path, aea_dir: &Path, exe: &Path) -> Vec<Problem> {
                     Some(format!("{} has no AEA section", piece.path))
                 }
                 (Kind::Owned(_), Some(t)) if !owned_by_aea(t) => None,
-                (Kind::Json(edit), Some(t)) => json_problem(&piece.path, t, edit),
+                (Kind::Json(edit), Some(t)) => json_problem(&piece.path, t, edit, aea_candidates),
                 _ => None,
             };
             if let Some(detail) = problem {
@@ -479,9 +478,14 @@ pub fn problems(repo: &Path, aea_dir: &Path, exe: &Path) -> Vec<Problem> {
     found
 }
 
-/// A JSON settings file whose aea hooks are missing, or call an aea that
-/// is not there (moved by `cargo install`, a deleted checkout).
-fn json_problem(path: &str, text: &str, edit: &json::Edit) -> Option<String> {
+/// A JSON settings file whose aea hooks are missing, name this machine's
+/// path (an older aea's), or find no aea here.
+fn json_problem(
+    path: &str,
+    text: &str,
+    edit: &json::Edit,
+    aea_candidates: &[PathBuf],
+) -> Option<String> {
     let present = json::commands(text, edit.shape);
     let missing: Vec<&str> = edit
         .hooks
@@ -492,20 +496,28 @@ fn json_problem(path: &str, text: &str, edit: &json::Edit) -> Option<String> {
     if !missing.is_empty() {
         return Some(format!("{path}: no aea hook for {}", missing.join(", ")));
     }
-    let broken: Vec<String> = present
+    // Committed files must run on a teammate's clone: an older aea wrote
+    // this machine's path.
+    if let Some((_, old)) = present
         .iter()
-        .filter_map(|(_, command)| program_of(command))
-        .filter(|program| !runs(Path::new(program)))
-        .collect();
-    if let Some(program) = broken.first() {
+        .find(|(_, c)| !c.starts_with(kits::HOOK_GUARD))
+    {
+        let program = program_of(old).unwrap_or_default();
         return Some(format!(
-            "{path}: the hooks call {program}, which is not an executable file given by its path: the harness gets exit 127 and no reminder"
+            "{path}: the hooks call {program} by this machine's path, which a teammate's clone of this repository cannot run"
+        ));
+    }
+    // What the guard tries: PATH (this command's; a harness may start
+    // with another), then ~/.cargo/bin.
+    if !aea_candidates.iter().any(|c| runs(c)) {
+        return Some(format!(
+            "{path}: the hooks find no aea on this PATH nor in ~/.cargo/bin: the harness is told nothing (install aea there, or put it on the PATH the harness starts with)"
         ));
     }
     None
 }
 
-/// The program a hook command runs (unquoted).
+/// The program a hook command of an older aea runs (unquoted).
 fn program_of(command: &str) -> Option<String> {
     let command = command.trim_start();
     if let Some(quoted) = command.strip_prefix('\'') {
