@@ -30,12 +30,18 @@ pub(crate) struct Edit {
     pub allow: Vec<String>,
 }
 
+/// How every hook command starts: it finds aea on the harness's PATH, or
+/// where `cargo install` puts it, and without one says so in one line and
+/// lets the harness go on (exit 0). The files that hold it are committed:
+/// they name no path of one machine, so a teammate's clone runs them too.
+pub(crate) const HOOK_GUARD: &str = "a=$(command -v aea) || a=\"$HOME/.cargo/bin/aea\"; [ -x \"$a\" ] || { echo 'aea: not found on PATH or in ~/.cargo/bin: mail not checked (install aea)' >&2; exit 0; }; exec \"$a\" ";
+
 /// Whether `command` is one aea wrote: the guarded form (see
-/// [`super::kits::HOOK_GUARD`]), or what an older aea wrote, an `aea`
+/// [`HOOK_GUARD`]), or what an older aea wrote, an `aea`
 /// binary (bare or by any path, quoted or not) run with `check --hook`.
 pub(crate) fn is_ours(command: &str) -> bool {
     let command = command.trim_start();
-    if let Some(rest) = command.strip_prefix(super::kits::HOOK_GUARD) {
+    if let Some(rest) = command.strip_prefix(HOOK_GUARD) {
         return rest.starts_with("check --hook ");
     }
     let (program, rest) = if let Some(quoted) = command.strip_prefix('\'') {

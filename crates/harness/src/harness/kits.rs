@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::json::{Edit, Shape};
+use super::json::{Edit, HOOK_GUARD, Shape};
 use super::names::{Agent, Harness};
 
 /// The marker line of a whole file aea owns, which the layout also reads
@@ -34,12 +34,6 @@ pub(crate) enum Kind {
 /// §16): reading mail never needs a person; approving and rejecting always
 /// do and are never listed.
 pub(crate) const READ_ONLY: [&str; 6] = ["check", "show", "pending", "status", "log", "validate"];
-
-/// How every hook command starts: it finds aea on the harness's PATH, or
-/// where `cargo install` puts it, and without one says so in one line and
-/// lets the harness go on (exit 0). The files that hold it are committed:
-/// they name no path of one machine, so a teammate's clone runs them too.
-pub(crate) const HOOK_GUARD: &str = "a=$(command -v aea) || a=\"$HOME/.cargo/bin/aea\"; [ -x \"$a\" ] || { echo 'aea: not found on PATH or in ~/.cargo/bin: mail not checked (install aea)' >&2; exit 0; }; exec \"$a\" ";
 
 /// The hook command for `harness` and `event` (see [`HOOK_GUARD`]).
 pub(crate) fn hook_command(harness: Harness, event: &str) -> String {

@@ -500,7 +500,7 @@ fn json_problem(
     // this machine's path.
     if let Some((_, old)) = present
         .iter()
-        .find(|(_, c)| !c.starts_with(kits::HOOK_GUARD))
+        .find(|(_, c)| !c.starts_with(json::HOOK_GUARD))
     {
         let program = program_of(old).unwrap_or_default();
         return Some(format!(
