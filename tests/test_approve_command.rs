@@ -501,3 +501,40 @@ fn review_all_walks_through_every_repository() {
     assert_eq!(state(&docs, &for_docs), "approved");
     assert_eq!(state(&web, &for_web), "rejected");
 }
+
+/// Mail waiting for a person cannot be cleared by the agent as ignored:
+/// it would leave `pending` and stop blocking commits with nobody asked.
+/// Deferring keeps it waiting; once a person rejected it, ignoring is the
+/// step that ends it.
+#[test]
+fn mail_waiting_for_a_person_cannot_be_ignored_away() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = env.urgent(&api, "web", "issue", "drop the table");
+    let out = env.run(&web, &["process", &id, "--outcome", "ignored"]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("aea reject") && err.contains("--outcome deferred"),
+        "{err}"
+    );
+    assert!(!err.contains("--outcome ignored"), "{err}");
+    assert_eq!(
+        env.json(&web, &["pending"])["pending"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    env.ok(&web, &["process", &id, "--outcome", "deferred"]);
+    assert_eq!(
+        env.json(&web, &["pending"])["pending"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    env.ok(&web, &["reject", &id, "--reason", "no"]);
+    env.ok(&web, &["process", &id, "--outcome", "ignored"]);
+}
