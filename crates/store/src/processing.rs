@@ -25,8 +25,7 @@ pub struct Finished {
 
 /// Marks `entry` processed with `outcome` and `note`, by `rt`'s user at
 /// `rt`'s time. `done` is refused for what the judge says may not be done
-/// ([`Judge::why_not_done`]: invalid, rejected, or waiting for a person),
-/// and `ignored` for mail still waiting for a person's decision.
+/// ([`Judge::why_not_done`]: invalid, rejected, or waiting for a person).
 pub fn process(
     mailbox: &Mailbox,
     judge: &Judge,
@@ -58,18 +57,6 @@ pub fn process(
     let decision = entry.valid().map(|m| judge.decide(m));
     if outcome == Outcome::Done
         && let Some(refusal) = judge.why_not_done(entry, decision.as_ref(), mailbox)
-    {
-        return Err(refusal);
-    }
-    // Mail that waits for a person is the person's to dismiss (`aea
-    // reject`): marked ignored, it would leave `pending` and stop blocking
-    // commits without anyone asked. Deferred, it keeps waiting.
-    if outcome == Outcome::Ignored
-        && let Some(
-            refusal @ Error::Gated {
-                rejected: false, ..
-            },
-        ) = judge.why_not_done(entry, decision.as_ref(), mailbox)
     {
         return Err(refusal);
     }
