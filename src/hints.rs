@@ -357,7 +357,7 @@ pub(crate) fn hint(err: &Error) -> Option<String> {
             crate::shortref::of_file(name)
         ),
         Error::Gated { name, .. } => format!(
-            "a person approves it with `aea approve {}` (or `aea review`); or process it with --outcome ignored or deferred",
+            "a person decides it: `aea approve {0}` or `aea reject {0} --reason …` (or `aea review`); until then an agent leaves it waiting, or defers it (`aea process {0} --outcome deferred`)",
             crate::shortref::of_file(name)
         ),
         Error::NotActionable { name, .. } => format!(
