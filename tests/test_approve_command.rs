@@ -32,7 +32,7 @@ fn gated_mail_waits_for_approval_and_records_who() {
         "{}",
         stderr(&out)
     );
-    assert!(stderr(&out).contains("hint: a person approves it with `aea approve"));
+    assert!(stderr(&out).contains("hint: a person decides it: `aea approve"));
 
     let pending = env.json(&web, &["pending"]);
     assert_eq!(pending["pending"][0]["id"], id.as_str());

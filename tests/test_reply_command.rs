@@ -46,7 +46,7 @@ fn reply_obeys_the_policy_as_process_does() {
         stderr(&replied)
     );
     assert!(
-        stderr(&replied).contains("hint: a person approves it with `aea approve"),
+        stderr(&replied).contains("hint: a person decides it: `aea approve"),
         "{}",
         stderr(&replied)
     );
