@@ -752,3 +752,25 @@ fn stops_kept_going_for_mail_are_capped_until_the_next_prompt() {
     env.question(&api, "web", "q8");
     assert_eq!(hook(&env, &web, "codex", &event("Stop", "s3")), "");
 }
+
+/// Aider hides its own config from git on its first run (`.aider*` in
+/// .gitignore): init says how to keep the one aea writes, until the line
+/// that lets it through is there.
+#[test]
+fn init_for_aider_says_how_to_keep_its_config_in_git() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "web");
+    let out = env.run(&repo, &["init", "--agents", "aider"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`!.aider.conf.yml`"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::write(repo.join(".gitignore"), ".aider*\n!.aider.conf.yml\n").unwrap();
+    let out = env.run(&repo, &["hooks", "install", "--agents"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("aider.conf.yml"), "{}", stderr(&out));
+    let status = env.git_with(&repo, &["check-ignore", "-q", ".aider.conf.yml"], &[]);
+    assert!(!status.status.success(), "git sees the config");
+}
