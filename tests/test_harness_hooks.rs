@@ -774,3 +774,23 @@ fn init_for_aider_says_how_to_keep_its_config_in_git() {
     let status = env.git_with(&repo, &["check-ignore", "-q", ".aider.conf.yml"], &[]);
     assert!(!status.status.success(), "git sees the config");
 }
+
+/// A bare `init` picks the harnesses once and says which, and why: Claude
+/// Code by default, and each one whose files the repository already has.
+#[test]
+fn a_bare_init_says_which_harnesses_it_set_up_and_why() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "web");
+    std::fs::create_dir_all(repo.join(".codex")).unwrap();
+    std::fs::write(repo.join("GEMINI.md"), "# notes\n").unwrap();
+    let out = env.ok(&repo, &["init"]);
+    assert!(
+        out.contains(
+            "agent harnesses: claude (the default), codex (.codex is here), gemini (GEMINI.md is here), and AGENTS.md for the others"
+        ),
+        "{out}"
+    );
+    assert!(repo.join(".codex/hooks.json").is_file());
+    // Said once: a second init repairs, and does not choose again.
+    assert!(!env.ok(&repo, &["init"]).contains("agent harnesses"));
+}

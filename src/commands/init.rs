@@ -72,6 +72,8 @@ pub(crate) fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
             || (remembered.agent_files && !args.agent_files && args.agents.is_none()),
         git_hooks: args.no_git_hooks || (remembered.git_hooks && !args.git_hooks),
     };
+    // What the repository already uses, before init writes any of it.
+    let detected = harness::detected(&repo);
     let options = Options {
         id: args.id.as_deref(),
         policy: args.policy,
@@ -81,7 +83,7 @@ pub(crate) fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
             Some(
                 args.agents
                     .clone()
-                    .unwrap_or_else(|| harness::detect(&repo)),
+                    .unwrap_or_else(|| detected.iter().map(|(agent, _)| *agent).collect()),
             )
         },
         exe: ctx.exe.as_deref(),
@@ -152,6 +154,20 @@ pub(crate) fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
         if let (Ok(()), Some(path)) = (&registered, &report.registry) {
             ctx.printer
                 .line(format_args!("  registered in {}", path.display()));
+        }
+        // Which harnesses, when the person did not say: decided here once.
+        if fresh && args.agents.is_none() && !choice.agent_files {
+            let chosen: Vec<String> = detected
+                .iter()
+                .map(|(agent, sign)| match sign {
+                    None => format!("{agent} (the default)"),
+                    Some(file) => format!("{agent} ({file} is here)"),
+                })
+                .collect();
+            ctx.printer.line(format_args!(
+                "  agent harnesses: {}, and AGENTS.md for the others; `aea init --agents LIST` chooses",
+                chosen.join(", ")
+            ));
         }
         if fresh {
             print_next_steps(ctx, &report);

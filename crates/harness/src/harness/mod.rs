@@ -33,23 +33,33 @@ const OLD_COMMAND_MARKER: &str = "<!-- aea:command";
 /// Code (and with it `AGENTS.md`, which Codex, OpenCode and Copilot CLI
 /// read). Aider only when asked: its `read:` changes every chat.
 pub fn detect(repo: &Path) -> Vec<Agent> {
+    detected(repo).into_iter().map(|(agent, _)| agent).collect()
+}
+
+/// [`detect`], each harness with the file that showed it is used (`None`
+/// for Claude Code, the default).
+pub fn detected(repo: &Path) -> Vec<(Agent, Option<&'static str>)> {
     let has = |p: &str| fs::symlink_metadata(repo.join(p)).is_ok();
-    let mut agents = vec![Agent::Claude];
-    let found = [
-        (Agent::Codex, has(".codex")),
-        (Agent::Gemini, has(".gemini") || has("GEMINI.md")),
+    let mut agents = vec![(Agent::Claude, None)];
+    let signs: [(Agent, &[&'static str]); 6] = [
+        (Agent::Codex, &[".codex"]),
+        (Agent::Gemini, &[".gemini", "GEMINI.md"]),
         (
             Agent::Opencode,
-            has(".opencode") || has("opencode.json") || has("opencode.jsonc"),
+            &[".opencode", "opencode.json", "opencode.jsonc"],
         ),
         (
             Agent::Copilot,
-            has(".github/hooks") || has(".github/copilot-instructions.md"),
+            &[".github/hooks", ".github/copilot-instructions.md"],
         ),
-        (Agent::Cursor, has(".cursor") || has(".cursorrules")),
-        (Agent::Cline, has(".clinerules")),
+        (Agent::Cursor, &[".cursor", ".cursorrules"]),
+        (Agent::Cline, &[".clinerules"]),
     ];
-    agents.extend(found.iter().filter(|(_, f)| *f).map(|(a, _)| *a));
+    for (agent, files) in signs {
+        if let Some(file) = files.iter().find(|f| has(f)) {
+            agents.push((agent, Some(*file)));
+        }
+    }
     agents
 }
 
