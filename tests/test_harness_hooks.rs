@@ -794,3 +794,24 @@ fn a_bare_init_says_which_harnesses_it_set_up_and_why() {
     // Said once: a second init repairs, and does not choose again.
     assert!(!env.ok(&repo, &["init"]).contains("agent harnesses"));
 }
+
+/// A harness whose own trust gate keeps a repository's hooks off until a
+/// person opens it: init names the step for each one it set up.
+#[test]
+fn init_names_each_harness_trust_gate() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "web");
+    let out = env.ok(
+        &repo,
+        &["init", "--agents", "claude,codex,gemini,copilot,opencode"],
+    );
+    for step in [
+        "trust: Claude Code uses the allowed `aea` commands once you accept its trust dialog",
+        "trust: Codex runs the hooks once this project is trusted and you approve them in its `/hooks` menu",
+        "trust: Gemini CLI loads the hooks only in a trusted folder",
+        "trust: Copilot CLI runs the hooks once you trust this folder",
+    ] {
+        assert!(out.contains(step), "{step}: {out}");
+    }
+    assert_eq!(out.matches("  trust: ").count(), 4, "{out}");
+}

@@ -199,6 +199,13 @@ fn print_next_steps(ctx: &Context, report: &Report) {
             "  .aea/scripts/aea-*.sh run this aea under the names the AEA protocol text gives its scripts",
         );
     }
+    // A harness's own trust gate stays closed until a person opens it; until
+    // then it hears of no mail, and nothing here can tell.
+    for agent in harness::installed(&report.repo.join(AEA_DIR)) {
+        if let Some(step) = harness::trust_step(agent) {
+            ctx.printer.line(format_args!("  trust: {step}"));
+        }
+    }
 }
 
 /// What to say when `repo` lies inside another agent's repository (a
