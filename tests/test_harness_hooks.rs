@@ -815,3 +815,19 @@ fn init_names_each_harness_trust_gate() {
     }
     assert_eq!(out.matches("  trust: ").count(), 4, "{out}");
 }
+
+/// A committed .gitignore that is a symlink to an endless device is not
+/// read: the Aider note is said, and init finishes.
+#[test]
+fn a_gitignore_that_links_to_a_device_is_not_read() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "web");
+    std::os::unix::fs::symlink("/dev/zero", repo.join(".gitignore")).unwrap();
+    let out = env.run(&repo, &["init", "--agents", "aider"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`!.aider.conf.yml`"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -322,7 +322,12 @@ fn plan(repo: &Path, agents: &[Agent]) -> Result<(Vec<Write>, Vec<String>)> {
 /// Aider adds `.aider*` to `.gitignore`, which hides the config aea writes
 /// from every teammate's clone. `None` once `.gitignore` lets it through.
 fn aider_config_hidden(repo: &Path) -> Option<String> {
-    let ignore = fs::read_to_string(repo.join(".gitignore")).unwrap_or_default();
+    // Bounded, regular files only: a committed .gitignore can be a symlink
+    // to anything.
+    let ignore = fsutil::read_optional(&repo.join(".gitignore"))
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     let kept = ignore.lines().any(|l| l.trim() == "!.aider.conf.yml");
     (!kept).then(|| {
         "Aider adds `.aider*` to .gitignore on its first run, which hides .aider.conf.yml from git: add the line `!.aider.conf.yml` after it (or `git add -f .aider.conf.yml`) so that a teammate's clone has it".to_string()
