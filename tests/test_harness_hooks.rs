@@ -831,3 +831,16 @@ fn a_gitignore_that_links_to_a_device_is_not_read() {
         stderr(&out)
     );
 }
+
+/// doctor, like init, names the trust gate of each installed harness that
+/// has one: aea can neither read nor open it.
+#[test]
+fn doctor_names_the_trust_gates_of_installed_harnesses() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "web");
+    env.ok(&repo, &["init", "--agents", "codex,opencode"]);
+    let out = env.ok(&repo, &["doctor"]);
+    let line = out.lines().find(|l| l.contains("harnesses")).unwrap();
+    assert!(line.contains("approve them in its `/hooks` menu"), "{line}");
+    assert!(!line.contains("Claude Code"), "{line}");
+}

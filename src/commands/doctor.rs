@@ -618,9 +618,26 @@ fn harnesses(repo: &Path, aea: &Path, candidates: &[PathBuf], opted_out: bool) -
             })
         },
         &format!(
-            "{}: files in place, hooks call an aea that runs",
-            names.join(", ")
+            "{}: files in place, hooks find an aea here{}",
+            names.join(", "),
+            trust_gates(&installed)
         ),
+    )
+}
+
+/// What the installed harnesses' own trust gates need, which aea cannot
+/// read or open: each step, or nothing when none has a gate.
+fn trust_gates(installed: &[harness::Agent]) -> String {
+    let steps: Vec<&str> = installed
+        .iter()
+        .filter_map(|a| harness::trust_step(*a))
+        .collect();
+    if steps.is_empty() {
+        return String::new();
+    }
+    format!(
+        ". Until its trust gate is open a harness hears of no mail: {}",
+        steps.join("; ")
     )
 }
 
