@@ -316,7 +316,19 @@ pub(crate) fn hint(err: &Error) -> Option<String> {
         }
         .to_string(),
         Error::BadDuration { .. } => crate::duration::EXAMPLES.to_string(),
-        Error::MessageNotFound { reference } if crate::shortref::too_short(reference) => format!(
+        Error::MessageNotFound { reference } | Error::SentNotFound { reference, .. }
+            if crate::shortref::parse(&format!("{}{reference}", crate::shortref::PREFIX))
+                .is_some_and(|digits| digits.len() <= 16 && digits.len() == reference.len()) =>
+        {
+            format!(
+                "aea's references start with `m`: did you mean `{}{}`? (`aea check` lists them)",
+                crate::shortref::PREFIX,
+                reference.to_ascii_lowercase()
+            )
+        }
+        Error::MessageNotFound { reference } | Error::SentNotFound { reference, .. }
+            if crate::shortref::too_short(reference) =>
+        format!(
             "a reference is `m` and at least {} hex digits, as `aea check` prints it (`m3f9a01c2`)",
             crate::shortref::FEWEST_TYPED
         ),

@@ -1092,6 +1092,17 @@ fn a_reference_used_wrongly_says_what_to_do() {
     assert!(err.contains("at least 4 hex digits"), "{err}");
     // Four digits are enough where nothing else starts alike.
     env.ok(&web, &["show", &short[..5]]);
+    // Typed without its `m`, or too short for `status`: said how.
+    let out = env.cmd(&web).args(["show", &short[1..]]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("did you mean `{short}`?")), "{err}");
+    let out = env
+        .cmd(&api)
+        .args(["status", &short[..3]])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("at least 4 hex digits"), "{err}");
 }
 
 /// Two senders that choose one id each get a reference of their own
