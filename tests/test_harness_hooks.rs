@@ -450,6 +450,119 @@ fn doctor_names_hooks_that_carry_a_path_or_find_no_aea_and_fix_rewrites_them() {
     );
 }
 
+/// A harness may start its hooks with another PATH than the shell
+/// `doctor` runs in: each hook run records the aea it ran and where it
+/// looked, in the private state, and `doctor` / `hooks status` check that,
+/// not their own PATH. A record that does not read counts as none.
+#[test]
+fn doctor_checks_the_aea_the_hooks_reach_with_the_path_they_last_ran_with() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "web");
+    env.ok(&repo, &["init", "--agents", "claude,codex"]);
+    // The harness's PATH holds aea in a folder the shell's does not.
+    let harness_bin = env.path().join("harness-bin");
+    std::fs::create_dir_all(&harness_bin).unwrap();
+    std::os::unix::fs::symlink(BIN, harness_bin.join("aea")).unwrap();
+    let harness_path = format!("{}:/usr/bin:/bin", harness_bin.display());
+    let hook = env
+        .cmd(&repo)
+        .env("PATH", &harness_path)
+        .args(["check", "--hook", "codex", "--event", "SessionStart"])
+        .output()
+        .unwrap();
+    assert!(hook.status.success(), "{}", stderr(&hook));
+    let shell = |args: &[&str]| {
+        env.cmd(&repo)
+            .env("PATH", "/usr/bin:/bin")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let status: serde_json::Value =
+        serde_json::from_slice(&shell(&["--json", "hooks", "status"]).stdout).unwrap();
+    let agent = |name: &str| {
+        status["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["agent"] == name)
+            .unwrap()
+            .clone()
+    };
+    let codex = agent("codex");
+    assert_eq!(codex["problems"], serde_json::json!([]), "{status}");
+    assert_eq!(
+        codex["last_run"]["candidates"][0],
+        harness_bin.join("aea").to_str().unwrap(),
+        "{status}"
+    );
+    // Claude's hooks never ran: checked with this shell's PATH, which
+    // finds none.
+    let claude = agent("claude");
+    assert!(claude.get("last_run").is_none(), "{status}");
+    assert!(
+        claude["problems"]
+            .to_string()
+            .contains("find no aea on this PATH"),
+        "{status}"
+    );
+    let text = stdout(&shell(&["hooks", "status"]));
+    assert!(
+        text.contains("codex          installed, hooks last ran 20")
+            && text.contains(&format!("with {}/aea", harness_bin.display())),
+        "{text}"
+    );
+    let claude_hook = env
+        .cmd(&repo)
+        .env("PATH", &harness_path)
+        .args(["check", "--hook", "claude", "--event", "SessionStart"])
+        .output()
+        .unwrap();
+    assert!(claude_hook.status.success(), "{}", stderr(&claude_hook));
+    let doctor = stdout(&shell(&["doctor"]));
+    let reached = format!("({}/aea)", harness_bin.display());
+    assert!(
+        doctor.contains("ok    harnesses          claude, codex: files in place, hooks find an aea here; hooks last ran: claude 20")
+            && doctor.matches(&reached).count() == 2,
+        "{doctor}"
+    );
+    // aea gone from where the harness found it: said with what it ran.
+    std::fs::remove_file(harness_bin.join("aea")).unwrap();
+    let doctor = stdout(&shell(&["doctor"]));
+    assert!(
+        doctor.contains("codex: .codex/hooks.json: the hooks ran ")
+            && doctor.contains("and now find no aea on the PATH the harness gave them"),
+        "{doctor}"
+    );
+    // A record that is not JSON, or not a regular file, is no record.
+    let record = env.state(&repo).join("seen/hook-runs.json");
+    for bad in ["garbage", "symlink"] {
+        std::fs::remove_file(&record).unwrap();
+        if bad == "garbage" {
+            std::fs::write(&record, "{not json").unwrap();
+        } else {
+            std::os::unix::fs::symlink("/etc/passwd", &record).unwrap();
+        }
+        let doctor = stdout(&shell(&["doctor"]));
+        assert!(
+            doctor.contains("codex: .codex/hooks.json: the hooks find no aea on this PATH"),
+            "{bad}: {doctor}"
+        );
+    }
+    // The next hook run puts a good record back.
+    std::fs::remove_file(&record).unwrap();
+    std::os::unix::fs::symlink(BIN, harness_bin.join("aea")).unwrap();
+    for harness in ["codex", "claude"] {
+        env.cmd(&repo)
+            .env("PATH", &harness_path)
+            .args(["check", "--hook", harness, "--event", "Stop"])
+            .output()
+            .unwrap();
+    }
+    let doctor = stdout(&shell(&["doctor"]));
+    assert!(doctor.matches(&reached).count() == 2, "{doctor}");
+}
+
 /// What `init` installed is kept in the private state; a cloned repository
 /// can still carry `.aea/.installed.json` of an older aea (`git add -f`),
 /// and a process of the user's own can rewrite the private record: the

@@ -207,6 +207,13 @@ fn hook(
     event: Option<&str>,
     ctx: &Context,
 ) -> ExitCode {
+    crate::harness::hook_runs::record(
+        mailbox,
+        harness,
+        ctx.exe.as_deref(),
+        &ctx.aea_candidates,
+        ctx.rt.now(),
+    );
     let mut input = hook_input();
     if let Some(event) = event {
         input.event = Some(event.to_string());

@@ -92,8 +92,7 @@ pub(crate) fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     out.push(git_hooks(ctx, mailbox.layout(), opted_out.git_hooks));
     out.extend(served_inboxes(mailbox.layout()));
     out.push(harnesses(
-        repo,
-        aea,
+        &mailbox,
         &ctx.aea_candidates,
         opted_out.agent_files,
     ));
@@ -177,7 +176,7 @@ fn fix(mailbox: &Mailbox, ctx: &Context) -> Result<Vec<String>> {
     let installed = harness::installed(aea);
     if let Some(exe) = ctx.exe.as_deref()
         && !installed.is_empty()
-        && !harness::problems(mailbox.repo(), aea, &ctx.aea_candidates).is_empty()
+        && !harness::problems(mailbox, &ctx.aea_candidates).is_empty()
     {
         let (files, _) = harness::install(mailbox.repo(), aea, &installed)?;
         for rel in harness::shims::install(aea, exe)? {
@@ -587,8 +586,8 @@ fn served_inboxes(layout: &Layout) -> Option<Finding> {
 
 /// Each installed harness's files in place, and its hooks calling an aea
 /// that runs (SPEC §16).
-fn harnesses(repo: &Path, aea: &Path, candidates: &[PathBuf], opted_out: bool) -> Finding {
-    let installed = harness::installed(aea);
+fn harnesses(mailbox: &Mailbox, candidates: &[PathBuf], opted_out: bool) -> Finding {
+    let installed = harness::installed(mailbox.dir());
     if opted_out && installed.is_empty() {
         return Finding::new(
             "harnesses",
@@ -596,7 +595,7 @@ fn harnesses(repo: &Path, aea: &Path, candidates: &[PathBuf], opted_out: bool) -
             "skipped by choice (init --no-agent-files; `aea init --agent-files` writes them)",
         );
     }
-    let problems = harness::problems(repo, aea, candidates);
+    let problems = harness::problems(mailbox, candidates);
     let names: Vec<&str> = installed.iter().map(|a| a.as_str()).collect();
     Finding::new(
         "harnesses",
@@ -618,11 +617,35 @@ fn harnesses(repo: &Path, aea: &Path, candidates: &[PathBuf], opted_out: bool) -
             })
         },
         &format!(
-            "{}: files in place, hooks find an aea here{}",
+            "{}: files in place, hooks find an aea here{}{}",
             names.join(", "),
+            hook_runs(mailbox, &installed),
             trust_gates(&installed)
         ),
     )
+}
+
+/// When each installed harness's hooks last ran here, and which aea they
+/// ran: a harness whose hooks never ran has not started here yet, or its
+/// trust gate is still closed.
+fn hook_runs(mailbox: &Mailbox, installed: &[harness::Agent]) -> String {
+    let runs: Vec<String> = installed
+        .iter()
+        .filter(|a| harness::hook_runs::hooks_of(**a).is_some())
+        .map(|a| match harness::hook_runs::last(mailbox, *a) {
+            Some(run) => format!(
+                "{a} {} ({})",
+                run.at.format("%Y-%m-%d %H:%M UTC"),
+                harness::hook_runs::reaches(&run)
+                    .map_or_else(|| "no aea now".to_string(), |p| p.display().to_string())
+            ),
+            None => format!("{a} never"),
+        })
+        .collect();
+    if runs.is_empty() {
+        return String::new();
+    }
+    format!("; hooks last ran: {}", runs.join(", "))
 }
 
 /// What the installed harnesses' own trust gates need, which aea cannot

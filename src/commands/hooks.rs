@@ -216,6 +216,10 @@ pub(super) struct AgentStatus {
     pub agent: Agent,
     /// Empty when its files are in place and its hooks call an aea that runs.
     pub problems: Vec<String>,
+    /// When its hooks last ran here, which aea and where they looked;
+    /// absent when they never ran (or it has no hooks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_run: Option<harness::hook_runs::HookRun>,
 }
 
 /// `aea hooks status --json`.
@@ -272,7 +276,7 @@ fn status(ctx: &Context) -> Result<ExitCode> {
             state: hooks::state(hook, &dirs.active, &dirs.default, bin),
         })
         .collect();
-    let problems = harness::problems(mailbox.repo(), mailbox.dir(), &ctx.aea_candidates);
+    let problems = harness::problems(&mailbox, &ctx.aea_candidates);
     let agents: Vec<AgentStatus> = harness::installed(mailbox.dir())
         .into_iter()
         .map(|agent| AgentStatus {
@@ -282,6 +286,7 @@ fn status(ctx: &Context) -> Result<ExitCode> {
                 .filter(|p| p.agent == agent)
                 .map(|p| p.detail.clone())
                 .collect(),
+            last_run: harness::hook_runs::last(&mailbox, agent),
         })
         .collect();
     let claude = agents
@@ -384,8 +389,18 @@ fn status(ctx: &Context) -> Result<ExitCode> {
     }
     for a in &agents {
         if a.problems.is_empty() {
+            let ran = match (&a.last_run, harness::hook_runs::hooks_of(a.agent)) {
+                (Some(run), _) => format!(
+                    ", hooks last ran {} with {}",
+                    run.at.format("%Y-%m-%d %H:%M UTC"),
+                    harness::hook_runs::reaches(run)
+                        .map_or_else(|| "?".to_string(), |p| p.display().to_string())
+                ),
+                (None, Some(_)) => ", hooks never ran here yet".to_string(),
+                (None, None) => String::new(),
+            };
             ctx.printer
-                .line(format_args!("  {:<14} installed", a.agent.as_str()));
+                .line(format_args!("  {:<14} installed{ran}", a.agent.as_str()));
         } else {
             ctx.printer.line(format_args!(
                 "  {:<14} {}",

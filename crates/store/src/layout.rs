@@ -282,6 +282,8 @@ pub mod seen {
     pub(crate) const WAITING: &str = "waiting.json";
     /// Mail that waited and is gone without aea moving it.
     pub(crate) const VANISHED: &str = "vanished.json";
+    /// What each agent harness's hooks last ran with.
+    pub const HOOK_RUNS: &str = "hook-runs.json";
 }
 
 /// Names inside [`Private::SyncStore`], beside the bare repository.

@@ -7,6 +7,7 @@
 //! restores it exactly when nobody edited it since, and removes only aea's
 //! parts when somebody did.
 
+pub mod hook_runs;
 pub(crate) mod json;
 pub mod kits;
 mod names;
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::layout::{Layout, Private};
+use crate::mailbox::Mailbox;
 use crate::templates;
 use kits::{Kind, OWNED_MARKER, Piece};
 
@@ -501,12 +503,20 @@ pub struct Problem {
 }
 
 /// Checks every installed harness: each piece present and current, and
-/// every hook command portable and finding an aea among `aea_candidates`
-/// (where the hooks look, see [`crate::env::Env::aea_candidates`]; SPEC §16).
-pub fn problems(repo: &Path, aea_dir: &Path, aea_candidates: &[PathBuf]) -> Vec<Problem> {
+/// every hook command portable and finding an aea where the hook looks:
+/// with the PATH the harness gave it when it last ran, else with
+/// `aea_candidates`, this command's (see
+/// [`crate::env::Env::aea_candidates`]; SPEC §16).
+pub fn problems(mailbox: &Mailbox, aea_candidates: &[PathBuf]) -> Vec<Problem> {
+    let (repo, aea_dir) = (mailbox.repo(), mailbox.dir());
     let mut found = Vec::new();
     let reinstall = "aea hooks install --agents (rewrites aea's entries; `aea doctor --fix` too)";
     for agent in installed(aea_dir) {
+        let run = hook_runs::last(mailbox, agent);
+        let looks = Looks {
+            candidates: run.as_ref().map_or(aea_candidates, |r| &r.candidates),
+            run: run.as_ref(),
+        };
         for piece in kits::pieces(agent, repo) {
             let text = read_regular(&repo.join(&piece.path));
             let problem = match (&piece.kind, &text) {
@@ -515,7 +525,7 @@ pub fn problems(repo: &Path, aea_dir: &Path, aea_candidates: &[PathBuf]) -> Vec<
                     Some(format!("{} has no AEA section", piece.path))
                 }
                 (Kind::Owned(_), Some(t)) if !owned_by_aea(t) => None,
-                (Kind::Json(edit), Some(t)) => json_problem(&piece.path, t, edit, aea_candidates),
+                (Kind::Json(edit), Some(t)) => json_problem(&piece.path, t, edit, &looks),
                 _ => None,
             };
             if let Some(detail) = problem {
@@ -530,14 +540,15 @@ pub fn problems(repo: &Path, aea_dir: &Path, aea_candidates: &[PathBuf]) -> Vec<
     found
 }
 
+/// Where one harness's hooks look for aea, and their last run if any.
+struct Looks<'a> {
+    candidates: &'a [PathBuf],
+    run: Option<&'a hook_runs::HookRun>,
+}
+
 /// A JSON settings file whose aea hooks are missing, name this machine's
 /// path (an older aea's), or find no aea here.
-fn json_problem(
-    path: &str,
-    text: &str,
-    edit: &json::Edit,
-    aea_candidates: &[PathBuf],
-) -> Option<String> {
+fn json_problem(path: &str, text: &str, edit: &json::Edit, looks: &Looks) -> Option<String> {
     let present = json::commands(text, edit.shape);
     let missing: Vec<&str> = edit
         .hooks
@@ -559,14 +570,23 @@ fn json_problem(
             "{path}: the hooks call {program} by this machine's path, which a teammate's clone of this repository cannot run"
         ));
     }
-    // What the guard tries: PATH (this command's; a harness may start
-    // with another), then ~/.cargo/bin.
-    if !aea_candidates.iter().any(|c| runs(c)) {
-        return Some(format!(
-            "{path}: the hooks find no aea on this PATH nor in ~/.cargo/bin: the harness is told nothing (install aea there, or put it on the PATH the harness starts with)"
-        ));
+    // What the guard tries: PATH (the one the harness gave the hook when
+    // it last ran, else this command's), then ~/.cargo/bin.
+    if looks.candidates.iter().any(|c| runs(c)) {
+        return None;
     }
-    None
+    Some(match looks.run {
+        Some(run) => format!(
+            "{path}: the hooks ran {} on {}, and now find no aea on the PATH the harness gave them nor in ~/.cargo/bin: the harness is told nothing (install aea again, on that PATH or in ~/.cargo/bin)",
+            run.aea
+                .as_deref()
+                .map_or_else(|| "aea".to_string(), |a| a.display().to_string()),
+            run.at.format("%Y-%m-%d %H:%M UTC")
+        ),
+        None => format!(
+            "{path}: the hooks find no aea on this PATH nor in ~/.cargo/bin: the harness is told nothing (install aea there, or put it on the PATH the harness starts with)"
+        ),
+    })
 }
 
 /// The program a hook command of an older aea runs (unquoted).
