@@ -24,6 +24,11 @@ once (synchronously, before the answer is sent) and the request is noted in
 RECORD_DIR/LABEL/trigger.fired. The test uses it to deliver a message while
 the harness is waiting for the model.
 
+A peer flooding a session: when RECORD_DIR/LABEL/flood.match and flood.max
+exist, RECORD_DIR/LABEL/flood.sh runs before every model request whose body
+contains flood.match's text, at most flood.max times; flood.count says how
+many times it ran.
+
 The server binds 127.0.0.1 only, writes its port to --port-file and stops
 by itself after --max-seconds.
 """
@@ -86,6 +91,39 @@ def maybe_trigger(record_dir, label, raw_body):
             },
             f,
         )
+
+
+def maybe_flood(record_dir, label, raw_body):
+    """A peer that delivers one message before every model call of LABEL
+    whose body holds the needle in flood.match, up to flood.max times:
+    runs flood.sh and counts the deliveries in flood.count."""
+    folder = os.path.join(record_dir, label)
+    with LOCK:
+        try:
+            with open(os.path.join(folder, "flood.match")) as f:
+                needle = f.read().strip()
+            with open(os.path.join(folder, "flood.max")) as f:
+                most = int(f.read().strip())
+        except (OSError, ValueError):
+            return
+        if not needle or needle not in raw_body:
+            return
+        count_file = os.path.join(folder, "flood.count")
+        try:
+            with open(count_file) as f:
+                n = int(f.read().strip())
+        except (OSError, ValueError):
+            n = 0
+        if n >= most:
+            return
+        with open(count_file, "w") as f:
+            f.write(str(n + 1))
+    subprocess.run(
+        ["bash", os.path.join(folder, "flood.sh")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=60,
+    )
 
 
 def sse(events):
@@ -420,6 +458,7 @@ class Handler(BaseHTTPRequestHandler):
         )
         if is_model_call:
             maybe_trigger(self.server.record_dir, label, text)
+            maybe_flood(self.server.record_dir, label, text)
         status, ctype, payload = 200, None, None
         gm = re.search(r"/models/([^/:]+):(\w+)$", path)
         if method == "POST" and path.endswith("/messages/count_tokens"):

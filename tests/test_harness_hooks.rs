@@ -563,6 +563,117 @@ fn doctor_checks_the_aea_the_hooks_reach_with_the_path_they_last_ran_with() {
     assert!(doctor.matches(&reached).count() == 2, "{doctor}");
 }
 
+/// A teammate clones a repository whose harness files were committed:
+/// another HOME, aea not on PATH but in that HOME's ~/.cargo/bin, no `aea
+/// init`. Mail sent to the clone reaches the hook, and `hooks status` /
+/// `doctor` there know the harnesses from the committed files (the record
+/// of what `init` wrote stayed on the first machine).
+#[test]
+fn a_teammates_clone_hears_of_mail_and_knows_its_harnesses_with_no_step_but_installing_aea() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "web");
+    env.ok(&repo, &["init", "--agents", "claude,codex,opencode"]);
+    env.git_ok(&repo, &["add", "-A"]);
+    env.git_ok(&repo, &["commit", "-q", "-m", "aea"]);
+    let clone = env.path().join("teammate/web");
+    env.git_ok(
+        &env.path(),
+        &[
+            "clone",
+            "-q",
+            repo.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
+    let home = env.path().join("teammate/home");
+    std::fs::create_dir_all(home.join(".cargo/bin")).unwrap();
+    std::os::unix::fs::symlink(BIN, home.join(".cargo/bin/aea")).unwrap();
+    let teammate = |args: &[&str], path: &str| {
+        env.cmd(&clone)
+            .env("HOME", &home)
+            .env("PATH", path)
+            .env("AEA_REGISTRY", env.path().join("teammate/registry.toml"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let api = env.repo("api");
+    env.send(
+        &api,
+        clone.to_str().unwrap(),
+        &["--type", "question", "--subject", "Which port?"],
+    );
+    // What the committed Codex hook runs, through its guard, on PATH
+    // without aea.
+    let settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(clone.join(".codex/hooks.json")).unwrap())
+            .unwrap();
+    let command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!command.contains(BIN), "{command}");
+    let hook = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(&clone)
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", "/usr/bin:/bin")
+        .env("AEA_REGISTRY", env.path().join("teammate/registry.toml"))
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&hook).contains("AEA: 1 unprocessed message"),
+        "{}{}",
+        stdout(&hook),
+        stderr(&hook)
+    );
+    let status: serde_json::Value =
+        serde_json::from_slice(&teammate(&["--json", "hooks", "status"], "/usr/bin:/bin").stdout)
+            .unwrap();
+    let agents: Vec<&str> = status["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["agent"].as_str().unwrap())
+        .collect();
+    assert_eq!(agents, ["claude", "codex", "opencode"], "{status}");
+    let codex = &status["agents"][1];
+    assert_eq!(codex["problems"], serde_json::json!([]), "{status}");
+    assert_eq!(
+        codex["last_run"]["aea"],
+        std::fs::canonicalize(BIN).unwrap().to_str().unwrap(),
+        "{status}"
+    );
+    let doctor = stdout(&teammate(&["doctor"], "/usr/bin:/bin"));
+    assert!(
+        doctor.contains("ok    harnesses          claude, codex, opencode: files in place"),
+        "{doctor}"
+    );
+    // Without aea anywhere the hook looks, the hook says so in one line
+    // and lets the harness go on.
+    std::fs::remove_file(home.join(".cargo/bin/aea")).unwrap();
+    let missing = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(&clone)
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(missing.status.success());
+    assert!(stdout(&missing).is_empty());
+    assert!(
+        stderr(&missing).contains("aea: not found"),
+        "{}",
+        stderr(&missing)
+    );
+}
+
 /// What `init` installed is kept in the private state; a cloned repository
 /// can still carry `.aea/.installed.json` of an older aea (`git add -f`),
 /// and a process of the user's own can rewrite the private record: the

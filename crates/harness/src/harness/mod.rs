@@ -101,13 +101,40 @@ fn state_file(aea_dir: &Path) -> PathBuf {
 
 /// The harnesses installed in the repository of `aea_dir`, as recorded.
 /// aea before 0.2 installed only Claude Code's files and did not record
-/// the harness: its record of them stands for it.
+/// the harness: its record of them stands for it. With no record at all
+/// (a clone), those whose aea files are there.
 pub fn installed(aea_dir: &Path) -> Vec<Agent> {
     let state = InstallState::load(aea_dir);
     if state.agents.is_empty() && !state.files.is_empty() {
         return vec![Agent::Claude];
     }
+    if state.agents.is_empty() && !state.opted_out.agent_files {
+        // A teammate's clone: the files came in a commit, the record of
+        // what `init` wrote stayed on the machine that ran it.
+        return committed(aea_dir.parent().unwrap_or(aea_dir));
+    }
     state.agents
+}
+
+/// The harnesses whose aea files are in `repo` (a file aea owns, or aea's
+/// hooks in a settings file), with no record of who wrote them.
+fn committed(repo: &Path) -> Vec<Agent> {
+    Agent::ALL
+        .iter()
+        .copied()
+        .filter(|agent| {
+            kits::pieces(*agent, repo).iter().any(|piece| {
+                let Some(text) = read_regular(&repo.join(&piece.path)) else {
+                    return false;
+                };
+                match &piece.kind {
+                    Kind::Section => false,
+                    Kind::Owned(_) => owned_by_aea(&text),
+                    Kind::Json(edit) => !json::commands(&text, edit.shape).is_empty(),
+                }
+            })
+        })
+        .collect()
 }
 
 /// What `init` wrote, so `uninstall` can take exactly that back.
