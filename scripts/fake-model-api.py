@@ -26,8 +26,9 @@ the harness is waiting for the model.
 
 A peer flooding a session: when RECORD_DIR/LABEL/flood.match and flood.max
 exist, RECORD_DIR/LABEL/flood.sh runs before every model request whose body
-contains flood.match's text, at most flood.max times; flood.count says how
-many times it ran.
+contains flood.match's text (and whose path contains flood.path's, when
+that exists), at most flood.max times; flood.count says how many times it
+ran.
 
 The server binds 127.0.0.1 only, writes its port to --port-file and stops
 by itself after --max-seconds.
@@ -93,10 +94,11 @@ def maybe_trigger(record_dir, label, raw_body):
         )
 
 
-def maybe_flood(record_dir, label, raw_body):
+def maybe_flood(record_dir, label, path, raw_body):
     """A peer that delivers one message before every model call of LABEL
-    whose body holds the needle in flood.match, up to flood.max times:
-    runs flood.sh and counts the deliveries in flood.count."""
+    whose body holds the needle in flood.match (and whose path holds the
+    text in flood.path, when there is one), up to flood.max times: runs
+    flood.sh and counts the deliveries in flood.count."""
     folder = os.path.join(record_dir, label)
     with LOCK:
         try:
@@ -106,7 +108,12 @@ def maybe_flood(record_dir, label, raw_body):
                 most = int(f.read().strip())
         except (OSError, ValueError):
             return
-        if not needle or needle not in raw_body:
+        try:
+            with open(os.path.join(folder, "flood.path")) as f:
+                in_path = f.read().strip()
+        except OSError:
+            in_path = ""
+        if not needle or needle not in raw_body or in_path not in path:
             return
         count_file = os.path.join(folder, "flood.count")
         try:
@@ -454,11 +461,11 @@ class Handler(BaseHTTPRequestHandler):
             path.endswith("/messages")
             or path.endswith("/responses")
             or path.endswith("/chat/completions")
-            or "generateContent" in path
+            or "generatecontent" in path.lower()
         )
         if is_model_call:
             maybe_trigger(self.server.record_dir, label, text)
-            maybe_flood(self.server.record_dir, label, text)
+            maybe_flood(self.server.record_dir, label, path, text)
         status, ctype, payload = 200, None, None
         gm = re.search(r"/models/([^/:]+):(\w+)$", path)
         if method == "POST" and path.endswith("/messages/count_tokens"):

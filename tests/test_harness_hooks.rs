@@ -977,6 +977,43 @@ fn stops_kept_going_for_mail_are_capped_until_the_next_prompt() {
     assert_eq!(hook(&env, &web, "codex", &event("Stop", "s3")), "");
 }
 
+/// Gemini CLI turns the reason an AfterAgent hook blocked with into the
+/// next prompt and runs BeforeAgent on it (seen live, 0.61.0): that prompt
+/// is aea's own reminder, not a person's, and must not start the count
+/// again, or a flooding peer keeps the session going without end.
+#[test]
+fn a_continued_turn_is_not_a_persons_prompt_and_the_cap_holds_for_gemini() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let before = |prompt: &str| {
+        let input = serde_json::json!({
+            "hook_event_name": "BeforeAgent", "session_id": "g1", "prompt": prompt
+        });
+        hook(&env, &web, "gemini", &input.to_string())
+    };
+    let after = || hook(&env, &web, "gemini", &event("AfterAgent", "g1"));
+    assert!(before("Say hello").is_empty());
+    let mut continuations = 0;
+    for n in 1..=6 {
+        env.question(&api, "web", &format!("flood {n}"));
+        let said = after();
+        if said.is_empty() {
+            break;
+        }
+        continuations += 1;
+        let reason: serde_json::Value = serde_json::from_str(&said).unwrap();
+        assert_eq!(reason["decision"], "block", "{said}");
+        // What Gemini runs BeforeAgent on next.
+        before(reason["reason"].as_str().unwrap());
+    }
+    assert_eq!(continuations, 3, "stopped after the cap");
+    // A person's prompt tells of the rest and starts the count again.
+    assert!(before("what now?").contains("additionalContext"));
+    env.question(&api, "web", "after the prompt");
+    assert!(after().contains("\"decision\":\"block\""));
+}
+
 /// Aider hides its own config from git on its first run (`.aider*` in
 /// .gitignore): init says how to keep the one aea writes, until the line
 /// that lets it through is there.

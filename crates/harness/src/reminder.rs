@@ -24,6 +24,11 @@ pub struct HookInput {
     /// `session_id` (Claude Code, Codex, Gemini CLI), `sessionId`
     /// (Copilot CLI), `conversation_id` (Cursor).
     pub session: Option<String>,
+    /// The prompt is aea's own reminder: a harness that turns a Stop
+    /// hook's reason into the next prompt (Gemini CLI's BeforeAgent after
+    /// AfterAgent blocked) runs its prompt hook on it, and that is no
+    /// person's prompt.
+    pub continued: bool,
 }
 
 impl HookInput {
@@ -48,9 +53,16 @@ impl HookInput {
         HookInput {
             event: word(&["hook_event_name", "hookEventName"]),
             session: word(&["session_id", "sessionId", "conversation_id"]),
+            continued: value
+                .get("prompt")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|p| p.trim_start().starts_with(REMINDER_HEAD)),
         }
     }
 }
+
+/// How every reminder begins.
+const REMINDER_HEAD: &str = "AEA: ";
 
 /// How an event treats waiting mail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,7 +225,7 @@ pub fn remind(
     // session ends the run; past the cap, a Stop with new mail says
     // nothing and remembers nothing, so the next prompt tells it.
     let run = mailbox.announcements().stop_run(&key);
-    if run > 0 && (moment == Moment::Start || is_prompt(harness, event)) {
+    if run > 0 && (moment == Moment::Start || (is_prompt(harness, event) && !input.continued)) {
         let _ = mailbox.announcements().set_stop_run(&key, 0);
     }
     if moment == Moment::Stop && !new.is_empty() {
@@ -304,7 +316,7 @@ fn summary(unread: &[Unread], new: &[(bool, &String)]) -> String {
     let valid_total = unread.iter().filter(|u| u.valid).count();
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     let mut text = format!(
-        "AEA: {valid_total} unprocessed message{} from other agents in .aea/",
+        "{REMINDER_HEAD}{valid_total} unprocessed message{} from other agents in .aea/",
         plural(valid_total)
     );
     if !new_refs.is_empty() {
@@ -342,6 +354,21 @@ mod tests {
         assert_eq!(hostile.event, None);
         assert_eq!(hostile.session, None);
         assert_eq!(HookInput::parse(b"not json").event, None);
+    }
+
+    /// Gemini CLI runs BeforeAgent on the reason an AfterAgent hook blocked
+    /// with: aea's own words, not a person's prompt.
+    #[test]
+    fn a_prompt_that_is_aeas_own_reminder_is_a_continuation() {
+        let ours = format!(
+            r#"{{"hook_event_name":"BeforeAgent","session_id":"s","prompt":"{}"}}"#,
+            summary(&[], &[])
+        );
+        assert!(HookInput::parse(ours.as_bytes()).continued);
+        let person =
+            br#"{"hook_event_name":"BeforeAgent","session_id":"s","prompt":"fix the AEA: bug"}"#;
+        assert!(!HookInput::parse(person).continued);
+        assert!(!HookInput::parse(br#"{"hook_event_name":"BeforeAgent"}"#).continued);
     }
 
     #[test]
