@@ -41,7 +41,7 @@ pub(super) struct Finding {
     ok: bool,
     /// Not ok, and still no problem: something only a person can do that
     /// aea cannot do for them (a harness's own trust gate, closed).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     warning: bool,
     detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -659,11 +659,7 @@ fn trust_gates(repo: &Path, aea: &Path, ctx: &Context) -> Vec<Finding> {
                     gate.harness, gate.reason
                 )),
             };
-            Finding::warning(
-                "trust gate",
-                detail.map(|d| (d, step)),
-                &gate.line(),
-            )
+            Finding::warning("trust gate", detail.map(|d| (d, step)), &gate.line())
         })
         .collect()
 }

@@ -62,7 +62,7 @@ pub struct TrustGate {
     pub gate: Gate,
     /// What the harness's own file says, and which file.
     pub reason: String,
-    /// What a person does to open it; `None` when it is open.
+    /// What a person does to open it; absent when it is open.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<String>,
 }
@@ -87,7 +87,10 @@ impl TrustGate {
                 "{}: trust gate closed ({}): {step}",
                 self.harness, self.reason
             ),
-            Gate::Unknown => format!("{}: {step} (aea cannot tell: {})", self.harness, self.reason),
+            Gate::Unknown => format!(
+                "{}: {step} (aea cannot tell: {})",
+                self.harness, self.reason
+            ),
         }
     }
 }
@@ -252,7 +255,8 @@ fn up_to_checkout(repo: &Path) -> Vec<&Path> {
 
 // ------------------------------------------------------------------ Codex
 
-const CODEX_PROJECT_STEP: &str = "start `codex` in this folder and trust it, then trust aea's hooks in its `/hooks` menu";
+const CODEX_PROJECT_STEP: &str =
+    "start `codex` in this folder and trust it, then trust aea's hooks in its `/hooks` menu";
 const CODEX_HOOKS_STEP: &str =
     "start `codex` in this folder and trust aea's hooks in its `/hooks` menu";
 
@@ -363,7 +367,9 @@ fn codex_hooks(repo: &Path, config: &toml::Table, config_path: &Path) -> TrustGa
         .and_then(toml::Value::as_table);
     let (mut ours, mut untrusted, mut modified, mut off) = (0, 0, 0, 0);
     for (event, label) in CODEX_EVENTS {
-        let groups = file["hooks"][event].as_array().map_or(&[][..], Vec::as_slice);
+        let groups = file["hooks"][event]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice);
         for (g, group) in groups.iter().enumerate() {
             let handlers = group["hooks"].as_array().map_or(&[][..], Vec::as_slice);
             for (h, handler) in handlers.iter().enumerate() {
@@ -382,7 +388,9 @@ fn codex_hooks(repo: &Path, config: &toml::Table, config_path: &Path) -> TrustGa
                 };
                 let key = format!("{}:{label}:{g}:{h}", hooks_path.display());
                 let state = states.and_then(|s| s.get(&key));
-                if state.and_then(|s| s.get("enabled")).and_then(toml::Value::as_bool)
+                if state
+                    .and_then(|s| s.get("enabled"))
+                    .and_then(toml::Value::as_bool)
                     == Some(false)
                 {
                     off += 1;
@@ -498,7 +506,8 @@ fn codex_hook_hash(
 
 // ------------------------------------------------------------------ Gemini CLI
 
-const GEMINI_STEP: &str = "start `gemini` in this folder and trust it when it asks (`/permissions` changes it later)";
+const GEMINI_STEP: &str =
+    "start `gemini` in this folder and trust it when it asks (`/permissions` changes it later)";
 
 fn gemini(repo: &Path, homes: &HarnessHomes) -> TrustGate {
     let step = Some(GEMINI_STEP.to_string());
@@ -566,10 +575,7 @@ fn gemini(repo: &Path, homes: &HarnessHomes) -> TrustGate {
             return TrustGate::new(
                 Agent::Gemini,
                 Gate::Unknown,
-                format!(
-                    "{} holds a trust level Gemini CLI refuses",
-                    path.display()
-                ),
+                format!("{} holds a trust level Gemini CLI refuses", path.display()),
                 Some(format!("fix {}, then {GEMINI_STEP}", path.display())),
             );
         };
@@ -579,8 +585,8 @@ fn gemini(repo: &Path, homes: &HarnessHomes) -> TrustGate {
         } else {
             folder
         };
-        let folder = std::fs::canonicalize(folder)
-            .unwrap_or_else(|_| fsutil::lexically_normal(folder));
+        let folder =
+            std::fs::canonicalize(folder).unwrap_or_else(|_| fsutil::lexically_normal(folder));
         if repo.starts_with(&folder) && best.is_none_or(|(len, _, _)| rule.len() > len) {
             best = Some((rule.len(), rule, level));
         }
