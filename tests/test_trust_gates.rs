@@ -7,6 +7,7 @@
 
 use crate::common::*;
 use serde_json::Value;
+use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 const CODEX_HASHES: [(&str, &str); 3] = [
@@ -75,16 +76,20 @@ fn init_gate(env: &TestEnv, repo: &Path, harness: &str) -> Value {
 fn codex_config(repo: &Path, level: Option<&str>, hashes: &[(&str, &str)]) -> String {
     let mut text = "model = \"fake\"\n".to_string();
     if let Some(level) = level {
-        text += &format!(
-            "\n[projects.\"{}\"]\ntrust_level = \"{level}\"\n",
+        writeln!(
+            text,
+            "\n[projects.\"{}\"]\ntrust_level = \"{level}\"",
             repo.display()
-        );
+        )
+        .unwrap();
     }
     for (event, hash) in hashes {
-        text += &format!(
-            "\n[hooks.state.\"{}/.codex/hooks.json:{event}:0:0\"]\ntrusted_hash = \"{hash}\"\n",
+        writeln!(
+            text,
+            "\n[hooks.state.\"{}/.codex/hooks.json:{event}:0:0\"]\ntrusted_hash = \"{hash}\"",
             repo.display()
-        );
+        )
+        .unwrap();
     }
     text
 }

@@ -209,7 +209,7 @@ fn print_next_steps(ctx: &Context, report: &Report) {
             "  .aea/scripts/aea-*.sh run this aea under the names the AEA protocol text gives its scripts",
         );
     }
-    print_trust_gates(ctx, &report);
+    print_trust_gates(ctx, report);
 }
 
 /// Each harness's own trust gate: until a person opens it, that harness

@@ -180,6 +180,19 @@ fn keys(repo: &Path) -> Vec<String> {
 
 const CLAUDE_STEP: &str = "start `claude` in this folder once and accept its trust dialog; until then it ignores the allowed `aea` commands";
 
+/// What aea reads of `~/.claude.json`.
+#[derive(Deserialize)]
+struct ClaudeConfig {
+    #[serde(default)]
+    projects: BTreeMap<String, ClaudeProject>,
+}
+
+#[derive(Deserialize)]
+struct ClaudeProject {
+    #[serde(default, rename = "hasTrustDialogAccepted")]
+    accepted: Option<serde_json::Value>,
+}
+
 fn claude(repo: &Path, homes: &HarnessHomes) -> TrustGate {
     let step = Some(CLAUDE_STEP.to_string());
     let Some(dir) = homes.claude_config_dir.as_ref().or(homes.home.as_ref()) else {
@@ -198,17 +211,7 @@ fn claude(repo: &Path, homes: &HarnessHomes) -> TrustGate {
         Read::Unreadable(why) => return TrustGate::new(Agent::Claude, Gate::Unknown, why, step),
         Read::Text(text) => text,
     };
-    #[derive(Deserialize)]
-    struct Config {
-        #[serde(default)]
-        projects: BTreeMap<String, Project>,
-    }
-    #[derive(Deserialize)]
-    struct Project {
-        #[serde(default, rename = "hasTrustDialogAccepted")]
-        accepted: Option<serde_json::Value>,
-    }
-    let Ok(config) = serde_json::from_str::<Config>(&text) else {
+    let Ok(config) = serde_json::from_str::<ClaudeConfig>(&text) else {
         return TrustGate::new(
             Agent::Claude,
             Gate::Unknown,
