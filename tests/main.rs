@@ -52,4 +52,5 @@ mod test_shared_inbox;
 mod test_sync_command;
 mod test_terminal_escapes;
 mod test_trust_command;
+mod test_trust_gates;
 mod test_watch_and_monitor;

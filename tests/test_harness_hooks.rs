@@ -1056,27 +1056,6 @@ fn a_bare_init_says_which_harnesses_it_set_up_and_why() {
     assert!(!env.ok(&repo, &["init"]).contains("agent harnesses"));
 }
 
-/// A harness whose own trust gate keeps a repository's hooks off until a
-/// person opens it: init names the step for each one it set up.
-#[test]
-fn init_names_each_harness_trust_gate() {
-    let env = TestEnv::new();
-    let repo = plain_git_repo(&env, "web");
-    let out = env.ok(
-        &repo,
-        &["init", "--agents", "claude,codex,gemini,copilot,opencode"],
-    );
-    for step in [
-        "trust: Claude Code uses the allowed `aea` commands once you accept its trust dialog",
-        "trust: Codex runs the hooks once this project is trusted and you approve them in its `/hooks` menu",
-        "trust: Gemini CLI loads the hooks only in a trusted folder",
-        "trust: Copilot CLI runs the hooks once you trust this folder",
-    ] {
-        assert!(out.contains(step), "{step}: {out}");
-    }
-    assert_eq!(out.matches("  trust: ").count(), 4, "{out}");
-}
-
 /// A committed .gitignore that is a symlink to an endless device is not
 /// read: the Aider note is said, and init finishes.
 #[test]
@@ -1091,17 +1070,4 @@ fn a_gitignore_that_links_to_a_device_is_not_read() {
         "{}",
         stderr(&out)
     );
-}
-
-/// doctor, like init, names the trust gate of each installed harness that
-/// has one: aea can neither read nor open it.
-#[test]
-fn doctor_names_the_trust_gates_of_installed_harnesses() {
-    let env = TestEnv::new();
-    let repo = plain_git_repo(&env, "web");
-    env.ok(&repo, &["init", "--agents", "codex,opencode"]);
-    let out = env.ok(&repo, &["doctor"]);
-    let line = out.lines().find(|l| l.contains("harnesses")).unwrap();
-    assert!(line.contains("approve them in its `/hooks` menu"), "{line}");
-    assert!(!line.contains("Claude Code"), "{line}");
 }

@@ -39,6 +39,8 @@ pub struct Context {
     pub exe: Option<PathBuf>,
     /// Where agent-harness hooks look for aea ([`Env::aea_candidates`]).
     pub aea_candidates: Vec<PathBuf>,
+    /// Where the agent harnesses keep their trust ([`crate::env::HarnessHomes`]).
+    pub harness_homes: crate::env::HarnessHomes,
     /// See [`crate::env::AEA_TEST_KEEP_SEND_RECORD`].
     pub keep_send_record: bool,
     /// The user's private signing keys (SPEC §15.2).
@@ -102,6 +104,7 @@ impl Context {
                 .map(|d| d.join(crate::config_trust::FILE_NAME)),
             exe: env.exe.clone(),
             aea_candidates: env.aea_candidates.clone(),
+            harness_homes: env.harness_homes.clone(),
             keep_send_record: env.keep_send_record,
             temp_dir: env.temp_dir.clone(),
             keys_dir: env.config_dir.as_ref().map(|d| d.join(identity::KEYS_DIR)),
@@ -142,6 +145,7 @@ impl Context {
             temp_dir: self.temp_dir.clone(),
             exe: self.exe.clone(),
             aea_candidates: self.aea_candidates.clone(),
+            harness_homes: self.harness_homes.clone(),
             keep_send_record: self.keep_send_record,
             keys_dir: self.keys_dir.clone(),
             cache_dir: self.cache_dir.clone(),

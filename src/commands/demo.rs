@@ -68,6 +68,8 @@ pub(crate) fn run(args: &DemoArgs, ctx: &Context) -> Result<ExitCode> {
         opencode_password: None,
         variables: crate::env::Variables::default(),
         aea_candidates: Vec::new(),
+        // The demo installs no harness files, so reads no trust gates.
+        harness_homes: crate::env::HarnessHomes::default(),
     };
     // What tells a later `aea send` in these repositories that they are
     // the demo's, to be used with its config dir only.

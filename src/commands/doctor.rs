@@ -28,7 +28,8 @@ use crate::repo::{self, HooksPathSource};
 pub(super) struct DoctorOutput<'a> {
     /// What `--fix` finished before the checks ran (empty without it).
     pub fixed: &'a [String],
-    /// How many checks failed; 0 when all is well.
+    /// How many checks failed; 0 when all is well. A warning is not
+    /// counted.
     pub problems: usize,
     pub checks: &'a [Finding],
 }
@@ -38,6 +39,10 @@ pub(super) struct DoctorOutput<'a> {
 pub(super) struct Finding {
     check: &'static str,
     ok: bool,
+    /// Not ok, and still no problem: something only a person can do that
+    /// aea cannot do for them (a harness's own trust gate, closed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    warning: bool,
     detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     fix: Option<String>,
@@ -96,6 +101,7 @@ pub(crate) fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
         &ctx.aea_candidates,
         opted_out.agent_files,
     ));
+    out.extend(trust_gates(repo, aea, ctx));
     out.extend(state(mailbox.layout()));
     out.push(old_state(mailbox.layout()));
     out.extend(inbox(&mailbox));
@@ -280,16 +286,25 @@ impl Finding {
             None => Finding {
                 check,
                 ok: true,
+                warning: false,
                 detail: ok.to_string(),
                 fix: None,
             },
             Some((detail, fix)) => Finding {
                 check,
                 ok: false,
+                warning: false,
                 detail,
                 fix: Some(fix),
             },
         }
+    }
+
+    /// [`Finding::new`] whose problem is a warning: said, not counted.
+    fn warning(check: &'static str, problem: Option<(String, String)>, ok: &str) -> Self {
+        let mut finding = Finding::new(check, problem, ok);
+        finding.warning = !finding.ok;
+        finding
     }
 }
 
@@ -617,10 +632,9 @@ fn harnesses(mailbox: &Mailbox, candidates: &[PathBuf], opted_out: bool) -> Find
             })
         },
         &format!(
-            "{}: files in place, hooks find an aea here{}{}",
+            "{}: files in place, hooks find an aea here{}",
             names.join(", "),
             hook_runs(mailbox, &installed),
-            trust_gates(&installed)
         ),
     )
 }
@@ -648,20 +662,35 @@ fn hook_runs(mailbox: &Mailbox, installed: &[harness::Agent]) -> String {
     format!("; hooks last ran: {}", runs.join(", "))
 }
 
-/// What the installed harnesses' own trust gates need, which aea cannot
-/// read or open: each step, or nothing when none has a gate.
-fn trust_gates(installed: &[harness::Agent]) -> String {
-    let steps: Vec<&str> = installed
-        .iter()
-        .filter_map(|a| harness::trust_step(*a))
-        .collect();
-    if steps.is_empty() {
-        return String::new();
-    }
-    format!(
-        ". Until its trust gate is open a harness hears of no mail: {}",
-        steps.join("; ")
-    )
+/// Each installed harness's own trust gate (SPEC §16), as its own files
+/// say: until a person opens it, that harness hears of no mail. A closed
+/// or unknown gate is a warning, never a problem: only a person may open
+/// it, and aea may not know every way they did.
+fn trust_gates(repo: &Path, aea: &Path, ctx: &Context) -> Vec<Finding> {
+    harness::trust::gates(repo, &harness::installed(aea), &ctx.harness_homes)
+        .into_iter()
+        .map(|gate| {
+            let step = gate.step.clone().unwrap_or_default();
+            let detail = match gate.gate {
+                harness::trust::Gate::Open => None,
+                harness::trust::Gate::Closed => Some(format!(
+                    "{}: trust gate closed ({}); {}",
+                    gate.harness,
+                    gate.reason,
+                    if gate.harness == harness::Agent::Claude {
+                        "until it opens the agent asks before each `aea` command"
+                    } else {
+                        "until it opens it hears of no mail"
+                    }
+                )),
+                harness::trust::Gate::Unknown => Some(format!(
+                    "{}: aea cannot tell whether its trust gate is open ({})",
+                    gate.harness, gate.reason
+                )),
+            };
+            Finding::warning("trust gate", detail.map(|d| (d, step)), &gate.line())
+        })
+        .collect()
 }
 
 fn state(layout: &Layout) -> Vec<Finding> {
@@ -960,7 +989,7 @@ fn leftovers(mailbox: &Mailbox, now: chrono::DateTime<chrono::Utc>) -> Vec<Findi
 
 /// Prints the findings; exit 6 when any needs a fix.
 fn report(fixed: &[String], out: &[Finding], ctx: &Context) -> ExitCode {
-    let problems = out.iter().filter(|f| !f.ok).count();
+    let problems = out.iter().filter(|f| !f.ok && !f.warning).count();
     if ctx.printer.json() {
         ctx.printer.value(&DoctorOutput {
             fixed,
@@ -976,8 +1005,9 @@ fn report(fixed: &[String], out: &[Finding], ctx: &Context) -> ExitCode {
                 ctx.printer
                     .line(format_args!("ok    {:<18} {}", f.check, f.detail));
             } else {
+                let mark = if f.warning { "WARN" } else { "FIX" };
                 ctx.printer
-                    .line(format_args!("FIX   {:<18} {}", f.check, f.detail));
+                    .line(format_args!("{mark:<6}{:<18} {}", f.check, f.detail));
                 if let Some(fix) = &f.fix {
                     ctx.printer.line(format_args!("      {:<18} -> {fix}", ""));
                 }

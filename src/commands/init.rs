@@ -47,6 +47,9 @@ pub struct Report {
     /// Files and folders this run created or updated, relative to the repo.
     pub changed: Vec<String>,
     pub registry: Option<PathBuf>,
+    /// The trust gate of each harness set up here that has one: whether a
+    /// person already opened it, and the step that opens it.
+    pub trust_gates: Vec<harness::trust::TrustGate>,
     #[serde(skip)]
     pub warnings: Vec<String>,
 }
@@ -98,6 +101,11 @@ pub(crate) fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
     let (mut report, registered) =
         init_repo(&repo, &options, &ctx.rt, ctx.registry(), ctx.keys_dir())?;
     harness::remember_opt_outs(&report.repo.join(AEA_DIR), choice)?;
+    report.trust_gates = harness::trust::gates(
+        &report.repo,
+        &harness::installed(&report.repo.join(AEA_DIR)),
+        &ctx.harness_homes,
+    );
     // State an older aea kept in `.aea/` is taken over now, all of it.
     let mailbox = crate::mailbox::Mailbox::at(&report.repo)?.owned();
     if crate::migrate::needed(&mailbox) {
@@ -171,6 +179,8 @@ pub(crate) fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
         }
         if fresh {
             print_next_steps(ctx, &report);
+        } else if args.agents.is_some() {
+            print_trust_gates(ctx, &report);
         }
     }
     registered?;
@@ -199,12 +209,14 @@ fn print_next_steps(ctx: &Context, report: &Report) {
             "  .aea/scripts/aea-*.sh run this aea under the names the AEA protocol text gives its scripts",
         );
     }
-    // A harness's own trust gate stays closed until a person opens it; until
-    // then it hears of no mail, and nothing here can tell.
-    for agent in harness::installed(&report.repo.join(AEA_DIR)) {
-        if let Some(step) = harness::trust_step(agent) {
-            ctx.printer.line(format_args!("  trust: {step}"));
-        }
+    print_trust_gates(ctx, report);
+}
+
+/// Each harness's own trust gate: until a person opens it, that harness
+/// hears of no mail.
+fn print_trust_gates(ctx: &Context, report: &Report) {
+    for gate in &report.trust_gates {
+        ctx.printer.line(format_args!("  trust: {}", gate.line()));
     }
 }
 
@@ -377,6 +389,7 @@ pub(crate) fn init_repo(
         repo: repo.to_path_buf(),
         changed,
         registry: registry.map(Path::to_path_buf),
+        trust_gates: Vec::new(),
         warnings,
     };
     Ok((report, registered))

@@ -75,6 +75,27 @@ pub struct Env {
     /// Where an agent-harness hook looks for aea, in order: `aea` in each
     /// folder of `PATH`, then `~/.cargo/bin/aea` (what `doctor` checks).
     pub aea_candidates: Vec<PathBuf>,
+    /// Where the agent harnesses keep what a person trusted, for `init`
+    /// and `doctor` to read (never write).
+    pub harness_homes: HarnessHomes,
+}
+
+/// The folders and files the agent harnesses read their trust from, as
+/// each harness finds them: `HOME`, and the variables it honours in its
+/// place. Unset or empty variables are `None`.
+#[derive(Debug, Clone, Default)]
+pub struct HarnessHomes {
+    pub home: Option<PathBuf>,
+    /// `CODEX_HOME` (Codex: `config.toml` there, else `~/.codex/`).
+    pub codex_home: Option<PathBuf>,
+    /// `CLAUDE_CONFIG_DIR` (Claude Code: `.claude.json` there, else in HOME).
+    pub claude_config_dir: Option<PathBuf>,
+    /// `GEMINI_CLI_HOME` (Gemini CLI: `.gemini/` there, else in HOME).
+    pub gemini_cli_home: Option<PathBuf>,
+    /// `GEMINI_CLI_TRUSTED_FOLDERS_PATH` (else `.gemini/trustedFolders.json`).
+    pub gemini_trusted_folders: Option<PathBuf>,
+    /// `GEMINI_CLI_SYSTEM_SETTINGS_PATH` (else `/etc/gemini-cli/settings.json`).
+    pub gemini_system_settings: Option<PathBuf>,
 }
 
 /// A value that must not end up in output, logs or a `{:?}`.
@@ -131,6 +152,11 @@ impl Env {
     pub fn from_process() -> Self {
         let dirs = directories::ProjectDirs::from("", "", "aea");
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let path = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
         Env {
             registry: std::env::var_os(AEA_REGISTRY)
                 .filter(|v| !v.is_empty())
@@ -183,6 +209,14 @@ impl Env {
                 .into_iter()
                 .chain(std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo/bin/aea")))
                 .collect(),
+            harness_homes: HarnessHomes {
+                home: path("HOME"),
+                codex_home: path("CODEX_HOME"),
+                claude_config_dir: path("CLAUDE_CONFIG_DIR"),
+                gemini_cli_home: path("GEMINI_CLI_HOME"),
+                gemini_trusted_folders: path("GEMINI_CLI_TRUSTED_FOLDERS_PATH"),
+                gemini_system_settings: path("GEMINI_CLI_SYSTEM_SETTINGS_PATH"),
+            },
             opencode_username: var(OPENCODE_SERVER_USERNAME),
             opencode_password: var(OPENCODE_SERVER_PASSWORD).map(Secret::new),
             variables: std::env::vars_os()

@@ -12,6 +12,7 @@ pub(crate) mod json;
 pub mod kits;
 mod names;
 pub mod shims;
+pub mod trust;
 
 pub use names::{Agent, Harness};
 
