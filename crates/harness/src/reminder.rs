@@ -137,10 +137,9 @@ fn moment(harness: Harness, event: &str) -> Moment {
 /// tool call within a turn, which a continued Stop also makes).
 fn is_prompt(harness: Harness, event: &str) -> bool {
     match harness {
-        Harness::Claude | Harness::Codex => event == "UserPromptSubmit",
+        Harness::Claude | Harness::Codex | Harness::Cline => event == "UserPromptSubmit",
         Harness::Gemini => event == "BeforeAgent",
         Harness::Opencode => event == "chat.message",
-        Harness::Cline => event == "UserPromptSubmit",
         Harness::Copilot | Harness::Cursor | Harness::Plain => false,
     }
 }
