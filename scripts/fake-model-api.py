@@ -30,6 +30,12 @@ contains flood.match's text (and whose path contains flood.path's, when
 that exists), at most flood.max times; flood.count says how many times it
 ran.
 
+A tool call first: when RECORD_DIR/LABEL/tool-call.json exists ({"name",
+"arguments"}), a chat/completions request whose last message is the user's
+and holds no tool result yet is answered with that one tool call instead of
+text; once the harness sends the tool's result back, it gets the usual answer. Harnesses whose hooks speak
+only around tool calls (Cline CLI's PostToolUse) need a turn that uses a tool.
+
 The server binds 127.0.0.1 only, writes its port to --port-file and stops
 by itself after --max-seconds.
 """
@@ -308,11 +314,57 @@ def openai_responses(body):
     )
 
 
-def openai_chat(body):
+def tool_call_wanted(record_dir, label, body):
+    """The tool call of RECORD_DIR/LABEL/tool-call.json when the request
+    ends with the user's message and holds no tool result yet, else None."""
+    try:
+        with open(os.path.join(record_dir, label, "tool-call.json")) as f:
+            call = json.load(f)
+    except (OSError, ValueError):
+        return None
+    messages = body.get("messages") or []
+    if not messages or not isinstance(messages[-1], dict) or messages[-1].get("role") != "user":
+        return None
+    if any(isinstance(m, dict) and m.get("role") == "tool" for m in messages):
+        return None
+    return call
+
+
+def openai_chat(body, tool_call=None):
     model = body.get("model", "gpt-fake")
     now = int(time.time())
     cid = "chatcmpl_fake_%d" % int(time.time() * 1000)
     usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    if tool_call is not None:
+        call = {
+            "id": "call_fake_%d" % int(time.time() * 1000),
+            "type": "function",
+            "function": {"name": tool_call["name"], "arguments": json.dumps(tool_call.get("arguments", {}))},
+        }
+        if not body.get("stream"):
+            return "application/json", json.dumps(
+                {
+                    "id": cid,
+                    "object": "chat.completion",
+                    "created": now,
+                    "model": model,
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                         "finish_reason": "tool_calls"}
+                    ],
+                    "usage": usage,
+                }
+            ).encode()
+        start = {"role": "assistant", "content": None, "tool_calls": [dict(call, index=0)]}
+        return "text/event-stream", sse(
+            [
+                (None, {"id": cid, "object": "chat.completion.chunk", "created": now, "model": model,
+                        "choices": [{"index": 0, "delta": start, "finish_reason": None}]}),
+                (None, {"id": cid, "object": "chat.completion.chunk", "created": now, "model": model,
+                        "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "usage": usage}),
+                (None, "[DONE]"),
+            ]
+        )
     if not body.get("stream"):
         return "application/json", json.dumps(
             {
@@ -475,7 +527,7 @@ class Handler(BaseHTTPRequestHandler):
         elif method == "POST" and path.endswith("/responses"):
             ctype, payload = openai_responses(body)
         elif method == "POST" and path.endswith("/chat/completions"):
-            ctype, payload = openai_chat(body)
+            ctype, payload = openai_chat(body, tool_call_wanted(self.server.record_dir, label, body))
         elif method == "POST" and gm and gm.group(2) == "countTokens":
             ctype, payload = "application/json", b'{"totalTokens": 10}'
         elif method == "POST" and gm and gm.group(2) in ("generateContent", "streamGenerateContent"):

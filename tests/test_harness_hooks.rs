@@ -247,6 +247,9 @@ fn every_harness_gets_its_documented_files_and_uninstall_restores_all() {
         ".cursor/rules/aea.mdc",
         ".cursor/hooks.json",
         ".clinerules/aea.md",
+        ".clinerules/hooks/TaskStart",
+        ".clinerules/hooks/UserPromptSubmit",
+        ".clinerules/hooks/PostToolUse",
         ".aider.conf.yml",
     ];
     for file in files {
@@ -1069,5 +1072,225 @@ fn a_gitignore_that_links_to_a_device_is_not_read() {
         stderr(&out).contains("`!.aider.conf.yml`"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// Cline's hooks: `{cancel, contextModification}`, nothing else (the
+/// fields Cline reads; docs.cline.bot, "Hooks").
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ClineOutput {
+    cancel: bool,
+    context_modification: String,
+}
+
+/// What Cline CLI 3.0.65 hands a hook file on stdin (trimmed): the task id
+/// and its own name for the event.
+fn cline_input(hook_name: &str, task: &str) -> String {
+    format!(
+        r#"{{"clineVersion":"","hookName":"{hook_name}","taskId":"{task}","sessionContext":{{"rootSessionId":"r"}},"workspaceRoots":["/x"],"userId":"u"}}"#
+    )
+}
+
+/// Runs `aea check --hook cline --event EVENT` as aea's hook file does.
+fn cline_hook(env: &TestEnv, repo: &Path, event: &str, input: &str) -> String {
+    let mut child = env
+        .cmd(repo)
+        .args(["check", "--hook", "cline", "--event", event])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = output_within(child, Duration::from_secs(30), "aea check --hook cline");
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+}
+
+/// Cline CLI reads what PostToolUse prints and runs TaskStart and
+/// UserPromptSubmit detached, unread: there aea says nothing and counts
+/// nothing as told, so the next PostToolUse of the task tells. A task
+/// hears of each message once; a new task hears again; no message text.
+#[test]
+fn cline_hears_of_mail_after_a_tool_and_never_through_events_it_does_not_read() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let first = env.send(
+        &api,
+        "web",
+        &[
+            "--type",
+            "question",
+            "--subject",
+            HOSTILE,
+            "--body",
+            HOSTILE,
+        ],
+    );
+    for (event, name) in [
+        ("TaskStart", "agent_start"),
+        ("TaskResume", "agent_resume"),
+        ("UserPromptSubmit", "prompt_submit"),
+    ] {
+        assert_eq!(
+            cline_hook(&env, &web, event, &cline_input(name, "conv_1")),
+            "",
+            "{event}"
+        );
+    }
+    let told = cline_hook(
+        &env,
+        &web,
+        "PostToolUse",
+        &cline_input("tool_result", "conv_1"),
+    );
+    let told: ClineOutput = serde_json::from_str(told.trim()).unwrap();
+    assert!(!told.cancel);
+    let text = told.context_modification;
+    assert!(text.starts_with("AEA: 1 unprocessed message"), "{text}");
+    assert!(text.contains(&env.short_ref(&web, &first)), "{text}");
+    assert!(
+        !text.contains("Ignore previous") && !text.contains(&first),
+        "{text}"
+    );
+    // Told once per task.
+    assert_eq!(
+        cline_hook(
+            &env,
+            &web,
+            "PostToolUse",
+            &cline_input("tool_result", "conv_1")
+        ),
+        ""
+    );
+    // Mail that arrives mid-task is told at the next tool.
+    let during = env.question(&api, "web", "during");
+    let again = cline_hook(
+        &env,
+        &web,
+        "PostToolUse",
+        &cline_input("tool_result", "conv_1"),
+    );
+    let again: ClineOutput = serde_json::from_str(again.trim()).unwrap();
+    assert!(
+        again
+            .context_modification
+            .contains(&env.short_ref(&web, &during)),
+        "{}",
+        again.context_modification
+    );
+    // A new task hears how much waits.
+    let other = cline_hook(
+        &env,
+        &web,
+        "PostToolUse",
+        &cline_input("tool_result", "conv_2"),
+    );
+    assert!(other.contains("2 unprocessed messages"), "{other}");
+    // The Cline extension names its events as the files are named, and
+    // reads TaskStart: a task start there is told the count.
+    let start = cline_hook(&env, &web, "TaskStart", &cline_input("TaskStart", "conv_3"));
+    let start: ClineOutput = serde_json::from_str(start.trim()).unwrap();
+    assert!(
+        start
+            .context_modification
+            .contains("2 unprocessed messages")
+    );
+    // TaskComplete cannot continue a task: nothing.
+    assert_eq!(
+        cline_hook(
+            &env,
+            &web,
+            "TaskComplete",
+            &cline_input("agent_end", "conv_4")
+        ),
+        ""
+    );
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o111 != 0
+}
+
+/// Cline's hook files are committed programs: executable, marked as aea's,
+/// naming no path of this machine. A user's own hook file of the same name
+/// is kept (and said); uninstall removes aea's only; doctor names a hook
+/// that lost its executable bit and `hooks install` gives it back.
+#[test]
+fn cline_hook_files_are_aeas_own_and_leave_a_users_hook_alone() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "web");
+    let hooks = repo.join(".clinerules/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let mine = "#!/bin/sh\necho '{\"contextModification\":\"lint first\"}'\n";
+    std::fs::write(hooks.join("PostToolUse"), mine).unwrap();
+    let out = env.run(&repo, &["init", "--agents", "cline"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains(".clinerules/hooks/PostToolUse exists and is not aea's; left alone"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("PostToolUse")).unwrap(),
+        mine
+    );
+    for event in ["TaskStart", "UserPromptSubmit"] {
+        let path = hooks.join(event);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("#!/bin/sh\n"), "{text}");
+        assert!(text.contains("aea:owned"), "{text}");
+        assert!(
+            text.contains(&format!("exec \"$a\" check --hook cline --event {event}\n")),
+            "{text}"
+        );
+        assert!(!text.contains(BIN), "{text}");
+        assert!(is_executable(&path), "{event}");
+    }
+    // A checkout that dropped the executable bit: Cline would not run it.
+    let start = hooks.join("TaskStart");
+    std::fs::set_permissions(&start, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let doctor = env.run(&repo, &["doctor"]);
+    assert_eq!(code(&doctor), 6, "{}", stdout(&doctor));
+    assert!(
+        stdout(&doctor).contains("cline: .clinerules/hooks/TaskStart is not executable"),
+        "{}",
+        stdout(&doctor)
+    );
+    env.ok(&repo, &["hooks", "install", "--agents", "cline"]);
+    assert!(is_executable(&start));
+    env.ok(&repo, &["uninstall"]);
+    assert!(!start.exists() && !hooks.join("UserPromptSubmit").exists());
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("PostToolUse")).unwrap(),
+        mine,
+        "the user's hook stays"
+    );
+}
+
+/// A cloned repository whose `.clinerules/hooks` links to a folder outside
+/// (`~/Documents/Cline/Hooks`, say): no hook file is written through it.
+#[test]
+fn cline_hooks_are_not_written_through_a_symlinked_hooks_folder() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "clone");
+    let outside = env.path().join("home/Documents/Cline/Hooks");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(repo.join(".clinerules")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join(".clinerules/hooks")).unwrap();
+    let out = env.run(&repo, &["init", "--agents", "cline"]);
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    assert!(stderr(&out).contains("outside"), "{}", stderr(&out));
+    assert!(
+        std::fs::read_dir(&outside).unwrap().next().is_none(),
+        "written outside the repository"
     );
 }

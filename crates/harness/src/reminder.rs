@@ -22,13 +22,17 @@ pub struct HookInput {
     /// `--event`.
     pub event: Option<String>,
     /// `session_id` (Claude Code, Codex, Gemini CLI), `sessionId`
-    /// (Copilot CLI), `conversation_id` (Cursor).
+    /// (Copilot CLI), `conversation_id` (Cursor), `taskId` (Cline).
     pub session: Option<String>,
     /// The prompt is aea's own reminder: a harness that turns a Stop
     /// hook's reason into the next prompt (Gemini CLI's BeforeAgent after
     /// AfterAgent blocked) runs its prompt hook on it, and that is no
     /// person's prompt.
     pub continued: bool,
+    /// `hookName` (Cline): the name Cline's own hook runner gives the
+    /// event, which says whether it reads the output at all (see
+    /// [`CLINE_UNREAD`]).
+    pub hook_name: Option<String>,
 }
 
 impl HookInput {
@@ -52,11 +56,12 @@ impl HookInput {
         };
         HookInput {
             event: word(&["hook_event_name", "hookEventName"]),
-            session: word(&["session_id", "sessionId", "conversation_id"]),
+            session: word(&["session_id", "sessionId", "conversation_id", "taskId"]),
             continued: value
                 .get("prompt")
                 .and_then(serde_json::Value::as_str)
                 .is_some_and(|p| p.trim_start().starts_with(REMINDER_HEAD)),
+            hook_name: word(&["hookName"]),
         }
     }
 }
@@ -98,6 +103,14 @@ enum Moment {
 ///   (docs.github.com/en/copilot, "Hooks configuration").
 /// - Cursor: `stop` may return `followup_message`, sent as the next user
 ///   message (cursor.com/docs/agent/hooks).
+/// - Cline: hook files in `.clinerules/hooks/` named by event (TaskStart,
+///   UserPromptSubmit, PostToolUse, ...) print JSON whose
+///   `contextModification` is added for the model (docs.cline.bot, "Hooks").
+///   Cline CLI 3.0.65 (@cline/core 0.0.86, `core.hook_config_files`) reads
+///   it only from PreToolUse and PostToolUse, as a `<hook_context>` user
+///   message after the tool's result; it runs TaskStart and
+///   UserPromptSubmit detached, output unread (see [`CLINE_UNREAD`]).
+///   TaskComplete is detached too: no Cline hook can continue a task.
 /// - OpenCode: aea's plugin (`.opencode/plugin/aea.js`) calls the hook on
 ///   `chat.message` (the text joins the message) and `session.idle` (the
 ///   text becomes a new prompt).
@@ -114,6 +127,11 @@ fn moment(harness: Harness, event: &str) -> Moment {
         Harness::Opencode => (&[], &["chat.message"], &["session.idle"]),
         Harness::Copilot => (&[], &[], &["agentStop"]),
         Harness::Cursor => (&[], &[], &["stop"]),
+        Harness::Cline => (
+            &["TaskStart", "TaskResume"],
+            &["UserPromptSubmit", "PostToolUse"],
+            &[],
+        ),
         Harness::Plain => return Moment::Turn,
     };
     if start.contains(&event) {
@@ -131,7 +149,7 @@ fn moment(harness: Harness, event: &str) -> Moment {
 /// tool call within a turn, which a continued Stop also makes).
 fn is_prompt(harness: Harness, event: &str) -> bool {
     match harness {
-        Harness::Claude | Harness::Codex => event == "UserPromptSubmit",
+        Harness::Claude | Harness::Codex | Harness::Cline => event == "UserPromptSubmit",
         Harness::Gemini => event == "BeforeAgent",
         Harness::Opencode => event == "chat.message",
         Harness::Copilot | Harness::Cursor | Harness::Plain => false,
@@ -142,7 +160,7 @@ fn is_prompt(harness: Harness, event: &str) -> bool {
 /// input names one.
 fn default_event(harness: Harness) -> &'static str {
     match harness {
-        Harness::Claude | Harness::Codex => "UserPromptSubmit",
+        Harness::Claude | Harness::Codex | Harness::Cline => "UserPromptSubmit",
         Harness::Gemini => "BeforeAgent",
         Harness::Opencode => "chat.message",
         Harness::Copilot => "agentStop",
@@ -180,6 +198,23 @@ struct BlockOutput<'a> {
     reason: &'a str,
 }
 
+/// Cline's hooks: `contextModification` is added for the model; `cancel`
+/// false lets the task go on (docs.cline.bot, "Hooks": the output fields
+/// are `cancel`, `contextModification`, `errorMessage`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClineOutput<'a> {
+    cancel: bool,
+    context_modification: &'a str,
+}
+
+/// The `hookName`s Cline CLI gives the events it runs detached, stdout
+/// unread (@cline/core 0.0.86: `agent_start` and `agent_resume` unless a
+/// host sets `blockingRunStartHooks`, which the CLI does not; every
+/// `prompt_submit`). A reminder there would reach nobody and still count
+/// as told, so the PostToolUse that the model does hear would stay quiet.
+const CLINE_UNREAD: [&str; 3] = ["agent_start", "agent_resume", "prompt_submit"];
+
 /// Cursor's stop hook: a message sent as the user's next one.
 #[derive(Serialize)]
 struct FollowUp<'a> {
@@ -211,6 +246,14 @@ pub fn remind(
         .unwrap_or_else(|| default_event(harness));
     let moment = moment(harness, event);
     if moment == Moment::Quiet {
+        return None;
+    }
+    if harness == Harness::Cline
+        && input
+            .hook_name
+            .as_deref()
+            .is_some_and(|name| CLINE_UNREAD.contains(&name))
+    {
         return None;
     }
     let key = memory_key(harness, input.session.as_deref());
@@ -263,6 +306,10 @@ pub fn remind(
         }
         (Harness::Cursor, _) => Output::Json(json(&FollowUp {
             followup_message: &text,
+        })),
+        (Harness::Cline, _) => Output::Json(json(&ClineOutput {
+            cancel: false,
+            context_modification: &text,
         })),
         (Harness::Claude | Harness::Gemini, _) => Output::Json(json(&ContextOutput {
             hook_specific_output: HookContext {
@@ -379,5 +426,19 @@ mod tests {
         assert_eq!(moment(Harness::Gemini, "UserPromptSubmit"), Moment::Quiet);
         assert_eq!(moment(Harness::Gemini, "BeforeAgent"), Moment::Turn);
         assert_eq!(moment(Harness::Codex, "SessionStart"), Moment::Start);
+        assert_eq!(moment(Harness::Cline, "TaskStart"), Moment::Start);
+        assert_eq!(moment(Harness::Cline, "PostToolUse"), Moment::Turn);
+        assert_eq!(moment(Harness::Cline, "TaskComplete"), Moment::Quiet);
+        assert_eq!(moment(Harness::Cline, "PreCompact"), Moment::Quiet);
+    }
+
+    #[test]
+    fn cline_hook_input_gives_the_task_and_the_runner_name() {
+        let input = HookInput::parse(
+            br#"{"clineVersion":"","hookName":"tool_result","taskId":"conv_1795758223961_qhgcgig","sessionContext":{"rootSessionId":"x"}}"#,
+        );
+        assert_eq!(input.session.as_deref(), Some("conv_1795758223961_qhgcgig"));
+        assert_eq!(input.hook_name.as_deref(), Some("tool_result"));
+        assert_eq!(input.event, None);
     }
 }

@@ -26,6 +26,9 @@ pub(crate) enum Kind {
     Section,
     /// A whole file aea writes, recognised by [`OWNED_MARKER`].
     Owned(String),
+    /// A whole file aea writes and marks executable, recognised by
+    /// [`OWNED_MARKER`]: a hook the harness runs as a program.
+    Script(String),
     /// Entries merged into a JSON settings file.
     Json(Edit),
 }
@@ -49,6 +52,23 @@ fn hooks(harness: Harness, events: &[&str]) -> Vec<(String, String)> {
 
 fn marker_html(what: &str) -> String {
     format!("<!-- {OWNED_MARKER}: {what} (written by `aea init`; `aea uninstall` removes it) -->")
+}
+
+/// The events Cline runs aea's hook files for. PostToolUse is the one
+/// whose output Cline CLI reads (3.0.65); TaskStart and UserPromptSubmit
+/// are the documented session and prompt events, which it runs without
+/// reading them (see `reminder`).
+pub(crate) const CLINE_EVENTS: [&str; 3] = ["TaskStart", "UserPromptSubmit", "PostToolUse"];
+
+/// Cline's hook file for `event`: a POSIX sh script (Cline runs a hook
+/// file through the interpreter its `#!` line names) that names no path
+/// of this machine, since it is committed.
+fn cline_hook(event: &str) -> String {
+    format!(
+        "#!/bin/sh\n{}\n# Tells the model how much mail from agents in other repositories waits\n# (counts and aea's own short references, never message text).\n{}\n",
+        marker_hash(&format!("Cline {event} hook")),
+        hook_command(Harness::Cline, event)
+    )
 }
 
 fn marker_hash(what: &str) -> String {
@@ -195,20 +215,31 @@ pub(crate) fn pieces(agent: Agent, repo: &Path) -> Vec<Piece> {
             ),
         ],
         // docs.cline.bot: rules in .clinerules/ (a folder of .md files, or
-        // one .clinerules file in older setups).
+        // one .clinerules file in older setups); hooks are files named by
+        // their event in .clinerules/hooks/, which Cline CLI also reads
+        // from .cline/hooks/ (@cline/shared `resolveHooksConfigSearchPaths`,
+        // 3.0.65): there when .clinerules is a single file.
         Agent::Cline => {
-            if repo.join(".clinerules").is_file() {
-                vec![piece(".clinerules", Kind::Section)]
+            let (mut kit, hooks_dir) = if repo.join(".clinerules").is_file() {
+                (vec![piece(".clinerules", Kind::Section)], ".cline/hooks")
             } else {
-                vec![piece(
+                let rule = piece(
                     ".clinerules/aea.md",
                     Kind::Owned(format!(
                         "{}\n{}",
                         marker_html("rule"),
                         crate::templates::agent_section()
                     )),
-                )]
+                );
+                (vec![rule], ".clinerules/hooks")
+            };
+            for event in CLINE_EVENTS {
+                kit.push(piece(
+                    &format!("{hooks_dir}/{event}"),
+                    Kind::Script(cline_hook(event)),
+                ));
             }
+            kit
         }
         // aider.chat/docs/config/aider_conf.html: `read:` files are added
         // to every chat read-only. Only with `--agents aider`.
@@ -263,7 +294,7 @@ mod tests {
         let repo = Path::new("/nonexistent");
         for agent in Agent::ALL {
             for piece in pieces(*agent, repo) {
-                let Kind::Owned(text) = &piece.kind else {
+                let (Kind::Owned(text) | Kind::Script(text)) = &piece.kind else {
                     continue;
                 };
                 assert!(text.contains(OWNED_MARKER), "{}", piece.path);
@@ -278,6 +309,10 @@ mod tests {
                         ),
                         "{text}"
                     );
+                }
+                if let Kind::Script(text) = &piece.kind {
+                    assert!(text.starts_with("#!/bin/sh\n"), "{}", piece.path);
+                    assert!(text.contains(HOOK_GUARD), "{}", piece.path);
                 }
                 assert!(!text.contains("/nonexistent"), "{}", piece.path);
             }

@@ -130,7 +130,7 @@ fn committed(repo: &Path) -> Vec<Agent> {
                 };
                 match &piece.kind {
                     Kind::Section => false,
-                    Kind::Owned(_) => owned_by_aea(&text),
+                    Kind::Owned(_) | Kind::Script(_) => owned_by_aea(&text),
                     Kind::Json(edit) => !json::commands(&text, edit.shape).is_empty(),
                 }
             })
@@ -209,8 +209,16 @@ impl InstallState {
         fsutil::replace_atomic(&state_file(aea_dir), &text)
     }
 
-    /// Writes `text` to `repo/rel`, remembering what was there first.
-    fn write(&mut self, repo: &Path, rel: &str, before: Option<&str>, text: &str) -> Result<()> {
+    /// Writes `text` to `repo/rel` (executable when `program`),
+    /// remembering what was there first.
+    fn write(
+        &mut self,
+        repo: &Path,
+        rel: &str,
+        before: Option<&str>,
+        text: &str,
+        program: bool,
+    ) -> Result<()> {
         let path = repo.join(rel);
         if !resolves_inside(repo, &path) {
             return Err(Error::UnsafeState {
@@ -222,6 +230,9 @@ impl InstallState {
             self.create_dirs(repo, parent)?;
         }
         fsutil::replace_atomic(&path, text.as_bytes())?;
+        if program {
+            crate::hooks::make_executable(&path)?;
+        }
         let original = match self.files.get(rel) {
             Some(record) => record.original.clone(),
             None => before.map(str::to_string),
@@ -290,8 +301,8 @@ pub fn install(
     // CLAUDE.md; and what was written is recorded even when a
     // later write fails, so `uninstall` can take it back.
     let mut written = Ok(());
-    for (rel, before, new) in writes {
-        written = state.write(repo, &rel, before.as_deref(), &new);
+    for (rel, before, new, program) in writes {
+        written = state.write(repo, &rel, before.as_deref(), &new, program);
         if written.is_err() {
             break;
         }
@@ -308,8 +319,9 @@ pub fn preflight(repo: &Path, agents: &[Agent]) -> Result<()> {
     plan(repo, agents).map(drop)
 }
 
-/// A file to write: its path relative to the repo, its text before, its new text.
-type Write = (String, Option<String>, String);
+/// A file to write: its path relative to the repo, its text before, its
+/// new text, and whether it is a program (made executable).
+type Write = (String, Option<String>, String, bool);
 
 /// What `install` would write, and its warnings.
 fn plan(repo: &Path, agents: &[Agent]) -> Result<(Vec<Write>, Vec<String>)> {
@@ -333,8 +345,14 @@ fn plan(repo: &Path, agents: &[Agent]) -> Result<(Vec<Write>, Vec<String>)> {
             let rel = real
                 .strip_prefix(repo)
                 .map_or_else(|_| piece.path.clone(), |r| r.to_string_lossy().into_owned());
+            let program = matches!(piece.kind, Kind::Script(_));
             match updated(&piece, text.as_deref(), repo)? {
-                Update::Write(new) => writes.push((rel, text, new)),
+                Update::Write(new) => writes.push((rel, text, new, program)),
+                // Same text, but a checkout without the executable bit:
+                // the harness would not run it.
+                Update::Current if program && !is_executable(&real) => {
+                    writes.push((rel, text.clone(), text.unwrap_or_default(), program));
+                }
                 Update::Current => {}
                 Update::NotOurs(hint) => warnings.push(hint),
             }
@@ -382,13 +400,18 @@ fn updated(piece: &Piece, current: Option<&str>, repo: &Path) -> Result<Update> 
             Some(text) => Update::Write(text),
             None => Update::Current,
         },
-        Kind::Owned(text) => match current {
+        Kind::Owned(text) | Kind::Script(text) => match current {
             None => Update::Write(text.clone()),
             Some(now) if now == text => Update::Current,
             Some(now) if owned_by_aea(now) => Update::Write(text.clone()),
             Some(_) if piece.path == ".aider.conf.yml" => Update::NotOurs(
                 ".aider.conf.yml exists and is not aea's; left alone: add `read: [AGENTS.md]` to it so aider reads the AEA section".to_string(),
             ),
+            Some(_) if matches!(piece.kind, Kind::Script(_)) => Update::NotOurs(format!(
+                "{} exists and is not aea's; left alone: Cline runs it, not aea's hook, for that event (add `aea check --hook cline --event {}` to it to hear of mail there)",
+                piece.path,
+                piece.path.rsplit('/').next().unwrap_or_default()
+            )),
             Some(_) => Update::NotOurs(format!(
                 "{} exists and is not aea's; left alone",
                 piece.path
@@ -517,7 +540,7 @@ fn remove_ours(rel: &str, current: &str, repo: &Path) -> Option<String> {
         Some(Kind::Json(edit)) => json::remove(current, edit.shape, &edit.allow)
             .ok()
             .flatten(),
-        Some(Kind::Owned(_)) => owned_by_aea(current).then(String::new),
+        Some(Kind::Owned(_) | Kind::Script(_)) => owned_by_aea(current).then(String::new),
         Some(Kind::Section) | None => templates::without_agent_section(current),
     }
 }
@@ -545,6 +568,9 @@ pub fn problems(mailbox: &Mailbox, aea_candidates: &[PathBuf]) -> Vec<Problem> {
             candidates: run.as_ref().map_or(aea_candidates, |r| &r.candidates),
             run: run.as_ref(),
         };
+        // aea's hook files of this harness that would run: they all find
+        // aea the same way, so a missing aea is said once.
+        let mut scripts = Vec::new();
         for piece in kits::pieces(agent, repo) {
             let text = read_regular(&repo.join(&piece.path));
             let problem = match (&piece.kind, &text) {
@@ -552,7 +578,14 @@ pub fn problems(mailbox: &Mailbox, aea_candidates: &[PathBuf]) -> Vec<Problem> {
                 (Kind::Section, Some(t)) if !t.contains(templates::SECTION_BEGIN) => {
                     Some(format!("{} has no AEA section", piece.path))
                 }
-                (Kind::Owned(_), Some(t)) if !owned_by_aea(t) => None,
+                (Kind::Owned(_) | Kind::Script(_), Some(t)) if !owned_by_aea(t) => None,
+                (Kind::Script(_), Some(t)) => {
+                    let problem = script_problem(&repo.join(&piece.path), &piece.path, t);
+                    if problem.is_none() {
+                        scripts.push(piece.path.clone());
+                    }
+                    problem
+                }
                 (Kind::Json(edit), Some(t)) => json_problem(&piece.path, t, edit, &looks),
                 _ => None,
             };
@@ -563,6 +596,23 @@ pub fn problems(mailbox: &Mailbox, aea_candidates: &[PathBuf]) -> Vec<Problem> {
                     fix: reinstall.to_string(),
                 });
             }
+        }
+        // What the guard tries: PATH (the one the harness gave the hook when
+        // it last ran, else this command's), then ~/.cargo/bin.
+        if !scripts.is_empty() && !looks.candidates.iter().any(|c| runs(c)) {
+            found.push(Problem {
+                agent,
+                detail: format!(
+                    "{}: the hooks find no aea on {} nor in ~/.cargo/bin: the harness is told nothing",
+                    scripts.join(", "),
+                    if looks.run.is_some() {
+                        "the PATH the harness gave them"
+                    } else {
+                        "this PATH"
+                    }
+                ),
+                fix: "install aea there, or put it on the PATH the harness starts with".to_string(),
+            });
         }
     }
     found
@@ -617,6 +667,25 @@ fn json_problem(path: &str, text: &str, edit: &json::Edit, looks: &Looks) -> Opt
     })
 }
 
+/// A hook file of aea's that its harness would not run as aea wrote it.
+fn script_problem(path: &Path, rel: &str, text: &str) -> Option<String> {
+    if !text.contains(json::HOOK_GUARD) {
+        return Some(format!("{rel} is not the hook this aea writes"));
+    }
+    if !is_executable(path) {
+        return Some(format!(
+            "{rel} is not executable: the harness does not run it"
+        ));
+    }
+    None
+}
+
+/// Whether the file `path` resolves to has an executable bit set.
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
 /// The program a hook command of an older aea runs (unquoted).
 fn program_of(command: &str) -> Option<String> {
     let command = command.trim_start();
@@ -644,7 +713,5 @@ fn program_of(command: &str) -> Option<String> {
 /// counts as broken: a harness's PATH need not hold it (a hook failed with
 /// exit 127 while `doctor` said all was well).
 fn runs(program: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    program.is_absolute()
-        && fs::metadata(program).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    program.is_absolute() && is_executable(program)
 }

@@ -14,6 +14,7 @@ word_enum! {
         Opencode = "opencode",
         Copilot = "copilot",
         Cursor = "cursor",
+        Cline = "cline",
         Plain = "plain",
     }
 }
