@@ -341,30 +341,11 @@ def openai_chat(body, tool_call=None):
             "type": "function",
             "function": {"name": tool_call["name"], "arguments": json.dumps(tool_call.get("arguments", {}))},
         }
-        if not body.get("stream"):
-            return "application/json", json.dumps(
-                {
-                    "id": cid,
-                    "object": "chat.completion",
-                    "created": now,
-                    "model": model,
-                    "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]},
-                         "finish_reason": "tool_calls"}
-                    ],
-                    "usage": usage,
-                }
-            ).encode()
-        start = {"role": "assistant", "content": None, "tool_calls": [dict(call, index=0)]}
-        return "text/event-stream", sse(
-            [
-                (None, {"id": cid, "object": "chat.completion.chunk", "created": now, "model": model,
-                        "choices": [{"index": 0, "delta": start, "finish_reason": None}]}),
-                (None, {"id": cid, "object": "chat.completion.chunk", "created": now, "model": model,
-                        "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "usage": usage}),
-                (None, "[DONE]"),
-            ]
-        )
+        message, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
+        deltas = [{"role": "assistant", "content": None, "tool_calls": [dict(call, index=0)]}]
+    else:
+        message, finish = {"role": "assistant", "content": ANSWER}, "stop"
+        deltas = [{"role": "assistant", "content": ""}, {"content": ANSWER}]
     if not body.get("stream"):
         return "application/json", json.dumps(
             {
@@ -372,9 +353,7 @@ def openai_chat(body, tool_call=None):
                 "object": "chat.completion",
                 "created": now,
                 "model": model,
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": ANSWER}, "finish_reason": "stop"}
-                ],
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                 "usage": usage,
             }
         ).encode()
@@ -392,12 +371,7 @@ def openai_chat(body, tool_call=None):
         return (None, c)
 
     return "text/event-stream", sse(
-        [
-            chunk({"role": "assistant", "content": ""}, None),
-            chunk({"content": ANSWER}, None),
-            chunk({}, "stop", True),
-            (None, "[DONE]"),
-        ]
+        [chunk(d, None) for d in deltas] + [chunk({}, finish, True), (None, "[DONE]")]
     )
 
 

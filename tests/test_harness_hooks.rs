@@ -46,9 +46,14 @@ struct FollowUp {
 /// Runs `aea check --hook HARNESS` in `repo` with `input` on stdin, as the
 /// harness does; its stdout.
 fn hook(env: &TestEnv, repo: &Path, harness: &str, input: &str) -> String {
+    hook_args(env, repo, &["check", "--hook", harness], input)
+}
+
+/// Runs aea with `args` in `repo` with `input` on stdin; its stdout.
+fn hook_args(env: &TestEnv, repo: &Path, args: &[&str], input: &str) -> String {
     let mut child = env
         .cmd(repo)
-        .args(["check", "--hook", harness])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1094,23 +1099,12 @@ fn cline_input(hook_name: &str, task: &str) -> String {
 
 /// Runs `aea check --hook cline --event EVENT` as aea's hook file does.
 fn cline_hook(env: &TestEnv, repo: &Path, event: &str, input: &str) -> String {
-    let mut child = env
-        .cmd(repo)
-        .args(["check", "--hook", "cline", "--event", event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = output_within(child, Duration::from_secs(30), "aea check --hook cline");
-    assert!(out.status.success(), "{}", stderr(&out));
-    stdout(&out)
+    hook_args(
+        env,
+        repo,
+        &["check", "--hook", "cline", "--event", event],
+        input,
+    )
 }
 
 /// Cline CLI reads what PostToolUse prints and runs TaskStart and
