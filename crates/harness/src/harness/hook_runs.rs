@@ -105,6 +105,19 @@ pub fn hooks_of(agent: Agent) -> Option<Harness> {
 pub fn reaches(run: &HookRun) -> Option<&Path> {
     run.candidates
         .iter()
-        .find(|c| super::runs(c))
+        .find(|c| runs(c))
         .map(PathBuf::as_path)
+}
+
+/// Whether `program` is an executable file given by its path. A bare name
+/// counts as broken: a harness's PATH need not hold it (a hook failed with
+/// exit 127 while `doctor` said all was well).
+pub(crate) fn runs(program: &Path) -> bool {
+    program.is_absolute() && is_executable(program)
+}
+
+/// Whether the file `path` resolves to has an executable bit set.
+pub(crate) fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

@@ -350,7 +350,7 @@ fn plan(repo: &Path, agents: &[Agent]) -> Result<(Vec<Write>, Vec<String>)> {
                 Update::Write(new) => writes.push((rel, text, new, program)),
                 // Same text, but a checkout without the executable bit:
                 // the harness would not run it.
-                Update::Current if program && !is_executable(&real) => {
+                Update::Current if program && !hook_runs::is_executable(&real) => {
                     writes.push((rel, text.clone(), text.unwrap_or_default(), program));
                 }
                 Update::Current => {}
@@ -599,7 +599,7 @@ pub fn problems(mailbox: &Mailbox, aea_candidates: &[PathBuf]) -> Vec<Problem> {
         }
         // What the guard tries: PATH (the one the harness gave the hook when
         // it last ran, else this command's), then ~/.cargo/bin.
-        if !scripts.is_empty() && !looks.candidates.iter().any(|c| runs(c)) {
+        if !scripts.is_empty() && !looks.candidates.iter().any(|c| hook_runs::runs(c)) {
             found.push(Problem {
                 agent,
                 detail: format!(
@@ -650,7 +650,7 @@ fn json_problem(path: &str, text: &str, edit: &json::Edit, looks: &Looks) -> Opt
     }
     // What the guard tries: PATH (the one the harness gave the hook when
     // it last ran, else this command's), then ~/.cargo/bin.
-    if looks.candidates.iter().any(|c| runs(c)) {
+    if looks.candidates.iter().any(|c| hook_runs::runs(c)) {
         return None;
     }
     Some(match looks.run {
@@ -672,18 +672,12 @@ fn script_problem(path: &Path, rel: &str, text: &str) -> Option<String> {
     if !text.contains(json::HOOK_GUARD) {
         return Some(format!("{rel} is not the hook this aea writes"));
     }
-    if !is_executable(path) {
+    if !hook_runs::is_executable(path) {
         return Some(format!(
             "{rel} is not executable: the harness does not run it"
         ));
     }
     None
-}
-
-/// Whether the file `path` resolves to has an executable bit set.
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// The program a hook command of an older aea runs (unquoted).
@@ -707,11 +701,4 @@ fn program_of(command: &str) -> Option<String> {
         }
     }
     command.split_whitespace().next().map(str::to_string)
-}
-
-/// Whether `program` is an executable file given by its path. A bare name
-/// counts as broken: a harness's PATH need not hold it (a hook failed with
-/// exit 127 while `doctor` said all was well).
-fn runs(program: &Path) -> bool {
-    program.is_absolute() && is_executable(program)
 }
