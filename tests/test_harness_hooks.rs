@@ -233,6 +233,13 @@ fn an_agent_stop_only_copilot_install_is_brought_up_to_date() {
         std::fs::write(&file, serde_json::to_string_pretty(&old).unwrap()).unwrap();
     };
     old("./mine.sh");
+    // `hooks status` (and `doctor`) say what is missing and how to fix it.
+    let status = env.json(&repo, &["hooks", "status"]);
+    let problems = status["agents"][0]["problems"].to_string();
+    assert!(
+        problems.contains("no aea hook for sessionStart, userPromptSubmitted"),
+        "{status}"
+    );
     env.ok(&repo, &["hooks", "install", "--agents"]);
     assert_eq!(
         events(&file),
