@@ -36,6 +36,16 @@ struct BlockOutput {
     reason: String,
 }
 
+/// Copilot CLI's sessionStart and userPromptSubmitted: a top-level
+/// `additionalContext` (its SDK's `SessionStartHookOutput`,
+/// `UserPromptSubmittedHookOutput`); nothing that would change or block the
+/// prompt.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CopilotContext {
+    additional_context: String,
+}
+
 /// Cursor's stop hook.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -72,6 +82,177 @@ fn hook_args(env: &TestEnv, repo: &Path, args: &[&str], input: &str) -> String {
 
 fn event(name: &str, session: &str) -> String {
     format!(r#"{{"hook_event_name":"{name}","session_id":"{session}","cwd":"/x"}}"#)
+}
+
+/// Copilot CLI's hooks, as installed: the event comes from `--event` (its
+/// input names none) and the input is what 1.0.102 sends.
+fn copilot(env: &TestEnv, repo: &Path, event: &str, session: &str, extra: &str) -> String {
+    let input =
+        format!(r#"{{"sessionId":"{session}","timestamp":1795758169171,"cwd":"/x"{extra}}}"#);
+    hook_args(
+        env,
+        repo,
+        &["check", "--hook", "copilot", "--event", event],
+        &input,
+    )
+}
+
+const PROMPT: &str = r#","prompt":"Say hello.""#;
+
+/// userPromptSubmitted's input for the prompt a blocked agentStop sends:
+/// its reason.
+fn continued(stop: &str) -> String {
+    let block: BlockOutput = serde_json::from_str(stop).unwrap();
+    format!(
+        r#","prompt":{}"#,
+        serde_json::Value::from(block.reason.as_str())
+    )
+}
+const FIRST_STOP: &str = r#","stopReason":"end_turn","stop_hook_active":false"#;
+const AGAIN_STOP: &str = r#","stopReason":"end_turn","stop_hook_active":true"#;
+
+/// Copilot CLI reads `additionalContext` at session start and per prompt,
+/// and continues a turn with agentStop's `decision`/`reason`; the reason
+/// comes back through userPromptSubmitted as the prompt, which is no
+/// person's and so does not start the cap on continued Stops again.
+#[test]
+fn copilot_hears_of_mail_at_session_start_per_prompt_and_at_stop() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let first = env.question(&api, "web", "first");
+
+    let start = copilot(&env, &web, "sessionStart", "s1", r#","source":"new""#);
+    let start: CopilotContext = serde_json::from_str(&start).unwrap();
+    assert!(
+        start.additional_context.starts_with(
+            "AEA: 1 unprocessed message from other agents in .aea/; new since last reminder: "
+        ),
+        "{}",
+        start.additional_context
+    );
+    assert!(
+        start
+            .additional_context
+            .contains(&env.short_ref(&web, &first))
+    );
+    // The prompt of the same session: nothing new.
+    assert_eq!(copilot(&env, &web, "userPromptSubmitted", "s1", PROMPT), "");
+    // Another session's first prompt hears of it.
+    let prompt = copilot(&env, &web, "userPromptSubmitted", "s2", PROMPT);
+    let prompt: CopilotContext = serde_json::from_str(&prompt).unwrap();
+    assert!(prompt.additional_context.contains("1 unprocessed message"));
+    // Events that take no context say nothing.
+    for quiet in ["sessionEnd", "preCompact", "SessionStart"] {
+        assert_eq!(copilot(&env, &web, quiet, "s3", ""), "", "{quiet}");
+    }
+
+    // Mail arriving during the turn: agentStop blocks once per new message.
+    assert_eq!(copilot(&env, &web, "agentStop", "s1", FIRST_STOP), "");
+    let during = env.question(&api, "web", "during");
+    let said = copilot(&env, &web, "agentStop", "s1", FIRST_STOP);
+    let stop: BlockOutput = serde_json::from_str(&said).unwrap();
+    assert_eq!(stop.decision, "block");
+    assert!(
+        stop.reason.contains(&env.short_ref(&web, &during)),
+        "{}",
+        stop.reason
+    );
+    // The reason comes back as a prompt: already told, nothing to add.
+    let prompt = continued(&said);
+    assert_eq!(
+        copilot(&env, &web, "userPromptSubmitted", "s1", &prompt),
+        ""
+    );
+    assert_eq!(copilot(&env, &web, "agentStop", "s1", AGAIN_STOP), "");
+
+    // The cap (default 3 in a row) holds although every continuation
+    // fires userPromptSubmitted.
+    for n in 2..=3 {
+        env.question(&api, "web", &format!("q{n}"));
+        let said = copilot(&env, &web, "agentStop", "s1", AGAIN_STOP);
+        assert!(said.contains(r#""decision":"block""#), "stop {n}: {said}");
+        let prompt = continued(&said);
+        assert_eq!(
+            copilot(&env, &web, "userPromptSubmitted", "s1", &prompt),
+            ""
+        );
+    }
+    env.question(&api, "web", "q4");
+    assert_eq!(
+        copilot(&env, &web, "agentStop", "s1", AGAIN_STOP),
+        "",
+        "the fourth Stop in a row lets the turn end"
+    );
+    // A person's next prompt tells of what the capped Stop held back and
+    // starts the count again.
+    let told = copilot(&env, &web, "userPromptSubmitted", "s1", PROMPT);
+    assert!(told.contains("5 unprocessed messages"), "{told}");
+    env.question(&api, "web", "q5");
+    let again = copilot(&env, &web, "agentStop", "s1", FIRST_STOP);
+    assert!(again.contains(r#""decision":"block""#), "{again}");
+}
+
+/// An `.github/hooks/aea.json` from an aea that installed only agentStop is
+/// brought up to date by `hooks install --agents` and by `init`, the
+/// user's own entries kept.
+#[test]
+fn an_agent_stop_only_copilot_install_is_brought_up_to_date() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "web");
+    env.ok(&repo, &["init", "--agents", "copilot"]);
+    let file = repo.join(".github/hooks/aea.json");
+    let events = |file: &Path| -> Vec<String> {
+        let hooks: CopilotHooks =
+            serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        hooks
+            .hooks
+            .iter()
+            .flat_map(|(event, list)| {
+                list.iter()
+                    .filter(|h| h.bash.contains("check --hook copilot --event "))
+                    .map(move |h| {
+                        assert!(h.bash.ends_with(&format!("--event {event}")), "{}", h.bash);
+                        event.clone()
+                    })
+            })
+            .collect()
+    };
+    assert_eq!(
+        events(&file),
+        ["agentStop", "sessionStart", "userPromptSubmitted"]
+    );
+    let old = |own: &str| {
+        let mut old: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let stop = old["hooks"]["agentStop"].clone();
+        old["hooks"] = serde_json::json!({
+            "agentStop": stop,
+            "sessionStart": [{"type": "command", "bash": own, "timeoutSec": 5}],
+        });
+        std::fs::write(&file, serde_json::to_string_pretty(&old).unwrap()).unwrap();
+    };
+    old("./mine.sh");
+    // `hooks status` (and `doctor`) say what is missing and how to fix it.
+    let status = env.json(&repo, &["hooks", "status"]);
+    let problems = status["agents"][0]["problems"].to_string();
+    assert!(
+        problems.contains("no aea hook for sessionStart, userPromptSubmitted"),
+        "{status}"
+    );
+    env.ok(&repo, &["hooks", "install", "--agents"]);
+    assert_eq!(
+        events(&file),
+        ["agentStop", "sessionStart", "userPromptSubmitted"]
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("./mine.sh"), "{text}");
+    old("./mine.sh");
+    env.ok(&repo, &["init"]);
+    assert_eq!(
+        events(&file),
+        ["agentStop", "sessionStart", "userPromptSubmitted"]
+    );
 }
 
 #[test]
@@ -288,7 +469,15 @@ fn every_harness_gets_its_documented_files_and_uninstall_restores_all() {
         &std::fs::read_to_string(repo.join(".github/hooks/aea.json")).unwrap(),
     )
     .unwrap();
-    assert_eq!(copilot.hooks["agentStop"][0].kind, "command");
+    for event in ["sessionStart", "userPromptSubmitted", "agentStop"] {
+        assert_eq!(copilot.hooks[event][0].kind, "command", "{event}");
+        assert!(
+            copilot.hooks[event][0]
+                .bash
+                .ends_with(&format!("check --hook copilot --event {event}")),
+            "{event}"
+        );
+    }
     for file in [
         ".claude/settings.json",
         ".codex/hooks.json",
@@ -367,7 +556,6 @@ struct CopilotHooks {
 struct CopilotHook {
     #[serde(rename = "type")]
     kind: String,
-    #[allow(dead_code)]
     bash: String,
     #[allow(dead_code)]
     timeout_sec: u32,

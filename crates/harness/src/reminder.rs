@@ -98,9 +98,16 @@ enum Moment {
 ///   `hookSpecificOutput.additionalContext`; plain text only reaches the
 ///   user; AfterAgent takes `decision: "block"` + `reason`, which becomes
 ///   the next prompt (geminicli.com/docs/hooks; Gemini CLI 0.61.0).
-/// - Copilot CLI: sessionStart and userPromptSubmitted output is not read;
-///   agentStop takes `decision: "block"` + `reason` as the next prompt
-///   (docs.github.com/en/copilot, "Hooks configuration").
+/// - Copilot CLI (`.github/hooks/*.json`; its input names no event, so the
+///   command passes `--event`): sessionStart and userPromptSubmitted read a
+///   top-level `additionalContext` (sessionStart's becomes a user message
+///   before the prompt, userPromptSubmitted's a `<system_reminder>` in the
+///   prompt); agentStop takes `decision: "block"` + `reason`, sent as the
+///   next user prompt (the SDK's `copilot-sdk/types.d.ts` and
+///   `changelog.json` in the 1.0.102 package; checked against Copilot CLI
+///   1.0.102 by scripts/harness-e2e). That prompt fires userPromptSubmitted
+///   as well, with the reason as its `prompt`: a continuation, not a
+///   person's prompt.
 /// - Cursor: `stop` may return `followup_message`, sent as the next user
 ///   message (cursor.com/docs/agent/hooks).
 /// - Cline: hook files in `.clinerules/hooks/` named by event (TaskStart,
@@ -125,7 +132,7 @@ fn moment(harness: Harness, event: &str) -> Moment {
         Harness::Codex => (&["SessionStart"], &["UserPromptSubmit"], &["Stop"]),
         Harness::Gemini => (&["SessionStart"], &["BeforeAgent"], &["AfterAgent"]),
         Harness::Opencode => (&[], &["chat.message"], &["session.idle"]),
-        Harness::Copilot => (&[], &[], &["agentStop"]),
+        Harness::Copilot => (&["sessionStart"], &["userPromptSubmitted"], &["agentStop"]),
         Harness::Cursor => (&[], &[], &["stop"]),
         Harness::Cline => (
             &["TaskStart", "TaskResume"],
@@ -146,13 +153,16 @@ fn moment(harness: Harness, event: &str) -> Moment {
 }
 
 /// Whether `event` is the harness's hook for a person's prompt (not a
-/// tool call within a turn, which a continued Stop also makes).
+/// tool call within a turn, which a continued Stop also makes). Gemini
+/// CLI's BeforeAgent and Copilot CLI's userPromptSubmitted also run on the
+/// prompt a blocked Stop sends: that one is [`HookInput::continued`].
 fn is_prompt(harness: Harness, event: &str) -> bool {
     match harness {
         Harness::Claude | Harness::Codex | Harness::Cline => event == "UserPromptSubmit",
         Harness::Gemini => event == "BeforeAgent",
         Harness::Opencode => event == "chat.message",
-        Harness::Copilot | Harness::Cursor | Harness::Plain => false,
+        Harness::Copilot => event == "userPromptSubmitted",
+        Harness::Cursor | Harness::Plain => false,
     }
 }
 
@@ -174,6 +184,14 @@ fn default_event(harness: Harness) -> &'static str {
 pub enum Output {
     Json(String),
     Text(String),
+}
+
+/// Copilot CLI's sessionStart and userPromptSubmitted: context for the
+/// model.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PlainContext<'a> {
+    additional_context: &'a str,
 }
 
 /// Claude Code and Gemini CLI: context for the model.
@@ -304,6 +322,9 @@ pub fn remind(
                 reason: &text,
             }))
         }
+        (Harness::Copilot, _) => Output::Json(json(&PlainContext {
+            additional_context: &text,
+        })),
         (Harness::Cursor, _) => Output::Json(json(&FollowUp {
             followup_message: &text,
         })),
@@ -430,6 +451,14 @@ mod tests {
         assert_eq!(moment(Harness::Cline, "PostToolUse"), Moment::Turn);
         assert_eq!(moment(Harness::Cline, "TaskComplete"), Moment::Quiet);
         assert_eq!(moment(Harness::Cline, "PreCompact"), Moment::Quiet);
+        assert_eq!(moment(Harness::Copilot, "sessionStart"), Moment::Start);
+        assert_eq!(
+            moment(Harness::Copilot, "userPromptSubmitted"),
+            Moment::Turn
+        );
+        assert_eq!(moment(Harness::Copilot, "agentStop"), Moment::Stop);
+        assert_eq!(moment(Harness::Copilot, "sessionEnd"), Moment::Quiet);
+        assert_eq!(moment(Harness::Copilot, "SessionStart"), Moment::Quiet);
     }
 
     #[test]
@@ -440,5 +469,27 @@ mod tests {
         assert_eq!(input.session.as_deref(), Some("conv_1795758223961_qhgcgig"));
         assert_eq!(input.hook_name.as_deref(), Some("tool_result"));
         assert_eq!(input.event, None);
+    }
+
+    /// Copilot CLI 1.0.102 runs userPromptSubmitted on the reason a
+    /// blocked agentStop sends, as it is: a continuation.
+    #[test]
+    fn copilot_prompt_of_a_continued_stop_is_a_continuation() {
+        let ours = serde_json::json!({
+            "sessionId": "e75e77c9-8996-40a9-be2c-d709a8b996b8",
+            "timestamp": 1_795_758_169_193_u64,
+            "cwd": "/r",
+            "prompt": summary(&[], &[]),
+        });
+        let input = HookInput::parse(ours.to_string().as_bytes());
+        assert!(input.continued);
+        assert_eq!(input.event, None);
+        assert_eq!(
+            input.session.as_deref(),
+            Some("e75e77c9-8996-40a9-be2c-d709a8b996b8")
+        );
+        assert!(is_prompt(Harness::Copilot, "userPromptSubmitted"));
+        let person = br#"{"sessionId":"s","timestamp":1,"cwd":"/r","prompt":"Say hello."}"#;
+        assert!(!HookInput::parse(person).continued);
     }
 }

@@ -180,15 +180,20 @@ pub(crate) fn pieces(agent: Agent, repo: &Path) -> Vec<Piece> {
             ),
         ],
         // docs.github.com/en/copilot (Copilot CLI): AGENTS.md; hooks in
-        // .github/hooks/*.json (`version: 1`, `agentStop` may block with a
-        // reason that becomes the next prompt).
+        // .github/hooks/*.json (`version: 1`; sessionStart and
+        // userPromptSubmitted add `additionalContext`, agentStop may block
+        // with a reason that becomes the next prompt; see
+        // `reminder::moment`). Run only in a folder the person trusted.
         Agent::Copilot => vec![
             piece("AGENTS.md", Kind::Section),
             piece(
                 ".github/hooks/aea.json",
                 Kind::Json(Edit {
                     shape: Shape::Copilot,
-                    hooks: hooks(Harness::Copilot, &["agentStop"]),
+                    hooks: hooks(
+                        Harness::Copilot,
+                        &["sessionStart", "userPromptSubmitted", "agentStop"],
+                    ),
                     allow: Vec::new(),
                 }),
             ),
