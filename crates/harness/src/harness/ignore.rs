@@ -16,8 +16,17 @@ pub(crate) fn in_effect(repo: &Path, text: &str, edit: &Ignore) -> bool {
     let mut lines = text.lines().map(str::trim);
     edit.patterns
         .iter()
-        .all(|pattern| lines.any(|line| line == pattern))
+        .all(|pattern| lines.any(|line| same(line, pattern)))
         && git_agrees(repo, edit)
+}
+
+/// Whether `line` is `pattern`, or the same anchored to the top
+/// (`/.aider*`, `!/.aider.conf.yml`): the file sits at the top.
+fn same(line: &str, pattern: &str) -> bool {
+    let (bang, rest) = pattern
+        .strip_prefix('!')
+        .map_or(("", pattern), |rest| ("!", rest));
+    line == pattern || line.strip_prefix(bang).and_then(|l| l.strip_prefix('/')) == Some(rest)
 }
 
 /// Whether git ignores exactly `edit.ignored` of the paths it names;
@@ -132,5 +141,15 @@ mod tests {
             &edit
         ));
         assert!(!in_effect(outside_git, ".aider*\n", &edit));
+        assert!(in_effect(
+            outside_git,
+            "/.aider*\n!/.aider.conf.yml\n",
+            &edit
+        ));
+        assert!(!in_effect(
+            outside_git,
+            "/.aider*\n/!.aider.conf.yml\n",
+            &edit
+        ));
     }
 }
