@@ -611,11 +611,10 @@ pub fn problems(mailbox: &Mailbox, aea_candidates: &[PathBuf]) -> Vec<Problem> {
                     .is_some_and(|t| ignore::in_effect(repo, t, edit)))
                 .then(|| {
                     format!(
-                        "{} does not end with `{}`: git hides {} from a teammate's clone once {} adds its own line",
+                        "{} lacks `{}` in that order with no later line undoing them: git hides {} from a teammate's clone once {agent} adds its own line",
                         piece.path,
-                        edit.patterns.join("` and `"),
+                        edit.patterns.join("` then `"),
                         edit.kept.join(", "),
-                        agent
                     )
                 }),
                 (_, None) => Some(format!("{} is missing", piece.path)),
