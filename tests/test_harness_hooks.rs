@@ -437,6 +437,7 @@ fn every_harness_gets_its_documented_files_and_uninstall_restores_all() {
         ".clinerules/hooks/UserPromptSubmit",
         ".clinerules/hooks/PostToolUse",
         ".aider.conf.yml",
+        ".gitignore",
     ];
     for file in files {
         let text =
@@ -1210,26 +1211,162 @@ fn a_continued_turn_is_not_a_persons_prompt_and_the_cap_holds_for_gemini() {
     assert!(after().contains("\"decision\":\"block\""));
 }
 
-/// Aider hides its own config from git on its first run (`.aider*` in
-/// .gitignore): init says how to keep the one aea writes, until the line
-/// that lets it through is there.
+/// Whether git ignores `path` in `repo`.
+fn git_ignores(env: &TestEnv, repo: &Path, path: &str) -> bool {
+    env.git_with(repo, &["check-ignore", "-q", path], &[])
+        .status
+        .success()
+}
+
+/// Aider's first run appends `.aider*` to .gitignore unless git already
+/// ignores `.aider` (aider/main.py `check_gitignore`), and that hides
+/// .aider.conf.yml from git. init adds `.aider*` and `!.aider.conf.yml`,
+/// in the file's own line ends; a re-run adds nothing; uninstall gives back
+/// every byte.
 #[test]
-fn init_for_aider_says_how_to_keep_its_config_in_git() {
+fn init_for_aider_keeps_its_config_in_git_and_uninstall_gives_gitignore_back() {
     let env = TestEnv::new();
     let repo = plain_git_repo(&env, "web");
+    let original = b"target/\r\nnode_modules/\r\n# no line end at the end".to_vec();
+    std::fs::write(repo.join(".gitignore"), &original).unwrap();
     let out = env.run(&repo, &["init", "--agents", "aider"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("aider.conf.yml"), "{}", stderr(&out));
+    let written = std::fs::read(repo.join(".gitignore")).unwrap();
+    let text = String::from_utf8(written.clone()).unwrap();
     assert!(
-        stderr(&out).contains("`!.aider.conf.yml`"),
+        text.starts_with("target/\r\nnode_modules/\r\n# no line end at the end\r\n# aea: ")
+            && text.ends_with(")\r\n.aider*\r\n!.aider.conf.yml\r\n"),
+        "{text:?}"
+    );
+    // What Aider asks before it adds its line, and what a commit takes.
+    assert!(git_ignores(&env, &repo, ".aider"));
+    assert!(git_ignores(&env, &repo, ".aider.chat.history.md"));
+    assert!(!git_ignores(&env, &repo, ".aider.conf.yml"));
+    assert!(git_ignores(&env, &repo, "target/x"));
+
+    env.ok(&repo, &["hooks", "install", "--agents"]);
+    assert_eq!(std::fs::read(repo.join(".gitignore")).unwrap(), written);
+    let status = env.json(&repo, &["hooks", "status"]);
+    assert_eq!(
+        status["agents"][0]["problems"],
+        serde_json::json!([]),
+        "{status}"
+    );
+
+    env.ok(&repo, &["uninstall", "--purge"]);
+    assert_eq!(std::fs::read(repo.join(".gitignore")).unwrap(), original);
+}
+
+/// A .gitignore that already keeps the config is left as it is, and so
+/// is one in which nothing else would; lines that a later one undoes
+/// (`*.yml`) do not count, and a .gitignore edited after init loses only
+/// aea's lines on uninstall.
+#[test]
+fn init_for_aider_adds_its_gitignore_lines_only_where_git_needs_them() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "web");
+    let kept = "dist/\n/.aider*\n# ours\n!.aider.conf.yml   \n";
+    std::fs::write(repo.join(".gitignore"), kept).unwrap();
+    env.ok(&repo, &["init", "--agents", "aider"]);
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".gitignore")).unwrap(),
+        kept
+    );
+    env.ok(&repo, &["uninstall", "--purge"]);
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".gitignore")).unwrap(),
+        kept
+    );
+
+    let undone = ".aider*\n!.aider.conf.yml\n*.yml\n";
+    std::fs::write(repo.join(".gitignore"), undone).unwrap();
+    env.ok(&repo, &["init", "--agents", "aider"]);
+    assert!(!git_ignores(&env, &repo, ".aider.conf.yml"));
+    let text = std::fs::read_to_string(repo.join(".gitignore")).unwrap();
+    assert!(text.starts_with(undone), "{text}");
+    // Edited since: uninstall takes out aea's lines and keeps the rest.
+    std::fs::write(repo.join(".gitignore"), format!("{text}build/\n")).unwrap();
+    env.ok(&repo, &["uninstall", "--purge"]);
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".gitignore")).unwrap(),
+        format!("{undone}build/\n")
+    );
+
+    // No .gitignore at all: init writes one, and uninstall removes it.
+    std::fs::remove_file(repo.join(".gitignore")).unwrap();
+    env.ok(&repo, &["init", "--agents", "aider"]);
+    assert!(!git_ignores(&env, &repo, ".aider.conf.yml"));
+    assert!(git_ignores(&env, &repo, ".aider"));
+    // A .gitignore that lost the lines is a problem hooks status names.
+    std::fs::write(repo.join(".gitignore"), ".aider*\n").unwrap();
+    let status = env.json(&repo, &["hooks", "status"]);
+    let problems = status["agents"][0]["problems"].to_string();
+    assert!(problems.contains("`!.aider.conf.yml`"), "{status}");
+    std::fs::remove_file(repo.join(".gitignore")).unwrap();
+    env.ok(&repo, &["hooks", "install", "--agents"]);
+    env.ok(&repo, &["uninstall", "--purge"]);
+    assert!(!repo.join(".gitignore").exists());
+}
+
+/// A committed .gitignore that is a symbolic link (git reads none), a
+/// FIFO, or too big to read is left alone: init finishes and says how to
+/// keep the config in git by hand.
+#[test]
+fn init_for_aider_leaves_a_gitignore_it_cannot_edit_and_says_so() {
+    let env = TestEnv::new();
+    let repo = plain_git_repo(&env, "web");
+    let said = |out: &std::process::Output| {
+        assert!(out.status.success(), "{}", stderr(out));
+        assert!(
+            stderr(out).contains("add the line `!.aider.conf.yml` after it"),
+            "{}",
+            stderr(out)
+        );
+    };
+    // A link to an endless device, and one to a file inside the repository.
+    std::os::unix::fs::symlink("/dev/zero", repo.join(".gitignore")).unwrap();
+    let out = env.run(&repo, &["init", "--agents", "aider"]);
+    said(&out);
+    assert!(
+        stderr(&out).contains(".gitignore is a symbolic link, which git does not read; left alone"),
         "{}",
         stderr(&out)
     );
-    std::fs::write(repo.join(".gitignore"), ".aider*\n!.aider.conf.yml\n").unwrap();
-    let out = env.run(&repo, &["hooks", "install", "--agents"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(!stderr(&out).contains("aider.conf.yml"), "{}", stderr(&out));
-    let status = env.git_with(&repo, &["check-ignore", "-q", ".aider.conf.yml"], &[]);
-    assert!(!status.status.success(), "git sees the config");
+    std::fs::remove_file(repo.join(".gitignore")).unwrap();
+    std::fs::write(repo.join("ignore-list"), "target/\n").unwrap();
+    std::os::unix::fs::symlink("ignore-list", repo.join(".gitignore")).unwrap();
+    said(&env.run(&repo, &["hooks", "install", "--agents"]));
+    assert_eq!(
+        std::fs::read_to_string(repo.join("ignore-list")).unwrap(),
+        "target/\n"
+    );
+    let status = env.json(&repo, &["hooks", "status"]);
+    assert_eq!(
+        status["agents"][0]["problems"],
+        serde_json::json!([]),
+        "{status}"
+    );
+    std::fs::remove_file(repo.join(".gitignore")).unwrap();
+
+    // A FIFO nobody writes to.
+    let made = std::process::Command::new("mkfifo")
+        .arg(repo.join(".gitignore"))
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo is needed for this test");
+    said(&env.run(&repo, &["hooks", "install", "--agents"]));
+    std::fs::remove_file(repo.join(".gitignore")).unwrap();
+
+    // Bigger than aea reads (a sparse file: its size is what counts).
+    let big = std::fs::File::create(repo.join(".gitignore")).unwrap();
+    big.set_len(64 * 1024 * 1024).unwrap();
+    drop(big);
+    said(&env.run(&repo, &["hooks", "install", "--agents"]));
+    assert_eq!(
+        std::fs::metadata(repo.join(".gitignore")).unwrap().len(),
+        64 * 1024 * 1024
+    );
 }
 
 /// A bare `init` picks the harnesses once and says which, and why: Claude
@@ -1250,22 +1387,6 @@ fn a_bare_init_says_which_harnesses_it_set_up_and_why() {
     assert!(repo.join(".codex/hooks.json").is_file());
     // Said once: a second init repairs, and does not choose again.
     assert!(!env.ok(&repo, &["init"]).contains("agent harnesses"));
-}
-
-/// A committed .gitignore that is a symlink to an endless device is not
-/// read: the Aider note is said, and init finishes.
-#[test]
-fn a_gitignore_that_links_to_a_device_is_not_read() {
-    let env = TestEnv::new();
-    let repo = plain_git_repo(&env, "web");
-    std::os::unix::fs::symlink("/dev/zero", repo.join(".gitignore")).unwrap();
-    let out = env.run(&repo, &["init", "--agents", "aider"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("`!.aider.conf.yml`"),
-        "{}",
-        stderr(&out)
-    );
 }
 
 /// Cline's hooks: `{cancel, contextModification}`, nothing else (the

@@ -31,6 +31,20 @@ pub(crate) enum Kind {
     Script(String),
     /// Entries merged into a JSON settings file.
     Json(Edit),
+    /// Patterns added to the end of a `.gitignore`.
+    Ignore(Ignore),
+}
+
+/// Patterns aea adds to a `.gitignore` (after a comment line that says
+/// whose they are), and what git must then say of the paths they are for.
+#[derive(Debug, Clone)]
+pub(crate) struct Ignore {
+    pub comment: String,
+    pub patterns: Vec<String>,
+    /// Paths git must ignore once the patterns are in effect.
+    pub ignored: Vec<String>,
+    /// Paths git must not ignore.
+    pub kept: Vec<String>,
 }
 
 /// The read-only aea commands Claude Code may run without asking (SPEC
@@ -248,11 +262,27 @@ pub(crate) fn pieces(agent: Agent, repo: &Path) -> Vec<Piece> {
         }
         // aider.chat/docs/config/aider_conf.html: `read:` files are added
         // to every chat read-only. Only with `--agents aider`.
+        //
+        // aider/main.py `check_gitignore` (aider-chat 0.86.2): unless `git
+        // check-ignore .aider` says it is ignored, Aider's first run appends
+        // `.aider*` to .gitignore, which hides .aider.conf.yml from git
+        // too, so a teammate's clone would never get it. With `.aider*` and
+        // then `!.aider.conf.yml` in .gitignore Aider appends nothing, its
+        // chat history stays out of git and the config goes in.
         Agent::Aider => vec![
             piece("AGENTS.md", Kind::Section),
             piece(
                 ".aider.conf.yml",
                 Kind::Owned(format!("{}\nread:\n  - AGENTS.md\n", marker_hash("config"))),
+            ),
+            piece(
+                ".gitignore",
+                Kind::Ignore(Ignore {
+                    comment: "# aea: Aider's files stay out of git, its config goes in (`aea uninstall` removes these lines)".to_string(),
+                    patterns: vec![".aider*".to_string(), "!.aider.conf.yml".to_string()],
+                    ignored: vec![".aider".to_string()],
+                    kept: vec![".aider.conf.yml".to_string()],
+                }),
             ),
         ],
     }

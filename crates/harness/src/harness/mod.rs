@@ -8,6 +8,7 @@
 //! parts when somebody did.
 
 pub mod hook_runs;
+mod ignore;
 pub(crate) mod json;
 pub mod kits;
 mod names;
@@ -129,7 +130,7 @@ fn committed(repo: &Path) -> Vec<Agent> {
                     return false;
                 };
                 match &piece.kind {
-                    Kind::Section => false,
+                    Kind::Section | Kind::Ignore(_) => false,
                     Kind::Owned(_) | Kind::Script(_) => owned_by_aea(&text),
                     Kind::Json(edit) => !json::commands(&text, edit.shape).is_empty(),
                 }
@@ -330,6 +331,15 @@ fn plan(repo: &Path, agents: &[Agent]) -> Result<(Vec<Write>, Vec<String>)> {
     let mut writes: Vec<Write> = Vec::new();
     for agent in agents {
         for piece in kits::pieces(*agent, repo) {
+            // git reads no .gitignore that is a symbolic link (2.32 on):
+            // lines added to what it leads to would change nothing.
+            if matches!(piece.kind, Kind::Ignore(_)) && is_symlink(&repo.join(&piece.path)) {
+                warnings.push(format!(
+                    "{} is a symbolic link, which git does not read; left alone",
+                    piece.path
+                ));
+                continue;
+            }
             let (real, text) = match read_inside(repo, &piece.path) {
                 Ok(found) => found,
                 Err(e) => {
@@ -358,7 +368,7 @@ fn plan(repo: &Path, agents: &[Agent]) -> Result<(Vec<Write>, Vec<String>)> {
             }
         }
         if *agent == Agent::Aider
-            && let Some(why) = aider_config_hidden(repo)
+            && let Some(why) = aider_config_hidden(repo, &writes)
         {
             warnings.push(why);
         }
@@ -366,17 +376,28 @@ fn plan(repo: &Path, agents: &[Agent]) -> Result<(Vec<Write>, Vec<String>)> {
     Ok((writes, warnings))
 }
 
-/// What to say when git will not see `.aider.conf.yml`: on its first run
-/// Aider adds `.aider*` to `.gitignore`, which hides the config aea writes
-/// from every teammate's clone. `None` once `.gitignore` lets it through.
-fn aider_config_hidden(repo: &Path) -> Option<String> {
-    // Bounded, regular files only: a committed .gitignore can be a symlink
-    // to anything.
-    let ignore = fsutil::read_optional(&repo.join(".gitignore"))
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    let kept = ignore.lines().any(|l| l.trim() == "!.aider.conf.yml");
+fn is_symlink(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// What to say when aea could not make `.gitignore` keep `.aider.conf.yml`
+/// (a symbolic link, a FIFO, too big): on its first run Aider adds
+/// `.aider*` to it, which hides the config from every teammate's clone.
+fn aider_config_hidden(repo: &Path, writes: &[Write]) -> Option<String> {
+    let kept = writes.iter().any(|(rel, ..)| rel == ".gitignore")
+        || kits::pieces(Agent::Aider, repo).iter().any(|piece| {
+            let Kind::Ignore(edit) = &piece.kind else {
+                return false;
+            };
+            let path = repo.join(&piece.path);
+            // Bounded, regular files only: a committed .gitignore can be
+            // a symlink to anything.
+            !is_symlink(&path)
+                && fsutil::read_optional(&path)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|text| ignore::in_effect(repo, &text, edit))
+        });
     (!kept).then(|| {
         "Aider adds `.aider*` to .gitignore on its first run, which hides .aider.conf.yml from git: add the line `!.aider.conf.yml` after it (or `git add -f .aider.conf.yml`) so that a teammate's clone has it".to_string()
     })
@@ -417,6 +438,14 @@ fn updated(piece: &Piece, current: Option<&str>, repo: &Path) -> Result<Update> 
                 piece.path
             )),
         },
+        Kind::Ignore(edit) => {
+            let text = current.unwrap_or_default();
+            if ignore::in_effect(repo, text, edit) {
+                Update::Current
+            } else {
+                Update::Write(ignore::added(text, edit))
+            }
+        }
         Kind::Json(edit) => match json::merge(current, edit) {
             Ok(Some(text)) => Update::Write(text),
             Ok(None) => Update::Current,
@@ -541,6 +570,7 @@ fn remove_ours(rel: &str, current: &str, repo: &Path) -> Option<String> {
             .ok()
             .flatten(),
         Some(Kind::Owned(_) | Kind::Script(_)) => owned_by_aea(current).then(String::new),
+        Some(Kind::Ignore(edit)) => ignore::removed(current, &edit),
         Some(Kind::Section) | None => templates::without_agent_section(current),
     }
 }
@@ -574,6 +604,19 @@ pub fn problems(mailbox: &Mailbox, aea_candidates: &[PathBuf]) -> Vec<Problem> {
         for piece in kits::pieces(agent, repo) {
             let text = read_regular(&repo.join(&piece.path));
             let problem = match (&piece.kind, &text) {
+                // A link git does not read: init said so, and left it.
+                (Kind::Ignore(_), _) if is_symlink(&repo.join(&piece.path)) => None,
+                (Kind::Ignore(edit), t) => (!t
+                    .as_deref()
+                    .is_some_and(|t| ignore::in_effect(repo, t, edit)))
+                .then(|| {
+                    format!(
+                        "{} lacks `{}` in that order with no later line undoing them: git hides {} from a teammate's clone once {agent} adds its own line",
+                        piece.path,
+                        edit.patterns.join("` then `"),
+                        edit.kept.join(", "),
+                    )
+                }),
                 (_, None) => Some(format!("{} is missing", piece.path)),
                 (Kind::Section, Some(t)) if !t.contains(templates::SECTION_BEGIN) => {
                     Some(format!("{} has no AEA section", piece.path))
