@@ -125,14 +125,62 @@ fn a_fresh_home_has_every_gate_closed_and_init_says_each_step() {
         "{out}"
     );
     assert!(
-        trust[3]
-            .starts_with("  trust: copilot: Copilot CLI runs the hooks once you trust this folder"),
+        trust[3].starts_with("  trust: copilot: trust gate closed (no "),
         "{out}"
     );
     assert!(
-        trust[3].ends_with("(aea cannot tell: aea does not read Copilot CLI's folder trust)"),
+        trust[3].ends_with(".copilot/config.json yet): start `copilot` in this folder and trust it when it asks; until then it runs none of the repository's hooks"),
         "{out}"
     );
+}
+
+/// Copilot CLI keeps `trustedFolders` in `~/.copilot/config.json` (or
+/// `$COPILOT_HOME`), JSON after `//` comment lines as it writes it; a
+/// folder covers the folders below it.
+#[test]
+fn copilot_reads_its_trusted_folders() {
+    let env = TestEnv::new();
+    let repo = repo_for(&env, "copilot");
+    let config = home(&env).join(".copilot/config.json");
+    let listed = |folders: &[&str]| {
+        format!(
+            "// User settings belong in settings.json.\n// This file is managed automatically.\n{}\n",
+            serde_json::json!({"trustedFolders": folders, "banner": "never"})
+        )
+    };
+    write(&config, &listed(&["/somewhere/else"]));
+    let (ok, warning, detail, fix) = doctor_gate(&env, &repo, "copilot");
+    assert!(!ok && warning, "{detail}");
+    assert!(detail.contains("not among trustedFolders"), "{detail}");
+    assert!(fix.starts_with("start `copilot` in this folder"), "{fix}");
+    let parent = repo.parent().unwrap().to_str().unwrap().to_string();
+    write(&config, &listed(&["/somewhere/else", &parent]));
+    let (ok, _, detail, _) = doctor_gate(&env, &repo, "copilot");
+    assert!(ok, "{detail}");
+    assert_eq!(init_gate(&env, &repo, "copilot")["gate"], "open");
+    // A folder whose name only starts like it is no parent.
+    write(&config, &listed(&[&format!("{}/we", parent)]));
+    assert!(!doctor_gate(&env, &repo, "copilot").0);
+    // A relative entry, a list that is not one, a file that is not JSON.
+    write(&config, &listed(&["web"]));
+    assert!(!doctor_gate(&env, &repo, "copilot").0);
+    write(&config, r#"{"trustedFolders": "/"}"#);
+    let (_, _, detail, _) = doctor_gate(&env, &repo, "copilot");
+    assert!(
+        detail.contains("cannot tell") && detail.contains("not a list"),
+        "{detail}"
+    );
+    write(&config, "{not json");
+    assert!(
+        doctor_gate(&env, &repo, "copilot")
+            .2
+            .contains("cannot tell")
+    );
+    // COPILOT_HOME is where Copilot CLI looks instead.
+    let elsewhere = env.path().join("copilot-home");
+    write(&elsewhere.join("config.json"), &listed(&[&parent]));
+    env.set_var("COPILOT_HOME", elsewhere.to_str().unwrap());
+    assert!(doctor_gate(&env, &repo, "copilot").0);
 }
 
 /// A closed gate is a warning in doctor: said with its step, and the exit

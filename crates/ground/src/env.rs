@@ -96,6 +96,8 @@ pub struct HarnessHomes {
     pub gemini_trusted_folders: Option<PathBuf>,
     /// `GEMINI_CLI_SYSTEM_SETTINGS_PATH` (else `/etc/gemini-cli/settings.json`).
     pub gemini_system_settings: Option<PathBuf>,
+    /// `COPILOT_HOME` (Copilot CLI: `config.json` there, else `~/.copilot/`).
+    pub copilot_home: Option<PathBuf>,
 }
 
 /// A value that must not end up in output, logs or a `{:?}`.
@@ -216,6 +218,7 @@ impl Env {
                 gemini_cli_home: path("GEMINI_CLI_HOME"),
                 gemini_trusted_folders: path("GEMINI_CLI_TRUSTED_FOLDERS_PATH"),
                 gemini_system_settings: path("GEMINI_CLI_SYSTEM_SETTINGS_PATH"),
+                copilot_home: path("COPILOT_HOME"),
             },
             opencode_username: var(OPENCODE_SERVER_USERNAME),
             opencode_password: var(OPENCODE_SERVER_PASSWORD).map(Secret::new),

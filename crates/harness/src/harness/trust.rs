@@ -23,6 +23,10 @@
 //!   `projects["PATH"].hasTrustDialogAccepted`, for the folder or one
 //!   above it inside its git checkout; until then it ignores the
 //!   repository's `permissions.allow`.
+//! - Copilot CLI (1.0.102): `$COPILOT_HOME/config.json` (`~/.copilot/`,
+//!   JSON after `//` comment lines) lists `trustedFolders`, absolute
+//!   paths, each covering the folders below it; in any other folder a
+//!   session loads no repository hooks.
 //!
 //! A file that is missing means nothing was trusted there, as the harness
 //! reads it. One that cannot be read, is too large, or does not parse
@@ -112,12 +116,7 @@ pub fn gate(agent: Agent, repo: &Path, homes: &HarnessHomes) -> Option<TrustGate
         Agent::Claude => Some(claude(repo, homes)),
         Agent::Codex => Some(codex(repo, homes)),
         Agent::Gemini => Some(gemini(repo, homes)),
-        Agent::Copilot => Some(TrustGate::new(
-            agent,
-            Gate::Unknown,
-            "aea does not read Copilot CLI's folder trust",
-            super::trust_step(agent).map(str::to_string),
-        )),
+        Agent::Copilot => Some(copilot(repo, homes)),
         Agent::Opencode | Agent::Cursor | Agent::Cline | Agent::Aider => None,
     }
 }
@@ -620,6 +619,78 @@ fn gemini(repo: &Path, homes: &HarnessHomes) -> TrustGate {
             Agent::Gemini,
             Gate::Closed,
             format!("this folder is not trusted in {file}"),
+            step,
+        ),
+    }
+}
+
+// ------------------------------------------------------------------ Copilot CLI
+
+const COPILOT_STEP: &str = "start `copilot` in this folder and trust it when it asks; until then it runs none of the repository's hooks";
+
+fn copilot(repo: &Path, homes: &HarnessHomes) -> TrustGate {
+    let step = Some(COPILOT_STEP.to_string());
+    let Some(dir) = homes
+        .copilot_home
+        .clone()
+        .or_else(|| homes.home.as_ref().map(|h| h.join(".copilot")))
+    else {
+        return TrustGate::new(Agent::Copilot, Gate::Unknown, "HOME is not set", step);
+    };
+    let path = dir.join("config.json");
+    let config = match json_file(&path) {
+        Ok(None) => {
+            return TrustGate::new(
+                Agent::Copilot,
+                Gate::Closed,
+                format!("no {} yet", path.display()),
+                step,
+            );
+        }
+        Ok(Some(config)) => config,
+        Err(why) => return TrustGate::new(Agent::Copilot, Gate::Unknown, why, step),
+    };
+    let folders = match config.get("trustedFolders") {
+        None => &Vec::new(),
+        Some(serde_json::Value::Array(folders)) => folders,
+        Some(_) => {
+            return TrustGate::new(
+                Agent::Copilot,
+                Gate::Unknown,
+                format!("trustedFolders in {} is not a list", path.display()),
+                step,
+            );
+        }
+    };
+    let trusted = folders
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .find(|folder| {
+            let folder = Path::new(folder);
+            folder.is_absolute() && {
+                let folder = std::fs::canonicalize(folder)
+                    .unwrap_or_else(|_| fsutil::lexically_normal(folder));
+                repo.starts_with(&folder)
+            }
+        });
+    match trusted {
+        Some(folder) => TrustGate::new(
+            Agent::Copilot,
+            Gate::Open,
+            format!(
+                "{} trusted in {}",
+                crate::printer::untrusted_short(folder, 200),
+                path.display()
+            ),
+            None,
+        ),
+        None => TrustGate::new(
+            Agent::Copilot,
+            Gate::Closed,
+            format!(
+                "this folder is not among trustedFolders in {}",
+                path.display()
+            ),
             step,
         ),
     }
