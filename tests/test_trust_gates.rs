@@ -159,7 +159,7 @@ fn copilot_reads_its_trusted_folders() {
     assert!(ok, "{detail}");
     assert_eq!(init_gate(&env, &repo, "copilot")["gate"], "open");
     // A folder whose name only starts like it is no parent.
-    write(&config, &listed(&[&format!("{}/we", parent)]));
+    write(&config, &listed(&[&format!("{parent}/we")]));
     assert!(!doctor_gate(&env, &repo, "copilot").0);
     // A relative entry, a list that is not one, a file that is not JSON.
     write(&config, &listed(&["web"]));
