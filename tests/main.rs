@@ -26,6 +26,7 @@ mod test_gc_command;
 mod test_git_hooks;
 mod test_git_written_files;
 mod test_hard_stops_and_secrets;
+mod test_harness_attacks;
 mod test_harness_hooks;
 mod test_hostile_input;
 mod test_inbox_floods;

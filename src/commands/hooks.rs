@@ -409,6 +409,11 @@ fn status(ctx: &Context) -> Result<ExitCode> {
             ));
         }
     }
+    if agents.iter().any(|a| !a.problems.is_empty()) {
+        p.line(
+            "run `aea hooks install --agents` to put aea's harness files back as aea writes them",
+        );
+    }
     // Only a command that then does it: `hooks install` refuses a global
     // hooks folder without --force, a hook it cannot move aside, and hooks
     // in another work tree.

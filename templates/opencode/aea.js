@@ -29,9 +29,11 @@ function partID() {
 }
 
 // Runs the hook with the session on stdin, as the other harnesses pass it,
-// so that aea remembers per session what it said. A missing or broken aea
-// says nothing and never breaks the session.
-function remind(directory, sessionID, event, at = 0) {
+// so that aea remembers per session what it said, and the start of the
+// message's text: a turn this plugin gave the session on idle starts with
+// aea's own words, and is no person's prompt (the Stop cap holds). A
+// missing or broken aea says nothing and never breaks the session.
+function remind(directory, sessionID, event, prompt = "", at = 0) {
   return new Promise((resolve) => {
     const child = execFile(
       AEA[at],
@@ -39,7 +41,7 @@ function remind(directory, sessionID, event, at = 0) {
       { cwd: directory, timeout: 5000 },
       (err, stdout) => {
         if (err && err.code === "ENOENT") {
-          if (at + 1 < AEA.length) return resolve(remind(directory, sessionID, event, at + 1));
+          if (at + 1 < AEA.length) return resolve(remind(directory, sessionID, event, prompt, at + 1));
           if (!missingSaid) console.error("aea: not found on PATH or in ~/.cargo/bin: mail not checked (install aea)");
           missingSaid = true;
         }
@@ -47,13 +49,18 @@ function remind(directory, sessionID, event, at = 0) {
       },
     );
     child.stdin.on("error", () => {});
-    child.stdin.end(JSON.stringify({ session_id: sessionID, hook_event_name: event }));
+    child.stdin.end(JSON.stringify({ session_id: sessionID, hook_event_name: event, prompt }));
   });
 }
 
 export const AeaPlugin = async ({ client, directory }) => ({
   "chat.message": async (input, output) => {
-    const text = await remind(directory, input.sessionID, "chat.message");
+    const prompt = (output.parts || [])
+      .filter((part) => part.type === "text" && typeof part.text === "string")
+      .map((part) => part.text)
+      .join("\n")
+      .slice(0, 200);
+    const text = await remind(directory, input.sessionID, "chat.message", prompt);
     if (!text) return;
     output.parts.push({
       id: partID(),

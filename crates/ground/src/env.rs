@@ -98,6 +98,11 @@ pub struct HarnessHomes {
     pub gemini_system_settings: Option<PathBuf>,
     /// `COPILOT_HOME` (Copilot CLI: `config.json` there, else `~/.copilot/`).
     pub copilot_home: Option<PathBuf>,
+    /// `GEMINI_CLI_TRUST_WORKSPACE` (Gemini CLI: `true` trusts every
+    /// folder, `false` none, whatever its files say).
+    pub gemini_trust_workspace: Option<String>,
+    /// `GEMINI_RESTRICTED_MODE` (Gemini CLI: `true` trusts no folder).
+    pub gemini_restricted_mode: Option<String>,
 }
 
 /// A value that must not end up in output, logs or a `{:?}`.
@@ -219,6 +224,8 @@ impl Env {
                 gemini_trusted_folders: path("GEMINI_CLI_TRUSTED_FOLDERS_PATH"),
                 gemini_system_settings: path("GEMINI_CLI_SYSTEM_SETTINGS_PATH"),
                 copilot_home: path("COPILOT_HOME"),
+                gemini_trust_workspace: var("GEMINI_CLI_TRUST_WORKSPACE"),
+                gemini_restricted_mode: var("GEMINI_RESTRICTED_MODE"),
             },
             opencode_username: var(OPENCODE_SERVER_USERNAME),
             opencode_password: var(OPENCODE_SERVER_PASSWORD).map(Secret::new),

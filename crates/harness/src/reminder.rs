@@ -60,7 +60,7 @@ impl HookInput {
             continued: value
                 .get("prompt")
                 .and_then(serde_json::Value::as_str)
-                .is_some_and(|p| p.trim_start().starts_with(REMINDER_HEAD)),
+                .is_some_and(is_reminder),
             hook_name: word(&["hookName"]),
         }
     }
@@ -68,6 +68,16 @@ impl HookInput {
 
 /// How every reminder begins.
 const REMINDER_HEAD: &str = "AEA: ";
+
+/// Whether `prompt` begins as aea's reminders do: `AEA: <count>
+/// unprocessed message`.
+fn is_reminder(prompt: &str) -> bool {
+    prompt
+        .trim_start()
+        .strip_prefix(REMINDER_HEAD)
+        .map(|rest| rest.trim_start_matches(|c: char| c.is_ascii_digit()))
+        .is_some_and(|rest| rest.starts_with(" unprocessed message"))
+}
 
 /// How an event treats waiting mail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -435,6 +445,9 @@ mod tests {
         assert!(HookInput::parse(ours.as_bytes()).continued);
         let person =
             br#"{"hook_event_name":"BeforeAgent","session_id":"s","prompt":"fix the AEA: bug"}"#;
+        assert!(!HookInput::parse(person).continued);
+        let person =
+            br#"{"hook_event_name":"BeforeAgent","session_id":"s","prompt":"AEA: what waits?"}"#;
         assert!(!HookInput::parse(person).continued);
         assert!(!HookInput::parse(br#"{"hook_event_name":"BeforeAgent"}"#).continued);
     }

@@ -205,6 +205,23 @@ pub(crate) fn merge(existing: Option<&str>, edit: &Edit) -> Result<Option<String
         list.push(entry(edit.shape, command));
         changed = true;
     }
+    // An entry that looks like aea's under an event aea does not hook is
+    // no hook of aea's (an older aea's, or one a commit added): it goes.
+    let others: Vec<String> = hooks
+        .keys()
+        .filter(|event| !edit.hooks.iter().any(|(e, _)| e == *event))
+        .cloned()
+        .collect();
+    for event in others {
+        if let Some(Value::Array(list)) = hooks.get_mut(&event)
+            && remove_from(edit.shape, list)
+        {
+            changed = true;
+            if list.is_empty() {
+                hooks.remove(&event);
+            }
+        }
+    }
     if !edit.allow.is_empty() {
         let permissions = top
             .entry("permissions")

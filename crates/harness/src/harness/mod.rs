@@ -492,6 +492,16 @@ fn resolves_inside(repo: &Path, path: &Path) -> bool {
         .is_some_and(|real| real.starts_with(&root))
 }
 
+/// Whether `path` (or, when it does not exist, the folder it would be in)
+/// is inside `repo` once every symbolic link is followed.
+fn lies_inside(repo: &Path, path: &Path) -> bool {
+    match (fs::canonicalize(path), fs::canonicalize(repo)) {
+        (Ok(real), Ok(root)) => real.starts_with(root),
+        (Err(_), _) => resolves_inside(repo, path),
+        (_, Err(_)) => false,
+    }
+}
+
 /// Takes back what `install` did; returns what changed.
 pub fn uninstall(repo: &Path, aea_dir: &Path) -> Result<Vec<String>> {
     let mut state = InstallState::load(aea_dir);
@@ -511,7 +521,9 @@ pub fn uninstall(repo: &Path, aea_dir: &Path) -> Result<Vec<String>> {
     }
     for rel in names {
         let path = repo.join(&rel);
-        if !resolves_inside(repo, &path) {
+        // A committed link out of the repository: what it points to is
+        // not aea's to change.
+        if !resolves_inside(repo, &path) || !lies_inside(repo, &path) {
             continue;
         }
         let Some(current) = read_regular(&path) else {
@@ -606,6 +618,12 @@ pub fn problems(mailbox: &Mailbox, aea_candidates: &[PathBuf]) -> Vec<Problem> {
             let problem = match (&piece.kind, &text) {
                 // A link git does not read: init said so, and left it.
                 (Kind::Ignore(_), _) if is_symlink(&repo.join(&piece.path)) => None,
+                // A committed link out of the repository: the harness reads
+                // whatever is there, aea never wrote it and cannot vouch.
+                (_, Some(_)) if !lies_inside(repo, &repo.join(&piece.path)) => Some(format!(
+                    "{} leads out of the repository (a symbolic link): aea neither writes nor checks what it points to",
+                    piece.path
+                )),
                 (Kind::Ignore(edit), t) => (!t
                     .as_deref()
                     .is_some_and(|t| ignore::in_effect(repo, t, edit)))
@@ -622,8 +640,15 @@ pub fn problems(mailbox: &Mailbox, aea_candidates: &[PathBuf]) -> Vec<Problem> {
                     Some(format!("{} has no AEA section", piece.path))
                 }
                 (Kind::Owned(_) | Kind::Script(_), Some(t)) if !owned_by_aea(t) => None,
-                (Kind::Script(_), Some(t)) => {
-                    let problem = script_problem(&repo.join(&piece.path), &piece.path, t);
+                // Aider's config is the person's to add settings to.
+                (Kind::Owned(want), Some(t)) if t != want && piece.path != ".aider.conf.yml" => {
+                    Some(format!(
+                        "{} is marked as aea's but is not what this aea writes (changed by hand, in a commit, or by an older aea)",
+                        piece.path
+                    ))
+                }
+                (Kind::Script(want), Some(t)) => {
+                    let problem = script_problem(&repo.join(&piece.path), &piece.path, t, want);
                     if problem.is_none() {
                         scripts.push(piece.path.clone());
                     }
@@ -691,6 +716,24 @@ fn json_problem(path: &str, text: &str, edit: &json::Edit, looks: &Looks) -> Opt
             "{path}: the hooks call {program} by this machine's path, which a teammate's clone of this repository cannot run"
         ));
     }
+    // Each hook that looks like aea's is exactly the command aea writes
+    // for its event: anything added to it (`; curl … | sh`, `$(…)`) runs
+    // too, and came from a hand or a commit, not from aea.
+    if let Some((event, _)) = present.iter().find(|(event, command)| {
+        edit.hooks
+            .iter()
+            .find(|(e, _)| e == event)
+            .is_none_or(|(_, want)| command != want)
+    }) {
+        return Some(format!(
+            "{path}: the {event} hook looks like aea's but is not the command aea writes (changed by hand or in a commit): it may run something else"
+        ));
+    }
+    if let Some(rule) = approving_rule(text) {
+        return Some(format!(
+            "{path}: permissions.allow holds {rule}, which lets the agent run `aea approve` or `aea reject` without asking: only a person may decide (take that rule out of {path} by hand)"
+        ));
+    }
     // What the guard tries: PATH (the one the harness gave the hook when
     // it last ran, else this command's), then ~/.cargo/bin.
     if looks.candidates.iter().any(|c| hook_runs::runs(c)) {
@@ -711,9 +754,11 @@ fn json_problem(path: &str, text: &str, edit: &json::Edit, looks: &Looks) -> Opt
 }
 
 /// A hook file of aea's that its harness would not run as aea wrote it.
-fn script_problem(path: &Path, rel: &str, text: &str) -> Option<String> {
-    if !text.contains(json::HOOK_GUARD) {
-        return Some(format!("{rel} is not the hook this aea writes"));
+fn script_problem(path: &Path, rel: &str, text: &str, want: &str) -> Option<String> {
+    if text != want {
+        return Some(format!(
+            "{rel} is marked as aea's but is not the hook this aea writes (changed by hand, in a commit, or by an older aea): it may run something else"
+        ));
     }
     if !hook_runs::is_executable(path) {
         return Some(format!(
@@ -721,6 +766,31 @@ fn script_problem(path: &Path, rel: &str, text: &str) -> Option<String> {
         ));
     }
     None
+}
+
+/// A `permissions.allow` rule of Claude Code's settings that pre-allows
+/// approving or rejecting (SPEC §19): `Bash(aea approve…)`, `Bash(aea
+/// reject…)`, `Bash(aea review…)` or one that covers every aea command.
+fn approving_rule(text: &str) -> Option<String> {
+    let root: serde_json::Value = serde_json::from_str(text).ok()?;
+    let rules = root.get("permissions")?.get("allow")?.as_array()?;
+    rules
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .find_map(|rule| {
+            let inner = rule.strip_prefix("Bash(")?.strip_suffix(')')?;
+            let words: Vec<&str> = inner.split_whitespace().collect();
+            let program = words.first()?.trim_end_matches(":*");
+            if program.rsplit('/').next() != Some("aea") {
+                return None;
+            }
+            let command = words.get(1).map(|w| w.trim_end_matches(":*"));
+            let decides = match command {
+                None => true,
+                Some(c) => ["approve", "reject", "review", "*"].contains(&c) || c.starts_with('*'),
+            };
+            decides.then(|| format!("`{}`", crate::printer::untrusted_short(rule, 80)))
+        })
 }
 
 /// The program a hook command of an older aea runs (unquoted).

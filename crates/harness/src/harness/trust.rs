@@ -375,9 +375,11 @@ fn codex_hooks(repo: &Path, config: &toml::Table, config_path: &Path) -> TrustGa
         for (g, group) in groups.iter().enumerate() {
             let handlers = group["hooks"].as_array().map_or(&[][..], Vec::as_slice);
             for (h, handler) in handlers.iter().enumerate() {
-                let is_ours = handler["command"]
-                    .as_str()
-                    .is_some_and(|c| c.contains("check --hook codex"));
+                // Only the very command aea writes is aea's: one that merely
+                // mentions aea is another hook, which aea must never ask a
+                // person to trust in its name.
+                let is_ours = handler["command"].as_str()
+                    == Some(super::kits::hook_command(super::Harness::Codex, event).as_str());
                 if !is_ours {
                     continue;
                 }
@@ -542,6 +544,29 @@ fn gemini(repo: &Path, homes: &HarnessHomes) -> TrustGate {
             None,
         );
     }
+    // What Gemini CLI's environment says wins over its files; aea sees its
+    // own environment, which a harness started from this shell shares.
+    if homes.gemini_restricted_mode.as_deref() == Some("true")
+        || homes.gemini_trust_workspace.as_deref() == Some("false")
+    {
+        return TrustGate::new(
+            Agent::Gemini,
+            Gate::Closed,
+            "GEMINI_RESTRICTED_MODE=true or GEMINI_CLI_TRUST_WORKSPACE=false in this environment",
+            Some(
+                "unset that variable, then start `gemini` in this folder and trust it when it asks"
+                    .to_string(),
+            ),
+        );
+    }
+    if homes.gemini_trust_workspace.as_deref() == Some("true") {
+        return TrustGate::new(
+            Agent::Gemini,
+            Gate::Open,
+            "GEMINI_CLI_TRUST_WORKSPACE=true in this environment",
+            None,
+        );
+    }
     let path = homes
         .gemini_trusted_folders
         .clone()
@@ -581,7 +606,9 @@ fn gemini(repo: &Path, homes: &HarnessHomes) -> TrustGate {
                 Some(format!("fix {}, then {GEMINI_STEP}", path.display())),
             );
         };
-        let folder = Path::new(rule);
+        // Gemini CLI resolves each rule's path before it weighs them.
+        let normal = fsutil::lexically_normal(Path::new(rule));
+        let folder = normal.as_path();
         let folder = if level == "TRUST_PARENT" {
             folder.parent().unwrap_or(folder)
         } else {
@@ -589,8 +616,9 @@ fn gemini(repo: &Path, homes: &HarnessHomes) -> TrustGate {
         };
         let folder =
             std::fs::canonicalize(folder).unwrap_or_else(|_| fsutil::lexically_normal(folder));
-        if repo.starts_with(&folder) && best.is_none_or(|(len, _, _)| rule.len() > len) {
-            best = Some((rule.len(), rule, level));
+        let len = normal.as_os_str().len();
+        if repo.starts_with(&folder) && best.is_none_or(|(best, _, _)| len > best) {
+            best = Some((len, rule, level));
         }
     }
     let file = path.display();
