@@ -7,31 +7,18 @@
 use crate::common::*;
 use serde_json::Value;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::Duration;
 
 /// Runs `aea check --hook HARNESS --event EVENT` in `repo` with `input` on
 /// stdin, as the harness does; its stdout.
 fn hook(env: &TestEnv, repo: &Path, harness: &str, event: &str, input: &str) -> String {
-    let mut child = env
-        .cmd(repo)
-        .args(["check", "--hook", harness, "--event", event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = output_within(child, Duration::from_secs(30), "aea check --hook");
-    assert!(out.status.success(), "{}", stderr(&out));
-    stdout(&out)
+    crate::test_harness_hooks::hook_args(
+        env,
+        repo,
+        &["check", "--hook", harness, "--event", event],
+        input,
+    )
 }
 
 /// The `check` named `name` of `doctor --json` whose detail starts with

@@ -60,7 +60,7 @@ fn hook(env: &TestEnv, repo: &Path, harness: &str, input: &str) -> String {
 }
 
 /// Runs aea with `args` in `repo` with `input` on stdin; its stdout.
-fn hook_args(env: &TestEnv, repo: &Path, args: &[&str], input: &str) -> String {
+pub(crate) fn hook_args(env: &TestEnv, repo: &Path, args: &[&str], input: &str) -> String {
     let mut child = env
         .cmd(repo)
         .args(args)
