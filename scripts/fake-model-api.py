@@ -154,8 +154,10 @@ def sse(events):
 # ---------------------------------------------------------------- Anthropic
 
 
-def anthropic(body):
+def anthropic(body, tool_call=None):
     model = body.get("model", "claude-fake")
+    if tool_call is not None:
+        return anthropic_tool_use(body, model, tool_call)
     text = ANSWER
     usage = {
         "input_tokens": 10,
@@ -199,6 +201,115 @@ def anthropic(body):
             ("message_stop", {"type": "message_stop"}),
         ]
     )
+
+
+def anthropic_tool_use(body, model, call):
+    """One tool_use block asking for CALL ({"name", "arguments"})."""
+    block = {
+        "type": "tool_use",
+        "id": "toolu_fake_%d" % int(time.time() * 1000),
+        "name": call["name"],
+        "input": call.get("arguments", {}),
+    }
+    usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    message = {
+        "id": "msg_fake_%d" % int(time.time() * 1000),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [block],
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    if not body.get("stream"):
+        return "application/json", json.dumps(message).encode()
+    start = dict(message, content=[], stop_reason=None, usage=dict(usage, output_tokens=1))
+    return "text/event-stream", sse(
+        [
+            ("message_start", {"type": "message_start", "message": start}),
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": 0, "content_block": dict(block, input={})},
+            ),
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+                },
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 5}},
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+    )
+
+
+# ---------------------------------------------------------------- tool plans
+#
+# RECORD_DIR/LABEL/tool-plan.json: a list of {"tool": SUFFIX, "arguments":
+# {...}} the model works through, one call per request: the Nth request
+# that holds N-1 tool results (and offers a tool whose name holds "aea" and
+# ends with SUFFIX, whatever prefix the harness gives MCP tools) gets the
+# Nth call; "$REF" in an argument becomes the first aea reference (m + hex)
+# in the latest tool result. Then the usual answer.
+
+
+def tool_names(body):
+    names = []
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict):
+            name = tool.get("name") or (tool.get("function") or {}).get("name")
+            if isinstance(name, str):
+                names.append(name)
+    return names
+
+
+def tool_results(body):
+    """The texts of the tool results in the conversation, in order
+    (Anthropic tool_result blocks, OpenAI chat role "tool")."""
+    texts = []
+    for m in body.get("messages") or []:
+        if not isinstance(m, dict):
+            continue
+        if m.get("role") == "tool":
+            texts.append(json.dumps(m.get("content"), ensure_ascii=False))
+        content = m.get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    texts.append(json.dumps(block.get("content"), ensure_ascii=False))
+    return texts
+
+
+def planned_call(record_dir, label, body):
+    try:
+        with open(os.path.join(record_dir, label, "tool-plan.json")) as f:
+            plan = json.load(f)
+    except (OSError, ValueError):
+        return None
+    results = tool_results(body)
+    if len(results) >= len(plan):
+        return None
+    step = plan[len(results)]
+    suffix = step["tool"]
+    name = next(
+        (n for n in tool_names(body) if "aea" in n and re.search(r"[_.]%s$" % re.escape(suffix), n)),
+        None,
+    )
+    if name is None:
+        return None
+    ref = ""
+    if results:
+        found = re.search(r"\bm[0-9a-f]{8,}\b", results[-1])
+        ref = found.group(0) if found else ""
+    arguments = json.loads(json.dumps(step.get("arguments", {})).replace("$REF", ref))
+    return {"name": name, "arguments": arguments}
 
 
 # ---------------------------------------------------------------- OpenAI
@@ -497,11 +608,15 @@ class Handler(BaseHTTPRequestHandler):
         if method == "POST" and path.endswith("/messages/count_tokens"):
             ctype, payload = "application/json", b'{"input_tokens": 10}'
         elif method == "POST" and path.endswith("/messages"):
-            ctype, payload = anthropic(body)
+            ctype, payload = anthropic(body, planned_call(self.server.record_dir, label, body))
         elif method == "POST" and path.endswith("/responses"):
             ctype, payload = openai_responses(body)
         elif method == "POST" and path.endswith("/chat/completions"):
-            ctype, payload = openai_chat(body, tool_call_wanted(self.server.record_dir, label, body))
+            ctype, payload = openai_chat(
+                body,
+                tool_call_wanted(self.server.record_dir, label, body)
+                or planned_call(self.server.record_dir, label, body),
+            )
         elif method == "POST" and gm and gm.group(2) == "countTokens":
             ctype, payload = "application/json", b'{"totalTokens": 10}'
         elif method == "POST" and gm and gm.group(2) in ("generateContent", "streamGenerateContent"):
