@@ -23,6 +23,7 @@ mod import;
 mod init;
 mod listing;
 mod log;
+mod mcp;
 mod monitor;
 mod pending;
 mod policy;
@@ -94,5 +95,6 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Collab(command) => collab::run(&command, &ctx),
         Command::Completions(args) => completions::run(&args, &ctx),
         Command::Man => completions::man(&ctx),
+        Command::Mcp => mcp::run(&ctx, env),
     }
 }
