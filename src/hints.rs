@@ -103,9 +103,7 @@ impl ErrorOutput {
         let usage = text.lines().find(|l| l.starts_with("Usage: "));
         let hint = match usage {
             Some(usage) => format!("{usage}; `--help` says more"),
-            None => {
-                "`aea help` lists the commands; `aea <command> --help` their arguments".into()
-            }
+            None => "`aea help` lists the commands; `aea <command> --help` their arguments".into(),
         };
         let code = u8::try_from(e.exit_code()).unwrap_or(2);
         ErrorOutput::usage(message.to_string(), hint, code)

@@ -95,6 +95,8 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Collab(command) => collab::run(&command, &ctx),
         Command::Completions(args) => completions::run(&args, &ctx),
         Command::Man => completions::man(&ctx),
-        Command::Mcp => mcp::run(&ctx, env),
+        // The server runs the other commands: through this dispatch,
+        // handed over, like the command line.
+        Command::Mcp => mcp::run(&ctx, env, dispatch),
     }
 }
