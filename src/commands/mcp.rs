@@ -259,10 +259,14 @@ impl Server {
         full.extend(argv.iter().cloned());
         let cli = Cli::try_parse_from(full).map_err(|e| error_value(&ErrorOutput::of_clap(&e)))?;
         let (result, captured) = printer::capture(|| (self.dispatch)(cli, &self.env));
-        match result {
+        let outcome = match result {
             Ok(_) => Ok(captured.out),
             Err(err) => Err(error_value(&ErrorOutput::of(&err))),
-        }
+        };
+        // What this command noted for its error messages (rendered just
+        // now) goes with it.
+        crate::shortref::forget_found();
+        outcome
     }
 }
 
