@@ -800,6 +800,7 @@ fn main() {
         let _ = std::fs::remove_dir_all(&cache);
         bench.cmd(&inbox, &["check"])
     });
+    let mcp = mcp_check(&bench, &inbox, runs);
     if only_check {
         println!("aea check rows, {}, {runs} runs each", build_name());
         for (name, f) in [
@@ -815,6 +816,12 @@ fn main() {
                 f.peak_kib
             );
         }
+        println!(
+            "{:<52} {:>10} {:>10}",
+            "mcp tools/call check, same inbox",
+            ms(mcp.0),
+            ms(mcp.1)
+        );
         return;
     }
 
@@ -931,6 +938,14 @@ fn main() {
         "",
         verdict(verify_each <= Duration::from_micros(100))
     );
+    println!(
+        "{:<52} {:>10} {:>10} {:>10}  {}",
+        "mcp tools/call check, same inbox, 1 server (10 ms)",
+        ms(mcp.0),
+        ms(mcp.1),
+        "",
+        verdict(mcp.0 <= Duration::from_millis(10))
+    );
     print_hard_stop_row(full);
     row(
         "send to a sibling, with signing and fsync (budget 10 ms)",
@@ -957,6 +972,56 @@ fn main() {
     if std::env::var_os("AEA_BENCH_KEEP").is_some() {
         std::mem::forget(bench);
     }
+}
+
+/// `tools/call check` answered by one long-running `aea mcp` in `repo`,
+/// `runs` calls after a warm-up: median and 95th percentile of the round
+/// trip, from writing the request line to reading the answer line.
+fn mcp_check(bench: &Bench, repo: &Path, runs: usize) -> (Duration, Duration) {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = bench
+        .cmd(repo, &["mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut call = |id: usize, method: &str, params: &str| {
+        let started = Instant::now();
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
+        )
+        .unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        (started.elapsed(), line)
+    };
+    let (_, init) = call(
+        0,
+        "initialize",
+        r#"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}"#,
+    );
+    assert!(init.contains("2025-06-18"), "{init}");
+    let check = r#"{"name":"check","arguments":{}}"#;
+    // The figure means something only if the server lists and verifies
+    // what the command line does.
+    let (_, first) = call(1, "tools/call", check);
+    let first: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let listed = &first["result"]["structuredContent"];
+    assert_eq!(listed["unprocessed"], 100, "{first}");
+    assert_eq!(listed["messages"][0]["sender"], "verified", "{first}");
+    for id in 0..runs.min(20) {
+        call(2 + id, "tools/call", check);
+    }
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|id| call(100 + id, "tools/call", check).0)
+        .collect();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    median_p95(&mut times)
 }
 
 /// The wake-up latency (from the moment `send` returns to the moment the

@@ -118,6 +118,8 @@ pub enum Command {
     /// Structured collaboration in a shared folder (the Agent Collaboration Protocol)
     #[command(subcommand)]
     Collab(CollabCommand),
+    /// Serve this repository's mail tools to an agent harness: an MCP server on stdin/stdout (never approve, reject or review)
+    Mcp,
 }
 
 /// `--priority` takes AEA's words and OACP's P0-P3 (SPEC §12), mapped by

@@ -87,6 +87,28 @@ impl ErrorOutput {
         }
     }
 
+    /// clap's syntax error as `--json` prints it: its first paragraph on
+    /// one line, the usage line as the hint.
+    pub fn of_clap(e: &clap::Error) -> Self {
+        // clap's text: the error (a line, maybe a list under it), a blank
+        // line, `Usage: …`, a blank line, where to read more.
+        let text = e.render().to_string();
+        let message = text
+            .lines()
+            .take_while(|l| !l.trim().is_empty())
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let message = message.strip_prefix("error: ").unwrap_or(&message);
+        let usage = text.lines().find(|l| l.starts_with("Usage: "));
+        let hint = match usage {
+            Some(usage) => format!("{usage}; `--help` says more"),
+            None => "`aea help` lists the commands; `aea <command> --help` their arguments".into(),
+        };
+        let code = u8::try_from(e.exit_code()).unwrap_or(2);
+        ErrorOutput::usage(message.to_string(), hint, code)
+    }
+
     /// A command-line syntax error (clap's), as `--json` prints it.
     pub fn usage(message: String, hint: String, code: u8) -> Self {
         ErrorOutput {

@@ -24,26 +24,8 @@ fn syntax_error(e: &clap::Error) -> std::process::ExitCode {
     if !json || shown {
         e.exit();
     }
-    // clap's text: the error (a line, maybe a list under it), a blank
-    // line, `Usage: …`, a blank line, where to read more.
-    let text = e.render().to_string();
-    let message = text
-        .lines()
-        .take_while(|l| !l.trim().is_empty())
-        .map(str::trim)
-        .collect::<Vec<_>>()
-        .join(" ");
-    let message = message.strip_prefix("error: ").unwrap_or(&message);
-    let usage = text.lines().find(|l| l.starts_with("Usage: "));
-    let hint = match usage {
-        Some(usage) => format!("{usage}; `--help` says more"),
-        None => "`aea help` lists the commands; `aea <command> --help` their arguments".into(),
-    };
-    let code = u8::try_from(e.exit_code()).unwrap_or(2);
-    aea::printer::Printer::default().err_value(&aea::hints::ErrorOutput::usage(
-        message.to_string(),
-        hint,
-        code,
-    ));
+    let error = aea::hints::ErrorOutput::of_clap(e);
+    let code = error.error.code;
+    aea::printer::Printer::default().err_value(&error);
     std::process::ExitCode::from(code)
 }

@@ -23,6 +23,7 @@ mod import;
 mod init;
 mod listing;
 mod log;
+mod mcp;
 mod monitor;
 mod pending;
 mod policy;
@@ -94,5 +95,8 @@ pub fn dispatch(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Collab(command) => collab::run(&command, &ctx),
         Command::Completions(args) => completions::run(&args, &ctx),
         Command::Man => completions::man(&ctx),
+        // The server runs the other commands: through this dispatch,
+        // handed over, like the command line.
+        Command::Mcp => mcp::run(&ctx, env, dispatch),
     }
 }

@@ -1,6 +1,7 @@
 //! The one place that writes to stdout and stderr. It knows `--json` and
 //! `--quiet`, and it is where untrusted text is made safe for a terminal.
 
+use std::cell::RefCell;
 use std::fmt::{Display, Write as _};
 use std::io::{self, IsTerminal, Write};
 use std::sync::Mutex;
@@ -79,7 +80,7 @@ impl Printer {
 
     /// Whether stdout is a terminal (a person, not a pipe or a script).
     pub fn stdout_is_terminal(&self) -> bool {
-        stdout().is_terminal()
+        !capturing() && stdout().is_terminal()
     }
 }
 
@@ -107,9 +108,56 @@ fn stdout() -> io::Stdout {
     io::stdout()
 }
 
+/// What a command printed while [`capture`] ran it: stdout and stderr.
+#[derive(Debug, Default)]
+pub struct Captured {
+    pub out: String,
+    pub err: String,
+}
+
+thread_local! {
+    /// The buffers of the [`capture`] running on this thread, if any.
+    static CAPTURE: RefCell<Option<Captured>> = const { RefCell::new(None) };
+}
+
+fn capturing() -> bool {
+    CAPTURE.with(|c| c.borrow().is_some())
+}
+
+/// Runs `f` with everything this thread's printers write kept in memory
+/// instead of written to stdout and stderr, already made safe as it
+/// would have been printed: how `aea mcp` runs a command in-process and
+/// hands its output to the client. Captures do not nest: an inner one
+/// takes the text from the point it starts.
+pub fn capture<T>(f: impl FnOnce() -> T) -> (T, Captured) {
+    let outer = CAPTURE.with(|c| c.borrow_mut().replace(Captured::default()));
+    let value = f();
+    let captured = CAPTURE.with(|c| std::mem::replace(&mut *c.borrow_mut(), outer));
+    (value, captured.unwrap_or_default())
+}
+
+/// Appends to the capture's stdout (`err` false) or stderr buffer; `false`
+/// when no capture runs.
+fn captured(text: &str, err: bool) -> bool {
+    CAPTURE.with(|c| match c.borrow_mut().as_mut() {
+        Some(buffers) => {
+            if err {
+                buffers.err.push_str(text);
+            } else {
+                buffers.out.push_str(text);
+            }
+            true
+        }
+        None => false,
+    })
+}
+
 /// Writes to stdout; after a write error (a closed pipe) nothing more is
 /// written.
 fn write_out(text: &str) {
+    if captured(text, false) {
+        return;
+    }
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return;
     }
@@ -127,6 +175,9 @@ fn write_out(text: &str) {
 /// Writes to stderr; a closed stderr is ignored (there is nowhere to say it).
 #[allow(clippy::disallowed_methods)]
 fn write_err(text: &str) {
+    if captured(text, true) {
+        return;
+    }
     let _ = io::stderr().lock().write_all(text.as_bytes());
 }
 
@@ -238,6 +289,20 @@ mod tests {
             "a\\u{9b}31m\\u{200f}\\u{2028}"
         );
         assert_eq!(one_line("a\tb\nc\rd"), "a\tb\\u{a}c\\u{d}d");
+    }
+
+    #[test]
+    fn capture_keeps_both_streams_and_what_was_escaped() {
+        let printer = Printer::new(true, false);
+        let ((), got) = capture(|| {
+            printer.line("a\u{1b}b");
+            printer.value_line(&"x\u{202e}");
+            printer.warn("w");
+            assert!(!printer.stdout_is_terminal());
+        });
+        assert_eq!(got.out, "a\\u{1b}b\n\"x\\u202e\"\n");
+        assert_eq!(got.err, "warning: w\n");
+        assert!(!capturing());
     }
 
     #[test]

@@ -80,6 +80,14 @@ pub fn note_found(file_name: &str, key: &str) {
     }
 }
 
+/// Forgets what [`note_found`] noted: a long-running process (`aea mcp`)
+/// runs one command after another, each as if it were a process of its own.
+pub fn forget_found() {
+    if let Ok(mut found) = FOUND.lock() {
+        found.clear();
+    }
+}
+
 /// The reference of file `file_name` when nothing else is in view: of the
 /// key of the message this process found under that name, else of the name
 /// itself (which resolving reads too).
