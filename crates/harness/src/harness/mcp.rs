@@ -160,11 +160,19 @@ pub(crate) fn toml_block() -> String {
 }
 
 fn parse_toml(text: &str) -> Result<toml::Table, String> {
+    // The parser's message only, never the file's text: the file may be
+    // a commit's, and this reaches a terminal.
     toml::from_str(text).map_err(|e| {
-        format!(
-            "not valid TOML: {}",
-            e.message().lines().next().unwrap_or_default()
-        )
+        let message: String = e
+            .message()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .filter(|c| c.is_ascii() && !c.is_ascii_control())
+            .take(120)
+            .collect();
+        format!("not valid TOML: {message}")
     })
 }
 

@@ -91,6 +91,15 @@ pub fn trust_step(agent: Agent) -> Option<&'static str> {
     }
 }
 
+/// The project MCP files aea writes for `agent` in `repo` (SPEC §18).
+pub fn mcp_files(agent: Agent, repo: &Path) -> Vec<String> {
+    kits::pieces(agent, repo)
+        .into_iter()
+        .filter(|p| matches!(&p.kind, Kind::Toml | Kind::Json(Edit { mcp: Some(_), .. })))
+        .map(|p| p.path)
+        .collect()
+}
+
 /// The layout of the repository whose `.aea/` is `aea_dir`.
 fn layout_of(aea_dir: &Path) -> Layout {
     let repo = aea_dir.parent().unwrap_or(aea_dir);
