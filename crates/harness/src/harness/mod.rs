@@ -378,7 +378,12 @@ fn plan(repo: &Path, agents: &[Agent]) -> Result<(Vec<Write>, Vec<String>)> {
                 .map_or_else(|_| piece.path.clone(), |r| r.to_string_lossy().into_owned());
             let program = matches!(piece.kind, Kind::Script(_));
             // A server named `aea` the person wrote stays theirs.
-            if let (Kind::Json(Edit { mcp: Some(style), .. }), Some(text)) = (&piece.kind, &text)
+            if let (
+                Kind::Json(Edit {
+                    mcp: Some(style), ..
+                }),
+                Some(text),
+            ) = (&piece.kind, &text)
                 && let Some(detail) = json::foreign_server(text, *style)
             {
                 warnings.push(format!(
@@ -822,7 +827,7 @@ fn server_problem(path: &str, text: &str, style: mcp::Style) -> Option<String> {
             "{path}: {detail}: the agent gets that, not aea's mail tools (rename it, or remove it and run `aea hooks install --agents`)"
         ));
     }
-    (entry != style.entry()).then(|| {
+    (!mcp::current(&entry, style)).then(|| {
         format!(
             "{path}: the `aea` MCP server looks like aea's but is not the command aea writes (changed by hand or in a commit): it may run something else"
         )
