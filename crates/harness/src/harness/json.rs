@@ -34,11 +34,7 @@ pub(crate) struct Edit {
     pub mcp: Option<Style>,
 }
 
-/// How every hook command starts: it finds aea on the harness's PATH, or
-/// where `cargo install` puts it, and without one says so in one line and
-/// lets the harness go on (exit 0). The files that hold it are committed:
-/// they name no path of one machine, so a teammate's clone runs them too.
-pub(crate) const HOOK_GUARD: &str = "a=$(command -v aea) || a=\"$HOME/.cargo/bin/aea\"; [ -x \"$a\" ] || { echo 'aea: not found on PATH or in ~/.cargo/bin: mail not checked (install aea)' >&2; exit 0; }; exec \"$a\" ";
+pub(crate) use super::guard::HOOK_GUARD;
 
 /// Whether `command` is one aea wrote: the guarded form (see
 /// [`HOOK_GUARD`]), or what an older aea wrote, an `aea`

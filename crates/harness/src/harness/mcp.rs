@@ -35,7 +35,7 @@
 
 use serde_json::{Value, json};
 
-use super::json::HOOK_GUARD;
+use super::guard::HOOK_GUARD;
 
 /// The name of aea's server in every MCP file.
 pub(crate) const NAME: &str = "aea";
@@ -158,8 +158,8 @@ pub(crate) fn shown(entry: &Value) -> String {
 
 /// The step that lets `agent`'s harness start aea's server once a person
 /// allowed it, where the harness asks first.
-pub fn approval_step(agent: super::Agent) -> Option<&'static str> {
-    use super::Agent;
+pub fn approval_step(agent: super::names::Agent) -> Option<&'static str> {
+    use super::names::Agent;
     match agent {
         Agent::Claude => Some(
             "Claude Code asks to approve the `aea` server of .mcp.json when it starts here (or list \"aea\" in `enabledMcpjsonServers` of .claude/settings.local.json)",

@@ -8,6 +8,7 @@
 //! restores it exactly when nobody edited it since, and removes only aea's
 //! parts when somebody did.
 
+mod guard;
 pub mod hook_runs;
 mod ignore;
 pub(crate) mod json;
