@@ -102,6 +102,7 @@ pub(crate) fn run(args: &DoctorArgs, ctx: &Context) -> Result<ExitCode> {
         opted_out.agent_files,
     ));
     out.extend(trust_gates(repo, aea, ctx));
+    out.extend(mcp_servers(repo, aea));
     out.extend(state(mailbox.layout()));
     out.push(old_state(mailbox.layout()));
     out.extend(inbox(&mailbox));
@@ -691,6 +692,32 @@ fn trust_gates(repo: &Path, aea: &Path, ctx: &Context) -> Vec<Finding> {
             Finding::warning("trust gate", detail.map(|d| (d, step)), &gate.line())
         })
         .collect()
+}
+
+/// Each installed harness's project MCP file naming `aea mcp` (SPEC §18)
+/// and, where the harness asks a person before it starts a project's
+/// server, the step: a note, not a problem (the files themselves are
+/// checked with the harness's other files).
+fn mcp_servers(repo: &Path, aea: &Path) -> Option<Finding> {
+    let installed = harness::installed(aea);
+    let mut files = Vec::new();
+    let mut steps = Vec::new();
+    for agent in installed {
+        let own = harness::mcp_files(agent, repo);
+        if own.is_empty() {
+            continue;
+        }
+        files.push(format!("{agent} {}", own.join(", ")));
+        steps.extend(harness::mcp::approval_step(agent));
+    }
+    if files.is_empty() {
+        return None;
+    }
+    let mut detail = format!("`aea mcp` in {}", files.join("; "));
+    if !steps.is_empty() {
+        detail = format!("{detail}; approved by a person first: {}", steps.join("; "));
+    }
+    Some(Finding::new("mcp servers", None, &detail))
 }
 
 fn state(layout: &Layout) -> Vec<Finding> {

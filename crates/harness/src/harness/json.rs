@@ -1,9 +1,11 @@
 //! aea's entries in a harness's JSON settings: hooks (and, for Claude Code,
-//! pre-allowed read-only commands), added next to the user's own entries and
-//! taken out again without touching them. The user's keys and their order
-//! are kept.
+//! pre-allowed read-only commands) and its MCP server (see [`super::mcp`]),
+//! added next to the user's own entries and taken out again without
+//! touching them. The user's keys and their order are kept.
 
 use serde_json::{Map, Value};
+
+use super::mcp::{self, Style};
 
 /// How a harness lays out its hooks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,13 +30,11 @@ pub(crate) struct Edit {
     pub hooks: Vec<(String, String)>,
     /// `permissions.allow` entries (Claude Code).
     pub allow: Vec<String>,
+    /// aea's MCP server, in the harness's style, when this file holds it.
+    pub mcp: Option<Style>,
 }
 
-/// How every hook command starts: it finds aea on the harness's PATH, or
-/// where `cargo install` puts it, and without one says so in one line and
-/// lets the harness go on (exit 0). The files that hold it are committed:
-/// they name no path of one machine, so a teammate's clone runs them too.
-pub(crate) const HOOK_GUARD: &str = "a=$(command -v aea) || a=\"$HOME/.cargo/bin/aea\"; [ -x \"$a\" ] || { echo 'aea: not found on PATH or in ~/.cargo/bin: mail not checked (install aea)' >&2; exit 0; }; exec \"$a\" ";
+pub(crate) use super::guard::HOOK_GUARD;
 
 /// Whether `command` is one aea wrote: the guarded form (see
 /// [`HOOK_GUARD`]), or what an older aea wrote, an `aea`
@@ -169,13 +169,8 @@ fn from_object_form(shape: Shape, event: &str, object: &Value) -> Result<Vec<Val
     Ok(vec![entry(shape, command)])
 }
 
-/// The settings text with aea's entries added or brought up to date (an
-/// older command, another path to aea), `None` when already current.
-pub(crate) fn merge(existing: Option<&str>, edit: &Edit) -> Result<Option<String>, String> {
-    let mut root = parse(existing)?;
-    let Value::Object(top) = &mut root else {
-        return Err("not a JSON object".into());
-    };
+/// aea's hooks merged into `top`; whether anything changed.
+fn merge_hooks(top: &mut Map<String, Value>, edit: &Edit) -> Result<bool, String> {
     let mut changed = false;
     if matches!(edit.shape, Shape::Cursor | Shape::Copilot) && !top.contains_key("version") {
         top.insert("version".into(), Value::from(1));
@@ -222,6 +217,60 @@ pub(crate) fn merge(existing: Option<&str>, edit: &Edit) -> Result<Option<String
             }
         }
     }
+    Ok(changed)
+}
+
+/// aea's MCP server put into `top` (or an older one of aea's brought up
+/// to date); whether anything changed. A server named `aea` that aea did
+/// not write is the person's: left as it is (see [`foreign_server`]).
+fn merge_server(top: &mut Map<String, Value>, style: Style) -> Result<bool, String> {
+    let key = style.key();
+    let servers = top.entry(key).or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(servers) = servers else {
+        return Err(format!("`{key}` is not an object"));
+    };
+    let new = match servers.get(mcp::NAME) {
+        Some(now) if mcp::current(now, style) || !mcp::is_ours(now) => return Ok(false),
+        Some(now) => mcp::updated(now, style),
+        None => style.entry(),
+    };
+    servers.insert(mcp::NAME.to_string(), new);
+    Ok(true)
+}
+
+/// What to say of a server named `aea` in `text` that aea did not write
+/// (install leaves it, doctor names it), `None` when there is none.
+pub(crate) fn foreign_server(text: &str, style: Style) -> Option<String> {
+    let entry = server(text, style)?;
+    (!mcp::is_ours(&entry)).then(|| {
+        format!(
+            "`{}.aea` is a server aea did not write (it runs `{}`)",
+            style.key(),
+            crate::printer::untrusted_short(&mcp::shown(&entry), 80)
+        )
+    })
+}
+
+/// The server named `aea` in `text`, whoever wrote it.
+pub(crate) fn server(text: &str, style: Style) -> Option<Value> {
+    let root: Value = serde_json::from_str(text).ok()?;
+    root.get(style.key())?.get(mcp::NAME).cloned()
+}
+
+/// The settings text with aea's entries added or brought up to date (an
+/// older command, another path to aea), `None` when already current.
+pub(crate) fn merge(existing: Option<&str>, edit: &Edit) -> Result<Option<String>, String> {
+    let mut root = parse(existing)?;
+    let Value::Object(top) = &mut root else {
+        return Err("not a JSON object".into());
+    };
+    let mut changed = false;
+    if !edit.hooks.is_empty() {
+        changed |= merge_hooks(top, edit)?;
+    }
+    if let Some(style) = edit.mcp {
+        changed |= merge_server(top, style)?;
+    }
     if !edit.allow.is_empty() {
         let permissions = top
             .entry("permissions")
@@ -248,7 +297,8 @@ pub(crate) fn merge(existing: Option<&str>, edit: &Edit) -> Result<Option<String
 /// The settings text without aea's entries (and without containers left
 /// empty by their removal), `None` when there were none. `allow` are the
 /// `permissions.allow` rules aea adds.
-pub(crate) fn remove(text: &str, shape: Shape, allow: &[String]) -> Result<Option<String>, String> {
+pub(crate) fn remove(text: &str, edit: &Edit) -> Result<Option<String>, String> {
+    let (shape, allow) = (edit.shape, &edit.allow);
     let mut root: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
     let Some(top) = root.as_object_mut() else {
         return Ok(None);
@@ -284,6 +334,16 @@ pub(crate) fn remove(text: &str, shape: Shape, allow: &[String]) -> Result<Optio
         }
         if changed && permissions.is_empty() {
             top.remove("permissions");
+        }
+    }
+    if let Some(style) = edit.mcp
+        && let Some(servers) = top.get_mut(style.key()).and_then(Value::as_object_mut)
+        && servers.get(mcp::NAME).is_some_and(mcp::is_ours)
+    {
+        servers.remove(mcp::NAME);
+        changed = true;
+        if servers.is_empty() {
+            top.remove(style.key());
         }
     }
     if !changed {
@@ -337,6 +397,7 @@ mod tests {
                 ),
             ],
             allow: vec!["Bash(aea check:*)".into()],
+            mcp: None,
         }
     }
 
@@ -374,9 +435,7 @@ mod tests {
         assert_eq!(v["hooks"]["UserPromptSubmit"].as_array().unwrap().len(), 2);
         assert!(moved.contains("/new/aea") && !moved.contains("/opt/bin/aea"));
 
-        let removed = remove(&merged, Shape::Grouped, &edit.allow)
-            .unwrap()
-            .unwrap();
+        let removed = remove(&merged, &edit).unwrap().unwrap();
         let back: Value = serde_json::from_str(&removed).unwrap();
         assert_eq!(back, serde_json::from_str::<Value>(user).unwrap());
         assert!(merge(Some("[1]"), &edit).is_err());
@@ -397,6 +456,7 @@ mod tests {
                 ("Stop".into(), "aea check --hook claude".into()),
             ],
             allow: Vec::new(),
+            mcp: None,
         };
         let merged: Value =
             serde_json::from_str(&merge(Some(bash), &edit).unwrap().unwrap()).unwrap();
@@ -432,13 +492,11 @@ mod tests {
             shape: Shape::Cursor,
             hooks: vec![("stop".into(), "aea check --hook cursor --event stop".into())],
             allow: Vec::new(),
+            mcp: None,
         };
         let created = merge(None, &edit).unwrap().unwrap();
         assert!(created.contains("\"version\": 1"));
-        assert_eq!(
-            remove(&created, Shape::Cursor, &[]).unwrap(),
-            Some(String::new())
-        );
+        assert_eq!(remove(&created, &edit).unwrap(), Some(String::new()));
         assert_eq!(
             commands(&created, Shape::Cursor),
             [(
@@ -446,5 +504,46 @@ mod tests {
                 "aea check --hook cursor --event stop".to_string()
             )]
         );
+    }
+
+    fn servers(style: Style) -> Edit {
+        Edit {
+            shape: Shape::Grouped,
+            hooks: Vec::new(),
+            allow: Vec::new(),
+            mcp: Some(style),
+        }
+    }
+
+    /// What the person set on aea's server (its environment, a timeout,
+    /// OpenCode's `enabled`) stays when aea brings the command up to date,
+    /// and a file of servers gets no `hooks`.
+    #[test]
+    fn aeas_server_keeps_what_the_person_set_on_it() {
+        let edit = servers(Style::Opencode);
+        let created = merge(None, &edit).unwrap().unwrap();
+        let v: Value = serde_json::from_str(&created).unwrap();
+        assert_eq!(v.as_object().unwrap().keys().collect::<Vec<_>>(), ["mcp"]);
+        let older = r#"{"mcp": {"aea": {"type": "local", "command": ["aea", "mcp"], "enabled": false, "environment": {"X": "1"}}}}"#;
+        let merged: Value =
+            serde_json::from_str(&merge(Some(older), &edit).unwrap().unwrap()).unwrap();
+        let aea = &merged["mcp"]["aea"];
+        assert!(mcp::current(aea, Style::Opencode), "{aea}");
+        assert_eq!(aea["enabled"], false, "the person turned it off");
+        assert_eq!(aea["environment"]["X"], "1");
+        let text = serde_json::to_string(&merged).unwrap();
+        assert_eq!(merge(Some(&text), &edit).unwrap(), None, "current");
+        assert_eq!(remove(&text, &edit).unwrap(), Some(String::new()));
+        // Someone else's `aea` is neither replaced nor removed.
+        let theirs = r#"{"mcpServers": {"aea": {"command": "node", "args": ["x.js"]}}}"#;
+        let edit = servers(Style::Stdio);
+        assert_eq!(merge(Some(theirs), &edit).unwrap(), None);
+        assert_eq!(remove(theirs, &edit).unwrap(), None);
+        assert!(
+            foreign_server(theirs, Style::Stdio)
+                .unwrap()
+                .contains("node x.js")
+        );
+        assert!(merge(Some(r#"{"mcpServers": []}"#), &edit).is_err());
     }
 }

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::json::{Edit, HOOK_GUARD, Shape};
+use super::mcp::Style;
 use super::names::{Agent, Harness};
 
 /// The marker line of a whole file aea owns, which the layout also reads
@@ -31,6 +32,9 @@ pub(crate) enum Kind {
     Script(String),
     /// Entries merged into a JSON settings file.
     Json(Edit),
+    /// aea's MCP server as a table appended to Codex's TOML config (see
+    /// [`super::mcp`]).
+    Toml,
     /// Patterns added to the end of a `.gitignore`.
     Ignore(Ignore),
 }
@@ -89,6 +93,17 @@ fn marker_hash(what: &str) -> String {
     format!("# {OWNED_MARKER}: {what} (written by `aea init`; `aea uninstall` removes it)")
 }
 
+/// A project MCP file that holds only servers: aea's is merged beside
+/// the person's own (see [`super::mcp`]).
+fn mcp_file(style: Style) -> Kind {
+    Kind::Json(Edit {
+        shape: Shape::Grouped,
+        hooks: Vec::new(),
+        allow: Vec::new(),
+        mcp: Some(style),
+    })
+}
+
 const DESCRIPTION: &str = "Check and handle messages from agents in other repositories (aea)";
 
 /// Every piece `agent` needs in `repo`.
@@ -117,8 +132,10 @@ pub(crate) fn pieces(agent: Agent, repo: &Path) -> Vec<Piece> {
                         .iter()
                         .map(|c| format!("Bash(aea {c}:*)"))
                         .collect(),
+                    mcp: None,
                 }),
             ),
+            piece(".mcp.json", mcp_file(Style::Stdio)),
             piece(
                 ".claude/commands/aea.md",
                 Kind::Owned(format!(
@@ -137,7 +154,7 @@ pub(crate) fn pieces(agent: Agent, repo: &Path) -> Vec<Piece> {
         // (same layout as Claude Code's; SessionStart, UserPromptSubmit,
         // Stop). Codex runs project hooks only in a trusted project, each
         // once a person trusted it (`/hooks`): aea cannot, and must not,
-        // trust them itself.
+        // trust them itself. MCP servers in .codex/config.toml.
         Agent::Codex => vec![
             piece("AGENTS.md", Kind::Section),
             piece(
@@ -149,13 +166,16 @@ pub(crate) fn pieces(agent: Agent, repo: &Path) -> Vec<Piece> {
                         &["SessionStart", "UserPromptSubmit", "Stop"],
                     ),
                     allow: Vec::new(),
+                    mcp: None,
                 }),
             ),
+            piece(".codex/config.toml", Kind::Toml),
         ],
         // geminicli.com/docs: GEMINI.md context file; hooks in
         // .gemini/settings.json (SessionStart, BeforeAgent, AfterAgent;
-        // project hooks run in trusted folders only); custom commands as
-        // TOML in .gemini/commands/ (`description`, `prompt`).
+        // project hooks run in trusted folders only), and `mcpServers` in
+        // the same file; custom commands as TOML in .gemini/commands/
+        // (`description`, `prompt`).
         Agent::Gemini => vec![
             piece("GEMINI.md", Kind::Section),
             piece(
@@ -167,6 +187,7 @@ pub(crate) fn pieces(agent: Agent, repo: &Path) -> Vec<Piece> {
                         &["SessionStart", "BeforeAgent", "AfterAgent"],
                     ),
                     allow: Vec::new(),
+                    mcp: Some(Style::Plain),
                 }),
             ),
             piece(
@@ -180,9 +201,11 @@ pub(crate) fn pieces(agent: Agent, repo: &Path) -> Vec<Piece> {
         ],
         // opencode.ai/docs: AGENTS.md; plugins loaded from
         // .opencode/plugin/*.js (`chat.message`, `event` with
-        // `session.idle`); commands from .opencode/command/*.md.
+        // `session.idle`); commands from .opencode/command/*.md; MCP
+        // servers under `mcp` in opencode.json.
         Agent::Opencode => vec![
             piece("AGENTS.md", Kind::Section),
+            piece("opencode.json", mcp_file(Style::Opencode)),
             piece(".opencode/plugin/aea.js", Kind::Owned(PLUGIN.to_string())),
             piece(
                 ".opencode/command/aea.md",
@@ -209,12 +232,13 @@ pub(crate) fn pieces(agent: Agent, repo: &Path) -> Vec<Piece> {
                         &["sessionStart", "userPromptSubmitted", "agentStop"],
                     ),
                     allow: Vec::new(),
+                    mcp: None,
                 }),
             ),
         ],
         // cursor.com/docs: project rules in .cursor/rules/*.mdc
         // (`alwaysApply`); hooks in .cursor/hooks.json (`stop` may return a
-        // `followup_message`).
+        // `followup_message`); MCP servers in .cursor/mcp.json.
         Agent::Cursor => vec![
             piece(
                 ".cursor/rules/aea.mdc",
@@ -230,14 +254,19 @@ pub(crate) fn pieces(agent: Agent, repo: &Path) -> Vec<Piece> {
                     shape: Shape::Cursor,
                     hooks: hooks(Harness::Cursor, &["stop"]),
                     allow: Vec::new(),
+                    mcp: None,
                 }),
             ),
+            piece(".cursor/mcp.json", mcp_file(Style::Plain)),
         ],
         // docs.cline.bot: rules in .clinerules/ (a folder of .md files, or
         // one .clinerules file in older setups); hooks are files named by
         // their event in .clinerules/hooks/, which Cline CLI also reads
         // from .cline/hooks/ (@cline/shared `resolveHooksConfigSearchPaths`,
-        // 3.0.65): there when .clinerules is a single file.
+        // 3.0.65): there when .clinerules is a single file. Cline CLI
+        // reads MCP servers only from the user's own settings; Roo Code,
+        // the Cline fork (retired in 2026, docs.roocode.com/sunset), reads
+        // .roo/mcp.json, written where the repository has a .roo folder.
         Agent::Cline => {
             let (mut kit, hooks_dir) = if repo.join(".clinerules").is_file() {
                 (vec![piece(".clinerules", Kind::Section)], ".cline/hooks")
@@ -257,6 +286,9 @@ pub(crate) fn pieces(agent: Agent, repo: &Path) -> Vec<Piece> {
                     &format!("{hooks_dir}/{event}"),
                     Kind::Script(cline_hook(event)),
                 ));
+            }
+            if repo.join(".roo").is_dir() {
+                kit.push(piece(".roo/mcp.json", mcp_file(Style::Plain)));
             }
             kit
         }

@@ -1,16 +1,19 @@
 //! Agent-harness integration files (SPEC §9, §16): for each harness a team
 //! runs, its instructions (the AEA section of `CLAUDE.md`, `AGENTS.md`,
 //! `GEMINI.md`, a rule file), its hooks (merged into its JSON settings next
-//! to the user's own), its `/aea` command and, for OpenCode, a plugin. What
+//! to the user's own), its project MCP file naming `aea mcp`, its `/aea`
+//! command and, for OpenCode, a plugin. What
 //! each harness gets is in [`kits`]. Every file written is recorded in
 //! the private `installed.json` with what it held before, so that `aea uninstall`
 //! restores it exactly when nobody edited it since, and removes only aea's
 //! parts when somebody did.
 
+mod guard;
 pub mod hook_runs;
 mod ignore;
 pub(crate) mod json;
 pub mod kits;
+pub mod mcp;
 mod names;
 pub mod shims;
 pub mod trust;
@@ -28,6 +31,7 @@ use crate::fsutil;
 use crate::layout::{Layout, Private};
 use crate::mailbox::Mailbox;
 use crate::templates;
+use json::Edit;
 use kits::{Kind, OWNED_MARKER, Piece};
 
 /// The marker of the `/aea` command written by aea before 0.2.
@@ -88,6 +92,15 @@ pub fn trust_step(agent: Agent) -> Option<&'static str> {
     }
 }
 
+/// The project MCP files aea writes for `agent` in `repo` (SPEC §18).
+pub fn mcp_files(agent: Agent, repo: &Path) -> Vec<String> {
+    kits::pieces(agent, repo)
+        .into_iter()
+        .filter(|p| matches!(&p.kind, Kind::Toml | Kind::Json(Edit { mcp: Some(_), .. })))
+        .map(|p| p.path)
+        .collect()
+}
+
 /// The layout of the repository whose `.aea/` is `aea_dir`.
 fn layout_of(aea_dir: &Path) -> Layout {
     let repo = aea_dir.parent().unwrap_or(aea_dir);
@@ -132,7 +145,16 @@ fn committed(repo: &Path) -> Vec<Agent> {
                 match &piece.kind {
                     Kind::Section | Kind::Ignore(_) => false,
                     Kind::Owned(_) | Kind::Script(_) => owned_by_aea(&text),
-                    Kind::Json(edit) => !json::commands(&text, edit.shape).is_empty(),
+                    Kind::Json(edit) => {
+                        !json::commands(&text, edit.shape).is_empty()
+                            || edit.mcp.is_some_and(|style| {
+                                json::server(&text, style).is_some_and(|s| mcp::is_ours(&s))
+                            })
+                    }
+                    Kind::Toml => mcp::toml_server(&text)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|s| mcp::is_ours(&s)),
                 }
             })
         })
@@ -356,6 +378,20 @@ fn plan(repo: &Path, agents: &[Agent]) -> Result<(Vec<Write>, Vec<String>)> {
                 .strip_prefix(repo)
                 .map_or_else(|_| piece.path.clone(), |r| r.to_string_lossy().into_owned());
             let program = matches!(piece.kind, Kind::Script(_));
+            // A server named `aea` the person wrote stays theirs.
+            if let (
+                Kind::Json(Edit {
+                    mcp: Some(style), ..
+                }),
+                Some(text),
+            ) = (&piece.kind, &text)
+                && let Some(detail) = json::foreign_server(text, *style)
+            {
+                warnings.push(format!(
+                    "{}: {detail}; left alone: the agent gets that server, not aea's mail tools",
+                    piece.path
+                ));
+            }
             match updated(&piece, text.as_deref(), repo)? {
                 Update::Write(new) => writes.push((rel, text, new, program)),
                 // Same text, but a checkout without the executable bit:
@@ -449,12 +485,26 @@ fn updated(piece: &Piece, current: Option<&str>, repo: &Path) -> Result<Update> 
         Kind::Json(edit) => match json::merge(current, edit) {
             Ok(Some(text)) => Update::Write(text),
             Ok(None) => Update::Current,
+            // A file of MCP servers only: one aea cannot read keeps init
+            // going, without aea's server, and says so.
+            Err(detail) if edit.hooks.is_empty() => Update::NotOurs(format!(
+                "{}: {detail}; left alone: aea's MCP server is not added to it",
+                piece.path
+            )),
             Err(detail) => {
                 return Err(Error::SettingsInvalid {
                     path: repo.join(&piece.path),
                     detail,
                 });
             }
+        },
+        Kind::Toml => match mcp::toml_merged(current) {
+            Ok(Some(text)) => Update::Write(text),
+            Ok(None) => Update::Current,
+            Err(detail) => Update::NotOurs(format!(
+                "{}: {detail}; left alone: aea's MCP server is not added to it",
+                piece.path
+            )),
         },
     })
 }
@@ -578,9 +628,8 @@ fn read_regular(path: &Path) -> Option<String> {
 /// `current` without aea's part, `None` when there is none.
 fn remove_ours(rel: &str, current: &str, repo: &Path) -> Option<String> {
     match kind_of(rel, repo) {
-        Some(Kind::Json(edit)) => json::remove(current, edit.shape, &edit.allow)
-            .ok()
-            .flatten(),
+        Some(Kind::Json(edit)) => json::remove(current, &edit).ok().flatten(),
+        Some(Kind::Toml) => mcp::toml_removed(current).ok().flatten(),
         Some(Kind::Owned(_) | Kind::Script(_)) => owned_by_aea(current).then(String::new),
         Some(Kind::Ignore(edit)) => ignore::removed(current, &edit),
         Some(Kind::Section) | None => templates::without_agent_section(current),
@@ -655,6 +704,7 @@ pub fn problems(mailbox: &Mailbox, aea_candidates: &[PathBuf]) -> Vec<Problem> {
                     problem
                 }
                 (Kind::Json(edit), Some(t)) => json_problem(&piece.path, t, edit, &looks),
+                (Kind::Toml, Some(t)) => toml_problem(&piece.path, t),
                 _ => None,
             };
             if let Some(detail) = problem {
@@ -695,6 +745,15 @@ struct Looks<'a> {
 /// A JSON settings file whose aea hooks are missing, name this machine's
 /// path (an older aea's), or find no aea here.
 fn json_problem(path: &str, text: &str, edit: &json::Edit, looks: &Looks) -> Option<String> {
+    if let Some(style) = edit.mcp {
+        if let Some(problem) = server_problem(path, text, style) {
+            return Some(problem);
+        }
+        // A file of servers only: the hooks' files say whether aea is found.
+        if edit.hooks.is_empty() {
+            return None;
+        }
+    }
     let present = json::commands(text, edit.shape);
     let missing: Vec<&str> = edit
         .hooks
@@ -751,6 +810,45 @@ fn json_problem(path: &str, text: &str, edit: &json::Edit, looks: &Looks) -> Opt
             "{path}: the hooks find no aea on this PATH nor in ~/.cargo/bin: the harness is told nothing (install aea there, or put it on the PATH the harness starts with)"
         ),
     })
+}
+
+/// aea's MCP server in a JSON file: missing, someone else's under its
+/// name, or changed from what aea writes.
+fn server_problem(path: &str, text: &str, style: mcp::Style) -> Option<String> {
+    if serde_json::from_str::<serde_json::Value>(text).is_err() {
+        return Some(format!(
+            "{path} is not valid JSON (comments?): aea cannot add its MCP server to it"
+        ));
+    }
+    let Some(entry) = json::server(text, style) else {
+        return Some(format!("{path}: no aea MCP server (`{}.aea`)", style.key()));
+    };
+    if let Some(detail) = json::foreign_server(text, style) {
+        return Some(format!(
+            "{path}: {detail}: the agent gets that, not aea's mail tools (rename it, or remove it and run `aea hooks install --agents`)"
+        ));
+    }
+    (!mcp::current(&entry, style)).then(|| {
+        format!(
+            "{path}: the `aea` MCP server looks like aea's but is not the command aea writes (changed by hand or in a commit): it may run something else"
+        )
+    })
+}
+
+/// aea's MCP server in Codex's TOML config, as [`server_problem`].
+fn toml_problem(path: &str, text: &str) -> Option<String> {
+    match mcp::toml_server(text) {
+        Err(detail) => Some(format!("{path} is {detail}: Codex reads none of it")),
+        Ok(None) => Some(format!("{path}: no aea MCP server (`[mcp_servers.aea]`)")),
+        Ok(Some(server)) if !mcp::is_ours(&server) => Some(format!(
+            "{path}: `[mcp_servers.aea]` is a server aea did not write (it runs `{}`): the agent gets that, not aea's mail tools (rename it, or remove it and run `aea hooks install --agents`)",
+            crate::printer::untrusted_short(&mcp::shown(&server), 80)
+        )),
+        Ok(Some(server)) if !mcp::toml_current(&server) => Some(format!(
+            "{path}: the `aea` MCP server looks like aea's but is not the command aea writes (changed by hand or in a commit): it may run something else"
+        )),
+        Ok(Some(_)) => None,
+    }
 }
 
 /// A hook file of aea's that its harness would not run as aea wrote it.
