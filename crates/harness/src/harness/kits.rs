@@ -56,6 +56,12 @@ pub(crate) struct Ignore {
 /// do and are never listed.
 pub(crate) const READ_ONLY: [&str; 6] = ["check", "show", "pending", "status", "log", "validate"];
 
+/// The tools of `aea mcp` that only read, which Claude Code may call
+/// without asking; sending, replying and processing ask, and no tool
+/// approves.
+pub(crate) const READ_ONLY_TOOLS: [&str; 6] =
+    ["check", "show", "thread", "status", "sent", "whoami"];
+
 /// The hook command for `harness` and `event` (see [`HOOK_GUARD`]).
 pub(crate) fn hook_command(harness: Harness, event: &str) -> String {
     format!("{HOOK_GUARD}check --hook {harness} --event {event}")
@@ -131,6 +137,7 @@ pub(crate) fn pieces(agent: Agent, repo: &Path) -> Vec<Piece> {
                     allow: READ_ONLY
                         .iter()
                         .map(|c| format!("Bash(aea {c}:*)"))
+                        .chain(READ_ONLY_TOOLS.iter().map(|t| format!("mcp__aea__{t}")))
                         .collect(),
                     mcp: None,
                 }),
