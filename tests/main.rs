@@ -35,6 +35,7 @@ mod test_json_output;
 mod test_killed_processes;
 mod test_log_command;
 mod test_mcp;
+mod test_mcp_attacks;
 mod test_mcp_files;
 mod test_old_layout_migration;
 mod test_older_tools;

@@ -626,10 +626,14 @@ fn check_value(schema: &Value, value: &Value) -> std::result::Result<(), String>
     {
         return Err(format!("must be one of {}", Value::Array(allowed.clone())));
     }
-    if let Some(min) = schema["minimum"].as_i64()
-        && value.as_i64().is_none_or(|n| n < min)
-    {
-        return Err(format!("must be at least {min}"));
+    if let Some(min) = schema["minimum"].as_i64() {
+        // A number past i64 (a u64) is above any minimum, but too large
+        // for aea to use.
+        match (value.as_i64(), value.as_u64()) {
+            (Some(n), _) if n < min => return Err(format!("must be at least {min}")),
+            (None, Some(_)) => return Err(format!("must be at most {}", i64::MAX)),
+            _ => {}
+        }
     }
     if let (Some(min), Some(text)) = (schema["minLength"].as_u64(), value.as_str())
         && (text.chars().count() as u64) < min

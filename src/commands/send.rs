@@ -76,6 +76,8 @@ pub(crate) fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
         args.subject.clone(),
     )?;
     (draft.reply_to, draft.conversation) = thread(args, &sender)?;
+    // The ids are copied into the message as given: scanned as its text was.
+    draft.check_ids(args.content.allow_secrets)?;
     // Every recipient is found before anything is delivered: a broadcast
     // with one wrong name reaches no one, and is sent again whole once
     // the name is fixed.

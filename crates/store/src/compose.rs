@@ -103,7 +103,12 @@ impl Draft {
         // key cut in two fields (half in the subject, half in the body) is
         // found too. Only then which field.
         let (mut all, mut names) = (String::new(), String::new());
-        for text in [&self.subject, &self.body].into_iter().chain(&self.tags) {
+        for text in [&self.subject, &self.body]
+            .into_iter()
+            .chain(&self.tags)
+            .chain(self.conversation.as_ref())
+            .chain(self.reply_to.as_ref())
+        {
             all.push_str(text);
             all.push('\n');
         }
@@ -121,6 +126,12 @@ impl Draft {
             "the body"
         } else if self.tags.iter().any(|t| keys.find(t).is_some()) {
             "a tag"
+        } else if [&self.conversation, &self.reply_to]
+            .into_iter()
+            .flatten()
+            .any(|id| keys.find(id).is_some())
+        {
+            "a conversation or reply-to id"
         } else if keys.find_in_value(&context).is_some() {
             "the context"
         } else if keys.find_in_value(&attachments).is_some() {
@@ -131,6 +142,26 @@ impl Draft {
         Some(field.to_string())
     }
 
+    /// Refuses a conversation or reply-to id that looks like a secret
+    /// (unless `allow_secrets`): they are set after [`Self::check`] ran.
+    pub fn check_ids(&self, allow_secrets: bool) -> Result<()> {
+        if allow_secrets {
+            return Ok(());
+        }
+        for (field, id) in [
+            ("the conversation id", &self.conversation),
+            ("the reply-to id", &self.reply_to),
+        ] {
+            if let Some(kind) = id.as_deref().and_then(secrets::find) {
+                return Err(Error::SecretDetected {
+                    kind,
+                    field: field.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The first secret of any kind in the message's strings, or a private
     /// key in an attached file, and where it is.
     fn secret(&self) -> Option<(&'static str, String)> {
@@ -139,6 +170,20 @@ impl Draft {
         in_field("the subject", secrets::find(&self.subject))
             .or_else(|| in_field("the body", secrets::find(&self.body)))
             .or_else(|| in_field("a tag", self.tags.iter().find_map(|t| secrets::find(t))))
+            // Copied into the message as given: a token fits their
+            // characters.
+            .or_else(|| {
+                in_field(
+                    "the conversation id",
+                    self.conversation.as_deref().and_then(secrets::find),
+                )
+            })
+            .or_else(|| {
+                in_field(
+                    "the reply-to id",
+                    self.reply_to.as_deref().and_then(secrets::find),
+                )
+            })
             .or_else(|| {
                 let context = Value::Object(self.context.clone());
                 in_field("the context", secrets::find_in_value(&context))

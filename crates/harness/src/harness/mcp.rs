@@ -121,15 +121,37 @@ pub(crate) fn is_ours(entry: &Value) -> bool {
     }
 }
 
-/// The keys of an entry that say what runs; the rest (`env`, a timeout,
-/// `enabled`, Gemini's `trust`) are the person's to set, and kept.
+/// The keys of an entry that say what runs.
 const RUNS: [&str; 3] = ["type", "command", "args"];
 
-/// Whether `entry` runs exactly what aea writes in `style`, whatever else
-/// the person set on it.
+/// The keys a person may set on aea's entry, which change nothing about
+/// what runs or what it may do unasked: switching it off, timeouts. Any
+/// other key (`env`, which can put a committed `aea` first on PATH; a
+/// `cwd`, which points it at another repository; Gemini's `trust`, which
+/// lets every tool run unconfirmed) came from a hand or a commit that aea
+/// cannot vouch for, and goes when aea writes the entry.
+const KEPT: [&str; 6] = [
+    "enabled",
+    "disabled",
+    "timeout",
+    "startup_timeout_sec",
+    "startup_timeout_ms",
+    "tool_timeout_sec",
+];
+
+/// Whether `entry` runs exactly what aea writes in `style`, with nothing
+/// set on it but [`KEPT`] keys.
 pub(crate) fn current(entry: &Value, style: Style) -> bool {
     let want = style.entry();
-    RUNS.iter().all(|k| entry.get(k) == want.get(k))
+    RUNS.iter().all(|k| entry.get(k) == want.get(k)) && only_kept(entry, &want)
+}
+
+/// Whether every key of `entry` is aea's own (in `want`) or [`KEPT`].
+fn only_kept(entry: &Value, want: &Value) -> bool {
+    entry.as_object().is_some_and(|keys| {
+        keys.keys()
+            .all(|k| KEPT.contains(&k.as_str()) || want.get(k).is_some())
+    })
 }
 
 /// `entry` (aea's, perhaps an older form) running what aea writes now,
@@ -139,9 +161,7 @@ pub(crate) fn updated(entry: &Value, style: Style) -> Value {
         unreachable!("an entry is an object")
     };
     let mut now = entry.as_object().cloned().unwrap_or_default();
-    for key in RUNS {
-        now.remove(key);
-    }
+    now.retain(|key, _| KEPT.contains(&key.as_str()));
     for (key, value) in want {
         if RUNS.contains(&key.as_str()) || !now.contains_key(&key) {
             now.insert(key, value);
@@ -230,13 +250,14 @@ fn wanted() -> Value {
     server_of(&parse_toml(&toml_block()).expect("aea's table parses")).expect("it names aea")
 }
 
-/// Whether aea's server in a Codex config runs exactly what aea writes
-/// (its other keys are the person's).
+/// Whether aea's server in a Codex config runs exactly what aea writes,
+/// with nothing set on it but [`KEPT`] keys.
 pub(crate) fn toml_current(server: &Value) -> bool {
     let want = wanted();
     ["command", "args"]
         .iter()
         .all(|k| server.get(k) == want.get(k))
+        && only_kept(server, &want)
 }
 
 /// The Codex config with aea's table added (or an older one of aea's

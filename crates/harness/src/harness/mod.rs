@@ -97,6 +97,12 @@ pub fn mcp_files(agent: Agent, repo: &Path) -> Vec<String> {
     kits::pieces(agent, repo)
         .into_iter()
         .filter(|p| matches!(&p.kind, Kind::Toml | Kind::Json(Edit { mcp: Some(_), .. })))
+        // Only a file aea could read, inside the repository: one it never
+        // read is not said to hold its server.
+        .filter(|p| {
+            let path = repo.join(&p.path);
+            lies_inside(repo, &path) && read_regular(&path).is_some()
+        })
         .map(|p| p.path)
         .collect()
 }
