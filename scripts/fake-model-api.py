@@ -155,70 +155,37 @@ def sse(events):
 
 
 def anthropic(body, tool_call=None):
+    """The fixed answer, or one tool_use block asking for TOOL_CALL
+    ({"name", "arguments"})."""
     model = body.get("model", "claude-fake")
-    if tool_call is not None:
-        return anthropic_tool_use(body, model, tool_call)
-    text = ANSWER
     usage = {
         "input_tokens": 10,
         "output_tokens": 5,
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
     }
-    message = {
-        "id": "msg_fake_%d" % int(time.time() * 1000),
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
-        "usage": usage,
-    }
-    if not body.get("stream"):
-        return "application/json", json.dumps(message).encode()
-    start = dict(message, content=[], stop_reason=None, usage=dict(usage, output_tokens=1))
-    return "text/event-stream", sse(
-        [
-            ("message_start", {"type": "message_start", "message": start}),
-            (
-                "content_block_start",
-                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-            ),
-            (
-                "content_block_delta",
-                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
-            ),
-            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-            (
-                "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                    "usage": {"output_tokens": 5},
-                },
-            ),
-            ("message_stop", {"type": "message_stop"}),
-        ]
-    )
-
-
-def anthropic_tool_use(body, model, call):
-    """One tool_use block asking for CALL ({"name", "arguments"})."""
-    block = {
-        "type": "tool_use",
-        "id": "toolu_fake_%d" % int(time.time() * 1000),
-        "name": call["name"],
-        "input": call.get("arguments", {}),
-    }
-    usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    if tool_call is not None:
+        block = {
+            "type": "tool_use",
+            "id": "toolu_fake_%d" % int(time.time() * 1000),
+            "name": tool_call["name"],
+            "input": tool_call.get("arguments", {}),
+        }
+        opening = dict(block, input={})
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        stop = "tool_use"
+    else:
+        block = {"type": "text", "text": ANSWER}
+        opening = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": ANSWER}
+        stop = "end_turn"
     message = {
         "id": "msg_fake_%d" % int(time.time() * 1000),
         "type": "message",
         "role": "assistant",
         "model": model,
         "content": [block],
-        "stop_reason": "tool_use",
+        "stop_reason": stop,
         "stop_sequence": None,
         "usage": usage,
     }
@@ -228,22 +195,16 @@ def anthropic_tool_use(body, model, call):
     return "text/event-stream", sse(
         [
             ("message_start", {"type": "message_start", "message": start}),
-            (
-                "content_block_start",
-                {"type": "content_block_start", "index": 0, "content_block": dict(block, input={})},
-            ),
-            (
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": 0,
-                    "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
-                },
-            ),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": opening}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
             ("content_block_stop", {"type": "content_block_stop", "index": 0}),
             (
                 "message_delta",
-                {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 5}},
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": 5},
+                },
             ),
             ("message_stop", {"type": "message_stop"}),
         ]
