@@ -21,12 +21,43 @@ response_policy:
     approval_required: false
     actions:
       - search_codebase
+  update:
+    normal:
+      auto_respond: true
+      approval_required: false
+      actions:
+        - read_update
+    urgent:
+      auto_respond: true
+      approval_required: false
+      actions:
+        - notify_user
   issue:
+    low:
+      auto_respond: true
+      approval_required: false
+      actions:
+        - suggest_fix
+    medium:
+      auto_respond: true
+      approval_required: false
+      actions:
+        - analyze_issue
     high:
       auto_respond: false
       approval_required: true
       actions:
         - wait_for_approval
+    urgent:
+      auto_respond: false
+      approval_required: true
+      actions:
+        - wait_for_approval
+  request:
+    auto_respond: true
+    approval_required: false
+    actions:
+      - create_plan
   handoff:
     auto_respond: false
     approval_required: true
@@ -39,6 +70,51 @@ monitoring:
   log_file: ".aea/agent.log"
   check_interval: 60  # seconds
 "#;
+
+/// The installer's `response_policy.issue.medium` is the level between low
+/// and high, which v1.0 calls normal: read as `normal`, so an aea peer's
+/// mail into a stock install is decided by it, and `init` and `reply` there
+/// work with no hand edit (aea refused the key and stopped every command).
+#[test]
+fn a_stock_bash_config_with_medium_issues_is_read_as_normal() {
+    let env = TestEnv::new();
+    let backend = bash_install(&env, "backend");
+    let web = env.repo("web");
+    let to = backend.to_str().unwrap();
+    env.send(
+        &web,
+        to,
+        &[
+            "--type",
+            "issue",
+            "--priority",
+            "normal",
+            "--subject",
+            "flaky test",
+        ],
+    );
+    let check = env.json(&backend, &["check"]);
+    let decision = &check["messages"][0]["decision"];
+    assert_eq!(decision["action"], "auto_respond", "{check:#}");
+    assert_eq!(
+        decision["rule"], "response_policy.issue.normal",
+        "{check:#}"
+    );
+    let reference = check["messages"][0]["ref"].as_str().unwrap().to_string();
+    env.ok(&backend, &["init", "--no-agent-files", "--no-git-hooks"]);
+    env.ok(&backend, &["reply", &reference, "--body", "fixed in main"]);
+    // Both names at once is a mistake the config says.
+    let config = backend.join(".aea/agent-config.yaml");
+    let text = fs::read_to_string(&config).unwrap();
+    let both = text.replacen(
+        "    medium:\n",
+        "    normal:\n      auto_respond: true\n    medium:\n",
+        1,
+    );
+    fs::write(&config, both).unwrap();
+    let out = env.run(&backend, &["validate"]);
+    assert!(!out.status.success(), "{}", stdout(&out));
+}
 
 /// Its `.claude/settings.json`: one object per event, a form no harness reads.
 const BASH_SETTINGS: &str = r#"{

@@ -391,6 +391,10 @@ struct TypePolicyFields {
     notify_user: Option<bool>,
     actions: Option<Vec<String>>,
     low: Option<PolicyEntry>,
+    /// `medium` is the bash AEA installer's name for it (its
+    /// `response_policy.issue.medium`, "low/medium" issues in its protocol
+    /// text): the level between low and high, which v1.0 calls normal.
+    #[serde(alias = "medium")]
     normal: Option<PolicyEntry>,
     high: Option<PolicyEntry>,
     urgent: Option<PolicyEntry>,
