@@ -282,15 +282,53 @@ pub mod bash {
     pub fn path_of(registry: &Path, id: &str) -> Option<PathBuf> {
         let file = registry.with_file_name(FILE_NAME);
         let text = crate::fsutil::read_optional(&file).ok()??;
-        let parsed: File = serde_saphyr::from_str(&text).ok()?;
+        let parsed: File = serde_saphyr::from_str(&text)
+            .ok()
+            .or_else(|| serde_saphyr::from_str(&as_registered(&text)?).ok())?;
         let agent = parsed.agents.get(id)?;
         let path = agent.path.as_ref()?;
         (agent.enabled && agent.host.is_none() && path.is_absolute()).then(|| path.clone())
     }
 
+    /// The file as `aea-registry.sh` meant it: it creates `agents: {}` and
+    /// registers each repository by inserting its entry, indented, right
+    /// after that line, which leaves YAML no parser reads (the bash
+    /// scripts read it with grep and awk). `None` when that is not what is
+    /// wrong.
+    fn as_registered(text: &str) -> Option<String> {
+        let mut lines: Vec<&str> = text.lines().collect();
+        let at = lines.iter().position(|l| l.trim_end() == "agents: {}")?;
+        if !lines.get(at + 1).is_some_and(|next| next.starts_with("  ")) {
+            return None;
+        }
+        lines[at] = "agents:";
+        Some(lines.join("\n") + "\n")
+    }
+
     #[cfg(test)]
     mod tests {
         use super::*;
+
+        /// What the installer's auto-registration leaves: `agents: {}`,
+        /// then the entry it inserted after that line.
+        #[test]
+        fn reads_the_registry_as_auto_registration_leaves_it() {
+            let dir = tempfile::tempdir().unwrap();
+            let registry = dir.path().join("registry.toml");
+            let text = "# AEA Agent Registry\nversion: \"1.0\"\nagents: {}\n  claude-backend:\n    path: /src/backend\n    enabled: true\n    description: \"AEA-enabled repository\"\n\n# Example agent configuration:\n# agents:\n#   my-backend-agent:\n";
+            assert!(
+                serde_saphyr::from_str::<File>(text).is_err(),
+                "not YAML as written"
+            );
+            std::fs::write(dir.path().join(FILE_NAME), text).unwrap();
+            assert_eq!(
+                path_of(&registry, "claude-backend"),
+                Some(PathBuf::from("/src/backend"))
+            );
+            // An empty registry and other broken files stay as they are.
+            assert_eq!(as_registered("version: 1\nagents: {}\n"), None);
+            assert_eq!(as_registered("agents:\n  - x\n"), None);
+        }
 
         #[test]
         fn reads_what_aea_registry_sh_writes() {
