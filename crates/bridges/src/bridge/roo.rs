@@ -52,8 +52,18 @@ fn split(text: &str) -> Result<(&str, &str), String> {
     Err("the front matter has no closing `---`".into())
 }
 
-/// Reads one Roo mailbox file; `slug` is the recipient from its name.
+/// Reads one Roo mailbox file; `slug` is the recipient from its name. A
+/// file saved with a UTF-8 byte order mark or Windows line ends (CRLF)
+/// reads as the same file without them.
 pub(crate) fn parse(text: &str, slug: &str) -> Result<Message, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let unix;
+    let text = if text.contains("\r\n") {
+        unix = text.replace("\r\n", "\n");
+        unix.as_str()
+    } else {
+        text
+    };
     let (front, rest) = split(text)?;
     let value: Value = serde_saphyr::from_str(front).map_err(|e| {
         format!(
@@ -356,6 +366,18 @@ mod tests {
             m.message.context["roo"],
             json!({"id": "msg with spaces", "timestamp": "2025-07-07T12:00:00+02:00", "mode": "architect"})
         );
+    }
+
+    /// Saved by an editor on Windows: a byte order mark, CRLF line ends.
+    #[test]
+    fn a_bom_and_crlf_read_as_the_same_file_without_them() {
+        let mut m = full(MessageType::Question, Priority::Normal);
+        m.message.subject = "Which port?".into();
+        m.message.body = Body::Text("line one\nline two".into());
+        let text = render(&m);
+        let windows = format!("\u{feff}{}", text.replace('\n', "\r\n"));
+        assert_eq!(parse(&windows, "tester").unwrap(), m, "{windows:?}");
+        assert_eq!(parse(&format!("\u{feff}{text}"), "tester").unwrap(), m);
     }
 
     #[test]
