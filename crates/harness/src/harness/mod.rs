@@ -71,27 +71,6 @@ pub fn detected(repo: &Path) -> Vec<(Agent, Option<&'static str>)> {
     agents
 }
 
-/// The step that opens `agent`'s own trust gate, where it has one: the
-/// harness runs a repository's hooks (or its allowed commands) only once a
-/// person trusted them there, which aea cannot, and must not, do itself.
-pub fn trust_step(agent: Agent) -> Option<&'static str> {
-    match agent {
-        Agent::Claude => Some(
-            "Claude Code uses the allowed `aea` commands once you accept its trust dialog here (start `claude` in this folder once)",
-        ),
-        Agent::Codex => Some(
-            "Codex runs the hooks once this project is trusted and you approve them in its `/hooks` menu (start `codex` in this folder)",
-        ),
-        Agent::Gemini => Some(
-            "Gemini CLI loads the hooks only in a trusted folder (it asks on first start; `/permissions` changes it)",
-        ),
-        Agent::Copilot => {
-            Some("Copilot CLI runs the hooks once you trust this folder when it asks")
-        }
-        Agent::Opencode | Agent::Cursor | Agent::Cline | Agent::Aider => None,
-    }
-}
-
 /// The project MCP files aea writes for `agent` in `repo` (SPEC §18).
 pub fn mcp_files(agent: Agent, repo: &Path) -> Vec<String> {
     kits::pieces(agent, repo)
