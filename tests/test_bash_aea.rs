@@ -780,3 +780,78 @@ fn a_hostile_bash_checker_neither_hangs_nor_counts() {
     let text = std::fs::read_to_string(web.join(".aea").join(&files[0])).unwrap();
     assert!(!text.contains("\"sender\""), "{text}");
 }
+
+/// `agents.yaml` exactly as `aea-registry.sh register` leaves it after two
+/// registrations (`agents: {}` kept, each entry inserted after it, newest
+/// first): not YAML, read as the script meant it.
+fn registered_by_the_script(first: &Path, second: &Path) -> String {
+    format!(
+        "# AEA Agent Registry\n# This file tracks all AEA-enabled repositories for message routing\n\nversion: \"1.0\"\nagents: {{}}\n  claude-backend:\n    path: {}\n    enabled: true\n    description: \"AEA-enabled repository\"\n  claude-other:\n    path: {}\n    enabled: true\n    description: \"Repo A\"\n\n# Example agent configuration:\n# agents:\n#   my-backend-agent:\n#     path: /home/user/projects/backend\n#     enabled: true\n#     description: \"Backend API service\"\n",
+        second.display(),
+        first.display()
+    )
+}
+
+/// A bash registry aea cannot read is named with what is wrong and how to
+/// fix it, instead of "not in the registry"; the file as the script writes
+/// it needs no fix.
+#[test]
+fn a_broken_bash_registry_is_named_not_taken_for_an_empty_one() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    // Not beside web, where aea would find them without a registry.
+    let other = bash_install(&env, "far/other");
+    let backend = bash_install(&env, "far/backend");
+    let agents = env.registry().with_file_name("agents.yaml");
+    let send = |to: &str| {
+        env.run(
+            &web,
+            &[
+                "send",
+                "--to",
+                to,
+                "--type",
+                "update",
+                "--subject",
+                "s",
+                "--body",
+                "b",
+            ],
+        )
+    };
+    fs::write(&agents, registered_by_the_script(&other, &backend)).unwrap();
+    for (id, repo) in [("claude-backend", &backend), ("claude-other", &other)] {
+        let out = send(id);
+        assert_eq!(code(&out), 0, "{id}: {}", stderr(&out));
+        assert_eq!(inbox_files(repo).len(), 1, "{id}");
+    }
+
+    // Hand-edited into something no parser reads: a tab, an open quote.
+    let broken = format!(
+        "version: \"1.0\"\nagents:\n  claude-backend:\n\tpath: {}\n    description: \"open\n",
+        backend.display()
+    );
+    fs::write(&agents, &broken).unwrap();
+    let out = send("claude-backend");
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains(&agents.display().to_string()), "{err}");
+    assert!(err.contains("not YAML"), "{err}");
+    assert!(
+        err.contains("aea agents add claude-backend --path"),
+        "{err}"
+    );
+    assert_eq!(fs::read_to_string(&agents).unwrap(), broken, "read only");
+
+    // A disabled entry says so.
+    fs::write(
+        &agents,
+        format!(
+            "agents:\n  claude-backend:\n    path: {}\n    enabled: false\n",
+            backend.display()
+        ),
+    )
+    .unwrap();
+    let err = stderr(&send("claude-backend"));
+    assert!(err.contains("disabled"), "{err}");
+}

@@ -277,17 +277,66 @@ pub mod bash {
         true
     }
 
+    /// What the bash registry next to a registry says of an id.
+    #[derive(Debug, PartialEq, Eq)]
+    pub enum Lookup {
+        /// An enabled, local entry with an absolute path.
+        Found(PathBuf),
+        /// No file, or no entry of that id.
+        Absent,
+        /// The file or the entry is there but names no repository aea can
+        /// use: why, in a few words (no text of the file).
+        Unusable(String),
+    }
+
     /// The repository the bash registry next to `registry` names for `id`:
-    /// enabled, local and absolute. An unreadable file names nothing.
-    pub fn path_of(registry: &Path, id: &str) -> Option<PathBuf> {
+    /// enabled, local and absolute; otherwise why not, so that a broken
+    /// file is named rather than taken for a missing entry.
+    pub fn lookup(registry: &Path, id: &str) -> Lookup {
         let file = registry.with_file_name(FILE_NAME);
-        let text = crate::fsutil::read_optional(&file).ok()??;
-        let parsed: File = serde_saphyr::from_str(&text)
-            .ok()
-            .or_else(|| serde_saphyr::from_str(&as_registered(&text)?).ok())?;
-        let agent = parsed.agents.get(id)?;
-        let path = agent.path.as_ref()?;
-        (agent.enabled && agent.host.is_none() && path.is_absolute()).then(|| path.clone())
+        let text = match crate::fsutil::read_optional(&file) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Lookup::Absent,
+            Err(e) => {
+                return Lookup::Unusable(format!("unreadable ({})", crate::error::one_line(&e)));
+            }
+        };
+        let parsed: File = match serde_saphyr::from_str(&text) {
+            Ok(parsed) => parsed,
+            Err(e) => match as_registered(&text).and_then(|t| serde_saphyr::from_str(&t).ok()) {
+                Some(parsed) => parsed,
+                None => return Lookup::Unusable(not_yaml(&e.to_string())),
+            },
+        };
+        let Some(agent) = parsed.agents.get(id) else {
+            return Lookup::Absent;
+        };
+        match &agent.path {
+            _ if !agent.enabled => {
+                Lookup::Unusable(format!("its entry {id} is disabled (`enabled: false`)"))
+            }
+            _ if agent.host.is_some() => Lookup::Unusable(format!(
+                "its entry {id} is on another host (`host:`), which aea reaches only through a mail remote"
+            )),
+            None => Lookup::Unusable(format!("its entry {id} has no `path:`")),
+            Some(path) if !path.is_absolute() => Lookup::Unusable(format!(
+                "its entry {id} has a relative `path:`; it must be absolute"
+            )),
+            Some(path) => Lookup::Found(path.clone()),
+        }
+    }
+
+    /// The parser's reason, cut to its first line and a bounded length:
+    /// where the file stops being YAML (line and column) is what a person
+    /// needs, not an echo of the file.
+    fn not_yaml(reason: &str) -> String {
+        let first = reason.lines().next().unwrap_or("").trim();
+        let cut: String = first
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(160)
+            .collect();
+        format!("not YAML aea can read ({cut})")
     }
 
     /// The file as `aea-registry.sh` meant it: it creates `agents: {}` and
@@ -322,8 +371,8 @@ pub mod bash {
             );
             std::fs::write(dir.path().join(FILE_NAME), text).unwrap();
             assert_eq!(
-                path_of(&registry, "claude-backend"),
-                Some(PathBuf::from("/src/backend"))
+                lookup(&registry, "claude-backend"),
+                Lookup::Found(PathBuf::from("/src/backend"))
             );
             // An empty registry and other broken files stay as they are.
             assert_eq!(as_registered("version: 1\nagents: {}\n"), None);
@@ -340,11 +389,43 @@ pub mod bash {
             )
             .unwrap();
             assert_eq!(
-                path_of(&registry, "claude-backend"),
-                Some(PathBuf::from("/src/backend"))
+                lookup(&registry, "claude-backend"),
+                Lookup::Found(PathBuf::from("/src/backend"))
             );
-            for id in ["off", "remote", "rel", "nobody"] {
-                assert_eq!(path_of(&registry, id), None, "{id}");
+            assert_eq!(lookup(&registry, "nobody"), Lookup::Absent);
+            for (id, why) in [
+                ("off", "disabled"),
+                ("remote", "another host"),
+                ("rel", "relative"),
+            ] {
+                match lookup(&registry, id) {
+                    Lookup::Unusable(reason) => assert!(reason.contains(why), "{id}: {reason}"),
+                    other => panic!("{id}: {other:?}"),
+                }
+            }
+        }
+
+        /// A file no parser reads, even as auto-registration leaves it, is
+        /// named with where it stops being YAML, not taken for "no entry";
+        /// none of its text is echoed.
+        #[test]
+        fn a_broken_registry_says_where_it_breaks() {
+            let dir = tempfile::tempdir().unwrap();
+            let registry = dir.path().join("registry.toml");
+            assert_eq!(lookup(&registry, "x"), Lookup::Absent, "no file");
+            std::fs::write(
+                dir.path().join(FILE_NAME),
+                "agents:\n  api:\n    path: /src/api\n   \u{1b}[31mbroken: [\n",
+            )
+            .unwrap();
+            match lookup(&registry, "api") {
+                Lookup::Unusable(reason) => {
+                    assert!(reason.starts_with("not YAML"), "{reason}");
+                    assert!(reason.contains("line"), "says where: {reason}");
+                    assert!(!reason.contains('\u{1b}'), "{reason}");
+                    assert!(reason.len() < 200, "{reason}");
+                }
+                other => panic!("{other:?}"),
             }
         }
     }

@@ -145,22 +145,29 @@ pub fn resolve(
         }
         None => tried.push("registry (no config directory)".into()),
     }
-    if let Some(path) = registry
-        && let Some(repo) = crate::registry::bash::path_of(path, target)
-    {
-        // The bash registry is anyone's text: only a repository configured
-        // with that id counts.
-        let recipient = Recipient::open(&repo)?;
-        if recipient.id == target {
-            return Ok(Route::Local(Box::new(recipient)));
+    if let Some(path) = registry {
+        let bash_file = path.with_file_name(crate::registry::bash::FILE_NAME);
+        match crate::registry::bash::lookup(path, target) {
+            crate::registry::bash::Lookup::Found(repo) => {
+                // The bash registry is anyone's text: only a repository
+                // configured with that id counts.
+                let recipient = Recipient::open(&repo)?;
+                if recipient.id == target {
+                    return Ok(Route::Local(Box::new(recipient)));
+                }
+                tried.push(format!(
+                    "bash registry {}: {} is agent {}",
+                    bash_file.display(),
+                    repo.display(),
+                    recipient.id
+                ));
+            }
+            crate::registry::bash::Lookup::Unusable(why) => tried.push(format!(
+                "bash registry {}: {why}; fix it there, or register the agent with `aea agents add {target} --path REPO`",
+                bash_file.display()
+            )),
+            crate::registry::bash::Lookup::Absent => {}
         }
-        tried.push(format!(
-            "bash registry {}: {} is agent {}",
-            path.with_file_name(crate::registry::bash::FILE_NAME)
-                .display(),
-            repo.display(),
-            recipient.id
-        ));
     }
     let siblings = sibling_repos(own_repo, target);
     match siblings.len() {
@@ -343,11 +350,22 @@ fn local_return_address(message: &Message, registry: Option<&Path>) -> Result<Re
     }
     // A 0.1.0 message (the bash AEA's) has no repo_path: its registry may
     // know the agent.
-    let bash_path = registry.and_then(|path| crate::registry::bash::path_of(path, agent));
-    let repo_path = match (&message.from.repo_path, bash_path) {
+    let bash = registry.map(|path| {
+        (
+            path.with_file_name(crate::registry::bash::FILE_NAME),
+            crate::registry::bash::lookup(path, agent),
+        )
+    });
+    let repo_path = match (&message.from.repo_path, bash) {
         (Some(path), _) => path.clone(),
-        (None, Some(path)) => path.display().to_string(),
-        (None, None) => {
+        (None, Some((_, crate::registry::bash::Lookup::Found(path)))) => path.display().to_string(),
+        (None, Some((file, crate::registry::bash::Lookup::Unusable(why)))) => {
+            return Err(refuse(format!(
+                "the message has no from.repo_path and the bash registry {} cannot say where {agent} is: {why}; fix it there, or `aea agents add {agent} --path REPO`",
+                file.display()
+            )));
+        }
+        (None, _) => {
             return Err(refuse(
                 "it is not in the registry and the message has no from.repo_path".into(),
             ));
