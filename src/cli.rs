@@ -730,6 +730,11 @@ pub enum AgentsCommand {
         /// The agent's public key, `ed25519:<64 hex>` (its `agent.public_key`)
         #[arg(long)]
         key: Option<String>,
+        /// Also accept unsigned mail from this id as from a known sender: a
+        /// repository whose bash AEA scripts still send (its `aea whoami`
+        /// says "also sends unsigned"), or a bash AEA agent with no key
+        #[arg(long)]
+        allow_unsigned: bool,
         /// Replace an existing entry of that id
         #[arg(long)]
         force: bool,

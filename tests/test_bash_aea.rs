@@ -855,3 +855,190 @@ fn a_broken_bash_registry_is_named_not_taken_for_an_empty_one() {
     let err = stderr(&send("claude-backend"));
     assert!(err.contains("disabled"), "{err}");
 }
+
+/// The bash AEA's own sender, as `install-aea.sh` copies it in (a
+/// stand-in: what matters is that it is not aea's shim).
+const BASH_SEND: &str =
+    "#!/bin/bash\n# aea-send.sh - Send messages to other AEA agents (stand-in)\nexit 0\n";
+
+/// Mail as the bash `aea-send.sh` writes it: 0.1.0, unsigned.
+fn bash_mail(to: &Path, from: &str, stamp: &str, subject: &str) -> String {
+    let id = format!("msg-{stamp}-1a2b3c4d");
+    let mail = serde_json::json!({
+        "protocol_version": "0.1.0",
+        "message_id": id,
+        "message_type": "question",
+        "timestamp": "2025-10-14T10:00:00Z",
+        "sender": {"agent_id": from, "agent_type": "claude-sonnet-4.5", "role": "AEA Agent"},
+        "recipient": {"agent_id": "web", "broadcast": false},
+        "routing": {"priority": "normal", "requires_response": true},
+        "content": {"subject": subject, "body": "b"},
+        "metadata": {"conversation_id": "conv-1", "tags": []}
+    });
+    fs::write(
+        to.join(format!(".aea/message-{stamp}-from-{from}.json")),
+        mail.to_string(),
+    )
+    .unwrap();
+    id
+}
+
+/// Where the message `id` in file `message-<stamp>-…` is in `check
+/// --json`: listed (with the sender state), invalid (with the reason), or
+/// not there.
+fn listed(env: &TestEnv, repo: &Path, (id, stamp): (&str, &str)) -> String {
+    let report = env.json(repo, &["check", "--all"]);
+    for m in report["messages"].as_array().unwrap() {
+        if m["id"] == id {
+            return format!("listed {} {}", m["sender"], m["approval"]);
+        }
+    }
+    for m in report["invalid"].as_array().unwrap() {
+        if m["file"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("message-{stamp}-"))
+        {
+            return format!("invalid {}", m["reason"]);
+        }
+    }
+    format!("absent from {report}")
+}
+
+/// A repository still running the bash scripts gets a key from `aea init`:
+/// its unsigned mail, before and after, turned forged in every aea peer,
+/// approved mail too. Now it says in its signed mail and in `whoami` that
+/// it also sends unsigned, `init` prints what peers run, and a peer that
+/// pins the key with `--allow-unsigned` takes that mail as unsigned again,
+/// its approval standing. Nothing the committed files say decides it.
+#[test]
+fn a_bash_install_that_gets_a_key_says_it_also_sends_unsigned() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let backend = bash_install(&env, "backend");
+    fs::write(backend.join(".aea/scripts/aea-send.sh"), BASH_SEND).unwrap();
+
+    // Before aea: unsigned mail, approved by a person on web.
+    let early = bash_mail(&web, "claude-backend", "20251014T100000Z", "early");
+    let early = (early.as_str(), "20251014T100000Z");
+    assert!(listed(&env, &web, early).starts_with("listed \"unverified\""));
+    env.ok(&web, &["approve", early.0]);
+
+    let out = env.ok(&backend, &["init", "--no-agent-files"]);
+    assert!(
+        out.contains("aea agents trust claude-backend --allow-unsigned"),
+        "{out}"
+    );
+    let init = env.json(&backend, &["init", "--no-agent-files"]);
+    assert_eq!(
+        init["peers_allow_unsigned"],
+        "aea agents trust claude-backend --allow-unsigned"
+    );
+    let who = env.ok(&backend, &["whoami"]);
+    assert!(who.contains("(also sends unsigned"), "{who}");
+    let who = env.json(&backend, &["whoami"]);
+    assert_eq!(who["also_unsigned"], true);
+    assert!(
+        who["pin"].as_str().unwrap().ends_with(" --allow-unsigned"),
+        "{who}"
+    );
+
+    // `init` pinned the key on this machine: the bash mail is forged now.
+    assert!(
+        listed(&env, &web, early).starts_with("invalid \"forged"),
+        "{}",
+        listed(&env, &web, early)
+    );
+    // Its signed mail says why, and the receiver names the command.
+    let signed = env.send(
+        &backend,
+        "web",
+        &["--type", "update", "--subject", "signed", "--body", "b"],
+    );
+    let report = env.json(&web, &["check"]);
+    let item = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["from"] == "claude-backend")
+        .unwrap_or_else(|| panic!("{report} {signed}"));
+    assert_eq!(item["sender"], "verified");
+    assert_eq!(item["sender_also_unsigned"], true, "{item}");
+    let text = env.ok(&web, &["check"]);
+    assert!(
+        text.contains("aea agents trust claude-backend --allow-unsigned"),
+        "{text}"
+    );
+
+    // The person decides: unsigned again, not forged; the approval stands.
+    env.ok(
+        &web,
+        &["agents", "trust", "claude-backend", "--allow-unsigned"],
+    );
+    // Taken as from a known sender now, so its question no longer waits
+    // (the approval given before is not asked for again).
+    assert_eq!(
+        listed(&env, &web, early),
+        "listed \"unverified\" \"not_needed\""
+    );
+    let later = bash_mail(&web, "claude-backend", "20251014T110000Z", "later");
+    let later = (later.as_str(), "20251014T110000Z");
+    assert!(listed(&env, &web, later).starts_with("listed \"unverified\""));
+    let report = env.json(&web, &["check"]);
+    assert!(
+        !report.to_string().contains("sender_also_unsigned"),
+        "said once decided: {report}"
+    );
+
+    // Once aea sends everything there, the announcement stops.
+    fs::remove_file(backend.join(".aea/scripts/aea-send.sh")).unwrap();
+    env.ok(&backend, &["init", "--no-agent-files"]);
+    let who = env.json(&backend, &["whoami"]);
+    assert_eq!(who["also_unsigned"], false);
+    assert!(!who["pin"].as_str().unwrap().contains("--allow-unsigned"));
+}
+
+/// The announcement is the sender's, under its signature, and only ever
+/// named to a person: unsigned mail claiming it, or a signed one from
+/// another agent, changes no decision.
+#[test]
+fn saying_also_unsigned_decides_nothing() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let api = env.repo("api");
+    // Unsigned mail in api's name (api has a key) claiming the flag.
+    let forged = serde_json::json!({
+        "protocol_version": "1.0",
+        "message_id": "msg-forged-0001",
+        "message_type": "question",
+        "timestamp": "2025-10-14T10:00:00Z",
+        "priority": "normal",
+        "requires_response": false,
+        "from": {"agent_id": "api", "repo_path": api.display().to_string(), "also_unsigned": true},
+        "to": {"agent_id": "web"},
+        "message": {"subject": "s", "body": "b"},
+        "metadata": {}
+    });
+    fs::write(
+        web.join(".aea/message-20251014T100000Z-from-api.json"),
+        forged.to_string(),
+    )
+    .unwrap();
+    assert!(
+        listed(&env, &web, ("msg-forged-0001", "20251014T100000Z")).starts_with("invalid \"forged"),
+        "{}",
+        listed(&env, &web, ("msg-forged-0001", "20251014T100000Z"))
+    );
+    // A bash sender script committed into api changes nothing on web.
+    fs::write(api.join(".aea/scripts/aea-send.sh"), BASH_SEND).unwrap();
+    env.send(
+        &api,
+        "web",
+        &["--type", "update", "--subject", "s", "--body", "b"],
+    );
+    assert!(
+        listed(&env, &web, ("msg-forged-0001", "20251014T100000Z")).starts_with("invalid \"forged")
+    );
+    let registry = fs::read_to_string(env.registry()).unwrap();
+    assert!(!registry.contains("allow_unsigned = true"), "{registry}");
+}

@@ -102,6 +102,7 @@ pub(crate) fn run(args: &AgentsArgs, ctx: &Context) -> Result<ExitCode> {
             oacp,
             roo,
             key,
+            allow_unsigned,
             force,
         }) => add(
             path,
@@ -113,6 +114,7 @@ pub(crate) fn run(args: &AgentsArgs, ctx: &Context) -> Result<ExitCode> {
                 roo: roo.as_deref(),
             },
             key.as_deref(),
+            *allow_unsigned,
             *force,
             ctx,
         ),
@@ -250,6 +252,7 @@ fn add(
     id: &str,
     place: Place<'_>,
     key: Option<&str>,
+    allow_unsigned: bool,
     force: bool,
     ctx: &Context,
 ) -> Result<ExitCode> {
@@ -286,6 +289,7 @@ fn add(
         oacp: absolute(ctx, oacp)?,
         roo: absolute(ctx, roo)?,
         registered: format_time(ctx.rt.now()),
+        allow_unsigned,
         ..Entry::default()
     };
     let replaced = Registry::update(registry, |reg| {
@@ -308,6 +312,9 @@ fn add(
             .and_then(|old| old.key))
     })?;
     report(ctx, id, AgentAction::Added, entry.key.as_deref());
+    if allow_unsigned {
+        unsigned_accepted(ctx, id);
+    }
     // `--force` may replace a pinned key: said, so that it is not done
     // in passing.
     if let (Some(old), Some(new)) = (
@@ -464,11 +471,15 @@ fn trust(
     })?;
     report(ctx, id, AgentAction::Trusted, key.as_deref());
     if allow_unsigned {
-        ctx.printer.warn(format_args!(
-            "unsigned mail claiming to be {id} now counts as from a known sender: anyone who can write to your inbox can use that id"
-        ));
+        unsigned_accepted(ctx, id);
     }
     Ok(ExitCode::Success)
+}
+
+fn unsigned_accepted(ctx: &Context, id: &str) {
+    ctx.printer.warn(format_args!(
+        "unsigned mail claiming to be {id} now counts as from a known sender: anyone who can write to your inbox can use that id"
+    ));
 }
 
 /// Refuses `published` when another key is pinned for `id`: mail signed

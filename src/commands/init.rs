@@ -50,6 +50,12 @@ pub struct Report {
     /// The trust gate of each harness set up here that has one: whether a
     /// person already opened it, and the step that opens it.
     pub trust_gates: Vec<harness::trust::TrustGate>,
+    /// The bash AEA's own `.aea/scripts/aea-send.sh` is still here (init
+    /// leaves it alone): what it sends is unsigned while this agent has a
+    /// key, so aea peers that pin the key run this command (`aea whoami`
+    /// prints the whole line), or they take that mail as forged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peers_allow_unsigned: Option<String>,
     #[serde(skip)]
     pub warnings: Vec<String>,
 }
@@ -101,6 +107,8 @@ pub(crate) fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
     let (mut report, registered) =
         init_repo(&repo, &options, &ctx.rt, ctx.registry(), ctx.keys_dir())?;
     harness::remember_opt_outs(&report.repo.join(AEA_DIR), choice)?;
+    report.peers_allow_unsigned = crate::layout::bash_sender(&report.repo.join(AEA_DIR))
+        .then(|| format!("aea agents trust {} --allow-unsigned", report.agent_id));
     report.trust_gates = harness::trust::gates(
         &report.repo,
         &harness::installed(&report.repo.join(AEA_DIR)),
@@ -175,6 +183,11 @@ pub(crate) fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
             ctx.printer.line(format_args!(
                 "  agent harnesses: {}, and AGENTS.md for the others; `aea init --agents LIST` chooses",
                 chosen.join(", ")
+            ));
+        }
+        if let Some(command) = &report.peers_allow_unsigned {
+            ctx.printer.line(format_args!(
+                "  the bash AEA's .aea/scripts/aea-send.sh stays and sends unsigned mail, which aea peers that pinned this key take as forged: each runs `{command}` (or adds this agent with the line `aea whoami` prints)"
             ));
         }
         if fresh {
@@ -390,6 +403,7 @@ pub(crate) fn init_repo(
         changed,
         registry: registry.map(Path::to_path_buf),
         trust_gates: Vec::new(),
+        peers_allow_unsigned: None,
         warnings,
     };
     Ok((report, registered))

@@ -37,6 +37,11 @@ pub(super) struct WhoamiOutput<'a> {
     /// Whether the committed config publishes this key (`agent.public_key`),
     /// which `aea agents add --path` reads there.
     pub published: bool,
+    /// This repository also sends unsigned mail: the bash AEA's own
+    /// `.aea/scripts/aea-send.sh` is still there (aea leaves it alone). Its
+    /// signed mail says so, and `pin` then carries `--allow-unsigned`, so
+    /// that peers take that mail as unsigned, not forged.
+    pub also_unsigned: bool,
 }
 
 pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
@@ -56,7 +61,15 @@ pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
         Some(url) => format!("--remote {}", shell_quote(url)),
         None => format!("--path {}", shell_quote(&repo.display().to_string())),
     };
-    let pin = format!("aea agents add {id} {place} --key {public}");
+    let also_unsigned = crate::layout::bash_sender(mailbox.dir());
+    let pin = format!(
+        "aea agents add {id} {place} --key {public}{}",
+        if also_unsigned {
+            " --allow-unsigned"
+        } else {
+            ""
+        }
+    );
     let published = matches!(
         keyring::published_key(&layout::repo_config_file(repo), id),
         Ok(Published::Key(k)) if k == key
@@ -71,12 +84,19 @@ pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
             remote: remote.as_deref(),
             pin: &pin,
             published,
+            also_unsigned,
         });
         return Ok(ExitCode::Success);
     }
     p.line(format_args!("agent        {id}"));
     p.line(format_args!("repository   {}", repo.display()));
-    p.line(format_args!("key          {public}"));
+    if also_unsigned {
+        p.line(format_args!(
+            "key          {public} (also sends unsigned: .aea/scripts/aea-send.sh is the bash AEA's)"
+        ));
+    } else {
+        p.line(format_args!("key          {public}"));
+    }
     p.line(format_args!("fingerprint  {fingerprint}"));
     p.line(format_args!(
         "reached at   {} (on this machine)",
@@ -90,6 +110,11 @@ pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
     p.line("a peer pins this key with:");
     p.line(format_args!("  {pin}"));
     p.line("and compares the fingerprint it prints with the one above.");
+    if also_unsigned {
+        p.line(format_args!(
+            "--allow-unsigned: mail the bash AEA scripts here send is unsigned; without it, peers that pinned this key take that mail as forged. Once aea sends everything (`rm .aea/scripts/aea-send.sh`, then `aea init` puts its shim there), peers drop it with `aea agents trust {id}`."
+        ));
+    }
     if !published {
         p.warn(format_args!(
             "{} does not publish this key: `aea init` publishes it for peers that add {id} by path (commit the change)",

@@ -241,6 +241,12 @@ impl KeyRing {
         self.loaded().problem.as_deref()
     }
 
+    /// Whether the registry accepts unsigned mail from `id` (`aea agents
+    /// trust ID --allow-unsigned`).
+    pub fn accepts_unsigned(&self, id: &str) -> bool {
+        self.known(id).allow_unsigned
+    }
+
     /// The key known for `id`, if any, and whether unsigned mail from it is
     /// accepted.
     fn known(&self, id: &str) -> Known {

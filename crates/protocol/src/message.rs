@@ -87,6 +87,13 @@ pub struct Party {
     pub repo_path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+    /// In `from` of signed mail: the sender's repository also sends
+    /// unsigned mail (the bash AEA's own `aea-send.sh` is still there), so
+    /// its unsigned mail is no forgery. Said under the sender's signature;
+    /// a receiver only names it to a person, who decides with `aea agents
+    /// trust ID --allow-unsigned` (SPEC §15.2).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub also_unsigned: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -504,6 +511,7 @@ fn from_legacy(object: &Map<String, Value>, name: Option<&str>) -> Result<Messag
                 agent_id: id.clone(),
                 repo_path: None,
                 user: None,
+                also_unsigned: false,
             }),
             Some(Value::Object(p)) => Ok(Party {
                 agent_id: text(
@@ -514,6 +522,7 @@ fn from_legacy(object: &Map<String, Value>, name: Option<&str>) -> Result<Messag
                 .ok_or_else(|| format!("`{key}` has no agent_id"))?,
                 repo_path: text(p.get("repo_path").or_else(|| p.get("path"))),
                 user: text(p.get("user")),
+                also_unsigned: false,
             }),
             _ => Err(format!("missing required field `{key}`")),
         }

@@ -220,11 +220,13 @@ impl Draft {
                 agent_id: r.id.clone(),
                 repo_path: Some(r.mailbox.repo().display().to_string()),
                 user: None,
+                also_unsigned: false,
             },
             Route::Remote(_) | Route::Foreign(_) => Party {
                 agent_id: to.agent_id().to_string(),
                 repo_path: None,
                 user: None,
+                also_unsigned: false,
             },
         };
         Message {

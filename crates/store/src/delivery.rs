@@ -553,6 +553,7 @@ fn deliver_to(
         agent_id: sender.id.to_string(),
         repo_path: Some(sender.mailbox.repo().display().to_string()),
         user: Some(rt.user().to_string()),
+        also_unsigned: crate::layout::bash_sender(sender.mailbox.dir()),
     };
     let mut first_sent: Option<Message> = None;
     for (target, route) in resolved {

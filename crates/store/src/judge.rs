@@ -87,6 +87,15 @@ impl Judge {
         self.keyring.registered_path(id)
     }
 
+    /// A verified message whose sender says it also sends unsigned mail
+    /// (bash AEA scripts beside aea) while the registry takes that mail as
+    /// forged: the person is told, the decision stays theirs.
+    pub fn unsigned_too_refused(&self, message: &Message) -> bool {
+        message.from.also_unsigned
+            && self.verify(message) == Verification::Verified
+            && !self.keyring.accepts_unsigned(&message.from.agent_id)
+    }
+
     pub fn sender_path_mismatch(&self, message: &Message) -> Option<std::path::PathBuf> {
         let claimed = std::path::Path::new(message.from.repo_path.as_deref()?);
         if !self.verify(message).known_sender() {

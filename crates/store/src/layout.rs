@@ -104,9 +104,25 @@ pub const OWNED_MARKER: &str = "aea:owned";
 /// counts: the protocol text and its `CLAUDE.md` section name it, and a
 /// copied `aea-send.sh` alone reads no mail.
 pub(crate) fn bash_readers(aea_dir: &Path) -> bool {
+    bash_script(&bash_checker(aea_dir))
+}
+
+/// Whether the bash AEA's own sender is installed in the `.aea/` at
+/// `aea_dir`: its `scripts/aea-send.sh` is there and is not aea's shim.
+/// `aea init` leaves it alone, so what it sends (by hand, or from the bash
+/// auto-processor, which answers through it) goes out unsigned while this
+/// agent has a key: aea's own mail from here says so
+/// ([`crate::message::Party::also_unsigned`]), and `aea whoami` and `init`
+/// tell the person what peers run.
+pub fn bash_sender(aea_dir: &Path) -> bool {
+    bash_script(&aea_dir.join(Shared::Scripts.name()).join("aea-send.sh"))
+}
+
+/// A script there that aea did not write.
+fn bash_script(path: &Path) -> bool {
     // Anyone's file (a cloned repository, a sender sharing the folder):
     // read without following a symlink, never a FIFO, at most 1 MiB.
-    match fsutil::read_limited(&bash_checker(aea_dir), 1 << 20) {
+    match fsutil::read_limited(path, 1 << 20) {
         Ok(bytes) => !String::from_utf8_lossy(&bytes).contains(OWNED_MARKER),
         Err(_) => false,
     }

@@ -40,6 +40,12 @@ pub(crate) struct Item {
     /// `aea demo` repository, a copy). Absent when they agree.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sender_path_mismatch: Option<String>,
+    /// The sender says, in this signed message, that its repository also
+    /// sends unsigned mail (the bash AEA's scripts), which this receiver
+    /// takes as forged until a person runs `aea agents trust ID
+    /// --allow-unsigned`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sender_also_unsigned: bool,
     pub decision: Decision,
     pub approval: Approval,
     /// Why a person's decision does not count, when `approval` is
@@ -222,6 +228,7 @@ pub(crate) fn build_report(
                     sender_path_mismatch: judge
                         .sender_path_mismatch(m)
                         .map(|p| p.display().to_string()),
+                    sender_also_unsigned: judge.unsigned_too_refused(m),
                     decision,
                     approval_problem: (approval == Approval::Unverified)
                         .then(|| mailbox.approvals().signature_problem(entry))
@@ -355,6 +362,12 @@ pub(crate) fn print_item(n: usize, m: &Item, ctx: &Context) {
     }
     if m.sender != SenderState::Verified {
         flags.push(format!("sender {}", m.sender));
+    }
+    if m.sender_also_unsigned {
+        flags.push(format!(
+            "{0} also sends unsigned mail (bash AEA scripts), forged here until `aea agents trust {0} --allow-unsigned`",
+            untrusted_short(&m.from, 40)
+        ));
     }
     if let Some(registered) = &m.sender_path_mismatch {
         flags.push(format!(

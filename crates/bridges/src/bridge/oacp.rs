@@ -237,11 +237,13 @@ fn from_fields(mut fields: Map<String, Value>) -> Result<Message, String> {
             agent_id: from_id,
             repo_path: None,
             user: None,
+            also_unsigned: false,
         },
         to: Party {
             agent_id: to_id,
             repo_path: None,
             user: None,
+            also_unsigned: false,
         },
         message: Content {
             subject,

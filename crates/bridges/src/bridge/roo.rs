@@ -199,11 +199,13 @@ fn from_fields(mut fields: Map<String, Value>, text: &str, slug: &str) -> Result
             agent_id: from_id,
             repo_path: None,
             user: None,
+            also_unsigned: false,
         },
         to: Party {
             agent_id: to_id,
             repo_path: None,
             user: None,
+            also_unsigned: false,
         },
         message: Content {
             subject,

@@ -733,6 +733,7 @@ fn probe_message(kind: MessageType, priority: Priority) -> Message {
         agent_id: id.into(),
         repo_path: None,
         user: None,
+        also_unsigned: false,
     };
     Message {
         protocol_version: crate::message::PROTOCOL_VERSION.into(),
