@@ -8,6 +8,14 @@
 //! rejects unknown top-level fields), so the AEA fields OACP has no place
 //! for travel as one [`Patch`] line at the end of `context_keys`, the one
 //! free-form reference list OACP has.
+//!
+//! A file another tool wrote comes back byte for byte. OACP signs a
+//! message over the exact bytes of its file up to the final `auth:` line
+//! (`message_signing.py`: "no canonicalization anywhere; nothing is ever
+//! re-rendered"), so key order, quoting, comments and the body's block
+//! style are all part of what is signed. Reading such a file keeps its
+//! text in `message.context.oacp_source`; writing a message that still
+//! is exactly what that text says writes the text itself.
 
 use std::fmt::Write as _;
 
@@ -27,9 +35,37 @@ pub use schema::{
 /// The key inside `message.context` that holds what only OACP has.
 pub(crate) const CONTEXT_KEY: &str = "oacp";
 
-/// Reads one OACP message file. `max_bytes` bounds what is parsed; the
-/// error is a one-line reason for the quarantine.
+/// The key inside `message.context` that holds the file as its sender
+/// wrote it, when writing the message again would not give those bytes.
+pub(crate) const SOURCE_KEY: &str = "oacp_source";
+
+/// Reads one OACP message file; the error is a one-line reason for the
+/// quarantine. A file that [`render`] would not write byte for byte from
+/// the message it describes (any file another tool wrote) is kept whole in
+/// the message, so that exporting the message writes that file again.
 pub(crate) fn parse(text: &str) -> Result<Message, String> {
+    let mut message = read(text)?;
+    if write(&message) != text {
+        if let Value::Object(context) = &mut message.message.context {
+            context.insert(SOURCE_KEY.into(), Value::String(text.to_string()));
+        }
+        // What is delivered must read back from the inbox: the copy made
+        // the message no deeper, but it is checked as any message is.
+        message::validate(&message)?;
+    }
+    Ok(message)
+}
+
+/// Drops the copy of its file a message keeps; whether it had one.
+pub(crate) fn drop_source(message: &mut Message) -> bool {
+    match &mut message.message.context {
+        Value::Object(context) => context.remove(SOURCE_KEY).is_some(),
+        _ => false,
+    }
+}
+
+/// The message a file's own fields and patch describe.
+fn read(text: &str) -> Result<Message, String> {
     let value: Value = serde_saphyr::from_str(text)
         .map_err(|e| format!("not valid YAML: {}", one_line(&e.to_string())))?;
     let Value::Object(mut fields) = value else {
@@ -61,6 +97,14 @@ pub(crate) fn parse(text: &str) -> Result<Message, String> {
     }
     let message = from_fields(fields)?;
     super::finish(message, patch.as_ref(), &format!("{PATCH_PREFIX:?}line"))
+}
+
+/// The file text a message keeps from OACP, if writing it again gives
+/// exactly this message: a message changed since (or one whose
+/// `oacp_source` another agent made up) is written from its fields.
+fn source(message: &Message) -> Option<&str> {
+    let text = message.message.context.get(SOURCE_KEY)?.as_str()?;
+    (parse(text).ok()? == *message).then_some(text)
 }
 
 /// The patch is the last line of `context_keys`; what comes before it is
@@ -272,9 +316,72 @@ fn kept(message: &Message) -> Map<String, Value> {
     }
 }
 
+/// The OACP type a message carries in `context.oacp.type`: kept from the
+/// OACP file it came from, or chosen by its sender (`--oacp-type`, or the
+/// answer `aea reply` gives to an OACP type). Any of the twelve is written
+/// as it is, whatever the AEA type: an AEA `response` may go out as a
+/// `handoff_complete` or a `notification`.
+fn kept_type(message: &Message) -> Option<OacpType> {
+    message
+        .message
+        .context
+        .get(CONTEXT_KEY)?
+        .get("type")
+        .and_then(scalar)?
+        .parse()
+        .ok()
+}
+
+/// The OACP type a message is written as: the one it carries, else the
+/// one its AEA type maps to.
+pub fn oacp_type(message: &Message) -> OacpType {
+    kept_type(message).unwrap_or_else(|| OacpType::from_aea(message.message_type))
+}
+
+/// The OACP type an answer to `parent` goes out as, by OACP's table of
+/// expected responses, when `parent` carries an OACP type that names one.
+pub fn answer_type(parent: &Message) -> Option<OacpType> {
+    kept_type(parent)?.answer()
+}
+
+/// Puts OACP type `kind` into the context of a message being written
+/// (`--oacp-type`, or the answer `aea reply` gives); refused when the
+/// context holds an `oacp` that is not an object.
+pub fn set_type(context: &mut Map<String, Value>, kind: OacpType) -> Result<(), String> {
+    match context
+        .entry(CONTEXT_KEY)
+        .or_insert_with(|| Value::Object(Map::new()))
+    {
+        Value::Object(oacp) => {
+            oacp.insert("type".into(), Value::String(kind.as_str().into()));
+            Ok(())
+        }
+        _ => Err(format!(
+            "the context's `{CONTEXT_KEY}` is not an object, and the OACP type goes in it"
+        )),
+    }
+}
+
+/// Whether a context being written names an OACP type already.
+pub fn names_type(context: &Map<String, Value>) -> bool {
+    context
+        .get(CONTEXT_KEY)
+        .and_then(|oacp| oacp.get("type"))
+        .is_some()
+}
+
 /// Writes a message as an OACP inbox file that OACP's validator accepts,
-/// and that [`parse`] reads back as exactly `message`.
+/// and that [`parse`] reads back as exactly `message`: the file it came
+/// from, byte for byte, if it came from one and is unchanged.
 pub(crate) fn render(message: &Message) -> String {
+    match source(message) {
+        Some(text) => text.to_string(),
+        None => write(message),
+    }
+}
+
+/// The file [`render`] writes from a message's fields.
+fn write(message: &Message) -> String {
     let fields = to_fields(message);
     let mut text = write_fields(&fields);
     let read_back = parse_unpatched(&text);
@@ -333,11 +440,9 @@ fn to_fields(message: &Message) -> Map<String, Value> {
         .unwrap_or_else(|| text(&message.from.agent_id));
     out.insert("from".into(), from);
 
-    let kept_kind = kept
-        .remove("type")
-        .and_then(|v| scalar(&v)?.parse::<OacpType>().ok())
-        .filter(|t| t.to_aea() == message.message_type);
-    let kind = kept_kind.unwrap_or_else(|| OacpType::from_aea(message.message_type));
+    kept.remove("type");
+    let kept_kind = kept_type(message);
+    let kind = oacp_type(message);
     let to = kept.remove("to").filter(|v| match v {
         Value::Array(items) => {
             kind.may_broadcast()
@@ -528,12 +633,7 @@ pub(crate) fn file_name(message: &Message) -> String {
         || "00000000T000000Z".into(),
         |t| t.format("%Y%m%dT%H%M%SZ").to_string(),
     );
-    let kind = kept(message)
-        .get("type")
-        .and_then(scalar)
-        .and_then(|t| t.parse::<OacpType>().ok())
-        .filter(|t| t.to_aea() == message.message_type)
-        .unwrap_or_else(|| OacpType::from_aea(message.message_type));
+    let kind = oacp_type(message);
     let id: String = message
         .message_id
         .chars()
