@@ -979,7 +979,10 @@ mod tests {
                     context_keys: |\n  a.rs\n  b.md\nzz_last: ~\n\n";
         let message = parse(text).unwrap();
         let kept = &message.message.context["oacp"];
-        assert_eq!(kept["x_future"], json!({"list": [1, "two", {"three": 3}], "none": null}));
+        assert_eq!(
+            kept["x_future"],
+            json!({"list": [1, "two", {"three": 3}], "none": null})
+        );
         assert_eq!(kept["turns"], json!(7));
         assert_eq!(kept["zz_last"], json!(null));
         assert_eq!(message.message.body, Body::Text("folded text".into()));
@@ -1018,11 +1021,27 @@ mod tests {
         changed.message.body = Body::Text("changed".into());
         let again = render(&changed);
         let after = fields_of(&again).unwrap();
-        for key in ["id", "from", "to", "type", "priority", "created_at_utc", "subject"] {
+        for key in [
+            "id",
+            "from",
+            "to",
+            "type",
+            "priority",
+            "created_at_utc",
+            "subject",
+        ] {
             assert_eq!(after[key], before[key], "{key}:\n{again}");
         }
-        assert!(after.keys().all(|k| FIELD_ORDER.contains(&k.as_str())), "{again}");
-        assert!(!again.lines().any(|l| l.starts_with("auth:") || l.starts_with("zz:")), "{again}");
+        assert!(
+            after.keys().all(|k| FIELD_ORDER.contains(&k.as_str())),
+            "{again}"
+        );
+        assert!(
+            !again
+                .lines()
+                .any(|l| l.starts_with("auth:") || l.starts_with("zz:")),
+            "{again}"
+        );
         assert_eq!(parse(&again).unwrap(), changed);
     }
 
@@ -1059,8 +1078,14 @@ mod tests {
             (OacpType::Handoff, Some(OacpType::HandoffComplete)),
             (OacpType::ReviewRequest, Some(OacpType::ReviewFeedback)),
             (OacpType::ReviewFeedback, Some(OacpType::ReviewAddressed)),
-            (OacpType::BrainstormRequest, Some(OacpType::BrainstormFollowup)),
-            (OacpType::BrainstormFollowup, Some(OacpType::BrainstormFollowup)),
+            (
+                OacpType::BrainstormRequest,
+                Some(OacpType::BrainstormFollowup),
+            ),
+            (
+                OacpType::BrainstormFollowup,
+                Some(OacpType::BrainstormFollowup),
+            ),
             (OacpType::ReviewAddressed, None),
             (OacpType::TaskRequest, None),
             (OacpType::Question, None),
@@ -1112,7 +1137,14 @@ mod tests {
 
     #[test]
     fn unknown_and_hostile_type_names_are_refused() {
-        for bad in ["", "Handoff", "handoff ", "handoff\nfrom: evil", "review-lgtm", "\u{1b}[31m"] {
+        for bad in [
+            "",
+            "Handoff",
+            "handoff ",
+            "handoff\nfrom: evil",
+            "review-lgtm",
+            "\u{1b}[31m",
+        ] {
             let err = bad.parse::<OacpType>().unwrap_err();
             assert!(err.contains("expected one of: task_request"), "{err}");
             assert!(!err.contains('\n') && !err.contains('\u{1b}'), "{err:?}");
