@@ -367,6 +367,10 @@ pub struct SendArgs {
     #[arg(long, value_name = "KEY")]
     pub idempotency_key: Option<String>,
 
+    /// For OACP agents: the OACP message type their inbox file gets, whatever --type says (default: the one --type maps to)
+    #[arg(long, value_name = "TYPE")]
+    pub oacp_type: Option<crate::bridge::oacp::OacpType>,
+
     #[command(flatten)]
     pub content: ContentArgs,
 }
@@ -439,6 +443,10 @@ pub struct ReplyArgs {
     /// Message type of the reply
     #[arg(long = "type", value_name = "TYPE", default_value = "response")]
     pub message_type: MessageType,
+
+    /// To an OACP agent: the OACP message type of the reply's file (default: OACP's answer to the message's type: handoff_complete to a handoff, review_feedback to a review_request, review_addressed to a review_feedback, brainstorm_followup to a brainstorm_request or brainstorm_followup; else follow_up)
+    #[arg(long, value_name = "TYPE")]
+    pub oacp_type: Option<crate::bridge::oacp::OacpType>,
 
     #[command(flatten)]
     pub content: ContentArgs,

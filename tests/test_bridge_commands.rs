@@ -1299,3 +1299,299 @@ fn import_and_export_output() {
         }
     }
 }
+
+/// A handoff as `oacp send --sign` lays it out (oacp-cli 0.5.4): plain and
+/// quoted scalars, a literal body, the `auth` trailer as the last line.
+const SIGNED_HANDOFF: &str = "id: msg-20261127084311-codex-bbe1\nfrom: codex\nto: web\n\
+type: handoff\npriority: P1\ncreated_at_utc: \"2026-11-27T08:43:11Z\"\n\
+conversation_id: conv-20261127-codex-505364\nsubject: \"Take \\\"over\\\" the release\"\n\
+body: |\n  Branch release-2, CI is red.\n  key: v # not a comment\n\
+auth: \"eyJzaWduYXR1cmVzIjpbeyJwcm90ZWN0ZWQiOiJleUpoYkdjaU9pSkZaRVJUUVNJc0luUjVjQ0k2SW05aFkzQXRiV1Z6YzJGblpTdDVZVzFzSW4wIiwic2lnbmF0dXJlIjoiQkdZbElHNVZuSjJLaUt0YlhMREdIV0dqdjdqV09EeTdQbEtsNXZMSWwxWkFXZmV3c1JUMllCQ2l0MkdxcWJSelZzNUdXajdKN3BEdlZYN1hXYkFYQmcifV19\"\n";
+
+/// `text` imported into `repo` from a folder of its own; the message id.
+fn import_one_file(env: &TestEnv, repo: &Path, name: &str, text: &str) -> String {
+    let dir = env.path().join(format!("from-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(name), text).unwrap();
+    let report = env.json(repo, &["import", "oacp", dir.join(name).to_str().unwrap()]);
+    assert_eq!(report[0]["status"], "imported", "{report}");
+    report[0]["message_id"].as_str().unwrap().to_string()
+}
+
+fn oacp_files(dir: &Path) -> Vec<serde_json::Map<String, serde_json::Value>> {
+    names(dir)
+        .iter()
+        .filter(|n| Path::new(n).extension().is_some_and(|e| e == "yaml"))
+        .map(|n| {
+            aea::bridge::oacp::fields_of(&std::fs::read_to_string(dir.join(n)).unwrap()).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn a_signed_oacp_file_is_exported_byte_for_byte() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let id = import_one_file(&env, &web, "signed.yaml", SIGNED_HANDOFF);
+    let out_dir = env.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let written = env.json(
+        &web,
+        &["export", "oacp", &id, "--out", out_dir.to_str().unwrap()],
+    );
+    let path = written[0]["path"].as_str().unwrap();
+    // The bytes OACP signed, `auth` still the last line.
+    assert_eq!(std::fs::read_to_string(path).unwrap(), SIGNED_HANDOFF);
+    // And `aea show` tells the signature apart from the mail.
+    let shown = env.json(&web, &["show", &id]);
+    assert!(shown.to_string().contains("eyJzaWduYXR1cmVz"), "{shown}");
+}
+
+#[test]
+fn an_oacp_file_too_large_to_keep_twice_is_imported_from_its_fields() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    // Under the 1 MiB limit as a file, over it with a copy of itself.
+    let keys = "src/file.rs\n".repeat(60_000);
+    let text = format!(
+        "id: big-1\nfrom: codex\nto: web\ntype: notification\npriority: P3\n\
+         created_at_utc: \"2026-11-27T08:43:11Z\"\nsubject: big\nbody: b\n\
+         context_keys: |\n{}",
+        keys.lines().fold(String::new(), |mut s, l| {
+            let _ = writeln!(s, "  {l}");
+            s
+        })
+    );
+    assert!(text.len() < 1024 * 1024 && text.len() > 600 * 1024);
+    let dir = env.path().join("big");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("big.yaml"), &text).unwrap();
+    let report = env.json(&web, &["import", "oacp", dir.to_str().unwrap()]);
+    assert_eq!(report[0]["status"], "imported", "{report}");
+    assert!(
+        report[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("without the copy of its file"),
+        "{report}"
+    );
+    let out_dir = env.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    env.json(
+        &web,
+        &[
+            "export",
+            "oacp",
+            "big-1",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    let exported = oacp_files(&out_dir);
+    let original = aea::bridge::oacp::fields_of(&text).unwrap();
+    assert_eq!(exported, vec![original]);
+}
+
+#[test]
+fn a_reply_to_oacp_mail_takes_the_type_oacp_expects() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let codex = oacp_agent(&env, &web, "codex");
+    let inbox = codex.join("inbox");
+
+    // A handoff is answered `handoff_complete`; the AEA reply stays a response.
+    let id = import_one_file(&env, &web, "handoff.yaml", SIGNED_HANDOFF);
+    env.ok(&web, &["approve", &id]);
+    env.ok(&web, &["reply", &id, "--body", "Released; CI green."]);
+    let files = oacp_files(&inbox);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let reply = &files[0];
+    assert_eq!(reply["type"], "handoff_complete", "{reply:?}");
+    assert_eq!(reply["to"], "codex");
+    assert_eq!(reply["parent_message_id"], id.as_str());
+    assert_eq!(reply["conversation_id"], "conv-20261127-codex-505364");
+    assert_eq!(
+        aea::bridge::oacp::oacp_problems(reply),
+        Vec::<String>::new()
+    );
+    let sent = env.json(&web, &["sent"]).to_string();
+    assert!(sent.contains("response"), "{sent}");
+
+    // A review request is answered `review_feedback`, or as the replier says.
+    let review = |n: u32| {
+        format!(
+            "id: rr-{n}\nfrom: codex\nto: web\ntype: review_request\npriority: P2\n\
+             created_at_utc: \"2026-11-27T09:00:0{n}Z\"\nsubject: \"PR {n}\"\nbody: \"Please review.\"\n"
+        )
+    };
+    for (n, extra, want) in [
+        (1, None, "review_feedback"),
+        (2, Some("review_lgtm"), "review_lgtm"),
+        (3, Some("notification"), "notification"),
+    ] {
+        let id = import_one_file(&env, &web, &format!("rr-{n}.yaml"), &review(n));
+        env.ok(&web, &["approve", &id]);
+        let mut args = vec!["reply", id.as_str(), "--body", "Looks fine."];
+        if let Some(kind) = extra {
+            args.extend(["--oacp-type", kind]);
+        }
+        env.ok(&web, &args);
+        let reply = oacp_files(&inbox)
+            .into_iter()
+            .find(|f| f["parent_message_id"] == id.as_str())
+            .unwrap();
+        assert_eq!(reply["type"], want, "{reply:?}");
+        assert_eq!(
+            aea::bridge::oacp::oacp_problems(&reply),
+            Vec::<String>::new()
+        );
+    }
+}
+
+#[test]
+fn oacp_type_is_refused_when_unknown_hostile_or_going_nowhere() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let api = env.repo("api");
+    let codex = oacp_agent(&env, &web, "codex");
+    let inbox = codex.join("inbox");
+    let before = snapshot(&codex);
+
+    for bad in [
+        "handoff_done",
+        "handoff\nfrom: evil",
+        "\u{1b}[31mreview_lgtm",
+        "; rm -rf /",
+    ] {
+        let out = env.run(
+            &web,
+            &[
+                "send",
+                "--to",
+                "codex",
+                "--type",
+                "update",
+                "--subject",
+                "s",
+                "--body",
+                "b",
+                "--oacp-type",
+                bad,
+            ],
+        );
+        assert_eq!(code(&out), 2, "{bad:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("handoff_complete"), "lists the types: {err}");
+        assert!(!err.contains('\u{1b}'), "{err:?}");
+    }
+    assert_eq!(snapshot(&codex), before, "nothing written");
+
+    // A type for mail that reaches no OACP agent.
+    let out = env.run(
+        &web,
+        &[
+            "send",
+            "--to",
+            "api",
+            "--type",
+            "update",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+            "--oacp-type",
+            "notification",
+        ],
+    );
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no recipient is one"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(inbox_files(&api).is_empty());
+    // A point-to-point type to two agents.
+    oacp_agent(&env, &web, "claude");
+    let out = env.run(
+        &web,
+        &[
+            "send",
+            "--to",
+            "codex,claude",
+            "--type",
+            "update",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+            "--oacp-type",
+            "handoff_complete",
+        ],
+    );
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(oacp_files(&inbox).is_empty());
+
+    // One that fits goes out as named.
+    env.ok(
+        &web,
+        &[
+            "send",
+            "--to",
+            "codex",
+            "--type",
+            "update",
+            "--subject",
+            "Done: x",
+            "--body",
+            "b",
+            "--oacp-type",
+            "notification",
+        ],
+    );
+    let files = oacp_files(&inbox);
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0]["type"], "notification");
+
+    // A reply to an AEA agent has no OACP type to take.
+    let question = env.question(&api, "web", "Which port?");
+    let out = env.run(
+        &web,
+        &[
+            "reply",
+            &question,
+            "--body",
+            "8080",
+            "--oacp-type",
+            "follow_up",
+        ],
+    );
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("not one"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_handoff_claimed_by_an_unregistered_sender_gets_no_reply() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let codex = oacp_agent(&env, &web, "codex");
+    // `claude` is registered nowhere: a file saying it is from claude,
+    // handing work over, has no return address.
+    let text = SIGNED_HANDOFF.replace("codex", "claude");
+    let id = import_one_file(&env, &web, "claude.yaml", &text);
+    let _ = env.run(&web, &["approve", &id]);
+    let before = snapshot(&env.path().join("oacp"));
+    for extra in [&[][..], &["--oacp-type", "handoff_complete"][..]] {
+        let mut args = vec!["reply", id.as_str(), "--body", "done"];
+        args.extend(extra);
+        let out = env.run(&web, &args);
+        assert_ne!(code(&out), 0, "{}", stdout(&out));
+        let said = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(said.contains("cannot reply to claude"), "{said}");
+    }
+    assert_eq!(
+        snapshot(&env.path().join("oacp")),
+        before,
+        "nothing written"
+    );
+    assert!(oacp_files(&codex.join("inbox")).is_empty());
+}

@@ -2,6 +2,7 @@
 //! (`content`, shared with `reply`).
 
 use super::{content, context::Context};
+use crate::bridge::oacp::{self, OacpType};
 use crate::cli::SendArgs;
 use crate::error::{Error, ExitCode, Result};
 use crate::mailbox::Held;
@@ -106,6 +107,9 @@ pub(crate) fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
         }
         recipients.push((target, Ok(route)));
     }
+    if let Some(kind) = args.oacp_type {
+        oacp_type(kind, &recipients, &mut draft.context)?;
+    }
     let sent = content::send(
         &draft,
         &sender,
@@ -122,6 +126,41 @@ pub(crate) fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
         );
     }
     Ok(sent)
+}
+
+/// `--oacp-type`: the OACP type the files of the OACP recipients get, put
+/// in the message's context. Refused when no recipient is an OACP agent
+/// (nothing would carry it), and for a `handoff` or `handoff_complete` to
+/// more than one agent (OACP's point-to-point types).
+fn oacp_type(
+    kind: OacpType,
+    recipients: &[(String, Result<route::Route>)],
+    context: &mut serde_json::Map<String, serde_json::Value>,
+) -> Result<()> {
+    let to_oacp = recipients.iter().any(|(_, r)| {
+        matches!(r, Ok(route::Route::Foreign(f)) if f.protocol == crate::foreign::Protocol::Oacp)
+    });
+    if !to_oacp {
+        return Err(Error::usage(
+            "--oacp-type is for mail to an OACP agent, and no recipient is one",
+            "leave out --oacp-type; register an OACP agent with `aea agents add ID --oacp DIR`",
+        ));
+    }
+    if !kind.may_broadcast() && recipients.len() > 1 {
+        return Err(Error::usage(
+            format!(
+                "an OACP {kind} goes to one agent; {} recipients given",
+                recipients.len()
+            ),
+            "send it to one agent, and tell the others in a separate message",
+        ));
+    }
+    oacp::set_type(context, kind).map_err(|e| {
+        Error::usage(
+            e,
+            r#"leave `oacp` out of --context, or make it an object: {"oacp": {...}}"#,
+        )
+    })
 }
 
 /// `--reply-to` and `--conversation` as the message carries them: the

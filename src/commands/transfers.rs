@@ -12,7 +12,13 @@ use crate::printer::untrusted_short;
 pub(super) fn print_item(item: &Imported, ctx: &Context) {
     let source = untrusted_short(&item.source.display().to_string(), 200);
     match (&item.message_id, &item.reason) {
-        (_, Some(reason)) => ctx.printer.line(format_args!(
+        (Some(id), Some(reason)) => ctx.printer.line(format_args!(
+            "{}: {source} (message {}): {}",
+            item.status,
+            untrusted_short(id, 130),
+            untrusted_short(reason, 300)
+        )),
+        (None, Some(reason)) => ctx.printer.line(format_args!(
             "{}: {source}: {}",
             item.status,
             untrusted_short(reason, 300)

@@ -8,6 +8,14 @@
 //! rejects unknown top-level fields), so the AEA fields OACP has no place
 //! for travel as one [`Patch`] line at the end of `context_keys`, the one
 //! free-form reference list OACP has.
+//!
+//! A file another tool wrote comes back byte for byte. OACP signs a
+//! message over the exact bytes of its file up to the final `auth:` line
+//! (`message_signing.py`: "no canonicalization anywhere; nothing is ever
+//! re-rendered"), so key order, quoting, comments and the body's block
+//! style are all part of what is signed. Reading such a file keeps its
+//! text in `message.context.oacp_source`; writing a message that still
+//! is exactly what that text says writes the text itself.
 
 use std::fmt::Write as _;
 
@@ -27,9 +35,37 @@ pub use schema::{
 /// The key inside `message.context` that holds what only OACP has.
 pub(crate) const CONTEXT_KEY: &str = "oacp";
 
-/// Reads one OACP message file. `max_bytes` bounds what is parsed; the
-/// error is a one-line reason for the quarantine.
+/// The key inside `message.context` that holds the file as its sender
+/// wrote it, when writing the message again would not give those bytes.
+pub(crate) const SOURCE_KEY: &str = "oacp_source";
+
+/// Reads one OACP message file; the error is a one-line reason for the
+/// quarantine. A file that [`render`] would not write byte for byte from
+/// the message it describes (any file another tool wrote) is kept whole in
+/// the message, so that exporting the message writes that file again.
 pub(crate) fn parse(text: &str) -> Result<Message, String> {
+    let mut message = read(text)?;
+    if write(&message) != text {
+        if let Value::Object(context) = &mut message.message.context {
+            context.insert(SOURCE_KEY.into(), Value::String(text.to_string()));
+        }
+        // What is delivered must read back from the inbox: the copy made
+        // the message no deeper, but it is checked as any message is.
+        message::validate(&message)?;
+    }
+    Ok(message)
+}
+
+/// Drops the copy of its file a message keeps; whether it had one.
+pub(crate) fn drop_source(message: &mut Message) -> bool {
+    match &mut message.message.context {
+        Value::Object(context) => context.remove(SOURCE_KEY).is_some(),
+        _ => false,
+    }
+}
+
+/// The message a file's own fields and patch describe.
+fn read(text: &str) -> Result<Message, String> {
     let value: Value = serde_saphyr::from_str(text)
         .map_err(|e| format!("not valid YAML: {}", one_line(&e.to_string())))?;
     let Value::Object(mut fields) = value else {
@@ -61,6 +97,14 @@ pub(crate) fn parse(text: &str) -> Result<Message, String> {
     }
     let message = from_fields(fields)?;
     super::finish(message, patch.as_ref(), &format!("{PATCH_PREFIX:?}line"))
+}
+
+/// The file text a message keeps from OACP, if writing it again gives
+/// exactly this message: a message changed since (or one whose
+/// `oacp_source` another agent made up) is written from its fields.
+fn source(message: &Message) -> Option<&str> {
+    let text = message.message.context.get(SOURCE_KEY)?.as_str()?;
+    (parse(text).ok()? == *message).then_some(text)
 }
 
 /// The patch is the last line of `context_keys`; what comes before it is
@@ -274,9 +318,72 @@ fn kept(message: &Message) -> Map<String, Value> {
     }
 }
 
+/// The OACP type a message carries in `context.oacp.type`: kept from the
+/// OACP file it came from, or chosen by its sender (`--oacp-type`, or the
+/// answer `aea reply` gives to an OACP type). Any of the twelve is written
+/// as it is, whatever the AEA type: an AEA `response` may go out as a
+/// `handoff_complete` or a `notification`.
+fn kept_type(message: &Message) -> Option<OacpType> {
+    message
+        .message
+        .context
+        .get(CONTEXT_KEY)?
+        .get("type")
+        .and_then(scalar)?
+        .parse()
+        .ok()
+}
+
+/// The OACP type a message is written as: the one it carries, else the
+/// one its AEA type maps to.
+pub fn oacp_type(message: &Message) -> OacpType {
+    kept_type(message).unwrap_or_else(|| OacpType::from_aea(message.message_type))
+}
+
+/// The OACP type an answer to `parent` goes out as, by OACP's table of
+/// expected responses, when `parent` carries an OACP type that names one.
+pub fn answer_type(parent: &Message) -> Option<OacpType> {
+    kept_type(parent)?.answer()
+}
+
+/// Puts OACP type `kind` into the context of a message being written
+/// (`--oacp-type`, or the answer `aea reply` gives); refused when the
+/// context holds an `oacp` that is not an object.
+pub fn set_type(context: &mut Map<String, Value>, kind: OacpType) -> Result<(), String> {
+    match context
+        .entry(CONTEXT_KEY)
+        .or_insert_with(|| Value::Object(Map::new()))
+    {
+        Value::Object(oacp) => {
+            oacp.insert("type".into(), Value::String(kind.as_str().into()));
+            Ok(())
+        }
+        _ => Err(format!(
+            "the context's `{CONTEXT_KEY}` is not an object, and the OACP type goes in it"
+        )),
+    }
+}
+
+/// Whether a context being written names an OACP type already.
+pub fn names_type(context: &Map<String, Value>) -> bool {
+    context
+        .get(CONTEXT_KEY)
+        .and_then(|oacp| oacp.get("type"))
+        .is_some()
+}
+
 /// Writes a message as an OACP inbox file that OACP's validator accepts,
-/// and that [`parse`] reads back as exactly `message`.
+/// and that [`parse`] reads back as exactly `message`: the file it came
+/// from, byte for byte, if it came from one and is unchanged.
 pub(crate) fn render(message: &Message) -> String {
+    match source(message) {
+        Some(text) => text.to_string(),
+        None => write(message),
+    }
+}
+
+/// The file [`render`] writes from a message's fields.
+fn write(message: &Message) -> String {
     let fields = to_fields(message);
     let mut text = write_fields(&fields);
     let read_back = parse_unpatched(&text);
@@ -335,11 +442,9 @@ fn to_fields(message: &Message) -> Map<String, Value> {
         .unwrap_or_else(|| text(&message.from.agent_id));
     out.insert("from".into(), from);
 
-    let kept_kind = kept
-        .remove("type")
-        .and_then(|v| scalar(&v)?.parse::<OacpType>().ok())
-        .filter(|t| t.to_aea() == message.message_type);
-    let kind = kept_kind.unwrap_or_else(|| OacpType::from_aea(message.message_type));
+    kept.remove("type");
+    let kept_kind = kept_type(message);
+    let kind = oacp_type(message);
     let to = kept.remove("to").filter(|v| match v {
         Value::Array(items) => {
             kind.may_broadcast()
@@ -530,12 +635,7 @@ pub(crate) fn file_name(message: &Message) -> String {
         || "00000000T000000Z".into(),
         |t| t.format("%Y%m%dT%H%M%SZ").to_string(),
     );
-    let kind = kept(message)
-        .get("type")
-        .and_then(scalar)
-        .and_then(|t| t.parse::<OacpType>().ok())
-        .filter(|t| t.to_aea() == message.message_type)
-        .unwrap_or_else(|| OacpType::from_aea(message.message_type));
+    let kind = oacp_type(message);
     let id: String = message
         .message_id
         .chars()
@@ -751,6 +851,8 @@ mod tests {
             let message = parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
             let again = render(&message);
             assert_eq!(parse(&again).unwrap(), message, "{name}:\n{again}");
+            // Byte for byte, as an OACP signature over the file needs.
+            assert_eq!(again, text, "{name}");
             let before = fields_of(&text).unwrap();
             let after = fields_of(&again).unwrap();
             // What the sender wrote comes back field for field.
@@ -838,5 +940,219 @@ mod tests {
         let text = render(&message);
         assert_eq!(problems(&text), Vec::<String>::new());
         assert_eq!(parse(&text).unwrap(), message);
+    }
+
+    /// A file laid out as `oacp send --sign` writes it (oacp-cli 0.5.4's
+    /// send_inbox_message.py: plain and quoted scalars, a literal body, the
+    /// `auth` trailer as the last line).
+    const SIGNED: &str = "id: msg-20261127084311-claude-bbe1\nfrom: claude\nto: web\n\
+        type: handoff\npriority: P2\ncreated_at_utc: \"2026-11-27T08:43:11Z\"\n\
+        conversation_id: conv-20261127-claude-505364\nsubject: \"Take \\\"over\\\"\"\n\
+        body: |\n  line 1\n  key: v # c\n\
+        auth: \"eyJzaWduYXR1cmVzIjpbeyJwcm90ZWN0ZWQiOiJleUpoYkdjaU9pSkZaRVJUUVNJc0luUjVjQ0k2SW05aFkzQXRiV1Z6YzJGblpTdDVZVzFzSW4wIiwic2lnbmF0dXJlIjoiQkdZbElHNVZuSjJLaUt0YlhMREdIV0dqdjdqV09EeTdQbEtsNXZMSWwxWkFXZmV3c1JUMllCQ2l0MkdxcWJSelZzNUdXajdKN3BEdlZYN1hXYkFYQmcifV19\"\n";
+
+    #[test]
+    fn a_signed_file_comes_back_byte_for_byte() {
+        let message = parse(SIGNED).unwrap();
+        // The signature is kept as a field, like every field AEA has no
+        // place for, and the file itself with it.
+        let kept = &message.message.context["oacp"];
+        assert!(kept["auth"].as_str().unwrap().starts_with("eyJzaWdu"));
+        assert_eq!(message.message.context[SOURCE_KEY], json!(SIGNED));
+        assert_eq!(render(&message), SIGNED);
+        assert_eq!(parse(&render(&message)).unwrap(), message);
+        // Through the inbox: the message as a message file stores it.
+        let stored: Message =
+            serde_json::from_slice(&serde_json::to_vec(&message).unwrap()).unwrap();
+        assert_eq!(render(&stored), SIGNED);
+        let fields = fields_of(SIGNED).unwrap();
+        assert_eq!(problems(SIGNED), Vec::<String>::new(), "{fields:?}");
+    }
+
+    #[test]
+    fn unusual_fields_order_and_styles_come_back_byte_for_byte() {
+        // Every way a sender may lay a file out: comments, the body first,
+        // single quotes, a folded body, flow collections, a field a newer
+        // OACP may add, a number, a null, CRLF-free trailing blank lines.
+        let text = "# written by hand\nbody: >-\n  folded\n  text\n\nsubject: 'It''s \"odd\"'\n\
+                    type: question   # a comment\nfrom: claude\nto: [web]\npriority: \"P3\"\n\
+                    id: 'm-odd-1'\ncreated_at_utc: 2025-01-15T14:30:00Z\nturns: 7\n\
+                    x_future: {list: [1, two, {three: 3}], none: null}\n\
+                    context_keys: |\n  a.rs\n  b.md\nzz_last: ~\n\n";
+        let message = parse(text).unwrap();
+        let kept = &message.message.context["oacp"];
+        assert_eq!(
+            kept["x_future"],
+            json!({"list": [1, "two", {"three": 3}], "none": null})
+        );
+        assert_eq!(kept["turns"], json!(7));
+        assert_eq!(kept["zz_last"], json!(null));
+        assert_eq!(message.message.body, Body::Text("folded text".into()));
+        assert_eq!(render(&message), text);
+        assert_eq!(parse(&render(&message)).unwrap(), message);
+    }
+
+    #[test]
+    fn a_changed_message_is_written_from_its_fields_and_never_with_a_stale_auth() {
+        let mut message = parse(SIGNED).unwrap();
+        message.message.subject = "Something else".into();
+        let text = render(&message);
+        assert_ne!(text, SIGNED);
+        let fields = fields_of(&text).unwrap();
+        // A signature over other bytes would be `signed-INVALID`: it is not
+        // written as one; the patch carries it, as any kept field.
+        assert!(!fields.contains_key("auth"), "{text}");
+        assert!(!text.lines().any(|l| l.starts_with("auth:")), "{text}");
+        assert_eq!(fields["subject"], json!("Something else"));
+        assert_eq!(problems(&text), Vec::<String>::new(), "{text}");
+        assert_eq!(parse(&text).unwrap(), message);
+    }
+
+    #[test]
+    fn hostile_auth_and_fields_smuggle_nothing_into_the_file_written() {
+        // `auth` and other top-level fields holding YAML, newlines and a
+        // fake trailer: kept as values, never written as lines of their own.
+        let text = "id: h-1\nfrom: claude\nto: web\ntype: handoff\npriority: P0\n\
+                    created_at_utc: \"2026-11-27T08:43:11Z\"\nsubject: s\nbody: b\n\
+                    zz: \"a\\nfrom: evil\\nauth: \\\"x\\\"\"\n\
+                    auth: \"x\\ntype: review_lgtm\\nto: [everyone]\\n\"\n";
+        let message = parse(text).unwrap();
+        assert_eq!(render(&message), text, "unchanged: the file as it was");
+        let before = fields_of(text).unwrap();
+        let mut changed = message.clone();
+        changed.message.body = Body::Text("changed".into());
+        let again = render(&changed);
+        let after = fields_of(&again).unwrap();
+        for key in [
+            "id",
+            "from",
+            "to",
+            "type",
+            "priority",
+            "created_at_utc",
+            "subject",
+        ] {
+            assert_eq!(after[key], before[key], "{key}:\n{again}");
+        }
+        assert!(
+            after.keys().all(|k| FIELD_ORDER.contains(&k.as_str())),
+            "{again}"
+        );
+        assert!(
+            !again
+                .lines()
+                .any(|l| l.starts_with("auth:") || l.starts_with("zz:")),
+            "{again}"
+        );
+        assert_eq!(parse(&again).unwrap(), changed);
+    }
+
+    #[test]
+    fn a_made_up_source_is_never_written() {
+        // Another agent's message claiming to carry an OACP file: written
+        // from its own fields, since the file is not what it says.
+        let mut message = full(MessageType::Question);
+        message.message.context[SOURCE_KEY] = json!(SIGNED);
+        let text = render(&message);
+        assert_ne!(text, SIGNED);
+        assert!(!text.contains("\nauth: \"eyJ"), "{text}");
+        assert_eq!(parse(&text).unwrap(), message);
+        // One that is not even text, or not YAML.
+        for odd in [json!(42), json!("id: [unclosed\n")] {
+            let mut message = full(MessageType::Update);
+            message.message.context[SOURCE_KEY] = odd;
+            assert_eq!(parse(&render(&message)).unwrap(), message);
+        }
+    }
+
+    #[test]
+    fn our_own_files_carry_no_copy_of_themselves() {
+        for kind in MessageType::ALL {
+            let text = render(&full(*kind));
+            let message = parse(&text).unwrap();
+            assert!(message.message.context.get(SOURCE_KEY).is_none(), "{kind}");
+        }
+    }
+
+    #[test]
+    fn answers_take_the_type_oacp_expects() {
+        let pairs = [
+            (OacpType::Handoff, Some(OacpType::HandoffComplete)),
+            (OacpType::ReviewRequest, Some(OacpType::ReviewFeedback)),
+            (OacpType::ReviewFeedback, Some(OacpType::ReviewAddressed)),
+            (
+                OacpType::BrainstormRequest,
+                Some(OacpType::BrainstormFollowup),
+            ),
+            (
+                OacpType::BrainstormFollowup,
+                Some(OacpType::BrainstormFollowup),
+            ),
+            (OacpType::ReviewAddressed, None),
+            (OacpType::TaskRequest, None),
+            (OacpType::Question, None),
+            (OacpType::Notification, None),
+            (OacpType::FollowUp, None),
+            (OacpType::HandoffComplete, None),
+            (OacpType::ReviewLgtm, None),
+        ];
+        assert_eq!(pairs.len(), OacpType::ALL.len());
+        for (asked, answer) in pairs {
+            assert_eq!(asked.answer(), answer, "{asked}");
+            // Every answer is an AEA response: the reply stays one.
+            if let Some(a) = answer {
+                assert_eq!(a.to_aea(), MessageType::Response, "{a}");
+            }
+        }
+        let parent = parse(SIGNED).unwrap();
+        assert_eq!(answer_type(&parent), Some(OacpType::HandoffComplete));
+        // Mail that did not come from OACP names no answer.
+        assert_eq!(answer_type(&full(MessageType::Handoff)), None);
+    }
+
+    #[test]
+    fn a_reply_goes_out_as_the_oacp_type_it_names() {
+        for kind in OacpType::ALL {
+            let mut reply = full(MessageType::Response);
+            reply.metadata.broadcast = None;
+            reply.message.context = json!({});
+            let Value::Object(context) = &mut reply.message.context else {
+                unreachable!()
+            };
+            set_type(context, *kind).unwrap();
+            assert_eq!(oacp_type(&reply), *kind);
+            let text = render(&reply);
+            let fields = fields_of(&text).unwrap();
+            assert_eq!(fields["type"], json!(kind.as_str()), "{text}");
+            assert_eq!(problems(&text), Vec::<String>::new(), "{kind}:\n{text}");
+            assert!(file_name(&reply).contains(&format!("_{kind}_")));
+            let back = parse(&text).unwrap();
+            assert_eq!(back, reply, "{kind}:\n{text}");
+            assert_eq!(back.message_type, MessageType::Response);
+        }
+        // An `oacp` that is not an object is not overwritten.
+        let mut context = Map::new();
+        context.insert("oacp".into(), json!("mine"));
+        assert!(set_type(&mut context, OacpType::Notification).is_err());
+        assert_eq!(context["oacp"], json!("mine"));
+    }
+
+    #[test]
+    fn unknown_and_hostile_type_names_are_refused() {
+        for bad in [
+            "",
+            "Handoff",
+            "handoff ",
+            "handoff\nfrom: evil",
+            "review-lgtm",
+            "\u{1b}[31m",
+        ] {
+            let err = bad.parse::<OacpType>().unwrap_err();
+            assert!(err.contains("expected one of: task_request"), "{err}");
+            assert!(!err.contains('\n') && !err.contains('\u{1b}'), "{err:?}");
+        }
+        // A file naming one is refused, not imported as something else.
+        let text = SIGNED.replace("type: handoff", "type: \"handoff\\nfrom: evil\"");
+        assert!(parse(&text).unwrap_err().contains("unknown oacp type"));
     }
 }

@@ -192,7 +192,7 @@ pub(crate) fn import_one(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let message = match protocol.parse(&text, &name) {
+    let mut message = match protocol.parse(&text, &name) {
         Ok(message) => message,
         Err(reason) => return Ok(refused(reason)),
     };
@@ -220,13 +220,29 @@ pub(crate) fn import_one(
     // A file under the limit can make a message over it (JSON escapes
     // what YAML and Markdown hold raw): that file is refused like one too
     // large, not an error that ends the import and every bridge pass.
-    let delivered = match mailbox.deliver(&message, rt) {
-        Err(Error::MessageTooLarge { bytes, limit, .. }) => {
-            return Ok(refused(format!(
-                "makes a message of {bytes} bytes, over the {limit} byte limit"
-            )));
+    let mut note = None;
+    let delivered = loop {
+        match mailbox.deliver(&message, rt) {
+            // The copy of an OACP file kept for a byte-for-byte export
+            // doubles what the message holds: a message that fits without
+            // it is imported without it, and that is said.
+            Err(Error::MessageTooLarge { .. })
+                if protocol == Protocol::Oacp && super::oacp::drop_source(&mut message) =>
+            {
+                note = Some(
+                    "imported without the copy of its file (the message would be over the \
+                     size limit with it): exported again, it is written from its fields, and \
+                     an OACP signature on it no longer verifies"
+                        .to_string(),
+                );
+            }
+            Err(Error::MessageTooLarge { bytes, limit, .. }) => {
+                return Ok(refused(format!(
+                    "makes a message of {bytes} bytes, over the {limit} byte limit"
+                )));
+            }
+            delivered => break delivered?,
         }
-        delivered => delivered?,
     };
     // Delivered either way; a log that cannot be written is not a reason
     // to import again.
@@ -242,7 +258,7 @@ pub(crate) fn import_one(
         status: Status::Imported,
         message_id: Some(message.message_id),
         path: Some(delivered),
-        reason: None,
+        reason: note,
         sha256,
         foreign_id,
     })
