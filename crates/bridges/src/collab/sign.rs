@@ -220,7 +220,6 @@ pub struct EventAuthor {
     /// The SHA-256 (hex) of its line.
     #[serde(skip)]
     pub digest: String,
-    #[serde(flatten)]
     pub authorship: Authorship,
 }
 
