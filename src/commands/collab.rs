@@ -203,11 +203,7 @@ fn warn_unsigned(signer: Option<&Signer>, ctx: &Context) {
 /// this repository pinned; `None` when the log holds none or cannot be read.
 fn last_author(folder: &Folder, ctx: &Context) -> Option<EventAuthor> {
     let keyring = ctx.keyring();
-    folder
-        .authors(&|id| keyring.key_for(id))
-        .ok()?
-        .events
-        .pop()
+    folder.authors(&|id| keyring.key_for(id)).ok()?.events.pop()
 }
 
 /// A line about the author of `last`, the event that handed the turn

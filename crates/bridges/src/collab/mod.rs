@@ -13,6 +13,7 @@
 
 mod docs;
 mod folder;
+mod handover;
 mod log;
 mod machine;
 mod sign;
@@ -33,6 +34,7 @@ pub use docs::{
     readiness_items, scan_conclusion, scan_readiness, set_classification,
 };
 pub use folder::{Appended, Folder, LastEvent, Next, Review, turn};
+pub use handover::Handover;
 pub use sign::{Authors, Authorship, EventAuthor, SIDECAR, Signer, findings as author_findings};
 pub use validate::{Finding, Report};
 

@@ -129,7 +129,8 @@ pub(crate) fn record(folder: &Path, signer: Option<&Signer>, first: &str, line: 
     *signer
         .problem
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = outcome.err().map(|e| crate::error::one_line(&e));
+        .unwrap_or_else(std::sync::PoisonError::into_inner) =
+        outcome.err().map(|e| crate::error::one_line(&e));
 }
 
 fn append_proof(folder: &Path, signer: &Signer, first: &str, line: &str, seq: u64) -> Result<()> {
@@ -178,7 +179,9 @@ fn ends_with_newline(path: &Path, len: u64) -> bool {
         return false;
     };
     let mut last = [0u8; 1];
-    file.seek(SeekFrom::Start(len - 1)).is_ok() && file.read_exact(&mut last).is_ok() && last[0] == b'\n'
+    file.seek(SeekFrom::Start(len - 1)).is_ok()
+        && file.read_exact(&mut last).is_ok()
+        && last[0] == b'\n'
 }
 
 /// What a reader can tell of who wrote an event.
@@ -226,9 +229,10 @@ pub struct EventAuthor {
 impl EventAuthor {
     /// How messages name it: `seq 4 (review_submitted by api)`.
     fn label(&self) -> String {
-        let seq = self
-            .seq
-            .map_or_else(|| format!("events.jsonl line {}", self.line), |s| format!("seq {s}"));
+        let seq = self.seq.map_or_else(
+            || format!("events.jsonl line {}", self.line),
+            |s| format!("seq {s}"),
+        );
         format!(
             "{seq} ({} by {})",
             self.event.map_or("an unknown event", EventName::as_str),
@@ -401,9 +405,7 @@ impl<'a> Proofs<'a> {
                     });
                 }
                 Ok(()) if author.seq != Some(proof.seq) => {
-                    forged.get_or_insert_with(|| {
-                        format!("its signature is for seq {}", proof.seq)
-                    });
+                    forged.get_or_insert_with(|| format!("its signature is for seq {}", proof.seq));
                 }
                 Ok(()) => {
                     return Authorship::Signed {
@@ -532,8 +534,14 @@ mod tests {
         let f = Folder::new(dir.path().join("c")).signed_by(signer.clone());
         let now = chrono::Utc::now();
         let ids = ["web".to_string(), "api".to_string()];
-        f.init(&ids, "O", &["conclusion.md says proceed".into()], false, now)
-            .unwrap();
+        f.init(
+            &ids,
+            "O",
+            &["conclusion.md says proceed".into()],
+            false,
+            now,
+        )
+        .unwrap();
         f.append(
             "web",
             EventName::ProposalSubmitted,
@@ -579,7 +587,11 @@ mod tests {
         // The line edited after it was signed.
         let edited = SECOND.replace("\"P\"", "\"Q\"");
         std::fs::write(dir.path().join(EVENTS), format!("{FIRST}\n{edited}\n")).unwrap();
-        assert!(matches!(states(&f)[1], Authorship::Forged { .. }), "{:?}", states(&f));
+        assert!(
+            matches!(states(&f)[1], Authorship::Forged { .. }),
+            "{:?}",
+            states(&f)
+        );
         // web's genuine proof of seq 2 relabelled seq 3, for api's line.
         let (dir, f) = folder(&[FIRST, SECOND, THIRD]);
         sign(&f, "web", 1, SECOND, 2);
@@ -660,6 +672,10 @@ mod tests {
         let other = FIRST.replace("00:00:00Z", "00:00:01Z");
         let (dir, g) = folder(&[&other, SECOND]);
         std::fs::copy(f.path().join(SIDECAR), dir.path().join(SIDECAR)).unwrap();
-        assert!(matches!(states(&g)[1], Authorship::Forged { .. }), "{:?}", states(&g));
+        assert!(
+            matches!(states(&g)[1], Authorship::Forged { .. }),
+            "{:?}",
+            states(&g)
+        );
     }
 }
