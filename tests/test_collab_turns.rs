@@ -161,11 +161,11 @@ fn the_monitor_notices_a_turn_another_tool_hands_over_once() {
     let log = env.path().join("rings.txt");
     let script = recorder(&env, &log);
     let config = api.join(".aea/agent-config.yaml");
-    let mut text = fs::read_to_string(&config).unwrap();
-    text.push_str(&format!(
-        "\nmonitoring:\n  debounce: 50ms\n  retry_initial: 60s\n  transports:\n    - type: command\n      program: '{}'\n",
+    let text = format!(
+        "{}\nmonitoring:\n  debounce: 50ms\n  retry_initial: 60s\n  transports:\n    - type: command\n      program: '{}'\n",
+        fs::read_to_string(&config).unwrap(),
         script.display()
-    ));
+    );
     fs::write(&config, text).unwrap();
     env.ok(&api, &["trust"]);
 
@@ -326,6 +326,26 @@ fn the_monitor_notices_a_turn_another_tool_hands_over_once() {
         stderr(&out)
     );
     assert_eq!(wake_ups(&api).len(), 0);
+
+    // protocol.json made to wait for api again, with one more event after
+    // the end: the log says blocked, so no notice.
+    let after = upstream_append(
+        &folder,
+        6,
+        "web",
+        "proposal_submitted",
+        "Again",
+        "proposal.md",
+        "reviewing",
+        &["api"],
+    );
+    assert!(
+        poll_until(Duration::from_secs(10), || seen_event(&env, &api, &folder)
+            == Some(sha256(&after))),
+        "the monitor never looked at the event after the end"
+    );
+    assert_eq!(wake_ups(&api).len(), 0);
+    assert_eq!(rings(&log).len(), 2, "{:?}", rings(&log));
 }
 
 #[test]

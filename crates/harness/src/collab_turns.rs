@@ -39,7 +39,7 @@ use crate::runtime::Runtime;
 /// How the turn files of a folder stood at a look: size, change time and
 /// inode of `protocol.json` and `events.jsonl`. A folder whose stamp did
 /// not change is not read again.
-type Stamp = [Option<(u64, i128, u64)>; 2];
+type Stamp = [Option<(u64, u128, u64)>; 2];
 
 /// A "your turn" notice left in the agent's inbox, or why it could not be.
 #[derive(Debug)]
@@ -123,11 +123,14 @@ impl<'a> Turns<'a> {
             if notice {
                 let outcome = self.notify(&folder);
                 if outcome.is_err() {
-                    // Not delivered: the next look tries again.
+                    // Not delivered: said in the log, and tried again once
+                    // the folder changes (not at every look, which would
+                    // fill the log with the same failure).
                     noticed.push(Noticed {
                         folder: path.clone(),
                         outcome,
                     });
+                    self.stamps.borrow_mut().insert(path.clone(), stamp);
                     continue;
                 }
                 now.noticed.clone_from(&now.event);
@@ -203,7 +206,7 @@ fn stamp(folder: &Path) -> Stamp {
             .modified()
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as i128);
+            .map_or(0, |d| d.as_nanos());
         Some((meta.len(), changed, inode(&meta)))
     })
 }
@@ -225,9 +228,10 @@ mod tests {
 
     fn handover(waiting: &[&str], from: &str, authorship: Authorship, digest: &str) -> Handover {
         Handover {
-            waiting_for: waiting.iter().map(|w| w.to_string()).collect(),
+            waiting_for: waiting.iter().map(ToString::to_string).collect(),
             phase: Some(Phase::Reviewing),
             participants: vec!["web".into(), "api".into(), "ops".into()],
+            ended_in_log: false,
             last: Some(EventAuthor {
                 line: 2,
                 seq: Some(2),
@@ -273,9 +277,12 @@ mod tests {
             noticed: Some("e2".into()),
         };
         assert!(!judge(&h, &noticed, "api").1);
-        // Ended: never.
+        // Ended, by protocol.json or by the log: never.
         let mut ended = h.clone();
         ended.phase = Some(Phase::Blocked);
+        assert!(!judge(&ended, &none, "api").1);
+        let mut ended = h.clone();
+        ended.ended_in_log = true;
         assert!(!judge(&ended, &none, "api").1);
         // Not a participant, however protocol.json's waitingFor reads.
         assert!(!judge(&h, &none, "mallory").1);

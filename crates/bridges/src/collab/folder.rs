@@ -159,6 +159,7 @@ impl Folder {
     }
 
     /// The folder, its events appended from now on signed by `signer`.
+    #[must_use]
     pub fn signed_by(mut self, signer: Arc<Signer>) -> Folder {
         self.signer = Some(signer);
         self

@@ -28,12 +28,15 @@ pub struct Handover {
     pub participants: Vec<String>,
     /// The last event of the log, and who can be told to have written it.
     pub last: Option<EventAuthor>,
+    /// Whether the log holds a `completed` or `blocked` event (whatever
+    /// came after it, and whatever `protocol.json` says).
+    pub ended_in_log: bool,
 }
 
 impl Handover {
-    /// Whether `protocol.json` says the collaboration has ended.
+    /// Whether the collaboration has ended, by `protocol.json` or by its log.
     pub fn ended(&self) -> bool {
-        matches!(self.phase, Some(Phase::Completed | Phase::Blocked))
+        self.ended_in_log || matches!(self.phase, Some(Phase::Completed | Phase::Blocked))
     }
 }
 
@@ -66,12 +69,19 @@ impl Folder {
             .get("currentPhase")
             .and_then(Value::as_str)
             .and_then(|p| p.parse().ok());
-        let last = self.authors(keys)?.events.pop();
+        let mut events = self.authors(keys)?.events;
+        let ended_in_log = events.iter().any(|e| {
+            matches!(
+                e.event,
+                Some(super::EventName::Completed | super::EventName::Blocked)
+            )
+        });
         Ok(Handover {
             waiting_for,
             phase,
             participants: protocol.participants(),
-            last,
+            last: events.pop(),
+            ended_in_log,
         })
     }
 }

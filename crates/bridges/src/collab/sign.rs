@@ -80,7 +80,7 @@ impl fmt::Debug for Signer {
         f.debug_struct("Signer")
             .field("id", &self.id)
             .field("key", &identity::public_text(&self.key.verifying_key()))
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -386,7 +386,7 @@ impl<'a> Proofs<'a> {
             // collaboration: any participant may have signed it.
             let may_sign = author.from.as_deref() == Some(proof.signer.as_str())
                 || (author.event == Some(EventName::Initialized)
-                    && participants.iter().any(|p| *p == proof.signer));
+                    && participants.contains(&proof.signer));
             let Some(key) = keys(&proof.signer) else {
                 if may_sign {
                     unverifiable.get_or_insert_with(|| proof.signer.clone());
@@ -492,7 +492,7 @@ mod tests {
 
     fn folder(lines: &[&str]) -> (tempfile::TempDir, Folder) {
         let dir = tempfile::tempdir().unwrap();
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let text = lines.join("\n") + "\n";
         std::fs::write(dir.path().join(EVENTS), text).unwrap();
         std::fs::write(
             dir.path().join(PROTOCOL),
