@@ -33,6 +33,7 @@ pub use aea_git::sync;
 pub use aea_ground::printer;
 pub use aea_ground::runtime;
 pub(crate) use aea_ground::words;
+pub use aea_harness::collab_turns;
 pub use aea_harness::collab_wake;
 pub use aea_harness::hook_gate;
 pub use aea_harness::hooks;

@@ -16,6 +16,7 @@ mod test_check_command;
 mod test_code_layers;
 mod test_code_layout;
 mod test_collab_command;
+mod test_collab_turns;
 mod test_concurrency;
 mod test_demo_command;
 mod test_docs_links;

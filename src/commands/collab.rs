@@ -10,6 +10,7 @@
 //! processed (`aea check` does the same for every collaboration).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -19,7 +20,10 @@ use crate::cli::{
     CollabClassifyArgs, CollabCommand, CollabEventArgs, CollabFolderArgs, CollabInitArgs,
     CollabParticipantArgs, CollabReviewArgs, CollabWaitArgs,
 };
-use crate::collab::{self, Appended, Event, Folder, Next, Phase, ReadinessItem, Review};
+use crate::collab::{
+    self, Appended, Authorship, Event, EventAuthor, Folder, Next, Phase, ReadinessItem, Review,
+    Signer,
+};
 use crate::collab_wake::{CONTEXT_FOLDER, OBJECTIVE_SHOWN, TAG, WAKE_MAX, Waker, Woken, ended};
 use crate::error::{Error, ExitCode, Result};
 use crate::hints::collab_advice;
@@ -92,6 +96,20 @@ pub(super) struct WaitOutput {
     pub event: WaitEvent,
     #[serde(flatten)]
     pub next: Next,
+    /// What can be told of who wrote the last event (the one that handed
+    /// the turn over): signed by its author or not.
+    pub last_event_author: Option<EventAuthor>,
+}
+
+/// `aea collab next --json`.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(super) struct NextOutput {
+    #[serde(flatten)]
+    pub next: Next,
+    /// What can be told of who wrote the last event (the one that handed
+    /// the turn over): signed by its author or not.
+    pub last_event_author: Option<EventAuthor>,
 }
 
 /// `aea collab validate --json`.
@@ -152,6 +170,68 @@ fn me(ctx: &Context) -> Result<(Mailbox, String)> {
     Ok((mailbox, id))
 }
 
+/// `folder`, the events appended through it signed with `id`'s key (see
+/// [`collab::SIDECAR`]); without the key, says on stderr that they will
+/// not be. The signer tells afterwards what went wrong with a signature.
+fn signing(folder: Folder, id: &str, ctx: &Context) -> (Folder, Option<Arc<Signer>>) {
+    match ctx.signing_key(id) {
+        Ok(key) => {
+            let signer = Arc::new(Signer::new(id, key));
+            (folder.signed_by(signer.clone()), Some(signer))
+        }
+        Err(e) => {
+            ctx.printer.warn(format_args!(
+                "the event will not be signed ({}): nothing will show that {id} wrote it",
+                crate::error::one_line(&e)
+            ));
+            (folder, None)
+        }
+    }
+}
+
+/// Says on stderr when the event just appended was left unsigned.
+fn warn_unsigned(signer: Option<&Signer>, ctx: &Context) {
+    if let Some(problem) = signer.and_then(Signer::problem) {
+        ctx.printer.warn(format_args!(
+            "the event stands, but it is not signed: {}",
+            untrusted_short(&problem, 300)
+        ));
+    }
+}
+
+/// What can be told of who wrote the last event of `folder`, by the keys
+/// this repository pinned; `None` when the log holds none or cannot be read.
+fn last_author(folder: &Folder, ctx: &Context) -> Option<EventAuthor> {
+    let keyring = ctx.keyring();
+    folder.authors(&|id| keyring.key_for(id)).ok()?.events.pop()
+}
+
+/// A line about the author of `last`, the event that handed the turn
+/// over, when it is not signed by its author: `None` when it is.
+fn author_note(last: &EventAuthor) -> Option<String> {
+    let what = format!(
+        "{} {} by {}",
+        last.seq.map_or("?".to_string(), |s| s.to_string()),
+        last.event.map_or("?", |e| e.as_str()),
+        untrusted_short(last.from.as_deref().unwrap_or("?"), 80)
+    );
+    let from = untrusted_short(last.from.as_deref().unwrap_or("its author"), 80);
+    match &last.authorship {
+        Authorship::Signed { .. } => None,
+        Authorship::Unsigned => Some(format!(
+            "the last event ({what}) is unsigned: nothing shows that {from} wrote it (another ACP tool, or someone by hand)"
+        )),
+        Authorship::Unverifiable { signer } => Some(format!(
+            "the last event ({what}) is signed by {}, whose key is not pinned here: who wrote it cannot be told",
+            untrusted_short(signer, 80)
+        )),
+        Authorship::Forged { reason } => Some(format!(
+            "the last event ({what}) carries a FORGED signature ({}): {from} may not have written it; `aea collab validate` says more",
+            untrusted_short(reason, 200)
+        )),
+    }
+}
+
 /// This repository's mailbox, refusing a `--participant` that is not its
 /// agent: one agent never acts for another.
 fn acting(who: &CollabParticipantArgs, ctx: &Context) -> Result<(Mailbox, String, Folder)> {
@@ -208,7 +288,12 @@ fn init(args: &CollabInitArgs, ctx: &Context) -> Result<ExitCode> {
             format!("name yourself with --participant {id} (first if you own the proposal)"),
         ));
     }
-    let folder = folder(&args.folder, ctx);
+    // Resuming writes no event.
+    let (folder, signer) = if args.resume {
+        (folder(&args.folder, ctx), None)
+    } else {
+        signing(folder(&args.folder, ctx), &id, ctx)
+    };
     let event = folder.init(
         &args.participants,
         &args.objective,
@@ -216,6 +301,7 @@ fn init(args: &CollabInitArgs, ctx: &Context) -> Result<ExitCode> {
         args.resume,
         ctx.rt.now(),
     )?;
+    warn_unsigned(signer.as_deref(), ctx);
     remember(&mailbox, &folder, ctx);
     if event.is_none() {
         warn_invalid(&folder, ctx);
@@ -278,6 +364,7 @@ fn warn_invalid(folder: &Folder, ctx: &Context) {
 
 fn event(args: &CollabEventArgs, ctx: &Context) -> Result<ExitCode> {
     let (mailbox, id, folder) = acting(&args.who, ctx)?;
+    let (folder, signer) = signing(folder, &id, ctx);
     let appended = folder.append(
         &id,
         args.event,
@@ -286,6 +373,7 @@ fn event(args: &CollabEventArgs, ctx: &Context) -> Result<ExitCode> {
         args.reply_to,
         ctx.rt.now(),
     )?;
+    warn_unsigned(signer.as_deref(), ctx);
     Ok(appended_out(&mailbox, &id, &folder, appended, ctx))
 }
 
@@ -298,7 +386,9 @@ fn review(args: &CollabReviewArgs, ctx: &Context) -> Result<ExitCode> {
         required_changes: args.required_changes.clone(),
         questions: args.questions.clone(),
     };
+    let (folder, signer) = signing(folder, &id, ctx);
     let appended = folder.review(&id, args.reply_to, &review, ctx.rt.now())?;
+    warn_unsigned(signer.as_deref(), ctx);
     Ok(appended_out(&mailbox, &id, &folder, appended, ctx))
 }
 
@@ -479,15 +569,19 @@ fn next(args: &CollabParticipantArgs, ctx: &Context) -> Result<ExitCode> {
     if ended(next.phase) {
         ctx.retire_ended_collabs(&mailbox, Some(folder.path()), false);
     }
+    let last_event_author = last_author(&folder, ctx);
     if ctx.printer.json() {
-        ctx.printer.value(&next);
+        ctx.printer.value(&NextOutput {
+            next,
+            last_event_author,
+        });
     } else {
-        print_next(&next, ctx);
+        print_next(&next, last_event_author.as_ref(), ctx);
     }
     Ok(ExitCode::Success)
 }
 
-fn print_next(next: &Next, ctx: &Context) {
+fn print_next(next: &Next, author: Option<&EventAuthor>, ctx: &Context) {
     let p = &ctx.printer;
     if let Some(objective) = &next.objective {
         p.line(format_args!(
@@ -514,6 +608,9 @@ fn print_next(next: &Next, ctx: &Context) {
             untrusted_short(last.from.as_deref().unwrap_or("?"), 80),
             untrusted_short(last.summary.as_deref().unwrap_or(""), 100),
         ));
+    }
+    if let Some(note) = author.and_then(author_note) {
+        p.line(format_args!("signed:      no — {note}"));
     }
     p.line(format_args!(
         "your turn:   {}",
@@ -549,7 +646,7 @@ fn wait(args: &CollabWaitArgs, ctx: &Context) -> Result<ExitCode> {
             Some(d) => match d.checked_duration_since(Instant::now()) {
                 Some(left) if !left.is_zero() => left,
                 _ => {
-                    print_wait(WaitEvent::Timeout, next, ctx);
+                    print_wait(WaitEvent::Timeout, next, &folder, ctx);
                     return Ok(ExitCode::Timeout);
                 }
             },
@@ -568,24 +665,34 @@ fn wait(args: &CollabWaitArgs, ctx: &Context) -> Result<ExitCode> {
         Some(Phase::Blocked) if !next.your_turn => WaitEvent::Blocked,
         _ => WaitEvent::Turn,
     };
-    print_wait(why, next, ctx);
+    print_wait(why, next, &folder, ctx);
     Ok(ExitCode::Success)
 }
 
-fn print_wait(why: WaitEvent, next: Next, ctx: &Context) {
+fn print_wait(why: WaitEvent, next: Next, folder: &Folder, ctx: &Context) {
+    let last_event_author = last_author(folder, ctx);
     if ctx.printer.json() {
-        ctx.printer.value_line(&WaitOutput { event: why, next });
+        ctx.printer.value_line(&WaitOutput {
+            event: why,
+            next,
+            last_event_author,
+        });
         return;
     }
     match why {
         WaitEvent::Timeout => ctx
             .printer
             .line("timed out: still not your turn (`aea collab next` says who is waited for)"),
-        WaitEvent::Turn => ctx.printer.line(format_args!(
-            "your turn ({}): {}",
-            next.phase.map_or("not started", |p| p.as_str()),
-            untrusted_short(&next.action, 400)
-        )),
+        WaitEvent::Turn => {
+            ctx.printer.line(format_args!(
+                "your turn ({}): {}",
+                next.phase.map_or("not started", |p| p.as_str()),
+                untrusted_short(&next.action, 400)
+            ));
+            if let Some(note) = last_event_author.as_ref().and_then(author_note) {
+                ctx.printer.line(format_args!("note: {note}"));
+            }
+        }
         WaitEvent::Completed | WaitEvent::Blocked => {
             ctx.printer.line(format_args!("the collaboration is {why}"));
         }
@@ -594,7 +701,12 @@ fn print_wait(why: WaitEvent, next: Next, ctx: &Context) {
 
 fn validate(args: &CollabFolderArgs, ctx: &Context) -> Result<ExitCode> {
     let folder = folder(&args.folder, ctx);
-    let report = folder.validate()?;
+    let mut report = folder.validate()?;
+    // Who wrote each event, by the keys this repository pinned.
+    let keyring = ctx.keyring();
+    let (forged, unsigned) = collab::author_findings(&folder.authors(&|id| keyring.key_for(id))?);
+    report.errors.extend(forged);
+    report.warnings.extend(unsigned);
     let valid = report.is_valid() && report.warnings.is_empty();
     if ctx.printer.json() {
         ctx.printer.value(&ValidateOutput {

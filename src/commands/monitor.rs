@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::context::Context;
 use crate::cli::MonitorCommand;
+use crate::collab_turns::Turns;
 use crate::config::MonitoringConfig;
 use crate::doorbell::DAY;
 use crate::error::{Error, ExitCode, Result};
@@ -185,13 +186,24 @@ fn status(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
 }
 
 /// The monitor itself ([`crate::monitor`]), until it is asked to stop.
+/// An agent with an id also has its turns in collaborations noticed
+/// ([`crate::collab_turns`]), its notices signed with its key.
 fn monitor(mailbox: &Mailbox, ctx: &Context) -> Result<ExitCode> {
     let look = || waiting(mailbox, ctx);
+    let me = mailbox.agent_id().ok();
+    let key = me.as_deref().map(|id| ctx.signing_key(id));
+    let keyring = ctx.keyring();
+    let pinned = |id: &str| keyring.key_for(id);
+    let turns = me.as_deref().zip(key.as_ref()).map(|(id, key)| {
+        let key = key.as_ref().map_err(|e| crate::error::one_line(e));
+        Turns::new(mailbox, id, key, &pinned, &ctx.rt)
+    });
     let monitor = Monitor {
         mailbox,
         rt: &ctx.rt,
         ring_env: &ctx.ring_env,
         waiting: &look,
+        turns: turns.as_ref(),
     };
     monitor.run(|| settings(mailbox, ctx))?;
     Ok(ExitCode::Success)

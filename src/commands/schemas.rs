@@ -86,7 +86,7 @@ fn all() -> Vec<(&'static str, Schema)> {
         ("collab-init", schema::<collab::InitOutput>()),
         ("collab-event", schema::<collab::EventOutput>()),
         ("collab-classify", schema::<collab::ClassifyOutput>()),
-        ("collab-next", schema::<crate::collab::Next>()),
+        ("collab-next", schema::<collab::NextOutput>()),
         ("collab-wait", schema::<collab::WaitOutput>()),
         ("collab-validate", schema::<collab::ValidateOutput>()),
         ("collab-list", schema::<collab::ListOutput>()),

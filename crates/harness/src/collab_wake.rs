@@ -7,7 +7,7 @@
 //! Once a collaboration has ended, its wake-ups in this repository's inbox
 //! are marked processed ([`retire_ended`]), so that nothing keeps
 //! reminding of it; only mail that is recognisably aea's own wake-up, from
-//! another participant, is.
+//! a participant (another one, or this agent's own monitor), is.
 //!
 //! Layer: harness (it rings the participants' doorbells, with the shell
 //! quoting of the hooks); it reads the collaboration folder and delivers
@@ -298,9 +298,12 @@ pub fn ended(phase: Option<Phase>) -> bool {
 ///   action, naming this folder and `me`;
 /// - the folder is a collaboration `me` takes part in, whose event log
 ///   obeys every rule and has ended (`completed` or `blocked`);
-/// - its sender is another participant of that collaboration, and the
+/// - its sender is a participant of that collaboration, and the
 ///   receiver's keys say it is that sender (a verified signature, or an
-///   unsigned sender the registry accepts; never a forged one);
+///   unsigned sender the registry accepts; never a forged one). The
+///   sender may be `me`: the notice its monitor leaves for a turn another
+///   tool handed over ([`crate::collab_turns`]), which only `me`'s own
+///   key verifies;
 /// - the receiver's policy lets the agent act on it alone: mail that
 ///   waits for a person (or is rejected) is never marked, approved or not.
 ///
@@ -337,7 +340,7 @@ pub fn retire_ended(
             continue;
         }
         let sender = message.from.agent_id.as_str();
-        if sender == me || !participants.iter().any(|p| p == sender) {
+        if !participants.iter().any(|p| p == sender) {
             continue;
         }
         if !judge.verify(message).known_sender() {

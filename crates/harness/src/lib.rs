@@ -5,6 +5,7 @@
 //! brought in below, so that `crate::<module>` names one module wherever
 //! it lives.
 
+pub mod collab_turns;
 pub mod collab_wake;
 pub mod harness;
 pub mod hook_gate;

@@ -13,12 +13,13 @@
 //! [`crate::watch`] (the file watch).
 
 use std::fs::{self, File};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use crate::audit::{AuditEvent, Event};
+use crate::collab_turns::Turns;
 use crate::config::AgentConfig;
 use crate::doorbell::{Backoff, Transport};
 use crate::error::{ConfigProblem, Error, Result};
@@ -29,7 +30,7 @@ use crate::message::format_time;
 use crate::runtime::Runtime;
 use crate::transport::RingEnv;
 use crate::wake::{Schedule, Waiting};
-use crate::watch::DirWatch;
+use crate::watch::{DirWatch, Names};
 
 /// Not `monitor.pid`: the bash AEA's `aea-monitor.sh` uses that name in the
 /// same folder, and its `status` deletes a pid file whose process it does
@@ -44,8 +45,15 @@ pub struct PidFile {
     pub started_at: String,
 }
 
-/// The file `monitor stop` makes, watched for by the monitor.
-const STOP: &[&str] = &[Private::MonitorStop.name()];
+/// The files of the private state the monitor watches for: the stop
+/// request `monitor stop` makes, and the list of collaborations whose
+/// folders it watches (see [`crate::collab_turns`]).
+const CONTROL: &[&str] = &[Private::MonitorStop.name(), Private::Collabs.name()];
+
+/// How often the monitor looks at the collaboration folders it watches
+/// when nothing woke it: a folder that could not be watched (missing for
+/// now, or replaced) is still looked at.
+const LOOK_EVERY: Duration = Duration::from_secs(60);
 
 fn open_lock(mailbox: &Mailbox) -> Result<File> {
     fsutil::open_lock(&mailbox.private_file(Private::MonitorLock)?)
@@ -118,6 +126,8 @@ pub struct Monitor<'a> {
     /// Mail to ring for, by the current policy (which may change while the
     /// monitor runs); errors count as none.
     pub waiting: &'a dyn Fn() -> Vec<Waiting>,
+    /// The collaborations to notice the agent's turn in, when it has an id.
+    pub turns: Option<&'a Turns<'a>>,
 }
 
 impl Monitor<'_> {
@@ -160,7 +170,8 @@ impl Monitor<'_> {
         // it only once the watch is set up, so that mail sent after `start`
         // returns is seen (the loop's first look catches what came before).
         let state = mailbox.layout().state().to_path_buf();
-        let watch = DirWatch::watching(&[mailbox.dir(), &state], crate::watch::Names::Mail(STOP));
+        let mut folders = self.turns.map(Turns::folders).unwrap_or_default();
+        let mut watch = self.watch(&state, &folders);
         fsutil::replace_atomic(
             &state_file(mailbox, Private::MonitorPid),
             &serde_json::to_vec(&pid).expect("a pid file always serialises"),
@@ -184,6 +195,23 @@ impl Monitor<'_> {
             if stop_asked() {
                 break;
             }
+            if let Some(turns) = self.turns {
+                // Watch a folder first, then look: an event between the two
+                // is seen either way.
+                let now = turns.folders();
+                if now != folders {
+                    folders = now;
+                    watch = self.watch(&state, &folders);
+                }
+                for noticed in turns.look(&folders) {
+                    if let Err(error) = noticed.outcome {
+                        log(Event::new(self.rt, AuditEvent::NotifyFailed)
+                            .with("transport", "collab")
+                            .with("folder", noticed.folder.display().to_string())
+                            .with("error", error));
+                    }
+                }
+            }
             let mut waiting = (self.waiting)();
             let arrived = schedule.observe(&waiting);
             if arrived || schedule.due(Instant::now()) {
@@ -201,15 +229,37 @@ impl Monitor<'_> {
             if stop_asked() {
                 break;
             }
-            let wait = schedule
+            // A collaboration folder that changed while the arrivals settled:
+            // its file event was taken by that wait too. Look again at once
+            // (a folder that did not change costs a `stat`).
+            if arrived && !folders.is_empty() {
+                continue;
+            }
+            let mut wait = schedule
                 .next_in(Instant::now())
                 .unwrap_or(Duration::from_secs(3600));
+            if !folders.is_empty() {
+                wait = wait.min(LOOK_EVERY);
+            }
             watch.wait(wait.max(Duration::from_millis(10)));
         }
         log(Event::new(self.rt, AuditEvent::MonitorStopped).with("pid", pid.pid));
         let _ = fs::remove_file(state_file(mailbox, Private::MonitorPid));
         drop(lock);
         Ok(())
+    }
+
+    /// The watch of the inbox, the private state's control files and the
+    /// turn files of each collaboration folder.
+    fn watch(&self, state: &Path, folders: &[PathBuf]) -> DirWatch {
+        let mail = Names::Mail(CONTROL);
+        let mut dirs: Vec<(&Path, Names)> = vec![(self.mailbox.dir(), mail), (state, mail)];
+        dirs.extend(
+            folders
+                .iter()
+                .map(|f| (f.as_path(), Names::Matching(crate::collab_turns::turn_file))),
+        );
+        DirWatch::watching_each(&dirs)
     }
 
     /// Lets a burst of arrivals finish — until nothing arrived for `quiet`, or

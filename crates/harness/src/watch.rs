@@ -117,10 +117,16 @@ impl DirWatch {
     /// folder twice a second for its sake made `aea bridge` re-read every
     /// file of every bridge twice a second, for as long as it ran.
     pub fn watching(dirs: &[&Path], names: Names) -> Self {
+        let each: Vec<(&Path, Names)> = dirs.iter().map(|dir| (*dir, names)).collect();
+        Self::watching_each(&each)
+    }
+
+    /// Watches each folder of `dirs` for its own names, in one watch.
+    pub fn watching_each(dirs: &[(&Path, Names)]) -> Self {
         let (tx, rx) = mpsc::channel();
         let backend: Vec<_> = dirs
             .iter()
-            .filter_map(|dir| backend::Handle::start(dir, names, tx.clone()).ok())
+            .filter_map(|(dir, names)| backend::Handle::start(dir, *names, tx.clone()).ok())
             .collect();
         DirWatch { rx, backend }
     }

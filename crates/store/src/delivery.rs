@@ -381,6 +381,46 @@ pub fn deliver(
     result
 }
 
+/// Delivers `draft` into the sender's own inbox, signed with its own key:
+/// a notice one of the agent's own processes leaves for it (the monitor's
+/// "your turn" in a collaboration another tool advanced). It goes nowhere
+/// else, so there is no `sent/` copy and no send record; the inbox's log
+/// has its `delivered` line. Returns the message id, its short reference
+/// and the file written.
+pub fn notify_self(
+    draft: &Draft,
+    sender: &Sender<'_>,
+    rt: &Runtime,
+) -> Result<(String, String, PathBuf)> {
+    let id = rt.uuid();
+    let me = Route::Local(Box::new(crate::route::Recipient {
+        id: sender.id.to_string(),
+        mailbox: sender.mailbox.clone(),
+    }));
+    let from = Party {
+        agent_id: sender.id.to_string(),
+        repo_path: Some(sender.mailbox.repo().display().to_string()),
+        user: Some(rt.user().to_string()),
+    };
+    let mut message = draft.message(&id, rt.now(), &from, &me);
+    if crate::layout::bash_readers(sender.mailbox.dir()) {
+        message.add_legacy_copy();
+    }
+    identity::sign(&mut message, sender.key);
+    let path = sender.mailbox.deliver(&message, rt)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    // Delivered either way; the process that leaves a notice has no one
+    // to tell that its log line is missing.
+    let _ = sender.mailbox.log(
+        &Event::new(rt, AuditEvent::Delivered)
+            .with("message", id.as_str())
+            .with("file", name.unwrap_or_default())
+            .with("from", sender.id),
+    );
+    let short_ref = crate::shortref::of(&crate::shortref::key(Some((sender.id, &id)), ""));
+    Ok((id, short_ref, path))
+}
+
 /// Lets a whole plain send's record go, once its answer was printed: a
 /// send of the same message from now on is a new message.
 pub fn settle(sender: &Sender<'_>, delivery: &Delivery) {

@@ -208,6 +208,9 @@ pub enum Private {
     Tmp,
     /// `collabs.json`: the collaboration folders `aea collab list` shows.
     Collabs,
+    /// `collab-turns.json`: what the monitor last saw of each of them, so
+    /// that a turn is noticed once.
+    CollabTurns,
     /// `installed.json`: what `init` installed and what the user opted out of.
     Installed,
     /// `gc.lock`: held by a running `aea gc`.
@@ -248,6 +251,7 @@ impl Private {
             Private::Announced => "announced",
             Private::Tmp => "tmp",
             Private::Collabs => "collabs.json",
+            Private::CollabTurns => "collab-turns.json",
             Private::Installed => "installed.json",
             Private::GcLock => "gc.lock",
             Private::SyncLock => "sync.lock",

@@ -11,6 +11,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use chrono::{DateTime, SubsecRound, Utc};
 use serde::Serialize;
@@ -19,6 +20,7 @@ use serde_json::{Map, Value};
 use super::docs::{self, Classification, ReadinessItem, ReadinessScan};
 use super::log::{self, Logged, Protocol, Shape};
 use super::machine::State;
+use super::sign::{self, Signer};
 use super::validate::{self, Report};
 use super::{
     Advice, CONCLUSION, DECISIONS, EVENTS, Event, EventName, FORBIDDEN_FILES, LOCK, PROTOCOL,
@@ -69,6 +71,8 @@ const SUMMARY_LIMIT: usize = 1000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Folder {
     path: PathBuf,
+    /// Who signs the events appended through it (see [`sign`]).
+    signer: Option<Arc<Signer>>,
 }
 
 /// The sections of one review (`aea collab review`); each item becomes a
@@ -148,7 +152,17 @@ struct Loaded {
 
 impl Folder {
     pub fn new(path: impl Into<PathBuf>) -> Folder {
-        Folder { path: path.into() }
+        Folder {
+            path: path.into(),
+            signer: None,
+        }
+    }
+
+    /// The folder, its events appended from now on signed by `signer`.
+    #[must_use]
+    pub fn signed_by(mut self, signer: Arc<Signer>) -> Folder {
+        self.signer = Some(signer);
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -284,7 +298,9 @@ impl Folder {
         map.insert("updatedAt".into(), at.into());
         let protocol = Protocol { map };
 
-        fsutil::create_exclusive(&self.path.join(EVENTS), event.to_line().as_bytes())?;
+        let line = event.to_line();
+        fsutil::create_exclusive(&self.path.join(EVENTS), line.as_bytes())?;
+        sign::record(&self.path, self.signer.as_deref(), &line, &line, 1);
         // Last: a folder with protocol.json is an initialized one.
         fsutil::create_exclusive_whole(&self.path.join(PROTOCOL), protocol.to_text().as_bytes())?;
         Ok(Some(event))
@@ -452,6 +468,16 @@ impl Folder {
             }
             return Err(e);
         }
+        // The line as the log now holds it, without a newline put before it.
+        let written = line.trim_start_matches('\n');
+        let first = events_text.lines().find(|l| !l.trim().is_empty());
+        sign::record(
+            &self.path,
+            self.signer.as_deref(),
+            first.unwrap_or(written),
+            written,
+            seq,
+        );
         let mut map = protocol.map;
         map.insert(
             "currentPhase".into(),

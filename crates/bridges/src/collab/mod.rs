@@ -13,8 +13,10 @@
 
 mod docs;
 mod folder;
+mod handover;
 mod log;
 mod machine;
+mod sign;
 mod validate;
 
 #[cfg(test)]
@@ -32,6 +34,8 @@ pub use docs::{
     readiness_items, scan_conclusion, scan_readiness, set_classification,
 };
 pub use folder::{Appended, Folder, LastEvent, Next, Review, turn};
+pub use handover::Handover;
+pub use sign::{Authors, Authorship, EventAuthor, SIDECAR, Signer, findings as author_findings};
 pub use validate::{Finding, Report};
 
 /// The files of a collaboration folder (the protocol's list).
@@ -142,6 +146,11 @@ word_enum! {
         ReviewHeading = "review_heading",
         /// The readiness helper was pointed at an item that is not there.
         ReadinessItem = "readiness_item",
+        /// An event carries no signature (`events.sig.jsonl`): nothing
+        /// shows that its `from` wrote it.
+        Unsigned = "unsigned",
+        /// An event's signature does not hold, or cannot be checked.
+        Signature = "signature",
     }
 }
 

@@ -52,7 +52,7 @@ pub use crate::layout::AEA_DIR;
 pub use accepted::is_record as is_accepted_record;
 pub use listed::StaleMarker;
 pub use message_file::{NOT_A_FILE, message_names_in, read_message_file};
-pub use records::Aside;
+pub use records::{Aside, SeenTurn};
 pub use vanished::{Vanished, lost_with_inbox};
 pub use views::{Announcements, Approvals, Inbox, Records, Sent};
 

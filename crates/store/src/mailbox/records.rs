@@ -3,12 +3,13 @@
 //! of the inbox), claims while it is being processed, deferrals, a
 //! person's approvals, and moving mail aside (`gc`, `quarantine`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 
 use super::{
     AlreadyDecided, Approval, ApprovalDecision, ApprovalRecord, Approvals, COLLABS_MAX, Claim,
@@ -21,6 +22,18 @@ use crate::layout::{self, Private, Shared};
 use crate::message::format_time;
 use crate::runtime::Runtime;
 use crate::words::OrUnknown;
+
+/// What the monitor last saw of one collaboration folder: the last event
+/// (the SHA-256 of its line), whether `protocol.json` then waited for this
+/// agent, and the last event it left a "your turn" notice for. A turn is
+/// noticed when the agent comes to be waited for, once per event.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeenTurn {
+    pub event: Option<String>,
+    pub waiting: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noticed: Option<String>,
+}
 
 /// Where a message `gc` or `quarantine` moves out of the inbox goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -580,6 +593,35 @@ impl Records<'_> {
             path,
             detail: format!("not a JSON list of folders: {e}"),
         })
+    }
+
+    /// What the monitor last saw of each collaboration folder (see
+    /// [`SeenTurn`]); an unreadable or damaged file is an error, a missing
+    /// one nothing seen.
+    pub fn collab_turns(&self) -> Result<BTreeMap<PathBuf, SeenTurn>> {
+        if !self.state_root()? {
+            return Ok(BTreeMap::new());
+        }
+        let path = self.layout.private(Private::CollabTurns);
+        let Some(bytes) = fsutil::read_state(&path, fsutil::SMALL_STATE_LIMIT)? else {
+            return Ok(BTreeMap::new());
+        };
+        serde_json::from_slice(&bytes).map_err(|e| Error::UnsafeState {
+            path,
+            detail: format!("not what the monitor saw of collaborations: {e}"),
+        })
+    }
+
+    /// Keeps what the monitor saw of each collaboration folder, for the
+    /// folders in `turns` alone (the monitor passes the ones it knows).
+    pub fn set_collab_turns(&self, turns: &BTreeMap<PathBuf, SeenTurn>) -> Result<()> {
+        let tmp = self.make_private_dir(Private::Tmp)?;
+        let text = serde_json::to_string_pretty(turns).expect("turns serialise");
+        fsutil::replace_atomic_via(
+            &tmp,
+            &self.layout.private(Private::CollabTurns),
+            text.as_bytes(),
+        )
     }
 
     /// Remembers collaboration folder `folder` (absolute) for `aea collab
