@@ -28,6 +28,19 @@ pub struct Sender<'a> {
     pub key: &'a SigningKey,
 }
 
+impl Sender<'_> {
+    /// The `from` of its mail: id, repository, OS user, and whether this
+    /// repository also sends unsigned mail.
+    fn party(&self, rt: &Runtime, also_unsigned: bool) -> Party {
+        Party {
+            agent_id: self.id.to_string(),
+            repo_path: Some(self.mailbox.repo().display().to_string()),
+            user: Some(rt.user().to_string()),
+            also_unsigned,
+        }
+    }
+}
+
 /// The files of a foreign protocol (OACP, Roo), which the bridge reads and
 /// writes: a send to such an agent writes its file through it, and whether
 /// that agent's folder holds a message already (a retried send, `aea
@@ -397,11 +410,8 @@ pub fn notify_self(
         id: sender.id.to_string(),
         mailbox: sender.mailbox.clone(),
     }));
-    let from = Party {
-        agent_id: sender.id.to_string(),
-        repo_path: Some(sender.mailbox.repo().display().to_string()),
-        user: Some(rt.user().to_string()),
-    };
+    // To itself: nothing to announce.
+    let from = sender.party(rt, false);
     let mut message = draft.message(&id, rt.now(), &from, &me);
     if crate::layout::bash_readers(sender.mailbox.dir()) {
         message.add_legacy_copy();
@@ -589,12 +599,7 @@ fn deliver_to(
         record: None,
     };
     let now = rt.now();
-    let from = Party {
-        agent_id: sender.id.to_string(),
-        repo_path: Some(sender.mailbox.repo().display().to_string()),
-        user: Some(rt.user().to_string()),
-        also_unsigned: crate::layout::bash_sender(sender.mailbox.dir()),
-    };
+    let from = sender.party(rt, crate::layout::bash_sender(sender.mailbox.dir()));
     let mut first_sent: Option<Message> = None;
     for (target, route) in resolved {
         let result = route.and_then(|r| {
