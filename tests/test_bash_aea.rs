@@ -1103,3 +1103,75 @@ fn saying_also_unsigned_decides_nothing() {
     let registry = fs::read_to_string(env.registry()).unwrap();
     assert!(!registry.contains("allow_unsigned = true"), "{registry}");
 }
+
+/// The bash AEA's scripts resolve their own links, so a person may link
+/// them into `.aea/scripts/` from one checkout instead of copying them.
+/// Such links are the bash AEA's scripts, not aea's shims: `init` leaves
+/// them as they are (it stopped on them, "is a symbolic link"), and they
+/// count as the bash sender and readers: `whoami` says the repository also
+/// sends unsigned, and mail to it carries the fields its readers parse.
+#[test]
+fn linked_bash_scripts_are_the_bash_aeas() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let backend = bash_install(&env, "backend");
+    let checkout = env.path().join("bash-aea/scripts");
+    fs::create_dir_all(&checkout).unwrap();
+    let scripts = backend.join(".aea/scripts");
+    for (name, text) in [("aea-send.sh", BASH_SEND), ("aea-check.sh", BASH_CHECK)] {
+        fs::write(checkout.join(name), text).unwrap();
+        let _ = fs::remove_file(scripts.join(name));
+        std::os::unix::fs::symlink(checkout.join(name), scripts.join(name)).unwrap();
+    }
+
+    env.ok(&backend, &["init", "--agents", "claude", "--no-git-hooks"]);
+    for name in ["aea-send.sh", "aea-check.sh"] {
+        let link = scripts.join(name);
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_link(&link).unwrap(), checkout.join(name));
+    }
+    assert_eq!(
+        fs::read_to_string(checkout.join("aea-send.sh")).unwrap(),
+        BASH_SEND
+    );
+    assert!(
+        scripts.join("aea-monitor.sh").is_file(),
+        "the missing shim is written"
+    );
+    let who = env.json(&backend, &["whoami"]);
+    assert_eq!(who["also_unsigned"], true, "{who}");
+
+    env.send(
+        &web,
+        "claude-backend",
+        &["--type", "update", "--subject", "s", "--body", "b"],
+    );
+    let files = inbox_files(&backend);
+    let text = fs::read_to_string(backend.join(".aea").join(&files[0])).unwrap();
+    assert!(
+        text.contains("\"sender\""),
+        "the bash readers' copy: {text}"
+    );
+
+    // A link to anything but a file (here a FIFO) is nobody's sender, and
+    // is neither opened nor replaced.
+    let fifo = env.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    fs::remove_file(scripts.join("aea-send.sh")).unwrap();
+    std::os::unix::fs::symlink(&fifo, scripts.join("aea-send.sh")).unwrap();
+    let who = env.json(&backend, &["whoami"]);
+    assert_eq!(who["also_unsigned"], false, "{who}");
+    env.ok(&backend, &["init", "--agents", "claude", "--no-git-hooks"]);
+    assert_eq!(fs::read_link(scripts.join("aea-send.sh")).unwrap(), fifo);
+}

@@ -124,6 +124,11 @@ fn bash_script(path: &Path) -> bool {
     // read without following a symlink, never a FIFO, at most 1 MiB.
     match fsutil::read_limited(path, 1 << 20) {
         Ok(bytes) => !String::from_utf8_lossy(&bytes).contains(OWNED_MARKER),
+        // aea writes its shims as files, never as links: a link there to a
+        // script (the bash AEA's scripts resolve their own links, so a
+        // person may link them in from one checkout) is not aea's. Only
+        // the link's target kind is asked, which opens nothing.
+        Err(fsutil::ReadLimited::Symlink) => fs::metadata(path).is_ok_and(|m| m.is_file()),
         Err(_) => false,
     }
 }

@@ -8,6 +8,7 @@
 //! that aea did not write (the bash AEA's own) is left alone: it still
 //! works. The shims live in `.aea/`, so `uninstall` takes them with it.
 
+use std::fs;
 use std::path::Path;
 
 use crate::error::Result;
@@ -42,6 +43,13 @@ pub fn install(aea_dir: &Path, exe: &Path) -> Result<Vec<String>> {
     let mut written = Vec::new();
     for (name, command) in SHIMS {
         let path = dir.join(name);
+        // aea writes its shims as files: a link there is someone else's
+        // script (the bash AEA's, linked in from one checkout; its scripts
+        // resolve their own links), left alone like any script aea did not
+        // write, and neither followed nor read.
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            continue;
+        }
         let text = shim(name, command, exe);
         let current = fsutil::read_optional(&path)?;
         let write = match &current {
