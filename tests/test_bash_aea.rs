@@ -1175,3 +1175,67 @@ fn linked_bash_scripts_are_the_bash_aeas() {
     env.ok(&backend, &["init", "--agents", "claude", "--no-git-hooks"]);
     assert_eq!(fs::read_link(scripts.join("aea-send.sh")).unwrap(), fifo);
 }
+
+/// A bash registry entry whose repository is gone (deleted, moved, or
+/// its `.aea/` removed by the bash uninstaller) is named with the file and
+/// the fix, like one of aea's own, and does not stop the search: a
+/// repository of that id beside the sender is still found (the error was
+/// `cannot find …/far/backend`, exit 1, and naming neither).
+#[test]
+fn a_stale_bash_registry_entry_is_named_and_passed_over() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let far = bash_install(&env, "far/backend");
+    let other = bash_install(&env, "far/other");
+    let agents = env.registry().with_file_name("agents.yaml");
+    fs::write(&agents, registered_by_the_script(&other, &far)).unwrap();
+    let send = |to: &str| {
+        env.run(
+            &web,
+            &[
+                "send",
+                "--to",
+                to,
+                "--type",
+                "update",
+                "--subject",
+                "s",
+                "--body",
+                "b",
+            ],
+        )
+    };
+    // Its question, then the repository goes away.
+    bash_mail(&web, "claude-backend", "20251014T100000Z", "where?");
+    fs::remove_dir_all(&far).unwrap();
+    fs::remove_dir_all(other.join(".aea")).unwrap();
+    for (id, why) in [
+        ("claude-backend", "no longer exists"),
+        ("claude-other", "has no .aea/ folder"),
+    ] {
+        let out = send(id);
+        assert_eq!(code(&out), 3, "{id}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(&agents.display().to_string()), "{err}");
+        assert!(err.contains(why), "{err}");
+        assert!(
+            err.contains(&format!("aea agents add {id} --path")),
+            "{err}"
+        );
+    }
+    // Its reply says the same of the bash registry, not "not in the registry".
+    let check = env.json(&web, &["check"]);
+    let reference = check["messages"][0]["ref"].as_str().unwrap().to_string();
+    env.ok(&web, &["approve", &reference]);
+    let out = env.run(&web, &["reply", &reference, "--body", "here"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains(&agents.display().to_string()), "{err}");
+    assert!(err.contains("no longer exists"), "{err}");
+
+    // Moved next to web: found there.
+    let moved = bash_install(&env, "backend");
+    let out = send("claude-backend");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(inbox_files(&moved).len(), 1);
+}
