@@ -1239,3 +1239,52 @@ fn a_stale_bash_registry_entry_is_named_and_passed_over() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(inbox_files(&moved).len(), 1);
 }
+
+/// `aea-registry.sh disable ID` rewrites the entry's `enabled:` line with
+/// awk (`$2 = "false"`), which rebuilds the line from its fields and drops
+/// its indent: `enabled: false` at the start of a line, inside the entry.
+/// Its own lookups then take the entry as disabled; aea read the whole file
+/// as broken YAML, so every bash agent was lost after one `disable`. The
+/// line is the entry's: disabled says disabled, the others are found.
+#[test]
+fn the_bash_registry_reads_as_its_disable_command_leaves_it() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let other = bash_install(&env, "far/other");
+    let backend = bash_install(&env, "far/backend");
+    let agents = env.registry().with_file_name("agents.yaml");
+    let disabled = registered_by_the_script(&other, &backend).replacen(
+        "    path: PLACE\n    enabled: true\n"
+            .replace("PLACE", &backend.display().to_string())
+            .as_str(),
+        &format!("    path: {}\nenabled: false\n", backend.display()),
+        1,
+    );
+    assert!(disabled.contains("\nenabled: false\n"), "{disabled}");
+    fs::write(&agents, &disabled).unwrap();
+    let send = |to: &str| {
+        env.run(
+            &web,
+            &[
+                "send",
+                "--to",
+                to,
+                "--type",
+                "update",
+                "--subject",
+                "s",
+                "--body",
+                "b",
+            ],
+        )
+    };
+    let out = send("claude-backend");
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(stderr(&out).contains("disabled"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("not YAML"), "{}", stderr(&out));
+    assert!(inbox_files(&backend).is_empty());
+    let out = send("claude-other");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(inbox_files(&other).len(), 1);
+    assert_eq!(fs::read_to_string(&agents).unwrap(), disabled, "read only");
+}
