@@ -1288,3 +1288,82 @@ fn the_bash_registry_reads_as_its_disable_command_leaves_it() {
     assert_eq!(inbox_files(&other).len(), 1);
     assert_eq!(fs::read_to_string(&agents).unwrap(), disabled, "read only");
 }
+
+/// Accepting an id's unsigned mail is the receiver's decision, and so is
+/// taking it back: `agents trust ID` without `--allow-unsigned` (to pin a
+/// key again, say) turns that id's unsigned mail, approved mail too, back
+/// into forgeries, and says so. The hints after `agents add
+/// --allow-unsigned` keep the flag in every command they name.
+#[test]
+fn taking_back_allow_unsigned_is_said_and_hints_keep_it() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let backend = bash_install(&env, "backend");
+    fs::write(backend.join(".aea/scripts/aea-send.sh"), BASH_SEND).unwrap();
+
+    // A pure bash agent: no key to pin, its unsigned mail accepted.
+    let out = env.run(
+        &web,
+        &[
+            "agents",
+            "add",
+            "claude-backend",
+            "--path",
+            backend.to_str().unwrap(),
+            "--allow-unsigned",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains("aea agents trust claude-backend --key ed25519:… --allow-unsigned"),
+        "{said}"
+    );
+    let oacp = env.path().join("oacp/agents/x");
+    fs::create_dir_all(oacp.join("inbox")).unwrap();
+    let out = env.run(
+        &web,
+        &[
+            "agents",
+            "add",
+            "oa",
+            "--oacp",
+            oacp.to_str().unwrap(),
+            "--allow-unsigned",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        !said.contains("`aea agents trust oa --allow-unsigned`"),
+        "already done: {said}"
+    );
+
+    // Then it gets aea: its key pinned with the flag, its bash mail approved.
+    env.ok(&backend, &["init", "--no-agent-files", "--no-git-hooks"]);
+    env.ok(
+        &web,
+        &["agents", "trust", "claude-backend", "--allow-unsigned"],
+    );
+    let early = bash_mail(&web, "claude-backend", "20251014T100000Z", "early");
+    let early = (early.as_str(), "20251014T100000Z");
+    assert!(listed(&env, &web, early).starts_with("listed \"unverified\""));
+
+    // The same key pinned again without the flag: said, not silent.
+    let out = env.run(&web, &["agents", "trust", "claude-backend"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("no longer accepted"), "{err}");
+    assert!(
+        err.contains("aea agents trust claude-backend --allow-unsigned"),
+        "{err}"
+    );
+    assert!(listed(&env, &web, early).starts_with("invalid \"forged"));
+    // Pinning again when nothing changes says nothing of it.
+    let out = env.run(&web, &["agents", "trust", "claude-backend"]);
+    assert!(
+        !stderr(&out).contains("no longer accepted"),
+        "{}",
+        stderr(&out)
+    );
+}
