@@ -1367,3 +1367,45 @@ fn taking_back_allow_unsigned_is_said_and_hints_keep_it() {
         stderr(&out)
     );
 }
+
+/// The bash scripts deliver by copying into a repository on this machine
+/// (`aea-send.sh` looks the path up in `agents.yaml`); nothing of theirs
+/// goes through a mail remote. So a peer that reaches the agent through
+/// one only ever gets aea's signed mail: `whoami`'s line for it has no
+/// `--allow-unsigned` (which would let anyone who can push there claim the
+/// id unsigned, for nothing), and that peer's `check` does not tell its
+/// person to run `--allow-unsigned` when the signed mail announces it.
+#[test]
+fn a_peer_behind_a_mail_remote_is_never_told_to_allow_unsigned() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    fs::write(a.repo.join(".aea/scripts/aea-send.sh"), BASH_SEND).unwrap();
+
+    let who = a.json(&env, &["whoami"]);
+    assert_eq!(who["also_unsigned"], true, "{who}");
+    let pin = who["pin"].as_str().unwrap();
+    assert!(pin.contains("--remote"), "{pin}");
+    assert!(!pin.contains("--allow-unsigned"), "{pin}");
+    let text = a.ok(&env, &["whoami"]);
+    let pin_line = text.lines().find(|l| l.contains("aea agents add")).unwrap();
+    assert!(!pin_line.contains("--allow-unsigned"), "{text}");
+    assert!(text.contains("also sends unsigned"), "{text}");
+    assert!(text.contains("never through the remote"), "{text}");
+
+    let id = a.send(&env, "bb", "hello");
+    a.ok(&env, &["sync"]);
+    b.ok(&env, &["sync"]);
+    let report = b.json(&env, &["check"]);
+    let item = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(item["sender"], "verified", "{item}");
+    assert!(item.get("sender_also_unsigned").is_none(), "{item}");
+    let text = b.ok(&env, &["check"]);
+    assert!(!text.contains("--allow-unsigned"), "{text}");
+}
