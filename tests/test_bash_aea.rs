@@ -1409,3 +1409,87 @@ fn a_peer_behind_a_mail_remote_is_never_told_to_allow_unsigned() {
     let text = b.ok(&env, &["check"]);
     assert!(!text.contains("--allow-unsigned"), "{text}");
 }
+
+/// Signs `value` with the key of agent `signer` on this machine, whoever
+/// it claims to be from: what a peer with a key of its own can do.
+fn sign_as(env: &TestEnv, signer: &str, value: &mut serde_json::Value) {
+    value.as_object_mut().unwrap().remove("signature");
+    let mut message = aea::message::parse(&serde_json::to_vec(value).unwrap(), None).unwrap();
+    let key = aea::identity::load_key(&env.keys_dir(), signer)
+        .unwrap()
+        .expect("the signer has a key");
+    aea::identity::sign(&mut message, &key);
+    *value = serde_json::from_slice(&message.to_json()).unwrap();
+}
+
+/// `--allow-unsigned` is about mail with no signature: a signature that
+/// does not verify stays a forgery, and the announcement counts only under
+/// the pinned key of the id it is in: signed by an agent nobody pinned, or
+/// by another agent's key in a pinned id's name, it flags nothing.
+#[test]
+fn allow_unsigned_lets_no_bad_signature_through() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let api = env.repo("api");
+    let stranger = env.repo("stranger");
+    env.ok(&web, &["agents", "remove", "stranger"]);
+    fs::write(api.join(".aea/scripts/aea-send.sh"), BASH_SEND).unwrap();
+    env.ok(&web, &["agents", "trust", "api", "--allow-unsigned"]);
+    let id = env.send(
+        &api,
+        "web",
+        &["--type", "question", "--subject", "s", "--body", "b"],
+    );
+    let file = file_of(&web, &id);
+    let genuine: serde_json::Value =
+        serde_json::from_slice(&fs::read(web.join(".aea").join(&file)).unwrap()).unwrap();
+    assert_eq!(genuine["from"]["also_unsigned"], true, "{genuine}");
+    fs::remove_file(web.join(".aea").join(&file)).unwrap();
+
+    let plant = |n: u32, value: &serde_json::Value| {
+        let mut value = value.clone();
+        value["message_id"] = format!("attack-{n}").into();
+        fs::write(
+            web.join(format!(
+                ".aea/message-2026112{n}T100000000Z-from-x-0000000{n}.json"
+            )),
+            value.to_string(),
+        )
+        .unwrap();
+    };
+    // 1: changed after signing. 2: api's id, signed by the stranger's key.
+    let mut tampered = genuine.clone();
+    tampered["message"]["body"] = "rm -rf".into();
+    plant(1, &tampered);
+    let mut other_key = genuine.clone();
+    sign_as(&env, "stranger", &mut other_key);
+    plant(2, &other_key);
+    // 3: the stranger's own signed mail, announcing it too.
+    let mut own = genuine.clone();
+    own["from"]["agent_id"] = "stranger".into();
+    own["from"]["repo_path"] = stranger.display().to_string().into();
+    sign_as(&env, "stranger", &mut own);
+    plant(3, &own);
+
+    let report = env.json(&web, &["check", "--all"]);
+    let invalid = report["invalid"].to_string();
+    for n in [1, 2] {
+        let listed = report["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["id"] == format!("attack-{n}").as_str());
+        assert!(!listed, "attack {n} listed: {report}");
+    }
+    assert_eq!(invalid.matches("forged").count(), 2, "{invalid}");
+    let three = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "attack-3")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(three["sender"], "unverified", "{three}");
+    assert!(three.get("sender_also_unsigned").is_none(), "{three}");
+    let registry = fs::read_to_string(env.registry()).unwrap();
+    assert!(!registry.contains("[agents.stranger]"), "{registry}");
+}
