@@ -1493,3 +1493,78 @@ fn allow_unsigned_lets_no_bad_signature_through() {
     let registry = fs::read_to_string(env.registry()).unwrap();
     assert!(!registry.contains("[agents.stranger]"), "{registry}");
 }
+
+/// `aea uninstall` on a bash AEA install moved the whole `.aea/` into a
+/// backup (`--purge` deleted it): the bash scripts, their config and mail
+/// with it, while the hooks it put back still run
+/// `bash .aea/scripts/aea-auto-processor.sh`. The folder is the bash AEA's
+/// too: it stays, and only what `init` added leaves it, `--purge` or not.
+#[test]
+fn uninstall_leaves_the_bash_aeas_folder_working() {
+    let env = TestEnv::new();
+    let backend = bash_install(&env, "backend");
+    let web = env.repo("web");
+    fs::write(backend.join(".aea/scripts/aea-send.sh"), BASH_SEND).unwrap();
+    let aea = backend.join(".aea");
+    let before = snapshot(&aea);
+    for purge in [false, true] {
+        env.ok(&backend, &["init", "--agents", "claude"]);
+        assert_ne!(
+            fs::read_to_string(aea.join("agent-config.yaml")).unwrap(),
+            BASH_CONFIG,
+            "init published the key"
+        );
+        env.send(
+            &web,
+            "claude-backend",
+            &["--type", "update", "--subject", "s", "--body", "b"],
+        );
+        let mail = inbox_files(&backend);
+        let args: &[&str] = if purge {
+            &["uninstall", "--purge"]
+        } else {
+            &["uninstall"]
+        };
+        let report = env.json(&backend, args);
+        assert_eq!(report["bash_install"], true, "{report}");
+        assert!(report["backup"].is_null(), "{report}");
+        let removed = report["removed"].to_string();
+        assert!(removed.contains(".aea/scripts/aea-monitor.sh"), "{removed}");
+        assert!(removed.contains("agent.public_key"), "{removed}");
+        assert_eq!(
+            fs::read_to_string(aea.join("agent-config.yaml")).unwrap(),
+            BASH_CONFIG,
+            "the installer's config, byte for byte"
+        );
+        // Every file of the bash install is as it was (the log both write
+        // to only grew); the mail stays.
+        let now = snapshot(&aea);
+        for (path, bytes) in &before {
+            let kept = now.iter().find(|(p, _)| p == path).map(|(_, b)| b);
+            if path.ends_with("agent.log") {
+                assert!(kept.is_some_and(|b| b.starts_with(bytes)));
+            } else {
+                assert_eq!(kept, Some(bytes), "{}", path.display());
+            }
+        }
+        for file in &mail {
+            assert!(aea.join(file).is_file(), "{file}");
+        }
+        assert!(!aea.join(".gitignore").exists());
+        assert!(!aea.join("scripts/aea-monitor.sh").exists());
+        let backups = fs::read_dir(&backend)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".aea-backup")
+            })
+            .count();
+        assert_eq!(backups, 0);
+        for file in mail {
+            fs::remove_file(aea.join(file)).unwrap();
+        }
+    }
+}

@@ -118,6 +118,13 @@ pub fn bash_sender(aea_dir: &Path) -> bool {
     bash_script(&aea_dir.join(Shared::Scripts.name()).join("aea-send.sh"))
 }
 
+/// Whether `.aea/` at `aea_dir` is (also) the bash AEA's install: its
+/// checker or its sender is there and is not aea's shim. `aea uninstall`
+/// then leaves the folder where its scripts read it.
+pub fn bash_install(aea_dir: &Path) -> bool {
+    bash_readers(aea_dir) || bash_sender(aea_dir)
+}
+
 /// A script there that aea did not write.
 fn bash_script(path: &Path) -> bool {
     // Anyone's file (a cloned repository, a sender sharing the folder):

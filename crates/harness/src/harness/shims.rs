@@ -11,7 +11,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::hooks::{make_executable, sh_quote};
 
@@ -63,4 +63,24 @@ pub fn install(aea_dir: &Path, exe: &Path) -> Result<Vec<String>> {
         }
     }
     Ok(written)
+}
+
+/// Removes the shims aea wrote into `aea_dir` (files with its marker),
+/// leaving any other script or link there; returns the ones removed,
+/// relative to `.aea/`. For `uninstall` where `.aea/` stays (the bash
+/// AEA's install).
+pub fn remove(aea_dir: &Path) -> Result<Vec<String>> {
+    let dir = aea_dir.join(SCRIPTS_DIR);
+    let mut removed = Vec::new();
+    for (name, _) in SHIMS {
+        let path = dir.join(name);
+        // Never followed: a link or a FIFO there is not aea's.
+        let ours = fsutil::read_limited(&path, 1 << 20)
+            .is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains(OWNED_MARKER));
+        if ours {
+            fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
+            removed.push(format!("{SCRIPTS_DIR}/{name}"));
+        }
+    }
+    Ok(removed)
 }
