@@ -1103,3 +1103,468 @@ fn saying_also_unsigned_decides_nothing() {
     let registry = fs::read_to_string(env.registry()).unwrap();
     assert!(!registry.contains("allow_unsigned = true"), "{registry}");
 }
+
+/// The bash AEA's scripts resolve their own links, so a person may link
+/// them into `.aea/scripts/` from one checkout instead of copying them.
+/// Such links are the bash AEA's scripts, not aea's shims: `init` leaves
+/// them as they are (it stopped on them, "is a symbolic link"), and they
+/// count as the bash sender and readers: `whoami` says the repository also
+/// sends unsigned, and mail to it carries the fields its readers parse.
+#[test]
+fn linked_bash_scripts_are_the_bash_aeas() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let backend = bash_install(&env, "backend");
+    let checkout = env.path().join("bash-aea/scripts");
+    fs::create_dir_all(&checkout).unwrap();
+    let scripts = backend.join(".aea/scripts");
+    for (name, text) in [("aea-send.sh", BASH_SEND), ("aea-check.sh", BASH_CHECK)] {
+        fs::write(checkout.join(name), text).unwrap();
+        let _ = fs::remove_file(scripts.join(name));
+        std::os::unix::fs::symlink(checkout.join(name), scripts.join(name)).unwrap();
+    }
+
+    env.ok(&backend, &["init", "--agents", "claude", "--no-git-hooks"]);
+    for name in ["aea-send.sh", "aea-check.sh"] {
+        let link = scripts.join(name);
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_link(&link).unwrap(), checkout.join(name));
+    }
+    assert_eq!(
+        fs::read_to_string(checkout.join("aea-send.sh")).unwrap(),
+        BASH_SEND
+    );
+    assert!(
+        scripts.join("aea-monitor.sh").is_file(),
+        "the missing shim is written"
+    );
+    let who = env.json(&backend, &["whoami"]);
+    assert_eq!(who["also_unsigned"], true, "{who}");
+
+    env.send(
+        &web,
+        "claude-backend",
+        &["--type", "update", "--subject", "s", "--body", "b"],
+    );
+    let files = inbox_files(&backend);
+    let text = fs::read_to_string(backend.join(".aea").join(&files[0])).unwrap();
+    assert!(
+        text.contains("\"sender\""),
+        "the bash readers' copy: {text}"
+    );
+
+    // A link to anything but a file (here a FIFO) is nobody's sender, and
+    // is neither opened nor replaced.
+    let fifo = env.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    fs::remove_file(scripts.join("aea-send.sh")).unwrap();
+    std::os::unix::fs::symlink(&fifo, scripts.join("aea-send.sh")).unwrap();
+    let who = env.json(&backend, &["whoami"]);
+    assert_eq!(who["also_unsigned"], false, "{who}");
+    env.ok(&backend, &["init", "--agents", "claude", "--no-git-hooks"]);
+    assert_eq!(fs::read_link(scripts.join("aea-send.sh")).unwrap(), fifo);
+}
+
+/// A bash registry entry whose repository is gone (deleted, moved, or
+/// its `.aea/` removed by the bash uninstaller) is named with the file and
+/// the fix, like one of aea's own, and does not stop the search: a
+/// repository of that id beside the sender is still found (the error was
+/// `cannot find …/far/backend`, exit 1, and naming neither).
+#[test]
+fn a_stale_bash_registry_entry_is_named_and_passed_over() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let far = bash_install(&env, "far/backend");
+    let other = bash_install(&env, "far/other");
+    let agents = env.registry().with_file_name("agents.yaml");
+    fs::write(&agents, registered_by_the_script(&other, &far)).unwrap();
+    let send = |to: &str| {
+        env.run(
+            &web,
+            &[
+                "send",
+                "--to",
+                to,
+                "--type",
+                "update",
+                "--subject",
+                "s",
+                "--body",
+                "b",
+            ],
+        )
+    };
+    // Its question, then the repository goes away.
+    bash_mail(&web, "claude-backend", "20251014T100000Z", "where?");
+    fs::remove_dir_all(&far).unwrap();
+    fs::remove_dir_all(other.join(".aea")).unwrap();
+    for (id, why) in [
+        ("claude-backend", "no longer exists"),
+        ("claude-other", "has no .aea/ folder"),
+    ] {
+        let out = send(id);
+        assert_eq!(code(&out), 3, "{id}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(&agents.display().to_string()), "{err}");
+        assert!(err.contains(why), "{err}");
+        assert!(
+            err.contains(&format!("aea agents add {id} --path")),
+            "{err}"
+        );
+    }
+    // Its reply says the same of the bash registry, not "not in the registry".
+    let check = env.json(&web, &["check"]);
+    let reference = check["messages"][0]["ref"].as_str().unwrap().to_string();
+    env.ok(&web, &["approve", &reference]);
+    let out = env.run(&web, &["reply", &reference, "--body", "here"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains(&agents.display().to_string()), "{err}");
+    assert!(err.contains("no longer exists"), "{err}");
+
+    // Moved next to web: found there.
+    let moved = bash_install(&env, "backend");
+    let out = send("claude-backend");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(inbox_files(&moved).len(), 1);
+}
+
+/// `aea-registry.sh disable ID` rewrites the entry's `enabled:` line with
+/// awk (`$2 = "false"`), which rebuilds the line from its fields and drops
+/// its indent: `enabled: false` at the start of a line, inside the entry.
+/// Its own lookups then take the entry as disabled; aea read the whole file
+/// as broken YAML, so every bash agent was lost after one `disable`. The
+/// line is the entry's: disabled says disabled, the others are found.
+#[test]
+fn the_bash_registry_reads_as_its_disable_command_leaves_it() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let other = bash_install(&env, "far/other");
+    let backend = bash_install(&env, "far/backend");
+    let agents = env.registry().with_file_name("agents.yaml");
+    let disabled = registered_by_the_script(&other, &backend).replacen(
+        "    path: PLACE\n    enabled: true\n"
+            .replace("PLACE", &backend.display().to_string())
+            .as_str(),
+        &format!("    path: {}\nenabled: false\n", backend.display()),
+        1,
+    );
+    assert!(disabled.contains("\nenabled: false\n"), "{disabled}");
+    fs::write(&agents, &disabled).unwrap();
+    let send = |to: &str| {
+        env.run(
+            &web,
+            &[
+                "send",
+                "--to",
+                to,
+                "--type",
+                "update",
+                "--subject",
+                "s",
+                "--body",
+                "b",
+            ],
+        )
+    };
+    let out = send("claude-backend");
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(stderr(&out).contains("disabled"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("not YAML"), "{}", stderr(&out));
+    assert!(inbox_files(&backend).is_empty());
+    let out = send("claude-other");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(inbox_files(&other).len(), 1);
+    assert_eq!(fs::read_to_string(&agents).unwrap(), disabled, "read only");
+}
+
+/// Accepting an id's unsigned mail is the receiver's decision, and so is
+/// taking it back: `agents trust ID` without `--allow-unsigned` (to pin a
+/// key again, say) turns that id's unsigned mail, approved mail too, back
+/// into forgeries, and says so. The hints after `agents add
+/// --allow-unsigned` keep the flag in every command they name.
+#[test]
+fn taking_back_allow_unsigned_is_said_and_hints_keep_it() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let backend = bash_install(&env, "backend");
+    fs::write(backend.join(".aea/scripts/aea-send.sh"), BASH_SEND).unwrap();
+
+    // A pure bash agent: no key to pin, its unsigned mail accepted.
+    let out = env.run(
+        &web,
+        &[
+            "agents",
+            "add",
+            "claude-backend",
+            "--path",
+            backend.to_str().unwrap(),
+            "--allow-unsigned",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains("aea agents trust claude-backend --key ed25519:… --allow-unsigned"),
+        "{said}"
+    );
+    let oacp = env.path().join("oacp/agents/x");
+    fs::create_dir_all(oacp.join("inbox")).unwrap();
+    let out = env.run(
+        &web,
+        &[
+            "agents",
+            "add",
+            "oa",
+            "--oacp",
+            oacp.to_str().unwrap(),
+            "--allow-unsigned",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        !said.contains("`aea agents trust oa --allow-unsigned`"),
+        "already done: {said}"
+    );
+
+    // Then it gets aea: its key pinned with the flag, its bash mail approved.
+    env.ok(&backend, &["init", "--no-agent-files", "--no-git-hooks"]);
+    env.ok(
+        &web,
+        &["agents", "trust", "claude-backend", "--allow-unsigned"],
+    );
+    let early = bash_mail(&web, "claude-backend", "20251014T100000Z", "early");
+    let early = (early.as_str(), "20251014T100000Z");
+    assert!(listed(&env, &web, early).starts_with("listed \"unverified\""));
+
+    // The same key pinned again without the flag: said, not silent.
+    let out = env.run(&web, &["agents", "trust", "claude-backend"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("no longer accepted"), "{err}");
+    assert!(
+        err.contains("aea agents trust claude-backend --allow-unsigned"),
+        "{err}"
+    );
+    assert!(listed(&env, &web, early).starts_with("invalid \"forged"));
+    // Pinning again when nothing changes says nothing of it.
+    let out = env.run(&web, &["agents", "trust", "claude-backend"]);
+    assert!(
+        !stderr(&out).contains("no longer accepted"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// The bash scripts deliver by copying into a repository on this machine
+/// (`aea-send.sh` looks the path up in `agents.yaml`); nothing of theirs
+/// goes through a mail remote. So a peer that reaches the agent through
+/// one only ever gets aea's signed mail: `whoami`'s line for it has no
+/// `--allow-unsigned` (which would let anyone who can push there claim the
+/// id unsigned, for nothing), and that peer's `check` does not tell its
+/// person to run `--allow-unsigned` when the signed mail announces it.
+#[test]
+fn a_peer_behind_a_mail_remote_is_never_told_to_allow_unsigned() {
+    let env = TestEnv::new();
+    let remote = bare_remote(&env);
+    let a = Machine::new(&env, "aa", &remote, &["bb"]);
+    let b = Machine::new(&env, "bb", &remote, &["aa"]);
+    fs::write(a.repo.join(".aea/scripts/aea-send.sh"), BASH_SEND).unwrap();
+
+    let who = a.json(&env, &["whoami"]);
+    assert_eq!(who["also_unsigned"], true, "{who}");
+    let pin = who["pin"].as_str().unwrap();
+    assert!(pin.contains("--remote"), "{pin}");
+    assert!(!pin.contains("--allow-unsigned"), "{pin}");
+    let text = a.ok(&env, &["whoami"]);
+    let pin_line = text.lines().find(|l| l.contains("aea agents add")).unwrap();
+    assert!(!pin_line.contains("--allow-unsigned"), "{text}");
+    assert!(text.contains("also sends unsigned"), "{text}");
+    assert!(text.contains("never through the remote"), "{text}");
+
+    let id = a.send(&env, "bb", "hello");
+    a.ok(&env, &["sync"]);
+    b.ok(&env, &["sync"]);
+    let report = b.json(&env, &["check"]);
+    let item = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(item["sender"], "verified", "{item}");
+    assert!(item.get("sender_also_unsigned").is_none(), "{item}");
+    let text = b.ok(&env, &["check"]);
+    assert!(!text.contains("--allow-unsigned"), "{text}");
+}
+
+/// Signs `value` with the key of agent `signer` on this machine, whoever
+/// it claims to be from: what a peer with a key of its own can do.
+fn sign_as(env: &TestEnv, signer: &str, value: &mut serde_json::Value) {
+    value.as_object_mut().unwrap().remove("signature");
+    let mut message = aea::message::parse(&serde_json::to_vec(value).unwrap(), None).unwrap();
+    let key = aea::identity::load_key(&env.keys_dir(), signer)
+        .unwrap()
+        .expect("the signer has a key");
+    aea::identity::sign(&mut message, &key);
+    *value = serde_json::from_slice(&message.to_json()).unwrap();
+}
+
+/// `--allow-unsigned` is about mail with no signature: a signature that
+/// does not verify stays a forgery, and the announcement counts only under
+/// the pinned key of the id it is in: signed by an agent nobody pinned, or
+/// by another agent's key in a pinned id's name, it flags nothing.
+#[test]
+fn allow_unsigned_lets_no_bad_signature_through() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let api = env.repo("api");
+    let stranger = env.repo("stranger");
+    env.ok(&web, &["agents", "remove", "stranger"]);
+    fs::write(api.join(".aea/scripts/aea-send.sh"), BASH_SEND).unwrap();
+    env.ok(&web, &["agents", "trust", "api", "--allow-unsigned"]);
+    let id = env.send(
+        &api,
+        "web",
+        &["--type", "question", "--subject", "s", "--body", "b"],
+    );
+    let file = file_of(&web, &id);
+    let genuine: serde_json::Value =
+        serde_json::from_slice(&fs::read(web.join(".aea").join(&file)).unwrap()).unwrap();
+    assert_eq!(genuine["from"]["also_unsigned"], true, "{genuine}");
+    fs::remove_file(web.join(".aea").join(&file)).unwrap();
+
+    let plant = |n: u32, value: &serde_json::Value| {
+        let mut value = value.clone();
+        value["message_id"] = format!("attack-{n}").into();
+        fs::write(
+            web.join(format!(
+                ".aea/message-2026112{n}T100000000Z-from-x-0000000{n}.json"
+            )),
+            value.to_string(),
+        )
+        .unwrap();
+    };
+    // 1: changed after signing. 2: api's id, signed by the stranger's key.
+    let mut tampered = genuine.clone();
+    tampered["message"]["body"] = "rm -rf".into();
+    plant(1, &tampered);
+    let mut other_key = genuine.clone();
+    sign_as(&env, "stranger", &mut other_key);
+    plant(2, &other_key);
+    // 3: the stranger's own signed mail, announcing it too.
+    let mut own = genuine.clone();
+    own["from"]["agent_id"] = "stranger".into();
+    own["from"]["repo_path"] = stranger.display().to_string().into();
+    sign_as(&env, "stranger", &mut own);
+    plant(3, &own);
+
+    let report = env.json(&web, &["check", "--all"]);
+    let invalid = report["invalid"].to_string();
+    for n in [1, 2] {
+        let listed = report["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["id"] == format!("attack-{n}").as_str());
+        assert!(!listed, "attack {n} listed: {report}");
+    }
+    assert_eq!(invalid.matches("forged").count(), 2, "{invalid}");
+    let three = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "attack-3")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(three["sender"], "unverified", "{three}");
+    assert!(three.get("sender_also_unsigned").is_none(), "{three}");
+    let registry = fs::read_to_string(env.registry()).unwrap();
+    assert!(!registry.contains("[agents.stranger]"), "{registry}");
+}
+
+/// `aea uninstall` on a bash AEA install moved the whole `.aea/` into a
+/// backup (`--purge` deleted it): the bash scripts, their config and mail
+/// with it, while the hooks it put back still run
+/// `bash .aea/scripts/aea-auto-processor.sh`. The folder is the bash AEA's
+/// too: it stays, and only what `init` added leaves it, `--purge` or not.
+#[test]
+fn uninstall_leaves_the_bash_aeas_folder_working() {
+    let env = TestEnv::new();
+    let backend = bash_install(&env, "backend");
+    let web = env.repo("web");
+    fs::write(backend.join(".aea/scripts/aea-send.sh"), BASH_SEND).unwrap();
+    let aea = backend.join(".aea");
+    let before = snapshot(&aea);
+    for purge in [false, true] {
+        env.ok(&backend, &["init", "--agents", "claude"]);
+        assert_ne!(
+            fs::read_to_string(aea.join("agent-config.yaml")).unwrap(),
+            BASH_CONFIG,
+            "init published the key"
+        );
+        env.send(
+            &web,
+            "claude-backend",
+            &["--type", "update", "--subject", "s", "--body", "b"],
+        );
+        let mail = inbox_files(&backend);
+        let args: &[&str] = if purge {
+            &["uninstall", "--purge"]
+        } else {
+            &["uninstall"]
+        };
+        let report = env.json(&backend, args);
+        assert_eq!(report["bash_install"], true, "{report}");
+        assert!(report["backup"].is_null(), "{report}");
+        let removed = report["removed"].to_string();
+        assert!(removed.contains(".aea/scripts/aea-monitor.sh"), "{removed}");
+        assert!(removed.contains("agent.public_key"), "{removed}");
+        assert_eq!(
+            fs::read_to_string(aea.join("agent-config.yaml")).unwrap(),
+            BASH_CONFIG,
+            "the installer's config, byte for byte"
+        );
+        // Every file of the bash install is as it was (the log both write
+        // to only grew); the mail stays.
+        let now = snapshot(&aea);
+        for (path, bytes) in &before {
+            let kept = now.iter().find(|(p, _)| p == path).map(|(_, b)| b);
+            if path.ends_with("agent.log") {
+                assert!(kept.is_some_and(|b| b.starts_with(bytes)));
+            } else {
+                assert_eq!(kept, Some(bytes), "{}", path.display());
+            }
+        }
+        for file in &mail {
+            assert!(aea.join(file).is_file(), "{file}");
+        }
+        assert!(!aea.join(".gitignore").exists());
+        assert!(!aea.join("scripts/aea-monitor.sh").exists());
+        let backups = fs::read_dir(&backend)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".aea-backup")
+            })
+            .count();
+        assert_eq!(backups, 0);
+        for file in mail {
+            fs::remove_file(aea.join(file)).unwrap();
+        }
+    }
+}

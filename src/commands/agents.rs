@@ -334,19 +334,33 @@ fn add(
                 crate::error::one_line(&e)
             ));
         }
-        ctx.printer.line(format_args!(
-            "mail for {id} is written into {} as {} files; its own mail is unsigned: \
-             `aea agents trust {id} --allow-unsigned` takes it as from a known sender",
-            dir.display(),
-            protocol.label()
-        ));
+        if entry.allow_unsigned {
+            ctx.printer.line(format_args!(
+                "mail for {id} is written into {} as {} files; its own mail is unsigned and taken as from a known sender (--allow-unsigned)",
+                dir.display(),
+                protocol.label()
+            ));
+        } else {
+            ctx.printer.line(format_args!(
+                "mail for {id} is written into {} as {} files; its own mail is unsigned: \
+                 `aea agents trust {id} --allow-unsigned` takes it as from a known sender",
+                dir.display(),
+                protocol.label()
+            ));
+        }
         return Ok(ExitCode::Success);
     }
     let shown = entry.path.display().to_string();
     let shown = untrusted_short(&shown, 200);
+    // Pinning a key later keeps accepting unsigned mail only if asked again.
+    let keep = if allow_unsigned {
+        " --allow-unsigned"
+    } else {
+        ""
+    };
     let unpinned = |why: String| {
         ctx.printer.warn(format_args!(
-            "{why}: no key pinned, so mail claiming to be {id} stays unverified; ask {id}'s owner for the key `aea whoami` prints there, then `aea agents trust {id} --key ed25519:…`"
+            "{why}: no key pinned, so mail claiming to be {id} stays unverified; ask {id}'s owner for the key `aea whoami` prints there, then `aea agents trust {id} --key ed25519:…{keep}`"
         ));
     };
     match published {
@@ -460,11 +474,13 @@ fn trust(
             });
         }
     };
+    let mut taken_back = false;
     Registry::update(registry, |reg| {
         if let Some(e) = reg.agents.get_mut(id) {
             if key.is_some() {
                 e.key.clone_from(&key);
             }
+            taken_back = e.allow_unsigned && !allow_unsigned;
             e.allow_unsigned = allow_unsigned;
         }
         Ok(())
@@ -472,6 +488,17 @@ fn trust(
     report(ctx, id, AgentAction::Trusted, key.as_deref());
     if allow_unsigned {
         unsigned_accepted(ctx, id);
+    } else if taken_back {
+        // Said, not done in passing: that id's unsigned mail, approved
+        // mail too, is decided without it from now on.
+        ctx.printer.warn(format_args!(
+            "unsigned mail claiming to be {id} is no longer accepted{}; to keep accepting it (its repository still runs the bash AEA's aea-send.sh), `aea agents trust {id} --allow-unsigned`",
+            if key.is_some() {
+                " (forged: a key is pinned)"
+            } else {
+                ""
+            }
+        ));
     }
     Ok(ExitCode::Success)
 }

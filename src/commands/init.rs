@@ -187,7 +187,7 @@ pub(crate) fn run(args: &InitArgs, ctx: &Context) -> Result<ExitCode> {
         }
         if let Some(command) = &report.peers_allow_unsigned {
             ctx.printer.line(format_args!(
-                "  the bash AEA's .aea/scripts/aea-send.sh stays and sends unsigned mail, which aea peers that pinned this key take as forged: each runs `{command}` (or adds this agent with the line `aea whoami` prints)"
+                "  the bash AEA's .aea/scripts/aea-send.sh stays and sends unsigned mail (into repositories on this machine only), which aea peers that pinned this key take as forged: each of them runs `{command}` (or adds this agent with the line `aea whoami` prints)"
             ));
         }
         if fresh {

@@ -39,8 +39,10 @@ pub(super) struct WhoamiOutput<'a> {
     pub published: bool,
     /// This repository also sends unsigned mail: the bash AEA's own
     /// `.aea/scripts/aea-send.sh` is still there (aea leaves it alone). Its
-    /// signed mail says so, and `pin` then carries `--allow-unsigned`, so
-    /// that peers take that mail as unsigned, not forged.
+    /// signed mail says so, and `pin` by path then carries
+    /// `--allow-unsigned`, so that peers take that mail as unsigned, not
+    /// forged. `pin` by a mail remote does not: the bash scripts deliver
+    /// only on this machine, never through it.
     pub also_unsigned: bool,
 }
 
@@ -62,9 +64,13 @@ pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
         None => format!("--path {}", shell_quote(&repo.display().to_string())),
     };
     let also_unsigned = crate::layout::bash_sender(mailbox.dir());
+    // The bash scripts deliver by copying into a repository on this
+    // machine, never through a mail remote: a peer reached through one
+    // gets aea's signed mail only, and `--allow-unsigned` there would only
+    // let anyone who can push to the remote claim this id unsigned.
     let pin = format!(
         "aea agents add {id} {place} --key {public}{}",
-        if also_unsigned {
+        if also_unsigned && remote.is_none() {
             " --allow-unsigned"
         } else {
             ""
@@ -110,7 +116,11 @@ pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
     p.line("a peer pins this key with:");
     p.line(format_args!("  {pin}"));
     p.line("and compares the fingerprint it prints with the one above.");
-    if also_unsigned {
+    if also_unsigned && remote.is_some() {
+        p.line(format_args!(
+            "the bash AEA scripts here deliver only into repositories on this machine, never through the remote: peers on other machines get aea's signed mail only and pin without --allow-unsigned. Peers on this machine that they deliver to run `aea agents trust {id} --allow-unsigned`, or take that mail as forged."
+        ));
+    } else if also_unsigned {
         p.line(format_args!(
             "--allow-unsigned: mail the bash AEA scripts here send is unsigned; without it, peers that pinned this key take that mail as forged. Once aea sends everything (`rm .aea/scripts/aea-send.sh`, then `aea init` puts its shim there), peers drop it with `aea agents trust {id}`."
         ));

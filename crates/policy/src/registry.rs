@@ -339,19 +339,37 @@ pub mod bash {
         format!("not YAML aea can read ({cut})")
     }
 
-    /// The file as `aea-registry.sh` meant it: it creates `agents: {}` and
-    /// registers each repository by inserting its entry, indented, right
-    /// after that line, which leaves YAML no parser reads (the bash
-    /// scripts read it with grep and awk). `None` when that is not what is
-    /// wrong.
+    /// The file as `aea-registry.sh` meant it, when its own commands left
+    /// YAML no parser reads (its scripts read it with grep and awk):
+    /// - it creates `agents: {}` and registers each repository by
+    ///   inserting its entry, indented, right after that line: read as if
+    ///   that line said `agents:`;
+    /// - `disable ID` and `enable ID` rewrite an entry's `enabled:` line
+    ///   with awk (`$2 = "false"`), which rebuilds the line from its fields
+    ///   without its indent: such a line right after the entry's own lines
+    ///   is read as the entry's.
+    ///
+    /// `None` when neither is what is wrong.
     fn as_registered(text: &str) -> Option<String> {
         let mut lines: Vec<&str> = text.lines().collect();
-        let at = lines.iter().position(|l| l.trim_end() == "agents: {}")?;
-        if !lines.get(at + 1).is_some_and(|next| next.starts_with("  ")) {
-            return None;
+        let mut changed = false;
+        if let Some(at) = lines.iter().position(|l| l.trim_end() == "agents: {}")
+            && lines.get(at + 1).is_some_and(|next| next.starts_with("  "))
+        {
+            lines[at] = "agents:";
+            changed = true;
         }
-        lines[at] = "agents:";
-        Some(lines.join("\n") + "\n")
+        let mut fixed: Vec<String> = Vec::with_capacity(lines.len());
+        for line in lines {
+            let in_entry = fixed.last().is_some_and(|l| l.starts_with("    "));
+            if in_entry && matches!(line.trim_end(), "enabled: true" | "enabled: false") {
+                fixed.push(format!("    {}", line.trim_end()));
+                changed = true;
+            } else {
+                fixed.push(line.to_string());
+            }
+        }
+        changed.then(|| fixed.join("\n") + "\n")
     }
 
     #[cfg(test)]
@@ -377,6 +395,27 @@ pub mod bash {
             // An empty registry and other broken files stay as they are.
             assert_eq!(as_registered("version: 1\nagents: {}\n"), None);
             assert_eq!(as_registered("agents:\n  - x\n"), None);
+        }
+
+        /// `aea-registry.sh disable` leaves `enabled: false` unindented in
+        /// the entry; its `enable` leaves `enabled: true` so in the entry
+        /// after (its awk never stops looking).
+        #[test]
+        fn reads_the_registry_as_disable_and_enable_leave_it() {
+            let dir = tempfile::tempdir().unwrap();
+            let registry = dir.path().join("registry.toml");
+            let text = "version: \"1.0\"\nagents: {}\n  a:\n    path: /src/a\nenabled: false\n    description: \"A\"\n  b:\n    path: /src/b\nenabled: true\n    description: \"B\"\n\n# agents:\n";
+            std::fs::write(dir.path().join(FILE_NAME), text).unwrap();
+            match lookup(&registry, "a") {
+                Lookup::Unusable(reason) => assert!(reason.contains("disabled"), "{reason}"),
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(
+                lookup(&registry, "b"),
+                Lookup::Found(PathBuf::from("/src/b"))
+            );
+            // Only right inside an entry, and only that line.
+            assert_eq!(as_registered("enabled: false\nagents:\n"), None);
         }
 
         #[test]

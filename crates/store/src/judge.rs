@@ -89,11 +89,17 @@ impl Judge {
 
     /// A verified message whose sender says it also sends unsigned mail
     /// (bash AEA scripts beside aea) while the registry takes that mail as
-    /// forged: the person is told, the decision stays theirs.
+    /// forged: the person is told, the decision stays theirs. Only of a
+    /// sender registered on this machine (by path): the bash scripts
+    /// deliver by copying into local repositories, never through a mail
+    /// remote, so a peer behind one gets no unsigned mail of theirs, and
+    /// accepting it would only let anyone who can push there claim the id.
     pub fn unsigned_too_refused(&self, message: &Message) -> bool {
+        let from = &message.from.agent_id;
         message.from.also_unsigned
+            && self.keyring.registered_path(from).is_some()
             && self.verify(message) == Verification::Verified
-            && !self.keyring.accepts_unsigned(&message.from.agent_id)
+            && !self.keyring.accepts_unsigned(from)
     }
 
     pub fn sender_path_mismatch(&self, message: &Message) -> Option<std::path::PathBuf> {

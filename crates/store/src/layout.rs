@@ -118,12 +118,24 @@ pub fn bash_sender(aea_dir: &Path) -> bool {
     bash_script(&aea_dir.join(Shared::Scripts.name()).join("aea-send.sh"))
 }
 
+/// Whether `.aea/` at `aea_dir` is (also) the bash AEA's install: its
+/// checker or its sender is there and is not aea's shim. `aea uninstall`
+/// then leaves the folder where its scripts read it.
+pub fn bash_install(aea_dir: &Path) -> bool {
+    bash_readers(aea_dir) || bash_sender(aea_dir)
+}
+
 /// A script there that aea did not write.
 fn bash_script(path: &Path) -> bool {
     // Anyone's file (a cloned repository, a sender sharing the folder):
     // read without following a symlink, never a FIFO, at most 1 MiB.
     match fsutil::read_limited(path, 1 << 20) {
         Ok(bytes) => !String::from_utf8_lossy(&bytes).contains(OWNED_MARKER),
+        // aea writes its shims as files, never as links: a link there to a
+        // script (the bash AEA's scripts resolve their own links, so a
+        // person may link them in from one checkout) is not aea's. Only
+        // the link's target kind is asked, which opens nothing.
+        Err(fsutil::ReadLimited::Symlink) => fs::metadata(path).is_ok_and(|m| m.is_file()),
         Err(_) => false,
     }
 }

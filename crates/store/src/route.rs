@@ -150,17 +150,28 @@ pub fn resolve(
         match crate::registry::bash::lookup(path, target) {
             crate::registry::bash::Lookup::Found(repo) => {
                 // The bash registry is anyone's text: only a repository
-                // configured with that id counts.
-                let recipient = Recipient::open(&repo)?;
-                if recipient.id == target {
-                    return Ok(Route::Local(Box::new(recipient)));
+                // configured with that id counts. One gone or broken is
+                // named, and the search goes on.
+                match Recipient::open(&repo) {
+                    Ok(recipient) if recipient.id == target => {
+                        return Ok(Route::Local(Box::new(recipient)));
+                    }
+                    Ok(recipient) => tried.push(format!(
+                        "bash registry {}: {} is agent {}",
+                        bash_file.display(),
+                        repo.display(),
+                        recipient.id
+                    )),
+                    Err(e) => tried.push(format!(
+                        "bash registry {}: its entry {target} is at {}, {}; fix it there, or register the agent with `aea agents add {target} --path REPO`",
+                        bash_file.display(),
+                        repo.display(),
+                        gone(&repo).map_or_else(
+                            || format!("which aea cannot open ({})", crate::error::one_line(&e)),
+                            str::to_string
+                        )
+                    )),
                 }
-                tried.push(format!(
-                    "bash registry {}: {} is agent {}",
-                    bash_file.display(),
-                    repo.display(),
-                    recipient.id
-                ));
             }
             crate::registry::bash::Lookup::Unusable(why) => tried.push(format!(
                 "bash registry {}: {why}; fix it there, or register the agent with `aea agents add {target} --path REPO`",
@@ -192,15 +203,23 @@ pub fn resolve(
     }
 }
 
+/// Why a registered repository is not there any more: gone, or its
+/// `.aea/` removed (moved, deleted, uninstalled). `None` when it is there.
+fn gone(repo: &Path) -> Option<&'static str> {
+    if !repo.exists() {
+        Some("which no longer exists")
+    } else if !repo.join(AEA_DIR).exists() {
+        Some("which has no .aea/ folder")
+    } else {
+        None
+    }
+}
+
 /// A registered repository that cannot be opened: when it is gone or has
 /// no `.aea/` (moved, deleted, uninstalled), the registry is what to fix,
 /// not the old path to initialise.
 fn moved(target: &str, registry: &Path, repo: &Path, error: Error) -> Error {
-    let why = if !repo.exists() {
-        "which no longer exists"
-    } else if !repo.join(AEA_DIR).exists() {
-        "which has no .aea/ folder"
-    } else {
+    let Some(why) = gone(repo) else {
         return error;
     };
     Error::RecipientNotFound {
@@ -358,7 +377,16 @@ fn local_return_address(message: &Message, registry: Option<&Path>) -> Result<Re
     });
     let repo_path = match (&message.from.repo_path, bash) {
         (Some(path), _) => path.clone(),
-        (None, Some((_, crate::registry::bash::Lookup::Found(path)))) => path.display().to_string(),
+        (None, Some((file, crate::registry::bash::Lookup::Found(path)))) => {
+            if let Some(why) = gone(&path) {
+                return Err(refuse(format!(
+                    "the message has no from.repo_path and the bash registry {} has {agent} at {}, {why}; fix it there, or `aea agents add {agent} --path REPO`",
+                    file.display(),
+                    path.display(),
+                )));
+            }
+            path.display().to_string()
+        }
         (None, Some((file, crate::registry::bash::Lookup::Unusable(why)))) => {
             return Err(refuse(format!(
                 "the message has no from.repo_path and the bash registry {} cannot say where {agent} is: {why}; fix it there, or `aea agents add {agent} --path REPO`",

@@ -8,9 +8,10 @@
 //! that aea did not write (the bash AEA's own) is left alone: it still
 //! works. The shims live in `.aea/`, so `uninstall` takes them with it.
 
+use std::fs;
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::hooks::{make_executable, sh_quote};
 
@@ -42,6 +43,13 @@ pub fn install(aea_dir: &Path, exe: &Path) -> Result<Vec<String>> {
     let mut written = Vec::new();
     for (name, command) in SHIMS {
         let path = dir.join(name);
+        // aea writes its shims as files: a link there is someone else's
+        // script (the bash AEA's, linked in from one checkout; its scripts
+        // resolve their own links), left alone like any script aea did not
+        // write, and neither followed nor read.
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            continue;
+        }
         let text = shim(name, command, exe);
         let current = fsutil::read_optional(&path)?;
         let write = match &current {
@@ -55,4 +63,24 @@ pub fn install(aea_dir: &Path, exe: &Path) -> Result<Vec<String>> {
         }
     }
     Ok(written)
+}
+
+/// Removes the shims aea wrote into `aea_dir` (files with its marker),
+/// leaving any other script or link there; returns the ones removed,
+/// relative to `.aea/`. For `uninstall` where `.aea/` stays (the bash
+/// AEA's install).
+pub fn remove(aea_dir: &Path) -> Result<Vec<String>> {
+    let dir = aea_dir.join(SCRIPTS_DIR);
+    let mut removed = Vec::new();
+    for (name, _) in SHIMS {
+        let path = dir.join(name);
+        // Never followed: a link or a FIFO there is not aea's.
+        let ours = fsutil::read_limited(&path, 1 << 20)
+            .is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains(OWNED_MARKER));
+        if ours {
+            fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
+            removed.push(format!("{SCRIPTS_DIR}/{name}"));
+        }
+    }
+    Ok(removed)
 }
