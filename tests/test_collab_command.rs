@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use aea::collab::{Classification, EventName, Folder, Phase, Review};
+use aea::collab::{Classification, EventName, Folder, Init, Phase, Review, Schema};
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::Value;
 
@@ -1299,13 +1299,7 @@ fn eight_processes_review_at_once() {
     let mut participants = vec!["owner".to_string()];
     participants.extend(reviewers.iter().cloned());
     let f = Folder::new(tmp.path().join("c"));
-    f.init(
-        &participants,
-        "Review at once",
-        &["Reviewed".into()],
-        false,
-        Utc::now(),
-    )
+    f.init(&seed(&participants, "Review at once", &["Reviewed".into()], false), Utc::now())
     .unwrap();
     f.append(
         "owner",
@@ -1417,6 +1411,15 @@ fn every_corpus_case_is_judged_by_its_rule() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A schema 1 start (the seed's form), which the corpus is written in.
+fn seed(participants: &[String], objective: &str, gates: &[String], resume: bool) -> Init {
+    Init {
+        schema: Schema::One,
+        resume,
+        ..Init::new(participants, objective, gates)
+    }
+}
+
 fn t(minutes: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 5, 10, 0, 0).unwrap() + chrono::Duration::minutes(minutes)
 }
@@ -1437,13 +1440,7 @@ fn regenerate_the_valid_case() {
     let f = Folder::new(tmp.path().join("c"));
     let participants = ["web".to_string(), "api".to_string()];
     let gates = ["Decisions accepted by both".to_string()];
-    f.init(
-        &participants,
-        "Agree on the orders API",
-        &gates,
-        false,
-        t(0),
-    )
+    f.init(&seed(&participants, "Agree on the orders API", &gates, false), t(0))
     .unwrap();
     edit(&f, "proposal.md", |t| {
         t.replace(

@@ -19,7 +19,9 @@ use crate::cli::{
     CollabClassifyArgs, CollabCommand, CollabEventArgs, CollabFolderArgs, CollabInitArgs,
     CollabParticipantArgs, CollabReviewArgs, CollabWaitArgs,
 };
-use crate::collab::{self, Appended, Event, Folder, Next, Phase, ReadinessItem, Review};
+use crate::collab::{
+    self, Appended, Event, Fields, Folder, Next, Phase, ReadinessItem, Review, Schema,
+};
 use crate::collab_wake::{CONTEXT_FOLDER, OBJECTIVE_SHOWN, TAG, WAKE_MAX, Waker, Woken, ended};
 use crate::error::{Error, ExitCode, Result};
 use crate::hints::collab_advice;
@@ -99,6 +101,9 @@ pub(super) struct WaitOutput {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(super) struct ValidateOutput {
     pub folder: PathBuf,
+    /// The ACP schema the folder was judged by (1 or 2); `None` when
+    /// protocol.json could not be read or declares one aea does not speak.
+    pub schema: Option<Schema>,
     pub valid: bool,
     pub errors: Vec<Finding>,
     pub warnings: Vec<Finding>,
@@ -209,13 +214,22 @@ fn init(args: &CollabInitArgs, ctx: &Context) -> Result<ExitCode> {
         ));
     }
     let folder = folder(&args.folder, ctx);
-    let event = folder.init(
-        &args.participants,
-        &args.objective,
-        &args.completion,
-        args.resume,
-        ctx.rt.now(),
-    )?;
+    let init = collab::Init {
+        participants: args.participants.clone(),
+        objective: args.objective.clone(),
+        completion_gates: args.completion.clone(),
+        schema: if args.schema == 1 {
+            Schema::One
+        } else {
+            Schema::Two
+        },
+        primary_type: args.primary_deliverable_type,
+        primary_file: args.primary_deliverable_file.clone(),
+        primary_checks: args.primary_deliverable_checks.clone(),
+        deliverables_dir: args.deliverables_dir.clone(),
+        resume: args.resume,
+    };
+    let event = folder.init(&init, ctx.rt.now())?;
     remember(&mailbox, &folder, ctx);
     if event.is_none() {
         warn_invalid(&folder, ctx);
@@ -241,7 +255,8 @@ fn init(args: &CollabInitArgs, ctx: &Context) -> Result<ExitCode> {
     }
     match &event {
         Some(event) => ctx.printer.line(format_args!(
-            "started a collaboration in {}: {} owns the proposal (drafting)",
+            "started a collaboration (ACP schema {}) in {}: {} owns the proposal (drafting)",
+            init.schema.number(),
             folder.path().display(),
             untrusted_short(&event.from, 80)
         )),
@@ -278,14 +293,13 @@ fn warn_invalid(folder: &Folder, ctx: &Context) {
 
 fn event(args: &CollabEventArgs, ctx: &Context) -> Result<ExitCode> {
     let (mailbox, id, folder) = acting(&args.who, ctx)?;
-    let appended = folder.append(
-        &id,
-        args.event,
-        &args.summary,
-        args.doc.as_deref(),
-        args.reply_to,
-        ctx.rt.now(),
-    )?;
+    let fields = Fields {
+        doc: args.doc.clone(),
+        reply_to: args.reply_to,
+        role: args.role,
+        sha256: args.sha256.clone(),
+    };
+    let appended = folder.append_fields(&id, args.event, &args.summary, &fields, ctx.rt.now())?;
     Ok(appended_out(&mailbox, &id, &folder, appended, ctx))
 }
 
@@ -599,6 +613,7 @@ fn validate(args: &CollabFolderArgs, ctx: &Context) -> Result<ExitCode> {
     if ctx.printer.json() {
         ctx.printer.value(&ValidateOutput {
             folder: folder.path().to_path_buf(),
+            schema: report.schema,
             valid,
             errors: report.errors.iter().map(Finding::of).collect(),
             warnings: report.warnings.iter().map(Finding::of).collect(),
@@ -619,8 +634,9 @@ fn validate(args: &CollabFolderArgs, ctx: &Context) -> Result<ExitCode> {
         }
         if valid {
             ctx.printer.line(format_args!(
-                "{}: a valid collaboration folder",
-                folder.path().display()
+                "{}: a valid collaboration folder (ACP schema {})",
+                folder.path().display(),
+                report.schema.map_or(0, Schema::number)
             ));
         } else {
             ctx.printer.line(format_args!(

@@ -26,16 +26,19 @@ fn gates() -> Vec<String> {
     ids(&["Decisions accepted by both", "Conclusion written"])
 }
 
+/// A schema 1 start (the seed's form): what these tests drive.
+fn seed(participants: &[String], objective: &str, gates: &[String], resume: bool) -> Init {
+    Init {
+        schema: Schema::One,
+        resume,
+        ..Init::new(participants, objective, gates)
+    }
+}
+
 fn started(dir: &Path, participants: &[&str]) -> Folder {
     let folder = Folder::new(dir.join("collab"));
     folder
-        .init(
-            &ids(participants),
-            "Agree on the API",
-            &gates(),
-            false,
-            t(0),
-        )
+        .init(&seed(&ids(participants), "Agree on the API", &gates(), false), t(0))
         .unwrap()
         .expect("a new collaboration");
     // What the proposal owner writes before anyone accepts: aea refuses
