@@ -713,7 +713,7 @@ impl Folder {
                 {
                     return Err(refused(Refusal::new(
                         Rule::DeliverableEvent,
-                        format!("sha256 {} does not match {doc} as it is now ({actual})", deliverables::shown_value(&Value::from(given.as_str()))),
+                        format!("the sha256 given is not that of {doc} as it is now ({actual})"),
                         "freeze the file as it is: leave --sha256 out and aea records its hash, or pass the hash of the file's current bytes",
                     )));
                 }
