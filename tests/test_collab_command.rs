@@ -56,6 +56,8 @@ impl Two {
             &two.web,
             &[
                 "init",
+                "--schema",
+                "1",
                 "--participant",
                 "web",
                 "--participant",
@@ -588,6 +590,8 @@ fn collab_output_as_people_and_scripts_read_it() {
         &[
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             f,
             "--participant",
@@ -720,6 +724,8 @@ fn folder_text_is_escaped_wherever_it_is_shown() {
         &[
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             f,
             "--participant",
@@ -789,7 +795,7 @@ fn init_by_a_participant_who_does_not_own_the_proposal_wakes_the_owner() {
     let folder = env.path().join("c");
     let f = folder.to_str().unwrap();
     let init = |participants: &[&'static str]| -> Vec<String> {
-        let mut args: Vec<String> = ["collab", "init", "--folder", f]
+        let mut args: Vec<String> = ["collab", "init", "--schema", "1", "--folder", f]
             .iter()
             .map(|a| (*a).to_string())
             .collect();
@@ -829,6 +835,8 @@ fn init_by_a_participant_who_does_not_own_the_proposal_wakes_the_owner() {
             "--json",
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             lone_s,
             "--participant",
@@ -867,6 +875,8 @@ fn a_participant_that_is_a_path_is_not_mailed() {
         &[
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             f,
             "--participant",
@@ -1074,6 +1084,8 @@ fn a_folder_name_with_control_characters_is_shown_escaped() {
         vec![
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             f,
             "--participant",
@@ -1086,6 +1098,8 @@ fn a_folder_name_with_control_characters_is_shown_escaped() {
         vec![
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             f,
             "--participant",
@@ -1130,6 +1144,8 @@ fn the_command_in_a_wake_up_passes_the_folder_as_one_argument() {
         &[
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             f,
             "--participant",
@@ -1211,6 +1227,8 @@ fn resume_over_a_folder_that_is_no_collaboration_says_so() {
             &[
                 "collab",
                 "init",
+                "--schema",
+                "1",
                 "--folder",
                 folder.to_str().unwrap(),
                 "--participant",

@@ -26,7 +26,6 @@ use crate::words::word_enum;
 
 /// The schema a collaboration folder speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(into = "u8")]
 pub enum Schema {
     /// The seed text (`reference/acp-skill.md`): no `schemaVersion`, gates
@@ -35,6 +34,21 @@ pub enum Schema {
     /// `"protocol": "acp"`, `"schemaVersion": 2`: gates as objects, a
     /// declared primary deliverable, `deliverable_*` events.
     Two,
+}
+
+#[cfg(any(test, feature = "schema"))]
+impl schemars::JsonSchema for Schema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Schema".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The ACP schema of the folder: 1 (the seed's form) or 2 (deliverables).",
+            "type": "integer",
+            "enum": [1, 2]
+        })
+    }
 }
 
 impl From<Schema> for u8 {
