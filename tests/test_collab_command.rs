@@ -1317,7 +1317,10 @@ fn eight_processes_review_at_once() {
     let mut participants = vec!["owner".to_string()];
     participants.extend(reviewers.iter().cloned());
     let f = Folder::new(tmp.path().join("c"));
-    f.init(&seed(&participants, "Review at once", &["Reviewed".into()], false), Utc::now())
+    f.init(
+        &seed(&participants, "Review at once", &["Reviewed".into()], false),
+        Utc::now(),
+    )
     .unwrap();
     f.append(
         "owner",
@@ -1458,7 +1461,10 @@ fn regenerate_the_valid_case() {
     let f = Folder::new(tmp.path().join("c"));
     let participants = ["web".to_string(), "api".to_string()];
     let gates = ["Decisions accepted by both".to_string()];
-    f.init(&seed(&participants, "Agree on the orders API", &gates, false), t(0))
+    f.init(
+        &seed(&participants, "Agree on the orders API", &gates, false),
+        t(0),
+    )
     .unwrap();
     edit(&f, "proposal.md", |t| {
         t.replace(

@@ -360,8 +360,14 @@ impl Deliverables {
                 .get("repoRoot")
                 .and_then(Value::as_str)
                 .map(str::to_string),
-            primary: d.get("primary").and_then(Value::as_object).map(Declared::of),
-            supporting: objects("supporting").into_iter().map(Declared::of).collect(),
+            primary: d
+                .get("primary")
+                .and_then(Value::as_object)
+                .map(Declared::of),
+            supporting: objects("supporting")
+                .into_iter()
+                .map(Declared::of)
+                .collect(),
             attachments: objects("attachments")
                 .into_iter()
                 .filter_map(|a| a.get("file").and_then(Value::as_str))
@@ -451,10 +457,9 @@ impl Deliverables {
                     crate::fsutil::ReadLimited::NotAFile => {
                         "is not a regular file (a FIFO, socket, device or folder)".to_string()
                     }
-                    crate::fsutil::ReadLimited::TooLarge(n) => format!(
-                        "is {n} bytes, over the {} byte cap",
-                        log::DOCUMENT_LIMIT
-                    ),
+                    crate::fsutil::ReadLimited::TooLarge(n) => {
+                        format!("is {n} bytes, over the {} byte cap", log::DOCUMENT_LIMIT)
+                    }
                     crate::fsutil::ReadLimited::Io(e) => format!("cannot be read: {e}"),
                 };
                 Err(Refusal::new(
@@ -514,7 +519,9 @@ impl Deliverables {
             Some(Value::String(dir)) if !dir.trim().is_empty() => {
                 if path_escapes(dir) {
                     bad(
-                        format!("deliverables.dir {dir:?} must be relative and must not contain .."),
+                        format!(
+                            "deliverables.dir {dir:?} must be relative and must not contain .."
+                        ),
                         "name a directory inside the folder (or repoRoot), such as deliverables",
                     );
                 }
@@ -547,7 +554,9 @@ impl Deliverables {
                         );
                     } else if file == primary.0.file {
                         bad(
-                            format!("supporting deliverable {file:?} reuses the primary deliverable file"),
+                            format!(
+                                "supporting deliverable {file:?} reuses the primary deliverable file"
+                            ),
                             "give the supporting deliverable a file of its own",
                         );
                     } else {
@@ -566,7 +575,9 @@ impl Deliverables {
                     Some(Some(Value::String(f))) if !f.is_empty() => {
                         if path_escapes(f) {
                             bad(
-                                format!("attachment file {f:?} must be relative and must not contain .."),
+                                format!(
+                                    "attachment file {f:?} must be relative and must not contain .."
+                                ),
                                 "name attachments relative to the deliverables directory",
                             );
                         }
@@ -745,16 +756,22 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
 
 /// Whether `value` is 64 lowercase hex digits.
 pub(crate) fn is_sha256(value: &str) -> bool {
-    value.len() == 64 && value.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    value.len() == 64
+        && value
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// A refusal for a schema 2 word used in a schema 1 folder.
 pub(crate) fn not_in_schema_one(what: &str) -> Refusal {
     Refusal::new(
         Rule::Schema,
-        format!("{what} belongs to ACP schema 2; this folder is schema 1 (protocol.json has no schemaVersion 2)"),
+        format!(
+            "{what} belongs to ACP schema 2; this folder is schema 1 (protocol.json has no schemaVersion 2)"
+        ),
         Advice::Plain(
-            "a schema 1 folder keeps schema 1 events; start a new collaboration for schema 2".into(),
+            "a schema 1 folder keeps schema 1 events; start a new collaboration for schema 2"
+                .into(),
         ),
     )
 }

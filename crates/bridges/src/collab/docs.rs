@@ -291,7 +291,11 @@ pub fn scan_conclusion(text: &str) -> ConclusionScan {
 
 /// What the conclusion gate of `schema` finds in `conclusion.md`;
 /// `primary_ref` is the reference a schema 2 conclusion must name.
-pub fn scan_conclusion_for(text: &str, schema: Schema, primary_ref: Option<&str>) -> ConclusionScan {
+pub fn scan_conclusion_for(
+    text: &str,
+    schema: Schema,
+    primary_ref: Option<&str>,
+) -> ConclusionScan {
     let headings: Vec<&str> = text
         .lines()
         .filter_map(|l| {
@@ -514,7 +518,12 @@ pub(crate) fn decisions_problems(text: &str, deliverables: &Deliverables) -> Vec
     let refs: Vec<String> = deliverables
         .primary_ref()
         .into_iter()
-        .chain(deliverables.supporting.iter().map(|s| deliverables.reference(&s.file)))
+        .chain(
+            deliverables
+                .supporting
+                .iter()
+                .map(|s| deliverables.reference(&s.file)),
+        )
         .collect();
     let mut seen: Vec<String> = Vec::new();
     let advice = "write each decision as `### D<n>. <title>` with `- Decision: …` and `- Reflected in: <deliverable>#<section>`";
@@ -525,7 +534,10 @@ pub(crate) fn decisions_problems(text: &str, deliverables: &Deliverables) -> Vec
         match &id {
             None => out.push(Refusal::new(
                 Rule::Decisions,
-                format!("decisions.md heading \"### {}\" is not `D<number>. <title>`", one_line(heading)),
+                format!(
+                    "decisions.md heading \"### {}\" is not `D<number>. <title>`",
+                    one_line(heading)
+                ),
                 advice,
             )),
             Some(id) => {
@@ -539,7 +551,10 @@ pub(crate) fn decisions_problems(text: &str, deliverables: &Deliverables) -> Vec
                 if *id != expected {
                     out.push(Refusal::new(
                         Rule::Decisions,
-                        format!("decisions.md numbers its decision {} {id}, expected {expected}", index + 1),
+                        format!(
+                            "decisions.md numbers its decision {} {id}, expected {expected}",
+                            index + 1
+                        ),
                         "decision ids are D1, D2, D3… in order",
                     ));
                 }
@@ -576,7 +591,10 @@ pub(crate) fn decisions_problems(text: &str, deliverables: &Deliverables) -> Vec
                 format!("decision {shown}: Reflected in names no declared deliverable"),
                 format!(
                     "name where the decision is reflected: {}",
-                    refs.iter().map(|r| one_line(r)).collect::<Vec<_>>().join(" or ")
+                    refs.iter()
+                        .map(|r| one_line(r))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
                 ),
             ));
         }
@@ -598,7 +616,9 @@ fn decision_id(heading: &str) -> Option<String> {
 
 /// Whether a schema 2 `decisions.md` states at least one decision.
 fn has_decision_2(text: &str) -> bool {
-    text.lines().filter_map(h3).any(|h| decision_id(h).is_some())
+    text.lines()
+        .filter_map(h3)
+        .any(|h| decision_id(h).is_some())
 }
 
 /// `proposal.md` as `init` writes it.
@@ -690,7 +710,11 @@ pub(crate) const DECISIONS_SKELETON_2: &str = "# Decisions\n\nAccepted decisions
 /// Schema 2's `readiness.md`: one open question to replace, the
 /// objective's gates and the generated ones unchecked, the snapshot of the
 /// primary deliverable to fill in, the final checkbox.
-pub(crate) fn readiness_skeleton_2(objective_gates: &[String], generated: &[String], primary_ref: &str) -> String {
+pub(crate) fn readiness_skeleton_2(
+    objective_gates: &[String],
+    generated: &[String],
+    primary_ref: &str,
+) -> String {
     let mut out = String::from(
         "# Readiness\n\nClassify every open question as `[resolved]`, `[deferred_nonblocking]`\n(with `Reason: ...`) or `[blocking]` before decisions are accepted; no\n`[blocking]` or `[unresolved]` item may remain when readiness passes.\n\n## Open Question Classification\n\n- [unresolved] List each open question of proposal.md here.\n\n## Blocking Issues\n\n- None.\n\n## Objective Gates\n\n",
     );

@@ -165,7 +165,9 @@ impl Init {
             .unwrap_or_default();
         if !file.ends_with(".md") || !is_plain_name(&file) || file == ".md" {
             return Err(bad(
-                format!("the primary deliverable file {file:?} must be a plain Markdown file name (NAME.md)"),
+                format!(
+                    "the primary deliverable file {file:?} must be a plain Markdown file name (NAME.md)"
+                ),
                 "name a .md file without folders; it is written into the deliverables directory",
             ));
         }
@@ -176,7 +178,9 @@ impl Init {
                 .all(|p| is_plain_name(p) && p != "." && p != "..");
         if !parts_ok {
             return Err(bad(
-                format!("the deliverables directory {dir:?} must be relative, inside the folder, without . or .."),
+                format!(
+                    "the deliverables directory {dir:?} must be relative, inside the folder, without . or .."
+                ),
                 "name a directory such as deliverables",
             ));
         }
@@ -810,7 +814,11 @@ impl Folder {
         if name == EventName::DeliverableFrozen && role == Some(Role::Supporting) {
             // The protocol marks a frozen supporting deliverable in
             // protocol.json too; its validator wants both or neither.
-            mark_supporting_frozen(&mut map, &declared, event.doc.as_deref().unwrap_or_default());
+            mark_supporting_frozen(
+                &mut map,
+                &declared,
+                event.doc.as_deref().unwrap_or_default(),
+            );
         }
         fsutil::replace_atomic(
             &self.path.join(PROTOCOL),
@@ -1212,7 +1220,14 @@ fn event_doc(
         };
         return Err(Refusal::new(
             Rule::DeliverableEvent,
-            format!("doc {doc:?} is not the {role} deliverable protocol.json declares ({})", if expected.is_empty() { "none".into() } else { expected }),
+            format!(
+                "doc {doc:?} is not the {role} deliverable protocol.json declares ({})",
+                if expected.is_empty() {
+                    "none".into()
+                } else {
+                    expected
+                }
+            ),
             "name the deliverable as protocol.json declares it (leave --doc out for the primary one)",
         ));
     }
@@ -1357,5 +1372,3 @@ fn heading_problems(review_text: &str, event: &Event) -> Vec<Refusal> {
     }
     Vec::new()
 }
-
-

@@ -133,7 +133,8 @@ impl Protocol {
             Schema::One => value,
             Schema::Two => sorted(value),
         };
-        let mut text = serde_json::to_string_pretty(&value).expect("a JSON value always serialises");
+        let mut text =
+            serde_json::to_string_pretty(&value).expect("a JSON value always serialises");
         text.push('\n');
         text
     }
@@ -392,7 +393,9 @@ impl Shape {
                 {
                     problems.push(Refusal::new(
                         Rule::DeliverableEvent,
-                        format!("{label}: deliverable_frozen requires sha256, 64 lowercase hex digits"),
+                        format!(
+                            "{label}: deliverable_frozen requires sha256, 64 lowercase hex digits"
+                        ),
                         "sha256 is the SHA-256 of the frozen file",
                     ));
                 }

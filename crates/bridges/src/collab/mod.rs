@@ -28,11 +28,11 @@ use serde::Serialize;
 use crate::error::Error;
 use crate::words::word_enum;
 
+pub use deliverables::{DeliverableType, Role, Schema};
 pub use docs::{
     Classification, ConclusionScan, ReadinessItem, ReadinessScan, conclusion_skeleton,
     readiness_items, scan_conclusion, scan_readiness, set_classification,
 };
-pub use deliverables::{DeliverableType, Role, Schema};
 pub use folder::{Appended, Fields, Folder, Init, LastEvent, Next, Review, turn};
 pub use validate::{Finding, Report};
 

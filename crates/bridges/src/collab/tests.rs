@@ -13,6 +13,8 @@ mod documents;
 mod files;
 mod flow;
 mod reviews;
+mod schema2;
+mod upstream;
 
 fn t(minutes: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 5, 10, 0, 0).unwrap() + Duration::minutes(minutes)
@@ -38,7 +40,10 @@ fn seed(participants: &[String], objective: &str, gates: &[String], resume: bool
 fn started(dir: &Path, participants: &[&str]) -> Folder {
     let folder = Folder::new(dir.join("collab"));
     folder
-        .init(&seed(&ids(participants), "Agree on the API", &gates(), false), t(0))
+        .init(
+            &seed(&ids(participants), "Agree on the API", &gates(), false),
+            t(0),
+        )
         .unwrap()
         .expect("a new collaboration");
     // What the proposal owner writes before anyone accepts: aea refuses

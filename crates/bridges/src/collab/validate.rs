@@ -126,7 +126,9 @@ pub(crate) fn validate(folder: &Path) -> Result<Report> {
         Schema::Two => {
             let problems = declared.declaration_problems(&protocol, folder);
             let ok = problems.is_empty();
-            report.errors.extend(problems.into_iter().map(Finding::from));
+            report
+                .errors
+                .extend(problems.into_iter().map(Finding::from));
             ok
         }
     };

@@ -8,7 +8,14 @@ fn a_full_collaboration_validates_without_errors_or_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let f = full_collaboration(dir.path());
     let report = f.validate().unwrap();
-    assert_eq!(report, Report { schema: Some(Schema::One), ..Report::default() }, "{report:#?}");
+    assert_eq!(
+        report,
+        Report {
+            schema: Some(Schema::One),
+            ..Report::default()
+        },
+        "{report:#?}"
+    );
     let protocol: serde_json::Value =
         serde_json::from_slice(&fs::read(f.path().join("protocol.json")).unwrap()).unwrap();
     assert_eq!(protocol["currentPhase"], "completed");
@@ -284,7 +291,13 @@ fn the_phases_and_turns_follow_the_log() {
         t(10),
     )
     .unwrap();
-    assert_eq!(f.validate().unwrap(), Report { schema: Some(Schema::One), ..Report::default() });
+    assert_eq!(
+        f.validate().unwrap(),
+        Report {
+            schema: Some(Schema::One),
+            ..Report::default()
+        }
+    );
     let r = refusal(f.append(
         "web",
         EventName::ProposalSubmitted,
@@ -412,7 +425,10 @@ fn init_refuses_an_existing_collaboration_and_resume_changes_nothing() {
         .unwrap_err();
     assert!(matches!(e, Error::InvalidAgentId { .. }), "{e:?}");
     let e = bad
-        .init(&seed(&ids(&["web"]), "O", &ids(&["no state.log"]), false), t(0))
+        .init(
+            &seed(&ids(&["web"]), "O", &ids(&["no state.log"]), false),
+            t(0),
+        )
         .unwrap_err();
     assert!(matches!(
         Refusal::of(&e),
