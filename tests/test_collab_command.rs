@@ -1958,3 +1958,164 @@ fn gated_wake_ups_are_never_marked() {
     // web's side, whose policy lets its agent act alone, is clean.
     assert_eq!(two.wake_ups("web"), Vec::<Value>::new());
 }
+
+/// Schema 2 from the command line: `init` writes it by default with the
+/// deliverable options ACP's initializer takes; a custom deliverable's
+/// check that holds shell text is a heading, shown escaped and never run;
+/// the freeze records the file's hash; `--schema 1` keeps the seed's form;
+/// `validate` names the schema it judged by.
+#[test]
+fn schema_2_from_the_command_line() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let api = env.repo("api");
+    let folder = env.path().join("shared/plan");
+    let f = folder.to_str().unwrap();
+    let marker = env.path().join("ran");
+    let check = format!(
+        "Rollout $(touch {m}) \u{1b}[31m; touch {m}",
+        m = marker.display()
+    );
+    let out = env.json(
+        &web,
+        &[
+            "collab",
+            "init",
+            "--folder",
+            f,
+            "--participant",
+            "web",
+            "--participant",
+            "api",
+            "--objective",
+            "Plan the rollout",
+            "--completion",
+            "Plan agreed",
+            "--primary-deliverable-type",
+            "custom",
+            "--primary-deliverable-file",
+            "rollout.md",
+            "--primary-deliverable-check",
+            &check,
+            "--deliverables-dir",
+            "out",
+        ],
+    );
+    assert_eq!(out["event"]["event"], "initialized", "{out}");
+    let protocol: Value =
+        serde_json::from_str(&fs::read_to_string(folder.join("protocol.json")).unwrap()).unwrap();
+    assert_eq!(protocol["protocol"], "acp");
+    assert_eq!(protocol["schemaVersion"], 2);
+    assert_eq!(protocol["deliverables"]["primary"]["file"], "rollout.md");
+    assert_eq!(protocol["deliverables"]["dir"], "out");
+    let template = fs::read_to_string(folder.join("out/rollout.md")).unwrap();
+    assert!(template.contains("Status: Draft"), "{template}");
+    let v = env.json(&web, &["collab", "validate", "--folder", f]);
+    assert_eq!(
+        (v["schema"].as_u64(), v["valid"].as_bool()),
+        (Some(2), Some(true)),
+        "{v}"
+    );
+
+    // The deliverable's section missing: the refusal names it, escaped.
+    fs::write(folder.join("out/rollout.md"), "# Plan\n\nStatus: Draft\n").unwrap();
+    let out = env.run(
+        &web,
+        &[
+            "collab",
+            "event",
+            "--folder",
+            f,
+            "--event",
+            "deliverable_drafted",
+            "--summary",
+            "Draft",
+            "--reply-to",
+            "1",
+        ],
+    );
+    assert_eq!(code(&out), 5, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stderr(&out).contains("deliverable_content"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !stderr(&out).contains('\u{1b}'),
+        "the check is shown escaped: {}",
+        stderr(&out)
+    );
+    fs::write(folder.join("out/rollout.md"), &template).unwrap();
+    let out = env.json(
+        &web,
+        &[
+            "collab",
+            "event",
+            "--folder",
+            f,
+            "--event",
+            "deliverable_drafted",
+            "--summary",
+            "Draft",
+            "--reply-to",
+            "1",
+        ],
+    );
+    assert_eq!(out["event"]["role"], "primary", "{out}");
+    assert_eq!(out["event"]["doc"], "out/rollout.md", "{out}");
+    let next = env.json(&api, &["collab", "next", "--folder", f]);
+    assert_eq!(next["schema"], 2, "{next}");
+    assert!(!marker.exists(), "nothing in the check ran");
+
+    // --schema 1: the seed's form, without deliverables.
+    let seed = env.path().join("shared/seed");
+    env.ok(
+        &web,
+        &[
+            "collab",
+            "init",
+            "--schema",
+            "1",
+            "--folder",
+            seed.to_str().unwrap(),
+            "--participant",
+            "web",
+            "--participant",
+            "api",
+            "--objective",
+            "o",
+            "--completion",
+            "g",
+        ],
+    );
+    let text = fs::read_to_string(seed.join("protocol.json")).unwrap();
+    assert!(
+        !text.contains("schemaVersion") && !seed.join("deliverables").exists(),
+        "{text}"
+    );
+    let out = env.ok(
+        &web,
+        &["collab", "validate", "--folder", seed.to_str().unwrap()],
+    );
+    assert!(
+        out.contains("a valid collaboration folder (ACP schema 1)"),
+        "{out}"
+    );
+    let out = env.run(
+        &web,
+        &[
+            "collab",
+            "event",
+            "--folder",
+            seed.to_str().unwrap(),
+            "--event",
+            "deliverable_drafted",
+            "--summary",
+            "Draft",
+            "--reply-to",
+            "1",
+        ],
+    );
+    assert_eq!(code(&out), 5);
+    assert!(stderr(&out).contains("rule schema"), "{}", stderr(&out));
+}
