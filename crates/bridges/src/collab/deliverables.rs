@@ -244,6 +244,13 @@ pub(crate) fn generated_gates(primary_ref: &str, kind: DeliverableType) -> Vec<S
     ]
 }
 
+/// Whether `name` is a Markdown file name as ACP judges it: ending in
+/// `.md`, that exact case.
+#[allow(clippy::case_sensitive_file_extension_comparisons)]
+pub(crate) fn is_markdown(name: &str) -> bool {
+    name.ends_with(".md")
+}
+
 /// Whether `value`, as a path, is absolute or has a `..` part.
 pub(crate) fn path_escapes(value: &str) -> bool {
     value.starts_with('/') || value.split('/').any(|part| part == "..")
@@ -472,7 +479,7 @@ impl Deliverables {
     }
 
     /// Problems of the declaration itself (schema 2's deliverable schema).
-    pub(crate) fn declaration_problems(&self, protocol: &Protocol, folder: &Path) -> Vec<Refusal> {
+    pub(crate) fn declaration_problems(protocol: &Protocol, folder: &Path) -> Vec<Refusal> {
         let mut out = Vec::new();
         let mut bad = |message: String, advice: &str| {
             out.push(Refusal::new(Rule::Deliverables, message, advice));
@@ -506,7 +513,7 @@ impl Deliverables {
                             "name repoRoot relative to the collaboration folder, such as ../..",
                         );
                     } else {
-                        self.check_repo_root(folder, root, &mut bad);
+                        Self::check_repo_root(folder, root, &mut bad);
                     }
                 }
                 _ => bad(
@@ -546,7 +553,7 @@ impl Deliverables {
                 let declared = Declared::of(item);
                 check_declared("supporting", &declared, item.get("type"), &mut bad);
                 let file = item.get("file").and_then(Value::as_str).unwrap_or_default();
-                if !file.is_empty() && file.ends_with(".md") && !path_escapes(file) {
+                if !file.is_empty() && is_markdown(file) && !path_escapes(file) {
                     if seen.contains(&file) {
                         bad(
                             format!("supporting deliverable file {file:?} is declared twice"),
@@ -592,7 +599,7 @@ impl Deliverables {
         out
     }
 
-    fn check_repo_root(&self, folder: &Path, root: &str, bad: &mut impl FnMut(String, &str)) {
+    fn check_repo_root(folder: &Path, root: &str, bad: &mut impl FnMut(String, &str)) {
         let resolved = folder.join(root).canonicalize();
         let here = folder.canonicalize();
         match (resolved, here) {
@@ -634,7 +641,7 @@ fn check_declared(
         );
     }
     let file = &declared.file;
-    if !file.ends_with(".md") {
+    if !is_markdown(file) {
         bad(
             format!("{what} deliverable file {file:?} must be Markdown (.md)"),
             "declare a .md file",

@@ -163,7 +163,7 @@ impl Init {
             .clone()
             .or_else(|| self.primary_type.default_file().map(str::to_string))
             .unwrap_or_default();
-        if !file.ends_with(".md") || !is_plain_name(&file) || file == ".md" {
+        if !deliverables::is_markdown(&file) || !is_plain_name(&file) || file == ".md" {
             return Err(bad(
                 format!(
                     "the primary deliverable file {file:?} must be a plain Markdown file name (NAME.md)"

@@ -114,14 +114,14 @@ impl State {
             EventName::DeliverableDrafted => {
                 &[Phase::Drafting, Phase::Revising, Phase::DecisionReview]
             }
-            EventName::DeliverableRevised => &[Phase::Revising, Phase::DecisionReview],
-            EventName::DeliverableFrozen => &[Phase::ReadinessCheck],
             EventName::ProposalSubmitted => &[Phase::Drafting, Phase::Revising],
             EventName::ReviewSubmitted => &[Phase::Reviewing],
             EventName::ProposalRevised => &[Phase::Revising],
-            EventName::DecisionProposed => &[Phase::Revising, Phase::DecisionReview],
+            EventName::DeliverableRevised | EventName::DecisionProposed => {
+                &[Phase::Revising, Phase::DecisionReview]
+            }
             EventName::QuestionClassified | EventName::DecisionAccepted => &[Phase::DecisionReview],
-            EventName::ReadinessPassed => &[Phase::ReadinessCheck],
+            EventName::DeliverableFrozen | EventName::ReadinessPassed => &[Phase::ReadinessCheck],
         };
         if !allowed.is_empty() && !self.phase.is_some_and(|p| allowed.contains(&p)) {
             problems.push(Refusal::new(

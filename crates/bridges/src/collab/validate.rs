@@ -124,7 +124,7 @@ pub(crate) fn validate(folder: &Path) -> Result<Report> {
     let declaration_ok = match schema {
         Schema::One => true,
         Schema::Two => {
-            let problems = declared.declaration_problems(&protocol, folder);
+            let problems = Deliverables::declaration_problems(&protocol, folder);
             let ok = problems.is_empty();
             report
                 .errors

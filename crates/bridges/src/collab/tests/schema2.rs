@@ -62,12 +62,12 @@ fn two(dir: &Path) -> Folder {
 fn deliverable(
     f: &Folder,
     name: &str,
-    fields: Fields,
+    fields: &Fields,
     who: &str,
     m: i64,
 ) -> Result<Appended, Error> {
     let name: EventName = name.parse().unwrap();
-    f.append_fields(who, name, &format!("{name} by {who}"), &fields, t(m))
+    f.append_fields(who, name, &format!("{name} by {who}"), fields, t(m))
 }
 
 fn replying(to: u64) -> Fields {
@@ -268,7 +268,7 @@ fn aea_appends_to_a_scripts_folder_as_the_scripts_would() {
     let dir = tempfile::tempdir().unwrap();
     let mut up = upstream(dir.path());
     let f = Folder::new(&up.path);
-    let appended = deliverable(&f, "deliverable_drafted", replying(1), "server", 1).unwrap();
+    let appended = deliverable(&f, "deliverable_drafted", &replying(1), "server", 1).unwrap();
     let log = up.read("events.jsonl");
     let line = log.lines().nth(1).unwrap();
     assert_eq!(
@@ -323,7 +323,7 @@ fn aea_drives_its_own_schema_2_folder_to_completion_valid_at_every_step() {
     ));
     assert_eq!(r.rule, Rule::DeliverableOrder, "{r}");
     assert_eq!(f.next("server").unwrap().action, turn::DRAFT_DELIVERABLE);
-    deliverable(&f, "deliverable_drafted", replying(1), "server", 1).unwrap();
+    deliverable(&f, "deliverable_drafted", &replying(1), "server", 1).unwrap();
     valid(&f);
     assert_eq!(f.next("server").unwrap().action, turn::DRAFT);
     f.append(
@@ -347,7 +347,7 @@ fn aea_drives_its_own_schema_2_folder_to_completion_valid_at_every_step() {
         "{text}"
     );
     valid(&f);
-    deliverable(&f, "deliverable_revised", replying(4), "server", 4).unwrap();
+    deliverable(&f, "deliverable_revised", &replying(4), "server", 4).unwrap();
     f.append(
         "server",
         EventName::ProposalRevised,
@@ -422,7 +422,7 @@ fn aea_drives_its_own_schema_2_folder_to_completion_valid_at_every_step() {
     let r = refusal(deliverable(
         &f,
         "deliverable_frozen",
-        replying(9),
+        &replying(9),
         "server",
         9,
     ));
@@ -442,9 +442,9 @@ fn aea_drives_its_own_schema_2_folder_to_completion_valid_at_every_step() {
         sha256: Some("0".repeat(64)),
         ..replying(9)
     };
-    let r = refusal(deliverable(&f, "deliverable_frozen", wrong, "server", 9));
+    let r = refusal(deliverable(&f, "deliverable_frozen", &wrong, "server", 9));
     assert_eq!(r.rule, Rule::DeliverableEvent, "{r}");
-    let frozen = deliverable(&f, "deliverable_frozen", replying(9), "server", 9).unwrap();
+    let frozen = deliverable(&f, "deliverable_frozen", &replying(9), "server", 9).unwrap();
     let bytes = fs::read(f.path().join(DOC)).unwrap();
     assert_eq!(
         frozen.event.sha256.as_deref(),
@@ -454,7 +454,7 @@ fn aea_drives_its_own_schema_2_folder_to_completion_valid_at_every_step() {
     let r = refusal(deliverable(
         &f,
         "deliverable_frozen",
-        replying(10),
+        &replying(10),
         "server",
         10,
     ));
@@ -462,7 +462,7 @@ fn aea_drives_its_own_schema_2_folder_to_completion_valid_at_every_step() {
     let r = refusal(deliverable(
         &f,
         "deliverable_revised",
-        replying(10),
+        &replying(10),
         "server",
         10,
     ));
@@ -535,7 +535,7 @@ fn a_schema_1_folder_keeps_schema_1() {
     let r = refusal(deliverable(
         &f,
         "deliverable_drafted",
-        replying(1),
+        &replying(1),
         "web",
         1,
     ));
@@ -673,7 +673,7 @@ fn a_folder_claiming_schema_3_is_refused_outright() {
     let r = refusal(deliverable(
         &f,
         "deliverable_drafted",
-        replying(1),
+        &replying(1),
         "server",
         1,
     ));
@@ -771,7 +771,7 @@ fn hostile_files_in_a_schema_2_folder_are_refused_without_reading_them() {
     let r = refusal(deliverable(
         &f,
         "deliverable_drafted",
-        replying(1),
+        &replying(1),
         "server",
         1,
     ));
@@ -799,7 +799,7 @@ fn hostile_files_in_a_schema_2_folder_are_refused_without_reading_them() {
         refusal(deliverable(
             &f,
             "deliverable_drafted",
-            replying(1),
+            &replying(1),
             "server",
             1
         ))
@@ -821,7 +821,7 @@ fn hostile_files_in_a_schema_2_folder_are_refused_without_reading_them() {
     let r = refusal(deliverable(
         &f,
         "deliverable_drafted",
-        replying(1),
+        &replying(1),
         "server",
         1,
     ));
@@ -858,7 +858,7 @@ fn shell_text_in_a_deliverable_check_is_never_run() {
         "{template}"
     );
     valid(&f);
-    deliverable(&f, "deliverable_drafted", replying(1), "server", 1).unwrap();
+    deliverable(&f, "deliverable_drafted", &replying(1), "server", 1).unwrap();
     valid(&f);
     // And as another tool may have written it, line break and all.
     let text = fs::read_to_string(f.path().join("protocol.json")).unwrap();

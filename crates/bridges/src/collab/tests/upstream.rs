@@ -156,6 +156,7 @@ impl Upstream {
     /// --completion … --primary-deliverable-type kind
     /// [--primary-deliverable-file file] [--primary-deliverable-check …]`
     /// run at `now`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn init(
         path: &Path,
         participants: &[&str],
@@ -423,7 +424,10 @@ impl Upstream {
     }
 
     pub(super) fn write_readiness(&self, gates: &[&str], sha: &str) {
-        let objective: String = gates.iter().map(|g| format!("- [x] {g}\n")).collect();
+        let mut objective = String::new();
+        for g in gates {
+            let _ = writeln!(objective, "- [x] {g}");
+        }
         self.write(
             "readiness.md",
             &format!(
