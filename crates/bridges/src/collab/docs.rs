@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::deliverables::{Deliverables, Schema};
+use super::schema::Schema;
 use super::{Advice, Refusal, Rule};
 use crate::words::word_enum;
 
@@ -403,17 +403,15 @@ pub(crate) fn review_section(
     seq: u64,
     reply_to: u64,
     sections: [(&str, &[String]); 4],
-    deliverables: Option<&Deliverables>,
+    deliverables: Option<(&str, &[String])>,
 ) -> String {
     let mut out = format!(
         "\n## {at} - {participant} - seq {seq}\n\nContext:\n- Read `proposal.md` after event seq `{reply_to}`.\n"
     );
-    if let Some(d) = deliverables {
-        let primary = d.primary_ref().unwrap_or_default();
-        let supporting: Vec<String> = d
-            .supporting
+    if let Some((primary, supporting)) = deliverables {
+        let supporting: Vec<String> = supporting
             .iter()
-            .map(|s| format!("`{}`", one_line(&d.reference(&s.file))))
+            .map(|s| format!("`{}`", one_line(s)))
             .collect();
         let supporting = if supporting.is_empty() {
             "none".to_string()
@@ -423,7 +421,7 @@ pub(crate) fn review_section(
         let _ = write!(
             out,
             "- Reviewed primary deliverable: `{}`\n- Reviewed supporting deliverables: {supporting}.\n\nReview Scope:\n",
-            one_line(&primary)
+            one_line(primary)
         );
         for item in REVIEW_SCOPE {
             let _ = writeln!(out, "- {item}");
@@ -507,23 +505,14 @@ fn h3(line: &str) -> Option<&str> {
 /// Schema 2's rules for `decisions.md`: each `### ` heading is
 /// `D<n>. <title>`, numbered 1, 2, 3… without repeats, with a `- Decision:`
 /// and a `- Reflected in:` that names a declared deliverable.
-pub(crate) fn decisions_problems(text: &str, deliverables: &Deliverables) -> Vec<Refusal> {
+/// `refs` are the declared deliverables' references.
+pub(crate) fn decisions_problems(text: &str, refs: &[String]) -> Vec<Refusal> {
     let mut out = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
     let headings: Vec<(usize, &str)> = lines
         .iter()
         .enumerate()
         .filter_map(|(i, l)| h3(l).map(|h| (i, h)))
-        .collect();
-    let refs: Vec<String> = deliverables
-        .primary_ref()
-        .into_iter()
-        .chain(
-            deliverables
-                .supporting
-                .iter()
-                .map(|s| deliverables.reference(&s.file)),
-        )
         .collect();
     let mut seen: Vec<String> = Vec::new();
     let advice = "write each decision as `### D<n>. <title>` with `- Decision: …` and `- Reflected in: <deliverable>#<section>`";

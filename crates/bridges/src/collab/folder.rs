@@ -865,7 +865,7 @@ impl Folder {
         if schema == Schema::Two {
             problems.extend(docs::decisions_problems(
                 decisions.as_deref().unwrap_or_default(),
-                declared,
+                &declared.refs(),
             ));
         }
         problems.extend(docs::decisions_gate(name, decisions.as_deref(), schema));
@@ -1309,6 +1309,12 @@ fn with_review(
     review: &Review,
     deliverables: Option<&Deliverables>,
 ) -> std::result::Result<String, Refusal> {
+    let primary = deliverables
+        .and_then(Deliverables::primary_ref)
+        .unwrap_or_default();
+    let supporting: Vec<String> = deliverables
+        .map(|d| d.supporting.iter().map(|s| d.reference(&s.file)).collect())
+        .unwrap_or_default();
     let section = docs::review_section(
         &event.at,
         &event.from,
@@ -1320,7 +1326,7 @@ fn with_review(
             ("Required Changes", &review.required_changes),
             ("Questions", &review.questions),
         ],
-        deliverables,
+        deliverables.map(|_| (primary.as_str(), supporting.as_slice())),
     );
     // An id another tool allowed (` - ` or `seq 9` in it) could make a
     // heading that reads back as someone else's or another seq.

@@ -10,7 +10,7 @@ use std::path::Path;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value};
 
-use super::deliverables::{self, Role, Schema};
+use super::schema::{self as deliverables, Role, Schema};
 use super::{Advice, Event, EventName, Refusal, Rule};
 use crate::error::{Error, Result};
 use crate::fsutil::{self, ReadLimited};
@@ -120,7 +120,7 @@ impl Protocol {
 
     /// The schema the file declares (see [`Schema::of`]).
     pub(crate) fn schema(&self) -> std::result::Result<Schema, Refusal> {
-        Schema::of(self)
+        Schema::of(&self.map)
     }
 
     /// The text serialised as aea writes it: two-space indent, a final

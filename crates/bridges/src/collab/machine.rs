@@ -7,8 +7,8 @@
 
 use std::collections::BTreeSet;
 
-use super::deliverables::{Role, Schema};
 use super::log::Logged;
+use super::schema::{Role, Schema};
 use super::{Advice, CONCLUSION, EventName, Phase, Refusal, Rule};
 
 /// What the log says so far.

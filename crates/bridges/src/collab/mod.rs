@@ -16,6 +16,7 @@ mod docs;
 mod folder;
 mod log;
 mod machine;
+mod schema;
 mod validate;
 
 #[cfg(test)]
@@ -28,12 +29,12 @@ use serde::Serialize;
 use crate::error::Error;
 use crate::words::word_enum;
 
-pub use deliverables::{DeliverableType, Role, Schema};
 pub use docs::{
     Classification, ConclusionScan, ReadinessItem, ReadinessScan, conclusion_skeleton,
     readiness_items, scan_conclusion, scan_readiness, set_classification,
 };
 pub use folder::{Appended, Fields, Folder, Init, LastEvent, Next, Review, turn};
+pub use schema::{DeliverableType, Role, Schema};
 pub use validate::{Finding, Report};
 
 /// The files of a collaboration folder (the protocol's list).

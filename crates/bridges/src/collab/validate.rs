@@ -176,7 +176,7 @@ pub(crate) fn validate(folder: &Path) -> Result<Report> {
         check_deliverables(folder, &declared, &events, frozen_content, &mut report);
         if let Some(decisions) = texts.get(super::DECISIONS) {
             report.errors.extend(
-                docs::decisions_problems(decisions, &declared)
+                docs::decisions_problems(decisions, &declared.refs())
                     .into_iter()
                     .map(Finding::from),
             );
