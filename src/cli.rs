@@ -832,6 +832,29 @@ pub struct CollabInitArgs {
     #[arg(long = "completion", value_name = "GATE", required = true)]
     pub completion: Vec<String>,
 
+    /// The ACP schema to write: 2 (deliverables, the protocol's current
+    /// form) or 1 (the seed's form, without deliverables)
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub schema: u8,
+
+    /// Schema 2: the primary deliverable's type
+    #[arg(long, value_name = "TYPE", default_value = "design-spec")]
+    pub primary_deliverable_type: crate::collab::DeliverableType,
+
+    /// Schema 2: its Markdown file, in the deliverables directory (the
+    /// type's own name by default; required for custom)
+    #[arg(long, value_name = "NAME.md")]
+    pub primary_deliverable_file: Option<String>,
+
+    /// Schema 2: a section a custom deliverable must have (repeatable;
+    /// required for custom)
+    #[arg(long = "primary-deliverable-check", value_name = "SECTION")]
+    pub primary_deliverable_checks: Vec<String>,
+
+    /// Schema 2: the deliverables directory, inside the folder
+    #[arg(long, value_name = "DIR", default_value = "deliverables")]
+    pub deliverables_dir: String,
+
     /// Keep an existing collaboration, writing only missing documents
     #[arg(long)]
     pub resume: bool,
@@ -850,13 +873,25 @@ pub struct CollabEventArgs {
     #[arg(long, value_name = "TEXT")]
     pub summary: String,
 
-    /// The document the event is about (a file name inside the folder)
+    /// The document the event is about (a file name inside the folder, or
+    /// in schema 2 a declared deliverable; the primary deliverable by
+    /// default for deliverable_* events)
     #[arg(long, value_name = "PATH")]
     pub doc: Option<String>,
 
     /// The seq of the event this one answers
     #[arg(long, value_name = "SEQ")]
     pub reply_to: Option<u64>,
+
+    /// Schema 2, deliverable_* events: the deliverable's role (primary by
+    /// default, or what --doc is declared as)
+    #[arg(long, value_name = "ROLE")]
+    pub role: Option<crate::collab::Role>,
+
+    /// Schema 2, deliverable_frozen: the SHA-256 frozen (by default aea
+    /// records the file's own; one given must match it)
+    #[arg(long, value_name = "HEX")]
+    pub sha256: Option<String>,
 }
 
 #[derive(Debug, Args)]

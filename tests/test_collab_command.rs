@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use aea::collab::{Classification, EventName, Folder, Phase, Review};
+use aea::collab::{Classification, EventName, Folder, Init, Phase, Review, Schema};
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::Value;
 
@@ -56,6 +56,8 @@ impl Two {
             &two.web,
             &[
                 "init",
+                "--schema",
+                "1",
                 "--participant",
                 "web",
                 "--participant",
@@ -588,6 +590,8 @@ fn collab_output_as_people_and_scripts_read_it() {
         &[
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             f,
             "--participant",
@@ -720,6 +724,8 @@ fn folder_text_is_escaped_wherever_it_is_shown() {
         &[
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             f,
             "--participant",
@@ -789,7 +795,7 @@ fn init_by_a_participant_who_does_not_own_the_proposal_wakes_the_owner() {
     let folder = env.path().join("c");
     let f = folder.to_str().unwrap();
     let init = |participants: &[&'static str]| -> Vec<String> {
-        let mut args: Vec<String> = ["collab", "init", "--folder", f]
+        let mut args: Vec<String> = ["collab", "init", "--schema", "1", "--folder", f]
             .iter()
             .map(|a| (*a).to_string())
             .collect();
@@ -829,6 +835,8 @@ fn init_by_a_participant_who_does_not_own_the_proposal_wakes_the_owner() {
             "--json",
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             lone_s,
             "--participant",
@@ -867,6 +875,8 @@ fn a_participant_that_is_a_path_is_not_mailed() {
         &[
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             f,
             "--participant",
@@ -1074,6 +1084,8 @@ fn a_folder_name_with_control_characters_is_shown_escaped() {
         vec![
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             f,
             "--participant",
@@ -1086,6 +1098,8 @@ fn a_folder_name_with_control_characters_is_shown_escaped() {
         vec![
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             f,
             "--participant",
@@ -1130,6 +1144,8 @@ fn the_command_in_a_wake_up_passes_the_folder_as_one_argument() {
         &[
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             f,
             "--participant",
@@ -1211,6 +1227,8 @@ fn resume_over_a_folder_that_is_no_collaboration_says_so() {
             &[
                 "collab",
                 "init",
+                "--schema",
+                "1",
                 "--folder",
                 folder.to_str().unwrap(),
                 "--participant",
@@ -1300,10 +1318,7 @@ fn eight_processes_review_at_once() {
     participants.extend(reviewers.iter().cloned());
     let f = Folder::new(tmp.path().join("c"));
     f.init(
-        &participants,
-        "Review at once",
-        &["Reviewed".into()],
-        false,
+        &seed(&participants, "Review at once", &["Reviewed".into()], false),
         Utc::now(),
     )
     .unwrap();
@@ -1417,6 +1432,15 @@ fn every_corpus_case_is_judged_by_its_rule() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A schema 1 start (the seed's form), which the corpus is written in.
+fn seed(participants: &[String], objective: &str, gates: &[String], resume: bool) -> Init {
+    Init {
+        schema: Schema::One,
+        resume,
+        ..Init::new(participants, objective, gates)
+    }
+}
+
 fn t(minutes: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 5, 10, 0, 0).unwrap() + chrono::Duration::minutes(minutes)
 }
@@ -1438,10 +1462,7 @@ fn regenerate_the_valid_case() {
     let participants = ["web".to_string(), "api".to_string()];
     let gates = ["Decisions accepted by both".to_string()];
     f.init(
-        &participants,
-        "Agree on the orders API",
-        &gates,
-        false,
+        &seed(&participants, "Agree on the orders API", &gates, false),
         t(0),
     )
     .unwrap();
@@ -1936,4 +1957,165 @@ fn gated_wake_ups_are_never_marked() {
     assert!(!audit_log(&two.api).contains("collaboration ended"));
     // web's side, whose policy lets its agent act alone, is clean.
     assert_eq!(two.wake_ups("web"), Vec::<Value>::new());
+}
+
+/// Schema 2 from the command line: `init` writes it by default with the
+/// deliverable options ACP's initializer takes; a custom deliverable's
+/// check that holds shell text is a heading, shown escaped and never run;
+/// the freeze records the file's hash; `--schema 1` keeps the seed's form;
+/// `validate` names the schema it judged by.
+#[test]
+fn schema_2_from_the_command_line() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let api = env.repo("api");
+    let folder = env.path().join("shared/plan");
+    let f = folder.to_str().unwrap();
+    let marker = env.path().join("ran");
+    let check = format!(
+        "Rollout $(touch {m}) \u{1b}[31m; touch {m}",
+        m = marker.display()
+    );
+    let out = env.json(
+        &web,
+        &[
+            "collab",
+            "init",
+            "--folder",
+            f,
+            "--participant",
+            "web",
+            "--participant",
+            "api",
+            "--objective",
+            "Plan the rollout",
+            "--completion",
+            "Plan agreed",
+            "--primary-deliverable-type",
+            "custom",
+            "--primary-deliverable-file",
+            "rollout.md",
+            "--primary-deliverable-check",
+            &check,
+            "--deliverables-dir",
+            "out",
+        ],
+    );
+    assert_eq!(out["event"]["event"], "initialized", "{out}");
+    let protocol: Value =
+        serde_json::from_str(&fs::read_to_string(folder.join("protocol.json")).unwrap()).unwrap();
+    assert_eq!(protocol["protocol"], "acp");
+    assert_eq!(protocol["schemaVersion"], 2);
+    assert_eq!(protocol["deliverables"]["primary"]["file"], "rollout.md");
+    assert_eq!(protocol["deliverables"]["dir"], "out");
+    let template = fs::read_to_string(folder.join("out/rollout.md")).unwrap();
+    assert!(template.contains("Status: Draft"), "{template}");
+    let v = env.json(&web, &["collab", "validate", "--folder", f]);
+    assert_eq!(
+        (v["schema"].as_u64(), v["valid"].as_bool()),
+        (Some(2), Some(true)),
+        "{v}"
+    );
+
+    // The deliverable's section missing: the refusal names it, escaped.
+    fs::write(folder.join("out/rollout.md"), "# Plan\n\nStatus: Draft\n").unwrap();
+    let out = env.run(
+        &web,
+        &[
+            "collab",
+            "event",
+            "--folder",
+            f,
+            "--event",
+            "deliverable_drafted",
+            "--summary",
+            "Draft",
+            "--reply-to",
+            "1",
+        ],
+    );
+    assert_eq!(code(&out), 5, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stderr(&out).contains("deliverable_content"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !stderr(&out).contains('\u{1b}'),
+        "the check is shown escaped: {}",
+        stderr(&out)
+    );
+    fs::write(folder.join("out/rollout.md"), &template).unwrap();
+    let out = env.json(
+        &web,
+        &[
+            "collab",
+            "event",
+            "--folder",
+            f,
+            "--event",
+            "deliverable_drafted",
+            "--summary",
+            "Draft",
+            "--reply-to",
+            "1",
+        ],
+    );
+    assert_eq!(out["event"]["role"], "primary", "{out}");
+    assert_eq!(out["event"]["doc"], "out/rollout.md", "{out}");
+    let next = env.json(&api, &["collab", "next", "--folder", f]);
+    assert_eq!(next["schema"], 2, "{next}");
+    assert!(!marker.exists(), "nothing in the check ran");
+
+    // --schema 1: the seed's form, without deliverables.
+    let seed = env.path().join("shared/seed");
+    env.ok(
+        &web,
+        &[
+            "collab",
+            "init",
+            "--schema",
+            "1",
+            "--folder",
+            seed.to_str().unwrap(),
+            "--participant",
+            "web",
+            "--participant",
+            "api",
+            "--objective",
+            "o",
+            "--completion",
+            "g",
+        ],
+    );
+    let text = fs::read_to_string(seed.join("protocol.json")).unwrap();
+    assert!(
+        !text.contains("schemaVersion") && !seed.join("deliverables").exists(),
+        "{text}"
+    );
+    let out = env.ok(
+        &web,
+        &["collab", "validate", "--folder", seed.to_str().unwrap()],
+    );
+    assert!(
+        out.contains("a valid collaboration folder (ACP schema 1)"),
+        "{out}"
+    );
+    let out = env.run(
+        &web,
+        &[
+            "collab",
+            "event",
+            "--folder",
+            seed.to_str().unwrap(),
+            "--event",
+            "deliverable_drafted",
+            "--summary",
+            "Draft",
+            "--reply-to",
+            "1",
+        ],
+    );
+    assert_eq!(code(&out), 5);
+    assert!(stderr(&out).contains("rule schema"), "{}", stderr(&out));
 }

@@ -101,9 +101,35 @@ fn upstream_append(
     phase: &str,
     waiting: &[&str],
 ) -> String {
+    upstream_append_as(
+        folder,
+        seq,
+        from,
+        event,
+        summary,
+        (doc, None),
+        phase,
+        waiting,
+    )
+}
+
+/// [`upstream_append`] with a schema 2 deliverable's `role` after
+/// `reply_to`, as the schema 2 script writes it.
+#[allow(clippy::too_many_arguments)]
+fn upstream_append_as(
+    folder: &Path,
+    seq: u64,
+    from: &str,
+    event: &str,
+    summary: &str,
+    (doc, role): (&str, Option<&str>),
+    phase: &str,
+    waiting: &[&str],
+) -> String {
     let at = format!("2030-01-01T00:{seq:02}:00Z");
+    let role = role.map_or(String::new(), |r| format!(",\"role\":\"{r}\""));
     let line = format!(
-        "{{\"seq\":{seq},\"from\":{},\"event\":\"{event}\",\"at\":\"{at}\",\"summary\":{},\"doc\":\"{doc}\",\"reply_to\":{}}}",
+        "{{\"seq\":{seq},\"from\":{},\"event\":\"{event}\",\"at\":\"{at}\",\"summary\":{},\"doc\":\"{doc}\",\"reply_to\":{}{role}}}",
         serde_json::to_string(from).unwrap(),
         serde_json::to_string(summary).unwrap(),
         seq - 1
@@ -178,6 +204,8 @@ fn the_monitor_notices_a_turn_another_tool_hands_over_once() {
             "--json",
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             folder.to_str().unwrap(),
             "--participant",
@@ -360,6 +388,8 @@ fn mail_claiming_to_be_the_monitors_own_notice_is_left_waiting() {
         &[
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             f,
             "--participant",
@@ -444,6 +474,8 @@ fn signed_collaboration() -> (TestEnv, PathBuf, PathBuf, PathBuf) {
         &[
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             f,
             "--participant",
@@ -676,6 +708,8 @@ fn a_turn_aea_handed_over_is_woken_by_its_authors_mail_alone() {
         &[
             "collab",
             "init",
+            "--schema",
+            "1",
             "--folder",
             f,
             "--participant",
@@ -724,4 +758,115 @@ fn a_turn_aea_handed_over_is_woken_by_its_authors_mail_alone() {
     let waiting = wake_ups(&api);
     assert_eq!(waiting.len(), 1, "{waiting:?}");
     assert_eq!(waiting[0].1["from"]["agent_id"], "web");
+}
+
+/// A schema 2 folder (what `aea collab init` starts by default): the
+/// owner drafts the deliverable with the protocol's own script, which
+/// keeps the turn, then submits the proposal, which hands it to api: one
+/// notice, one ring, at that hand-over only.
+#[test]
+fn the_monitor_notices_a_schema_2_hand_over() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let log = env.path().join("rings.txt");
+    let script = recorder(&env, &log);
+    let config = api.join(".aea/agent-config.yaml");
+    let text = format!(
+        "{}\nmonitoring:\n  debounce: 50ms\n  retry_initial: 60s\n  transports:\n    - type: command\n      program: '{}'\n",
+        fs::read_to_string(&config).unwrap(),
+        script.display()
+    );
+    fs::write(&config, text).unwrap();
+    env.ok(&api, &["trust"]);
+    let folder = env.path().join("shared/orders");
+    let started = env.json(
+        &api,
+        &[
+            "collab",
+            "init",
+            "--folder",
+            folder.to_str().unwrap(),
+            "--participant",
+            "web",
+            "--participant",
+            "api",
+            "--objective",
+            "Agree the orders API",
+            "--completion",
+            "conclusion.md says proceed",
+        ],
+    );
+    assert!(started["event"]["seq"] == 1, "{started}");
+    let protocol: Value =
+        serde_json::from_str(&fs::read_to_string(folder.join("protocol.json")).unwrap()).unwrap();
+    assert_eq!(protocol["schemaVersion"], 2, "{protocol}");
+    let _monitor = Monitor::start(&env, &api);
+
+    let sections = [
+        "Problem",
+        "Goals",
+        "Non-goals",
+        "Proposed Design",
+        "Interfaces / Contracts",
+        "Failure Modes",
+        "Validation Plan",
+        "Open Questions",
+    ];
+    let draft: String = std::iter::once("# Design Spec\n\nStatus: Draft\n\n".to_string())
+        .chain(
+            sections
+                .iter()
+                .map(|section| format!("## {section}\n\nTo be written.\n\n")),
+        )
+        .collect();
+    fs::write(folder.join("deliverables/design-spec.md"), draft).unwrap();
+    let drafted = upstream_append_as(
+        &folder,
+        2,
+        "web",
+        "deliverable_drafted",
+        "Design drafted",
+        ("deliverables/design-spec.md", Some("primary")),
+        "drafting",
+        &["web"],
+    );
+    // The monitor saw the draft (web keeps the turn): no notice for it.
+    assert!(
+        poll_until(Duration::from_secs(10), || {
+            seen_event(&env, &api, &folder) == Some(sha256(&drafted))
+        }),
+        "the monitor never looked at the draft"
+    );
+    assert!(wake_ups(&api).is_empty(), "{:?}", wake_ups(&api));
+    assert!(rings(&log).is_empty());
+
+    upstream_append(
+        &folder,
+        3,
+        "web",
+        "proposal_submitted",
+        "First proposal",
+        "proposal.md",
+        "reviewing",
+        &["api"],
+    );
+    assert!(
+        poll_until(Duration::from_secs(10), || !rings(&log).is_empty()),
+        "no doorbell rang; inbox: {:?}",
+        inbox_files(&api)
+    );
+    let notices = wake_ups(&api);
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert_eq!(
+        notices[0].1["message"]["subject"],
+        "collab: your turn (reviewing) — Agree the orders API"
+    );
+    let next = env.json(
+        &api,
+        &["collab", "next", "--folder", folder.to_str().unwrap()],
+    );
+    assert_eq!(next["your_turn"], true, "{next}");
+    assert_eq!(next["log_valid"], true, "{next}");
+    assert_eq!(next["schema"], 2, "{next}");
+    assert_eq!(rings(&log).len(), 1, "{:?}", rings(&log));
 }

@@ -497,6 +497,8 @@ fn collab_json_output_fits_the_shipped_schemas() {
         &run(
             &[
                 "init",
+                "--schema",
+                "1",
                 "--participant",
                 "web",
                 "--participant",

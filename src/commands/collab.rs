@@ -21,8 +21,8 @@ use crate::cli::{
     CollabParticipantArgs, CollabReviewArgs, CollabWaitArgs,
 };
 use crate::collab::{
-    self, Appended, Authorship, Event, EventAuthor, Folder, Next, Phase, ReadinessItem, Review,
-    Signer,
+    self, Appended, Authorship, Event, EventAuthor, Fields, Folder, Next, Phase, ReadinessItem,
+    Review, Schema, Signer,
 };
 use crate::collab_wake::{CONTEXT_FOLDER, OBJECTIVE_SHOWN, TAG, WAKE_MAX, Waker, Woken, ended};
 use crate::error::{Error, ExitCode, Result};
@@ -117,6 +117,9 @@ pub(super) struct NextOutput {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(super) struct ValidateOutput {
     pub folder: PathBuf,
+    /// The ACP schema the folder was judged by (1 or 2); `None` when
+    /// protocol.json could not be read or declares one aea does not speak.
+    pub schema: Option<Schema>,
     pub valid: bool,
     pub errors: Vec<Finding>,
     pub warnings: Vec<Finding>,
@@ -288,19 +291,28 @@ fn init(args: &CollabInitArgs, ctx: &Context) -> Result<ExitCode> {
             format!("name yourself with --participant {id} (first if you own the proposal)"),
         ));
     }
+    let init = collab::Init {
+        participants: args.participants.clone(),
+        objective: args.objective.clone(),
+        completion_gates: args.completion.clone(),
+        schema: if args.schema == 1 {
+            Schema::One
+        } else {
+            Schema::Two
+        },
+        primary_type: args.primary_deliverable_type,
+        primary_file: args.primary_deliverable_file.clone(),
+        primary_checks: args.primary_deliverable_checks.clone(),
+        deliverables_dir: args.deliverables_dir.clone(),
+        resume: args.resume,
+    };
     // Resuming writes no event.
     let (folder, signer) = if args.resume {
         (folder(&args.folder, ctx), None)
     } else {
         signing(folder(&args.folder, ctx), &id, ctx)
     };
-    let event = folder.init(
-        &args.participants,
-        &args.objective,
-        &args.completion,
-        args.resume,
-        ctx.rt.now(),
-    )?;
+    let event = folder.init(&init, ctx.rt.now())?;
     warn_unsigned(signer.as_deref(), ctx);
     remember(&mailbox, &folder, ctx);
     if event.is_none() {
@@ -327,7 +339,8 @@ fn init(args: &CollabInitArgs, ctx: &Context) -> Result<ExitCode> {
     }
     match &event {
         Some(event) => ctx.printer.line(format_args!(
-            "started a collaboration in {}: {} owns the proposal (drafting)",
+            "started a collaboration (ACP schema {}) in {}: {} owns the proposal (drafting)",
+            init.schema.number(),
             folder.path().display(),
             untrusted_short(&event.from, 80)
         )),
@@ -364,15 +377,14 @@ fn warn_invalid(folder: &Folder, ctx: &Context) {
 
 fn event(args: &CollabEventArgs, ctx: &Context) -> Result<ExitCode> {
     let (mailbox, id, folder) = acting(&args.who, ctx)?;
+    let fields = Fields {
+        doc: args.doc.clone(),
+        reply_to: args.reply_to,
+        role: args.role,
+        sha256: args.sha256.clone(),
+    };
     let (folder, signer) = signing(folder, &id, ctx);
-    let appended = folder.append(
-        &id,
-        args.event,
-        &args.summary,
-        args.doc.as_deref(),
-        args.reply_to,
-        ctx.rt.now(),
-    )?;
+    let appended = folder.append_fields(&id, args.event, &args.summary, &fields, ctx.rt.now())?;
     warn_unsigned(signer.as_deref(), ctx);
     Ok(appended_out(&mailbox, &id, &folder, appended, ctx))
 }
@@ -711,6 +723,7 @@ fn validate(args: &CollabFolderArgs, ctx: &Context) -> Result<ExitCode> {
     if ctx.printer.json() {
         ctx.printer.value(&ValidateOutput {
             folder: folder.path().to_path_buf(),
+            schema: report.schema,
             valid,
             errors: report.errors.iter().map(Finding::of).collect(),
             warnings: report.warnings.iter().map(Finding::of).collect(),
@@ -731,8 +744,9 @@ fn validate(args: &CollabFolderArgs, ctx: &Context) -> Result<ExitCode> {
         }
         if valid {
             ctx.printer.line(format_args!(
-                "{}: a valid collaboration folder",
-                folder.path().display()
+                "{}: a valid collaboration folder (ACP schema {})",
+                folder.path().display(),
+                report.schema.map_or(0, Schema::number)
             ));
         } else {
             ctx.printer.line(format_args!(

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::schema::Schema;
 use super::{Advice, Refusal, Rule};
 use crate::words::word_enum;
 
@@ -198,7 +199,7 @@ fn is_line_break(c: char) -> bool {
     matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}')
 }
 
-/// The `## ` headings `conclusion.md` must have.
+/// The `## ` headings `conclusion.md` must have in schema 1.
 pub(crate) const CONCLUSION_HEADINGS: [&str; 8] = [
     "Decision Outcome",
     "Rationale",
@@ -209,6 +210,27 @@ pub(crate) const CONCLUSION_HEADINGS: [&str; 8] = [
     "Implementation Blockers",
     "Next Action",
 ];
+
+/// The `## ` headings `conclusion.md` must have in schema 2: a receipt of
+/// the frozen deliverable rather than the design itself.
+pub(crate) const CONCLUSION_HEADINGS_2: [&str; 9] = [
+    "Decision Outcome",
+    "Rationale",
+    "Deliverable Receipt",
+    "Accepted Decisions Summary",
+    "Readiness Result",
+    "Assumptions",
+    "Deferred Follow-ups",
+    "Implementation Blockers",
+    "Next Action",
+];
+
+fn conclusion_headings(schema: Schema) -> &'static [&'static str] {
+    match schema {
+        Schema::One => &CONCLUSION_HEADINGS,
+        Schema::Two => &CONCLUSION_HEADINGS_2,
+    }
+}
 
 /// The outcomes `conclusion.md` may declare; `blocked` is not completable.
 const OUTCOMES: [&str; 4] = ["proceed", "do_not_proceed", "defer", "blocked"];
@@ -221,6 +243,10 @@ pub struct ConclusionScan {
     /// Every `- [outcome] text` line, outcome word first.
     pub outcomes: Vec<(String, String)>,
     pub placeholders: Vec<String>,
+    /// Schema 2: the primary deliverable's reference, when the conclusion
+    /// does not name it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing_reference: Option<String>,
 }
 
 impl ConclusionScan {
@@ -249,11 +275,27 @@ impl ConclusionScan {
                 self.placeholders.join(", ")
             ));
         }
+        if let Some(reference) = &self.missing_reference {
+            problems.push(format!(
+                "conclusion.md must reference the primary deliverable {reference}"
+            ));
+        }
         problems
     }
 }
 
+/// [`scan_conclusion_for`] a schema 1 folder.
 pub fn scan_conclusion(text: &str) -> ConclusionScan {
+    scan_conclusion_for(text, Schema::One, None)
+}
+
+/// What the conclusion gate of `schema` finds in `conclusion.md`;
+/// `primary_ref` is the reference a schema 2 conclusion must name.
+pub fn scan_conclusion_for(
+    text: &str,
+    schema: Schema,
+    primary_ref: Option<&str>,
+) -> ConclusionScan {
     let headings: Vec<&str> = text
         .lines()
         .filter_map(|l| {
@@ -261,7 +303,7 @@ pub fn scan_conclusion(text: &str) -> ConclusionScan {
             rest.starts_with(char::is_whitespace).then(|| rest.trim())
         })
         .collect();
-    let missing_headings = CONCLUSION_HEADINGS
+    let missing_headings = conclusion_headings(schema)
         .iter()
         .filter(|h| !headings.contains(h))
         .map(|h| (*h).to_string())
@@ -280,6 +322,9 @@ pub fn scan_conclusion(text: &str) -> ConclusionScan {
         missing_headings,
         outcomes,
         placeholders: placeholders(text),
+        missing_reference: primary_ref
+            .filter(|r| !r.is_empty() && !text.contains(r))
+            .map(str::to_string),
     }
 }
 
@@ -342,17 +387,46 @@ pub(crate) fn review_headings(text: &str) -> Vec<(u64, String)> {
     text.lines().filter_map(review_heading).collect()
 }
 
-/// The body of one review, as `aea collab review` appends it.
+/// The review scope a schema 2 review declares.
+const REVIEW_SCOPE: [&str; 4] = [
+    "Proposal coherence",
+    "Primary deliverable completeness",
+    "Accepted decision traceability",
+    "Implementation readiness",
+];
+
+/// The body of one review, as `aea collab review` appends it; in schema 2
+/// (`deliverables`) with the deliverables reviewed and the review scope.
 pub(crate) fn review_section(
     at: &str,
     participant: &str,
     seq: u64,
     reply_to: u64,
     sections: [(&str, &[String]); 4],
+    deliverables: Option<(&str, &[String])>,
 ) -> String {
     let mut out = format!(
         "\n## {at} - {participant} - seq {seq}\n\nContext:\n- Read `proposal.md` after event seq `{reply_to}`.\n"
     );
+    if let Some((primary, supporting)) = deliverables {
+        let supporting: Vec<String> = supporting
+            .iter()
+            .map(|s| format!("`{}`", one_line(s)))
+            .collect();
+        let supporting = if supporting.is_empty() {
+            "none".to_string()
+        } else {
+            supporting.join(", ")
+        };
+        let _ = write!(
+            out,
+            "- Reviewed primary deliverable: `{}`\n- Reviewed supporting deliverables: {supporting}.\n\nReview Scope:\n",
+            one_line(primary)
+        );
+        for item in REVIEW_SCOPE {
+            let _ = writeln!(out, "- {item}");
+        }
+    }
     for (title, items) in sections {
         let _ = write!(out, "\n{title}:\n");
         let items: Vec<String> = items
@@ -370,6 +444,172 @@ pub(crate) fn review_section(
     out
 }
 
+/// Schema 2: what `review.md` must say once a review is in it (the
+/// protocol's tools look for these words anywhere in the file).
+pub(crate) fn review_scope_problems(review: &str, primary_ref: Option<&str>) -> Vec<Refusal> {
+    let mut missing: Vec<String> = [
+        "Reviewed primary deliverable:",
+        "Review Scope:",
+        "Primary deliverable completeness",
+    ]
+    .iter()
+    .filter(|w| !review.contains(*w))
+    .map(|w| format!("`{w}`"))
+    .collect();
+    if let Some(r) = primary_ref.filter(|r| !r.is_empty() && !review.contains(r)) {
+        missing.push(format!("the primary deliverable {r}"));
+    }
+    if missing.is_empty() {
+        return Vec::new();
+    }
+    vec![Refusal::new(
+        Rule::ReviewScope,
+        format!("review.md does not name {}", missing.join(", ")),
+        "a schema 2 review names the primary deliverable it reviewed (`- Reviewed primary deliverable: …`) and its Review Scope (with Primary deliverable completeness); `aea collab review` writes both",
+    )]
+}
+
+/// The text of the review headed `seq` in `review`: from its heading to
+/// the next `## ` heading.
+pub(crate) fn review_body(review: &str, seq: u64) -> String {
+    let mut lines = review.lines();
+    let mut out = String::new();
+    let mut inside = false;
+    for line in lines.by_ref() {
+        if let Some((s, _)) = review_heading(line) {
+            if inside {
+                break;
+            }
+            inside = s == seq;
+            continue;
+        }
+        if inside {
+            if line.starts_with("## ") {
+                break;
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A `### ` heading line's text (`^###\s+(.+)$`).
+fn h3(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("###")?;
+    rest.starts_with(char::is_whitespace)
+        .then(|| rest.trim_start())
+        .filter(|r| !r.is_empty())
+}
+
+/// Schema 2's rules for `decisions.md`: each `### ` heading is
+/// `D<n>. <title>`, numbered 1, 2, 3… without repeats, with a `- Decision:`
+/// and a `- Reflected in:` that names a declared deliverable.
+/// `refs` are the declared deliverables' references.
+pub(crate) fn decisions_problems(text: &str, refs: &[String]) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    let headings: Vec<(usize, &str)> = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| h3(l).map(|h| (i, h)))
+        .collect();
+    let mut seen: Vec<String> = Vec::new();
+    let advice = "write each decision as `### D<n>. <title>` with `- Decision: …` and `- Reflected in: <deliverable>#<section>`";
+    for (index, (at, heading)) in headings.iter().enumerate() {
+        let expected = format!("D{}", index + 1);
+        let id = decision_id(heading);
+        let shown = id.clone().unwrap_or_else(|| expected.clone());
+        match &id {
+            None => out.push(Refusal::new(
+                Rule::Decisions,
+                format!(
+                    "decisions.md heading \"### {}\" is not `D<number>. <title>`",
+                    one_line(heading)
+                ),
+                advice,
+            )),
+            Some(id) => {
+                if seen.contains(id) {
+                    out.push(Refusal::new(
+                        Rule::Decisions,
+                        format!("decisions.md has {id} twice"),
+                        "decision ids are D1, D2, D3… each once",
+                    ));
+                }
+                if *id != expected {
+                    out.push(Refusal::new(
+                        Rule::Decisions,
+                        format!(
+                            "decisions.md numbers its decision {} {id}, expected {expected}",
+                            index + 1
+                        ),
+                        "decision ids are D1, D2, D3… in order",
+                    ));
+                }
+                seen.push(id.clone());
+            }
+        }
+        // The first block under this heading text, to the next `### `.
+        let first = headings
+            .iter()
+            .find(|(_, h)| h == heading)
+            .map_or(*at, |(i, _)| *i);
+        let body: Vec<&str> = lines[first + 1..]
+            .iter()
+            .take_while(|l| h3(l).is_none())
+            .copied()
+            .collect();
+        let body = body.join("\n");
+        if !body.contains("- Decision:") {
+            out.push(Refusal::new(
+                Rule::Decisions,
+                format!("decision {shown} has no `- Decision:` line"),
+                advice,
+            ));
+        }
+        if !body.contains("- Reflected in:") {
+            out.push(Refusal::new(
+                Rule::Decisions,
+                format!("decision {shown} has no `- Reflected in:` line"),
+                advice,
+            ));
+        } else if !refs.iter().any(|r| body.contains(r.as_str())) {
+            out.push(Refusal::new(
+                Rule::Decisions,
+                format!("decision {shown}: Reflected in names no declared deliverable"),
+                format!(
+                    "name where the decision is reflected: {}",
+                    refs.iter()
+                        .map(|r| one_line(r))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// `D<n>` of a `D<n>. <title>` heading.
+fn decision_id(heading: &str) -> Option<String> {
+    let rest = heading.strip_prefix('D')?;
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 {
+        return None;
+    }
+    let after = rest[digits..].strip_prefix('.')?;
+    let title = after.strip_prefix(char::is_whitespace)?;
+    (!title.is_empty()).then(|| format!("D{}", &rest[..digits]))
+}
+
+/// Whether a schema 2 `decisions.md` states at least one decision.
+fn has_decision_2(text: &str) -> bool {
+    text.lines()
+        .filter_map(h3)
+        .any(|h| decision_id(h).is_some())
+}
+
 /// `proposal.md` as `init` writes it.
 pub(crate) fn proposal_skeleton(objective: &str) -> String {
     format!(
@@ -384,8 +624,23 @@ pub(crate) const REVIEW_SKELETON: &str = "# Review\n\nOne structured review per 
 /// `completed` when it appends them (not a rule of the protocol text, so
 /// `validate` does not hold a folder other tools wrote to it): accepting
 /// decisions that were never written down accepts nothing.
-pub(crate) fn decisions_gate(event: super::EventName, decisions: Option<&str>) -> Option<Refusal> {
+pub(crate) fn decisions_gate(
+    event: super::EventName,
+    decisions: Option<&str>,
+    schema: Schema,
+) -> Option<Refusal> {
     use super::EventName::{Completed, DecisionAccepted, ReadinessPassed};
+    if schema == Schema::Two {
+        return (matches!(event, DecisionAccepted | ReadinessPassed | Completed)
+            && !decisions.is_some_and(has_decision_2))
+        .then(|| {
+            Refusal::new(
+                Rule::Decisions,
+                "decisions.md holds no accepted decision yet (still what init wrote)",
+                format!("write each accepted decision in decisions.md as `### D<n>. <title>` with `- Decision: …` and `- Reflected in: …` before {event}"),
+            )
+        });
+    }
     (matches!(event, DecisionAccepted | ReadinessPassed | Completed)
         && !decisions.is_some_and(has_decision))
     .then(|| {
@@ -425,6 +680,67 @@ pub(crate) fn readiness_skeleton(gates: &[String]) -> String {
     out.push_str(
         "\n## Final Design Document Checklist\n\n- [ ] Accepted Decisions\n- [ ] Assumptions\n- [ ] Deferred Follow-ups\n- [ ] Implementation Blockers\n- [ ] Ready to implement\n",
     );
+    out
+}
+
+/// Schema 2's `proposal.md` as `init` writes it.
+pub(crate) fn proposal_skeleton_2(objective: &str, primary_ref: &str) -> String {
+    format!(
+        "# Proposal\n\n## Purpose\n\n{}\n\n## Current Proposal\n\nTBD.\n\n## Deliverable Draft\n\n- Primary: `{}`\n\n## Open Questions\n\n- TBD.\n",
+        one_line(objective),
+        one_line(primary_ref)
+    )
+}
+
+pub(crate) const REVIEW_SKELETON_2: &str = "# Review\n\nOne structured review per `review_submitted` event, headed with that\nevent's own seq (not the seq it replies to):\n\n    ## <ISO-8601 UTC> - <participant> - seq <review_submitted seq>\n\nwith Context (naming the primary deliverable reviewed), the review scope,\nPosition, Concerns, Required Changes and Questions. `aea collab review`\nwrites both the review and its event.\n";
+
+pub(crate) const DECISIONS_SKELETON_2: &str = "# Decisions\n\nAccepted decisions only; open questions belong in readiness.md. Each\ndecision is a `### D<n>. <title>` heading (D1, D2, … in order) with a\n`- Decision:` line, a `- Rationale:` line and a `- Reflected in:` line\nnaming the deliverable section that carries it.\n\n## Accepted Decisions\n\n- None yet.\n";
+
+/// Schema 2's `readiness.md`: one open question to replace, the
+/// objective's gates and the generated ones unchecked, the snapshot of the
+/// primary deliverable to fill in, the final checkbox.
+pub(crate) fn readiness_skeleton_2(
+    objective_gates: &[String],
+    generated: &[String],
+    primary_ref: &str,
+) -> String {
+    let mut out = String::from(
+        "# Readiness\n\nClassify every open question as `[resolved]`, `[deferred_nonblocking]`\n(with `Reason: ...`) or `[blocking]` before decisions are accepted; no\n`[blocking]` or `[unresolved]` item may remain when readiness passes.\n\n## Open Question Classification\n\n- [unresolved] List each open question of proposal.md here.\n\n## Blocking Issues\n\n- None.\n\n## Objective Gates\n\n",
+    );
+    for gate in objective_gates {
+        let _ = writeln!(out, "- [ ] {}", one_line(gate));
+    }
+    out.push_str("\n## Generated Deliverable Gates\n\n");
+    for gate in generated {
+        let _ = writeln!(out, "- [ ] {}", one_line(gate));
+    }
+    let _ = write!(
+        out,
+        "\n## Deliverable Snapshot\n\n- Primary: `{}`\n- SHA-256:\n\n## Deferred Follow-ups\n\n- None.\n\n## Implementation Blockers\n\n- None.\n\n## Ready to Implement\n\n- [ ] Ready to implement\n",
+        one_line(primary_ref)
+    );
+    out
+}
+
+/// Schema 2's `conclusion.md`: the nine headings of the receipt, the
+/// primary deliverable named, and like schema 1's a `[blocked]` outcome
+/// and placeholders that keep it from completing until it is written.
+pub(crate) fn conclusion_skeleton_2(primary_ref: &str, kind: &str) -> String {
+    let mut out = String::from(
+        "# Conclusion\n\nThe final receipt of the collaboration, not the deliverable. Declare\nexactly one outcome: `[proceed]`, `[do_not_proceed]` or `[defer]`.\n",
+    );
+    for heading in CONCLUSION_HEADINGS_2 {
+        let body = match heading {
+            "Decision Outcome" => "- [blocked] TBD".to_string(),
+            "Deliverable Receipt" => format!(
+                "- Primary: `{}`\n- Type: `{}`\n- SHA-256: TBD",
+                one_line(primary_ref),
+                one_line(kind)
+            ),
+            _ => "TBD.".to_string(),
+        };
+        let _ = write!(out, "\n## {heading}\n\n{body}\n");
+    }
     out
 }
 
@@ -523,7 +839,7 @@ pub(crate) fn gate(
                     problems.push(Refusal::new(
                         Rule::Conclusion,
                         problem,
-                        "conclusion.md needs the eight ## headings, exactly one outcome line - [proceed|do_not_proceed|defer] …, and no TBD/TODO/unresolved",
+                        "conclusion.md needs every ## heading of its schema, exactly one outcome line - [proceed|do_not_proceed|defer] …, no TBD/TODO/unresolved, and (schema 2) the primary deliverable's reference",
                     ));
                 }
             }

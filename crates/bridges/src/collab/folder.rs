@@ -9,7 +9,6 @@
 //! leaves `protocol.json` behind the log, which the validator reports and
 //! the next append rewrites from the log.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -17,6 +16,7 @@ use chrono::{DateTime, SubsecRound, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::deliverables::{self, DeliverableType, Deliverables, Role, Schema};
 use super::docs::{self, Classification, ReadinessItem, ReadinessScan};
 use super::log::{self, Logged, Protocol, Shape};
 use super::machine::State;
@@ -48,14 +48,26 @@ pub mod turn {
     /// A wake-up about a broken log (what is wrong quotes the log).
     pub const REPAIR: &str = "repair the folder first (`aea collab validate` lists every problem)";
 
+    /// Schema 2 (the deliverable is named by `protocol.json`, which a
+    /// wake-up never quotes: `aea collab next` and the folder say which).
+    pub const DRAFT_DELIVERABLE: &str = "write the primary deliverable (deliverables.primary of protocol.json), append deliverable_drafted, write proposal.md, then append proposal_submitted";
+    pub const REVIEW_DELIVERABLE: &str = "read proposal.md and the primary deliverable, then append your review (`aea collab review`)";
+    pub const REVISE_DELIVERABLE: &str = "address the required changes of review.md in proposal.md and the primary deliverable (append deliverable_revised when it changed), then append proposal_revised (or proposal_submitted for another review round)";
+    pub const CLASSIFY_DECISIONS: &str = "write the decisions in decisions.md (### D1. <title> with - Decision: and - Reflected in: the deliverable), classify every open question in readiness.md ([resolved], [deferred_nonblocking] with Reason: …, or [blocking]), then append question_classified";
+    /// Schema 2, readiness check, before the freeze (`aea collab next`
+    /// says this too).
+    pub const FREEZE: &str = "fill every section of the primary deliverable, set its Status: Frozen, then append deliverable_frozen (aea records its sha256); readiness_passed and completed follow";
+
     /// Whether `action` is what a wake-up in `phase` says to do next.
     pub fn is_wake_action(phase: Option<Phase>, action: &str) -> bool {
         action == REPAIR
             || match phase {
-                Some(Phase::Drafting) => action == DRAFT,
-                Some(Phase::Reviewing) => action == REVIEW,
-                Some(Phase::Revising) => action == REVISE,
-                Some(Phase::DecisionReview) => action == CLASSIFY || action == ACCEPT,
+                Some(Phase::Drafting) => action == DRAFT || action == DRAFT_DELIVERABLE,
+                Some(Phase::Reviewing) => action == REVIEW || action == REVIEW_DELIVERABLE,
+                Some(Phase::Revising) => action == REVISE || action == REVISE_DELIVERABLE,
+                Some(Phase::DecisionReview) => {
+                    action == CLASSIFY || action == CLASSIFY_DECISIONS || action == ACCEPT
+                }
                 Some(Phase::ReadinessCheck) => action == READINESS,
                 _ => false,
             }
@@ -87,6 +99,125 @@ pub struct Review {
     pub questions: Vec<String>,
 }
 
+/// How `init` starts a collaboration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Init {
+    /// The participants' ids; the first owns the proposal.
+    pub participants: Vec<String>,
+    pub objective: String,
+    /// The objective's completion gates (schema 2 adds the generated ones).
+    pub completion_gates: Vec<String>,
+    pub schema: Schema,
+    /// Schema 2: the primary deliverable's type.
+    pub primary_type: DeliverableType,
+    /// Schema 2: its Markdown file (a plain name); the type's default file
+    /// when `None` (required for `custom`).
+    pub primary_file: Option<String>,
+    /// Schema 2: the sections of a `custom` deliverable (its checklist).
+    pub primary_checks: Vec<String>,
+    /// Schema 2: the directory of the deliverables, inside the folder.
+    pub deliverables_dir: String,
+    /// Keep an existing collaboration, writing only missing documents.
+    pub resume: bool,
+}
+
+impl Init {
+    /// A schema 2 start with a `design-spec` primary deliverable in
+    /// `deliverables/`.
+    pub fn new(participants: &[String], objective: &str, completion_gates: &[String]) -> Init {
+        Init {
+            participants: participants.to_vec(),
+            objective: objective.to_string(),
+            completion_gates: completion_gates.to_vec(),
+            schema: Schema::Two,
+            primary_type: DeliverableType::DesignSpec,
+            primary_file: None,
+            primary_checks: Vec::new(),
+            deliverables_dir: "deliverables".into(),
+            resume: false,
+        }
+    }
+
+    /// The primary deliverable to declare, its options checked.
+    fn declaration(&self) -> std::result::Result<deliverables::Declared, Refusal> {
+        let bad = |message: String, advice: &str| {
+            Refusal::new(Rule::Deliverables, message, Advice::Plain(advice.into()))
+        };
+        let checks: Vec<String> = self
+            .primary_checks
+            .iter()
+            .map(|c| docs::one_line(c))
+            .filter(|c| !c.is_empty())
+            .collect();
+        let custom = self.primary_type == DeliverableType::Custom;
+        if custom && self.primary_file.is_none() {
+            return Err(bad(
+                "a custom deliverable needs its file named".into(),
+                "name it with --primary-deliverable-file NAME.md",
+            ));
+        }
+        if custom && checks.is_empty() {
+            return Err(bad(
+                "a custom deliverable needs at least one section to check".into(),
+                "name each required section with --primary-deliverable-check TEXT",
+            ));
+        }
+        let file = self
+            .primary_file
+            .clone()
+            .or_else(|| self.primary_type.default_file().map(str::to_string))
+            .unwrap_or_default();
+        if !deliverables::is_markdown(&file) || !is_plain_name(&file) || file == ".md" {
+            return Err(bad(
+                format!(
+                    "the primary deliverable file {file:?} must be a plain Markdown file name (NAME.md)"
+                ),
+                "name a .md file without folders; it is written into the deliverables directory",
+            ));
+        }
+        let dir = &self.deliverables_dir;
+        let parts_ok = !dir.is_empty()
+            && dir
+                .split('/')
+                .all(|p| is_plain_name(p) && p != "." && p != "..");
+        if !parts_ok {
+            return Err(bad(
+                format!(
+                    "the deliverables directory {dir:?} must be relative, inside the folder, without . or .."
+                ),
+                "name a directory such as deliverables",
+            ));
+        }
+        Ok(deliverables::Declared {
+            kind: Some(self.primary_type),
+            file,
+            checklist: checks,
+            frozen: false,
+        })
+    }
+}
+
+/// The participants as `protocol.json` lists them: `{"id": …}` objects.
+fn participant_list(ids: &[String]) -> Value {
+    Value::Array(
+        ids.iter()
+            .map(|id| serde_json::json!({ "id": id }))
+            .collect(),
+    )
+}
+
+/// Schema 2's `objectiveGates`, the strings among them.
+fn objective_gates(protocol: &Protocol) -> Vec<String> {
+    match protocol.map.get("objectiveGates") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// What an append did: the event as written, and where it left the
 /// collaboration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -116,6 +247,8 @@ pub struct LastEvent {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Next {
     pub participant: String,
+    /// The ACP schema the folder speaks (1 or 2).
+    pub schema: Schema,
     /// `protocol.json`'s objective (the folder's text: untrusted).
     pub objective: Option<String>,
     /// `None` before `initialized`.
@@ -141,9 +274,23 @@ impl Next {
     }
 }
 
+/// The fields of an event besides its author, name and summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fields {
+    /// The document the event is about.
+    pub doc: Option<String>,
+    /// The seq of the event this one answers.
+    pub reply_to: Option<u64>,
+    /// Schema 2, `deliverable_*`: primary or supporting.
+    pub role: Option<Role>,
+    /// Schema 2, `deliverable_frozen`: the SHA-256 the caller froze.
+    pub sha256: Option<String>,
+}
+
 /// What a writer read from the folder under the lock.
 struct Loaded {
     protocol: Protocol,
+    schema: Schema,
     events: Vec<Logged>,
     events_text: String,
     state: State,
@@ -179,25 +326,20 @@ impl Folder {
 
     /// Starts a collaboration: `protocol.json`, `events.jsonl` with
     /// `initialized` by the first participant (the proposal owner), and
-    /// the documents, each created only where missing. Refuses a folder
-    /// that holds `protocol.json` unless `resume`, which then only writes
-    /// missing documents and returns `None`.
-    pub fn init(
-        &self,
-        participants: &[String],
-        objective: &str,
-        completion_gates: &[String],
-        resume: bool,
-        now: DateTime<Utc>,
-    ) -> Result<Option<Event>> {
-        let objective = objective.trim();
+    /// the documents (in schema 2 the primary deliverable's template too),
+    /// each created only where missing. Refuses a folder that holds
+    /// `protocol.json` unless `resume`, which then only writes missing
+    /// documents, in the schema the folder already speaks, and returns
+    /// `None`.
+    pub fn init(&self, init: &Init, now: DateTime<Utc>) -> Result<Option<Event>> {
+        let objective = init.objective.trim();
         if objective.is_empty() {
             return Err(Error::CollabIncomplete {
                 missing: CollabPart::Objective,
             });
         }
         let mut ids: Vec<String> = Vec::new();
-        for id in participants.iter().map(|p| p.trim()) {
+        for id in init.participants.iter().map(|p| p.trim()) {
             check_agent_id(id).map_err(|reason| Error::InvalidAgentId {
                 id: id.to_string(),
                 reason,
@@ -211,7 +353,8 @@ impl Folder {
                 missing: CollabPart::Participants,
             });
         };
-        let gates: Vec<String> = completion_gates
+        let gates: Vec<String> = init
+            .completion_gates
             .iter()
             .map(|g| docs::one_line(g))
             .filter(|g| !g.is_empty())
@@ -230,6 +373,10 @@ impl Folder {
                 )));
             }
         }
+        let declared = match init.schema {
+            Schema::One => None,
+            Schema::Two => Some(init.declaration().map_err(refused)?),
+        };
 
         if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)
@@ -239,7 +386,7 @@ impl Folder {
         let _lock = self.lock()?;
 
         let exists = |name: &str| std::fs::symlink_metadata(self.path.join(name)).is_ok();
-        if exists(PROTOCOL) && !resume {
+        if exists(PROTOCOL) && !init.resume {
             return Err(refused(Refusal::new(
                 Rule::Exists,
                 format!(
@@ -261,36 +408,93 @@ impl Folder {
         }
         if exists(PROTOCOL) {
             // What makes a folder a collaboration: resume only one whose
-            // protocol.json reads as one, before writing anything there.
+            // protocol.json reads as one, before writing anything there;
+            // its missing documents are those of its own schema.
             let text = log::read_text(&self.path, PROTOCOL, log::PROTOCOL_LIMIT)
                 .map_err(refused)?
                 .unwrap_or_default();
-            Protocol::parse(&text).map_err(refused)?;
-        }
-        self.write_documents(objective, &gates)?;
-        if exists(PROTOCOL) {
+            let found = Protocol::parse(&text).map_err(refused)?;
+            let schema = found.schema().map_err(refused)?;
+            let found_gates = found.gates();
+            match schema {
+                Schema::One => self.write_documents(objective, &found_gates)?,
+                Schema::Two => {
+                    let d = Deliverables::of(&found);
+                    let objective_gates = objective_gates(&found);
+                    self.write_documents_2(objective, &objective_gates, &found_gates, &d)?;
+                }
+            }
             return Ok(None);
         }
 
         // Whole seconds, as every event (see `commit`).
         let at = log::format_time(now.trunc_subsecs(0));
+        let mut map = Map::new();
+        let summary = match &declared {
+            None => {
+                self.write_documents(objective, &gates)?;
+                map.insert("objective".into(), objective.into());
+                map.insert("participants".into(), participant_list(&ids));
+                map.insert("completionGates".into(), gates.into());
+                "Collaboration initialized"
+            }
+            Some(primary) => {
+                let kind = primary.kind.unwrap_or(DeliverableType::Custom);
+                let mut d = Deliverables {
+                    dir: init.deliverables_dir.clone(),
+                    primary: Some(primary.clone()),
+                    ..Deliverables::default()
+                };
+                d.external = false;
+                let primary_ref = d.primary_ref().unwrap_or_default();
+                let generated = deliverables::generated_gates(&primary_ref, kind);
+                let all: Vec<String> = gates.iter().chain(&generated).cloned().collect();
+                self.write_documents_2(objective, &gates, &all, &d)?;
+                let gate_objects: Vec<Value> = gates
+                    .iter()
+                    .map(|g| serde_json::json!({ "source": "objective", "text": g }))
+                    .chain(
+                        generated
+                            .iter()
+                            .map(|g| serde_json::json!({ "source": "generated", "text": g })),
+                    )
+                    .collect();
+                map.insert("protocol".into(), "acp".into());
+                map.insert("schemaVersion".into(), 2.into());
+                map.insert("objective".into(), objective.into());
+                map.insert("objectiveGates".into(), gates.clone().into());
+                map.insert("participants".into(), participant_list(&ids));
+                map.insert("completionGates".into(), Value::Array(gate_objects));
+                map.insert(
+                    "deliverables".into(),
+                    serde_json::json!({
+                        "mode": "internal",
+                        "dir": init.deliverables_dir,
+                        "owner": owner,
+                        "coAuthors": [],
+                        "primary": {
+                            "type": kind.as_str(),
+                            "file": primary.file,
+                            "checklist": primary.checklist,
+                        },
+                        "supporting": [],
+                        "attachments": [],
+                    }),
+                );
+                "Collaboration initialized (ACP schema 2)"
+            }
+        };
         let event = Event {
             seq: 1,
             from: owner.clone(),
             event: EventName::Initialized,
             at: at.clone(),
-            summary: "Collaboration initialized".into(),
+            summary: summary.into(),
             doc: Some(PROTOCOL.into()),
             reply_to: None,
+            role: None,
+            sha256: None,
         };
-        let mut map = Map::new();
-        map.insert("objective".into(), objective.into());
-        let listed: Vec<Value> = ids
-            .iter()
-            .map(|id| serde_json::json!({ "id": id }))
-            .collect();
-        map.insert("participants".into(), Value::Array(listed));
-        map.insert("completionGates".into(), gates.into());
         map.insert("currentPhase".into(), Phase::Drafting.as_str().into());
         map.insert("proposalOwner".into(), owner.clone().into());
         map.insert("waitingFor".into(), vec![owner].into());
@@ -302,7 +506,10 @@ impl Folder {
         fsutil::create_exclusive(&self.path.join(EVENTS), line.as_bytes())?;
         sign::record(&self.path, self.signer.as_deref(), &line, &line, 1);
         // Last: a folder with protocol.json is an initialized one.
-        fsutil::create_exclusive_whole(&self.path.join(PROTOCOL), protocol.to_text().as_bytes())?;
+        fsutil::create_exclusive_whole(
+            &self.path.join(PROTOCOL),
+            protocol.to_text(init.schema).as_bytes(),
+        )?;
         Ok(Some(event))
     }
 
@@ -321,6 +528,66 @@ impl Folder {
         Ok(())
     }
 
+    /// Writes each missing document of a schema 2 folder, and the primary
+    /// deliverable's template when it is kept in the folder; never
+    /// replaces one. `all_gates` are the objective's and the generated
+    /// ones, in that order.
+    fn write_documents_2(
+        &self,
+        objective: &str,
+        objective_gates: &[String],
+        all_gates: &[String],
+        d: &Deliverables,
+    ) -> Result<()> {
+        let primary_ref = d.primary_ref().unwrap_or_default();
+        let kind = d
+            .primary
+            .as_ref()
+            .and_then(|p| p.kind)
+            .map_or("custom", DeliverableType::as_str);
+        let generated: Vec<String> = all_gates
+            .iter()
+            .filter(|g| !objective_gates.contains(g))
+            .cloned()
+            .collect();
+        let documents = [
+            (
+                "proposal.md",
+                docs::proposal_skeleton_2(objective, &primary_ref),
+            ),
+            (REVIEW, docs::REVIEW_SKELETON_2.to_string()),
+            ("decisions.md", docs::DECISIONS_SKELETON_2.to_string()),
+            (
+                READINESS,
+                docs::readiness_skeleton_2(objective_gates, &generated, &primary_ref),
+            ),
+            (CONCLUSION, docs::conclusion_skeleton_2(&primary_ref, kind)),
+        ];
+        for (name, text) in documents {
+            fsutil::create_exclusive(&self.path.join(name), text.as_bytes())?;
+        }
+        // Only inside the folder: aea writes nowhere else.
+        let Some(primary) = d.primary.as_ref().filter(|_| !d.external) else {
+            return Ok(());
+        };
+        if deliverables::path_escapes(&d.dir)
+            || deliverables::path_escapes(&primary.file)
+            || !is_plain_name(&primary.file)
+        {
+            return Ok(());
+        }
+        let mut dir = self.path.clone();
+        for part in d.dir.split('/').filter(|p| !p.is_empty() && *p != ".") {
+            dir.push(part);
+            fsutil::ensure_dir(&dir)?;
+        }
+        fsutil::create_exclusive(
+            &dir.join(&primary.file),
+            deliverables::template(primary).as_bytes(),
+        )?;
+        Ok(())
+    }
+
     /// Appends one event by `participant`, every rule of the protocol
     /// checked first: a refusal ([`Error::CollabRefused`]) writes nothing.
     /// Returns the event and who it puts into `waitingFor`.
@@ -334,7 +601,28 @@ impl Folder {
         reply_to: Option<u64>,
         now: DateTime<Utc>,
     ) -> Result<Appended> {
-        self.commit(participant, event, summary, doc, reply_to, None, now)
+        let fields = Fields {
+            doc: doc.map(str::to_string),
+            reply_to,
+            ..Fields::default()
+        };
+        self.commit(participant, event, summary, &fields, None, now)
+    }
+
+    /// [`Folder::append`] with every field an event may carry: in schema 2
+    /// a `deliverable_*` event's `role` and `sha256`. For those, `doc`
+    /// defaults to the deliverable of `role` (the primary one when no role
+    /// is given), `role` to the one `doc` is declared as, and the `sha256`
+    /// of `deliverable_frozen` to the file's own (one given must match it).
+    pub fn append_fields(
+        &self,
+        participant: &str,
+        event: EventName,
+        summary: &str,
+        fields: &Fields,
+        now: DateTime<Utc>,
+    ) -> Result<Appended> {
+        self.commit(participant, event, summary, fields, None, now)
     }
 
     /// Appends `review` to `review.md` under the heading of the
@@ -352,34 +640,37 @@ impl Folder {
         } else {
             review.summary.as_str()
         };
+        let fields = Fields {
+            doc: Some(REVIEW.into()),
+            reply_to: Some(reply_to),
+            ..Fields::default()
+        };
         self.commit(
             participant,
             EventName::ReviewSubmitted,
             summary,
-            Some(REVIEW),
-            Some(reply_to),
+            &fields,
             Some(review),
             now,
         )
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn commit(
         &self,
         participant: &str,
         name: EventName,
         summary: &str,
-        doc: Option<&str>,
-        reply_to: Option<u64>,
+        fields: &Fields,
         review: Option<&Review>,
         now: DateTime<Utc>,
     ) -> Result<Appended> {
         fsutil::require_real_dir(&self.path)?;
         let summary = docs::one_line(summary);
-        check_input(participant, &summary, doc).map_err(refused)?;
+        check_input(participant, &summary).map_err(refused)?;
         let _lock = self.lock()?;
         let Loaded {
             protocol,
+            schema,
             events,
             events_text,
             mut state,
@@ -394,6 +685,60 @@ impl Folder {
                     protocol.participants().join(", ")
                 ),
             )));
+        }
+        if !schema.has_event(name) {
+            return Err(refused(deliverables::not_in_schema_one(name.as_str())));
+        }
+        let declared = Deliverables::of(&protocol);
+        let (doc, role) = event_doc(schema, name, fields, &declared).map_err(refused)?;
+        if (fields.role.is_some() || fields.sha256.is_some()) && !name.is_deliverable() {
+            return Err(refused(Refusal::new(
+                Rule::DeliverableEvent,
+                format!("{name} carries no role or sha256; only deliverable_* events do"),
+                "leave --role and --sha256 out",
+            )));
+        }
+        // A deliverable event's file: read safely, its text checked, its
+        // hash recorded on freezing.
+        let mut sha256 = None;
+        let mut problems = Vec::new();
+        if let (Some(role), Some(doc)) = (role, doc.as_deref()) {
+            let item = declared
+                .by_ref(doc, role)
+                .cloned()
+                .expect("event_doc found the deliverable");
+            let bytes = declared
+                .read(&self.path, &item.file)
+                .map_err(refused)?
+                .ok_or_else(|| {
+                    refused(Refusal::new(
+                        Rule::DeliverableContent,
+                        format!("the deliverable {doc} does not exist"),
+                        "write the deliverable first (`aea collab init` writes a template of the primary one)",
+                    ))
+                })?;
+            let text = String::from_utf8(bytes.clone()).map_err(|_| {
+                refused(Refusal::new(
+                    Rule::UnsafeFile,
+                    format!("the deliverable {doc} is not UTF-8 text"),
+                    "a deliverable is a Markdown file",
+                ))
+            })?;
+            let freezing = name == EventName::DeliverableFrozen;
+            problems.extend(deliverables::content_problems(doc, &item, &text, freezing));
+            if freezing {
+                let actual = deliverables::sha256_hex(&bytes);
+                if let Some(given) = &fields.sha256
+                    && *given != actual
+                {
+                    return Err(refused(Refusal::new(
+                        Rule::DeliverableEvent,
+                        format!("the sha256 given is not that of {doc} as it is now ({actual})"),
+                        "freeze the file as it is: leave --sha256 out and aea records its hash, or pass the hash of the file's current bytes",
+                    )));
+                }
+                sha256 = Some(actual);
+            }
         }
 
         let seq = events.len() as u64 + 1;
@@ -410,39 +755,46 @@ impl Folder {
             event: name,
             at: log::format_time(at),
             summary,
-            doc: doc.map(str::to_string),
-            reply_to,
+            doc,
+            reply_to: fields.reply_to,
+            role,
+            sha256,
         };
         let candidate = Logged::from_event(&event);
-        let mut problems = shape.check(&candidate);
+        problems.splice(0..0, shape.check(&candidate));
         let waiting_before = state.waiting.clone();
-        problems.extend(state.apply(&protocol.participants(), &candidate));
+        let machine = state.apply(&protocol.participants(), &candidate);
+        problems.splice(0..0, machine);
 
         let review_before = read_doc(&self.path, REVIEW)?;
         let review_after = match review {
             Some(review) => Some(
-                with_review(review_before.as_deref().unwrap_or_default(), &event, review)
-                    .map_err(refused)?,
+                with_review(
+                    review_before.as_deref().unwrap_or_default(),
+                    &event,
+                    review,
+                    (schema == Schema::Two).then_some(&declared),
+                )
+                .map_err(refused)?,
             ),
             None => None,
         };
         let review_text = review_after.as_deref().or(review_before.as_deref());
         problems.extend(heading_problems(review_text.unwrap_or_default(), &event));
+        if schema == Schema::Two && name == EventName::ReviewSubmitted {
+            // This review itself says what it reviewed (the protocol's
+            // tools look anywhere in review.md; aea holds each review to it).
+            let body = docs::review_body(review_text.unwrap_or_default(), event.seq);
+            problems.extend(docs::review_scope_problems(
+                &body,
+                declared.primary_ref().as_deref(),
+            ));
+        }
         if matches!(
             name,
             EventName::DecisionAccepted | EventName::ReadinessPassed | EventName::Completed
         ) {
-            let readiness =
-                docs::scan_readiness(&read_doc(&self.path, READINESS)?.unwrap_or_default());
-            let conclusion = read_doc(&self.path, CONCLUSION)?.map(|t| docs::scan_conclusion(&t));
-            let decisions = read_doc(&self.path, DECISIONS)?;
-            problems.extend(docs::decisions_gate(name, decisions.as_deref()));
-            problems.extend(docs::gate(
-                name,
-                &readiness,
-                &protocol.gates(),
-                conclusion.as_ref(),
-            ));
+            problems.extend(self.document_gates(&protocol, schema, &declared, &events, name)?);
         }
         if let Some(first) = problems.into_iter().next() {
             return Err(refused(first));
@@ -453,11 +805,7 @@ impl Folder {
         if let Some(text) = &review_after {
             fsutil::replace_atomic(&review_path, text.as_bytes())?;
         }
-        let mut line = event.to_line();
-        if !events_text.is_empty() && !events_text.ends_with('\n') {
-            line.insert(0, '\n');
-        }
-        if let Err(e) = append_line(&self.path.join(EVENTS), &line) {
+        if let Err(e) = log::append(&self.path, &events_text, &event) {
             // The review must not stay without its event.
             if review_after.is_some() {
                 let _ = match &review_before {
@@ -468,8 +816,9 @@ impl Folder {
             }
             return Err(e);
         }
-        // The line as the log now holds it, without a newline put before it.
-        let written = line.trim_start_matches('\n');
+        // The line as the log now holds it (a digest leaves out line ends).
+        let line = event.to_line();
+        let written = line.as_str();
         let first = events_text.lines().find(|l| !l.trim().is_empty());
         sign::record(
             &self.path,
@@ -489,9 +838,18 @@ impl Folder {
         );
         map.insert("waitingFor".into(), state.waiting.clone().into());
         map.insert("updatedAt".into(), event.at.clone().into());
+        if name == EventName::DeliverableFrozen && role == Some(Role::Supporting) {
+            // The protocol marks a frozen supporting deliverable in
+            // protocol.json too; its validator wants both or neither.
+            mark_supporting_frozen(
+                &mut map,
+                &declared,
+                event.doc.as_deref().unwrap_or_default(),
+            );
+        }
         fsutil::replace_atomic(
             &self.path.join(PROTOCOL),
-            Protocol { map }.to_text().as_bytes(),
+            Protocol { map }.to_text(schema).as_bytes(),
         )?;
         let woken = state
             .waiting
@@ -509,8 +867,49 @@ impl Folder {
         })
     }
 
+    /// The document gates of `decision_accepted`, `readiness_passed` and
+    /// `completed`: readiness, decisions, the completion gates and the
+    /// conclusion; in schema 2 also the frozen deliverable as frozen.
+    fn document_gates(
+        &self,
+        protocol: &Protocol,
+        schema: Schema,
+        declared: &Deliverables,
+        events: &[Logged],
+        name: EventName,
+    ) -> Result<Vec<Refusal>> {
+        let mut problems = Vec::new();
+        let readiness = docs::scan_readiness(&read_doc(&self.path, READINESS)?.unwrap_or_default());
+        let primary_ref = declared.primary_ref();
+        let conclusion = read_doc(&self.path, CONCLUSION)?.map(|t| {
+            docs::scan_conclusion_for(
+                &t,
+                schema,
+                primary_ref.as_deref().filter(|_| schema == Schema::Two),
+            )
+        });
+        let decisions = read_doc(&self.path, DECISIONS)?;
+        if schema == Schema::Two {
+            problems.extend(docs::decisions_problems(
+                decisions.as_deref().unwrap_or_default(),
+                &declared.refs(),
+            ));
+        }
+        problems.extend(docs::decisions_gate(name, decisions.as_deref(), schema));
+        problems.extend(docs::gate(
+            name,
+            &readiness,
+            &protocol.gates(),
+            conclusion.as_ref(),
+        ));
+        if schema == Schema::Two && name != EventName::DecisionAccepted {
+            problems.extend(frozen_problems(&self.path, declared, events));
+        }
+        Ok(problems)
+    }
     /// Reads `protocol.json` and the log, and checks the log: a writer
-    /// never appends to a log that already breaks a rule.
+    /// never appends to a log that already breaks a rule, nor to a folder
+    /// of a schema aea does not read.
     fn load(&self) -> std::result::Result<Loaded, Refusal> {
         let missing = |name: &str| {
             Refusal::new(
@@ -522,14 +921,15 @@ impl Folder {
         let protocol_text = log::read_text(&self.path, PROTOCOL, log::PROTOCOL_LIMIT)?
             .ok_or_else(|| missing(PROTOCOL))?;
         let protocol = Protocol::parse(&protocol_text)?;
+        let schema = protocol.schema()?;
         let events_text = log::read_text(&self.path, EVENTS, log::EVENTS_LIMIT)?
             .ok_or_else(|| missing(EVENTS))?;
         let (events, mut problems) = log::parse_events(&events_text);
-        let mut shape = Shape::default();
+        let mut shape = Shape::new(schema);
         for event in &events {
             problems.extend(shape.check(event));
         }
-        let (state, machine_problems) = State::derive(&protocol.participants(), &events);
+        let (state, machine_problems) = State::derive(schema, &protocol.participants(), &events);
         problems.extend(machine_problems);
         if let Some(first) = problems.into_iter().next() {
             return Err(Refusal::new(
@@ -540,6 +940,7 @@ impl Folder {
         }
         Ok(Loaded {
             protocol,
+            schema,
             events,
             events_text,
             state,
@@ -615,15 +1016,16 @@ impl Folder {
                 format!("the participants are: {}", participants.join(", ")),
             )));
         }
+        let schema = protocol.schema().map_err(refused)?;
         let events_text = log::read_text(&self.path, EVENTS, log::EVENTS_LIMIT)
             .map_err(refused)?
             .unwrap_or_default();
         let (events, mut problems) = log::parse_events(&events_text);
-        let mut shape = Shape::default();
+        let mut shape = Shape::new(schema);
         for event in &events {
             problems.extend(shape.check(event));
         }
-        let (state, machine_problems) = State::derive(&participants, &events);
+        let (state, machine_problems) = State::derive(schema, &participants, &events);
         problems.extend(machine_problems);
 
         let your_turn = problems.is_empty() && state.waiting.iter().any(|w| w == participant);
@@ -632,10 +1034,11 @@ impl Folder {
                 "repair the folder first: {} (`aea collab validate` lists every problem)",
                 first.message
             ),
-            None => self.action(&state, participant)?,
+            None => self.action(&protocol, &events, &state, participant)?,
         };
         Ok(Next {
             participant: participant.to_string(),
+            schema,
             objective: protocol
                 .map
                 .get("objective")
@@ -658,22 +1061,37 @@ impl Folder {
         })
     }
 
-    fn action(&self, state: &State, me: &str) -> Result<String> {
+    fn action(
+        &self,
+        protocol: &Protocol,
+        events: &[Logged],
+        state: &State,
+        me: &str,
+    ) -> Result<String> {
         let owner = state.owner.as_deref().unwrap_or("the proposal owner");
         let is_owner = state.owner.as_deref() == Some(me);
         let waiting = state.waiting.join(", ");
         let mine = state.waiting.iter().any(|w| w == me);
+        let two = state.schema == Schema::Two;
         let action = match state.phase {
             None => "initialize the collaboration (`aea collab init`)".to_string(),
+            Some(Phase::Drafting) if is_owner && two && !state.primary_drafted => {
+                turn::DRAFT_DELIVERABLE.into()
+            }
             Some(Phase::Drafting) if is_owner => turn::DRAFT.into(),
             Some(Phase::Drafting) => format!("wait for {owner} to submit the proposal"),
+            Some(Phase::Reviewing) if mine && two => turn::REVIEW_DELIVERABLE.into(),
             Some(Phase::Reviewing) if mine => turn::REVIEW.into(),
             Some(Phase::Reviewing) if is_owner => format!(
                 "wait for the reviews of {waiting}; leave proposal.md, decisions.md, readiness.md and protocol.json as they are meanwhile"
             ),
             Some(Phase::Reviewing) => format!("wait for {waiting} to review"),
+            Some(Phase::Revising) if is_owner && two => turn::REVISE_DELIVERABLE.into(),
             Some(Phase::Revising) if is_owner => turn::REVISE.into(),
             Some(Phase::Revising) => format!("wait for {owner} to revise the proposal"),
+            Some(Phase::DecisionReview) if state.awaits_classification() && is_owner && two => {
+                turn::CLASSIFY_DECISIONS.into()
+            }
             Some(Phase::DecisionReview) if state.awaits_classification() && is_owner => {
                 turn::CLASSIFY.into()
             }
@@ -682,7 +1100,9 @@ impl Folder {
             }
             Some(Phase::DecisionReview) if mine => turn::ACCEPT.into(),
             Some(Phase::DecisionReview) => format!("wait for {waiting} to accept the decisions"),
-            Some(Phase::ReadinessCheck) if is_owner => self.readiness_action(state)?,
+            Some(Phase::ReadinessCheck) if is_owner => {
+                self.readiness_action(protocol, events, state)?
+            }
             Some(Phase::ReadinessCheck) => {
                 format!("wait for {owner} to pass readiness and complete the collaboration")
             }
@@ -694,29 +1114,23 @@ impl Folder {
         Ok(action)
     }
 
-    fn readiness_action(&self, state: &State) -> Result<String> {
-        let readiness = docs::scan_readiness(&read_doc(&self.path, READINESS)?.unwrap_or_default());
+    fn readiness_action(
+        &self,
+        protocol: &Protocol,
+        events: &[Logged],
+        state: &State,
+    ) -> Result<String> {
+        let schema = state.schema;
+        if schema == Schema::Two && !state.primary_frozen {
+            return Ok(turn::FREEZE.into());
+        }
         let event = if state.readiness_passed {
             EventName::Completed
         } else {
             EventName::ReadinessPassed
         };
-        let conclusion = read_doc(&self.path, CONCLUSION)?.map(|t| docs::scan_conclusion(&t));
-        let protocol = log::read_text(&self.path, PROTOCOL, log::PROTOCOL_LIMIT)
-            .ok()
-            .flatten()
-            .and_then(|t| Protocol::parse(&t).ok())
-            .unwrap_or_default();
-        let decisions = read_doc(&self.path, DECISIONS)?;
-        let problems: Vec<_> = docs::decisions_gate(event, decisions.as_deref())
-            .into_iter()
-            .chain(docs::gate(
-                event,
-                &readiness,
-                &protocol.gates(),
-                conclusion.as_ref(),
-            ))
-            .collect();
+        let declared = Deliverables::of(protocol);
+        let problems = self.document_gates(protocol, schema, &declared, events, event)?;
         Ok(match problems.first() {
             // The gates' advice names no command.
             Some(first) => match &first.advice {
@@ -744,11 +1158,7 @@ fn read_doc(folder: &Path, name: &str) -> Result<Option<String>> {
 }
 
 /// The checks on what the caller gives, before the folder is read.
-fn check_input(
-    participant: &str,
-    summary: &str,
-    doc: Option<&str>,
-) -> std::result::Result<(), Refusal> {
+fn check_input(participant: &str, summary: &str) -> std::result::Result<(), Refusal> {
     if participant.is_empty() || participant.chars().any(char::is_control) {
         return Err(Refusal::new(
             Rule::Participant,
@@ -770,16 +1180,141 @@ fn check_input(
             "one short sentence; the documents hold the detail",
         ));
     }
+    Ok(())
+}
+
+/// The `doc` and `role` an event is written with. A `doc` is a plain file
+/// name of the folder or, in schema 2, a declared deliverable's
+/// reference. A `deliverable_*` event names a declared deliverable in its
+/// role: missing, each is filled in from the other (the primary one when
+/// neither is given).
+fn event_doc(
+    schema: Schema,
+    name: EventName,
+    fields: &Fields,
+    declared: &Deliverables,
+) -> std::result::Result<(Option<String>, Option<Role>), Refusal> {
+    let doc = fields.doc.as_deref();
+    let is_reference = |d: &str| schema == Schema::Two && declared.role_of(d).is_some();
     if let Some(doc) = doc
         && !is_plain_name(doc)
+        && !is_reference(doc)
     {
+        let also = if schema == Schema::Two {
+            " or a declared deliverable's reference"
+        } else {
+            ""
+        };
         return Err(Refusal::new(
             Rule::DocPath,
-            format!("doc {doc:?} is not a plain file name inside the folder"),
+            format!("doc {doc:?} is not a plain file name inside the folder{also}"),
             "name a file of the collaboration folder, such as proposal.md (no folders, no ..)",
         ));
     }
-    Ok(())
+    if !name.is_deliverable() {
+        return Ok((doc.map(str::to_string), None));
+    }
+    let role = fields
+        .role
+        .or_else(|| doc.and_then(|d| declared.role_of(d)))
+        .unwrap_or(Role::Primary);
+    let doc = match doc {
+        Some(doc) => doc.to_string(),
+        None if role == Role::Primary => declared.primary_ref().ok_or_else(|| {
+            Refusal::new(
+                Rule::Deliverables,
+                "protocol.json declares no primary deliverable",
+                "`aea collab validate` says what the declaration lacks",
+            )
+        })?,
+        None => {
+            return Err(Refusal::new(
+                Rule::DeliverableEvent,
+                format!("{name} of a supporting deliverable needs --doc, its reference"),
+                "name the supporting deliverable as protocol.json declares it",
+            ));
+        }
+    };
+    if declared.by_ref(&doc, role).is_none() {
+        let expected = match role {
+            Role::Primary => declared.primary_ref().unwrap_or_default(),
+            Role::Supporting => declared
+                .supporting
+                .iter()
+                .map(|s| declared.reference(&s.file))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        return Err(Refusal::new(
+            Rule::DeliverableEvent,
+            format!(
+                "doc {doc:?} is not the {role} deliverable protocol.json declares ({})",
+                if expected.is_empty() {
+                    "none".into()
+                } else {
+                    expected
+                }
+            ),
+            "name the deliverable as protocol.json declares it (leave --doc out for the primary one)",
+        ));
+    }
+    Ok((Some(doc), Some(role)))
+}
+
+/// Schema 2, before `readiness_passed` and `completed`: every frozen
+/// deliverable still has the bytes it was frozen with, and the primary one
+/// is frozen in content (`Status: Frozen`, no empty section).
+fn frozen_problems(folder: &Path, declared: &Deliverables, events: &[Logged]) -> Vec<Refusal> {
+    let mut problems = Vec::new();
+    for event in events {
+        if event.name() != Some(EventName::DeliverableFrozen) {
+            continue;
+        }
+        let (Some(doc), Some(role), Some(sha)) = (event.doc(), event.role(), event.sha256()) else {
+            continue;
+        };
+        let Some(item) = declared.by_ref(doc, role) else {
+            continue;
+        };
+        match declared.read(folder, &item.file) {
+            Ok(Some(bytes)) => {
+                if deliverables::sha256_hex(&bytes) != sha {
+                    problems.push(Refusal::new(
+                        Rule::DeliverableEvent,
+                        format!("{doc} changed since it was frozen ({})", event.label()),
+                        "a frozen deliverable keeps its bytes; restore it as frozen",
+                    ));
+                }
+                if role == Role::Primary {
+                    let text = String::from_utf8_lossy(&bytes);
+                    problems.extend(deliverables::content_problems(doc, item, &text, true));
+                }
+            }
+            Ok(None) => problems.push(Refusal::new(
+                Rule::DeliverableContent,
+                format!("the frozen deliverable {doc} is missing"),
+                "restore it as frozen",
+            )),
+            Err(refusal) => problems.push(refusal),
+        }
+    }
+    problems
+}
+
+/// Sets `frozen: true` on the supporting deliverable `doc` references.
+fn mark_supporting_frozen(map: &mut Map<String, Value>, declared: &Deliverables, doc: &str) {
+    let Some(Value::Object(d)) = map.get_mut("deliverables") else {
+        return;
+    };
+    let Some(Value::Array(items)) = d.get_mut("supporting") else {
+        return;
+    };
+    for item in items.iter_mut().filter_map(Value::as_object_mut) {
+        let file = item.get("file").and_then(Value::as_str).unwrap_or_default();
+        if declared.reference(file) == doc {
+            item.insert("frozen".into(), true.into());
+        }
+    }
 }
 
 /// A file name with no folder part: not empty, not `.` or `..`, no
@@ -795,7 +1330,18 @@ fn is_plain_name(name: &str) -> bool {
 
 /// `text` (review.md) with `review` appended under the heading of `event`,
 /// its review_submitted.
-fn with_review(text: &str, event: &Event, review: &Review) -> std::result::Result<String, Refusal> {
+fn with_review(
+    text: &str,
+    event: &Event,
+    review: &Review,
+    deliverables: Option<&Deliverables>,
+) -> std::result::Result<String, Refusal> {
+    let primary = deliverables
+        .and_then(Deliverables::primary_ref)
+        .unwrap_or_default();
+    let supporting: Vec<String> = deliverables
+        .map(|d| d.supporting.iter().map(|s| d.reference(&s.file)).collect())
+        .unwrap_or_default();
     let section = docs::review_section(
         &event.at,
         &event.from,
@@ -807,6 +1353,7 @@ fn with_review(text: &str, event: &Event, review: &Review) -> std::result::Resul
             ("Required Changes", &review.required_changes),
             ("Questions", &review.questions),
         ],
+        deliverables.map(|_| (primary.as_str(), supporting.as_slice())),
     );
     // An id another tool allowed (` - ` or `seq 9` in it) could make a
     // heading that reads back as someone else's or another seq.
@@ -857,13 +1404,4 @@ fn heading_problems(review_text: &str, event: &Event) -> Vec<Refusal> {
         )];
     }
     Vec::new()
-}
-
-/// Appends `line` to the log: one write on an `O_APPEND` descriptor,
-/// flushed before returning.
-fn append_line(path: &Path, line: &str) -> Result<()> {
-    let mut file = fsutil::open_append(path)?;
-    file.write_all(line.as_bytes())
-        .and_then(|()| file.sync_all())
-        .map_err(|e| Error::io("append to", path, e))
 }

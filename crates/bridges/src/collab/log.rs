@@ -10,7 +10,9 @@ use std::path::Path;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value};
 
-use super::{Advice, EventName, Refusal, Rule};
+use super::schema::{self as deliverables, Role, Schema};
+use super::{Advice, Event, EventName, Refusal, Rule};
+use crate::error::{Error, Result};
 use crate::fsutil::{self, ReadLimited};
 
 /// Caps on what is read from a folder: far above any real collaboration,
@@ -22,7 +24,11 @@ pub(crate) const DOCUMENT_LIMIT: u64 = 4 * 1024 * 1024;
 /// Reads the text file `name` of `folder`: `Ok(None)` when missing, a
 /// refusal (rule `unsafe_file`) for a symlink, FIFO, device, oversized or
 /// non-UTF-8 file, or one that cannot be read.
-pub(crate) fn read_text(folder: &Path, name: &str, limit: u64) -> Result<Option<String>, Refusal> {
+pub(crate) fn read_text(
+    folder: &Path,
+    name: &str,
+    limit: u64,
+) -> std::result::Result<Option<String>, Refusal> {
     let path = folder.join(name);
     let unsafe_file = |what: String| {
         Refusal::new(
@@ -63,7 +69,7 @@ pub(crate) struct Protocol {
 
 impl Protocol {
     /// Parses the text of `protocol.json`.
-    pub(crate) fn parse(text: &str) -> Result<Protocol, Refusal> {
+    pub(crate) fn parse(text: &str) -> std::result::Result<Protocol, Refusal> {
         let hint = "protocol.json must be one JSON object; restore it from the folder's history";
         match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(map)) => Ok(Protocol { map }),
@@ -96,24 +102,75 @@ impl Protocol {
             .collect()
     }
 
-    /// The completion gates that are strings.
+    /// The texts of the completion gates: strings (schema 1) or the
+    /// `text` of `{"source": …, "text": …}` objects (schema 2).
     pub(crate) fn gates(&self) -> Vec<String> {
         let Some(Value::Array(items)) = self.map.get("completionGates") else {
             return Vec::new();
         };
         items
             .iter()
-            .filter_map(|g| g.as_str().map(str::to_string))
+            .filter_map(|g| match g {
+                Value::String(text) => Some(text.clone()),
+                Value::Object(o) => o.get("text").and_then(Value::as_str).map(str::to_string),
+                _ => None,
+            })
             .collect()
     }
 
-    /// The text serialised as aea writes it: two-space indent, a final newline.
-    pub(crate) fn to_text(&self) -> String {
+    /// The schema the file declares (see [`Schema::of`]).
+    pub(crate) fn schema(&self) -> std::result::Result<Schema, Refusal> {
+        Schema::of(&self.map)
+    }
+
+    /// The text serialised as aea writes it: two-space indent, a final
+    /// newline; for schema 2 with every object's keys sorted, as the
+    /// protocol's own tools write it, so that a rewrite by either leaves
+    /// the same bytes.
+    pub(crate) fn to_text(&self, schema: Schema) -> String {
+        let value = Value::Object(self.map.clone());
+        let value = match schema {
+            Schema::One => value,
+            Schema::Two => sorted(value),
+        };
         let mut text =
-            serde_json::to_string_pretty(&self.map).expect("a JSON object always serialises");
+            serde_json::to_string_pretty(&value).expect("a JSON value always serialises");
         text.push('\n');
         text
     }
+}
+
+/// `value` with the keys of every object in it sorted (by code point, as
+/// Python's `sort_keys` sorts them).
+fn sorted(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+        other => other,
+    }
+}
+
+/// Appends `event` to `events.jsonl` of `folder`: its one compact line
+/// (see [`Event::to_line`]), on a line of its own even when the log's
+/// last line was left unended (`log_text` is the log as read under the
+/// folder's lock), in one write on an `O_APPEND` descriptor, flushed
+/// before returning. The only place aea appends an event: once this
+/// returns, the event is in the log for good (a record of it kept next to
+/// the log, such as a signature, goes here, after the flush).
+pub(crate) fn append(folder: &Path, log_text: &str, event: &Event) -> Result<()> {
+    let path = folder.join(super::EVENTS);
+    let mut line = event.to_line();
+    if !log_text.is_empty() && !log_text.ends_with('\n') {
+        line.insert(0, '\n');
+    }
+    let mut file = fsutil::open_append(&path)?;
+    std::io::Write::write_all(&mut file, line.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(|e| Error::io("append to", &path, e))
 }
 
 /// One line of `events.jsonl` that is a JSON object.
@@ -168,6 +225,15 @@ impl Logged {
 
     pub(crate) fn reply_to(&self) -> Option<&Value> {
         self.map.get("reply_to").filter(|v| !v.is_null())
+    }
+
+    /// `role`, when it is one of schema 2's.
+    pub(crate) fn role(&self) -> Option<Role> {
+        self.map.get("role")?.as_str()?.parse().ok()
+    }
+
+    pub(crate) fn sha256(&self) -> Option<&str> {
+        self.map.get("sha256").and_then(Value::as_str)
     }
 }
 
@@ -233,8 +299,9 @@ pub(crate) fn parse_events(text: &str) -> (Vec<Logged>, Vec<Refusal>) {
 /// continuous from 1, the required fields, a known event name, `reply_to`
 /// after `initialized` pointing to an earlier event, `at` an ISO-8601
 /// time that never goes back.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Shape {
+    schema: Schema,
     count: u64,
     seen: BTreeSet<u64>,
     previous_at: Option<DateTime<Utc>>,
@@ -243,6 +310,15 @@ pub(crate) struct Shape {
 const REQUIRED_FIELDS: [&str; 5] = ["seq", "from", "event", "at", "summary"];
 
 impl Shape {
+    pub(crate) fn new(schema: Schema) -> Shape {
+        Shape {
+            schema,
+            count: 0,
+            seen: BTreeSet::new(),
+            previous_at: None,
+        }
+    }
+
     pub(crate) fn check(&mut self, event: &Logged) -> Vec<Refusal> {
         let mut problems = Vec::new();
         let label = event.label();
@@ -280,13 +356,51 @@ impl Shape {
             }
         }
         let name = event.map.get("event");
-        if event.name().is_none() {
-            let found = name.map_or_else(|| "none".to_string(), Value::to_string);
-            problems.push(Refusal::new(
-                Rule::UnknownEvent,
-                format!("{label}: unknown event {found}"),
-                format!("the events are: {}", EventName::NAMES.join(", ")),
-            ));
+        match event.name() {
+            None => {
+                let found = name.map_or_else(|| "none".to_string(), deliverables::shown_value);
+                let names: Vec<&str> = EventName::ALL
+                    .iter()
+                    .filter(|n| self.schema.has_event(**n))
+                    .map(|n| n.as_str())
+                    .collect();
+                problems.push(Refusal::new(
+                    Rule::UnknownEvent,
+                    format!("{label}: unknown event {found}"),
+                    format!("the events are: {}", names.join(", ")),
+                ));
+            }
+            Some(n) if !self.schema.has_event(n) => {
+                problems.push(deliverables::not_in_schema_one(&format!("{label}: {n}")));
+            }
+            Some(n) if n.is_deliverable() => {
+                if event.role().is_none() {
+                    problems.push(Refusal::new(
+                        Rule::DeliverableEvent,
+                        format!("{label}: {n} requires role primary or supporting"),
+                        "a deliverable event names its role: primary or supporting",
+                    ));
+                }
+                if !event.map.get("doc").is_some_and(Value::is_string) {
+                    problems.push(Refusal::new(
+                        Rule::DeliverableEvent,
+                        format!("{label}: {n} requires doc, the deliverable's reference"),
+                        "doc names the deliverable as protocol.json declares it, such as deliverables/design-spec.md",
+                    ));
+                }
+                if n == EventName::DeliverableFrozen
+                    && !event.sha256().is_some_and(deliverables::is_sha256)
+                {
+                    problems.push(Refusal::new(
+                        Rule::DeliverableEvent,
+                        format!(
+                            "{label}: deliverable_frozen requires sha256, 64 lowercase hex digits"
+                        ),
+                        "sha256 is the SHA-256 of the frozen file",
+                    ));
+                }
+            }
+            Some(_) => {}
         }
         let reply_to = event.reply_to();
         if event.name() != Some(EventName::Initialized) && reply_to.is_none() {
@@ -333,4 +447,25 @@ impl Shape {
         }
         problems
     }
+}
+
+/// What is odd in an event without breaking a rule: a `schemaVersion` of
+/// its own. The folder's schema is `protocol.json`'s alone; an event that
+/// claims another is kept as written and said so, never followed.
+pub(crate) fn event_warnings(event: &Logged, schema: Schema) -> Option<Refusal> {
+    let claimed = event.map.get("schemaVersion")?;
+    if claimed.as_u64() == Some(u64::from(schema.number())) {
+        return None;
+    }
+    Some(Refusal::new(
+        Rule::Schema,
+        format!(
+            "{}: the event claims schemaVersion {}; the folder is schema {} (protocol.json decides, the event is read as schema {})",
+            event.label(),
+            deliverables::shown_value(claimed),
+            schema.number(),
+            schema.number()
+        ),
+        "events carry no schemaVersion; protocol.json's decides for the whole folder",
+    ))
 }

@@ -8,11 +8,13 @@
 use std::collections::BTreeSet;
 
 use super::log::Logged;
+use super::schema::{Role, Schema};
 use super::{Advice, CONCLUSION, EventName, Phase, Refusal, Rule};
 
 /// What the log says so far.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct State {
+    pub schema: Schema,
     /// `None` until `initialized`.
     pub phase: Option<Phase>,
     pub owner: Option<String>,
@@ -26,13 +28,19 @@ pub(crate) struct State {
     /// Seq of the latest `proposal_revised` or `decision_proposed`.
     decision_input: u64,
     pub readiness_passed: bool,
+    /// Schema 2: a `deliverable_drafted` (or `_revised`) of the primary.
+    pub primary_drafted: bool,
+    /// Schema 2: the primary's `deliverable_frozen`.
+    pub primary_frozen: bool,
 }
 
 /// What a phase waits for: the advice of a refusal by the phase rule.
 pub(crate) fn awaited(phase: Option<Phase>) -> Advice {
     let words = match phase {
         None => return Advice::Start,
-        Some(Phase::Drafting) => "in drafting the proposal owner appends proposal_submitted",
+        Some(Phase::Drafting) => {
+            "in drafting the proposal owner appends proposal_submitted (schema 2: after deliverable_drafted)"
+        }
         Some(Phase::Reviewing) => {
             "in reviewing each participant in waitingFor appends review_submitted"
         }
@@ -43,7 +51,7 @@ pub(crate) fn awaited(phase: Option<Phase>) -> Advice {
             "in decision_review the proposal owner appends question_classified, then each participant decision_accepted"
         }
         Some(Phase::ReadinessCheck) => {
-            "in readiness_check the proposal owner appends readiness_passed, then completed"
+            "in readiness_check the proposal owner appends readiness_passed, then completed (schema 2: deliverable_frozen first)"
         }
         Some(Phase::Completed) => "the collaboration is completed; start a new one",
         Some(Phase::Blocked) => "the collaboration is blocked; start a new one",
@@ -56,9 +64,30 @@ fn phase_name(phase: Option<Phase>) -> &'static str {
 }
 
 impl State {
+    /// The state of a log with no event yet.
+    pub(crate) fn new(schema: Schema) -> State {
+        State {
+            schema,
+            phase: None,
+            owner: None,
+            waiting: Vec::new(),
+            reviewers: BTreeSet::new(),
+            accepters: BTreeSet::new(),
+            classified: 0,
+            decision_input: 0,
+            readiness_passed: false,
+            primary_drafted: false,
+            primary_frozen: false,
+        }
+    }
+
     /// The state after `events`, with every rule they break.
-    pub(crate) fn derive(participants: &[String], events: &[Logged]) -> (State, Vec<Refusal>) {
-        let mut state = State::default();
+    pub(crate) fn derive(
+        schema: Schema,
+        participants: &[String],
+        events: &[Logged],
+    ) -> (State, Vec<Refusal>) {
+        let mut state = State::new(schema);
         let mut problems = Vec::new();
         for event in events {
             problems.extend(state.apply(participants, event));
@@ -69,7 +98,7 @@ impl State {
     /// Checks `event` against this state, then applies it. Returns the
     /// rules it breaks, the most telling first.
     pub(crate) fn apply(&mut self, participants: &[String], event: &Logged) -> Vec<Refusal> {
-        let Some(name) = event.name() else {
+        let Some(name) = event.name().filter(|n| self.schema.has_event(*n)) else {
             // An unknown event changes nothing; the shape check reports it.
             return Vec::new();
         };
@@ -80,12 +109,19 @@ impl State {
         let allowed: &[Phase] = match name {
             // Checked below: allowed anywhere, or by their own rule.
             EventName::Initialized | EventName::Blocked | EventName::Completed => &[],
+            // Only the primary deliverable's events have a phase (schema 2).
+            _ if name.is_deliverable() && event.role() != Some(Role::Primary) => &[],
+            EventName::DeliverableDrafted => {
+                &[Phase::Drafting, Phase::Revising, Phase::DecisionReview]
+            }
             EventName::ProposalSubmitted => &[Phase::Drafting, Phase::Revising],
             EventName::ReviewSubmitted => &[Phase::Reviewing],
             EventName::ProposalRevised => &[Phase::Revising],
-            EventName::DecisionProposed => &[Phase::Revising, Phase::DecisionReview],
+            EventName::DeliverableRevised | EventName::DecisionProposed => {
+                &[Phase::Revising, Phase::DecisionReview]
+            }
             EventName::QuestionClassified | EventName::DecisionAccepted => &[Phase::DecisionReview],
-            EventName::ReadinessPassed => &[Phase::ReadinessCheck],
+            EventName::DeliverableFrozen | EventName::ReadinessPassed => &[Phase::ReadinessCheck],
         };
         if !allowed.is_empty() && !self.phase.is_some_and(|p| allowed.contains(&p)) {
             problems.push(Refusal::new(
@@ -123,7 +159,44 @@ impl State {
                 self.phase = Some(Phase::Blocked);
                 self.waiting.clear();
             }
+            // A supporting deliverable's events have no rule of order.
+            _ if name.is_deliverable() && event.role() != Some(Role::Primary) => {}
+            EventName::DeliverableDrafted | EventName::DeliverableRevised => {
+                if name == EventName::DeliverableRevised && self.primary_frozen {
+                    problems.insert(
+                        0,
+                        Refusal::new(
+                            Rule::DeliverableOrder,
+                            format!("{label}: deliverable_revised after the primary deliverable was frozen"),
+                            "a frozen deliverable stays as frozen; there is no unfreezing",
+                        ),
+                    );
+                }
+                problems.extend(self.owner_only(&label, name, actor.as_deref()));
+                self.primary_drafted = true;
+            }
+            EventName::DeliverableFrozen => {
+                if self.primary_frozen {
+                    problems.insert(
+                        0,
+                        Refusal::new(
+                            Rule::DeliverableOrder,
+                            format!("{label}: the primary deliverable is frozen already (it is frozen once)"),
+                            "a frozen deliverable stays as frozen; there is no second freeze",
+                        ),
+                    );
+                }
+                problems.extend(self.owner_only(&label, name, actor.as_deref()));
+                self.primary_frozen = true;
+            }
             EventName::ProposalSubmitted => {
+                if self.schema == Schema::Two && !self.primary_drafted {
+                    problems.push(Refusal::new(
+                        Rule::DeliverableOrder,
+                        format!("{label}: proposal_submitted needs a prior deliverable_drafted of the primary deliverable"),
+                        "draft the primary deliverable and append deliverable_drafted (--role primary) first",
+                    ));
+                }
                 // Before any owner is known (no initialized), the author becomes it.
                 if self.owner.is_some() {
                     problems.extend(self.owner_only(&label, name, actor.as_deref()));
@@ -203,6 +276,13 @@ impl State {
                 }
             }
             EventName::ReadinessPassed => {
+                if self.schema == Schema::Two && !self.primary_frozen {
+                    problems.push(Refusal::new(
+                        Rule::DeliverableOrder,
+                        format!("{label}: readiness_passed needs the primary deliverable frozen first (deliverable_frozen)"),
+                        "set Status: Frozen in the primary deliverable, fill every section, then append deliverable_frozen",
+                    ));
+                }
                 problems.extend(self.owner_only(&label, name, actor.as_deref()));
                 self.readiness_passed = true;
                 self.phase = Some(Phase::ReadinessCheck);

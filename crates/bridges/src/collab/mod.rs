@@ -11,11 +11,13 @@
 //! capped, no-symlink readers; a bad file is a finding or a refusal, never
 //! a panic; nothing is ever written outside the folder.
 
+mod deliverables;
 mod docs;
 mod folder;
 mod handover;
 mod log;
 mod machine;
+mod schema;
 mod sign;
 mod validate;
 
@@ -33,8 +35,9 @@ pub use docs::{
     Classification, ConclusionScan, ReadinessItem, ReadinessScan, conclusion_skeleton,
     readiness_items, scan_conclusion, scan_readiness, set_classification,
 };
-pub use folder::{Appended, Folder, LastEvent, Next, Review, turn};
+pub use folder::{Appended, Fields, Folder, Init, LastEvent, Next, Review, turn};
 pub use handover::Handover;
+pub use schema::{DeliverableType, Role, Schema};
 pub use sign::{Authors, Authorship, EventAuthor, SIDECAR, Signer, findings as author_findings};
 pub use validate::{Finding, Report};
 
@@ -66,6 +69,12 @@ word_enum! {
     /// The events of the protocol, in the order a collaboration meets them.
     pub enum EventName {
         Initialized = "initialized",
+        /// Schema 2: the proposal owner drafted a deliverable (`role`, `doc`).
+        DeliverableDrafted = "deliverable_drafted",
+        /// Schema 2: the proposal owner revised a deliverable.
+        DeliverableRevised = "deliverable_revised",
+        /// Schema 2: a deliverable is final, its `sha256` recorded.
+        DeliverableFrozen = "deliverable_frozen",
         ProposalSubmitted = "proposal_submitted",
         ReviewSubmitted = "review_submitted",
         ProposalRevised = "proposal_revised",
@@ -75,6 +84,18 @@ word_enum! {
         ReadinessPassed = "readiness_passed",
         Completed = "completed",
         Blocked = "blocked",
+    }
+}
+
+impl EventName {
+    /// The `deliverable_*` events of schema 2.
+    pub fn is_deliverable(self) -> bool {
+        matches!(
+            self,
+            EventName::DeliverableDrafted
+                | EventName::DeliverableRevised
+                | EventName::DeliverableFrozen
+        )
     }
 }
 
@@ -151,6 +172,26 @@ word_enum! {
         Unsigned = "unsigned",
         /// An event's signature does not hold, or cannot be checked.
         Signature = "signature",
+        /// A schema aea does not read (`schemaVersion` 3), a schema 2
+        /// folder without its markers, or a schema 2 event in a schema 1
+        /// folder.
+        Schema = "schema",
+        /// Schema 2: `deliverables` in `protocol.json` is not a valid
+        /// declaration (mode, dir, primary, supporting, attachments, repoRoot).
+        Deliverables = "deliverables",
+        /// Schema 2: a deliverable file is missing, has no `Status:`, lacks
+        /// a required section, or is frozen with an empty one.
+        DeliverableContent = "deliverable_content",
+        /// Schema 2: a `deliverable_*` event without its role, with a doc
+        /// that is no declared deliverable, or a `sha256` that does not match.
+        DeliverableEvent = "deliverable_event",
+        /// Schema 2: a deliverable step out of order (a proposal before the
+        /// draft, readiness before the freeze, a revision or a second
+        /// freeze after it).
+        DeliverableOrder = "deliverable_order",
+        /// Schema 2: review.md does not say what was reviewed (its review
+        /// scope and the primary deliverable).
+        ReviewScope = "review_scope",
     }
 }
 
@@ -279,6 +320,12 @@ pub struct Event {
     pub doc: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<u64>,
+    /// Schema 2, `deliverable_*` events: which deliverable `doc` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+    /// Schema 2, `deliverable_frozen`: the SHA-256 of the frozen file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 impl Event {

@@ -534,14 +534,11 @@ mod tests {
         let f = Folder::new(dir.path().join("c")).signed_by(signer.clone());
         let now = chrono::Utc::now();
         let ids = ["web".to_string(), "api".to_string()];
-        f.init(
-            &ids,
-            "O",
-            &["conclusion.md says proceed".into()],
-            false,
-            now,
-        )
-        .unwrap();
+        let init = crate::collab::Init {
+            schema: crate::collab::Schema::One,
+            ..crate::collab::Init::new(&ids, "O", &["conclusion.md says proceed".into()])
+        };
+        f.init(&init, now).unwrap();
         f.append(
             "web",
             EventName::ProposalSubmitted,

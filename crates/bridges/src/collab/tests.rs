@@ -13,6 +13,8 @@ mod documents;
 mod files;
 mod flow;
 mod reviews;
+mod schema2;
+mod upstream;
 
 fn t(minutes: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 5, 10, 0, 0).unwrap() + Duration::minutes(minutes)
@@ -26,14 +28,20 @@ fn gates() -> Vec<String> {
     ids(&["Decisions accepted by both", "Conclusion written"])
 }
 
+/// A schema 1 start (the seed's form): what these tests drive.
+fn seed(participants: &[String], objective: &str, gates: &[String], resume: bool) -> Init {
+    Init {
+        schema: Schema::One,
+        resume,
+        ..Init::new(participants, objective, gates)
+    }
+}
+
 fn started(dir: &Path, participants: &[&str]) -> Folder {
     let folder = Folder::new(dir.join("collab"));
     folder
         .init(
-            &ids(participants),
-            "Agree on the API",
-            &gates(),
-            false,
+            &seed(&ids(participants), "Agree on the API", &gates(), false),
             t(0),
         )
         .unwrap()

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::deliverables::{self, Deliverables, Role, Schema};
 use super::docs::{self, ReadinessScan};
 use super::log::{self, Logged, Protocol, Shape};
 use super::machine::State;
@@ -47,6 +48,9 @@ impl std::fmt::Display for Finding {
 /// not make a folder invalid.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
+    /// The schema the folder was judged by; `None` when `protocol.json`
+    /// could not be read or declares a schema aea does not speak.
+    pub schema: Option<Schema>,
     pub errors: Vec<Finding>,
     pub warnings: Vec<Finding>,
 }
@@ -105,7 +109,29 @@ pub(crate) fn validate(folder: &Path) -> Result<Report> {
             return Ok(report);
         }
     };
-    check_protocol_fields(&protocol, &mut report);
+    // A schema aea does not speak is one clear error: judged by the rules
+    // of another schema it would only give misleading ones.
+    let schema = match protocol.schema() {
+        Ok(schema) => schema,
+        Err(refusal) => {
+            report.errors.push(refusal.into());
+            return Ok(report);
+        }
+    };
+    report.schema = Some(schema);
+    check_protocol_fields(&protocol, schema, &mut report);
+    let declared = Deliverables::of(&protocol);
+    let declaration_ok = match schema {
+        Schema::One => true,
+        Schema::Two => {
+            let problems = Deliverables::declaration_problems(&protocol, folder);
+            let ok = problems.is_empty();
+            report
+                .errors
+                .extend(problems.into_iter().map(Finding::from));
+            ok
+        }
+    };
 
     let participants = protocol.participants();
     let events = match texts.get(EVENTS) {
@@ -118,24 +144,53 @@ pub(crate) fn validate(folder: &Path) -> Result<Report> {
         }
         None => Vec::new(),
     };
-    let mut shape = Shape::default();
+    let mut shape = Shape::new(schema);
     for event in &events {
         report
             .errors
             .extend(shape.check(event).into_iter().map(Finding::from));
+        report
+            .warnings
+            .extend(log::event_warnings(event, schema).map(Finding::from));
     }
+    let has = |name: EventName| events.iter().any(|e| e.name() == Some(name));
+    let primary_ref = declared.primary_ref();
     if let Some(review) = texts.get(REVIEW) {
         check_review_headings(review, &events, &mut report);
+        if schema == Schema::Two && has(EventName::ReviewSubmitted) {
+            report.errors.extend(
+                docs::review_scope_problems(review, primary_ref.as_deref())
+                    .into_iter()
+                    .map(Finding::from),
+            );
+        }
     }
-    let (state, problems) = State::derive(&participants, &events);
+    let (state, problems) = State::derive(schema, &participants, &events);
     report
         .errors
         .extend(problems.into_iter().map(Finding::from));
     check_derived(&protocol, &state, &mut report);
+    if schema == Schema::Two && declaration_ok {
+        let frozen_content =
+            state.primary_frozen || has(EventName::ReadinessPassed) || has(EventName::Completed);
+        check_deliverables(folder, &declared, &events, frozen_content, &mut report);
+        if let Some(decisions) = texts.get(super::DECISIONS) {
+            report.errors.extend(
+                docs::decisions_problems(decisions, &declared.refs())
+                    .into_iter()
+                    .map(Finding::from),
+            );
+        }
+    }
 
     let readiness = docs::scan_readiness(texts.get(READINESS).map_or("", String::as_str));
-    let conclusion = texts.get(CONCLUSION).map(|t| docs::scan_conclusion(t));
-    let has = |name: EventName| events.iter().any(|e| e.name() == Some(name));
+    let conclusion = texts.get(CONCLUSION).map(|t| {
+        docs::scan_conclusion_for(
+            t,
+            schema,
+            primary_ref.as_deref().filter(|_| schema == Schema::Two),
+        )
+    });
     let gated = if has(EventName::Completed) {
         Some(EventName::Completed)
     } else if has(EventName::ReadinessPassed) {
@@ -179,8 +234,143 @@ fn warn_early(readiness: &ReadinessScan, report: &mut Report) {
     }
 }
 
-fn check_protocol_fields(protocol: &Protocol, report: &mut Report) {
+/// Schema 2: the deliverable events against the declaration and the
+/// files (a doc that is declared, a freeze whose hash still matches, a
+/// supporting freeze marked in protocol.json), and the deliverables' text.
+fn check_deliverables(
+    folder: &Path,
+    declared: &Deliverables,
+    events: &[Logged],
+    frozen_content: bool,
+    report: &mut Report,
+) {
+    let mut frozen_refs: Vec<String> = Vec::new();
+    for event in events {
+        let Some(name) = event.name().filter(|n| n.is_deliverable()) else {
+            continue;
+        };
+        let (Some(role), Some(doc)) = (event.role(), event.doc()) else {
+            continue;
+        };
+        let Some(item) = declared.by_ref(doc, role) else {
+            report.error(
+                Rule::DeliverableEvent,
+                format!(
+                    "{}: doc {doc:?} is not the {role} deliverable protocol.json declares",
+                    event.label()
+                ),
+                "a deliverable event names the deliverable as protocol.json declares it",
+            );
+            continue;
+        };
+        if name != EventName::DeliverableFrozen {
+            continue;
+        }
+        let Some(sha) = event.sha256().filter(|s| deliverables::is_sha256(s)) else {
+            continue;
+        };
+        match declared.read(folder, &item.file) {
+            Ok(Some(bytes)) if deliverables::sha256_hex(&bytes) != sha => report.error(
+                Rule::DeliverableEvent,
+                format!(
+                    "{}: {doc} no longer matches the sha256 it was frozen with",
+                    event.label()
+                ),
+                "a frozen deliverable keeps its bytes; restore it as frozen",
+            ),
+            Ok(Some(_)) => {}
+            Ok(None) => report.error(
+                Rule::DeliverableContent,
+                format!("{}: the frozen deliverable {doc} is missing", event.label()),
+                "restore it as frozen",
+            ),
+            Err(refusal) => report.errors.push(refusal.into()),
+        }
+        frozen_refs.push(doc.to_string());
+    }
+    for item in &declared.supporting {
+        let reference = declared.reference(&item.file);
+        let has_event = frozen_refs.contains(&reference);
+        if item.frozen && !has_event {
+            report.error(
+                Rule::DeliverableOrder,
+                format!("supporting deliverable {reference} is marked frozen but has no deliverable_frozen event"),
+                "append deliverable_frozen for it (aea marks it frozen in protocol.json then)",
+            );
+        } else if !item.frozen && has_event {
+            report.error(
+                Rule::DeliverableOrder,
+                format!("supporting deliverable {reference} has a deliverable_frozen event but protocol.json does not mark it frozen"),
+                "set \"frozen\": true on it in protocol.json",
+            );
+        }
+    }
+    let documents = declared
+        .primary
+        .iter()
+        .map(|p| (p, Role::Primary))
+        .chain(declared.supporting.iter().map(|s| (s, Role::Supporting)));
+    for (item, role) in documents {
+        let reference = declared.reference(&item.file);
+        let frozen = match role {
+            Role::Primary => frozen_content,
+            Role::Supporting => item.frozen || frozen_refs.contains(&reference),
+        };
+        match declared.read(folder, &item.file) {
+            Ok(Some(bytes)) => {
+                let text = String::from_utf8_lossy(&bytes);
+                report.errors.extend(
+                    deliverables::content_problems(&reference, item, &text, frozen)
+                        .into_iter()
+                        .map(Finding::from),
+                );
+            }
+            Ok(None) => report.error(
+                Rule::DeliverableContent,
+                format!("{role} deliverable {reference} is missing"),
+                match role {
+                    Role::Primary => "write the primary deliverable (`aea collab init --resume` writes its template)",
+                    Role::Supporting => "write the supporting deliverable, or remove it from protocol.json",
+                },
+            ),
+            Err(refusal) => report.errors.push(refusal.into()),
+        }
+    }
+    for file in &declared.attachments {
+        if deliverables::path_escapes(file) {
+            continue;
+        }
+        if let Ok(None) = declared.read(folder, file) {
+            report.error(
+                Rule::DeliverableContent,
+                format!("attachment {} is missing", declared.reference(file)),
+                "add the attachment, or remove it from protocol.json",
+            );
+        }
+    }
+}
+
+fn check_protocol_fields(protocol: &Protocol, schema: Schema, report: &mut Report) {
     let map = &protocol.map;
+    if schema == Schema::Two {
+        if map.get("protocol").and_then(Value::as_str) != Some("acp") {
+            report.error(
+                Rule::Schema,
+                format!(
+                    "protocol.json protocol is {}, expected \"acp\" (ACP schema 2)",
+                    shown(map.get("protocol"))
+                ),
+                "a schema 2 folder says \"protocol\": \"acp\" in protocol.json",
+            );
+        }
+        if map.get("schemaVersion").and_then(Value::as_u64) != Some(2) {
+            report.error(
+                Rule::Schema,
+                "protocol.json names protocol acp but no schemaVersion; schema 2 folders say \"schemaVersion\": 2",
+                "add \"schemaVersion\": 2 to protocol.json",
+            );
+        }
+    }
     let phase_ok = map
         .get("currentPhase")
         .and_then(Value::as_str)
@@ -219,8 +409,32 @@ fn check_protocol_fields(protocol: &Protocol, report: &mut Report) {
             "protocol.json completionGates must not be empty",
             "list the concrete gates that end the collaboration",
         );
+    } else if schema == Schema::Two
+        && let Some(Value::Array(gates)) = map.get("completionGates")
+    {
+        for (index, gate) in gates.iter().enumerate() {
+            let ok = gate.as_object().is_some_and(|g| {
+                matches!(
+                    g.get("source").and_then(Value::as_str),
+                    Some("objective" | "generated")
+                ) && g
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| !t.trim().is_empty())
+            });
+            if !ok {
+                report.error(
+                    Rule::ProtocolFile,
+                    format!(
+                        "protocol.json completionGates[{}] must be an object with source (objective or generated) and text",
+                        index + 1
+                    ),
+                    "schema 2 writes each gate as {\"source\": \"objective\", \"text\": …}",
+                );
+            }
+        }
     }
-    if map.contains_key("version") {
+    if schema == Schema::One && map.contains_key("version") {
         report.error(
             Rule::VersionField,
             "protocol.json must not include a protocol version field",

@@ -67,7 +67,7 @@ fn hostile_files_are_refused_never_followed_or_blocked_on() {
     );
 
     let g = Folder::new(dir.path().join("g"));
-    g.init(&ids(&["web", "api"]), "O", &gates(), false, t(0))
+    g.init(&seed(&ids(&["web", "api"]), "O", &gates(), false), t(0))
         .unwrap();
     fs::remove_file(g.path().join("readiness.md")).unwrap();
     let fifo = g.path().join("readiness.md");
@@ -132,6 +132,8 @@ fn events_are_one_line_each_whatever_the_summary_holds() {
         summary: "a\u{2028}b\u{85}c\nd".into(),
         doc: None,
         reply_to: Some(1),
+        role: None,
+        sha256: None,
     };
     let line = e.to_line();
     assert_eq!(line.matches('\n').count(), 1);
@@ -149,7 +151,7 @@ fn every_event_is_written_in_whole_seconds() {
     let f = Folder::new(dir.path().join("collab"));
     let start = t(0) + Duration::milliseconds(700);
     let init = f
-        .init(&ids(&["web", "api"]), "o", &gates(), false, start)
+        .init(&seed(&ids(&["web", "api"]), "o", &gates(), false), start)
         .unwrap()
         .unwrap();
     assert_eq!(init.at, "2026-01-05T10:00:00Z");

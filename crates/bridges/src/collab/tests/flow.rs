@@ -8,7 +8,14 @@ fn a_full_collaboration_validates_without_errors_or_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let f = full_collaboration(dir.path());
     let report = f.validate().unwrap();
-    assert_eq!(report, Report::default(), "{report:#?}");
+    assert_eq!(
+        report,
+        Report {
+            schema: Some(Schema::One),
+            ..Report::default()
+        },
+        "{report:#?}"
+    );
     let protocol: serde_json::Value =
         serde_json::from_slice(&fs::read(f.path().join("protocol.json")).unwrap()).unwrap();
     assert_eq!(protocol["currentPhase"], "completed");
@@ -284,7 +291,13 @@ fn the_phases_and_turns_follow_the_log() {
         t(10),
     )
     .unwrap();
-    assert_eq!(f.validate().unwrap(), Report::default());
+    assert_eq!(
+        f.validate().unwrap(),
+        Report {
+            schema: Some(Schema::One),
+            ..Report::default()
+        }
+    );
     let r = refusal(f.append(
         "web",
         EventName::ProposalSubmitted,
@@ -387,7 +400,7 @@ fn init_refuses_an_existing_collaboration_and_resume_changes_nothing() {
         "{\"seq\":1,\"from\":\"web\",\"event\":\"initialized\",\"at\":\"2026-01-05T10:00:00Z\",\"summary\":\"Collaboration initialized\",\"doc\":\"protocol.json\"}\n"
     );
     let before = snapshot(&f);
-    let again = f.init(&ids(&["api", "web"]), "Other", &gates(), false, t(5));
+    let again = f.init(&seed(&ids(&["api", "web"]), "Other", &gates(), false), t(5));
     assert!(matches!(
         again.as_ref().err().and_then(Refusal::of),
         Some(Refusal {
@@ -396,23 +409,26 @@ fn init_refuses_an_existing_collaboration_and_resume_changes_nothing() {
         })
     ));
     assert_eq!(
-        f.init(&ids(&["api"]), "Other", &gates(), true, t(5))
+        f.init(&seed(&ids(&["api"]), "Other", &gates(), true), t(5))
             .unwrap(),
         None
     );
     assert_eq!(snapshot(&f), before);
     fs::remove_file(f.path().join("decisions.md")).unwrap();
-    f.init(&ids(&["api"]), "Other", &gates(), true, t(5))
+    f.init(&seed(&ids(&["api"]), "Other", &gates(), true), t(5))
         .unwrap();
     assert!(f.path().join("decisions.md").is_file());
 
     let bad = Folder::new(dir.path().join("bad"));
     let e = bad
-        .init(&ids(&["../x"]), "O", &gates(), false, t(0))
+        .init(&seed(&ids(&["../x"]), "O", &gates(), false), t(0))
         .unwrap_err();
     assert!(matches!(e, Error::InvalidAgentId { .. }), "{e:?}");
     let e = bad
-        .init(&ids(&["web"]), "O", &ids(&["no state.log"]), false, t(0))
+        .init(
+            &seed(&ids(&["web"]), "O", &ids(&["no state.log"]), false),
+            t(0),
+        )
         .unwrap_err();
     assert!(matches!(
         Refusal::of(&e),
@@ -422,7 +438,7 @@ fn init_refuses_an_existing_collaboration_and_resume_changes_nothing() {
         })
     ));
     assert!(
-        bad.init(&ids(&["web"]), " ", &gates(), false, t(0))
+        bad.init(&seed(&ids(&["web"]), " ", &gates(), false), t(0))
             .is_err()
     );
 }

@@ -107,7 +107,7 @@ fn concurrent_reviews_keep_seq_continuous_and_lose_nothing() {
     let mut all = vec!["owner".to_string()];
     all.extend(reviewers.iter().cloned());
     let f = Folder::new(dir.path().join("collab"));
-    f.init(&all, "Review at once", &gates(), false, t(0))
+    f.init(&seed(&all, "Review at once", &gates(), false), t(0))
         .unwrap();
     f.append(
         "owner",
