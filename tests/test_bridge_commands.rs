@@ -1595,3 +1595,47 @@ fn a_handoff_claimed_by_an_unregistered_sender_gets_no_reply() {
     );
     assert!(oacp_files(&codex.join("inbox")).is_empty());
 }
+
+#[test]
+fn an_oacp_file_is_read_as_oacp_reads_it_and_never_as_two_messages() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let head = "id: {id}\nfrom: codex\nto: web\ntype: notification\npriority: P2\n\
+                created_at_utc: \"2026-11-27T08:43:11Z\"\n";
+    // OACP's reader (PyYAML's BaseLoader) takes a tag for nothing and
+    // `yes` for text: so does `aea show`, and so the export vouches for it.
+    let tagged = format!(
+        "{}subject: !!binary aGlkZGVu\nbody: yes\n",
+        head.replace("{id}", "tagged-1")
+    );
+    let id = import_one_file(&env, &web, "tagged.yaml", &tagged);
+    let shown = env.json(&web, &["show", &id]);
+    assert_eq!(
+        shown["message"]["message"]["subject"], "aGlkZGVu",
+        "{shown}"
+    );
+    assert_eq!(shown["message"]["message"]["body"], "yes", "{shown}");
+
+    // U+2028 ends a line for OACP's reader only: this file is a handoff
+    // to `other` for OACP, a notification to us for a YAML 1.2 reader.
+    // Refused, left where it lies, the reason said on one line.
+    let hidden = format!(
+        "{}subject: harmless\nbody: |\n  fine\u{2028}type: handoff\u{2028}to: other\n",
+        head.replace("{id}", "hidden-1")
+    );
+    let dir = env.path().join("hidden");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("h.yaml"), &hidden).unwrap();
+    let out = env.run(&web, &["--json", "import", "oacp", dir.to_str().unwrap()]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report[0]["status"], "refused", "{report}");
+    assert!(
+        report[0]["reason"].as_str().unwrap().contains("U+2028"),
+        "{report}"
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("h.yaml")).unwrap(), hidden);
+    let text = stdout(&env.run(&web, &["import", "oacp", dir.to_str().unwrap()]));
+    assert!(text.contains("refused"), "{text}");
+    assert!(!text.contains('\u{2028}'), "{text:?}");
+}
