@@ -1639,3 +1639,110 @@ fn an_oacp_file_is_read_as_oacp_reads_it_and_never_as_two_messages() {
     assert!(text.contains("refused"), "{text}");
     assert!(!text.contains('\u{2028}'), "{text:?}");
 }
+
+#[test]
+fn a_handoff_goes_to_one_agent_however_its_oacp_type_is_named() {
+    // `--oacp-type handoff` to two agents is refused; the same type named
+    // in `--context` ({"oacp": {"type": …}}, which the OACP file is
+    // written from) must be too, or two OACP agents each take the work.
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let codex = oacp_agent(&env, &web, "codex");
+    let claude = oacp_agent(&env, &web, "claude");
+    let before = (snapshot(&codex), snapshot(&claude));
+    for kind in ["handoff", "handoff_complete"] {
+        let context = format!(r#"{{"oacp": {{"type": "{kind}"}}}}"#);
+        let out = env.run(
+            &web,
+            &[
+                "send",
+                "--to",
+                "codex,claude",
+                "--type",
+                "update",
+                "--subject",
+                "take it",
+                "--body",
+                "both of you",
+                "--context",
+                &context,
+            ],
+        );
+        assert_eq!(code(&out), 2, "{kind}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("goes to one agent"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(
+        (snapshot(&codex), snapshot(&claude)),
+        before,
+        "nothing written"
+    );
+    // To one agent it goes, as that type.
+    env.ok(
+        &web,
+        &[
+            "send",
+            "--to",
+            "codex",
+            "--type",
+            "update",
+            "--subject",
+            "take it",
+            "--body",
+            "you",
+            "--context",
+            r#"{"oacp": {"type": "handoff"}}"#,
+        ],
+    );
+    assert_eq!(oacp_files(&codex.join("inbox"))[0]["type"], "handoff");
+}
+
+#[test]
+fn oacp_fields_a_sender_names_in_its_context_never_make_an_invalid_file() {
+    // `--context '{"oacp": {...}}'` from a careless teammate: OACP fields
+    // its validator refuses (a channel with spaces, a PR that is no
+    // number, telemetry on a notification, an unknown autonomy hint)
+    // travel in the patch; the file OACP reads still validates, and the
+    // message comes back whole.
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let mirror = env.repo("mirror");
+    let codex = oacp_agent(&env, &web, "codex");
+    let context = r#"{"oacp": {"channel": "bad channel!", "related_pr": "not a number",
+        "turns": "x", "model": "m", "autonomy_hint": "weird", "related_packet": "packets/p1"}}"#;
+    let id = env.send(
+        &web,
+        "codex",
+        &[
+            "--type",
+            "update",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+            "--context",
+            context,
+        ],
+    );
+    let files = oacp_files(&codex.join("inbox"));
+    assert_eq!(files.len(), 1);
+    assert_eq!(
+        aea::bridge::oacp::oacp_problems(&files[0]),
+        Vec::<String>::new(),
+        "{:?}",
+        files[0]
+    );
+    // What validates is written as a field.
+    assert_eq!(files[0]["related_packet"], "packets/p1");
+    // Imported elsewhere: the context as sent.
+    env.ok(
+        &mirror,
+        &["import", "oacp", codex.join("inbox").to_str().unwrap()],
+    );
+    let shown = env.json(&mirror, &["show", &id]);
+    let sent: serde_json::Value = serde_json::from_str(context).unwrap();
+    assert_eq!(shown["message"]["message"]["context"], sent, "{shown}");
+}

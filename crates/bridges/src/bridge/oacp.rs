@@ -324,14 +324,7 @@ fn kept(message: &Message) -> Map<String, Value> {
 /// as it is, whatever the AEA type: an AEA `response` may go out as a
 /// `handoff_complete` or a `notification`.
 fn kept_type(message: &Message) -> Option<OacpType> {
-    message
-        .message
-        .context
-        .get(CONTEXT_KEY)?
-        .get("type")
-        .and_then(scalar)?
-        .parse()
-        .ok()
+    message.message.context.as_object().and_then(context_type)
 }
 
 /// The OACP type a message is written as: the one it carries, else the
@@ -362,6 +355,17 @@ pub fn set_type(context: &mut Map<String, Value>, kind: OacpType) -> Result<(), 
             "the context's `{CONTEXT_KEY}` is not an object, and the OACP type goes in it"
         )),
     }
+}
+
+/// The OACP type a context being written names (`{"oacp": {"type": …}}`),
+/// if it is one of the twelve: the type its OACP files are written as.
+pub fn context_type(context: &Map<String, Value>) -> Option<OacpType> {
+    context
+        .get(CONTEXT_KEY)?
+        .get("type")
+        .and_then(scalar)?
+        .parse()
+        .ok()
 }
 
 /// Whether a context being written names an OACP type already.
@@ -544,10 +548,17 @@ fn to_fields(message: &Message) -> Map<String, Value> {
     };
     out.insert("body".into(), body);
     // What is left of the kept fields goes out as found: channel,
-    // related_packet, related_pr, context_keys, autonomy_hint, telemetry.
+    // related_packet, related_pr, context_keys, autonomy_hint, telemetry;
+    // but only where OACP's validator takes it. A field it would refuse
+    // (one a sender put in its `--context`, one that no longer fits the
+    // type written) travels in the patch instead, as AEA's own fields do.
+    let refused = oacp_problems(&out);
     for (key, value) in kept {
         if FIELD_ORDER.contains(&key.as_str()) && !out.contains_key(&key) {
-            out.insert(key, value);
+            out.insert(key.clone(), value);
+            if oacp_problems(&out).iter().any(|p| !refused.contains(p)) {
+                out.remove(&key);
+            }
         }
     }
     out
