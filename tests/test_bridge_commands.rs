@@ -1746,3 +1746,40 @@ fn oacp_fields_a_sender_names_in_its_context_never_make_an_invalid_file() {
     let sent: serde_json::Value = serde_json::from_str(context).unwrap();
     assert_eq!(shown["message"]["message"]["context"], sent, "{shown}");
 }
+
+#[test]
+fn a_file_changed_after_its_import_is_said_to_differ_never_taken_for_the_same() {
+    // The same id and sender, one byte changed (the body): not imported
+    // over what the inbox holds, and not reported as the same mail either.
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let dir = env.path().join("twice");
+    std::fs::create_dir(&dir).unwrap();
+    let file = dir.join("a.yaml");
+    std::fs::write(&file, SIGNED_HANDOFF).unwrap();
+    let first = env.json(&web, &["import", "oacp", file.to_str().unwrap()]);
+    assert_eq!(first[0]["status"], "imported", "{first}");
+    let again = env.json(&web, &["import", "oacp", file.to_str().unwrap()]);
+    assert_eq!(again[0]["status"], "already-held", "{again}");
+    assert!(again[0].get("reason").is_none(), "{again}");
+
+    std::fs::write(&file, SIGNED_HANDOFF.replace("CI is red", "CI is rod")).unwrap();
+    let out = env.run(&web, &["--json", "import", "oacp", file.to_str().unwrap()]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report[0]["status"], "already-held", "{report}");
+    assert!(
+        report[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("differs")),
+        "{report}"
+    );
+    assert_eq!(inbox_files(&web).len(), 1);
+    let shown = env.json(&web, &["show", "msg-20261127084311-codex-bbe1"]);
+    assert!(
+        shown["message"]["message"]["body"]
+            .as_str()
+            .unwrap()
+            .contains("CI is red"),
+        "{shown}"
+    );
+}
