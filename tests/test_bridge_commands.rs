@@ -1783,3 +1783,43 @@ fn a_file_changed_after_its_import_is_said_to_differ_never_taken_for_the_same() 
         "{shown}"
     );
 }
+
+#[test]
+fn another_agents_signed_oacp_file_planted_in_a_message_is_never_exported_as_its_own() {
+    // An aea sender (api, signing its mail) puts in its message's context
+    // the bytes of a file codex signed for OACP, and the OACP fields of
+    // that file. Exported, the message is written from its own fields:
+    // codex's signed bytes never go out as api's message.
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = planted(
+        &env,
+        &api,
+        &web,
+        &["--type", "handoff", "--subject", "Take over", "--body", "b"],
+        |value| {
+            value["message"]["context"] = serde_json::json!({
+                "oacp_source": SIGNED_HANDOFF,
+                "oacp": {"type": "handoff", "priority": "P1",
+                         "auth": "eyJzaWduYXR1cmVzIjpbXX0"},
+            });
+        },
+    );
+    let out_dir = env.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let written = env.json(
+        &web,
+        &["export", "oacp", &id, "--out", out_dir.to_str().unwrap()],
+    );
+    let text = std::fs::read_to_string(written[0]["path"].as_str().unwrap()).unwrap();
+    assert_ne!(text, SIGNED_HANDOFF);
+    assert!(!text.lines().any(|l| l.starts_with("auth:")), "{text}");
+    let fields = aea::bridge::oacp::fields_of(&text).unwrap();
+    assert_eq!(fields["from"], "api", "{text}");
+    assert_eq!(fields["id"], id.as_str(), "{text}");
+    assert_eq!(
+        aea::bridge::oacp::oacp_problems(&fields),
+        Vec::<String>::new()
+    );
+}
