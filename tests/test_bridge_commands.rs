@@ -1595,3 +1595,231 @@ fn a_handoff_claimed_by_an_unregistered_sender_gets_no_reply() {
     );
     assert!(oacp_files(&codex.join("inbox")).is_empty());
 }
+
+#[test]
+fn an_oacp_file_is_read_as_oacp_reads_it_and_never_as_two_messages() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let head = "id: {id}\nfrom: codex\nto: web\ntype: notification\npriority: P2\n\
+                created_at_utc: \"2026-11-27T08:43:11Z\"\n";
+    // OACP's reader (PyYAML's BaseLoader) takes a tag for nothing and
+    // `yes` for text: so does `aea show`, and so the export vouches for it.
+    let tagged = format!(
+        "{}subject: !!binary aGlkZGVu\nbody: yes\n",
+        head.replace("{id}", "tagged-1")
+    );
+    let id = import_one_file(&env, &web, "tagged.yaml", &tagged);
+    let shown = env.json(&web, &["show", &id]);
+    assert_eq!(
+        shown["message"]["message"]["subject"], "aGlkZGVu",
+        "{shown}"
+    );
+    assert_eq!(shown["message"]["message"]["body"], "yes", "{shown}");
+
+    // U+2028 ends a line for OACP's reader only: this file is a handoff
+    // to `other` for OACP, a notification to us for a YAML 1.2 reader.
+    // Refused, left where it lies, the reason said on one line.
+    let hidden = format!(
+        "{}subject: harmless\nbody: |\n  fine\u{2028}type: handoff\u{2028}to: other\n",
+        head.replace("{id}", "hidden-1")
+    );
+    let dir = env.path().join("hidden");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("h.yaml"), &hidden).unwrap();
+    let out = env.run(&web, &["--json", "import", "oacp", dir.to_str().unwrap()]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report[0]["status"], "refused", "{report}");
+    assert!(
+        report[0]["reason"].as_str().unwrap().contains("U+2028"),
+        "{report}"
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("h.yaml")).unwrap(), hidden);
+    let text = stdout(&env.run(&web, &["import", "oacp", dir.to_str().unwrap()]));
+    assert!(text.contains("refused"), "{text}");
+    assert!(!text.contains('\u{2028}'), "{text:?}");
+}
+
+#[test]
+fn a_handoff_goes_to_one_agent_however_its_oacp_type_is_named() {
+    // `--oacp-type handoff` to two agents is refused; the same type named
+    // in `--context` ({"oacp": {"type": …}}, which the OACP file is
+    // written from) must be too, or two OACP agents each take the work.
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let codex = oacp_agent(&env, &web, "codex");
+    let claude = oacp_agent(&env, &web, "claude");
+    let before = (snapshot(&codex), snapshot(&claude));
+    for kind in ["handoff", "handoff_complete"] {
+        let context = format!(r#"{{"oacp": {{"type": "{kind}"}}}}"#);
+        let out = env.run(
+            &web,
+            &[
+                "send",
+                "--to",
+                "codex,claude",
+                "--type",
+                "update",
+                "--subject",
+                "take it",
+                "--body",
+                "both of you",
+                "--context",
+                &context,
+            ],
+        );
+        assert_eq!(code(&out), 2, "{kind}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("goes to one agent"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(
+        (snapshot(&codex), snapshot(&claude)),
+        before,
+        "nothing written"
+    );
+    // To one agent it goes, as that type.
+    env.ok(
+        &web,
+        &[
+            "send",
+            "--to",
+            "codex",
+            "--type",
+            "update",
+            "--subject",
+            "take it",
+            "--body",
+            "you",
+            "--context",
+            r#"{"oacp": {"type": "handoff"}}"#,
+        ],
+    );
+    assert_eq!(oacp_files(&codex.join("inbox"))[0]["type"], "handoff");
+}
+
+#[test]
+fn oacp_fields_a_sender_names_in_its_context_never_make_an_invalid_file() {
+    // `--context '{"oacp": {...}}'` from a careless teammate: OACP fields
+    // its validator refuses (a channel with spaces, a PR that is no
+    // number, telemetry on a notification, an unknown autonomy hint)
+    // travel in the patch; the file OACP reads still validates, and the
+    // message comes back whole.
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let mirror = env.repo("mirror");
+    let codex = oacp_agent(&env, &web, "codex");
+    let context = r#"{"oacp": {"channel": "bad channel!", "related_pr": "not a number",
+        "turns": "x", "model": "m", "autonomy_hint": "weird", "related_packet": "packets/p1"}}"#;
+    let id = env.send(
+        &web,
+        "codex",
+        &[
+            "--type",
+            "update",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+            "--context",
+            context,
+        ],
+    );
+    let files = oacp_files(&codex.join("inbox"));
+    assert_eq!(files.len(), 1);
+    assert_eq!(
+        aea::bridge::oacp::oacp_problems(&files[0]),
+        Vec::<String>::new(),
+        "{:?}",
+        files[0]
+    );
+    // What validates is written as a field.
+    assert_eq!(files[0]["related_packet"], "packets/p1");
+    // Imported elsewhere: the context as sent.
+    env.ok(
+        &mirror,
+        &["import", "oacp", codex.join("inbox").to_str().unwrap()],
+    );
+    let shown = env.json(&mirror, &["show", &id]);
+    let sent: serde_json::Value = serde_json::from_str(context).unwrap();
+    assert_eq!(shown["message"]["message"]["context"], sent, "{shown}");
+}
+
+#[test]
+fn a_file_changed_after_its_import_is_said_to_differ_never_taken_for_the_same() {
+    // The same id and sender, one byte changed (the body): not imported
+    // over what the inbox holds, and not reported as the same mail either.
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let dir = env.path().join("twice");
+    std::fs::create_dir(&dir).unwrap();
+    let file = dir.join("a.yaml");
+    std::fs::write(&file, SIGNED_HANDOFF).unwrap();
+    let first = env.json(&web, &["import", "oacp", file.to_str().unwrap()]);
+    assert_eq!(first[0]["status"], "imported", "{first}");
+    let again = env.json(&web, &["import", "oacp", file.to_str().unwrap()]);
+    assert_eq!(again[0]["status"], "already-held", "{again}");
+    assert!(again[0].get("reason").is_none(), "{again}");
+
+    std::fs::write(&file, SIGNED_HANDOFF.replace("CI is red", "CI is rod")).unwrap();
+    let out = env.run(&web, &["--json", "import", "oacp", file.to_str().unwrap()]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report[0]["status"], "already-held", "{report}");
+    assert!(
+        report[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("differs")),
+        "{report}"
+    );
+    assert_eq!(inbox_files(&web).len(), 1);
+    let shown = env.json(&web, &["show", "msg-20261127084311-codex-bbe1"]);
+    assert!(
+        shown["message"]["message"]["body"]
+            .as_str()
+            .unwrap()
+            .contains("CI is red"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn another_agents_signed_oacp_file_planted_in_a_message_is_never_exported_as_its_own() {
+    // An aea sender (api, signing its mail) puts in its message's context
+    // the bytes of a file codex signed for OACP, and the OACP fields of
+    // that file. Exported, the message is written from its own fields:
+    // codex's signed bytes never go out as api's message.
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let web = env.repo("web");
+    let id = planted(
+        &env,
+        &api,
+        &web,
+        &["--type", "handoff", "--subject", "Take over", "--body", "b"],
+        |value| {
+            value["message"]["context"] = serde_json::json!({
+                "oacp_source": SIGNED_HANDOFF,
+                "oacp": {"type": "handoff", "priority": "P1",
+                         "auth": "eyJzaWduYXR1cmVzIjpbXX0"},
+            });
+        },
+    );
+    let out_dir = env.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let written = env.json(
+        &web,
+        &["export", "oacp", &id, "--out", out_dir.to_str().unwrap()],
+    );
+    let text = std::fs::read_to_string(written[0]["path"].as_str().unwrap()).unwrap();
+    assert_ne!(text, SIGNED_HANDOFF);
+    assert!(!text.lines().any(|l| l.starts_with("auth:")), "{text}");
+    let fields = aea::bridge::oacp::fields_of(&text).unwrap();
+    assert_eq!(fields["from"], "api", "{text}");
+    assert_eq!(fields["id"], id.as_str(), "{text}");
+    assert_eq!(
+        aea::bridge::oacp::oacp_problems(&fields),
+        Vec::<String>::new()
+    );
+}

@@ -110,6 +110,21 @@ pub(crate) fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
     if let Some(kind) = args.oacp_type {
         oacp_type(kind, &recipients, &mut draft.context)?;
     }
+    // However it is named (`--oacp-type`, or `--context` with an `oacp`
+    // type, which the OACP file is written from), a point-to-point OACP
+    // type goes to one agent.
+    if let Some(kind) = oacp::context_type(&draft.context)
+        && !kind.may_broadcast()
+        && recipients.len() > 1
+    {
+        return Err(Error::usage(
+            format!(
+                "an OACP {kind} goes to one agent; {} recipients given",
+                recipients.len()
+            ),
+            "send it to one agent, and tell the others in a separate message",
+        ));
+    }
     let sent = content::send(
         &draft,
         &sender,
@@ -130,8 +145,9 @@ pub(crate) fn run(args: &SendArgs, ctx: &Context) -> Result<ExitCode> {
 
 /// `--oacp-type`: the OACP type the files of the OACP recipients get, put
 /// in the message's context. Refused when no recipient is an OACP agent
-/// (nothing would carry it), and for a `handoff` or `handoff_complete` to
-/// more than one agent (OACP's point-to-point types).
+/// (nothing would carry it); a `handoff` or `handoff_complete` to more
+/// than one agent (OACP's point-to-point types) is refused by the caller,
+/// however the type is named.
 fn oacp_type(
     kind: OacpType,
     recipients: &[(String, Result<route::Route>)],
@@ -144,15 +160,6 @@ fn oacp_type(
         return Err(Error::usage(
             "--oacp-type is for mail to an OACP agent, and no recipient is one",
             "leave out --oacp-type; register an OACP agent with `aea agents add ID --oacp DIR`",
-        ));
-    }
-    if !kind.may_broadcast() && recipients.len() > 1 {
-        return Err(Error::usage(
-            format!(
-                "an OACP {kind} goes to one agent; {} recipients given",
-                recipients.len()
-            ),
-            "send it to one agent, and tell the others in a separate message",
         ));
     }
     oacp::set_type(context, kind).map_err(|e| {

@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 use super::{PATCH_PREFIX, Patch, yaml_quoted, yaml_text_field};
 use crate::message::{self, Body, Content, Message, Metadata, PROTOCOL_VERSION, Party};
 
+mod base_yaml;
 mod schema;
 
 use schema::{FIELD_ORDER, is_oacp_conversation, looks_like_handoff_packet, one_line, scalar};
@@ -66,8 +67,7 @@ pub(crate) fn drop_source(message: &mut Message) -> bool {
 
 /// The message a file's own fields and patch describe.
 fn read(text: &str) -> Result<Message, String> {
-    let value: Value = serde_saphyr::from_str(text)
-        .map_err(|e| format!("not valid YAML: {}", one_line(&e.to_string())))?;
+    let value = base_yaml::load(text).map_err(|e| format!("not valid YAML: {}", one_line(&e)))?;
     let Value::Object(mut fields) = value else {
         return Err("the top level is not a YAML mapping".into());
     };
@@ -324,14 +324,7 @@ fn kept(message: &Message) -> Map<String, Value> {
 /// as it is, whatever the AEA type: an AEA `response` may go out as a
 /// `handoff_complete` or a `notification`.
 fn kept_type(message: &Message) -> Option<OacpType> {
-    message
-        .message
-        .context
-        .get(CONTEXT_KEY)?
-        .get("type")
-        .and_then(scalar)?
-        .parse()
-        .ok()
+    message.message.context.as_object().and_then(context_type)
 }
 
 /// The OACP type a message is written as: the one it carries, else the
@@ -362,6 +355,17 @@ pub fn set_type(context: &mut Map<String, Value>, kind: OacpType) -> Result<(), 
             "the context's `{CONTEXT_KEY}` is not an object, and the OACP type goes in it"
         )),
     }
+}
+
+/// The OACP type a context being written names (`{"oacp": {"type": …}}`),
+/// if it is one of the twelve: the type its OACP files are written as.
+pub fn context_type(context: &Map<String, Value>) -> Option<OacpType> {
+    context
+        .get(CONTEXT_KEY)?
+        .get("type")
+        .and_then(scalar)?
+        .parse()
+        .ok()
 }
 
 /// Whether a context being written names an OACP type already.
@@ -416,7 +420,7 @@ fn write(message: &Message) -> String {
 }
 
 fn parse_unpatched(text: &str) -> Option<Value> {
-    let value: Value = serde_saphyr::from_str(text).ok()?;
+    let value = base_yaml::load(text).ok()?;
     let Value::Object(fields) = value else {
         return None;
     };
@@ -544,10 +548,17 @@ fn to_fields(message: &Message) -> Map<String, Value> {
     };
     out.insert("body".into(), body);
     // What is left of the kept fields goes out as found: channel,
-    // related_packet, related_pr, context_keys, autonomy_hint, telemetry.
+    // related_packet, related_pr, context_keys, autonomy_hint, telemetry;
+    // but only where OACP's validator takes it. A field it would refuse
+    // (one a sender put in its `--context`, one that no longer fits the
+    // type written) travels in the patch instead, as AEA's own fields do.
+    let refused = oacp_problems(&out);
     for (key, value) in kept {
         if FIELD_ORDER.contains(&key.as_str()) && !out.contains_key(&key) {
-            out.insert(key, value);
+            out.insert(key.clone(), value);
+            if oacp_problems(&out).iter().any(|p| !refused.contains(p)) {
+                out.remove(&key);
+            }
         }
     }
     out
@@ -980,13 +991,14 @@ mod tests {
                     x_future: {list: [1, two, {three: 3}], none: null}\n\
                     context_keys: |\n  a.rs\n  b.md\nzz_last: ~\n\n";
         let message = parse(text).unwrap();
+        // Kept as OACP reads them: every scalar its text.
         let kept = &message.message.context["oacp"];
         assert_eq!(
             kept["x_future"],
-            json!({"list": [1, "two", {"three": 3}], "none": null})
+            json!({"list": ["1", "two", {"three": "3"}], "none": "null"})
         );
-        assert_eq!(kept["turns"], json!(7));
-        assert_eq!(kept["zz_last"], json!(null));
+        assert_eq!(kept["turns"], json!("7"));
+        assert_eq!(kept["zz_last"], json!("~"));
         assert_eq!(message.message.body, Body::Text("folded text".into()));
         assert_eq!(render(&message), text);
         assert_eq!(parse(&render(&message)).unwrap(), message);
@@ -1154,5 +1166,124 @@ mod tests {
         // A file naming one is refused, not imported as something else.
         let text = SIGNED.replace("type: handoff", "type: \"handoff\\nfrom: evil\"");
         assert!(parse(&text).unwrap_err().contains("unknown oacp type"));
+    }
+
+    /// The head of a file whose `to`, `subject` and `body` each test sets.
+    const HEAD: &str = "id: t-1\nfrom: claude\ntype: notification\npriority: P2\n\
+                        created_at_utc: \"2026-11-27T08:43:11Z\"\n";
+
+    #[test]
+    fn a_file_reads_as_oacps_own_loader_reads_it() {
+        // OACP reads its files with PyYAML's BaseLoader (validate_message.py,
+        // oacp_inbox.py: `string_scalars=True`): every scalar is the text
+        // written, a tag means nothing, `<<` is a key like any other. What
+        // aea shows, and what a byte-for-byte export vouches for, must be
+        // what OACP reads. Expected values: oacp-cli 0.5.4's own loader.
+        for (rest, to, subject, body) in [
+            (
+                "to: web\nsubject: !!binary aGVsbG8gd29ybGQ=\nbody: hello\n",
+                "web",
+                "aGVsbG8gd29ybGQ=",
+                "hello",
+            ),
+            ("to: web\nsubject: yes\nbody: off\n", "web", "yes", "off"),
+            (
+                "to: web\nsubject: 0x1F\nbody: 0o17\n",
+                "web",
+                "0x1F",
+                "0o17",
+            ),
+            (
+                "to: 1.10\nsubject: 1e3\nbody: .inf\n",
+                "1-10",
+                "1e3",
+                ".inf",
+            ),
+            (
+                "to: web\nsubject: !!python/object:os.system s\nbody: !!int 17\n",
+                "web",
+                "s",
+                "17",
+            ),
+            ("to: web\nsubject: ~\nbody: null\n", "web", "~", "null"),
+        ] {
+            let text = format!("{HEAD}{rest}");
+            let message = parse(&text).unwrap_or_else(|e| panic!("{rest}: {e}"));
+            assert_eq!(message.to.agent_id, to, "{rest}");
+            assert_eq!(message.message.subject, subject, "{rest}");
+            assert_eq!(message.message.body, Body::Text(body.into()), "{rest}");
+            assert_eq!(render(&message), text, "{rest}");
+            let fields = fields_of(&text).unwrap();
+            assert_eq!(fields["subject"], json!(subject), "{rest}");
+        }
+        // A value left empty is empty text (no `~`).
+        let text = format!("{HEAD}to: web\nsubject: s\nbody: b\nexpires_at:\nx: {{? a, b: }}\n");
+        let kept = &parse(&text).unwrap().message.context["oacp"];
+        assert_eq!(kept["expires_at"], json!(""), "{kept}");
+        assert_eq!(kept["x"], json!({"a": "", "b": ""}), "{kept}");
+        // A merge key is a key: OACP finds no `body` in this file.
+        let merged = format!("{HEAD}to: web\nsubject: s\n<<: {{body: merged}}\n");
+        let err = parse(&merged).unwrap_err();
+        assert!(err.contains("`body`"), "{err}");
+        // Numbers OACP's writer leaves unquoted are text to it too.
+        let fields = fields_of(&format!("{HEAD}turns: 7\n")).unwrap();
+        assert_eq!(fields["turns"], json!("7"));
+    }
+
+    #[test]
+    fn aliases_cannot_make_a_small_file_a_huge_message() {
+        // 600 KB of text named once and repeated 99 times: 60 MB for a
+        // reader that copies every alias (serde-saphyr's own budget lets
+        // 64 MiB through). OACP never writes an alias; a file's aliases may
+        // add no more than the file itself holds.
+        let big = "x".repeat(600_000);
+        let aliases = vec!["*a"; 99].join(", ");
+        let text = format!(
+            "{HEAD}to: web\nsubject: s\nbody: b\nchannel: &a \"{big}\"\nx_list: [{aliases}]\n"
+        );
+        let err = parse(&text).unwrap_err();
+        assert!(err.contains("alias"), "{err}");
+        assert!(fields_of(&text).is_err());
+        // A few small aliases still read, as OACP reads them.
+        let text = format!("{HEAD}to: &w web\nsubject: *w\nbody: &b [1, 2]\nx: *b\n");
+        let message = parse(&text).unwrap();
+        assert_eq!(message.message.subject, "web");
+        assert_eq!(message.message.body, Body::Structured(json!(["1", "2"])));
+        // An alias inside what it names is no tree at all.
+        let text = format!("{HEAD}to: web\nsubject: s\nbody: &b [1, *b]\n");
+        assert!(parse(&text).is_err());
+    }
+
+    #[test]
+    fn one_file_never_reads_as_two_messages() {
+        // U+2028, U+2029 and U+0085 end a line for OACP's YAML 1.1 reader
+        // and are text for a YAML 1.2 one: inside a block scalar or a
+        // comment they hide fields from one reader that the other sees
+        // (found by reading these files with oacp-cli 0.5.4: OACP reads
+        // `type: handoff`, `to: other`, `subject: EVIL`). Such a file is
+        // refused; in quotes they are written escaped (`"\u2028"`, `"\L"`).
+        for hidden in [
+            "body: |\n  harmless text\u{2028}type: handoff\u{2028}subject: EVIL\u{2028}to: other\n",
+            "body: |\n  harmless text\u{85}type: handoff\n",
+            "body: >\n  harmless text\u{2029}subject: EVIL\n",
+            "body: hi # note\u{2028}type: handoff\n",
+        ] {
+            let text = format!("{HEAD}to: web\nsubject: harmless\n{hidden}");
+            let err = parse(&text).expect_err(hidden);
+            assert!(err.contains("line break"), "{err}");
+            assert!(!err.contains('\n') && !err.contains('\u{2028}'), "{err:?}");
+            assert!(fields_of(&text).is_err());
+        }
+        // Escaped, they are text to both, and what aea writes reads back.
+        let text = format!("{HEAD}to: web\nsubject: \"a\\u2028b\\Lc\\Pd\\Ne\"\nbody: b\n");
+        let message = parse(&text).unwrap();
+        assert_eq!(
+            message.message.subject,
+            "a\u{2028}b\u{2028}c\u{2029}d\u{85}e"
+        );
+        let mut ours = full(MessageType::Update);
+        ours.message.subject = "a\u{2028}b\u{85}".into();
+        ours.message.body = Body::Text("x\u{2029}y\u{2028}\n".into());
+        assert_eq!(parse(&render(&ours)).unwrap(), ours);
     }
 }

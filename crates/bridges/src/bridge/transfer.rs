@@ -198,21 +198,30 @@ pub(crate) fn import_one(
     };
     let sha256 = Some(fsutil::sha256_hex(text.as_bytes()));
     let foreign_id = Some(protocol.foreign_id(&message).to_string());
-    if mailbox
-        .inbox()
-        .find_id(
-            &message.message_id,
-            Some(&message.from.agent_id),
-            &[Held::Inbox, Held::Archive],
-        )
-        .is_some()
-    {
+    if let Some((held, _)) = mailbox.inbox().find_id(
+        &message.message_id,
+        Some(&message.from.agent_id),
+        &[Held::Inbox, Held::Archive],
+    ) {
+        // Not imported again; but a file that now reads as another
+        // message (one byte changed, or another sender's mail under the
+        // same id) is said to differ, not taken for the mail held.
+        let differs = held.message.as_ref().map_or(true, |held| {
+            let (mut held, mut read) = (held.clone(), message.clone());
+            super::oacp::drop_source(&mut held);
+            super::oacp::drop_source(&mut read);
+            held != read
+        });
         return Ok(Imported {
             source: path.to_path_buf(),
             status: Status::Held,
             message_id: Some(message.message_id),
             path: None,
-            reason: None,
+            reason: differs.then(|| {
+                "this inbox holds a message of this id already, and this file differs \
+                 from it: not imported (`aea show` the one held)"
+                    .to_string()
+            }),
             sha256,
             foreign_id,
         });

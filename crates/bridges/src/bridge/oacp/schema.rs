@@ -334,9 +334,9 @@ pub fn oacp_problems(fields: &Map<String, Value>) -> Vec<String> {
 /// The fields of a file as OACP's validator sees them, for tests and
 /// `aea doctor`: PyYAML's BaseLoader reads every scalar as a string.
 pub fn fields_of(text: &str) -> Result<Map<String, Value>, String> {
-    match serde_saphyr::from_str::<Value>(text) {
+    match super::base_yaml::load(text) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err("not a mapping".into()),
-        Err(e) => Err(one_line(&e.to_string())),
+        Err(e) => Err(one_line(&e)),
     }
 }
