@@ -718,8 +718,12 @@ fn validate(args: &CollabFolderArgs, ctx: &Context) -> Result<ExitCode> {
     let keyring = ctx.keyring();
     let (forged, unsigned) = collab::author_findings(&folder.authors(&|id| keyring.key_for(id))?);
     report.errors.extend(forged);
-    report.warnings.extend(unsigned);
+    // The protocol's own warnings make a folder need attention; events
+    // that merely carry no signature aea can check are named, not held
+    // against it: every other ACP tool writes them that way.
     let valid = report.is_valid() && report.warnings.is_empty();
+    let unproven = unsigned.len();
+    report.warnings.extend(unsigned);
     if ctx.printer.json() {
         ctx.printer.value(&ValidateOutput {
             folder: folder.path().to_path_buf(),
@@ -744,9 +748,13 @@ fn validate(args: &CollabFolderArgs, ctx: &Context) -> Result<ExitCode> {
         }
         if valid {
             ctx.printer.line(format_args!(
-                "{}: a valid collaboration folder (ACP schema {})",
+                "{}: a valid collaboration folder (ACP schema {}){}",
                 folder.path().display(),
-                report.schema.map_or(0, Schema::number)
+                report.schema.map_or(0, Schema::number),
+                match unproven {
+                    0 => String::new(),
+                    n => format!("; {n} event(s) without a signature aea can check, named above"),
+                }
             ));
         } else {
             ctx.printer.line(format_args!(
