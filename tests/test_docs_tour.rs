@@ -98,6 +98,48 @@ fn the_readme_quick_start_runs_as_shown() {
     runs_as_shown("README.md", "## A five-minute quick start");
 }
 
+/// The handoff `oacp send shop --from codex --to web --type handoff`
+/// (oacp-cli 0.5.4) wrote into web's OACP inbox, byte for byte.
+const OACP_HANDOFF: (&str, &str) = (
+    "20261127093446_codex_handoff_abf4.yaml",
+    "id: msg-20261127093446-codex-a575\nfrom: codex\nto: web\ntype: handoff\npriority: P1\n\
+     created_at_utc: \"2026-11-27T09:34:46Z\"\nconversation_id: conv-20261127-codex-034315\n\
+     subject: Take over the orders v2 client\n\
+     body: \"Branch orders-v2; the API side is done, the web client is yours.\"\n",
+);
+
+/// The book's mixed-team walkthrough, after what it says was there: a
+/// repository the bash AEA's installer set up (its exact config; its
+/// scripts, which the session never runs, as stand-ins), and an OACP
+/// project as `oacp init shop --agents codex,web` lays it out, with one
+/// handoff from codex waiting in web's inbox.
+#[test]
+fn the_mixed_team_walkthrough_runs_as_shown() {
+    runs_as_shown_after("docs/src/mixed-team.md", "# A mixed team", |env, home| {
+        let backend = crate::test_bash_aea::bash_install(env, "home/src/backend");
+        for script in [
+            "aea-send.sh",
+            "aea-monitor.sh",
+            "aea-registry.sh",
+            "aea-auto-processor.sh",
+        ] {
+            std::fs::write(
+                backend.join(".aea/scripts").join(script),
+                format!("#!/bin/bash\n# {script} of the bash AEA (stand-in)\nexit 0\n"),
+            )
+            .unwrap();
+        }
+        let agents = home.join(".oacp/projects/shop/agents");
+        for agent in ["codex", "web"] {
+            for dir in ["inbox/archive", "outbox", "dead_letter"] {
+                std::fs::create_dir_all(agents.join(agent).join(dir)).unwrap();
+            }
+        }
+        let (name, text) = OACP_HANDOFF;
+        std::fs::write(agents.join("web/inbox").join(name), text).unwrap();
+    });
+}
+
 /// A person's shell on a machine: this build as `aea` first on `PATH`, a
 /// HOME of its own (so its own keys and registry), git's user and system
 /// config left out.
@@ -159,9 +201,16 @@ impl Shell {
 }
 
 fn runs_as_shown(page: &str, heading: &str) {
+    runs_as_shown_after(page, heading, |_, _| {});
+}
+
+/// The session of `page` under `heading`, run in a home that `prepare`
+/// first fills with what the page says was there before it starts.
+fn runs_as_shown_after(page: &str, heading: &str, prepare: impl FnOnce(&TestEnv, &Path)) {
     let env = TestEnv::new();
     let shell = Shell::new(&env, "home");
     let home = shell.home.clone();
+    prepare(&env, &home);
     let cwd_file = env.path().join("cwd");
     let mut cwd: PathBuf = home.clone();
     let steps = session(page, heading);
