@@ -953,6 +953,7 @@ mod tests {
             include_str!("../../../docs/src/SUMMARY.md"),
             include_str!("../../../docs/src/approvals.md"),
             include_str!("../../../docs/src/bash-aea.md"),
+            include_str!("../../../docs/src/mixed-team.md"),
             include_str!("../../../docs/src/benchmarks.md"),
             include_str!("../../../docs/src/collab.md"),
             include_str!("../../../docs/src/commands.md"),
