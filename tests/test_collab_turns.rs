@@ -870,3 +870,71 @@ fn the_monitor_notices_a_schema_2_hand_over() {
     assert_eq!(next["schema"], 2, "{next}");
     assert_eq!(rings(&log).len(), 1, "{:?}", rings(&log));
 }
+
+/// `folder` copied to `to` whole, then `protocol.json`'s `key` set to
+/// `value`: the same log and signatures under another collaboration.
+fn copied_with(folder: &Path, to: &Path, key: &str, value: Value) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(folder).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+    let mut protocol: Value =
+        serde_json::from_str(&fs::read_to_string(to.join("protocol.json")).unwrap()).unwrap();
+    protocol[key] = value;
+    fs::write(
+        to.join("protocol.json"),
+        serde_json::to_string_pretty(&protocol).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_signed_log_moved_under_another_objective_or_participants_keeps_no_signature() {
+    let (env, web, api, folder) = signed_collaboration();
+    // api copies web's signed log beside a protocol.json of its own: the
+    // same first line, the same lines, another objective.
+    let other = env.path().join("shared/drop-tables");
+    copied_with(
+        &folder,
+        &other,
+        "objective",
+        "Drop the production database".into(),
+    );
+    for repo in [&web, &api] {
+        let (status, report) = validate(&env, repo, &other);
+        assert_ne!(status, 0, "{report}");
+        let errors = findings(&report, "errors");
+        assert_eq!(errors.len(), 2, "{report}");
+        assert!(errors.iter().all(|(rule, _)| rule == "signature"), "{report}");
+    }
+    let next = env.json(&api, &["collab", "next", "--folder", other.to_str().unwrap()]);
+    assert_eq!(
+        next["last_event_author"]["authorship"]["state"], "forged",
+        "{next}"
+    );
+    // Another participant list, the objective kept: another collaboration too.
+    let widened = env.path().join("shared/widened");
+    copied_with(
+        &folder,
+        &widened,
+        "participants",
+        serde_json::json!([{"id": "web"}, {"id": "api"}, {"id": "ops"}]),
+    );
+    let (status, report) = validate(&env, &web, &widened);
+    assert_ne!(status, 0, "{report}");
+    let forged = findings(&report, "errors")
+        .into_iter()
+        .filter(|(rule, message)| rule == "signature" && message.contains("another collaboration"))
+        .count();
+    assert_eq!(forged, 2, "{report}");
+    // The folder itself still verifies, and a copy of it as it is (the same
+    // collaboration mounted elsewhere) too.
+    assert_eq!(validate(&env, &web, &folder).0, 0);
+    let mounted = env.path().join("elsewhere/orders");
+    copied_with(&folder, &mounted, "objective", "O".into());
+    let (status, report) = validate(&env, &web, &mounted);
+    assert_eq!(status, 0, "{report}");
+}
