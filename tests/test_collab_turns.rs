@@ -908,9 +908,15 @@ fn a_signed_log_moved_under_another_objective_or_participants_keeps_no_signature
         assert_ne!(status, 0, "{report}");
         let errors = findings(&report, "errors");
         assert_eq!(errors.len(), 2, "{report}");
-        assert!(errors.iter().all(|(rule, _)| rule == "signature"), "{report}");
+        assert!(
+            errors.iter().all(|(rule, _)| rule == "signature"),
+            "{report}"
+        );
     }
-    let next = env.json(&api, &["collab", "next", "--folder", other.to_str().unwrap()]);
+    let next = env.json(
+        &api,
+        &["collab", "next", "--folder", other.to_str().unwrap()],
+    );
     assert_eq!(
         next["last_event_author"]["authorship"]["state"], "forged",
         "{next}"
@@ -937,4 +943,135 @@ fn a_signed_log_moved_under_another_objective_or_participants_keeps_no_signature
     copied_with(&folder, &mounted, "objective", "O".into());
     let (status, report) = validate(&env, &web, &mounted);
     assert_eq!(status, 0, "{report}");
+}
+
+/// A monitor for `api` ringing a recorder; returns the rings' log.
+fn api_with_doorbell(env: &TestEnv, api: &Path) -> PathBuf {
+    let log = env.path().join("rings.txt");
+    let script = recorder(env, &log);
+    let config = api.join(".aea/agent-config.yaml");
+    let text = format!(
+        "{}\nmonitoring:\n  debounce: 50ms\n  retry_initial: 60s\n  transports:\n    - type: command\n      program: '{}'\n",
+        fs::read_to_string(&config).unwrap(),
+        script.display()
+    );
+    fs::write(&config, text).unwrap();
+    env.ok(api, &["trust"]);
+    log
+}
+
+/// api starts a schema 1 collaboration in `folder` with web as the owner.
+fn started_by_api(env: &TestEnv, api: &Path, folder: &Path) {
+    env.ok(
+        api,
+        &[
+            "collab",
+            "init",
+            "--schema",
+            "1",
+            "--folder",
+            folder.to_str().unwrap(),
+            "--participant",
+            "web",
+            "--participant",
+            "api",
+            "--objective",
+            "Agree the orders API",
+            "--completion",
+            "conclusion.md says proceed",
+        ],
+    );
+}
+
+/// Waits until api's monitor has looked at `line`, the last event of `folder`.
+fn seen(env: &TestEnv, api: &Path, folder: &Path, line: &str) {
+    assert!(
+        poll_until(Duration::from_secs(10), || seen_event(env, api, folder)
+            == Some(sha256(line))),
+        "the monitor never looked at {line}"
+    );
+}
+
+#[test]
+fn a_folder_flipped_back_and_forth_leaves_at_most_one_notice_waiting() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let rang = api_with_doorbell(&env, &api);
+    let tampered = env.path().join("shared/tampered");
+    let folder = env.path().join("shared/orders");
+    started_by_api(&env, &api, &tampered);
+    started_by_api(&env, &api, &folder);
+    let _monitor = Monitor::start(&env, &api);
+
+    // web makes protocol.json wait for api after an event the log refuses
+    // (a review by web, who is no reviewer, in drafting), again and again:
+    // the log does not say it is api's turn, so nothing is noticed.
+    for seq in 2..6 {
+        let waiting: &[&str] = if seq % 2 == 0 { &["api"] } else { &["web"] };
+        let line = upstream_append(
+            &tampered,
+            seq,
+            "web",
+            "review_submitted",
+            "not a review",
+            "review.md",
+            "reviewing",
+            waiting,
+        );
+        seen(&env, &api, &tampered, &line);
+    }
+    assert_eq!(wake_ups(&api).len(), 0, "{:?}", wake_ups(&api));
+
+    // web hands api the turn with a proposal, then takes it back with a
+    // review it writes in api's name, again and again: each is a turn by
+    // the log, but one notice waiting says all a notice can say.
+    let mut seq = 2;
+    for _ in 0..4 {
+        let line = upstream_append(
+            &folder,
+            seq,
+            "web",
+            "proposal_submitted",
+            "P",
+            "proposal.md",
+            "reviewing",
+            &["api"],
+        );
+        seen(&env, &api, &folder, &line);
+        let line = upstream_append(
+            &folder,
+            seq + 1,
+            "api",
+            "review_submitted",
+            "R",
+            "review.md",
+            "revising",
+            &["web"],
+        );
+        seen(&env, &api, &folder, &line);
+        seq += 2;
+    }
+    let notices = wake_ups(&api);
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert_eq!(rings(&rang).len(), 1, "{:?}", rings(&rang));
+
+    // Once api has dealt with it, the next turn is noticed again.
+    let report = env.json(&api, &["check"]);
+    let short_ref = report["messages"][0]["ref"].as_str().unwrap().to_string();
+    env.ok(&api, &["process", &short_ref]);
+    let line = upstream_append(
+        &folder,
+        seq,
+        "web",
+        "proposal_submitted",
+        "P",
+        "proposal.md",
+        "reviewing",
+        &["api"],
+    );
+    seen(&env, &api, &folder, &line);
+    assert!(
+        poll_until(Duration::from_secs(10), || wake_ups(&api).len() == 1),
+        "the turn after the notice was processed was not noticed"
+    );
 }
