@@ -423,6 +423,7 @@ fn mail_claiming_to_be_the_monitors_own_notice_is_left_waiting() {
     // The notice copied: unsigned, then signed by mallory, each claiming api.
     for (n, signer) in [(1u32, None), (2, Some("mallory"))] {
         let mut copy = genuine.clone();
+        copy.as_object_mut().unwrap().remove("signature");
         copy["message_id"] = format!("00000000-0000-4000-8000-{n:012}").into();
         copy.as_object_mut().unwrap().remove("signature");
         if let Some(signer) = signer {
@@ -1074,4 +1075,79 @@ fn a_folder_flipped_back_and_forth_leaves_at_most_one_notice_waiting() {
         poll_until(Duration::from_secs(10), || wake_ups(&api).len() == 1),
         "the turn after the notice was processed was not noticed"
     );
+}
+
+#[test]
+fn mail_naming_many_folders_never_pushes_the_agents_own_collaborations_out() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let api = env.repo("api");
+    let own = env.path().join("shared/orders");
+    started_by_api(&env, &api, &own);
+    // web mails api one wake-up-looking message, then plants copies of it
+    // naming 250 folders of its own making, each with api as a participant.
+    let first = env.path().join("spam/0");
+    started_by_api(&env, &api, &first);
+    let context = serde_json::json!({ "collab_folder": first }).to_string();
+    env.send(
+        &web,
+        "api",
+        &[
+            "--type",
+            "request",
+            "--subject",
+            "collab: your turn (drafting) — x",
+            "--body",
+            "b",
+            "--tag",
+            "collab",
+            "--context",
+            &context,
+        ],
+    );
+    let name = inbox_files(&api).pop().unwrap();
+    let inbox = api.join(".aea");
+    let genuine: Value = serde_json::from_slice(&fs::read(inbox.join(&name)).unwrap()).unwrap();
+    let (protocol, events) = (
+        fs::read(first.join("protocol.json")).unwrap(),
+        fs::read(first.join("events.jsonl")).unwrap(),
+    );
+    fs::remove_dir_all(&first).unwrap();
+    // api's own folder is known from its own command, not from mail.
+    let collabs = env.state(&api).join("collabs.json");
+    let known = |path: &Path| {
+        serde_json::from_str::<Vec<PathBuf>>(&fs::read_to_string(&collabs).unwrap())
+            .unwrap()
+            .contains(&path.to_path_buf())
+    };
+    assert!(known(&own));
+    let key = aea::identity::load_key(&env.keys_dir(), "web")
+        .unwrap()
+        .expect("web has a key");
+    for i in 0..250 {
+        let folder = env.path().join(format!("spam/{i}"));
+        fs::create_dir_all(&folder).unwrap();
+        fs::write(folder.join("protocol.json"), &protocol).unwrap();
+        fs::write(folder.join("events.jsonl"), &events).unwrap();
+        let mut copy = genuine.clone();
+        copy.as_object_mut().unwrap().remove("signature");
+        copy["message_id"] = format!("00000000-0000-4000-8000-{i:012}").into();
+        copy["message"]["context"]["collab_folder"] = folder.to_str().unwrap().into();
+        let mut message = aea::message::parse(&serde_json::to_vec(&copy).unwrap(), None).unwrap();
+        aea::identity::sign(&mut message, &key);
+        let copy: Value = serde_json::from_slice(&message.to_json()).unwrap();
+        fs::write(
+            inbox.join(format!("message-20300101T000000000Z-from-web-{i:08x}.json")),
+            copy.to_string(),
+        )
+        .unwrap();
+    }
+    let listed = env.ok(&api, &["collab", "list"]);
+    // Listed while their mail waits, but never at the cost of api's own.
+    assert!(listed.contains("spam/249"), "{listed}");
+    assert!(known(&own), "a mailed folder pushed api's own out");
+    // What api's own commands remember next is kept too.
+    let later = env.path().join("shared/later");
+    started_by_api(&env, &api, &later);
+    assert!(known(&later) && known(&own));
 }
