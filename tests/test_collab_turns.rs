@@ -423,6 +423,7 @@ fn mail_claiming_to_be_the_monitors_own_notice_is_left_waiting() {
     // The notice copied: unsigned, then signed by mallory, each claiming api.
     for (n, signer) in [(1u32, None), (2, Some("mallory"))] {
         let mut copy = genuine.clone();
+        copy.as_object_mut().unwrap().remove("signature");
         copy["message_id"] = format!("00000000-0000-4000-8000-{n:012}").into();
         copy.as_object_mut().unwrap().remove("signature");
         if let Some(signer) = signer {
@@ -871,4 +872,284 @@ fn the_monitor_notices_a_schema_2_hand_over() {
     assert_eq!(next["log_valid"], true, "{next}");
     assert_eq!(next["schema"], 2, "{next}");
     assert_eq!(rings(&log).len(), 1, "{:?}", rings(&log));
+}
+
+/// `folder` copied to `to` whole, then `protocol.json`'s `key` set to
+/// `value`: the same log and signatures under another collaboration.
+fn copied_with(folder: &Path, to: &Path, key: &str, value: Value) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(folder).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+    let mut protocol: Value =
+        serde_json::from_str(&fs::read_to_string(to.join("protocol.json")).unwrap()).unwrap();
+    protocol[key] = value;
+    fs::write(
+        to.join("protocol.json"),
+        serde_json::to_string_pretty(&protocol).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_signed_log_moved_under_another_objective_or_participants_keeps_no_signature() {
+    let (env, web, api, folder) = signed_collaboration();
+    // api copies web's signed log beside a protocol.json of its own: the
+    // same first line, the same lines, another objective.
+    let other = env.path().join("shared/drop-tables");
+    copied_with(
+        &folder,
+        &other,
+        "objective",
+        "Drop the production database".into(),
+    );
+    for repo in [&web, &api] {
+        let (status, report) = validate(&env, repo, &other);
+        assert_ne!(status, 0, "{report}");
+        let errors = findings(&report, "errors");
+        assert_eq!(errors.len(), 2, "{report}");
+        assert!(
+            errors.iter().all(|(rule, _)| rule == "signature"),
+            "{report}"
+        );
+    }
+    let next = env.json(
+        &api,
+        &["collab", "next", "--folder", other.to_str().unwrap()],
+    );
+    assert_eq!(
+        next["last_event_author"]["authorship"]["state"], "forged",
+        "{next}"
+    );
+    // Another participant list, the objective kept: another collaboration too.
+    let widened = env.path().join("shared/widened");
+    copied_with(
+        &folder,
+        &widened,
+        "participants",
+        serde_json::json!([{"id": "web"}, {"id": "api"}, {"id": "ops"}]),
+    );
+    let (status, report) = validate(&env, &web, &widened);
+    assert_ne!(status, 0, "{report}");
+    let forged = findings(&report, "errors")
+        .into_iter()
+        .filter(|(rule, message)| rule == "signature" && message.contains("another collaboration"))
+        .count();
+    assert_eq!(forged, 2, "{report}");
+    // The folder itself still verifies, and a copy of it as it is (the same
+    // collaboration mounted elsewhere) too.
+    assert_eq!(validate(&env, &web, &folder).0, 0);
+    let mounted = env.path().join("elsewhere/orders");
+    copied_with(&folder, &mounted, "objective", "O".into());
+    let (status, report) = validate(&env, &web, &mounted);
+    assert_eq!(status, 0, "{report}");
+}
+
+/// A monitor for `api` ringing a recorder; returns the rings' log.
+fn api_with_doorbell(env: &TestEnv, api: &Path) -> PathBuf {
+    let log = env.path().join("rings.txt");
+    let script = recorder(env, &log);
+    let config = api.join(".aea/agent-config.yaml");
+    let text = format!(
+        "{}\nmonitoring:\n  debounce: 50ms\n  retry_initial: 60s\n  transports:\n    - type: command\n      program: '{}'\n",
+        fs::read_to_string(&config).unwrap(),
+        script.display()
+    );
+    fs::write(&config, text).unwrap();
+    env.ok(api, &["trust"]);
+    log
+}
+
+/// api starts a schema 1 collaboration in `folder` with web as the owner.
+fn started_by_api(env: &TestEnv, api: &Path, folder: &Path) {
+    env.ok(
+        api,
+        &[
+            "collab",
+            "init",
+            "--schema",
+            "1",
+            "--folder",
+            folder.to_str().unwrap(),
+            "--participant",
+            "web",
+            "--participant",
+            "api",
+            "--objective",
+            "Agree the orders API",
+            "--completion",
+            "conclusion.md says proceed",
+        ],
+    );
+}
+
+/// Waits until api's monitor has looked at `line`, the last event of `folder`.
+fn seen(env: &TestEnv, api: &Path, folder: &Path, line: &str) {
+    assert!(
+        poll_until(Duration::from_secs(10), || seen_event(env, api, folder)
+            == Some(sha256(line))),
+        "the monitor never looked at {line}"
+    );
+}
+
+#[test]
+fn a_folder_flipped_back_and_forth_leaves_at_most_one_notice_waiting() {
+    let env = TestEnv::new();
+    let api = env.repo("api");
+    let rang = api_with_doorbell(&env, &api);
+    let tampered = env.path().join("shared/tampered");
+    let folder = env.path().join("shared/orders");
+    started_by_api(&env, &api, &tampered);
+    started_by_api(&env, &api, &folder);
+    let _monitor = Monitor::start(&env, &api);
+
+    // web makes protocol.json wait for api after an event the log refuses
+    // (a review by web, who is no reviewer, in drafting), again and again:
+    // the log does not say it is api's turn, so nothing is noticed.
+    for seq in 2..6 {
+        let waiting: &[&str] = if seq % 2 == 0 { &["api"] } else { &["web"] };
+        let line = upstream_append(
+            &tampered,
+            seq,
+            "web",
+            "review_submitted",
+            "not a review",
+            "review.md",
+            "reviewing",
+            waiting,
+        );
+        seen(&env, &api, &tampered, &line);
+    }
+    assert_eq!(wake_ups(&api).len(), 0, "{:?}", wake_ups(&api));
+
+    // web hands api the turn with a proposal, then takes it back with a
+    // review it writes in api's name, again and again: each is a turn by
+    // the log, but one notice waiting says all a notice can say.
+    let mut seq = 2;
+    for _ in 0..4 {
+        let line = upstream_append(
+            &folder,
+            seq,
+            "web",
+            "proposal_submitted",
+            "P",
+            "proposal.md",
+            "reviewing",
+            &["api"],
+        );
+        seen(&env, &api, &folder, &line);
+        let line = upstream_append(
+            &folder,
+            seq + 1,
+            "api",
+            "review_submitted",
+            "R",
+            "review.md",
+            "revising",
+            &["web"],
+        );
+        seen(&env, &api, &folder, &line);
+        seq += 2;
+    }
+    let notices = wake_ups(&api);
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert_eq!(rings(&rang).len(), 1, "{:?}", rings(&rang));
+
+    // Once api has dealt with it, the next turn is noticed again.
+    let report = env.json(&api, &["check"]);
+    let short_ref = report["messages"][0]["ref"].as_str().unwrap().to_string();
+    env.ok(&api, &["process", &short_ref]);
+    let line = upstream_append(
+        &folder,
+        seq,
+        "web",
+        "proposal_submitted",
+        "P",
+        "proposal.md",
+        "reviewing",
+        &["api"],
+    );
+    seen(&env, &api, &folder, &line);
+    assert!(
+        poll_until(Duration::from_secs(10), || wake_ups(&api).len() == 1),
+        "the turn after the notice was processed was not noticed"
+    );
+}
+
+#[test]
+fn mail_naming_many_folders_never_pushes_the_agents_own_collaborations_out() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let api = env.repo("api");
+    let own = env.path().join("shared/orders");
+    started_by_api(&env, &api, &own);
+    // web mails api one wake-up-looking message, then plants copies of it
+    // naming 250 folders of its own making, each with api as a participant.
+    let first = env.path().join("spam/0");
+    started_by_api(&env, &api, &first);
+    let context = serde_json::json!({ "collab_folder": first }).to_string();
+    env.send(
+        &web,
+        "api",
+        &[
+            "--type",
+            "request",
+            "--subject",
+            "collab: your turn (drafting) — x",
+            "--body",
+            "b",
+            "--tag",
+            "collab",
+            "--context",
+            &context,
+        ],
+    );
+    let name = inbox_files(&api).pop().unwrap();
+    let inbox = api.join(".aea");
+    let genuine: Value = serde_json::from_slice(&fs::read(inbox.join(&name)).unwrap()).unwrap();
+    let (protocol, events) = (
+        fs::read(first.join("protocol.json")).unwrap(),
+        fs::read(first.join("events.jsonl")).unwrap(),
+    );
+    fs::remove_dir_all(&first).unwrap();
+    // api's own folder is known from its own command, not from mail.
+    let collabs = env.state(&api).join("collabs.json");
+    let known = |path: &Path| {
+        serde_json::from_str::<Vec<PathBuf>>(&fs::read_to_string(&collabs).unwrap())
+            .unwrap()
+            .contains(&path.to_path_buf())
+    };
+    assert!(known(&own));
+    let key = aea::identity::load_key(&env.keys_dir(), "web")
+        .unwrap()
+        .expect("web has a key");
+    for i in 0..250 {
+        let folder = env.path().join(format!("spam/{i}"));
+        fs::create_dir_all(&folder).unwrap();
+        fs::write(folder.join("protocol.json"), &protocol).unwrap();
+        fs::write(folder.join("events.jsonl"), &events).unwrap();
+        let mut copy = genuine.clone();
+        copy.as_object_mut().unwrap().remove("signature");
+        copy["message_id"] = format!("00000000-0000-4000-8000-{i:012}").into();
+        copy["message"]["context"]["collab_folder"] = folder.to_str().unwrap().into();
+        let mut message = aea::message::parse(&serde_json::to_vec(&copy).unwrap(), None).unwrap();
+        aea::identity::sign(&mut message, &key);
+        let copy: Value = serde_json::from_slice(&message.to_json()).unwrap();
+        fs::write(
+            inbox.join(format!("message-20300101T000000000Z-from-web-{i:08x}.json")),
+            copy.to_string(),
+        )
+        .unwrap();
+    }
+    let listed = env.ok(&api, &["collab", "list"]);
+    // Listed while their mail waits, but never at the cost of api's own.
+    assert!(listed.contains("spam/249"), "{listed}");
+    assert!(known(&own), "a mailed folder pushed api's own out");
+    // What api's own commands remember next is kept too.
+    let later = env.path().join("shared/later");
+    started_by_api(&env, &api, &later);
+    assert!(known(&later) && known(&own));
 }

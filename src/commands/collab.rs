@@ -813,8 +813,11 @@ fn list(ctx: &Context) -> Result<ExitCode> {
         let folder = Folder::new(&path);
         let listed = match folder.next(&id) {
             Ok(next) => {
-                if mailed {
-                    remember(&mailbox, &folder, ctx);
+                if mailed && let Err(e) = mailbox.records().remember_mailed_collab(&path) {
+                    ctx.printer.warn(format_args!(
+                        "could not remember the collaboration for `aea collab list`: {}",
+                        crate::error::one_line(&e)
+                    ));
                 }
                 Listed {
                     folder: path,

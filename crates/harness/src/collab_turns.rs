@@ -21,6 +21,12 @@
 //! for one its author signed (aea wrote it, and mailed the wake-up), nor
 //! once the collaboration has ended.
 //!
+//! `protocol.json` is anyone's to rewrite: its `waitingFor` is a turn only
+//! when the log, every rule of it checked, waits for the agent too. And
+//! while a notice of a folder is unprocessed, a new turn there leaves no
+//! other: a participant handing the turn back and forth (or writing the
+//! agent's events for it) cannot fill the inbox.
+//!
 //! Layer: harness, beside [`crate::monitor`], which calls it.
 
 use std::cell::RefCell;
@@ -30,7 +36,7 @@ use std::path::{Path, PathBuf};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 
 use crate::collab::{Authorship, EVENTS, Folder, Handover, PROTOCOL};
-use crate::collab_wake::wake_draft;
+use crate::collab_wake::{wake_draft, wake_up_folder};
 use crate::delivery::{self, Sender};
 use crate::error::Result;
 use crate::mailbox::{Mailbox, SeenTurn};
@@ -119,8 +125,19 @@ impl<'a> Turns<'a> {
                 continue;
             };
             let previous = seen.get(path).cloned().unwrap_or_default();
-            let (mut now, notice) = judge(&handover, &previous, self.me);
-            if notice {
+            // protocol.json is anyone's to rewrite: a turn is the agent's
+            // only when the log, every rule of it checked, says so too.
+            let agrees = handover.waiting_for.iter().any(|w| w == self.me)
+                && folder
+                    .next(self.me)
+                    .is_ok_and(|next| next.log_valid && next.your_turn);
+            let (mut now, notice) = judge(&handover, agrees, &previous, self.me);
+            if notice && self.notice_waiting(path) {
+                // One notice of this folder waiting says all a notice can:
+                // a participant handing the turn back and forth (or writing
+                // the agent's events for it) adds nothing to the inbox.
+                now.noticed.clone_from(&now.event);
+            } else if notice {
                 let outcome = self.notify(&folder);
                 if outcome.is_err() {
                     // Not delivered: said in the log, and tried again once
@@ -151,6 +168,25 @@ impl<'a> Turns<'a> {
         noticed
     }
 
+    /// Whether a notice this monitor left for the folder at `path` is still
+    /// unprocessed in the agent's inbox: a wake-up's form exactly, from the
+    /// agent to itself, signed with its own key (mail anyone else wrote in
+    /// its name never stands in for one).
+    fn notice_waiting(&self, path: &Path) -> bool {
+        let Ok(key) = &self.key else {
+            return false;
+        };
+        let mine = key.verifying_key();
+        let Ok(entries) = self.mailbox.inbox().unprocessed() else {
+            return false;
+        };
+        entries.iter().filter_map(|e| e.valid()).any(|message| {
+            message.from.agent_id == self.me
+                && wake_up_folder(message, self.me).is_some_and(|(folder, _)| folder == path)
+                && crate::identity::signed_by(message, &mine)
+        })
+    }
+
     /// Leaves the wake-up of `folder` in this agent's own inbox; its
     /// short reference, or why not (one line).
     fn notify(&self, folder: &Folder) -> std::result::Result<String, String> {
@@ -170,13 +206,15 @@ impl<'a> Turns<'a> {
 }
 
 /// What to keep of `handover` for agent `me`, and whether it is a turn to
-/// notice: `me` is waited for now and was not at the last look, the
+/// notice: `me` is waited for now (by `protocol.json`, and by the log,
+/// which `log_agrees` says) and was not at the last look, the
 /// collaboration has not ended, the last event is neither `me`'s nor
 /// signed by its author (whose aea mailed the wake-up), and no notice was
 /// left for that event already.
-fn judge(handover: &Handover, previous: &SeenTurn, me: &str) -> (SeenTurn, bool) {
+fn judge(handover: &Handover, log_agrees: bool, previous: &SeenTurn, me: &str) -> (SeenTurn, bool) {
     let event = handover.last.as_ref().map(|l| l.digest.clone());
     let waiting = !handover.ended()
+        && log_agrees
         && handover.participants.iter().any(|p| p == me)
         && handover.waiting_for.iter().any(|w| w == me);
     let now = SeenTurn {
@@ -247,20 +285,21 @@ mod tests {
     fn a_turn_is_noticed_once_when_it_comes_and_not_for_ones_own_or_signed_events() {
         let none = SeenTurn::default();
         let h = handover(&["api", "ops"], "web", Authorship::Unsigned, "e2");
-        let (now, notice) = judge(&h, &none, "api");
+        let (now, notice) = judge(&h, true, &none, "api");
         assert!(notice);
         assert!(now.waiting);
         // Seen waiting already (another reviewer's event since): not again.
         let h3 = handover(&["api"], "ops", Authorship::Unsigned, "e3");
-        assert!(!judge(&h3, &now, "api").1);
+        assert!(!judge(&h3, true, &now, "api").1);
         // Signed by its author: aea mailed it. Written by api: api knows.
         let signed = Authorship::Signed {
             signer: "web".into(),
         };
-        assert!(!judge(&handover(&["api"], "web", signed, "e2"), &none, "api").1);
+        assert!(!judge(&handover(&["api"], "web", signed, "e2"), true, &none, "api").1);
         assert!(
             !judge(
                 &handover(&["api"], "api", Authorship::Unsigned, "e2"),
+                true,
                 &none,
                 "api"
             )
@@ -268,7 +307,7 @@ mod tests {
         );
         // A forged signature is no author's: noticed.
         let forged = Authorship::Forged { reason: "x".into() };
-        assert!(judge(&handover(&["api"], "web", forged, "e2"), &none, "api").1);
+        assert!(judge(&handover(&["api"], "web", forged, "e2"), true, &none, "api").1);
         // Waited for, then not, then again for the same event (a hand-edited
         // protocol.json flapping): one notice per event.
         let noticed = SeenTurn {
@@ -276,15 +315,20 @@ mod tests {
             waiting: false,
             noticed: Some("e2".into()),
         };
-        assert!(!judge(&h, &noticed, "api").1);
+        assert!(!judge(&h, true, &noticed, "api").1);
         // Ended, by protocol.json or by the log: never.
         let mut ended = h.clone();
         ended.phase = Some(Phase::Blocked);
-        assert!(!judge(&ended, &none, "api").1);
+        assert!(!judge(&ended, true, &none, "api").1);
         let mut ended = h.clone();
         ended.ended_in_log = true;
-        assert!(!judge(&ended, &none, "api").1);
+        assert!(!judge(&ended, true, &none, "api").1);
         // Not a participant, however protocol.json's waitingFor reads.
-        assert!(!judge(&h, &none, "mallory").1);
+        assert!(!judge(&h, true, &none, "mallory").1);
+        // protocol.json waits for api, the log does not: no turn, and none
+        // remembered as seen (the log's own hand-over is noticed later).
+        let (now, notice) = judge(&h, false, &none, "api");
+        assert!(!notice);
+        assert!(!now.waiting);
     }
 }

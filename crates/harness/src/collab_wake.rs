@@ -387,7 +387,7 @@ fn ending(folder: &Folder, me: &str) -> Option<(Phase, Vec<String>, String)> {
 /// when it has a wake-up's form exactly, with the next action aea writes
 /// for that phase (see [`retire_ended`]); its subject is checked against
 /// the folder's objective once the folder is read.
-fn wake_up_folder(message: &Message, me: &str) -> Option<(PathBuf, String)> {
+pub(crate) fn wake_up_folder(message: &Message, me: &str) -> Option<(PathBuf, String)> {
     let content = &message.message;
     let plain = message.message_type == MessageType::Request
         && message.to.agent_id == me

@@ -29,6 +29,7 @@ use aea_ground::words;
 use aea_policy::config;
 use aea_policy::doorbell;
 use aea_policy::policy;
+use aea_protocol::identity;
 use aea_protocol::message;
 use aea_protocol::secrets;
 use aea_protocol::shortref;

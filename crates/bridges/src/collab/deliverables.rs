@@ -10,8 +10,8 @@
 //!
 //! Everything here reads what the folder declares as hostile text: a file
 //! name is refused when absolute or when it has a `..` part, and a
-//! deliverable is read capped, never through a final symlink, never a
-//! FIFO. A checklist item is only ever a heading to look for: nothing in
+//! deliverable is read capped, never through a symlink (the file's own, or
+//! a directory's between the folder and it), never a FIFO. A checklist item is only ever a heading to look for: nothing in
 //! `protocol.json` is executed.
 
 use std::fmt::Write as _;
@@ -230,6 +230,7 @@ impl Deliverables {
             ));
         }
         let path = self.base(folder)?.join(file);
+        self.no_linked_directory(folder, file)?;
         match crate::fsutil::read_limited(&path, log::DOCUMENT_LIMIT) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(crate::fsutil::ReadLimited::Io(e))
@@ -260,6 +261,47 @@ impl Deliverables {
                 ))
             }
         }
+    }
+
+    /// Refuses a deliverables directory, or a directory between it and
+    /// `file`, that is a symlink (or a `dir` that escapes): swapped for
+    /// a link to a directory elsewhere, it would have a file outside the
+    /// folder read, judged and hashed into a freeze as the deliverable.
+    fn no_linked_directory(&self, folder: &Path, file: &str) -> Result<(), Refusal> {
+        let refuse = |what: String| {
+            Refusal::new(
+                Rule::UnsafeFile,
+                format!("deliverable {} {what}", self.reference(file)),
+                "replace it with a regular directory of the folder",
+            )
+        };
+        if path_escapes(&self.dir) {
+            return Err(refuse(format!(
+                "is in {:?}, which must be relative and must not contain ..",
+                self.dir
+            )));
+        }
+        // The repository root of an external deliverable is outside the
+        // folder by design (`../..`); what is below it is checked.
+        let mut at = match (&self.repo_root, self.external) {
+            (Some(root), true) => folder.join(root),
+            _ => folder.to_path_buf(),
+        };
+        let inner = Path::new(&self.dir).join(file);
+        let parents = inner.parent().map(Path::components).into_iter().flatten();
+        for part in parents {
+            let std::path::Component::Normal(part) = part else {
+                continue;
+            };
+            at.push(part);
+            if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(refuse(format!(
+                    "is under {}, a symbolic link; it is not followed",
+                    at.display()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Problems of the declaration itself (schema 2's deliverable schema).

@@ -504,7 +504,13 @@ impl Folder {
 
         let line = event.to_line();
         fsutil::create_exclusive(&self.path.join(EVENTS), line.as_bytes())?;
-        sign::record(&self.path, self.signer.as_deref(), &line, &line, 1);
+        sign::record(
+            &self.path,
+            self.signer.as_deref(),
+            &sign::collaboration(&line, &protocol),
+            &line,
+            1,
+        );
         // Last: a folder with protocol.json is an initialized one.
         fsutil::create_exclusive_whole(
             &self.path.join(PROTOCOL),
@@ -823,7 +829,7 @@ impl Folder {
         sign::record(
             &self.path,
             self.signer.as_deref(),
-            first.unwrap_or(written),
+            &sign::collaboration(first.unwrap_or(written), &protocol),
             written,
             seq,
         );

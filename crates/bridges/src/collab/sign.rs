@@ -6,12 +6,16 @@
 //!
 //! One line per signed event, JSON: the event's seq, the signer's id, the
 //! SHA-256 of the event's line exactly as it stands in `events.jsonl`
-//! (without its newline), the SHA-256 of the log's first line — the
-//! `initialized` event, which tells one collaboration from another
-//! wherever its folder is mounted — and the signature over those four,
-//! under a domain of its own. A signature therefore holds for one line of
-//! one collaboration by one signer: copied onto another event, kept for a
-//! line that was edited, or moved to another folder, it fails.
+//! (without its newline), the SHA-256 of what tells one collaboration from
+//! another wherever its folder is mounted — the log's first line (the
+//! `initialized` event), the objective and the participants of
+//! `protocol.json`, which no event changes — and the signature over those
+//! four, under a domain of its own. A signature therefore holds for one
+//! line of one collaboration by one signer: copied onto another event,
+//! kept for a line that was edited, or moved to another folder, it fails.
+//! The first line alone would not do: it is the same in two
+//! collaborations one agent started in the same second, and anyone can
+//! copy a log, first line and all, beside a `protocol.json` of their own.
 //!
 //! Reading the file is like reading any of the folder's: capped, never
 //! through a symlink, a FIFO never waited on; a line that is not a proof
@@ -42,7 +46,7 @@ pub const SIDECAR: &str = "events.sig.jsonl";
 
 /// What a signature is over, so that it can stand for nothing else aea
 /// signs.
-const DOMAIN: &str = "aea-collab-event-v1";
+const DOMAIN: &str = "aea-collab-event-v2";
 
 /// The most of the file that is read or appended to: some thousands of
 /// events, far above a real collaboration.
@@ -99,7 +103,7 @@ struct Proof {
     signer: String,
     /// SHA-256 (hex) of the event's line.
     event: String,
-    /// SHA-256 (hex) of the log's first line: which collaboration.
+    /// Which collaboration: see [`collaboration`].
     folder: String,
     signature: Signature,
 }
@@ -115,17 +119,29 @@ fn digest(line: &str) -> String {
     fsutil::sha256_hex(line.trim_end_matches(['\n', '\r']).as_bytes())
 }
 
-/// Signs `line`, the `seq`th event of the log whose first line is
-/// `first`, as `signer`: appends its proof to the sidecar. Called by the
+/// Which collaboration a log whose first line is `first` belongs to, as a
+/// signature names it: the SHA-256 of that line, the objective and the
+/// participants of its `protocol.json`, none of which an event changes.
+pub(crate) fn collaboration(first: &str, protocol: &Protocol) -> String {
+    let what = serde_json::json!([
+        first.trim_end_matches(['\n', '\r']),
+        protocol.map.get("objective"),
+        protocol.participants(),
+    ]);
+    fsutil::sha256_hex(what.to_string().as_bytes())
+}
+
+/// Signs `line`, the `seq`th event of collaboration `collab` (see
+/// [`collaboration`]), as `signer`: appends its proof to the sidecar. Called by the
 /// one writer of events, under the folder's lock, right after the line
 /// was written. A signature that cannot be written (a sidecar that is a
 /// symlink, a FIFO, over its cap) leaves the event unsigned, which the
 /// signer keeps as its [`Signer::problem`]: the event stands.
-pub(crate) fn record(folder: &Path, signer: Option<&Signer>, first: &str, line: &str, seq: u64) {
+pub(crate) fn record(folder: &Path, signer: Option<&Signer>, collab: &str, line: &str, seq: u64) {
     let Some(signer) = signer else {
         return;
     };
-    let outcome = append_proof(folder, signer, first, line, seq);
+    let outcome = append_proof(folder, signer, collab, line, seq);
     *signer
         .problem
         .lock()
@@ -133,8 +149,8 @@ pub(crate) fn record(folder: &Path, signer: Option<&Signer>, first: &str, line: 
         outcome.err().map(|e| crate::error::one_line(&e));
 }
 
-fn append_proof(folder: &Path, signer: &Signer, first: &str, line: &str, seq: u64) -> Result<()> {
-    let (folder_id, event) = (digest(first), digest(line));
+fn append_proof(folder: &Path, signer: &Signer, collab: &str, line: &str, seq: u64) -> Result<()> {
+    let (folder_id, event) = (collab.to_string(), digest(line));
     let signature = identity::sign_bytes(
         DOMAIN,
         payload(&folder_id, seq, &signer.id, &event).as_bytes(),
@@ -260,24 +276,41 @@ impl Folder {
             .ok()
             .flatten()
             .unwrap_or_default();
-        let participants = log::read_text(self.path(), PROTOCOL, log::PROTOCOL_LIMIT)
+        let protocol = log::read_text(self.path(), PROTOCOL, log::PROTOCOL_LIMIT)
             .ok()
             .flatten()
-            .and_then(|t| Protocol::parse(&t).ok())
-            .map(|p| p.participants())
+            .and_then(|t| Protocol::parse(&t).ok());
+        let participants = protocol
+            .as_ref()
+            .map(Protocol::participants)
             .unwrap_or_default();
-        let (proofs, sidecar_problem) = match log::read_text(self.path(), SIDECAR, SIDECAR_LIMIT) {
-            Ok(text) => (parse_proofs(text.as_deref().unwrap_or_default()), None),
-            Err(refusal) => (Vec::new(), Some(refusal.message)),
+        let (proofs, sidecar_problem) = match (
+            &protocol,
+            log::read_text(self.path(), SIDECAR, SIDECAR_LIMIT),
+        ) {
+            // Which collaboration the signatures are for cannot be told.
+            (None, _) => (
+                Vec::new(),
+                Some(format!(
+                    "{PROTOCOL} cannot be read, so which collaboration {SIDECAR} signs cannot be told"
+                )),
+            ),
+            (Some(_), Ok(text)) => (parse_proofs(text.as_deref().unwrap_or_default()), None),
+            (Some(_), Err(refusal)) => (Vec::new(), Some(refusal.message)),
         };
         let lines = event_lines(&text);
-        let Some(first) = lines.first().map(|(_, line)| digest(line)) else {
+        let Some((_, first)) = lines.first() else {
             return Ok(Authors {
                 events: Vec::new(),
                 sidecar_problem,
             });
         };
-        let proofs = Proofs::of(&proofs, &first);
+        // Without protocol.json there are no proofs to judge (above).
+        let collab = protocol
+            .as_ref()
+            .map(|p| collaboration(first, p))
+            .unwrap_or_default();
+        let proofs = Proofs::of(&proofs, &collab);
         let events = lines
             .iter()
             .filter_map(|(number, line)| {
@@ -521,9 +554,21 @@ mod tests {
             .collect()
     }
 
+    /// Which collaboration the folder of [`folder`] is, first line `first`.
+    fn collab_of(f: &Folder, first: &str) -> String {
+        let text = std::fs::read_to_string(f.path().join(PROTOCOL)).unwrap();
+        collaboration(first, &Protocol::parse(&text).unwrap())
+    }
+
     fn sign(folder: &Folder, who: &str, seed: u8, line: &str, seq: u64) {
         let signer = Signer::new(who, key(seed));
-        record(folder.path(), Some(&signer), FIRST, line, seq);
+        record(
+            folder.path(),
+            Some(&signer),
+            &collab_of(folder, FIRST),
+            line,
+            seq,
+        );
         assert_eq!(signer.problem(), None);
     }
 
@@ -635,7 +680,7 @@ mod tests {
         std::fs::write(&elsewhere, "").unwrap();
         std::os::unix::fs::symlink(&elsewhere, dir.path().join(SIDECAR)).unwrap();
         let signer = Signer::new("web", key(1));
-        record(f.path(), Some(&signer), FIRST, FIRST, 1);
+        record(f.path(), Some(&signer), &collab_of(&f, FIRST), FIRST, 1);
         assert!(signer.problem().is_some());
         assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "");
         assert!(f.authors(&pinned).unwrap().sidecar_problem.is_some());
@@ -646,7 +691,7 @@ mod tests {
             .status()
             .unwrap();
         assert!(made.success());
-        record(f.path(), Some(&signer), FIRST, FIRST, 1);
+        record(f.path(), Some(&signer), &collab_of(&f, FIRST), FIRST, 1);
         assert!(signer.problem().is_some());
         let authors = f.authors(&pinned).unwrap();
         assert!(authors.sidecar_problem.is_some());

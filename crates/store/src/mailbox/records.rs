@@ -625,12 +625,27 @@ impl Records<'_> {
     }
 
     /// Remembers collaboration folder `folder` (absolute) for `aea collab
-    /// list`; a folder known already is kept once.
+    /// list`; a folder known already is kept once. Past [`COLLABS_MAX`]
+    /// folders, the oldest is let go.
     pub fn remember_collab(&self, folder: &Path) -> Result<()> {
+        self.remember_collab_as(folder, false)
+    }
+
+    /// Remembers `folder` like [`Records::remember_collab`], for a folder
+    /// that mail named: anyone can send mail naming any folder, so such a
+    /// folder is remembered only while the list is less than half full, and
+    /// never pushes one out. Mail thus never makes aea forget (and its
+    /// monitor stop watching) a collaboration of the agent's own commands,
+    /// which keep room for half the list at least.
+    pub fn remember_mailed_collab(&self, folder: &Path) -> Result<()> {
+        self.remember_collab_as(folder, true)
+    }
+
+    fn remember_collab_as(&self, folder: &Path, mailed: bool) -> Result<()> {
         let tmp = self.make_private_dir(Private::Tmp)?;
         let _lock = fsutil::lock(&tmp.join("collabs.lock"))?;
         let mut known = self.collabs().unwrap_or_default();
-        if known.iter().any(|k| k == folder) {
+        if known.iter().any(|k| k == folder) || (mailed && known.len() >= COLLABS_MAX / 2) {
             return Ok(());
         }
         known.push(folder.to_path_buf());

@@ -829,6 +829,39 @@ fn hostile_files_in_a_schema_2_folder_are_refused_without_reading_them() {
     assert!(rules(&f).contains(&Rule::UnsafeFile));
 }
 
+/// The deliverables directory swapped for a symlink to a directory
+/// outside the folder: the file there is neither read, nor hashed into a
+/// freeze, nor judged as the deliverable.
+#[test]
+fn a_deliverables_directory_that_is_a_symlink_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let up = upstream(dir.path());
+    let f = Folder::new(&up.path);
+    let outside = dir.path().join("elsewhere");
+    fs::create_dir(&outside).unwrap();
+    fs::copy(up.path.join(DOC), outside.join("design-spec.md")).unwrap();
+    fs::remove_dir_all(up.path.join("deliverables")).unwrap();
+    std::os::unix::fs::symlink(&outside, up.path.join("deliverables")).unwrap();
+    let r = refusal(deliverable(
+        &f,
+        "deliverable_drafted",
+        &replying(1),
+        "server",
+        1,
+    ));
+    assert_eq!(r.rule, Rule::UnsafeFile, "{r}");
+    assert!(r.message.contains("symbolic link"), "{r}");
+    assert!(rules(&f).contains(&Rule::UnsafeFile));
+    // A directory inside it swapped the same way (a nested file name).
+    fs::remove_file(up.path.join("deliverables")).unwrap();
+    fs::create_dir(up.path.join("deliverables")).unwrap();
+    std::os::unix::fs::symlink(&outside, up.path.join("deliverables/sub")).unwrap();
+    let declared = crate::collab::log::Protocol::parse(&up.read("protocol.json")).unwrap();
+    let d = crate::collab::deliverables::Deliverables::of(&declared);
+    let r = d.read(&up.path, "sub/design-spec.md").unwrap_err();
+    assert_eq!(r.rule, Rule::UnsafeFile, "{r}");
+}
+
 /// A checklist item is a heading to look for, nothing else: shell text in
 /// it is written as text and never run, by init, append or validate.
 #[test]
