@@ -1784,6 +1784,36 @@ fn a_file_changed_after_its_import_is_said_to_differ_never_taken_for_the_same() 
     );
 }
 
+/// An id is held per sender: a file from one OACP sender that takes the
+/// id another sender's mail will carry does not keep that mail out.
+#[test]
+fn a_file_that_takes_another_senders_id_does_not_keep_its_mail_out() {
+    let env = TestEnv::new();
+    let web = env.repo("web");
+    let dir = env.path().join("oacp-in");
+    std::fs::create_dir(&dir).unwrap();
+    let planted = dir.join("20261127084000_mallory_notification_0001.yaml");
+    std::fs::write(
+        &planted,
+        "id: msg-20261127084311-codex-bbe1\nfrom: mallory\nto: web\ntype: notification\n\
+         priority: P3\ncreated_at_utc: \"2026-11-27T08:40:00Z\"\nsubject: first\nbody: x\n",
+    )
+    .unwrap();
+    let first = env.json(&web, &["import", "oacp", planted.to_str().unwrap()]);
+    assert_eq!(first[0]["status"], "imported", "{first}");
+    let real = dir.join("20261127084311_codex_handoff_bbe1.yaml");
+    std::fs::write(&real, SIGNED_HANDOFF).unwrap();
+    let second = env.json(&web, &["import", "oacp", real.to_str().unwrap()]);
+    assert_eq!(second[0]["status"], "imported", "{second}");
+    assert_eq!(inbox_files(&web).len(), 2);
+    // Each sender's file is still held as its own afterwards.
+    for file in [&planted, &real] {
+        let again = env.json(&web, &["import", "oacp", file.to_str().unwrap()]);
+        assert_eq!(again[0]["status"], "already-held", "{again}");
+        assert!(again[0].get("reason").is_none(), "{again}");
+    }
+}
+
 #[test]
 fn another_agents_signed_oacp_file_planted_in_a_message_is_never_exported_as_its_own() {
     // An aea sender (api, signing its mail) puts in its message's context

@@ -204,8 +204,9 @@ pub(crate) fn import_one(
         &[Held::Inbox, Held::Archive],
     ) {
         // Not imported again; but a file that now reads as another
-        // message (one byte changed, or another sender's mail under the
-        // same id) is said to differ, not taken for the mail held.
+        // message (one byte changed) is said to differ, not taken for the
+        // mail held. Another sender's file under the same id is another
+        // message (the inbox lists both): only this sender's is held.
         let differs = held.message.as_ref().map_or(true, |held| {
             let (mut held, mut read) = (held.clone(), message.clone());
             super::oacp::drop_source(&mut held);

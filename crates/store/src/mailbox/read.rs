@@ -468,7 +468,7 @@ impl Inbox<'_> {
         within.iter().find_map(|&place| {
             let found = match (place, sender) {
                 (Held::Inbox, sender) => self
-                    .with_id(id)
+                    .with_id(id, sender)
                     .or_else(|| self.held_by(Private::Processed, id, sender?)),
                 (Held::Sent, Some(sender)) => self.held_by(Private::Sent, id, sender),
                 (Held::Archive, Some(sender)) => self.held_by(Private::Archive, id, sender),
@@ -494,12 +494,17 @@ impl Inbox<'_> {
     /// reference or the start of a file name as that, and a sender's id
     /// may be shaped so on purpose (a bridged `m3f9a01c2` was never found
     /// held, and imported again on every pass). Processed mail is found
-    /// through the id index only.
-    fn with_id(&self, id: &str) -> Option<Entry> {
+    /// through the id index only. With `sender`, only that sender's: the
+    /// same id from another sender is another message (a file claiming a
+    /// held id must not keep a second sender's mail out).
+    fn with_id(&self, id: &str, sender: Option<&str>) -> Option<Entry> {
         self.check_state().ok()?;
         let mut names = names_of_messages(self.dir()).ok()?;
         names.sort();
-        let is_it = |e: &Entry| e.valid().is_some_and(|m| m.message_id == id);
+        let is_it = |e: &Entry| {
+            e.valid()
+                .is_some_and(|m| m.message_id == id && sender.is_none_or(|s| m.from.agent_id == s))
+        };
         if let Some(found) = names
             .iter()
             .filter_map(|n| self.read_listed(self.dir(), n))
