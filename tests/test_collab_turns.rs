@@ -184,16 +184,7 @@ fn sha256(line: &str) -> String {
 fn the_monitor_notices_a_turn_another_tool_hands_over_once() {
     let env = TestEnv::new();
     let api = env.repo("api");
-    let log = env.path().join("rings.txt");
-    let script = recorder(&env, &log);
-    let config = api.join(".aea/agent-config.yaml");
-    let text = format!(
-        "{}\nmonitoring:\n  debounce: 50ms\n  retry_initial: 60s\n  transports:\n    - type: command\n      program: '{}'\n",
-        fs::read_to_string(&config).unwrap(),
-        script.display()
-    );
-    fs::write(&config, text).unwrap();
-    env.ok(&api, &["trust"]);
+    let log = api_with_doorbell(&env, &api);
 
     // web drives its side with the protocol's scripts (no aea there); api
     // starts the collaboration with web as the proposal owner.
@@ -771,16 +762,7 @@ fn a_turn_aea_handed_over_is_woken_by_its_authors_mail_alone() {
 fn the_monitor_notices_a_schema_2_hand_over() {
     let env = TestEnv::new();
     let api = env.repo("api");
-    let log = env.path().join("rings.txt");
-    let script = recorder(&env, &log);
-    let config = api.join(".aea/agent-config.yaml");
-    let text = format!(
-        "{}\nmonitoring:\n  debounce: 50ms\n  retry_initial: 60s\n  transports:\n    - type: command\n      program: '{}'\n",
-        fs::read_to_string(&config).unwrap(),
-        script.display()
-    );
-    fs::write(&config, text).unwrap();
-    env.ok(&api, &["trust"]);
+    let log = api_with_doorbell(&env, &api);
     let folder = env.path().join("shared/orders");
     let started = env.json(
         &api,
