@@ -864,22 +864,7 @@ fn a_broken_bash_registry_is_named_not_taken_for_an_empty_one() {
     let other = bash_install(&env, "far/other");
     let backend = bash_install(&env, "far/backend");
     let agents = env.registry().with_file_name("agents.yaml");
-    let send = |to: &str| {
-        env.run(
-            &web,
-            &[
-                "send",
-                "--to",
-                to,
-                "--type",
-                "update",
-                "--subject",
-                "s",
-                "--body",
-                "b",
-            ],
-        )
-    };
+    let send = |to: &str| env.update(&web, to);
     fs::write(&agents, registered_by_the_script(&other, &backend)).unwrap();
     for (id, repo) in [("claude-backend", &backend), ("claude-other", &other)] {
         let out = send(id);
@@ -1189,22 +1174,7 @@ fn a_stale_bash_registry_entry_is_named_and_passed_over() {
     let other = bash_install(&env, "far/other");
     let agents = env.registry().with_file_name("agents.yaml");
     fs::write(&agents, registered_by_the_script(&other, &far)).unwrap();
-    let send = |to: &str| {
-        env.run(
-            &web,
-            &[
-                "send",
-                "--to",
-                to,
-                "--type",
-                "update",
-                "--subject",
-                "s",
-                "--body",
-                "b",
-            ],
-        )
-    };
+    let send = |to: &str| env.update(&web, to);
     // Its question, then the repository goes away.
     bash_mail(&web, "claude-backend", "20251014T100000Z", "where?");
     fs::remove_dir_all(&far).unwrap();
@@ -1262,22 +1232,7 @@ fn the_bash_registry_reads_as_its_disable_command_leaves_it() {
     );
     assert!(disabled.contains("\nenabled: false\n"), "{disabled}");
     fs::write(&agents, &disabled).unwrap();
-    let send = |to: &str| {
-        env.run(
-            &web,
-            &[
-                "send",
-                "--to",
-                to,
-                "--type",
-                "update",
-                "--subject",
-                "s",
-                "--body",
-                "b",
-            ],
-        )
-    };
+    let send = |to: &str| env.update(&web, to);
     let out = send("claude-backend");
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     assert!(stderr(&out).contains("disabled"), "{}", stderr(&out));
