@@ -1068,6 +1068,43 @@ pub(crate) fn claim_is_stale(path: &Path, body: &[u8], now: DateTime<Utc>) -> bo
 mod tests {
     use super::*;
 
+    /// As many collaborations as are kept, each at a long path: the lists
+    /// still read back whole (their reader's cap once stood below what
+    /// their writer wrote, and the monitor then went quiet for good), and
+    /// mail naming folders never pushes the agent's own out.
+    #[test]
+    fn a_full_list_of_long_collaboration_paths_reads_back() {
+        let repo = tempfile::tempdir().unwrap();
+        fs::create_dir(repo.path().join(AEA_DIR)).unwrap();
+        fs::create_dir(repo.path().join(".git")).unwrap();
+        let mailbox = Mailbox::at(repo.path()).unwrap().owned();
+        let long = "x".repeat(1000);
+        let folder = |i: usize| PathBuf::from(format!("/srv/{long}/collab-{i}"));
+        for i in 0..COLLABS_MAX {
+            mailbox.records().remember_collab(&folder(i)).unwrap();
+        }
+        let known = mailbox.records().collabs().unwrap();
+        assert_eq!(known.len(), COLLABS_MAX);
+        mailbox
+            .records()
+            .remember_mailed_collab(&folder(COLLABS_MAX))
+            .unwrap();
+        assert_eq!(mailbox.records().collabs().unwrap(), known);
+        let turns: std::collections::BTreeMap<PathBuf, SeenTurn> = known
+            .iter()
+            .map(|path| {
+                let seen = SeenTurn {
+                    event: Some("e".repeat(64)),
+                    waiting: true,
+                    noticed: Some("n".repeat(64)),
+                };
+                (path.clone(), seen)
+            })
+            .collect();
+        mailbox.records().set_collab_turns(&turns).unwrap();
+        assert_eq!(mailbox.records().collab_turns().unwrap(), turns);
+    }
+
     /// A record whose decision is a word this version does not know, made
     /// for the file's current bytes: it still reads, and never approves.
     #[test]

@@ -23,6 +23,12 @@ use crate::message::format_time;
 use crate::runtime::Runtime;
 use crate::words::OrUnknown;
 
+/// What `collabs.json` and `collab-turns.json` are read up to: what they
+/// hold is bounded by [`COLLABS_MAX`] folders, each an absolute path (at
+/// most 4 KiB) with, for the monitor, two SHA-256s; a list of long paths
+/// must never outgrow its own reader.
+const COLLABS_READ_LIMIT: u64 = 4 * 1024 * 1024;
+
 /// What the monitor last saw of one collaboration folder: the last event
 /// (the SHA-256 of its line), whether `protocol.json` then waited for this
 /// agent, and the last event it left a "your turn" notice for. A turn is
@@ -586,7 +592,7 @@ impl Records<'_> {
             return Ok(Vec::new());
         }
         let path = self.layout.private(Private::Collabs);
-        let Some(bytes) = fsutil::read_state(&path, fsutil::SMALL_STATE_LIMIT)? else {
+        let Some(bytes) = fsutil::read_state(&path, COLLABS_READ_LIMIT)? else {
             return Ok(Vec::new());
         };
         serde_json::from_slice::<Vec<PathBuf>>(&bytes).map_err(|e| Error::UnsafeState {
@@ -603,7 +609,7 @@ impl Records<'_> {
             return Ok(BTreeMap::new());
         }
         let path = self.layout.private(Private::CollabTurns);
-        let Some(bytes) = fsutil::read_state(&path, fsutil::SMALL_STATE_LIMIT)? else {
+        let Some(bytes) = fsutil::read_state(&path, COLLABS_READ_LIMIT)? else {
             return Ok(BTreeMap::new());
         };
         serde_json::from_slice(&bytes).map_err(|e| Error::UnsafeState {
@@ -644,7 +650,10 @@ impl Records<'_> {
     fn remember_collab_as(&self, folder: &Path, mailed: bool) -> Result<()> {
         let tmp = self.make_private_dir(Private::Tmp)?;
         let _lock = fsutil::lock(&tmp.join("collabs.lock"))?;
-        let mut known = self.collabs().unwrap_or_default();
+        // A list that cannot be read is said, not started again empty: the
+        // agent's own collaborations would be forgotten (and no longer
+        // watched by its monitor).
+        let mut known = self.collabs()?;
         if known.iter().any(|k| k == folder) || (mailed && known.len() >= COLLABS_MAX / 2) {
             return Ok(());
         }
