@@ -215,6 +215,23 @@ impl Deliverables {
                 "name the repository around the folder with a relative repoRoot in protocol.json",
             )
         })?;
+        // Checked for every read, not only by `validate`: a `repoRoot`
+        // written into protocol.json would otherwise have any file the
+        // user can read judged and hashed as the deliverable.
+        let mut problem: Option<(String, String)> = None;
+        if Path::new(root).is_absolute() {
+            problem = Some((
+                "repoRoot must be relative".to_string(),
+                "name repoRoot relative to the collaboration folder, such as ../..".to_string(),
+            ));
+        } else {
+            Self::check_repo_root(folder, root, &mut |what, how| {
+                problem.get_or_insert((what, how.to_string()));
+            });
+        }
+        if let Some((what, how)) = problem {
+            return Err(Refusal::new(Rule::Deliverables, what, how));
+        }
         Ok(folder.join(root).join(&self.dir))
     }
 

@@ -862,6 +862,47 @@ fn a_deliverables_directory_that_is_a_symlink_is_not_followed() {
     assert_eq!(r.rule, Rule::UnsafeFile, "{r}");
 }
 
+/// An external folder's `repoRoot` rewritten to a directory that does not
+/// hold the folder (or made absolute): no command reads a deliverable
+/// there — every read refuses, not only `validate`.
+#[test]
+fn a_repo_root_that_does_not_hold_the_folder_is_never_read_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let folder = repo.join("collab");
+    fs::create_dir_all(folder.join("x")).unwrap();
+    let outside = dir.path().join("secrets/deliverables");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(outside.join("design-spec.md"), "Status: Draft\n").unwrap();
+    fs::create_dir_all(repo.join("deliverables")).unwrap();
+    fs::write(repo.join("deliverables/design-spec.md"), "Status: Draft\n").unwrap();
+    let read = |root: &str| {
+        let protocol = crate::collab::log::Protocol::parse(
+            &serde_json::json!({
+                "protocol": "acp", "schemaVersion": 2, "repoRoot": root,
+                "deliverables": {"mode": "external", "dir": "deliverables",
+                    "primary": {"type": "design-spec", "file": "design-spec.md"}},
+            })
+            .to_string(),
+        )
+        .unwrap();
+        crate::collab::deliverables::Deliverables::of(&protocol).read(&folder, "design-spec.md")
+    };
+    // The repository around the folder: read.
+    assert!(matches!(read(".."), Ok(Some(_))), "{:?}", read(".."));
+    for root in [
+        "../../secrets",
+        "/",
+        "../../secrets/../secrets",
+        "../x/../../secrets",
+    ] {
+        let r = read(root).unwrap_err();
+        assert_eq!(r.rule, Rule::Deliverables, "{root}: {r}");
+    }
+    let absolute = dir.path().join("secrets").display().to_string();
+    assert_eq!(read(&absolute).unwrap_err().rule, Rule::Deliverables);
+}
+
 /// A checklist item is a heading to look for, nothing else: shell text in
 /// it is written as text and never run, by init, append or validate.
 #[test]
