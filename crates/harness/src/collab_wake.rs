@@ -372,6 +372,11 @@ pub fn retire_ended(
 /// objective as a wake-up shows it, when `me` takes part in it, its log
 /// obeys every rule and it has ended.
 fn ending(folder: &Folder, me: &str) -> Option<(Phase, Vec<String>, String)> {
+    // Asked on hook calls while a wake-up waits: a folder still going is
+    // told from its log alone, without the documents `next` reads.
+    if !ended(folder.valid_phase().ok()?) {
+        return None;
+    }
     let next = folder.next(me).ok()?;
     if !next.log_valid || !ended(next.phase) {
         return None;

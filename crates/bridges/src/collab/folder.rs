@@ -1022,18 +1022,7 @@ impl Folder {
                 format!("the participants are: {}", participants.join(", ")),
             )));
         }
-        let schema = protocol.schema().map_err(refused)?;
-        let events_text = log::read_text(&self.path, EVENTS, log::EVENTS_LIMIT)
-            .map_err(refused)?
-            .unwrap_or_default();
-        let (events, mut problems) = log::parse_events(&events_text);
-        let mut shape = Shape::new(schema);
-        for event in &events {
-            problems.extend(shape.check(event));
-        }
-        let (state, machine_problems) = State::derive(schema, &participants, &events);
-        problems.extend(machine_problems);
-
+        let (schema, events, state, problems) = self.derive(&protocol, &participants)?;
         let your_turn = problems.is_empty() && state.waiting.iter().any(|w| w == participant);
         let action = match problems.first() {
             Some(first) => format!(
@@ -1065,6 +1054,36 @@ impl Folder {
             reply_to: events.last().and_then(Logged::seq),
             log_valid: problems.is_empty(),
         })
+    }
+
+    /// The phase the event log gives, when every rule of it holds: what a
+    /// hook asks of a folder (has it ended?), without the documents and
+    /// deliverables [`Folder::next`] reads for its next action.
+    pub fn valid_phase(&self) -> Result<Option<Phase>> {
+        let protocol = self.protocol()?;
+        let (_, _, state, problems) = self.derive(&protocol, &protocol.participants())?;
+        Ok(if problems.is_empty() { state.phase } else { None })
+    }
+
+    /// The folder's schema, its events, the state they give and every
+    /// problem of the log's shape and order.
+    fn derive(
+        &self,
+        protocol: &Protocol,
+        participants: &[String],
+    ) -> Result<(Schema, Vec<Logged>, State, Vec<Refusal>)> {
+        let schema = protocol.schema().map_err(refused)?;
+        let events_text = log::read_text(&self.path, EVENTS, log::EVENTS_LIMIT)
+            .map_err(refused)?
+            .unwrap_or_default();
+        let (events, mut problems) = log::parse_events(&events_text);
+        let mut shape = Shape::new(schema);
+        for event in &events {
+            problems.extend(shape.check(event));
+        }
+        let (state, machine_problems) = State::derive(schema, participants, &events);
+        problems.extend(machine_problems);
+        Ok((schema, events, state, problems))
     }
 
     fn action(
