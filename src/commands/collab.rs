@@ -634,16 +634,11 @@ fn print_next(next: &Next, author: Option<&EventAuthor>, ctx: &Context) {
     ));
 }
 
-/// Whether a file of the folder may change whose turn it is.
-fn turn_file(name: &str) -> bool {
-    name == collab::PROTOCOL || name == collab::EVENTS
-}
-
 fn wait(args: &CollabWaitArgs, ctx: &Context) -> Result<ExitCode> {
     let (mailbox, id, folder) = acting(&args.who, ctx)?;
     let timeout = Some(args.timeout.std()).filter(|t| !t.is_zero());
     // Watch first, then look: an event in between is seen either way.
-    let watch = DirWatch::watching(&[folder.path()], Names::Matching(turn_file));
+    let watch = DirWatch::watching(&[folder.path()], Names::Matching(collab::turn_file));
     let mut next = folder.next(&id)?;
     remember(&mailbox, &folder, ctx);
     if !next.settled() {

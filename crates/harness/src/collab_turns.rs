@@ -231,11 +231,6 @@ fn judge(handover: &Handover, log_agrees: bool, previous: &SeenTurn, me: &str) -
     (now, notice)
 }
 
-/// Whether a file of a collaboration folder may change whose turn it is.
-pub fn turn_file(name: &str) -> bool {
-    name == PROTOCOL || name == EVENTS
-}
-
 /// The stamp of `folder`'s turn files now.
 fn stamp(folder: &Path) -> Stamp {
     [PROTOCOL, EVENTS].map(|name| {

@@ -257,7 +257,7 @@ impl Monitor<'_> {
         dirs.extend(
             folders
                 .iter()
-                .map(|f| (f.as_path(), Names::Matching(crate::collab_turns::turn_file))),
+                .map(|f| (f.as_path(), Names::Matching(crate::collab::turn_file))),
         );
         DirWatch::watching_each(&dirs)
     }

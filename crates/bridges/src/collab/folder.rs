@@ -1062,7 +1062,11 @@ impl Folder {
     pub fn valid_phase(&self) -> Result<Option<Phase>> {
         let protocol = self.protocol()?;
         let (_, _, state, problems) = self.derive(&protocol, &protocol.participants())?;
-        Ok(if problems.is_empty() { state.phase } else { None })
+        Ok(if problems.is_empty() {
+            state.phase
+        } else {
+            None
+        })
     }
 
     /// The folder's schema, its events, the state they give and every

@@ -57,6 +57,12 @@ pub(crate) const FORBIDDEN_FILES: [&str; 3] = ["state.log", "discussion.md", "op
 
 pub const PROTOCOL: &str = "protocol.json";
 pub const EVENTS: &str = "events.jsonl";
+
+/// Whether a file of a collaboration folder, by name, may change whose
+/// turn it is (what `collab wait` and the monitor watch).
+pub fn turn_file(name: &str) -> bool {
+    name == PROTOCOL || name == EVENTS
+}
 pub(crate) const REVIEW: &str = "review.md";
 pub(crate) const READINESS: &str = "readiness.md";
 pub(crate) const DECISIONS: &str = "decisions.md";
