@@ -25,11 +25,7 @@ pub(crate) use super::schema::{
     shown_value,
 };
 
-/// The gates schema 2 adds to the objective's (see [`gates_of`]).
-pub(crate) fn generated_gates(primary_ref: &str, kind: DeliverableType) -> Vec<String> {
-    gates_of(primary_ref, kind)
-}
-use super::schema::{STATUSES, generated_gates as gates_of};
+use super::schema::STATUSES;
 use super::{Refusal, Rule};
 
 /// `dir` joined with `file` the way a Python `PurePath` prints it: empty
@@ -597,9 +593,4 @@ pub(crate) fn template(declared: &Declared) -> String {
     }
     out.push('\n');
     out
-}
-
-/// The lowercase hex SHA-256 of `bytes`.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    crate::fsutil::sha256_hex(bytes)
 }

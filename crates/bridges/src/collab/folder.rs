@@ -447,7 +447,7 @@ impl Folder {
                 };
                 d.external = false;
                 let primary_ref = d.primary_ref().unwrap_or_default();
-                let generated = deliverables::generated_gates(&primary_ref, kind);
+                let generated = super::schema::generated_gates(&primary_ref, kind);
                 let all: Vec<String> = gates.iter().chain(&generated).cloned().collect();
                 self.write_documents_2(objective, &gates, &all, &d)?;
                 let gate_objects: Vec<Value> = gates
@@ -733,7 +733,7 @@ impl Folder {
             let freezing = name == EventName::DeliverableFrozen;
             problems.extend(deliverables::content_problems(doc, &item, &text, freezing));
             if freezing {
-                let actual = deliverables::sha256_hex(&bytes);
+                let actual = crate::fsutil::sha256_hex(&bytes);
                 if let Some(given) = &fields.sha256
                     && *given != actual
                 {
@@ -1307,7 +1307,7 @@ fn frozen_problems(folder: &Path, declared: &Deliverables, events: &[Logged]) ->
         };
         match declared.read(folder, &item.file) {
             Ok(Some(bytes)) => {
-                if deliverables::sha256_hex(&bytes) != sha {
+                if crate::fsutil::sha256_hex(&bytes) != sha {
                     problems.push(Refusal::new(
                         Rule::DeliverableEvent,
                         format!("{doc} changed since it was frozen ({})", event.label()),

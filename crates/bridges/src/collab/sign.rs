@@ -219,6 +219,7 @@ pub enum Authorship {
     Forged { reason: String },
 }
 
+#[cfg(test)]
 impl Authorship {
     pub fn is_signed(&self) -> bool {
         matches!(self, Authorship::Signed { .. })

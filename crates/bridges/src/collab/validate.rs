@@ -270,7 +270,7 @@ fn check_deliverables(
             continue;
         };
         match declared.read(folder, &item.file) {
-            Ok(Some(bytes)) if deliverables::sha256_hex(&bytes) != sha => report.error(
+            Ok(Some(bytes)) if crate::fsutil::sha256_hex(&bytes) != sha => report.error(
                 Rule::DeliverableEvent,
                 format!(
                     "{}: {doc} no longer matches the sha256 it was frozen with",
