@@ -748,7 +748,7 @@ fn validate(args: &CollabFolderArgs, ctx: &Context) -> Result<ExitCode> {
                 report.schema.map_or(0, Schema::number),
                 match unproven {
                     0 => String::new(),
-                    n => format!("; {n} event(s) without a signature aea can check, named above"),
+                    n => format!("; {n} warning(s) about who wrote its events, named above"),
                 }
             ));
         } else {
